@@ -1,0 +1,27 @@
+"""retrograd: automatic differentiation for Python on NumPy.
+
+    import retrograd as rg
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad  # tensor([2., 4.])
+"""
+
+from . import autograd
+from .creation import (
+    arange, eye, full, linspace, manual_seed, ones, ones_like, rand, randint, randn, tensor,
+    zeros, zeros_like,
+)
+from .dtypes import bool_, float32, float64, get_default_dtype, int64, set_default_dtype
+from .functions import (
+    abs, argmax, argmin, broadcast_to, cat, clamp, clip, concatenate, cos, einsum, exp, expand,
+    flatten, log, log1p, log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum,
+    permute, prod, relu, reshape, sigmoid, sign, sin, softmax, split, sqrt, squeeze, stack, std,
+    sum, tan, tanh, transpose, unsqueeze, var, where,
+)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .tensor import Tensor
+
+__version__ = "0.1.0"
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,104 @@
+"""Creation functions (`zeros`, `randn`, ...) and the global random generator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import get_default_dtype
+from .tensor import Tensor
+
+_rng = [np.random.default_rng()]
+
+
+def manual_seed(seed: int) -> None:
+    """Make `rand`, `randn` (and layer initialisation) reproducible."""
+    _rng[0] = np.random.default_rng(seed)
+
+
+def generator() -> np.random.Generator:
+    """The generator behind `rand`/`randn`, for code that needs raw random numbers."""
+    return _rng[0]
+
+
+def _shape(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for s in shape:
+        if not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"shape must be non-negative ints, got {shape}")
+    return tuple(int(s) for s in shape)
+
+
+def _make(arr, requires_grad) -> Tensor:
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _dt(dtype):
+    return get_default_dtype() if dtype is None else np.dtype(dtype)
+
+
+def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
+    """Same as `Tensor(data, requires_grad, dtype)`."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.zeros(_shape(shape), dtype=_dt(dtype)), requires_grad)
+
+
+def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.ones(_shape(shape), dtype=_dt(dtype)), requires_grad)
+
+
+def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        dtype = np.asarray(fill_value).dtype if not isinstance(fill_value, float) else None
+        dtype = np.int64 if dtype is not None and dtype.kind in "iu" else dtype
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return _make(np.full(_shape(shape), fill_value, dtype=_dt(dtype)), requires_grad)
+
+
+def zeros_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+    data = t.data if isinstance(t, Tensor) else np.asarray(t)
+    return _make(np.zeros(data.shape, dtype=dtype or data.dtype), requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+    data = t.data if isinstance(t, Tensor) else np.asarray(t)
+    return _make(np.ones(data.shape, dtype=dtype or data.dtype), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange(): step must not be zero")
+    if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
+        dtype = np.int64
+    return _make(np.arange(start, end, step, dtype=_dt(dtype)), requires_grad)
+
+
+def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
+
+
+def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    return _make(_rng[0].random(_shape(shape)).astype(_dt(dtype)), requires_grad)
+
+
+def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples."""
+    return _make(_rng[0].standard_normal(_shape(shape)).astype(_dt(dtype)), requires_grad)
+
+
+def randint(low: int, high: int, size, dtype=None) -> Tensor:
+    return _make(_rng[0].integers(low, high, size=_shape(tuple(size))).astype(
+        dtype or np.int64), False)

@@ -1,0 +1,85 @@
+"""Global autograd switches: grad mode and anomaly detection.
+
+`state` is read on every op, so it is one small object with plain attributes.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+
+class _State:
+    __slots__ = ("enabled", "anomaly", "tracer", "forward")
+
+    def __init__(self) -> None:
+        self.enabled = True   # record ops for reverse mode
+        self.anomaly = False  # check backward results for NaN/inf
+        self.tracer = None    # rg.jit's recorder, when tracing
+        self.forward = None   # forward-mode (dual number) level, when active
+
+
+state = _State()
+
+
+class _GradSwitch:
+    """Context manager and decorator that sets grad mode, restoring it afterwards."""
+
+    _value = True
+
+    def __enter__(self) -> None:
+        self._prev = state.enabled
+        state.enabled = self._value
+
+    def __exit__(self, *exc: Any) -> None:
+        state.enabled = self._prev
+
+    def __call__(self, fn: Callable) -> Callable:
+        value = self._value
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = state.enabled
+            state.enabled = value
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                state.enabled = prev
+
+        return wrapper
+
+
+class no_grad(_GradSwitch):
+    """Inside `with rg.no_grad():` (or a decorated function) no op is recorded."""
+
+    _value = False
+
+
+class enable_grad(_GradSwitch):
+    """Turn recording back on inside a `no_grad` region."""
+
+    _value = True
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops are being recorded for backward."""
+    return state.enabled
+
+
+class detect_anomaly:
+    """Raise in backward, naming the op, as soon as a gradient holds NaN or inf."""
+
+    def __enter__(self) -> None:
+        self._prev = state.anomaly
+        state.anomaly = True
+
+    def __exit__(self, *exc: Any) -> None:
+        state.anomaly = self._prev
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly():
+                return fn(*args, **kwargs)
+
+        return wrapper

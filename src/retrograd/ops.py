@@ -1,0 +1,618 @@
+"""The op table: every primitive's forward, vjp and jvp rules, side by side.
+
+A rule is `rule(m, g, out, *inputs, **attrs)`: `m` is the array namespace the
+rule computes with, `g` the incoming cotangent (vjp) or an input's tangent
+(jvp), `out` the op's output, then the op's inputs and attributes. A rule
+returns that input's contribution. vjp and jvp rules take the same arguments.
+
+`m` is `NUMPY` for a plain backward (rules run on arrays, fast) and `TENSOR`
+when the backward itself is recorded (`create_graph=True`): the same rule then
+builds a differentiable graph, so higher derivatives need nothing extra.
+Both namespaces are generated from this table, so a rule may call any op
+here as `m.<name>(...)` (inputs positional, attributes by keyword).
+
+Broadcasting is undone once, in `Op.backward`, never inside a rule.
+
+Conventions at non-differentiable points (documented in the README):
+abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, clamp passes the gradient at its
+bounds, and ties in max/min/maximum/minimum share the gradient equally.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import engine
+
+OPS: dict[str, Op] = {}
+
+
+class Op:
+    """A primitive: NumPy forward plus per-input vjp and jvp rules."""
+
+    __slots__ = ("name", "forward", "vjps", "jvps", "broadcast", "save_out", "reads", "view",
+                 "variadic", "smooth", "analytic", "check")
+
+    def __init__(self, name, forward, vjps=None, jvps=None, *, broadcast=False, save_out=False,
+                 reads=None, view=False, variadic=False, smooth=True, analytic=True, check=None):
+        self.name = name
+        self.forward = forward
+        self.vjps = vjps            # tuple: one rule per input (None: not differentiable)
+        self.jvps = jvps            # tuple: one rule per input, same arguments
+        self.broadcast = broadcast  # inputs broadcast against each other
+        self.save_out = save_out    # rules read `out`
+        self.reads = reads          # input indices rules read (None: all; "others")
+        self.view = view            # output shares memory with input 0
+        self.variadic = variadic    # any number of inputs; one rule, told `argnum`
+        self.smooth = smooth        # twice differentiable almost everywhere
+        self.analytic = analytic    # valid for complex-step differentiation
+        self.check = check          # how `retrograd check` samples this op
+
+    def backward(self, node, g, m):
+        """Cotangents for the inputs in `node.needs`, reduced to their shapes."""
+        rules = self.vjps
+        if rules is None:
+            raise RuntimeError(f"op '{self.name}' is not differentiable")
+        attrs = node.attrs
+        if m is NUMPY:
+            xs = [x.data if isinstance(x, engine.Tensor) else x for x in node.inputs]
+            out = node.out
+        else:
+            xs = node.inputs
+            out = engine.apply(self, *xs, **attrs) if self.save_out else None
+        results = []
+        for i in node.needs:
+            if self.variadic:
+                r = rules[0](m, g, out, *xs, argnum=i, **attrs)
+            else:
+                rule = rules[i]
+                if rule is None:
+                    results.append(None)
+                    continue
+                r = rule(m, g, out, *xs, **attrs)
+            if self.broadcast:
+                shape = xs[i].shape
+                if r.shape != shape:
+                    r = sum_to(m, r, shape)
+            results.append(r)
+        return results
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+def defop(name, forward, vjps=None, jvps=None, **kw) -> Op:
+    op = Op(name, forward, vjps, jvps, **kw)
+    OPS[name] = op
+    return op
+
+
+def elementwise(name, forward, *derivs, **kw) -> Op:
+    """An element-wise op: g * (local derivative) serves as both vjp and jvp."""
+    return defop(name, forward, derivs, derivs, broadcast=len(derivs) > 1, **kw)
+
+
+# ---------------------------------------------------------------- helpers
+
+def sum_to(m, g, shape):
+    """Sum a broadcast gradient back down to `shape`."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    if axes:
+        g = m.sum(g, axis=axes, keepdims=True)
+    if lead or g.shape != tuple(shape):
+        g = m.reshape(g, shape=tuple(shape))
+    return g
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(a % ndim if ndim else a for a in axis)
+
+
+def _kept_shape(shape, axis):
+    axes = _axes(axis, len(shape))
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def expand_back(m, g, shape, axis, keepdims):
+    """Broadcast a reduction's cotangent back over the reduced axes."""
+    if not keepdims:
+        g = m.reshape(g, shape=_kept_shape(shape, axis))
+    return m.expand(g, shape=tuple(shape))
+
+
+def keep(m, y, shape, axis, keepdims):
+    """A reduction's output reshaped with the reduced axes kept (size 1)."""
+    return y if keepdims else m.reshape(y, shape=_kept_shape(shape, axis))
+
+
+def _real_only(x, name):
+    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        raise TypeError(f"'{name}' is not analytic (complex-differentiable), so it cannot be "
+                        "used with complex data (method='complex_step')")
+
+
+# ---------------------------------------------------------------- forwards
+
+def _sigmoid(x):
+    if x.dtype.kind == "c":
+        return 1.0 / (1.0 + np.exp(-x))
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _relu(x):
+    _real_only(x, "relu")
+    return np.maximum(x, 0, dtype=x.dtype) if x.dtype.kind in "fc" else np.maximum(x, 0)
+
+
+def _abs(x):
+    _real_only(x, "abs")
+    return np.abs(x)
+
+
+def _sign(x):
+    _real_only(x, "sign")
+    return np.sign(x)
+
+
+def _maximum(x, y):
+    _real_only(x, "maximum")
+    _real_only(y, "maximum")
+    return np.maximum(x, y)
+
+
+def _minimum(x, y):
+    _real_only(x, "minimum")
+    _real_only(y, "minimum")
+    return np.minimum(x, y)
+
+
+def _clamp(x, *, lo, hi):
+    _real_only(x, "clamp")
+    if lo is not None:
+        x = np.maximum(x, lo)
+    if hi is not None:
+        x = np.minimum(x, hi)
+    return x
+
+
+def _tie_share(x, y, winner):
+    """Mask for maximum/minimum: 1 where x wins, 1/2 on ties, 0 elsewhere."""
+    return winner + 0.5 * (x == y)
+
+
+def _reduce_max(x, *, axis=None, keepdims=False):
+    _real_only(x, "max")
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def _reduce_min(x, *, axis=None, keepdims=False):
+    _real_only(x, "min")
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+def _extreme_mask(m, out, x, axis, keepdims):
+    """Where x attains the max/min, each tie weighted 1/count."""
+    hit = m.cast(x == keep(m, out, x.shape, axis, keepdims), dtype=x.dtype)
+    return hit / m.sum(hit, axis=axis, keepdims=True)
+
+
+def _logsumexp(x, *, axis=None, keepdims=False):
+    if x.size == 0:
+        return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+    shift = np.max(x.real, axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0)
+    s = np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True)) + shift
+    return s if keepdims else np.squeeze(s, axis=axis)
+
+
+def _softmax(x, *, axis):
+    e = np.exp(x - np.max(x.real, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x, *, axis):
+    s = x - np.max(x.real, axis=axis, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+def _prod_others(x, axis):
+    """Product of all other elements along `axis` (correct with zeros)."""
+    if axis is None:
+        flat = x.reshape(-1)
+        return _prod_others(flat, 0).reshape(x.shape)
+    axes = _axes(axis, x.ndim)
+    if len(axes) > 1:
+        moved = np.moveaxis(x, axes, range(-len(axes), 0))
+        lead = moved.shape[:-len(axes)]
+        flat = moved.reshape(lead + (-1,))
+        r = _prod_others(flat, -1).reshape(moved.shape)
+        return np.moveaxis(r, range(-len(axes), 0), axes)
+    ax = axes[0]
+    ones_shape = list(x.shape)
+    ones_shape[ax] = 1
+    one = np.ones(ones_shape, dtype=x.dtype)
+    left = np.cumprod(np.concatenate([one, np.take(x, range(x.shape[ax] - 1), axis=ax)], ax),
+                      axis=ax)
+    rev = np.flip(x, ax)
+    right = np.cumprod(np.concatenate([one, np.take(rev, range(x.shape[ax] - 1), axis=ax)],
+                                      ax), axis=ax)
+    return left * np.flip(right, ax)
+
+
+def _prod_vjp(m, g, out, x, *, axis=None, keepdims=False):
+    g = expand_back(m, g, x.shape, axis, keepdims)
+    if m is NUMPY:
+        return g * _prod_others(x, axis)
+    if np.any(x.data == 0):  # out / x is undefined there; this path is first-order only
+        return g * m.prod_others(x, axis=axis)
+    return g * keep(m, out, x.shape, axis, keepdims) / x
+
+
+def _is_basic(idx) -> bool:
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))
+               for i in items)
+
+
+def _scatter(g, *, idx, shape):
+    """Zeros of `shape` with `g` added at `idx` (repeated indices accumulate)."""
+    z = np.zeros(shape, dtype=g.dtype)
+    if _is_basic(idx):
+        z[idx] = g
+    else:
+        np.add.at(z, idx, g)
+    return z
+
+
+def _setitem(x, v, *, idx):
+    y = x.copy()
+    y[idx] = v
+    return y
+
+
+def _windows(x, kh, kw, stride, padding, dilation, pad_value):
+    sh, sw = stride
+    ph, pw = padding
+    dh, dw = dilation
+    if ph or pw:
+        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    n, c, h, w = x.shape
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (w - dw * (kw - 1) - 1) // sw + 1
+    s = x.strides
+    return np.lib.stride_tricks.as_strided(
+        x, (n, c, kh, kw, oh, ow),
+        (s[0], s[1], s[2] * dh, s[3] * dw, s[2] * sh, s[3] * sw), writeable=False)
+
+
+def _unfold(x, *, kernel, stride, padding, dilation, pad_value=0.0):
+    """Sliding windows (N, C, kh, kw, OH, OW) of an NCHW array (im2col, as a view)."""
+    return _windows(x, kernel[0], kernel[1], stride, padding, dilation, pad_value)
+
+
+def _fold(cols, *, shape, kernel, stride, padding, dilation, pad_value=0.0):
+    """Adjoint of unfold: add each window back onto an NCHW array of `shape`."""
+    n, c, h, w = shape
+    kh, kw = kernel
+    sh, sw = stride
+    ph, pw = padding
+    dh, dw = dilation
+    oh, ow = cols.shape[-2:]
+    z = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
+    for i in range(kh):  # a loop over kernel offsets, never over pixels
+        for j in range(kw):
+            z[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+              j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
+    return z[:, :, ph:ph + h, pw:pw + w]
+
+
+def _einsum_parse(spec, shapes):
+    """Explicit subscripts for every operand and the output ('...' expanded)."""
+    spec = spec.replace(" ", "")
+    if "->" in spec:
+        ins, out = spec.split("->")
+    else:
+        ins, out = spec, None
+    terms = ins.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum '{spec}' names {len(terms)} operands but got {len(shapes)}")
+    used = set(c for c in spec if c.isalpha())
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    ell = ""
+    if "..." in spec:
+        nd = max(len(s) - (len(t) - 3) for t, s in zip(terms, shapes) if "..." in t)
+        ell = "".join(spare[:nd])
+        terms = [t.replace("...", ell[nd - (len(s) - (len(t) - 3)):]) if "..." in t else t
+                 for t, s in zip(terms, shapes)]
+        if out is not None:
+            out = out.replace("...", ell)
+    if out is None:
+        counts = {}
+        for t in terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    for t, s in zip(terms, shapes):
+        if len(t) != len(s):
+            raise ValueError(f"einsum '{spec}': operand with subscripts '{t}' has shape {s}")
+    return terms, out
+
+
+def _einsum(*xs, spec):
+    terms, out = _einsum_parse(spec, [x.shape for x in xs])
+    return np.einsum(",".join(terms) + "->" + out, *xs, optimize=len(xs) > 2)
+
+
+def _einsum_vjp(m, g, out, *xs, spec, argnum):
+    terms, o = _einsum_parse(spec, [x.shape for x in xs])
+    mine = terms[argnum]
+    if len(set(mine)) != len(mine):
+        raise NotImplementedError(
+            f"einsum '{spec}': gradient for an operand with a repeated index ('{mine}')")
+    others = [t for k, t in enumerate(terms) if k != argnum]
+    avail = set(o).union(*others) if others else set(o)
+    reduced = "".join(c for c in mine if c in avail)
+    sub = ",".join([o] + others) + "->" + reduced
+    r = m.einsum(g, *[x for k, x in enumerate(xs) if k != argnum], spec=sub)
+    if reduced != mine:
+        shape = tuple(xs[argnum].shape[mine.index(c)] if c in reduced else 1 for c in mine)
+        r = m.reshape(m.einsum(r, spec=f"{reduced}->{''.join(c for c in mine if c in reduced)}"),
+                      shape=shape)
+        r = m.expand(r, shape=xs[argnum].shape)
+    return r
+
+
+def _einsum_jvp(m, t, out, *xs, spec, argnum):
+    args = list(xs)
+    args[argnum] = t
+    return m.einsum(*args, spec=spec)
+
+
+def _mT(m, a):
+    axes = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
+    return m.permute(a, axes=axes)
+
+
+def _matmul_vjp_x(m, g, out, x, y):
+    if x.ndim == 1 and y.ndim == 1:
+        return g * y
+    if y.ndim == 1:   # (..., n, k) @ (k,) -> (..., n)
+        gx = m.reshape(g, shape=g.shape + (1,)) * y
+    elif x.ndim == 1:  # (k,) @ (..., k, n) -> (..., n)
+        gx = m.matmul(y, m.reshape(g, shape=g.shape + (1,)))
+        gx = m.reshape(gx, shape=gx.shape[:-1])
+    else:
+        gx = m.matmul(g, _mT(m, y))
+    return sum_to(m, gx, x.shape) if gx.shape != x.shape else gx
+
+
+def _matmul_vjp_y(m, g, out, x, y):
+    if x.ndim == 1 and y.ndim == 1:
+        return g * x
+    if x.ndim == 1:   # (k,) @ (..., k, n)
+        gy = m.reshape(x, shape=x.shape + (1,)) * m.reshape(g, shape=g.shape[:-1] + (1,)
+                                                            + g.shape[-1:])
+    elif y.ndim == 1:  # (..., n, k) @ (k,)
+        gy = m.matmul(_mT(m, x), m.reshape(g, shape=g.shape + (1,)))
+        gy = m.reshape(gy, shape=gy.shape[:-1])
+    else:
+        gy = m.matmul(_mT(m, x), g)
+    return sum_to(m, gy, y.shape) if gy.shape != y.shape else gy
+
+
+def _inverse(axes):
+    inv = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inv[a] = i
+    return tuple(inv)
+
+
+def _cast(x, *, dtype):
+    return x.astype(dtype)
+
+
+def _cat(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def _cat_vjp(m, g, out, *xs, axis, argnum):
+    start = sum(x.shape[axis] for x in xs[:argnum])
+    idx = (slice(None),) * (axis % g.ndim) + (slice(start, start + xs[argnum].shape[axis]),)
+    return m.getitem(g, idx=idx)
+
+
+def _cat_jvp(m, t, out, *xs, axis, argnum):
+    parts = [m.zeros_like(x) if k != argnum else t for k, x in enumerate(xs)]
+    return m.cat(*parts, axis=axis)
+
+
+def _zeros_like(x):
+    return np.zeros_like(x)
+
+
+# ---------------------------------------------------------------- the table
+
+# Element-wise, one input. The rule is g times the local derivative.
+neg = elementwise("neg", np.negative, lambda m, g, out, x: -g)
+exp = elementwise("exp", np.exp, lambda m, g, out, x: g * out, save_out=True, reads=())
+log = elementwise("log", np.log, lambda m, g, out, x: g / x)
+log1p = elementwise("log1p", np.log1p, lambda m, g, out, x: g / (x + 1.0))
+sqrt = elementwise("sqrt", np.sqrt, lambda m, g, out, x: g * 0.5 / out, save_out=True,
+                   reads=())
+sin = elementwise("sin", np.sin, lambda m, g, out, x: g * m.cos(x))
+cos = elementwise("cos", np.cos, lambda m, g, out, x: -g * m.sin(x))
+tan = elementwise("tan", np.tan, lambda m, g, out, x: g * (1.0 + out * out), save_out=True,
+                  reads=())
+tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g * (1.0 - out * out), save_out=True,
+                   reads=())
+sigmoid = elementwise("sigmoid", _sigmoid, lambda m, g, out, x: g * out * (1.0 - out),
+                      save_out=True, reads=())
+relu = elementwise("relu", _relu, lambda m, g, out, x: g * (out > 0), save_out=True, reads=(),
+                   smooth=False, analytic=False)
+abs_ = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False,
+                   analytic=False)
+sign = defop("sign", _sign, (lambda m, g, out, x: g * 0.0,), (lambda m, g, out, x: g * 0.0,),
+             smooth=False, analytic=False, check="skip")
+clamp = elementwise("clamp", _clamp,
+                    lambda m, g, out, x, lo, hi: g * (out == x), save_out=True,
+                    smooth=False, analytic=False)
+
+# Element-wise, two inputs (broadcasting undone by Op.backward).
+add = elementwise("add", np.add, lambda m, g, out, x, y: g, lambda m, g, out, x, y: g, reads=())
+sub = elementwise("sub", np.subtract, lambda m, g, out, x, y: g, lambda m, g, out, x, y: -g,
+                  reads=())
+mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
+                  lambda m, g, out, x, y: g * x, reads="others")
+div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
+                  lambda m, g, out, x, y: -g * out / y, save_out=True, reads=(1,))
+pow_ = elementwise("pow", np.power,
+                   lambda m, g, out, x, y: g * y * x ** (y - 1),
+                   lambda m, g, out, x, y: g * m.where(x == 0, 0.0, out * m.log(
+                       m.where(x == 0, 1.0, x))),
+                   save_out=True)
+maximum = elementwise("maximum", _maximum,
+                      lambda m, g, out, x, y: g * _tie_share(x, y, x > y),
+                      lambda m, g, out, x, y: g * _tie_share(x, y, y > x),
+                      smooth=False, analytic=False)
+minimum = elementwise("minimum", _minimum,
+                      lambda m, g, out, x, y: g * _tie_share(x, y, x < y),
+                      lambda m, g, out, x, y: g * _tie_share(x, y, y < x),
+                      smooth=False, analytic=False)
+where = elementwise("where", np.where, None,
+                    lambda m, g, out, c, x, y: m.where(c, g, 0.0),
+                    lambda m, g, out, c, x, y: m.where(c, 0.0, g), reads=(0,))
+
+# Reductions.
+sum_ = defop(
+    "sum", lambda x, *, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
+    (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(m, g, x.shape, axis,
+                                                                    keepdims),),
+    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(t, axis=axis, keepdims=keepdims),),
+    reads=())
+prod = defop(
+    "prod", lambda x, *, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
+    (_prod_vjp,),
+    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
+        t * _prod_vjp(m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims),
+        axis=axis, keepdims=keepdims),), save_out=True)
+prod_others = defop(
+    "prod_others", lambda x, *, axis=None: _prod_others(x, axis), None, check="skip")
+max_ = defop(
+    "max", _reduce_max,
+    (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
+        m, g, x.shape, axis, keepdims) * _extreme_mask(m, out, x, axis, keepdims),),
+    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
+        t * _extreme_mask(m, out, x, axis, keepdims), axis=axis, keepdims=keepdims),),
+    save_out=True, smooth=False, analytic=False)
+min_ = defop("min", _reduce_min, max_.vjps, max_.jvps, save_out=True, smooth=False,
+             analytic=False)
+logsumexp = defop(
+    "logsumexp", _logsumexp,
+    (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
+        m, g, x.shape, axis, keepdims) * m.exp(x - keep(m, out, x.shape, axis, keepdims)),),
+    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
+        t * m.exp(x - keep(m, out, x.shape, axis, keepdims)), axis=axis, keepdims=keepdims),),
+    save_out=True)
+softmax = defop(
+    "softmax", _softmax,
+    (lambda m, g, out, x, *, axis: out * (g - m.sum(g * out, axis=axis, keepdims=True)),),
+    (lambda m, t, out, x, *, axis: out * (t - m.sum(t * out, axis=axis, keepdims=True)),),
+    save_out=True, reads=())
+log_softmax = defop(
+    "log_softmax", _log_softmax,
+    (lambda m, g, out, x, *, axis: g - m.exp(out) * m.sum(g, axis=axis, keepdims=True),),
+    (lambda m, t, out, x, *, axis: t - m.sum(m.exp(out) * t, axis=axis, keepdims=True),),
+    save_out=True, reads=())
+
+# Shape and indexing: linear, so each jvp is the op applied to the tangent.
+reshape = defop(
+    "reshape", lambda x, *, shape: np.reshape(x, shape),
+    (lambda m, g, out, x, *, shape: m.reshape(g, shape=x.shape),),
+    (lambda m, t, out, x, *, shape: m.reshape(t, shape=shape),), reads=(), view=True)
+permute = defop(
+    "permute", lambda x, *, axes: np.transpose(x, axes),
+    (lambda m, g, out, x, *, axes: m.permute(g, axes=_inverse(axes)),),
+    (lambda m, t, out, x, *, axes: m.permute(t, axes=axes),), reads=(), view=True)
+broadcast_to = defop(
+    "expand", lambda x, *, shape: np.broadcast_to(x, shape),
+    (lambda m, g, out, x, *, shape: sum_to(m, g, x.shape),),
+    (lambda m, t, out, x, *, shape: m.expand(t, shape=shape),), reads=(), view=True)
+getitem = defop(
+    "getitem", lambda x, *, idx: x[idx],
+    (lambda m, g, out, x, *, idx: m.scatter(g, idx=idx, shape=x.shape),),
+    (lambda m, t, out, x, *, idx: m.getitem(t, idx=idx),), reads=(), view=True)
+scatter = defop(
+    "scatter", _scatter,
+    (lambda m, g, out, x, *, idx, shape: m.getitem(g, idx=idx),),
+    (lambda m, t, out, x, *, idx, shape: m.scatter(t, idx=idx, shape=shape),), reads=(),
+    check="skip")
+setitem = defop(
+    "setitem", _setitem,
+    (lambda m, g, out, x, v, *, idx: m.setitem(g, 0.0, idx=idx),
+     lambda m, g, out, x, v, *, idx: sum_to(m, m.getitem(g, idx=idx), v.shape)),
+    (lambda m, t, out, x, v, *, idx: m.setitem(t, 0.0, idx=idx),
+     lambda m, t, out, x, v, *, idx: m.setitem(m.zeros_like(out), t, idx=idx)),
+    reads=(), save_out=False, check="skip")
+cat = defop("cat", _cat, (_cat_vjp,), (_cat_jvp,), reads=(), variadic=True)
+cast = defop("cast", _cast,
+             (lambda m, g, out, x, *, dtype: m.cast(g, dtype=x.dtype),),
+             (lambda m, t, out, x, *, dtype: m.cast(t, dtype=dtype),), reads=(), check="skip")
+zeros_like = defop("zeros_like", _zeros_like, (None,), (None,), reads=(), check="skip")
+ones_like = defop("ones_like", np.ones_like, (None,), (None,), reads=(), check="skip")
+
+# Linear algebra.
+matmul = defop("matmul", np.matmul, (_matmul_vjp_x, _matmul_vjp_y),
+               (lambda m, t, out, x, y: m.matmul(t, y), lambda m, t, out, x, y: m.matmul(x, t)))
+einsum = defop("einsum", _einsum, (_einsum_vjp,), (_einsum_jvp,), variadic=True)
+
+# Sliding windows for convolution and pooling (im2col and its adjoint).
+unfold = defop(
+    "unfold", _unfold,
+    (lambda m, g, out, x, **k: m.fold(g, shape=x.shape, **k),),
+    (lambda m, t, out, x, **k: m.unfold(t, **k),), reads=(), check="skip")
+fold = defop(
+    "fold", _fold,
+    (lambda m, g, out, x, *, shape, **k: m.unfold(g, **k),),
+    (lambda m, t, out, x, **k: m.fold(t, **k),), reads=(), check="skip")
+
+# Not differentiable: results carry no gradient.
+for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                   ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    defop(_name, _fn, None, None, check="skip")
+defop("argmax", lambda x, *, axis=None, keepdims=False: np.argmax(x, axis=axis,
+                                                                  keepdims=keepdims),
+      None, None, check="skip")
+defop("argmin", lambda x, *, axis=None, keepdims=False: np.argmin(x, axis=axis,
+                                                                  keepdims=keepdims),
+      None, None, check="skip")
+
+
+# ---------------------------------------------------------------- namespaces
+
+def _namespace(make) -> SimpleNamespace:
+    return SimpleNamespace(**{name: make(op) for name, op in OPS.items()})
+
+
+NUMPY = _namespace(lambda op: op.forward)
+"""Rules computing on arrays: each op's NumPy forward."""
+
+
+def _tensor_fn(op):
+    def fn(*inputs, **attrs):
+        return engine.apply(op, *inputs, **attrs)
+
+    fn.__name__ = op.name
+    return fn
+
+
+TENSOR = _namespace(_tensor_fn)
+"""Rules computing on tensors: each op recorded, so the backward is differentiable."""
