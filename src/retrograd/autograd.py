@@ -140,7 +140,8 @@ class Function:
             for k, o in enumerate(outs):
                 if o.dtype.kind in "fc":
                     op = _FunctionOp(cls, ctx, k, len(outs), meta)
-                    engine._record(op, o, args, {}, needs)
+                    engine._record(op, o, args, tuple(a.data if isinstance(a, Tensor) else a
+                                                          for a in args), {}, needs)
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)

@@ -12,11 +12,15 @@ its inputs, and nothing points back. The graph dies by reference counting.
 
 from __future__ import annotations
 
+from itertools import count
+from operator import attrgetter
+
 from numpy import asarray, ndarray
 
 from .grad_mode import state
 
 Tensor = None  # set by tensor.py (avoids an import cycle)
+_counter = count()
 
 
 class Node:
@@ -28,8 +32,21 @@ class Node:
     for the values the rules read, so in-place changes are caught.
     """
 
-    __slots__ = ("op", "inputs", "attrs", "needs", "nexts", "saved", "out", "hooks",
-                 "retain", "__weakref__")
+    __slots__ = ("op", "inputs", "datas", "attrs", "needs", "nexts", "saved", "out", "seq",
+                 "hooks", "retain", "__weakref__")
+
+    def __init__(self, op, inputs, datas, attrs, needs, nexts) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.datas = datas
+        self.attrs = attrs
+        self.needs = needs
+        self.nexts = nexts
+        self.saved = None
+        self.out = None
+        self.seq = next(_counter)  # creation order: inputs always precede outputs
+        self.hooks = None
+        self.retain = None
 
     @property
     def name(self) -> str:
@@ -51,22 +68,24 @@ class Node:
 def apply(op, *inputs, **attrs):
     """Run `op` on tensors or numbers and record it when gradients are wanted."""
     T = Tensor
-    datas = [x.data if isinstance(x, T) else x for x in inputs]
+    needs = None
+    if len(inputs) == 1:
+        x = inputs[0]
+        datas = (x.data,)
+        if x.requires_grad:
+            needs = (0,)
+    else:
+        datas = tuple([x.data if isinstance(x, T) else x for x in inputs])
+        for i, x in enumerate(inputs):
+            if isinstance(x, T) and x.requires_grad:
+                needs = (i,) if needs is None else needs + (i,)
     out = op.forward(*datas, **attrs)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = T.__new__(T)
-    t.data = out
-    t.grad = None
-    t.grad_fn = None
-    t.requires_grad = False
-    t._vc = None
-    t._hooks = None
+    t = T(out)
     st = state
-    if st.enabled:
-        needs = tuple([i for i, x in enumerate(inputs) if isinstance(x, T) and x.requires_grad])
-        if needs:
-            _record(op, t, inputs, attrs, needs)
+    if needs is not None and st.enabled:
+        _record(op, t, inputs, datas, attrs, needs)
     if op.view and isinstance(inputs[0], T):
         t._vc = inputs[0]._cell()
     if st.tracer is not None:
@@ -76,28 +95,79 @@ def apply(op, *inputs, **attrs):
     return t
 
 
-def _record(op, t, inputs, attrs, needs) -> None:
-    node = Node.__new__(Node)
-    node.op = op
-    node.inputs = inputs
-    node.attrs = attrs
-    node.needs = needs
-    node.nexts = tuple([inputs[i].grad_fn or inputs[i] for i in needs])
-    node.hooks = None
-    node.retain = None
-    reads = op.reads
-    if reads is None:
-        reads = range(len(inputs))
-    elif reads == "others":
-        reads = range(len(inputs)) if len(needs) > 1 else [i for i in range(len(inputs))
-                                                           if i != needs[0]]
-    saved = [(x._cell(), x._vc[0]) for x in (inputs[i] for i in reads) if isinstance(x, Tensor)]
+def apply2(op, x, y):
+    """`apply` for the binary arithmetic operators, unrolled because it is the hot path."""
+    T = Tensor
+    if x.__class__ is T:
+        xd = x.data
+        xr = x.requires_grad
+    else:
+        xd = x
+        xr = False
+    if y.__class__ is T:
+        yd = y.data
+        yr = y.requires_grad
+    else:
+        yd = y
+        yr = False
+    out = op.forward(xd, yd)
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    t = T(out)
+    st = state
+    if (xr or yr) and st.enabled:
+        _record(op, t, (x, y), (xd, yd), _NO_ATTRS, (0, 1) if xr and yr else ((0,) if xr else (1,)))
+    if st.tracer is not None:
+        st.tracer.record(op, (x, y), _NO_ATTRS, t)
+    if st.forward is not None:
+        st.forward.push(op, (x, y), _NO_ATTRS, t)
+    return t
+
+
+_NO_ATTRS: dict = {}
+
+
+def _reads(op, n, needs):
+    """Indices of the inputs whose values this op's rules will read (cached per op)."""
+    key = (n, needs)
+    r = op.read_cache.get(key)
+    if r is None:
+        reads = op.reads
+        if reads is None:
+            r = tuple(range(n))
+        elif reads == "others":
+            r = tuple(range(n)) if len(needs) > 1 else tuple(i for i in range(n) if i != needs[0])
+        else:
+            r = tuple(reads)
+        op.read_cache[key] = r
+    return r
+
+
+def _record(op, t, inputs, datas, attrs, needs) -> None:
+    if len(needs) == 1:
+        x = inputs[needs[0]]
+        nexts = (x.grad_fn or x,)
+    else:
+        nexts = tuple([inputs[i].grad_fn or inputs[i] for i in needs])
+    node = Node(op, inputs, datas, attrs, needs, nexts)
+    saved = None
+    for i in _reads(op, len(inputs), needs):
+        x = inputs[i]
+        if isinstance(x, Tensor):
+            cell = x._vc
+            if cell is None:
+                cell = x._vc = [0]
+            if saved is None:
+                saved = [(cell, cell[0])]
+            else:
+                saved.append((cell, cell[0]))
     if op.save_out:
         node.out = t.data
         cell = t._vc = [0]
-        saved.append((cell, 0))
-    else:
-        node.out = None
+        if saved is None:
+            saved = [(cell, 0)]
+        else:
+            saved.append((cell, 0))
     node.saved = saved
     t.grad_fn = node
     t.requires_grad = True
@@ -114,24 +184,22 @@ def _check_versions(node) -> None:
 
 
 def toposort(roots) -> list:
-    """Nodes reachable from `roots`, outputs first, found without recursion."""
-    order = []
-    seen = set()
-    stack = [(n, False) for n in roots]
+    """Nodes reachable from `roots`, outputs first, found without recursion.
+
+    Every node carries its creation number, and an op's inputs are always
+    created before it, so sorting by that number is a topological order.
+    """
+    seen = set(roots)
+    stack = list(seen)
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        for nxt in node.nexts:
+        for nxt in stack.pop().nexts:
             if nxt.__class__ is Node and nxt not in seen:
-                stack.append((nxt, False))
-    order.reverse()
-    return order
+                seen.add(nxt)
+                stack.append(nxt)
+    return sorted(seen, key=_seq, reverse=True)
+
+
+_seq = attrgetter("seq")
 
 
 def _prune(order, targets) -> list:
@@ -169,23 +237,22 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     captured = {}
     prev = state.enabled
     state.enabled = create_graph
+    anomaly = state.anomaly
+    pop = pending.pop
+    get = pending.get
     try:
         for node in order:
-            g = pending.pop(node, None)
+            g = pop(node, None)
             if g is None:
                 continue
-            if node.hooks is not None:
-                g = _run_hooks(node.hooks, g, create_graph)
-            if node.retain is not None:
-                owner = node.retain()
-                if owner is not None:
-                    _accumulate_grad(owner, g)
+            if node.hooks is not None or node.retain is not None:
+                g = _node_hooks(node, g, create_graph)
             if target_keys is not None and node in target_keys:
                 captured[node] = g
-            if node.saved:
+            if node.saved is not None:
                 _check_versions(node)
             results = node.op.backward(node, g, m)
-            if state.anomaly:
+            if anomaly:
                 _check_finite(node, results)
             for nxt, gi in zip(node.nexts, results):
                 if gi is None:
@@ -193,24 +260,36 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                 if nxt.__class__ is Node:
                     if live is not None and nxt not in live:
                         continue
-                    old = pending.get(nxt)
+                    old = get(nxt)
                     pending[nxt] = gi if old is None else old + gi
-                else:
-                    if target_keys is not None and nxt not in target_keys:
-                        continue
+                elif target_keys is None or nxt in target_keys:
                     _add(leaves, nxt, gi)
+        owned = set()
         for leaf, g in leaves.items():
             if leaf._hooks is not None:
                 g = _run_hooks(leaf._hooks, g, create_graph)
             if target_keys is not None:
                 captured[leaf] = g
             elif accumulate and leaf.requires_grad:
+                if not create_graph and (g.base is not None or id(g) in owned):
+                    g = g.copy()  # .grad never aliases another array
+                owned.add(id(g))
                 _accumulate_grad(leaf, g)
     finally:
         state.enabled = prev
     if targets is not None:
         return [captured.get(t.grad_fn if t.grad_fn is not None else t) for t in targets]
     return None
+
+
+def _node_hooks(node, g, create_graph):
+    if node.hooks is not None:
+        g = _run_hooks(node.hooks, g, create_graph)
+    if node.retain is not None:
+        owner = node.retain()
+        if owner is not None:
+            _accumulate_grad(owner, g.copy() if not create_graph else g)
+    return g
 
 
 def _add(table, key, g) -> None:

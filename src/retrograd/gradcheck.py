@@ -154,20 +154,20 @@ def _fast_ok(fn, inputs, diff, eps, atol, rtol, method) -> bool:
     gs = grad([o for o, _ in live], [inputs[k] for k in diff],
               [Tensor._wrap(v.astype(o.dtype)) for o, v in live], allow_unused=True)
     analytic = sum(float(np.sum(g.data * us[k])) for k, g in zip(diff, gs) if g is not None)
-    with no_grad():
-        if method == "complex_step":
-            args = list(inputs)
-            for k in diff:
-                args[k] = Tensor._wrap(inputs[k].data + 1j * eps * us[k])
+    if method == "complex_step":
+        args = list(inputs)
+        for k in diff:
+            args[k] = Tensor._wrap(inputs[k].data + 1j * eps * us[k])
+        with no_grad():  # complex data is forward-only
             numerical = sum(float(np.sum(o.data.imag / eps * v))
                             for o, v in zip(_outputs(fn, args), vs))
-        else:
-            plus, minus = list(inputs), list(inputs)
-            for k in diff:
-                plus[k] = Tensor._wrap(inputs[k].data + eps * us[k])
-                minus[k] = Tensor._wrap(inputs[k].data - eps * us[k])
-            numerical = sum(float(np.sum((p.data - q.data) / (2 * eps) * v))
-                            for p, q, v in zip(_outputs(fn, plus), _outputs(fn, minus), vs))
+    else:
+        plus, minus = list(inputs), list(inputs)
+        for k in diff:
+            plus[k] = _like(inputs[k], inputs[k].data + eps * us[k])
+            minus[k] = _like(inputs[k], inputs[k].data - eps * us[k])
+        numerical = sum(float(np.sum((p.data - q.data) / (2 * eps) * v))
+                        for p, q, v in zip(_outputs(fn, plus), _outputs(fn, minus), vs))
     return abs(analytic - numerical) <= atol + rtol * abs(numerical)
 
 

@@ -33,7 +33,7 @@ class Op:
     """A primitive: NumPy forward plus per-input vjp and jvp rules."""
 
     __slots__ = ("name", "forward", "vjps", "jvps", "broadcast", "save_out", "reads", "view",
-                 "variadic", "smooth", "analytic", "check")
+                 "variadic", "smooth", "analytic", "check", "read_cache")
 
     def __init__(self, name, forward, vjps=None, jvps=None, *, broadcast=False, save_out=False,
                  reads=None, view=False, variadic=False, smooth=True, analytic=True, check=None):
@@ -49,6 +49,7 @@ class Op:
         self.smooth = smooth        # twice differentiable almost everywhere
         self.analytic = analytic    # valid for complex-step differentiation
         self.check = check          # how `retrograd check` samples this op
+        self.read_cache = {}
 
     def backward(self, node, g, m):
         """Cotangents for the inputs in `node.needs`, reduced to their shapes."""
@@ -57,7 +58,7 @@ class Op:
             raise RuntimeError(f"op '{self.name}' is not differentiable")
         attrs = node.attrs
         if m is NUMPY:
-            xs = [x.data if isinstance(x, engine.Tensor) else x for x in node.inputs]
+            xs = node.datas
             out = node.out
         else:
             xs = node.inputs
@@ -72,10 +73,8 @@ class Op:
                     results.append(None)
                     continue
                 r = rule(m, g, out, *xs, **attrs)
-            if self.broadcast:
-                shape = xs[i].shape
-                if r.shape != shape:
-                    r = sum_to(m, r, shape)
+            if self.broadcast and r.shape != xs[i].shape:
+                r = sum_to(m, r, xs[i].shape)
             results.append(r)
         return results
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import engine, ops
 from .dtypes import as_array, get_default_dtype, is_float
-from .engine import apply
+from .engine import apply, apply2
 from .grad_mode import state
 
 _SCALARS = (int, float, complex)
@@ -39,6 +39,28 @@ class _HookHandle:
             self._hooks.remove(self._fn)
 
 
+def _binop(op, reflected=False, true_div=False):
+    """A binary operator method: tensors and Python numbers go straight to `apply2`."""
+    def method(self, other):
+        if other.__class__ is not Tensor and not (
+                (other.__class__ is float or other.__class__ is int)
+                and self.data.dtype.kind in "fc"):
+            self, other = self._lhs(other), self._other(other)
+        if true_div:
+            self, other = _float_div(self, other)
+        return apply2(op, other, self) if reflected else apply2(op, self, other)
+
+    method.__name__ = f"__{'r' if reflected else ''}{op.name}__"
+    return method
+
+
+def _float_div(x, y):
+    """True division of integer tensors gives the default float dtype."""
+    if x.data.dtype.kind in "biu" and (not isinstance(y, Tensor) or y.data.dtype.kind in "biu"):
+        x = x.to(get_default_dtype())
+    return x, y
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -51,6 +73,15 @@ class Tensor:
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
+        if data.__class__ is np.ndarray and dtype is None and not requires_grad \
+                and data.dtype.kind != "O":  # the fast path every op result takes
+            self.data = data
+            self.grad = None
+            self.grad_fn = None
+            self.requires_grad = False
+            self._vc = None
+            self._hooks = None
+            return
         if isinstance(data, Tensor):
             data = data.data.copy() if dtype is None else data.data
         arr = as_array(data, dtype)
@@ -303,41 +334,16 @@ class Tensor:
             return self.to(get_default_dtype())
         return self
 
-    def __add__(self, other):
-        return apply(ops.add, self._lhs(other), self._other(other))
-
-    def __radd__(self, other):
-        return apply(ops.add, self._other(other), self._lhs(other))
-
-    def __sub__(self, other):
-        return apply(ops.sub, self._lhs(other), self._other(other))
-
-    def __rsub__(self, other):
-        return apply(ops.sub, self._other(other), self._lhs(other))
-
-    def __mul__(self, other):
-        return apply(ops.mul, self._lhs(other), self._other(other))
-
-    def __rmul__(self, other):
-        return apply(ops.mul, self._other(other), self._lhs(other))
-
-    def __truediv__(self, other):
-        x, y = self._lhs(other), self._other(other)
-        if x.data.dtype.kind in "biu" and (not isinstance(y, Tensor) or y.dtype.kind in "biu"):
-            x = x.to(get_default_dtype())
-        return apply(ops.div, x, y)
-
-    def __rtruediv__(self, other):
-        x, y = self._other(other), self._lhs(other)
-        if y.data.dtype.kind in "biu" and (not isinstance(x, Tensor) or x.dtype.kind in "biu"):
-            y = y.to(get_default_dtype())
-        return apply(ops.div, x, y)
-
-    def __pow__(self, other):
-        return apply(ops.pow_, self._lhs(other), self._other(other))
-
-    def __rpow__(self, other):
-        return apply(ops.pow_, self._other(other), self._lhs(other))
+    __add__ = _binop(ops.add)
+    __radd__ = _binop(ops.add, reflected=True)
+    __sub__ = _binop(ops.sub)
+    __rsub__ = _binop(ops.sub, reflected=True)
+    __mul__ = _binop(ops.mul)
+    __rmul__ = _binop(ops.mul, reflected=True)
+    __truediv__ = _binop(ops.div, true_div=True)
+    __rtruediv__ = _binop(ops.div, reflected=True, true_div=True)
+    __pow__ = _binop(ops.pow_)
+    __rpow__ = _binop(ops.pow_, reflected=True)
 
     def __matmul__(self, other):
         return F.matmul(self, other)
