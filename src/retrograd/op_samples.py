@@ -198,6 +198,7 @@ SAMPLES = {
     "neg": unary(), "exp": unary(), "log": unary("pos"), "log1p": unary("gt-1"),
     "sqrt": unary("pos"), "sin": unary(), "cos": unary(), "tan": unary("tan"),
     "tanh": unary(), "sigmoid": unary(), "relu": unary("nonzero"), "abs": unary("nonzero"),
+    "sign": unary("nonzero"),
     "clamp": _clamp, "add": binary(), "sub": binary(), "mul": binary(),
     "div": binary("real", "nonzero"), "pow": _pow, "maximum": _separated,
     "minimum": _separated, "where": _where,

@@ -286,7 +286,7 @@ class Tensor:
             self.grad_fn.retain = weakref.ref(self)
 
     def register_hook(self, fn) -> _HookHandle:
-        """Call `fn(grad)` when this tensor's gradient is computed; a returned tensor replaces it."""
+        """Call `fn(grad)` when the gradient arrives; a tensor it returns replaces it."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that does not require grad")
         if self.grad_fn is not None:
