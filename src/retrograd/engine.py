@@ -21,6 +21,12 @@ from .grad_mode import state
 
 Tensor = None  # set by tensor.py (avoids an import cycle)
 _counter = count()
+last_inplace = [-1]  # creation number at the latest in-place op: older nodes must check versions
+
+
+def mark_inplace() -> None:
+    """Called by every in-place op, so that backward checks the versions of older nodes."""
+    last_inplace[0] = next(_counter)
 
 
 class Node:
@@ -28,12 +34,13 @@ class Node:
 
     `inputs` are the op's operands (tensors or Python numbers); `nexts[k]` is
     where the gradient of input `needs[k]` goes: the input's own node, or the
-    input itself when it is a leaf. `saved` holds (version cell, version) pairs
-    for the values the rules read, so in-place changes are caught.
+    input itself when it is a leaf. `saved` holds the versions of the inputs the
+    rules read (None when all were 0) and `out_vc` the output's version counter,
+    so that a value changed in place since it was saved is caught.
     """
 
-    __slots__ = ("op", "inputs", "datas", "attrs", "needs", "nexts", "saved", "out", "seq",
-                 "hooks", "retain", "__weakref__")
+    __slots__ = ("op", "inputs", "datas", "attrs", "needs", "nexts", "saved", "out", "out_vc",
+                 "seq", "hooks", "retain", "__weakref__")
 
     def __init__(self, op, inputs, datas, attrs, needs, nexts) -> None:
         self.op = op
@@ -44,6 +51,7 @@ class Node:
         self.nexts = nexts
         self.saved = None
         self.out = None
+        self.out_vc = None
         self.seq = next(_counter)  # creation order: inputs always precede outputs
         self.hooks = None
         self.retain = None
@@ -84,7 +92,7 @@ def apply(op, *inputs, **attrs):
         out = asarray(out)
     t = T(out)
     st = state
-    if needs is not None and st.enabled:
+    if needs is not None and st.enabled and out.dtype.kind in "fc":  # ints, bools: no grad
         _record(op, t, inputs, datas, attrs, needs)
     if op.view and isinstance(inputs[0], T):
         t._vc = inputs[0]._cell()
@@ -98,13 +106,13 @@ def apply(op, *inputs, **attrs):
 def apply2(op, x, y):
     """`apply` for the binary arithmetic operators, unrolled because it is the hot path."""
     T = Tensor
-    if x.__class__ is T:
+    if x.__class__ is T or isinstance(x, T):  # subclasses too (nn.Parameter)
         xd = x.data
         xr = x.requires_grad
     else:
         xd = x
         xr = False
-    if y.__class__ is T:
+    if y.__class__ is T or isinstance(y, T):
         yd = y.data
         yr = y.requires_grad
     else:
@@ -127,7 +135,7 @@ def apply2(op, x, y):
 _NO_ATTRS: dict = {}
 
 
-def _reads(op, n, needs):
+def _reads(op, n, needs) -> tuple:
     """Indices of the inputs whose values this op's rules will read (cached per op)."""
     key = (n, needs)
     r = op.read_cache.get(key)
@@ -150,37 +158,42 @@ def _record(op, t, inputs, datas, attrs, needs) -> None:
     else:
         nexts = tuple([inputs[i].grad_fn or inputs[i] for i in needs])
     node = Node(op, inputs, datas, attrs, needs, nexts)
-    saved = None
-    for i in _reads(op, len(inputs), needs):
+    reads = op.reads
+    if reads.__class__ is not tuple:
+        reads = _reads(op, len(inputs), needs)
+    for i in reads:
         x = inputs[i]
-        if isinstance(x, Tensor):
-            cell = x._vc
-            if cell is None:
-                cell = x._vc = [0]
-            if saved is None:
-                saved = [(cell, cell[0])]
-            else:
-                saved.append((cell, cell[0]))
+        if isinstance(x, Tensor) and x._vc is not None and x._vc[0]:
+            node.saved = tuple([y._vc[0] if isinstance(y, Tensor) and y._vc is not None else 0
+                                for y in (inputs[j] for j in reads)])
+            break
     if op.save_out:
         node.out = t.data
-        cell = t._vc = [0]
-        if saved is None:
-            saved = [(cell, 0)]
-        else:
-            saved.append((cell, 0))
-    node.saved = saved
+        t._vc = node.out_vc = [0]
     t.grad_fn = node
     t.requires_grad = True
 
 
 def _check_versions(node) -> None:
-    for cell, version in node.saved:
-        if cell[0] != version:
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an "
-                f"in-place operation: a value saved by '{node.op.name}' is at version {cell[0]}; "
-                f"expected version {version}. Avoid the in-place op or clone the tensor first."
-            )
+    """Raise if a value the rules read was changed in place after it was saved."""
+    reads = node.op.reads
+    if reads.__class__ is not tuple:
+        reads = _reads(node.op, len(node.inputs), node.needs)
+    saved = node.saved or (0,) * len(reads)
+    for i, version in zip(reads, saved):
+        x = node.inputs[i]
+        if isinstance(x, Tensor) and x._vc is not None and x._vc[0] != version:
+            _modified(node, f"input {i} (shape {x.shape})", x._vc[0], version)
+    if node.out_vc is not None and node.out_vc[0] != 0:
+        _modified(node, "its output", node.out_vc[0], 0)
+
+
+def _modified(node, what, now, then):
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an "
+        f"in-place operation: {what} of '{node.op.name}' is at version {now}; expected "
+        f"version {then}. Avoid the in-place op, or clone() the tensor before changing it."
+    )
 
 
 def toposort(roots) -> list:
@@ -249,7 +262,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                 g = _node_hooks(node, g, create_graph)
             if target_keys is not None and node in target_keys:
                 captured[node] = g
-            if node.saved is not None:
+            if node.seq < last_inplace[0]:
                 _check_versions(node)
             results = node.op.backward(node, g, m)
             if anomaly:

@@ -42,10 +42,14 @@ class _HookHandle:
 def _binop(op, reflected=False, true_div=False):
     """A binary operator method: tensors and Python numbers go straight to `apply2`."""
     def method(self, other):
-        if other.__class__ is not Tensor and not (
-                (other.__class__ is float or other.__class__ is int)
-                and self.data.dtype.kind in "fc"):
-            self, other = self._lhs(other), self._other(other)
+        if other.__class__ is not Tensor:
+            if (other.__class__ is float or other.__class__ is int) and \
+                    self.data.dtype.kind == "f":
+                # The tensor's own scalar type: same result dtype as a Python number
+                # (no upcast), and NumPy computes with it faster.
+                other = self.data.dtype.type(other)
+            else:
+                self, other = self._lhs(other), self._other(other)
         if true_div:
             self, other = _float_div(self, other)
         return apply2(op, other, self) if reflected else apply2(op, self, other)
@@ -417,6 +421,11 @@ class Tensor:
                 f"a leaf tensor that requires grad (shape {self.shape}) is being used in an "
                 f"in-place operation ('{op.name}'); wrap it in rg.no_grad() or use an "
                 "out-of-place op")
+        if recording and self.grad_fn is not None and self.grad_fn.op.view:
+            raise RuntimeError(
+                f"a view (from '{self.grad_fn.name}', shape {self.shape}) of a tensor that "
+                f"requires grad is being modified by an in-place operation ('{op.name}'); "
+                "clone() it first")
         if state.tracer is not None:
             state.tracer.refuse_inplace(self)
         other_data = other.data if isinstance(other, Tensor) else other
@@ -439,6 +448,7 @@ class Tensor:
                                "view (e.g. from expand); clone() it first")
         self.data[...] = new
         self._cell()[0] += 1
+        engine.mark_inplace()
         if recording:
             self.grad_fn = node
             self.requires_grad = True
