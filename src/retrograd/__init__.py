@@ -69,6 +69,7 @@ from .functions import (
     where,
 )
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .jit import jit
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .tensor import Tensor
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import get_default_dtype
+from .grad_mode import state
 from .tensor import Tensor
 
 _rng = [np.random.default_rng()]
@@ -17,6 +18,8 @@ def manual_seed(seed: int) -> None:
 
 def generator() -> np.random.Generator:
     """The generator behind `rand`/`randn`, for code that needs raw random numbers."""
+    if state.tracer is not None:
+        state.tracer.refuse_random()
     return _rng[0]
 
 
@@ -91,14 +94,14 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -
 
 def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _make(_rng[0].random(_shape(shape)).astype(_dt(dtype)), requires_grad)
+    return _make(generator().random(_shape(shape)).astype(_dt(dtype)), requires_grad)
 
 
 def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    return _make(_rng[0].standard_normal(_shape(shape)).astype(_dt(dtype)), requires_grad)
+    return _make(generator().standard_normal(_shape(shape)).astype(_dt(dtype)), requires_grad)
 
 
 def randint(low: int, high: int, size, dtype=None) -> Tensor:
-    return _make(_rng[0].integers(low, high, size=_shape(tuple(size))).astype(
+    return _make(generator().integers(low, high, size=_shape(tuple(size))).astype(
         dtype or np.int64), False)

@@ -233,7 +233,10 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     """
     from . import ops
 
-    m = ops.TENSOR if create_graph else ops.NUMPY
+    # A traced backward (rg.jit) computes with recorded ops, so it is part of the trace.
+    m = ops.TENSOR if create_graph or state.tracer is not None else ops.NUMPY
+    if m is ops.TENSOR:
+        grads = [_as_tensor(g) for g in grads]
     pending = {}
     leaves = {}
     target_keys = None
@@ -284,7 +287,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
             if target_keys is not None:
                 captured[leaf] = g
             elif accumulate and leaf.requires_grad:
-                if not create_graph and (g.base is not None or id(g) in owned):
+                if m is ops.NUMPY and (g.base is not None or id(g) in owned):
                     g = g.copy()  # .grad never aliases another array
                 owned.add(id(g))
                 _accumulate_grad(leaf, g)
@@ -323,6 +326,9 @@ def _run_hooks(hooks, g, create_graph):
 
 
 def _accumulate_grad(t, g) -> None:
+    if state.tracer is not None:  # rg.jit replays the write at every call
+        state.tracer.grad_written(t, _as_tensor(g))
+        return
     if not isinstance(g, Tensor):
         g = asarray(g)
         if g.dtype != t.data.dtype:

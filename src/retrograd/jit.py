@@ -1,0 +1,334 @@
+"""`rg.jit`: trace a function of Tensors once, optimise the program, replay it fast.
+
+Tracing runs the function eagerly on the real inputs while every op applied
+(forward, and backward too: a traced backward computes with recorded ops) is
+written into the shared graph IR (`ir.py`). The program then goes through a
+few passes: dead code and common subexpressions vanish by construction (only
+nodes reachable from the outputs are kept, and the IR hash-conses), constant
+subgraphs are folded by evaluating them (never by algebraic rewrites, so NaN
+and inf behave exactly as in eager mode), and element-wise chains are fused so
+that each intermediate buffer is reused in place (`out=`). The result is
+compiled to straight-line NumPy code with no autograd bookkeeping.
+
+Guards: one trace per (input shapes, dtypes, non-tensor argument values,
+values of Python numbers captured by closure). Anything that would silently
+bake a traced value into the program raises `JitError` instead: `bool()`,
+`.item()`, `.numpy()`, in-place ops, random numbers. Tensors captured from the
+enclosing scope (model weights) are read afresh at every call, never frozen.
+Outputs are fresh arrays on every call and carry no autograd history: to train
+with jit, jit the gradient computation itself (`rg.jit(rg.func.value_and_grad(loss))`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import engine, ir, ops
+from .grad_mode import state
+from .tensor import Tensor
+
+__all__ = ["jit", "JitError", "Jitted", "Program"]
+
+# Element-wise ops that are single NumPy ufuncs returning a fresh array: a chain
+# of them can compute in one buffer (`out=`), the dying input's.
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+           "neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
+           "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+           "pow": np.power}
+
+
+class JitError(RuntimeError):
+    """Something inside a traced function cannot be captured faithfully."""
+
+
+class _Tracer:
+    """Records every op applied while tracing into an IR graph."""
+
+    def __init__(self) -> None:
+        self.graph = ir.Graph()
+        self.nodes: dict[int, tuple[Tensor, ir.Node]] = {}
+        self.meta: dict[ir.Node, tuple] = {}
+        self.captures: list[Tensor] = []
+        self.grad_writes: list[tuple[Tensor, Tensor]] = []
+        self.count = 0
+
+    def add_input(self, t: Tensor, name: str) -> ir.Node:
+        n = self.graph.var(name)
+        self.nodes[id(t)] = (t, n)
+        self.meta[n] = (t.shape, t.dtype)
+        return n
+
+    def node_of(self, x) -> ir.Node:
+        if isinstance(x, Tensor):
+            hit = self.nodes.get(id(x))
+            if hit is not None and hit[0] is x:
+                return hit[1]
+            # A tensor from outside the trace (weights in a closure, or made
+            # inside by a creation function): an implicit input, read at call time.
+            n = self.add_input(x, f"capture{len(self.captures)}")
+            self.captures.append(x)
+            return n
+        return self.graph.const(x)
+
+    def record(self, op, inputs, attrs, t) -> None:
+        self.count += 1
+        n = self.graph.node(op.name, [self.node_of(x) for x in inputs], attrs)
+        self.nodes[id(t)] = (t, n)
+        self.meta[n] = (t.shape, t.dtype)
+
+    def alias(self, new: Tensor, old: Tensor) -> None:
+        """`new` holds the same value as the traced `old` (e.g. a Function's output)."""
+        self.nodes[id(new)] = (new, self.node_of(old))
+
+    def grad_written(self, leaf: Tensor, g: Tensor) -> None:
+        self.grad_writes.append((leaf, g))
+
+    def refuse(self, what: str) -> None:
+        raise JitError(
+            f"{what} inside rg.jit: while tracing, a tensor's value is only an example, so "
+            "using it in Python (bool(), if/while on a tensor, .item(), .numpy()) would freeze "
+            "this one value into the compiled program. Keep the computation in tensor ops "
+            "(e.g. rg.where instead of if), or move it outside the jitted function, or pass "
+            "the Python value as a non-tensor argument (each new value retraces).")
+
+    def refuse_inplace(self, t: Tensor) -> None:
+        raise JitError(
+            f"in-place op on a tensor of shape {t.shape} inside rg.jit: in-place updates are "
+            "not traced; use the out-of-place op (x = x + y) inside, and update parameters "
+            "outside the jitted function")
+
+    def refuse_random(self) -> None:
+        raise JitError(
+            "random numbers inside rg.jit would be frozen into the trace (the same numbers "
+            "every call); draw them outside and pass them in as an argument")
+
+
+class Program:
+    """A traced, optimised program: IR outputs over inputs, plus its compiled form."""
+
+    def __init__(self, inputs, outputs, ops_traced: int, meta) -> None:
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.ops_traced = ops_traced
+        self.meta = meta
+        self.fn: Callable | None = None
+        self.source = ""
+        self.fused = 0
+
+    @property
+    def ops_after(self) -> int:
+        return sum(1 for n in ir.toposort(self.outputs) if not n.is_leaf)
+
+    def __str__(self) -> str:
+        head = (f"# {self.ops_traced} ops traced, {self.ops_after} after passes "
+                f"(dead code, common subexpressions, constant folding); "
+                f"{self.fused} fused in place\n")
+        return head + ir.dump(self.outputs, self.inputs)
+
+    def __repr__(self) -> str:
+        return f"<Program: {len(self.inputs)} inputs, {self.ops_after} ops>"
+
+
+# ---------------------------------------------------------------- passes
+
+def fold_constants(graph: ir.Graph, outputs: list) -> list:
+    """Evaluate every node whose inputs are all constants (no algebraic rewrites)."""
+    folded: dict = {}
+    for n in ir.toposort(outputs):
+        if n.is_leaf:
+            continue
+        ins = [folded.get(i, i) for i in n.inputs]
+        if all(i.op == ir.CONST for i in ins):
+            value = ir.evaluate([graph.node(n.op, ins, n.attrs)], {})[0]
+            folded[n] = graph.const(np.asarray(value) if isinstance(value, np.ndarray)
+                                    else value)
+        elif any(a is not b for a, b in zip(ins, n.inputs)):
+            folded[n] = graph.node(n.op, ins, n.attrs)
+    return [folded.get(o, o) for o in outputs]
+
+
+def _fusion_plan(outputs, inputs, meta) -> dict:
+    """Element-wise nodes that may write into a dying input's buffer: node -> input."""
+    order = ir.toposort(outputs)
+    users = ir.users(order)
+    last = {}
+    for k, n in enumerate(order):
+        for i in n.inputs:
+            last[i] = k
+    keep = set(outputs) | set(inputs)
+    plan = {}
+    for k, n in enumerate(order):
+        if n.op not in _UFUNCS or n not in meta or meta[n][0] == ():
+            continue  # 0-d results come back as NumPy scalars, which cannot be written
+        for i in n.inputs:
+            if (i.op in _UFUNCS and i not in keep and last.get(i) == k and i in meta
+                    and meta[i] == meta[n] and len(users[i]) == 1
+                    and n.inputs.count(i) == 1 and i not in plan.values()):
+                plan[n] = i
+                break
+    return plan
+
+
+def compile_program(prog: Program) -> Callable:
+    """Straight-line NumPy code; fused element-wise ops reuse a dying input's buffer."""
+    plan = _fusion_plan(prog.outputs, prog.inputs, prog.meta)
+
+    def emit(node, args, env):
+        reuse = plan.get(node)
+        if reuse is None:
+            return None
+        name = f"_u_{node.op}"
+        env[name] = _UFUNCS[node.op]
+        return f"{name}({', '.join(args)}, out={args[node.inputs.index(reuse)]})"
+
+    fn = ir.compile(prog.outputs, prog.inputs, name="jitted", emit=emit)
+    prog.source = fn.source
+    prog.fused = len(plan)
+    return fn
+
+
+# ---------------------------------------------------------------- pytrees
+
+def _flatten(obj, leaves: list):
+    """Replace each Tensor in nested tuples/lists/dicts by a placeholder index."""
+    if isinstance(obj, Tensor):
+        leaves.append(obj)
+        return _Leaf(len(leaves) - 1)
+    if isinstance(obj, (tuple, list)):
+        items = [_flatten(o, leaves) for o in obj]
+        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
+    if isinstance(obj, dict):
+        return {k: _flatten(v, leaves) for k, v in obj.items()}
+    return obj
+
+
+def _unflatten(obj, values):
+    if isinstance(obj, _Leaf):
+        return values[obj.index]
+    if isinstance(obj, (tuple, list)):
+        items = [_unflatten(o, values) for o in obj]
+        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
+    if isinstance(obj, dict):
+        return {k: _unflatten(v, values) for k, v in obj.items()}
+    return obj
+
+
+class _Leaf:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+# ---------------------------------------------------------------- the wrapper
+
+def _static_key(value) -> Any:
+    if isinstance(value, Tensor):
+        return ("T", value.shape, value.dtype.str, value.requires_grad)
+    if isinstance(value, np.ndarray):
+        return ("A", value.shape, value.dtype.str)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_static_key(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, _static_key(v)) for k, v in sorted(value.items()))
+    return ("V", ir.attr_key(value))
+
+
+def _closure_key(fn) -> tuple:
+    """Python numbers, strings and bools captured by closure: a change retraces."""
+    cells = getattr(fn, "__closure__", None) or ()
+    out = []
+    for c in cells:
+        try:
+            v = c.cell_contents
+        except ValueError:  # empty cell
+            continue
+        if isinstance(v, (int, float, complex, str, bool, np.generic)) or v is None:
+            out.append(ir.attr_key(v))
+    return tuple(out)
+
+
+class Jitted:
+    """A traced-and-compiled version of `fn`; call it like `fn`."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.cache: dict = {}
+        self.trace_count = 0
+        self.graph: Program | None = None
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        if state.tracer is not None:  # inside another trace: just trace through
+            return self.fn(*args, **kwargs)
+        key = (tuple(_static_key(a) for a in args),
+               tuple(sorted((k, _static_key(v)) for k, v in kwargs.items())),
+               _closure_key(self.fn))
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = self._trace(args, kwargs)
+            self.cache[key] = entry
+        self.graph = entry[0]
+        return _replay(entry, args, kwargs)
+
+    def _trace(self, args, kwargs):
+        tracer = _Tracer()
+        leaves: list = []
+        tree = _flatten((list(args), kwargs), leaves)
+        arg_tensors = []
+        inputs = []
+        for k, x in enumerate(leaves):
+            t = Tensor._wrap(x.data)  # a stand-in with the same value and flags
+            t.requires_grad = x.requires_grad
+            arg_tensors.append(t)
+            inputs.append(tracer.add_input(t, f"arg{k}"))
+        call_args, call_kwargs = _unflatten(tree, arg_tensors)
+        prev = state.tracer
+        state.tracer = tracer
+        try:
+            result = self.fn(*call_args, **call_kwargs)
+        finally:
+            state.tracer = prev
+        out_leaves: list = []
+        out_tree = _flatten(result, out_leaves)
+        outputs = [tracer.node_of(t) for t in out_leaves]
+        writes = []
+        for leaf, g in tracer.grad_writes:
+            target = arg_tensors.index(leaf) if any(leaf is a for a in arg_tensors) else None
+            writes.append((target, leaf if target is None else None))
+            outputs.append(tracer.node_of(g))
+        inputs += [tracer.nodes[id(c)][1] for c in tracer.captures]
+        outputs = fold_constants(tracer.graph, outputs)
+        prog = Program(inputs, outputs, tracer.count, tracer.meta)
+        prog.fn = compile_program(prog)
+        self.trace_count += 1
+        copies = [o.is_leaf for o in outputs]
+        return prog, out_tree, len(out_leaves), writes, list(tracer.captures), copies
+
+    def __repr__(self) -> str:
+        return f"<rg.jit of {getattr(self.fn, '__name__', self.fn)!r}: {self.trace_count} traces>"
+
+
+def _replay(entry, args, kwargs):
+    prog, out_tree, n_out, writes, captures, copies = entry
+    leaves: list = []
+    _flatten((list(args), kwargs), leaves)
+    arrays = [t.data for t in leaves] + [c.data for c in captures]
+    values = prog.fn(*arrays)
+    values = [np.array(v, copy=True) if c else (v if isinstance(v, np.ndarray) else np.asarray(v))
+              for v, c in zip(values, copies)]
+    for (target, leaf), g in zip(writes, values[n_out:]):
+        owner = leaves[target] if target is not None else leaf
+        engine._accumulate_grad(owner, g)
+    return _unflatten(out_tree, [Tensor._wrap(v) for v in values[:n_out]])
+
+
+def jit(fn: Callable) -> Jitted:
+    """Trace `fn` (a function of Tensors) once per input signature and replay it compiled."""
+    if isinstance(fn, Jitted):
+        return fn
+    return Jitted(fn)
