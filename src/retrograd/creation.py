@@ -36,6 +36,8 @@ def _make(arr, requires_grad) -> Tensor:
     t = Tensor._wrap(arr)
     if requires_grad:
         t.requires_grad_(True)
+    if state.tracer is not None:  # made inside rg.jit: a true constant of the program
+        state.tracer.constant(t)
     return t
 
 
@@ -45,7 +47,10 @@ def _dt(dtype):
 
 def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
     """Same as `Tensor(data, requires_grad, dtype)`."""
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    t = Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    if state.tracer is not None:
+        state.tracer.constant(t)
+    return t
 
 
 def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, ir, ops
+from . import engine, ir
 from .grad_mode import state
 from .tensor import Tensor
 
@@ -79,6 +79,10 @@ class _Tracer:
         n = self.graph.node(op.name, [self.node_of(x) for x in inputs], attrs)
         self.nodes[id(t)] = (t, n)
         self.meta[n] = (t.shape, t.dtype)
+
+    def constant(self, t: Tensor) -> None:
+        """`t` was created inside the traced function: its value is part of the program."""
+        self.nodes[id(t)] = (t, self.graph.const(t.data))
 
     def alias(self, new: Tensor, old: Tensor) -> None:
         """`new` holds the same value as the traced `old` (e.g. a Function's output)."""

@@ -1,0 +1,249 @@
+"""rg.jit: equals eager, retraces exactly when it must, and refuses what it cannot capture."""
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd.jit import JitError
+
+rng = np.random.default_rng(0)
+
+
+def _params(dtype=np.float64):
+    shapes = [(16, 8), (16,), (4, 16), (4,)]
+    return [rg.tensor(rng.standard_normal(s).astype(dtype) * 0.3, requires_grad=True)
+            for s in shapes]
+
+
+def mlp_loss(w1, b1, w2, b2, x, y):
+    h = rg.relu(x @ w1.T + b1)
+    logits = h @ w2.T + b2
+    logp = rg.log_softmax(logits, dim=1)
+    return -(logp * y).sum() / x.shape[0]
+
+
+def _batch(n=5, dtype=np.float64):
+    x = rg.tensor(rng.standard_normal((n, 8)).astype(dtype))
+    y = rg.tensor(np.eye(4)[rng.integers(0, 4, n)].astype(dtype))
+    return x, y
+
+
+def value_and_grads(w1, b1, w2, b2, x, y):
+    loss = mlp_loss(w1, b1, w2, b2, x, y)
+    return loss, rg.autograd.grad(loss, [w1, b1, w2, b2])
+
+
+def test_mlp_loss_equals_eager():
+    ps = _params()
+    x, y = _batch()
+    f = rg.jit(mlp_loss)
+    np.testing.assert_allclose(f(*ps, x, y).data, mlp_loss(*ps, x, y).data, rtol=1e-12)
+
+
+def test_value_and_grad_equals_eager():
+    ps = _params()
+    x, y = _batch()
+    f = rg.jit(value_and_grads)
+    loss, grads = f(*ps, x, y)
+    loss0, grads0 = value_and_grads(*ps, x, y)
+    np.testing.assert_allclose(loss.data, loss0.data, rtol=1e-12)
+    for g, g0 in zip(grads, grads0):
+        np.testing.assert_allclose(g.data, g0.data, rtol=1e-10, atol=1e-14)
+    assert f.trace_count == 1
+    x2, y2 = _batch()  # new values, same shapes: no retrace, fresh results
+    loss2, grads2 = f(*ps, x2, y2)
+    assert f.trace_count == 1
+    np.testing.assert_allclose(loss2.data, mlp_loss(*ps, x2, y2).data, rtol=1e-12)
+
+
+def test_backward_inside_jit_writes_grads_each_call():
+    ps = _params()
+    x, y = _batch()
+
+    def step(x, y):
+        loss = mlp_loss(*ps, x, y)
+        loss.backward()
+        return loss
+
+    f = rg.jit(step)
+    f(x, y)
+    jit_grads = [p.grad.data.copy() for p in ps]
+    for p in ps:
+        p.grad = None
+    mlp_loss(*ps, x, y).backward()
+    for g, p in zip(jit_grads, ps):
+        np.testing.assert_allclose(g, p.grad.data, rtol=1e-10)
+    f(x, y)  # accumulates, as eager backward does
+    for g, p in zip(jit_grads, ps):
+        np.testing.assert_allclose(2 * g, p.grad.data, rtol=1e-10)
+
+
+def test_captured_weights_are_read_at_every_call():
+    w = rg.tensor(rng.standard_normal((3, 3)))
+    f = rg.jit(lambda x: (x @ w).sum())
+    x = rg.tensor(rng.standard_normal((2, 3)))
+    before = f(x).item()
+    w.data *= 2.0  # an optimizer's in-place update
+    assert f(x).item() == pytest.approx(2 * before)
+    assert f.trace_count == 1
+
+
+def test_cnn_step_equals_eager():
+    from retrograd.functions import conv2d, max_pool2d
+    w = rg.tensor(rng.standard_normal((4, 1, 3, 3)) * 0.3, requires_grad=True)
+    v = rg.tensor(rng.standard_normal((10, 4 * 4 * 4)) * 0.1, requires_grad=True)
+    x = rg.tensor(rng.standard_normal((2, 1, 8, 8)))
+
+    def loss(w, v, x):
+        h = max_pool2d(rg.relu(conv2d(x, w, padding=1)), 2)
+        out = h.reshape(2, -1) @ v.T
+        return rg.logsumexp(out, dim=1).mean()
+
+    def step(w, v, x):
+        value = loss(w, v, x)
+        return (value,) + rg.autograd.grad(value, [w, v])
+
+    got = rg.jit(step)(w, v, x)
+    want = step(w, v, x)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.data, b.data, rtol=1e-10, atol=1e-14)
+
+
+def test_several_outputs_and_structures():
+    def f(x, scale):
+        return {"sum": x.sum() * scale, "parts": [x * 2, rg.exp(x)]}, 7
+
+    x = rg.tensor(rng.standard_normal(5))
+    j = rg.jit(f)
+    got, seven = j(x, 3.0)
+    want, _ = f(x, 3.0)
+    assert seven == 7
+    np.testing.assert_allclose(got["sum"].data, want["sum"].data)
+    for a, b in zip(got["parts"], want["parts"]):
+        np.testing.assert_allclose(a.data, b.data)
+
+
+def test_retrace_on_shape_dtype_and_python_arguments():
+    f = rg.jit(lambda x, k: x * k)
+    f(rg.ones(3), 2.0)
+    f(rg.ones(3) * 5, 2.0)
+    assert f.trace_count == 1
+    f(rg.ones(4), 2.0)
+    assert f.trace_count == 2
+    f(rg.ones(4, dtype=rg.float64), 2.0)
+    assert f.trace_count == 3
+    out = f(rg.ones(4, dtype=rg.float64), 3.0)
+    assert f.trace_count == 4
+    np.testing.assert_allclose(out.data, 3.0)
+
+
+def test_closure_constant_change_retraces():
+    k = 2.0
+    f = rg.jit(lambda x: x * k)
+    assert f(rg.ones(2)).data.tolist() == [2.0, 2.0]
+    k = 5.0
+    assert f(rg.ones(2)).data.tolist() == [5.0, 5.0]
+    assert f.trace_count == 2
+
+
+GLOBAL_SCALE = 2.0
+
+
+def scaled(x):
+    return x * GLOBAL_SCALE
+
+
+def test_global_python_constant_is_baked_in_documented():
+    """Module globals are not guarded: the value at trace time stays (see rg.jit's docs)."""
+    global GLOBAL_SCALE
+    f = rg.jit(scaled)
+    assert f(rg.ones(1)).item() == 2.0
+    GLOBAL_SCALE = 3.0
+    try:
+        assert f(rg.ones(1)).item() == 2.0  # stale by design; retrace with a new input shape
+        assert f(rg.ones(2)).data.tolist() == [3.0, 3.0]
+    finally:
+        GLOBAL_SCALE = 2.0
+
+
+@pytest.mark.parametrize("use", [
+    lambda x: x.sum().item(),
+    lambda x: bool(x.sum() > 0),
+    lambda x: x * 2 if x.sum() > 0 else x,
+    lambda x: x.numpy() * 2,
+    lambda x: float(x.sum()),
+])
+def test_python_use_of_traced_values_raises(use):
+    f = rg.jit(use)
+    with pytest.raises(JitError, match="rg.jit"):
+        f(rg.ones(3))
+
+
+def test_inplace_inside_jit_raises_and_leaves_input_unchanged():
+    x = rg.ones(3)
+
+    def f(x):
+        x.add_(1.0)
+        return x
+
+    with pytest.raises(JitError, match="in-place"):
+        rg.jit(f)(x)
+    assert x.data.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_random_inside_jit_raises():
+    with pytest.raises(JitError, match="random"):
+        rg.jit(lambda x: x + rg.randn(3))(rg.ones(3))
+
+
+def test_outputs_are_fresh_arrays_each_call():
+    f = rg.jit(lambda x: (x * 2, x))
+    x = rg.ones(3)
+    a, ident = f(x)
+    b, _ = f(x)
+    assert a.data is not b.data and not np.shares_memory(a.data, b.data)
+    a.data[0] = 100.0
+    assert b.data[0] == 2.0
+    ident.data[0] = 100.0  # an output that is an input is a copy
+    assert x.data[0] == 1.0
+
+
+def test_fusion_and_constant_folding_keep_nan_semantics():
+    def f(x):
+        c = rg.tensor(np.array([0.0, np.inf]))
+        return rg.exp(rg.tanh(x * 2.0 + 1.0)) * (c * 0.0)  # c*0 folds to [0, nan]
+
+    x = rg.tensor(np.array([0.5, 0.25]))
+    j = rg.jit(f)
+    got = j(x).data
+    want = f(x).data
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[1]) and got[0] == want[0]
+    assert j.graph.ops_after == j.graph.ops_traced - 1  # c * 0.0 was folded, not rewritten
+
+
+def test_program_text_and_op_counts():
+    f = rg.jit(lambda x: (rg.tanh(x) + rg.tanh(x)).sum())  # tanh(x) twice: one after CSE
+    f(rg.ones(3))
+    prog = f.graph
+    text = str(prog)
+    assert "tanh" in text and "return" in text
+    assert prog.ops_traced == 4 and prog.ops_after == 3
+    assert text.count("tanh") == 1
+
+
+def test_fused_chain_equals_eager():
+    def chain(x):
+        y = x
+        for _ in range(10):
+            y = rg.sin(rg.exp(rg.tanh(y * 1.01 + 0.1)))
+        return y.sum(), rg.autograd.grad(y.sum(), [x])[0]
+
+    x = rg.tensor(np.linspace(-1, 1, 8).astype(np.float32), requires_grad=True)
+    f = rg.jit(chain)
+    got = f(x)
+    want = chain(x)
+    assert f.graph.fused > 0
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.data, b.data, rtol=1e-5)
+        assert a.dtype == b.dtype
