@@ -103,6 +103,23 @@ def apply(op, *inputs, **attrs):
     return t
 
 
+def apply1(op, x):
+    """`apply` for an attribute-free op of one tensor, unrolled because it is the hot path."""
+    xd = x.data
+    out = op.forward(xd)
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    t = Tensor(out)
+    st = state
+    if x.requires_grad and st.enabled:
+        _record(op, t, (x,), (xd,), _NO_ATTRS, (0,))
+    if st.tracer is not None:
+        st.tracer.record(op, (x,), _NO_ATTRS, t)
+    if st.forward is not None:
+        st.forward.push(op, (x,), _NO_ATTRS, t)
+    return t
+
+
 def apply2(op, x, y):
     """`apply` for the binary arithmetic operators, unrolled because it is the hot path."""
     T = Tensor

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import ops
-from .engine import apply
+from .engine import apply, apply1
 from .tensor import Tensor, as_tensor
 
 
@@ -50,51 +50,51 @@ def _keep(keepdim, keepdims):
 # ---------------------------------------------------------------- element-wise
 
 def exp(x) -> Tensor:
-    return apply(ops.exp, _t(x))
+    return apply1(ops.exp, x if x.__class__ is Tensor else _t(x))
 
 
 def log(x) -> Tensor:
-    return apply(ops.log, _t(x))
+    return apply1(ops.log, x if x.__class__ is Tensor else _t(x))
 
 
 def log1p(x) -> Tensor:
-    return apply(ops.log1p, _t(x))
+    return apply1(ops.log1p, x if x.__class__ is Tensor else _t(x))
 
 
 def sqrt(x) -> Tensor:
-    return apply(ops.sqrt, _t(x))
+    return apply1(ops.sqrt, x if x.__class__ is Tensor else _t(x))
 
 
 def abs(x) -> Tensor:  # noqa: A001 - the NumPy/PyTorch name
-    return apply(ops.abs_, _t(x))
+    return apply1(ops.abs_, x if x.__class__ is Tensor else _t(x))
 
 
 def sin(x) -> Tensor:
-    return apply(ops.sin, _t(x))
+    return apply1(ops.sin, x if x.__class__ is Tensor else _t(x))
 
 
 def cos(x) -> Tensor:
-    return apply(ops.cos, _t(x))
+    return apply1(ops.cos, x if x.__class__ is Tensor else _t(x))
 
 
 def tan(x) -> Tensor:
-    return apply(ops.tan, _t(x))
+    return apply1(ops.tan, x if x.__class__ is Tensor else _t(x))
 
 
 def tanh(x) -> Tensor:
-    return apply(ops.tanh, _t(x))
+    return apply1(ops.tanh, x if x.__class__ is Tensor else _t(x))
 
 
 def sigmoid(x) -> Tensor:
-    return apply(ops.sigmoid, _t(x))
+    return apply1(ops.sigmoid, x if x.__class__ is Tensor else _t(x))
 
 
 def relu(x) -> Tensor:
-    return apply(ops.relu, _t(x))
+    return apply1(ops.relu, x if x.__class__ is Tensor else _t(x))
 
 
 def sign(x) -> Tensor:
-    return apply(ops.sign, _t(x))
+    return apply1(ops.sign, x if x.__class__ is Tensor else _t(x))
 
 
 def maximum(x, y) -> Tensor:
@@ -262,7 +262,10 @@ def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
     x = _t(x)
     if x.ndim == 0:
         return reshape(x, 1)
-    s, e = start_dim % x.ndim, end_dim % x.ndim
+    s, e = _dims(start_dim, None, x.ndim, "flatten"), _dims(end_dim, None, x.ndim, "flatten")
+    if s > e:
+        raise ValueError(f"flatten(): start_dim {start_dim} comes after end_dim {end_dim} for a "
+                         f"tensor of shape {x.shape}")
     shape = x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:]
     return reshape(x, shape)
 

@@ -72,7 +72,8 @@ class Tensor:
     default dtype (float32), ints int64, bools bool; NumPy arrays keep theirs.
     """
 
-    __slots__ = ("data", "grad", "grad_fn", "requires_grad", "_vc", "_hooks", "__weakref__")
+    __slots__ = ("data", "grad", "grad_fn", "requires_grad", "_vc", "_hooks", "_fw",
+                 "__weakref__")
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
 
@@ -85,6 +86,7 @@ class Tensor:
             self.requires_grad = False
             self._vc = None
             self._hooks = None
+            self._fw = None  # forward-mode tangents: {level: tangent Tensor} (forward.py)
             return
         if isinstance(data, Tensor):
             data = data.data.copy() if dtype is None else data.data
@@ -98,6 +100,7 @@ class Tensor:
         self.requires_grad = False
         self._vc = None
         self._hooks = None
+        self._fw = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -111,6 +114,7 @@ class Tensor:
         t.requires_grad = False
         t._vc = None
         t._hooks = None
+        t._fw = None
         return t
 
     def _cell(self) -> list:
@@ -258,8 +262,9 @@ class Tensor:
         return self.to(np.bool_)
 
     def clone(self) -> Tensor:
-        return apply(ops.cast, self, dtype=self.data.dtype) if self.requires_grad else \
-            Tensor._wrap(self.data.copy())
+        if self.requires_grad or self._fw is not None:  # keep the graph and any tangent
+            return apply(ops.cast, self, dtype=self.data.dtype)
+        return Tensor._wrap(self.data.copy())
 
     def contiguous(self) -> Tensor:
         return self
@@ -407,7 +412,11 @@ class Tensor:
 
     def __setitem__(self, idx, value) -> None:
         idx = _index(idx, self.shape)
-        self._inplace(ops.setitem, value, idx=idx)
+        try:
+            self._inplace(ops.setitem, value, idx=idx)
+        except IndexError as e:
+            raise IndexError(f"index {idx!r} is invalid for a tensor of shape {self.shape}: "
+                             f"{e}") from None
 
     # ------------------------------------------------------------ in place
 
@@ -428,6 +437,8 @@ class Tensor:
                 "clone() it first")
         if state.tracer is not None:
             state.tracer.refuse_inplace(self)
+        if state.forward is not None:
+            state.forward.check_inplace(self, other, op)
         other_data = other.data if isinstance(other, Tensor) else other
         new = op.forward(self.data, other_data, **attrs)
         if np.result_type(new) != self.data.dtype and not np.can_cast(
@@ -529,19 +540,11 @@ engine.Tensor = Tensor
 from . import functions as F  # noqa: E402  (methods below delegate to the functional API)
 
 
-def _method(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-
-    m.__name__ = fn.__name__
-    m.__doc__ = fn.__doc__
-    return m
-
-
+# A plain function stored on the class is a method: `t.exp()` is `F.exp(t)`, no wrapper.
 for _name in ("exp log log1p sqrt abs sin cos tan tanh sigmoid relu sign clamp clip sum mean var "
               "std max min prod logsumexp softmax log_softmax matmul reshape flatten transpose "
               "permute expand squeeze unsqueeze split argmax argmin maximum minimum").split():
-    setattr(Tensor, _name, _method(getattr(F, _name)))
+    setattr(Tensor, _name, getattr(F, _name))
 Tensor.view = Tensor.reshape
 Tensor.t = lambda self: F.transpose(self)
 Tensor.expand_as = lambda self, other: F.expand(self, *other.shape)
