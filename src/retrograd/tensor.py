@@ -539,7 +539,6 @@ engine.Tensor = Tensor
 
 from . import functions as F  # noqa: E402  (methods below delegate to the functional API)
 
-
 # A plain function stored on the class is a method: `t.exp()` is `F.exp(t)`, no wrapper.
 for _name in ("exp log log1p sqrt abs sin cos tan tanh sigmoid relu sign clamp clip sum mean var "
               "std max min prod logsumexp softmax log_softmax matmul reshape flatten transpose "
