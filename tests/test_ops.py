@@ -89,6 +89,9 @@ TORCH = {
     "matmul": torch.matmul,
     "einsum": lambda *xs, spec: torch.einsum(spec, *xs),
     "unfold": _unfold, "fold": _fold,
+    "linear": torch.nn.functional.linear,
+    "cross_entropy": lambda z, y, reduction, smoothing: torch.nn.functional.cross_entropy(
+        z, y, reduction=reduction, label_smoothing=smoothing),
 }
 
 DIFFERENTIABLE = [name for name, op in ops.OPS.items() if op.vjps is not None

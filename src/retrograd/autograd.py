@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import engine
+from . import engine, ops
 from .grad_mode import detect_anomaly, enable_grad, no_grad, state
 from .tensor import Tensor, _initial_grad
 
@@ -81,9 +81,10 @@ class _FunctionOp:
     def __init__(self, cls, ctx, index, n_outputs, out_meta):
         self.cls, self.ctx, self.index, self.n, self.out_meta = cls, ctx, index, n_outputs, out_meta
         self.name = cls.__name__
+        self.read_cache = {}  # the engine's per-op cache of which inputs the rules read
 
     def backward(self, node, g, m):
-        create = state.enabled  # the engine turns recording on for create_graph
+        create = m is not ops.NUMPY  # create_graph, or a backward traced by rg.jit
         gt = g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
         grads = [None] * self.n
         grads[self.index] = gt
@@ -114,6 +115,12 @@ class _FunctionOp:
 class Function:
     """A custom op, the PyTorch way: subclass with static `forward(ctx, *args)` and
     `backward(ctx, *grads)` (and optionally `jvp(ctx, *tangents)`), call `MyFn.apply(...)`.
+
+    `jvp(ctx, *tangents)` gets one tangent per forward argument (a zero tensor for a
+    floating tensor argument without one, None for other arguments) and returns one
+    tangent per output; what `forward` stored on `ctx` is available to it. Without
+    it, forward mode (`rg.func.jvp`, `jacfwd`, `hessian`, `hvp`) through the
+    Function raises an error that says so.
     """
 
     @staticmethod
@@ -128,12 +135,20 @@ class Function:
     def apply(cls, *args):
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        with no_grad():
-            result = cls.forward(ctx, *args)
+        fw, state.forward = state.forward, None  # forward mode sees the Function as one op
+        try:
+            with no_grad():
+                result = cls.forward(ctx, *args)
+        finally:
+            state.forward = fw
         single = not isinstance(result, tuple)
         outs = [result] if single else list(result)
         outs = [o if isinstance(o, Tensor) else Tensor(o) for o in outs]
-        outs = [Tensor._wrap(o.data) for o in outs]  # fresh tensors, no history
+        fresh = [Tensor._wrap(o.data) for o in outs]  # fresh tensors, no history
+        if state.tracer is not None:  # rg.jit: the fresh outputs are the traced values
+            for new, old in zip(fresh, outs):
+                state.tracer.alias(new, old)
+        outs = fresh
         needs = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
         if state.enabled and needs:
             meta = [(o.shape, o.dtype) for o in outs]

@@ -14,7 +14,8 @@ elimination for free) and structural equality is identity. A node's inputs
 always exist before it, so its creation number `seq` orders every graph
 topologically: every walk here is a loop over that order, never recursion.
 
-Provided here, for any op in the table: `toposort`, `users`, `evaluate` (an
+Provided here, for any op in the table: `toposort`, `schedule`, `users`,
+`depends_on`, `evaluate` (an
 interpreter), `to_source`/`compile` (straight-line NumPy code generation) and
 `dump` (a flat, printable program).
 """
@@ -131,19 +132,30 @@ class Graph:
     def __init__(self, node_type: type = Node, weak: bool = False) -> None:
         self.node_type = node_type
         self.weak = weak
-        self.table: dict = weakref.WeakValueDictionary() if weak else {}
+        self.table: dict = {}  # key -> node, or a weak reference to it
 
     def node(self, op: str, inputs: Sequence[Node] = (), attrs: Any = None) -> Node:
         """The unique node for `op` applied to `inputs` with `attrs`."""
         inputs = tuple(inputs)
         attrs = freeze_attrs(attrs)
-        key = (op, tuple(map(id, inputs)), tuple((k, attr_key(v)) for k, v in attrs))
+        key = (op, tuple(map(id, inputs)),
+               tuple((k, attr_key(v)) for k, v in attrs) if attrs else ())
         table = self.table
-        node = table.get(key)
-        if node is None:
-            node = self.node_type(op, inputs, attrs)
-            table[key] = node
-        return node
+        hit = table.get(key)
+        if self.weak:
+            if hit is not None:
+                hit = hit()
+            if hit is None:
+                hit = self.node_type(op, inputs, attrs)
+
+                def forget(ref: weakref.ref, key: tuple = key) -> None:
+                    if table.get(key) is ref:
+                        del table[key]
+
+                table[key] = weakref.ref(hit, forget)
+        elif hit is None:
+            hit = table[key] = self.node_type(op, inputs, attrs)
+        return hit
 
     def var(self, name: str, **attrs: Any) -> Node:
         return self.node(VAR, (), dict(attrs, name=name))
@@ -174,6 +186,38 @@ def toposort(roots: Iterable[Node]) -> list[Node]:
                 add(i)
                 push(i)
     return sorted(seen, key=_seq)
+
+
+def schedule(roots: Iterable[Node]) -> list[Node]:
+    """A topological order that computes each input just before its first use.
+
+    Depth-first post-order from the roots (no recursion): like evaluating
+    the expression as written, it keeps few intermediate values alive at once,
+    which is what evaluation and generated code want.
+    """
+    order: list[Node] = []
+    done: set[Node] = set()
+    add = done.add
+    emit = order.append
+    for r in roots:
+        if r in done:
+            continue
+        stack = [[r, 0]]
+        while stack:
+            top = stack[-1]
+            n, i = top
+            ins = n.inputs
+            if i < len(ins):
+                top[1] = i + 1
+                c = ins[i]
+                if c not in done:
+                    stack.append([c, 0])
+            else:
+                stack.pop()
+                if n not in done:
+                    add(n)
+                    emit(n)
+    return order
 
 
 def users(order: Sequence[Node]) -> dict[Node, list[Node]]:
@@ -219,7 +263,7 @@ def evaluate(outputs: Sequence[Node], env: Mapping[Node, Any]) -> list:
     `env` maps each reachable `var` node to its value. A value is dropped as
     soon as its last user has run, so memory stays at the live set.
     """
-    order = toposort(outputs)
+    order = schedule(outputs)
     keep = set(outputs)
     last = _last_use(order)
     vals: dict = {}
@@ -273,12 +317,14 @@ def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
     every other op calls its `forward` from the op table. One line per node,
     so arbitrarily deep graphs compile without recursion. `prologue` lines run
     first (the parameters are `a0, a1, ...`); `epilogue` wraps each returned
-    expression; `free` deletes temporaries after their last use; `emit(node, args,
+    expression; `free` reuses a temporary's name once its value is dead (the
+    old array is freed at once, and few arrays are alive at any time); `single`
+    returns the one output itself rather than a 1-tuple; `emit(node, args,
     env)` may return a custom right-hand side for a node (adding what it needs to
     `env`), e.g. rg.jit's in-place fused ops.
     """
     index = {n: k for k, n in enumerate(inputs)}
-    order = toposort(outputs)
+    order = schedule(outputs)
     missing = [n for n in order if n.op == VAR and n not in index]
     if missing:
         names = ", ".join(repr(n.attr("name")) for n in missing)
@@ -290,6 +336,8 @@ def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
     last = _last_use(order)
     keep = set(outputs)
     counter = count()
+    temps = count()
+    spare: list[str] = []
 
     def constant(v: Any) -> str:
         lit = _literal(v)
@@ -321,14 +369,13 @@ def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
             env[fn] = ops.OPS[op].forward
             kw = [f"{a}={constant(v)}" for a, v in n.attrs]
             rhs = f"{fn}({', '.join(args + kw)})"
-        var = f"t{n.seq}"
+        if free:  # names of values used for the last time are reused: the old array dies
+            for i in dict.fromkeys(n.inputs):
+                if last[i] == k and i not in keep and i.op not in LEAF_OPS:
+                    spare.append(names[i])
+        var = spare.pop() if spare else f"t{next(temps)}"
         names[n] = var
         lines.append(f"    {var} = {rhs}")
-        if free:
-            dead = [names[i] for i in dict.fromkeys(n.inputs)
-                    if last[i] == k and i not in keep and i.op not in LEAF_OPS]
-            if dead:
-                lines.append(f"    del {', '.join(dead)}")
     wrap = epilogue or (lambda s: s)
     outs = ", ".join(wrap(names[o]) for o in outputs)
     lines.append(f"    return {outs}" if single else f"    return ({outs},)")

@@ -194,6 +194,19 @@ def _prod(rng):
     return _reductions(draw)(rng)
 
 
+def _linear(rng):
+    def draw(*shape):
+        return rng.standard_normal(shape)
+    return [([draw(3, 4), draw(5, 4), draw(5)], {}), ([draw(2, 3, 4), draw(5, 4), draw(5)], {}),
+            ([draw(4), draw(5, 4), draw(5)], {}), ([draw(3, 4), draw(5, 4), None], {})]
+
+
+def _cross_entropy(rng):
+    y = np.array([0, 2, 1, 2, 0])
+    return [([rng.standard_normal((5, 3)), y], {"reduction": r, "smoothing": s})
+            for r in ("mean", "sum", "none") for s in (0.0, 0.2)]
+
+
 SAMPLES = {
     "neg": unary(), "exp": unary(), "log": unary("pos"), "log1p": unary("gt-1"),
     "sqrt": unary("pos"), "sin": unary(), "cos": unary(), "tan": unary("tan"),
@@ -209,5 +222,6 @@ SAMPLES = {
     "reshape": _reshape, "permute": _permute, "expand": _expand, "getitem": _getitem,
     "scatter": _scatter, "setitem": _setitem, "cat": _cat, "cast": _cast,
     "matmul": _matmul, "einsum": _einsum, "unfold": _unfold, "fold": _fold,
+    "linear": _linear, "cross_entropy": _cross_entropy,
 }
 """Ops with no entry here carry no gradient (comparisons, argmax, sign, ...)."""

@@ -45,6 +45,8 @@ class Op:
         self.save_out = save_out    # rules read `out`
         if reads is None and vjps is not None and not variadic:
             reads = tuple(range(len(vjps)))
+        if view:  # shares input 0's memory: its history is stale once that changes in place
+            reads = (0,)
         self.reads = reads          # input indices rules read (None: all; "others")
         self.view = view            # output shares memory with input 0
         self.variadic = variadic    # any number of inputs; one rule, told `argnum`
@@ -385,7 +387,15 @@ def _einsum_vjp(m, g, out, *xs, spec, argnum):
 def _einsum_jvp(m, t, out, *xs, spec, argnum):
     args = list(xs)
     args[argnum] = t
-    return m.einsum(*args, spec=spec)
+    lead = t.ndim - xs[argnum].ndim
+    if not lead:
+        return m.einsum(*args, spec=spec)
+    terms, o = _einsum_parse(spec, [x.shape for x in xs])
+    used = set("".join(terms) + o)
+    batch = "".join([c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                     if c not in used][:lead])
+    terms[argnum] = batch + terms[argnum]
+    return m.einsum(*args, spec=",".join(terms) + "->" + batch + o)
 
 
 def _mT(m, a):
@@ -441,13 +451,190 @@ def _cat_vjp(m, g, out, *xs, axis, argnum):
     return m.getitem(g, idx=idx)
 
 
-def _cat_jvp(m, t, out, *xs, axis, argnum):
-    parts = [m.zeros_like(x) if k != argnum else t for k, x in enumerate(xs)]
-    return m.cat(*parts, axis=axis)
-
-
 def _zeros_like(x):
     return np.zeros_like(x)
+
+
+# ---------------------------------------------------------------- jvp helpers
+#
+# A jvp rule's tangent may carry leading batch dimensions beyond its primal's
+# shape (jacfwd, jacrev and hessian push a whole basis of tangents at once).
+# Rules are written so that such dimensions pass through untouched: `lead` is
+# their count, reductions use axes counted from the end, and shapes and
+# indices get the batch prefixed. With no batch (lead 0) each rule is the plain one.
+
+def _neg_axes(axis, ndim):
+    """Reduction axes counted from the end, so leading batch dimensions are left alone."""
+    return tuple(a - ndim for a in _axes(axis, ndim))
+
+
+def _reduce_jvp(local):
+    """jvp of a reduction: sum of the tangent times the local derivative over `axis`."""
+    def rule(m, t, out, x, *, axis=None, keepdims=False):
+        return m.sum(t * local(m, out, x, axis, keepdims), axis=_neg_axes(axis, x.ndim),
+                     keepdims=keepdims)
+    return rule
+
+
+def _reshape_jvp(m, t, out, x, *, shape):
+    return m.reshape(t, shape=t.shape[:t.ndim - x.ndim] + tuple(shape))
+
+
+def _permute_jvp(m, t, out, x, *, axes):
+    lead = t.ndim - x.ndim
+    return m.permute(t, axes=tuple(range(lead)) + tuple(a % x.ndim + lead for a in axes))
+
+
+def _expand_jvp(m, t, out, x, *, shape):
+    lead = t.ndim - x.ndim
+    if lead and len(shape) > x.ndim:
+        t = m.reshape(t, shape=t.shape[:lead] + (1,) * (len(shape) - x.ndim) + x.shape)
+    return m.expand(t, shape=t.shape[:lead] + tuple(shape))
+
+
+def _batch_idx(idx, lead):
+    """`idx` for an array with `lead` more leading dimensions; None where NumPy would move
+    separated advanced indices to the front (the batch then goes last instead)."""
+    if lead == 0:
+        return idx
+    items = idx if isinstance(idx, tuple) else (idx,)
+    adv = [k for k, i in enumerate(items)
+           if not (i is None or i is Ellipsis or isinstance(i, slice))]
+    if any(isinstance(items[k], np.ndarray) for k in adv) and adv[-1] - adv[0] + 1 != len(adv):
+        return None
+    return (slice(None),) * lead + items
+
+
+def _no_ellipsis(idx, ndim):
+    """`idx` with its Ellipsis spelled out, so extra trailing dimensions are left alone."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not any(i is Ellipsis for i in items):
+        return items
+    used = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+               for i in items if i is not None and i is not Ellipsis)
+    k = next(k for k, i in enumerate(items) if i is Ellipsis)
+    return items[:k] + (slice(None),) * (ndim - used) + items[k + 1:]
+
+
+def _batch_last(m, t, lead):
+    return m.permute(t, axes=tuple(range(lead, t.ndim)) + tuple(range(lead)))
+
+
+def _batch_first(m, r, lead):
+    n = r.ndim
+    return m.permute(r, axes=tuple(range(n - lead, n)) + tuple(range(n - lead)))
+
+
+def _getitem_jvp(m, t, out, x, *, idx):
+    lead = t.ndim - x.ndim
+    b = _batch_idx(idx, lead)
+    if b is not None:
+        return m.getitem(t, idx=b)
+    r = m.getitem(_batch_last(m, t, lead), idx=_no_ellipsis(idx, x.ndim))
+    return _batch_first(m, r, lead)
+
+
+def _scatter_jvp(m, t, out, g, *, idx, shape):
+    lead = t.ndim - g.ndim
+    b = _batch_idx(idx, lead)
+    if b is not None:
+        return m.scatter(t, idx=b, shape=t.shape[:lead] + tuple(shape))
+    r = m.scatter(_batch_last(m, t, lead), idx=_no_ellipsis(idx, len(shape)),
+                  shape=tuple(shape) + t.shape[:lead])
+    return _batch_first(m, r, lead)
+
+
+def _setitem_jvp_x(m, t, out, x, v, *, idx):
+    lead = t.ndim - x.ndim
+    b = _batch_idx(idx, lead)
+    if b is not None:
+        return m.setitem(t, 0.0, idx=b)
+    r = m.setitem(_batch_last(m, t, lead), 0.0, idx=_no_ellipsis(idx, x.ndim))
+    return _batch_first(m, r, lead)
+
+
+def _setitem_jvp_v(m, t, out, x, v, *, idx):
+    lead = t.ndim - np.ndim(v)
+    zeros = m.zeros_like(out)
+    if not lead:
+        return m.setitem(zeros, t, idx=idx)
+    batch = t.shape[:lead]
+    region = np.empty(out.shape, dtype=np.bool_)[idx].shape
+    t = m.reshape(t, shape=batch + (1,) * (len(region) - np.ndim(v)) + t.shape[lead:])
+    t = m.expand(t, shape=batch + region)
+    zeros = m.expand(zeros, shape=batch + out.shape)
+    b = _batch_idx(idx, lead)
+    if b is not None:
+        return m.setitem(zeros, t, idx=b)
+    r = m.setitem(_batch_last(m, zeros, lead), _batch_last(m, t, lead),
+                  idx=_no_ellipsis(idx, out.ndim))
+    return _batch_first(m, r, lead)
+
+
+def _cat_jvp(m, t, out, *xs, axis, argnum):
+    x = xs[argnum]
+    lead = t.ndim - x.ndim
+    ax = axis % x.ndim
+    start = sum(y.shape[ax] for y in xs[:argnum])
+    idx = (slice(None),) * (lead + ax) + (slice(start, start + x.shape[ax]),)
+    return m.scatter(t, idx=idx, shape=t.shape[:lead] + out.shape)
+
+
+def _mm_flat(m, t, y):
+    """t (..., k) @ y (k, n) as one matrix product over all leading dimensions."""
+    rows = int(np.prod(t.shape[:-1]))
+    r = m.matmul(m.reshape(t, shape=(rows, t.shape[-1])), y)
+    return m.reshape(r, shape=t.shape[:-1] + (y.shape[-1],))
+
+
+def _matmul_jvp_x(m, t, out, x, y):
+    lead = t.ndim - x.ndim
+    if not lead:
+        return m.matmul(t, y)
+    batch = t.shape[:lead]
+    if y.ndim == 2:  # (batch..., x..., k) @ (k, n): one matrix product
+        return _mm_flat(m, t, y)
+    y2 = y if y.ndim > 1 else m.reshape(y, shape=y.shape + (1,))
+    x2 = x.shape if x.ndim > 1 else (1,) + x.shape  # a vector is a one-row matrix
+    nb = max(len(x2), y2.ndim) - 2                   # matmul's own broadcast dimensions
+    r = m.matmul(m.reshape(t, shape=batch + (1,) * (nb - len(x2) + 2) + x2), y2)
+    return r if r.shape == batch + out.shape else m.reshape(r, shape=batch + out.shape)
+
+
+def _matmul_jvp_y(m, t, out, x, y):
+    lead = t.ndim - y.ndim
+    if not lead:
+        return m.matmul(x, t)
+    batch = t.shape[:lead]
+    if x.ndim == 2:  # x @ t_b for every b, as (t_b^T @ x^T)^T: one matrix product
+        if y.ndim == 1:
+            return _mm_flat(m, t, _mT(m, x))
+        return _mT(m, _mm_flat(m, _mT(m, t), _mT(m, x)))
+    x2 = x if x.ndim > 1 else m.reshape(x, shape=(1,) + x.shape)
+    y2 = y.shape if y.ndim > 1 else y.shape + (1,)   # a vector is a one-column matrix
+    nb = max(x2.ndim, len(y2)) - 2
+    r = m.matmul(x2, m.reshape(t, shape=batch + (1,) * (nb - len(y2) + 2) + y2))
+    return r if r.shape == batch + out.shape else m.reshape(r, shape=batch + out.shape)
+
+
+def _unfold_jvp(m, t, out, x, *, pad_value=0.0, **k):
+    # the padding holds a constant (-inf for max pooling): its tangent is 0
+    lead = t.ndim - x.ndim
+    if not lead:
+        return m.unfold(t, pad_value=0.0, **k)
+    batch = t.shape[:lead]
+    t = m.reshape(t, shape=(int(np.prod(batch)) * x.shape[0],) + x.shape[1:])
+    return m.reshape(m.unfold(t, pad_value=0.0, **k), shape=batch + out.shape)
+
+
+def _fold_jvp(m, t, out, cols, *, shape, **k):
+    lead = t.ndim - cols.ndim
+    if not lead:
+        return m.fold(t, shape=shape, **k)
+    batch = t.shape[:lead]
+    n = int(np.prod(batch)) * shape[0]
+    r = m.fold(m.reshape(t, shape=(n,) + cols.shape[1:]), shape=(n,) + tuple(shape[1:]), **k)
+    return m.reshape(r, shape=batch + tuple(shape))
 
 
 # ---------------------------------------------------------------- the table
@@ -507,22 +694,21 @@ sum_ = defop(
     "sum", lambda x, *, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
     (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(m, g, x.shape, axis,
                                                                     keepdims),),
-    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(t, axis=axis, keepdims=keepdims),),
+    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
+        t, axis=_neg_axes(axis, x.ndim), keepdims=keepdims),),
     reads=())
 prod = defop(
     "prod", lambda x, *, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
     (_prod_vjp,),
-    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
-        t * _prod_vjp(m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims),
-        axis=axis, keepdims=keepdims),), save_out=True)
+    (_reduce_jvp(lambda m, out, x, axis, keepdims: _prod_vjp(
+        m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims)),), save_out=True)
 prod_others = defop(
     "prod_others", lambda x, *, axis=None: _prod_others(x, axis), None, check="skip")
 max_ = defop(
     "max", _reduce_max,
     (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
         m, g, x.shape, axis, keepdims) * _extreme_mask(m, out, x, axis, keepdims),),
-    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
-        t * _extreme_mask(m, out, x, axis, keepdims), axis=axis, keepdims=keepdims),),
+    (_reduce_jvp(_extreme_mask),),
     save_out=True, smooth=False, analytic=False)
 min_ = defop("min", _reduce_min, max_.vjps, max_.jvps, save_out=True, smooth=False,
              analytic=False)
@@ -530,48 +716,49 @@ logsumexp = defop(
     "logsumexp", _logsumexp,
     (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
         m, g, x.shape, axis, keepdims) * m.exp(x - keep(m, out, x.shape, axis, keepdims)),),
-    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
-        t * m.exp(x - keep(m, out, x.shape, axis, keepdims)), axis=axis, keepdims=keepdims),),
+    (_reduce_jvp(lambda m, out, x, axis, keepdims: m.exp(
+        x - keep(m, out, x.shape, axis, keepdims))),),
     save_out=True)
 softmax = defop(
     "softmax", _softmax,
     (lambda m, g, out, x, *, axis: out * (g - m.sum(g * out, axis=axis, keepdims=True)),),
-    (lambda m, t, out, x, *, axis: out * (t - m.sum(t * out, axis=axis, keepdims=True)),),
+    (lambda m, t, out, x, *, axis: out * (t - m.sum(t * out, axis=_neg_axes(axis, x.ndim),
+                                                    keepdims=True)),),
     save_out=True, reads=())
 log_softmax = defop(
     "log_softmax", _log_softmax,
     (lambda m, g, out, x, *, axis: g - m.exp(out) * m.sum(g, axis=axis, keepdims=True),),
-    (lambda m, t, out, x, *, axis: t - m.sum(m.exp(out) * t, axis=axis, keepdims=True),),
+    (lambda m, t, out, x, *, axis: t - m.sum(m.exp(out) * t, axis=_neg_axes(axis, x.ndim),
+                                                keepdims=True),),
     save_out=True, reads=())
 
 # Shape and indexing: linear, so each jvp is the op applied to the tangent.
 reshape = defop(
     "reshape", lambda x, *, shape: np.reshape(x, shape),
     (lambda m, g, out, x, *, shape: m.reshape(g, shape=x.shape),),
-    (lambda m, t, out, x, *, shape: m.reshape(t, shape=shape),), reads=(), view=True)
+    (_reshape_jvp,), reads=(), view=True)
 permute = defop(
     "permute", lambda x, *, axes: np.transpose(x, axes),
     (lambda m, g, out, x, *, axes: m.permute(g, axes=_inverse(axes)),),
-    (lambda m, t, out, x, *, axes: m.permute(t, axes=axes),), reads=(), view=True)
+    (_permute_jvp,), reads=(), view=True)
 broadcast_to = defop(
     "expand", lambda x, *, shape: np.broadcast_to(x, shape),
     (lambda m, g, out, x, *, shape: sum_to(m, g, x.shape),),
-    (lambda m, t, out, x, *, shape: m.expand(t, shape=shape),), reads=(), view=True)
+    (_expand_jvp,), reads=(), view=True)
 getitem = defop(
     "getitem", lambda x, *, idx: x[idx],
     (lambda m, g, out, x, *, idx: m.scatter(g, idx=idx, shape=x.shape),),
-    (lambda m, t, out, x, *, idx: m.getitem(t, idx=idx),), reads=(), view=True)
+    (_getitem_jvp,), reads=(), view=True)
 scatter = defop(
     "scatter", _scatter,
     (lambda m, g, out, x, *, idx, shape: m.getitem(g, idx=idx),),
-    (lambda m, t, out, x, *, idx, shape: m.scatter(t, idx=idx, shape=shape),), reads=(),
+    (_scatter_jvp,), reads=(),
     check="skip")
 setitem = defop(
     "setitem", _setitem,
     (lambda m, g, out, x, v, *, idx: m.setitem(g, 0.0, idx=idx),
      lambda m, g, out, x, v, *, idx: sum_to(m, m.getitem(g, idx=idx), v.shape)),
-    (lambda m, t, out, x, v, *, idx: m.setitem(t, 0.0, idx=idx),
-     lambda m, t, out, x, v, *, idx: m.setitem(m.zeros_like(out), t, idx=idx)),
+    (_setitem_jvp_x, _setitem_jvp_v),
     reads=(), save_out=False, check="skip")
 cat = defop("cat", _cat, (_cat_vjp,), (_cat_jvp,), reads=(), variadic=True)
 cast = defop("cast", _cast,
@@ -582,18 +769,18 @@ ones_like = defop("ones_like", np.ones_like, (None,), (None,), reads=(), check="
 
 # Linear algebra.
 matmul = defop("matmul", np.matmul, (_matmul_vjp_x, _matmul_vjp_y),
-               (lambda m, t, out, x, y: m.matmul(t, y), lambda m, t, out, x, y: m.matmul(x, t)))
+               (_matmul_jvp_x, _matmul_jvp_y))
 einsum = defop("einsum", _einsum, (_einsum_vjp,), (_einsum_jvp,), variadic=True)
 
 # Sliding windows for convolution and pooling (im2col and its adjoint).
 unfold = defop(
     "unfold", _unfold,
     (lambda m, g, out, x, **k: m.fold(g, shape=x.shape, **k),),
-    (lambda m, t, out, x, **k: m.unfold(t, **k),), reads=(), check="skip")
+    (_unfold_jvp,), reads=(), check="skip")
 fold = defop(
     "fold", _fold,
-    (lambda m, g, out, x, *, shape, **k: m.unfold(g, **k),),
-    (lambda m, t, out, x, **k: m.fold(t, **k),), reads=(), check="skip")
+    (lambda m, g, out, x, *, shape, pad_value=0.0, **k: m.unfold(g, **k),),  # pad: zeros
+    (_fold_jvp,), reads=(), check="skip")
 
 # Layers: fused for speed (one node instead of three or more); rules in table ops.
 def _linear(x, w, b):
@@ -616,7 +803,11 @@ def _linear_vjp_w(m, g, out, x, w, b):
 
 
 def _linear_vjp_b(m, g, out, x, w, b):
-    return g if g.ndim == 1 else m.sum(g, axis=tuple(range(g.ndim - 1)))
+    if g.ndim == 1:
+        return g
+    if m is NUMPY and g.ndim == 2:
+        return np.add.reduce(g, axis=0)  # skips np.sum's Python wrapper: this is the hot path
+    return m.sum(g, axis=tuple(range(g.ndim - 1)))
 
 
 def _labels(y):
@@ -624,14 +815,18 @@ def _labels(y):
 
 
 def _cross_entropy(z, y, *, reduction, smoothing):
-    shift = z - np.max(z.real, axis=1, keepdims=True)
-    lse = np.log(np.sum(np.exp(shift), axis=1))
-    loss = lse - shift[np.arange(len(y)), y] if not smoothing else \
-        lse - (1.0 - smoothing) * shift[np.arange(len(y)), y] \
-        - (smoothing / z.shape[1]) * np.sum(shift, axis=1)
-    if reduction == "mean":
-        return np.mean(loss)
-    return np.sum(loss) if reduction == "sum" else loss
+    # ufunc reductions directly: np.sum/np.mean wrappers cost more than the maths here
+    shift = z - z.real.max(axis=1, keepdims=True)
+    loss = np.log(np.add.reduce(np.exp(shift), axis=1))
+    picked = shift[np.arange(len(y)), y]
+    if smoothing:
+        loss -= (1.0 - smoothing) * picked + (smoothing / z.shape[1]) * np.add.reduce(shift, 1)
+    else:
+        loss -= picked
+    if reduction == "none":
+        return loss
+    total = np.add.reduce(loss)
+    return total / len(y) if reduction == "mean" else total
 
 
 def _xent_residual(m, z, y, smoothing):
@@ -639,8 +834,8 @@ def _xent_residual(m, z, y, smoothing):
     y = _labels(y)
     rows = np.arange(len(y))
     if m is NUMPY:
-        e = np.exp(z - np.max(z.real, axis=1, keepdims=True))
-        r = e / np.sum(e, axis=1, keepdims=True)
+        r = np.exp(z - z.real.max(axis=1, keepdims=True))
+        r /= np.add.reduce(r, axis=1, keepdims=True)
         r[rows, y] -= 1.0 - smoothing
         if smoothing:
             r -= smoothing / z.shape[1]
@@ -663,18 +858,25 @@ def _xent_vjp(m, g, out, z, y, *, reduction, smoothing):
 
 
 def _xent_jvp(m, t, out, z, y, *, reduction, smoothing):
-    d = m.sum(_xent_residual(m, z, y, smoothing) * t, axis=1)
+    d = m.sum(_xent_residual(m, z, y, smoothing) * t, axis=-1)  # axes from the end: batchable
     if reduction == "none":
         return d
-    return m.sum(d) / z.shape[0] if reduction == "mean" else m.sum(d)
+    return m.sum(d, axis=-1) / z.shape[0] if reduction == "mean" else m.sum(d, axis=-1)
+
+
+def _linear_jvp_w(m, t, out, x, w, b):
+    lead = t.ndim - 2
+    tT = m.permute(t, axes=tuple(range(lead)) + (lead + 1, lead))
+    if lead and x.ndim > 2:  # keep x's own leading dimensions apart from the batch
+        tT = m.reshape(tT, shape=t.shape[:lead] + (1,) * (x.ndim - 2) + tT.shape[lead:])
+    return m.matmul(x, tT)
 
 
 linear = defop(
     "linear", _linear,
     (lambda m, g, out, x, w, b: m.matmul(g, w), _linear_vjp_w, _linear_vjp_b),
-    (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))),
-     lambda m, t, out, x, w, b: m.matmul(x, m.permute(t, axes=(1, 0))),
-     lambda m, t, out, x, w, b: m.expand(t, shape=out.shape)))
+    (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
+     lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)))
 cross_entropy = defop("cross_entropy", _cross_entropy, (_xent_vjp, None), (_xent_jvp, None),
                       analytic=False)
 

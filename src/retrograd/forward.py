@@ -1,0 +1,299 @@
+"""Forward mode: tangents pushed alongside values (dual tensors), nestable.
+
+A `Level` is one forward-mode derivative in progress (one `jvp` call). Tangents
+live on the tensors themselves, in `t._fw`, a dict from level to tangent
+Tensor, so every op applied while a level is active carries its tangent along:
+`engine.apply` calls `Stack.push`, which runs the op's jvp rules from the op
+table. That costs a small constant times the forward pass, whatever the size of
+the output.
+
+Perturbation confusion (Autodidax, Siskind & Pearlmutter) is avoided by tagging:
+each level is a distinct object, a tangent is looked up by its level, and the
+primal that a `jvp` call differentiates is a fresh tensor, so a value closed
+over from outside the call has no tangent at the inner level.
+
+Nesting. `state.forward` is a `Stack` of the active levels, outermost first.
+While the tangent for level k is computed, levels k and deeper are switched off
+and the outer ones stay on: the tangent arithmetic is itself differentiated by
+the outer levels (jvp of jvp) and, being made of recorded Tensor ops, by reverse
+mode (grad of jvp), but never by its own level. Levels are processed outermost
+first, because a rule may read the op's output, whose outer tangents must then
+already be set.
+
+Batches. A level may carry a batch shape (jacfwd, jacrev and hessian push a
+whole basis of tangents at once): its tangents have shape `batch + x.shape`,
+and the jvp rules in `ops.py` treat leading extra dimensions as batch.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import ops
+from .grad_mode import state
+from .tensor import Tensor
+
+
+class Level:
+    """One forward-mode derivative in progress: the unique tag of its tangents."""
+
+    __slots__ = ("batch", "_tracked", "_limit", "__weakref__")
+
+    def __init__(self, batch: tuple = ()) -> None:
+        self.batch = tuple(batch)
+        self._tracked = []   # weak references to every tensor given a tangent here
+        self._limit = 1024
+
+    def _track(self, t: Tensor) -> None:
+        tracked = self._tracked
+        tracked.append(weakref.ref(t))
+        if len(tracked) >= self._limit:  # forget dead tensors, amortised O(1)
+            tracked[:] = [r for r in tracked if r() is not None]
+            self._limit = max(1024, 2 * len(tracked))
+
+    def close(self) -> None:
+        """Remove this level's tangents from every tensor still alive.
+
+        Frees them early and breaks the cycle output -> tangent -> node -> output
+        that recording a tangent computation for reverse mode would leave.
+        """
+        for r in self._tracked:
+            t = r()
+            if t is not None and t._fw is not None:
+                t._fw.pop(self, None)
+                if not t._fw:
+                    t._fw = None
+        self._tracked = []
+
+    def __repr__(self) -> str:
+        return f"<forward level batch={self.batch}>"
+
+
+class Stack:
+    """The active forward-mode levels, outermost first (`grad_mode.state.forward`)."""
+
+    __slots__ = ("levels", "outers")
+
+    def __init__(self, prev: Stack | None, level: Level) -> None:
+        if prev is None:
+            self.levels = (level,)
+            self.outers = (None,)
+        else:
+            self.levels = prev.levels + (level,)
+            self.outers = prev.outers + (prev,)  # outers[k]: the stack of levels[:k]
+
+    def push(self, op, inputs, attrs, out: Tensor) -> None:
+        """Give `out` its tangent at every level where an input has one."""
+        for x in inputs:
+            if getattr(x, "_fw", None) is not None:
+                break
+        else:
+            return
+        if out.data.dtype.kind not in "fc":  # comparisons, argmax: no tangent
+            return
+        st = state
+        for k, lv in enumerate(self.levels):
+            pairs = None
+            for j, x in enumerate(inputs):
+                fw = getattr(x, "_fw", None)
+                if fw is not None:
+                    t = fw.get(lv)
+                    if t is not None:
+                        if pairs is None:
+                            pairs = []
+                        pairs.append((j, t))
+            if pairs is None:
+                continue
+            if op.jvps is None:
+                raise RuntimeError(
+                    f"op '{op.name}' has no forward-mode (jvp) rule, so forward-mode "
+                    "derivatives (rg.func.jvp, jacfwd, hessian, hvp) cannot pass through it")
+            fast = k == 0 and st.tracer is None and not (st.enabled and _any_grad(inputs, pairs))
+            saved = st.forward
+            st.forward = self.outers[k]
+            try:
+                acc = _tangent(op, inputs, attrs, out, pairs, lv, fast)
+            finally:
+                st.forward = saved
+            if acc is not None:
+                _set(out, lv, acc)
+
+    def push_function(self, cls, ctx, args, outs) -> None:
+        """Tangents for the outputs of a custom `rg.autograd.Function`, from its `jvp`."""
+        if not any(getattr(a, "_fw", None) is not None for a in args):
+            return
+        st = state
+        for k, lv in enumerate(self.levels):
+            ts = [a._fw.get(lv) if getattr(a, "_fw", None) is not None else None for a in args]
+            if all(t is None for t in ts):
+                continue
+            if getattr(cls, "jvp", None) is None:
+                raise RuntimeError(
+                    f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "
+                    "so forward-mode derivatives (rg.func.jvp, jacfwd, hessian, hvp) cannot "
+                    "pass through it; add a static jvp method")
+            saved = st.forward
+            st.forward = self.outers[k]
+            try:
+                res = _function_tangents(cls, ctx, args, ts, outs, lv)
+            finally:
+                st.forward = saved
+            for o, t in zip(outs, res):
+                if t is not None and o.dtype.kind in "fc":
+                    _set(o, lv, t)
+
+    def check_inplace(self, target: Tensor, other, op) -> None:
+        """In-place ops cannot update tangents (views would go stale): refuse them."""
+        for t in (target, other):
+            fw = getattr(t, "_fw", None)
+            if fw is not None and any(lv in fw for lv in self.levels):
+                raise RuntimeError(
+                    f"in-place '{op.name}' on or with a tensor that carries a forward-mode "
+                    f"tangent (shape {t.shape}) is not supported inside jvp/jacfwd/hessian/hvp; "
+                    "use an out-of-place op (e.g. rg.where, rg.cat, rg.stack) instead")
+
+
+def _any_grad(inputs, pairs) -> bool:
+    for x in inputs:
+        if getattr(x, "requires_grad", False):
+            return True
+    return any(t.requires_grad for _, t in pairs)
+
+
+def _tangent(op, inputs, attrs, out, pairs, lv, fast):
+    """Sum over inputs with tangents of the op's jvp rule, expanded to batch + out.shape.
+
+    `fast`: nothing needs recording (no outer level, no reverse mode, no tracer), so
+    the rules run on NumPy arrays; otherwise on Tensors, so they are differentiable.
+    """
+    rules = op.jvps
+    nb = len(lv.batch)
+    if fast:
+        m = ops.NUMPY
+        xs = tuple([x.data if isinstance(x, Tensor) else x for x in inputs])
+        o = out.data
+    else:
+        m = ops.TENSOR
+        xs = inputs
+        o = out
+    acc = None
+    for j, t in pairs:
+        rule = rules[0] if op.variadic else rules[j]
+        if rule is None:  # an input the output does not depend on smoothly
+            continue
+        if fast:
+            t = t.data
+        x = xs[j]
+        if nb and op.broadcast and x.ndim < o.ndim:  # line the batch up before broadcasting
+            t = m.reshape(t, shape=t.shape[:nb] + (1,) * (o.ndim - x.ndim) + x.shape)
+        r = rule(m, t, o, *xs, argnum=j, **attrs) if op.variadic else rule(m, t, o, *xs, **attrs)
+        acc = r if acc is None else acc + r
+    if acc is None:
+        return None
+    shape = lv.batch + o.shape
+    if acc.shape != shape:
+        acc = m.expand(acc, shape=shape)
+    if acc.dtype != o.dtype:
+        acc = m.cast(acc, dtype=o.dtype)
+    return Tensor._wrap(np.asarray(acc)) if fast else acc
+
+
+def _function_tangents(cls, ctx, args, ts, outs, lv) -> list:
+    full = []
+    for a, t in zip(args, ts):
+        if t is None and isinstance(a, Tensor) and a.dtype.kind in "fc":
+            t = Tensor._wrap(np.zeros(lv.batch + a.shape, dtype=a.dtype))
+        full.append(t)
+    if not lv.batch:
+        return _call_jvp(cls, ctx, full, outs)
+    # a user's jvp need not know about batches: call it once per batch element
+    from .functions import reshape, stack
+
+    n = int(np.prod(lv.batch))
+    flat = [reshape(t, (n,) + t.shape[len(lv.batch):]) if isinstance(t, Tensor) else t
+            for t in full]
+    rows = [_call_jvp(cls, ctx, [t[i] if isinstance(t, Tensor) else t for t in flat], outs)
+            for i in range(n)]
+    res = []
+    for k, o in enumerate(outs):
+        col = [r[k] for r in rows]
+        res.append(None if col[0] is None else reshape(stack(col), lv.batch + o.shape))
+    return res
+
+
+def _call_jvp(cls, ctx, tangents, outs) -> list:
+    res = cls.jvp(ctx, *tangents)
+    res = list(res) if isinstance(res, (tuple, list)) else [res]
+    if len(res) != len(outs):
+        raise RuntimeError(f"{cls.__name__}.jvp returned {len(res)} tangents but forward "
+                           f"returned {len(outs)} outputs")
+    for k, (r, o) in enumerate(zip(res, outs)):
+        if r is None:
+            continue
+        if not isinstance(r, Tensor):
+            r = res[k] = Tensor(np.asarray(r, dtype=o.dtype))
+        if r.shape != o.shape:
+            raise RuntimeError(f"{cls.__name__}.jvp returned a tangent of shape {r.shape} for "
+                               f"output {k} of shape {o.shape}")
+    return res
+
+
+def _set(t: Tensor, lv: Level, tangent: Tensor) -> None:
+    fw = t._fw
+    if fw is None:
+        t._fw = {lv: tangent}
+    else:
+        fw[lv] = tangent
+    lv._track(t)
+
+
+# ---------------------------------------------------------------- the API rg.func builds on
+
+class level:
+    """`with level(batch) as lv:` makes `lv` the innermost active forward-mode level.
+
+    On exit the previous stack is restored and the level's tangents are removed,
+    so read the tangents you need (`tangent_of`) inside the block.
+    """
+
+    def __init__(self, batch: tuple = ()) -> None:
+        self.level = Level(batch)
+
+    def __enter__(self) -> Level:
+        self._prev = state.forward
+        state.forward = Stack(self._prev, self.level)
+        return self.level
+
+    def __exit__(self, *exc) -> None:
+        state.forward = self._prev
+        self.level.close()
+
+
+def make_dual(x: Tensor, tangent: Tensor, lv: Level) -> Tensor:
+    """A fresh tensor equal to `x` (same graph, same outer tangents) with `tangent` at `lv`.
+
+    Fresh, so that `x` itself, if also closed over, stays without a tangent at `lv`.
+    """
+    from .engine import apply
+
+    d = apply(ops.reshape, x, shape=x.shape)
+    expect = lv.batch + x.shape
+    if tangent.shape != expect:
+        raise ValueError(f"tangent of shape {tangent.shape} for a primal of shape {x.shape}")
+    set_tangent(d, tangent, lv)
+    return d
+
+
+def set_tangent(x: Tensor, tangent: Tensor, lv: Level) -> None:
+    """Attach `tangent` to `x` at level `lv`."""
+    if x._fw is None:
+        x._fw = {}
+    _set(x, lv, tangent)
+
+
+def tangent_of(x, lv: Level) -> Tensor | None:
+    """`x`'s tangent at `lv`, or None where it has none (a zero tangent)."""
+    fw = getattr(x, "_fw", None)
+    return None if fw is None else fw.get(lv)

@@ -1,0 +1,502 @@
+"""`rg.func`: JAX-style function transforms on top of the op table.
+
+    grad, value_and_grad, vjp     reverse mode (one backward pass)
+    jvp                           forward mode (tangents pushed with the values)
+    jacrev (= jacobian), jacfwd   whole Jacobians, a batch of basis vectors at once
+    hessian, hvp                  forward over reverse
+
+Inputs may be Tensors, NumPy arrays or Python floats; results are Tensors.
+Transforms compose: `grad(grad(f))`, `jacfwd(jacrev(f))`, `jvp(grad(f), ...)`.
+
+How nesting stays correct:
+- The argument a transform differentiates is always a fresh node (an identity
+  op on the caller's value), so a value closed over from an outer transform and
+  the argument are distinct paths, and the nested derivatives of
+  `grad(lambda x: x * grad(lambda y: x + y)(x))` keep their perturbations apart.
+  Forward mode tags tangents by level to the same end (see forward.py).
+- Reverse mode records its own backward pass (`create_graph`) only when
+  something outside may differentiate the result: another transform is running,
+  forward mode is active, an input already requires grad, or `f` closes over a
+  tensor that requires grad. Plain top-level use does not pay for it.
+- Jacobians push all basis vectors as one batch: jacfwd seeds a batched forward
+  level; jacrev runs one backward pass whose cotangent carries the basis as a
+  batched tangent (the vjp is linear in the cotangent, so its forward derivative
+  in direction e_i is the vjp of e_i). All batching therefore lives in the jvp
+  rules, which treat leading extra tangent dimensions as batch.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import forward, ops
+from .autograd import grad as _autograd_grad
+from .engine import Node, apply
+from .grad_mode import enable_grad, state
+from .tensor import Tensor
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
+           "hvp"]
+
+_depth = [0]  # transforms whose function is running: results must stay differentiable
+_internal: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # leaves made by _fresh
+
+
+# ---------------------------------------------------------------- helpers
+
+def _nested() -> bool:
+    return _depth[0] > 0 or state.forward is not None
+
+
+def _as_tensor(x, what: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, float, int, list, tuple)) and not isinstance(
+            x, bool):
+        return Tensor(x)
+    raise TypeError(f"{what}: expected a Tensor, NumPy array or number, got {type(x).__name__}")
+
+
+def _float_input(x, what: str) -> Tensor:
+    t = _as_tensor(x, what)
+    if t.dtype.kind not in "fc":
+        raise TypeError(f"{what} has dtype {t.dtype}; only floating inputs can be "
+                        "differentiated (pass floats, or convert with .float()/.double())")
+    return t
+
+
+def _argnums(argnums, nargs: int, what: str) -> tuple[tuple[int, ...], bool]:
+    single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+    nums = (argnums,) if single else argnums
+    if not isinstance(nums, (tuple, list)) or not all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in nums):
+        raise TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r}")
+    if not nums:
+        raise ValueError(f"{what}: argnums is empty; name at least one argument")
+    out = []
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{what}: argnums {a} is out of range for a function called with "
+                             f"{nargs} positional argument(s)")
+        out.append(int(a) % nargs)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: argnums {argnums!r} repeats an argument")
+    return tuple(out), single
+
+
+def _fresh(x: Tensor) -> Tensor:
+    """A new node equal to `x`, differentiable as a leaf of its own if `x` is not already.
+
+    An identity op keeps `x`'s graph, its forward-mode tangents and a jit trace;
+    being a distinct node it is what reverse mode's `grad` differentiates against.
+    """
+    d = apply(ops.reshape, x, shape=x.shape)
+    if not d.requires_grad:
+        d.requires_grad = True
+        _internal[id(d)] = d
+    return d
+
+
+def _split_aux(res, has_aux: bool, what: str):
+    if not has_aux:
+        return res, None
+    if not isinstance(res, (tuple, list)) or len(res) != 2:
+        raise TypeError(f"{what}: with has_aux=True the function must return a pair "
+                        f"(output, aux), got {type(res).__name__}")
+    return res[0], res[1]
+
+
+def _outputs(out, what: str) -> tuple[list[Tensor], bool]:
+    single = not isinstance(out, (tuple, list))
+    outs = [out] if single else list(out)
+    res = []
+    for k, o in enumerate(outs):
+        o = _as_tensor(o, f"{what}: output {k}")
+        if o.dtype.kind not in "fc":
+            raise TypeError(f"{what}: output {k} has dtype {o.dtype}; only floating outputs "
+                            "can be differentiated")
+        res.append(o)
+    return res, single
+
+
+def _call(f, args, kwargs):
+    _depth[0] += 1
+    try:
+        return f(*args, **kwargs)
+    finally:
+        _depth[0] -= 1
+
+
+def _external(leaf: Tensor) -> bool:
+    return _internal.get(id(leaf)) is not leaf
+
+
+def _captures_grad(outs: list[Tensor]) -> bool:
+    """Does the graph of `outs` reach a caller's tensor that requires grad?
+
+    Leaves that the transforms made themselves (`_fresh`) do not count.
+    """
+    stack = [o.grad_fn for o in outs if o.grad_fn is not None]
+    seen = set(stack)
+    while stack:
+        for nxt in stack.pop().nexts:
+            if nxt.__class__ is Node:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+            elif _external(nxt):
+                return True
+    return any(o.grad_fn is None and o.requires_grad and _external(o) for o in outs)
+
+
+def _needs_graph(xs, outs, caller_enabled: bool) -> bool:
+    """Must results stay differentiable, because something outside may differentiate them?
+
+    Yes inside another transform or forward mode, or when an input, or a tensor
+    that `f` closes over, requires grad (and grad mode was on for the caller).
+    """
+    if _nested():
+        return True
+    if not caller_enabled:
+        return False
+    if any(x.requires_grad for x in xs):
+        return True
+    return _captures_grad(outs)
+
+
+def _zeros(x: Tensor, batch: tuple = ()) -> Tensor:
+    return Tensor._wrap(np.zeros(batch + x.shape, dtype=x.dtype))
+
+
+def _grads(outs, cots, diffs, create_graph: bool) -> list[Tensor]:
+    """Gradients of sum(<out, cot>) with respect to `diffs` (zeros where unused)."""
+    live = [(o, c) for o, c in zip(outs, cots) if o.requires_grad]
+    if not live:
+        return [_zeros(d) for d in diffs]
+    gs = _autograd_grad([o for o, _ in live], diffs, [c for _, c in live],
+                        create_graph=create_graph, allow_unused=True)
+    return [g if g is not None else _zeros(d) for g, d in zip(gs, diffs)]
+
+
+def _cotangent(c, o: Tensor, k: int, what: str) -> Tensor:
+    c = _as_tensor(c, f"{what}: cotangent {k}")
+    if c.shape != o.shape:
+        raise ValueError(f"{what}: cotangent {k} has shape {c.shape} but the output has shape "
+                         f"{o.shape}")
+    return c if c.dtype == o.dtype else c.to(o.dtype)
+
+
+def _detach(t: Tensor) -> Tensor:
+    """Cut a top-level result from the graph (not while rg.jit traces: it would bake it in)."""
+    return t.detach() if t.requires_grad and state.tracer is None else t
+
+
+def _pack(items: list, single: bool):
+    return items[0] if single else tuple(items)
+
+
+def _to_jac(rows: Tensor, out_shape: tuple, x_shape: tuple, lead_is_x: bool) -> Tensor:
+    """One Jacobian block, shape out_shape + x_shape, from rows stacked along axis 0.
+
+    jacrev's rows are indexed by output (rows: (out.size,) + x_shape); jacfwd's by
+    input (rows: (x.size,) + out_shape), so they are moved to the end first.
+    """
+    from .functions import permute, reshape
+
+    if lead_is_x and rows.ndim > 1:
+        rows = permute(rows, tuple(range(1, rows.ndim)) + (0,))
+    return reshape(rows, out_shape + x_shape)
+
+
+def _chunks(n: int, chunk_size: int | None) -> list[tuple[int, int]]:
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
+    size = n if chunk_size is None else chunk_size
+    return [(a, min(a + size, n)) for a in range(0, n, max(size, 1))] or [(0, 0)]
+
+
+def _cat_rows(parts: list[Tensor]) -> Tensor:
+    from .functions import cat
+
+    return parts[0] if len(parts) == 1 else cat(parts, 0)
+
+
+# ---------------------------------------------------------------- reverse mode
+
+def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
+    nums, single = _argnums(argnums, len(args), what)
+    xs = [_float_input(args[i], f"{what}: argument {i}") for i in nums]
+    caller = state.enabled
+    with enable_grad():
+        diffs = [_fresh(x) for x in xs]
+        call = list(args)
+        for i, d in zip(nums, diffs):
+            call[i] = d
+        out, aux = _split_aux(_call(f, call, kwargs), has_aux, what)
+        out = _as_tensor(out, f"{what}: the output")
+        if out.data.size != 1:
+            raise RuntimeError(
+                f"{what}: the function's output is not a scalar (shape {out.shape}); grad needs "
+                "a single-element output. Use jacrev/jacfwd or vjp for other outputs.")
+        if out.dtype.kind not in "fc":
+            raise TypeError(f"{what}: the output has dtype {out.dtype}; it must be floating")
+        cg = _needs_graph(xs, [out], caller)
+        gs = _grads([out], [None], diffs, cg)
+    if not cg:
+        out = _detach(out)
+    return out, aux, _pack(gs, single)
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable:
+    """`f` and its gradient in one call: `(value, grad)`, or `((value, aux), grad)`.
+
+    `f` must return one element; `argnums` picks the argument(s) differentiated
+    (a tuple gives a tuple of gradients).
+    """
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        out, aux, g = _value_and_grad(f, argnums, has_aux, "value_and_grad", args, kwargs)
+        return ((out, aux) if has_aux else out), g
+
+    return value_and_grad_f
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The gradient of a scalar function: `grad(f)(x)` is df/dx, shaped like `x`.
+
+    A tuple `argnums` gives a tuple of gradients; `has_aux=True` means `f` returns
+    `(output, aux)` and the result is `(gradient, aux)`. Nests to any order.
+    """
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        _, aux, g = _value_and_grad(f, argnums, has_aux, "grad", args, kwargs)
+        return (g, aux) if has_aux else g
+
+    return grad_f
+
+
+def vjp(f: Callable, *primals, has_aux: bool = False):
+    """`(out, vjp_fn)`, with `vjp_fn(cotangent)` the tuple of cotangent-Jacobian products.
+
+    One entry per primal, as in JAX. With `has_aux=True`, `(out, vjp_fn, aux)`.
+    `f` may return a Tensor or a tuple of them (then pass one cotangent each).
+    """
+    xs = [_float_input(p, f"vjp: primal {k}") for k, p in enumerate(primals)]
+    caller = state.enabled
+    with enable_grad():
+        diffs = [_fresh(x) for x in xs]
+        out, aux = _split_aux(_call(f, diffs, {}), has_aux, "vjp")
+    outs, single = _outputs(out, "vjp")
+    keep = _needs_graph(xs, outs, caller)
+
+    def vjp_fn(*cotangents) -> tuple:
+        if single and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)) and \
+                not isinstance(cotangents[0], Tensor) and len(cotangents[0]) == 1:
+            cotangents = tuple(cotangents[0])
+        if not single and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)):
+            cotangents = tuple(cotangents[0])
+        if len(cotangents) != len(outs):
+            raise ValueError(f"vjp_fn: expected {len(outs)} cotangent(s), one per output, got "
+                             f"{len(cotangents)}")
+        cots = [_cotangent(c, o, k, "vjp_fn") for k, (c, o) in enumerate(zip(cotangents, outs))]
+        cg = keep or _nested() or any(c.requires_grad or c._fw is not None for c in cots)
+        gs = _grads(outs, cots, diffs, cg)
+        return tuple(gs)
+
+    result = outs if keep else [_detach(o) for o in outs]
+    res = (_pack(result, single), vjp_fn)
+    return res + (aux,) if has_aux else res
+
+
+# ---------------------------------------------------------------- forward mode
+
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = False):
+    """`(out, tangent_out)`: `f(*primals)` and its directional derivative along `tangents`.
+
+    True forward mode: each op pushes the tangent alongside its value. With
+    `has_aux=True`, `(out, tangent_out, aux)`.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples (one entry per argument), "
+                        f"got {type(primals).__name__} and {type(tangents).__name__}")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
+    xs = [_float_input(p, f"jvp: primal {k}") for k, p in enumerate(primals)]
+    caller = state.enabled
+    ts = []
+    for k, (x, t) in enumerate(zip(xs, tangents)):
+        t = _as_tensor(t, f"jvp: tangent {k}")
+        if t.shape != x.shape:
+            raise ValueError(f"jvp: tangent {k} has shape {t.shape} but primal {k} has shape "
+                             f"{x.shape}; they must match")
+        ts.append(t if t.dtype == x.dtype else t.to(x.dtype))
+    with forward.level() as lv:
+        duals = [forward.make_dual(x, t, lv) for x, t in zip(xs, ts)]
+        out, aux = _split_aux(_call(f, duals, {}), has_aux, "jvp")
+        outs, single = _outputs(out, "jvp")
+        touts = [forward.tangent_of(o, lv) for o in outs]
+    touts = [t if t is not None else _zeros(o) for t, o in zip(touts, outs)]
+    if not _needs_graph(xs + ts, outs + touts, caller):
+        outs, touts = [_detach(o) for o in outs], [_detach(t) for t in touts]
+    res = (_pack(outs, single), _pack(touts, single))
+    return res + (aux,) if has_aux else res
+
+
+# ---------------------------------------------------------------- Jacobians
+
+def _jac_inputs(args, argnums, what):
+    nums, single = _argnums(argnums, len(args), what)
+    xs = [_float_input(args[i], f"{what}: argument {i}") for i in nums]
+    return nums, single, xs
+
+
+def _assemble(outs, xs, rows_for, lead_is_x, single_out, single_in):
+    """Jacobian blocks [output][input], packed the way JAX and torch.func return them."""
+    res = []
+    for a, o in enumerate(outs):
+        blocks = [_to_jac(rows_for(a, b), o.shape, x.shape, lead_is_x) for b, x in enumerate(xs)]
+        res.append(_pack(blocks, single_in))
+    return _pack(res, single_out)
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
+           chunk_size: int | None = None) -> Callable:
+    """The Jacobian by forward mode: shape `out.shape + x.shape`, one pass for all inputs.
+
+    All basis tangents travel as one batch (or `chunk_size` at a time; 1 is a loop
+    of plain jvps). Best when inputs are few and outputs many.
+    """
+    @functools.wraps(f)
+    def jacfwd_f(*args, **kwargs):
+        nums, single_in, xs = _jac_inputs(args, argnums, "jacfwd")
+        caller = state.enabled
+        sizes = [x.data.size for x in xs]
+        offs = np.cumsum([0] + sizes)
+        n = int(offs[-1])
+        parts, outs, aux, single_out = [], None, None, True
+        for a, b in _chunks(n, chunk_size):
+            loop = chunk_size == 1
+            batch = () if loop else (b - a,)
+            with forward.level(batch) as lv:
+                call = list(args)
+                for k, (i, x) in enumerate(zip(nums, xs)):
+                    seed = np.zeros((b - a, sizes[k]), dtype=x.dtype)
+                    lo, hi = max(a, offs[k]), min(b, offs[k + 1])
+                    if lo < hi:
+                        np.fill_diagonal(seed[lo - a:hi - a, lo - offs[k]:hi - offs[k]], 1)
+                    seed = seed.reshape(batch + x.shape)
+                    call[i] = forward.make_dual(x, Tensor._wrap(seed), lv)
+                out, aux = _split_aux(_call(f, call, kwargs), has_aux, "jacfwd")
+                outs, single_out = _outputs(out, "jacfwd")
+                ts = [forward.tangent_of(o, lv) for o in outs]
+            ts = [t if t is not None else _zeros(o, batch) for t, o in zip(ts, outs)]
+            if loop:
+                from .functions import unsqueeze
+
+                ts = [unsqueeze(t, 0) for t in ts]
+            parts.append(ts)
+        rows = [_cat_rows([p[k] for p in parts]) for k in range(len(outs))]
+        if not _needs_graph(xs, rows, caller):
+            rows = [_detach(r) for r in rows]
+        jac = _assemble(outs, xs, lambda a, b: rows[a][int(offs[b]):int(offs[b + 1])], True,
+                        single_out, single_in)
+        return (jac, aux) if has_aux else jac
+
+    return jacfwd_f
+
+
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
+           chunk_size: int | None = None) -> Callable:
+    """The Jacobian by reverse mode: shape `out.shape + x.shape`, one backward for all rows.
+
+    The cotangent basis travels through the backward pass as one batch (or
+    `chunk_size` at a time; 1 is a loop of plain vjps). Best when outputs are few.
+    """
+    @functools.wraps(f)
+    def jacrev_f(*args, **kwargs):
+        nums, single_in, xs = _jac_inputs(args, argnums, "jacrev")
+        caller = state.enabled
+        with enable_grad():
+            diffs = [_fresh(x) for x in xs]
+            call = list(args)
+            for i, d in zip(nums, diffs):
+                call[i] = d
+            out, aux = _split_aux(_call(f, call, kwargs), has_aux, "jacrev")
+            outs, single_out = _outputs(out, "jacrev")
+            cg = _needs_graph(xs, outs, caller)
+            sizes = [o.data.size for o in outs]
+            offs = np.cumsum([0] + sizes)
+            m = int(offs[-1])
+            if m == 1 or chunk_size == 1:
+                rows = _jacrev_loop(outs, diffs, offs, m, cg)
+            else:
+                rows = _jacrev_batched(outs, diffs, offs, m, chunk_size)
+        if not cg:
+            rows = [_detach(r) for r in rows]
+        jac = _assemble(outs, xs, lambda a, b: rows[b][int(offs[a]):int(offs[a + 1])], False,
+                        single_out, single_in)
+        return (jac, aux) if has_aux else jac
+
+    return jacrev_f
+
+
+def _jacrev_loop(outs, diffs, offs, m, cg) -> list[Tensor]:
+    """One plain backward pass per output element."""
+    from .functions import stack
+
+    per_input = [[] for _ in diffs]
+    for o in outs:
+        for e in range(o.data.size):
+            seed = np.zeros(o.shape, dtype=o.dtype)
+            seed.reshape(-1)[e] = 1
+            gs = _grads([o], [Tensor._wrap(seed)], diffs, cg)
+            for k, g in enumerate(gs):
+                per_input[k].append(g)
+    return [stack(r) if r else _zeros(d, (0,)) for r, d in zip(per_input, diffs)]
+
+
+def _jacrev_batched(outs, diffs, offs, m, chunk_size) -> list[Tensor]:
+    """One backward pass per chunk of rows: the cotangent basis rides as a batched tangent."""
+    parts = []
+    for a, b in _chunks(m, chunk_size):
+        with forward.level((b - a,)) as lv:
+            cots = []
+            for k, o in enumerate(outs):
+                cot = _zeros(o)
+                lo, hi = max(a, offs[k]), min(b, offs[k + 1])
+                if lo < hi:
+                    seed = np.zeros((b - a, o.data.size), dtype=o.dtype)
+                    np.fill_diagonal(seed[lo - a:hi - a, lo - offs[k]:hi - offs[k]], 1)
+                    forward.set_tangent(cot, Tensor._wrap(seed.reshape((b - a,) + o.shape)), lv)
+                cots.append(cot)
+            gs = _grads(outs, cots, diffs, True)
+            ts = [forward.tangent_of(g, lv) for g in gs]
+        parts.append([t if t is not None else _zeros(d, (b - a,)) for t, d in zip(ts, diffs)])
+    return [_cat_rows([p[k] for p in parts]) for k in range(len(diffs))]
+
+
+jacobian = jacrev
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, *,
+            chunk_size: int | None = None) -> Callable:
+    """The Hessian, forward over reverse: `jacfwd(jacrev(f))`, shape `x.shape + x.shape`."""
+    return jacfwd(jacrev(f, argnums), argnums, chunk_size=chunk_size)
+
+
+def hvp(f: Callable, x, v):
+    """The Hessian-vector product H(x) v, forward over reverse; never forms the Hessian.
+
+    `x` and `v` are one argument each, or equally long tuples (then a tuple returns).
+    """
+    if isinstance(x, (tuple, list)):
+        n = len(x)
+        if not isinstance(v, (tuple, list)) or len(v) != n:
+            raise ValueError("hvp: with a tuple of primals, v must be a tuple of the same length")
+        return jvp(grad(f, argnums=tuple(range(n))), tuple(x), tuple(v))[1]
+    return jvp(grad(f), (x,), (v,))[1]

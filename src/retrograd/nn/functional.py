@@ -1,0 +1,301 @@
+"""`rg.nn.functional`: the stateless layers and losses, PyTorch's names and semantics.
+
+Everything here is built from ops in the op table, so gradients (and higher
+derivatives) come for free. Two hot paths have an op of their own because a
+composition would cost several graph nodes per call: `linear` (x @ W.T + b)
+and `cross_entropy` on plain class indices (log-softmax, pick and reduce in
+one node). Less common cases (class weights, `ignore_index`, extra dimensions,
+probability targets) are composed from primitives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import creation, ops
+from .. import functions as _f
+from ..engine import apply
+from ..tensor import Tensor, as_tensor
+
+__all__ = [
+    "linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "cross_entropy", "nll_loss",
+    "mse_loss", "binary_cross_entropy_with_logits", "conv2d", "max_pool2d", "avg_pool2d",
+    "dropout",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _t(x) -> Tensor:
+    return x if isinstance(x, Tensor) else as_tensor(x)
+
+
+def _check_reduction(reduction: str, name: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+# ---------------------------------------------------------------- layers
+
+def linear(input, weight, bias=None) -> Tensor:
+    """`input @ weight.T + bias`, with PyTorch's weight layout (out_features, in_features)."""
+    x, w = _t(input), _t(weight)
+    if w.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
+                         f"{w.shape}")
+    if x.ndim == 0 or x.shape[-1] != w.shape[1]:
+        raise ValueError(f"linear: input of shape {x.shape} does not fit weight of shape "
+                         f"{w.shape} (expected last dimension {w.shape[1]})")
+    if bias is not None:
+        bias = _t(bias)
+        if bias.shape != (w.shape[0],):
+            raise ValueError(f"linear: bias must have shape ({w.shape[0]},), got {bias.shape}")
+    return apply(ops.linear, x, w, bias)
+
+
+def relu(input) -> Tensor:
+    return _f.relu(input)
+
+
+def tanh(input) -> Tensor:
+    return _f.tanh(input)
+
+
+def sigmoid(input) -> Tensor:
+    return _f.sigmoid(input)
+
+
+def softmax(input, dim: int = -1) -> Tensor:
+    """Softmax along `dim` (default the last; PyTorch's implicit choice is deprecated)."""
+    return _f.softmax(input, dim)
+
+
+def log_softmax(input, dim: int = -1) -> Tensor:
+    return _f.log_softmax(input, dim)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """2-D convolution: input (N, C, H, W), weight (O, C/groups, kh, kw)."""
+    return _f.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
+    return _f.max_pool2d(input, kernel_size, stride, padding, dilation)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0) -> Tensor:
+    return _f.avg_pool2d(input, kernel_size, stride, padding)
+
+
+def dropout(input, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only).
+
+    The mask comes from the global generator, so `rg.manual_seed` makes it
+    reproducible.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = _t(input)
+    if not training or p == 0.0:
+        return x
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"dropout needs a floating tensor, got {x.dtype}")
+    if p == 1.0:
+        return x * np.zeros(x.shape, dtype=x.dtype)
+    keep = creation.generator().random(x.shape) >= p
+    mask = keep.astype(x.dtype)
+    mask *= 1.0 / (1.0 - p)
+    return x * mask
+
+
+# ---------------------------------------------------------------- losses
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return _f.mean(loss)
+    if reduction == "sum":
+        return _f.sum(loss)
+    return loss
+
+
+def mse_loss(input, target, reduction: str = "mean") -> Tensor:
+    """Mean squared error; `input` and `target` must have the same shape."""
+    _check_reduction(reduction, "mse_loss")
+    x, y = _t(input), _t(target)
+    if x.shape != y.shape:
+        raise ValueError(f"mse_loss: input shape {x.shape} and target shape {y.shape} differ; "
+                         "reshape one of them (broadcasting here is almost always a bug)")
+    d = x - y
+    return _reduce(d * d, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction: str = "mean",
+                                     pos_weight=None) -> Tensor:
+    """Sigmoid and binary cross-entropy in one numerically stable expression.
+
+    loss = (1 - t) x + (1 + (pw - 1) t) softplus(-x); softplus is written with
+    `maximum` so that the gradient at x = 0 is exactly sigmoid(0) - t.
+    """
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    x, t = _t(input), _t(target)
+    if x.shape != t.shape:
+        raise ValueError(f"binary_cross_entropy_with_logits: target shape {t.shape} must equal "
+                         f"input shape {x.shape}")
+    if t.dtype.kind not in "fc":
+        t = t.to(x.dtype)
+    softplus_neg = _f.log1p(_f.exp(-_f.abs(x))) + _f.maximum(-x, 0.0 * x)
+    if pos_weight is not None:
+        lw = 1.0 + (_t(pos_weight) - 1.0) * t
+        loss = (1.0 - t) * x + lw * softplus_neg
+    else:
+        loss = (1.0 - t) * x + softplus_neg
+    if weight is not None:
+        loss = loss * _t(weight)
+    return _reduce(loss, reduction)
+
+
+def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int):
+    """Validate integer class targets for (N, C, ...) scores; return the targets as an array."""
+    y = target.data
+    want = (x.shape[0],) + x.shape[2:]
+    if y.dtype.kind not in "iu":
+        raise TypeError(f"{name}: target must hold integer class indices (int64), got dtype "
+                        f"{y.dtype}; for class probabilities pass a float target of the input's "
+                        f"shape {x.shape}" if name == "cross_entropy" else
+                        f"{name}: target must hold integer class indices (int64), got dtype "
+                        f"{y.dtype}")
+    if y.shape != want:
+        raise ValueError(f"{name}: target of shape {y.shape} does not fit input of shape "
+                         f"{x.shape}; expected class indices of shape {want}")
+    n_classes = x.shape[1]
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        bad = (y < 0) | (y >= n_classes)
+        if bad.any():
+            bad &= y != ignore_index
+            if bad.any():
+                v = int(y[bad].flat[0])
+                raise IndexError(f"{name}: target {v} is out of bounds: the input has "
+                                 f"{n_classes} classes, so targets must be in "
+                                 f"[0, {n_classes - 1}] (or ignore_index={ignore_index})")
+    return y
+
+
+def _classes_last(x: Tensor) -> Tensor:
+    """(N, C, d1, ...) -> (N * d1 * ..., C)."""
+    if x.ndim == 2:
+        return x
+    perm = (0,) + tuple(range(2, x.ndim)) + (1,)
+    return _f.reshape(_f.permute(x, perm), -1, x.shape[1])
+
+
+def nll_loss(input, target, weight=None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
+    _check_reduction(reduction, "nll_loss")
+    x, target = _t(input), _t(target)
+    if x.ndim == 1:  # unbatched (C,) with a 0-d target
+        x = _f.unsqueeze(x, 0)
+        target = Tensor._wrap(np.reshape(target.data, (1,) + target.shape))
+        out = nll_loss(x, target, weight, ignore_index, reduction)
+        return _f.reshape(out, ()) if reduction == "none" else out
+    if x.ndim < 2:
+        raise ValueError(f"nll_loss: input must have shape (N, C) or (N, C, d1, ...), got "
+                         f"{x.shape}")
+    y = _class_targets(x, target, "nll_loss", ignore_index)
+    return _nll(_classes_last(x), y.reshape(-1), weight, ignore_index, reduction, y.shape)
+
+
+def _target_weights(y, weight, ignore_index, dtype, n_classes):
+    """Per-sample weights: the class weight of each target, 0 where it is ignored."""
+    valid = y != ignore_index
+    safe = np.where(valid, y, 0)
+    if weight is None:
+        w = valid.astype(dtype)
+    else:
+        wd = _t(weight).data
+        if wd.shape != (n_classes,):
+            raise ValueError(f"weight must have shape ({n_classes},) (one per class), got "
+                             f"{wd.shape}")
+        w = np.where(valid, wd[safe], 0).astype(dtype)
+    return safe, w
+
+
+def _nll(lp2: Tensor, y, weight, ignore_index, reduction, shape) -> Tensor:
+    """nll on (M, C) log-probabilities and (M,) targets; 'none' reshaped to `shape`."""
+    safe, w = _target_weights(y, weight, ignore_index, lp2.dtype, lp2.shape[1])
+    picked = lp2[np.arange(len(y)), safe]
+    loss = -(picked * w)
+    if reduction == "mean":
+        return _f.sum(loss) / w.sum()
+    if reduction == "sum":
+        return _f.sum(loss)
+    return _f.reshape(loss, shape)
+
+
+def cross_entropy(input, target, weight=None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy of scores `input` (N, C, ...) against `target`.
+
+    `target` is either integer class indices of shape (N, ...) or class
+    probabilities of the input's shape (float). PyTorch's `weight`,
+    `ignore_index`, `reduction` and `label_smoothing` are supported.
+    """
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    x, target = _t(input), _t(target)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"cross_entropy: input must hold floating scores, got {x.dtype}")
+    if x.ndim == 1:  # unbatched
+        x = _f.unsqueeze(x, 0)
+        target = Tensor._wrap(np.reshape(target.data, (1,) + target.shape))
+        out = cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing)
+        return _f.reshape(out, ()) if reduction == "none" else out
+    if x.ndim == 0:
+        raise ValueError("cross_entropy: input must have shape (N, C) or (N, C, d1, ...)")
+    if target.dtype.kind == "f" and target.shape == x.shape:
+        return _soft_cross_entropy(x, target, weight, reduction, label_smoothing)
+    if target.dtype.kind == "f" and target.shape != x.shape:
+        raise TypeError(f"cross_entropy: target must hold integer class indices (int64) of "
+                        f"shape {(x.shape[0],) + x.shape[2:]}, got dtype {target.dtype} and shape "
+                        f"{target.shape}; a float target means class probabilities and must "
+                        f"have the input's shape {x.shape}")
+    y = _class_targets(x, target, "cross_entropy", ignore_index)
+    if x.ndim == 2 and weight is None and not (y.size and (y == ignore_index).any()):
+        return apply(ops.cross_entropy, x, target, reduction=reduction,
+                     smoothing=float(label_smoothing))
+    lp2 = _classes_last(_f.log_softmax(x, 1))
+    flat = y.reshape(-1)
+    nll = _nll(lp2, flat, weight, ignore_index, reduction, y.shape)
+    if not label_smoothing:
+        return nll
+    n_classes = x.shape[1]
+    safe, w = _target_weights(flat, weight, ignore_index, x.dtype, n_classes)
+    cw = 1.0 if weight is None else _t(weight).data.astype(x.dtype)
+    valid = (flat != ignore_index).astype(x.dtype)
+    smooth = -_f.sum(lp2 * cw, 1) * valid
+    if reduction == "mean":
+        smooth = _f.sum(smooth) / w.sum()
+    elif reduction == "sum":
+        smooth = _f.sum(smooth)
+    else:
+        smooth = _f.reshape(smooth, y.shape)
+    return (1.0 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _soft_cross_entropy(x, target, weight, reduction, label_smoothing):
+    """Cross-entropy against class probabilities (PyTorch's float-target form)."""
+    n_classes = x.shape[1]
+    q = target.data
+    if label_smoothing:
+        q = q * (1.0 - label_smoothing) + label_smoothing / n_classes
+    lp = _f.log_softmax(x, 1)
+    if weight is not None:
+        wd = _t(weight).data
+        if wd.shape != (n_classes,):
+            raise ValueError(f"weight must have shape ({n_classes},) (one per class), got "
+                             f"{wd.shape}")
+        q = q * wd.reshape((1, n_classes) + (1,) * (x.ndim - 2))
+    loss = -_f.sum(lp * q.astype(x.dtype, copy=False), 1)
+    return _reduce(loss, reduction)

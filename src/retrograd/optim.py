@@ -1,0 +1,337 @@
+"""`rg.optim`: SGD, Adam and AdamW with PyTorch's maths, defaults and state layout.
+
+Updates work on each parameter's NumPy array in place (no graph is recorded)
+and bump the parameter's version counter, so backward through a graph that
+saved the old values raises instead of giving a silently wrong gradient.
+The arithmetic follows PyTorch's single-tensor implementations operation by
+operation (including `lerp` for Adam's first moment), so runs agree to
+rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import engine
+from .grad_mode import enable_grad
+from .tensor import Tensor
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class: parameter groups, per-parameter state, `zero_grad`, `state_dict`."""
+
+    def __init__(self, params, defaults: dict) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got a Tensor")
+        self.defaults = defaults
+        self.state: dict = {}
+        self.param_groups: list[dict] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own hyper-parameters (defaults fill the rest)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"a param group must be a dict, got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for k, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but parameter {k} is a "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError(f"can't optimize a non-leaf Tensor (parameter {k}, shape "
+                                 f"{p.shape})")
+            if not p.requires_grad:
+                raise ValueError(f"parameter {k} (shape {p.shape}) does not require grad")
+        ids = {id(p) for p in params}
+        if len(ids) != len(params):
+            raise ValueError("a parameter appears more than once in this parameter group")
+        for other in self.param_groups:
+            if ids & {id(p) for p in other["params"]}:
+                raise ValueError("some parameters appear in more than one parameter group")
+        group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        self._validate(group)
+        self.param_groups.append(group)
+
+    def _validate(self, group: dict) -> None:
+        lr = group.get("lr")
+        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        wd = group.get("weight_decay", 0.0)
+        if wd < 0:
+            raise ValueError(f"Invalid weight_decay value: {wd}")
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients (to None by default, as PyTorch does)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad = Tensor._wrap(np.zeros_like(p.data))
+
+    def _closure(self, closure: Callable | None):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def step(self, closure: Callable | None = None):
+        raise NotImplementedError
+
+    def state_dict(self) -> dict:
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]} (copies)."""
+        index: dict[int, int] = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                packed["params"].append(index[id(p)])
+            groups.append(packed)
+        state = {}
+        for g in self.param_groups:
+            for p in g["params"]:
+                st = self.state.get(p)
+                if st:
+                    state[index[id(p)]] = {k: Tensor._wrap(v.copy()) if isinstance(v, np.ndarray)
+                                           else v for k, v in st.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore hyper-parameters and state saved by `state_dict()` (checked before use)."""
+        try:
+            saved_groups = state_dict["param_groups"]
+            saved_state = state_dict["state"]
+        except (KeyError, TypeError):
+            raise ValueError("optimizer state_dict must have 'state' and 'param_groups'") \
+                from None
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(saved_groups)} parameter groups, the "
+                             f"optimizer has {len(self.param_groups)}")
+        by_index = {}
+        for k, (mine, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if len(saved["params"]) != len(mine["params"]):
+                raise ValueError(f"parameter group {k} has {len(mine['params'])} parameters but "
+                                 f"the loaded one has {len(saved['params'])}")
+            for i, p in zip(saved["params"], mine["params"]):
+                by_index[int(i)] = p
+        new_state = {}
+        for i, st in saved_state.items():
+            p = by_index.get(int(i))
+            if p is None:
+                raise ValueError(f"loaded state refers to parameter index {i}, which does not "
+                                 "exist")
+            entry = {}
+            for k, v in st.items():
+                if isinstance(v, (Tensor, np.ndarray)):
+                    arr = np.array(v.data if isinstance(v, Tensor) else v)
+                    if arr.ndim and arr.shape != p.shape:
+                        raise ValueError(f"state '{k}' for parameter {i} has shape {arr.shape}, "
+                                         f"the parameter has shape {p.shape}")
+                    if arr.ndim:
+                        arr = arr.astype(p.dtype)
+                    else:
+                        arr = arr.item()
+                    entry[k] = arr
+                else:
+                    entry[k] = v
+            new_state[p] = entry
+        for mine, saved in zip(self.param_groups, saved_groups):
+            for k, v in saved.items():
+                if k != "params":
+                    mine[k] = tuple(v) if isinstance(v, list) else v
+        self.state = new_state
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(g):
+                if k != "params":
+                    lines.append(f"    {k}: {g[k]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _bump(p: Tensor) -> None:
+    """Count an in-place change of `p`, as the Tensor's own in-place ops do (the engine is
+    told once per step, by `engine.mark_inplace()` in `step`)."""
+    cell = p._vc
+    if cell is None:
+        p._vc = [1]
+    else:
+        cell[0] += 1
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with PyTorch's momentum, dampening, Nesterov and L2 decay.
+
+    d = g + wd * p;  buf = momentum * buf + (1 - dampening) * d (buf = d at first);
+    d = d + momentum * buf (Nesterov) or buf;  p -= lr * d.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *,
+                 maximize: bool = False) -> None:
+        if momentum < 0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def step(self, closure: Callable | None = None) -> Any:
+        loss = self._closure(closure)
+        state = self.state
+        for group in self.param_groups:
+            lr = group["lr"]
+            momentum = group["momentum"]
+            dampening = group["dampening"]
+            wd = group["weight_decay"]
+            nesterov = group["nesterov"]
+            maximize = group["maximize"]
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                x = p.data
+                d = g.data
+                if maximize:
+                    d = -d
+                if wd:
+                    d = d + wd * x
+                if momentum:
+                    st = state.get(p)
+                    buf = None if st is None else st.get("momentum_buffer")
+                    if buf is None:
+                        buf = np.array(d, copy=True)
+                        state[p] = {"momentum_buffer": buf}
+                    else:
+                        buf *= momentum
+                        buf += d if dampening == 0 else (1 - dampening) * d
+                    d = d + momentum * buf if nesterov else buf
+                x -= lr * d
+                _bump(p)
+        engine.mark_inplace()
+        return loss
+
+
+class Adam(Optimizer):
+    """Adam (Kingma and Ba) with PyTorch's defaults, bias correction and optional AMSGrad.
+
+    `weight_decay` here is L2 added to the gradient; `AdamW` decouples it.
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
+            raise ValueError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def step(self, closure: Callable | None = None) -> Any:
+        loss = self._closure(closure)
+        state = self.state
+        sqrt = np.sqrt
+        for group in self.param_groups:
+            lr = group["lr"]
+            beta1, beta2 = group["betas"]
+            eps = group["eps"]
+            wd = group["weight_decay"]
+            amsgrad = group["amsgrad"]
+            maximize = group["maximize"]
+            w1 = 1.0 - beta1
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                x = p.data
+                d = g.data
+                if maximize:
+                    d = -d
+                st = state.get(p)
+                if st is None:
+                    st = state[p] = {"step": 0, "exp_avg": np.zeros_like(x),
+                                     "exp_avg_sq": np.zeros_like(x)}
+                    if amsgrad:
+                        st["max_exp_avg_sq"] = np.zeros_like(x)
+                st["step"] += 1
+                t = st["step"]
+                if wd:
+                    if self._decoupled:
+                        x *= 1 - lr * wd
+                    else:
+                        d = d + wd * x
+                m = st["exp_avg"]
+                v = st["exp_avg_sq"]
+                if w1 < 0.5:  # torch.lerp(m, d, w1), branch for branch
+                    m += w1 * (d - m)
+                else:
+                    m[...] = d - (d - m) * (1 - w1)
+                v *= beta2
+                v += (1 - beta2) * d * d
+                step_size = lr / (1 - beta1 ** t)
+                bc2_sqrt = math.sqrt(1 - beta2 ** t)
+                if amsgrad:
+                    vmax = st.get("max_exp_avg_sq")
+                    if vmax is None:
+                        vmax = st["max_exp_avg_sq"] = np.zeros_like(x)
+                    np.maximum(vmax, v, out=vmax)
+                    denom = sqrt(vmax)
+                else:
+                    denom = sqrt(v)
+                denom /= bc2_sqrt
+                denom += eps
+                x -= step_size * (m / denom)
+                _bump(p)
+        engine.mark_inplace()
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p *= 1 - lr * weight_decay before the Adam update."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+

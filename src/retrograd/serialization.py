@@ -1,0 +1,272 @@
+"""`rg.save` / `rg.load`: checkpoints that never run code when loaded.
+
+The file is a zip archive of `.npy` arrays (NumPy's format, so `np.load(path)`
+reads the arrays too) plus one JSON entry, `__retrograd__.json`, describing
+the structure: nested dicts (str or int keys), lists, tuples, Python numbers,
+strings, None, NumPy arrays and Tensors. There is no pickle anywhere: the
+loader reads only JSON and raw array bytes, checks every array's declared
+size against the bytes stored (and the zip CRCs), and refuses object dtypes.
+A truncated, corrupted or foreign file raises `CheckpointError` naming the
+path and the problem.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .tensor import Tensor
+
+__all__ = ["save", "load", "CheckpointError"]
+
+_META = "__retrograd__.json"
+_FORMAT = "retrograd-checkpoint"
+_VERSION = 1
+_KINDS = "biufc"  # bool, signed and unsigned int, float, complex: plain bytes only
+_MAX_DEPTH = 64
+
+
+class CheckpointError(ValueError):
+    """The file is not a readable retrograd checkpoint (or the object cannot be saved)."""
+
+
+# ---------------------------------------------------------------- save
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.arrays: list[np.ndarray] = []
+
+    def _array(self, arr: np.ndarray, where: str) -> str:
+        if arr.dtype.kind not in _KINDS:
+            raise CheckpointError(f"cannot save an array of dtype {arr.dtype} at {where}: only "
+                                  "bool, integer, float and complex arrays are stored")
+        name = f"a{len(self.arrays)}.npy"
+        self.arrays.append(arr)
+        return name
+
+    def encode(self, obj: Any, where: str = "<root>", depth: int = 0):
+        if depth > _MAX_DEPTH:
+            raise CheckpointError(f"object nested more than {_MAX_DEPTH} levels deep at {where}")
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, (int, float)) and not isinstance(obj, np.generic):
+            return obj
+        if isinstance(obj, Tensor):
+            return {"tensor": self._array(obj.data, where)}
+        if isinstance(obj, np.ndarray):
+            return {"ndarray": self._array(obj, where)}
+        if isinstance(obj, np.generic):
+            return {"scalar": self._array(np.asarray(obj), where)}
+        if isinstance(obj, Mapping):
+            items = []
+            for k, v in obj.items():
+                if isinstance(k, bool) or not isinstance(k, (str, int)):
+                    raise CheckpointError(f"cannot save a dict key of type {type(k).__name__} "
+                                          f"at {where}: keys must be str or int")
+                items.append([k, self.encode(v, f"{where}[{k!r}]", depth + 1)])
+            return {"dict": items}
+        if isinstance(obj, (list, tuple)):
+            tag = "list" if isinstance(obj, list) else "tuple"
+            return {tag: [self.encode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
+        raise CheckpointError(f"cannot save an object of type {type(obj).__name__} at {where}: "
+                              "checkpoints hold tensors, arrays, numbers, strings, None and "
+                              "dicts, lists and tuples of them")
+
+
+def _write_zip(fileobj, tree, arrays) -> None:
+    meta = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree}).encode()
+    with zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr(_entry(_META), meta)
+        for k, arr in enumerate(arrays):
+            with zf.open(_entry(f"a{k}.npy"), "w", force_zip64=arr.nbytes > (1 << 30)) as f:
+                np.lib.format.write_array(f, np.asarray(arr), allow_pickle=False)
+
+
+def _entry(name: str) -> zipfile.ZipInfo:
+    """A zip entry with a fixed date, so equal content gives byte-identical files."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    return info
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def save(obj: Any, path) -> None:
+    """Write `obj` (e.g. a `state_dict()`) to exactly `path` (no suffix is added).
+
+    The file is written to a temporary name beside `path` and renamed, so an
+    interrupted save never leaves a half-written checkpoint. `path` may also be
+    a writable binary file object.
+    """
+    enc = _Encoder()
+    tree = enc.encode(obj)
+    if hasattr(path, "write"):
+        _write_zip(path, tree, enc.arrays)
+        return
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".rg-save-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write_zip(f, tree, enc.arrays)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; use the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+# ---------------------------------------------------------------- load
+
+def _fail(where: str, why: str) -> CheckpointError:
+    return CheckpointError(f"{where}: {why}")
+
+
+def _read_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> np.ndarray:
+    """One `.npy` entry, read as raw bytes after checking its header (never unpickled)."""
+    with zf.open(info) as f:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise _fail(where, f"entry {info.filename} has unsupported .npy version {version}")
+        if dtype.hasobject or dtype.kind not in _KINDS:
+            raise _fail(where, f"entry {info.filename} has dtype {dtype}; refusing anything but "
+                        "plain numeric arrays (object arrays would need pickle)")
+        count = 1
+        for s in shape:
+            count *= int(s)
+        nbytes = count * dtype.itemsize
+        header = f.tell() if f.seekable() else None
+        if header is not None and header + nbytes != info.file_size:
+            raise _fail(where, f"entry {info.filename} declares {nbytes} bytes of data for shape "
+                        f"{shape} but holds {info.file_size - header}")
+        raw = f.read(nbytes + 1)
+    if len(raw) != nbytes:
+        raise _fail(where, f"entry {info.filename} is truncated ({len(raw)} of {nbytes} bytes)")
+    arr = np.frombuffer(raw, dtype=dtype, count=count)
+    return arr.reshape(shape, order="F" if fortran else "C").copy()
+
+
+class _Decoder:
+    def __init__(self, zf: zipfile.ZipFile, where: str) -> None:
+        self.zf, self.where = zf, where
+        self.infos = {i.filename: i for i in zf.infolist()}
+        self.used: set[str] = set()
+
+    def _array(self, name) -> np.ndarray:
+        if not isinstance(name, str) or name not in self.infos or name == _META:
+            raise _fail(self.where, f"the structure refers to a missing array entry {name!r}")
+        if name in self.used:
+            raise _fail(self.where, f"array entry {name!r} is referenced twice")
+        self.used.add(name)
+        return _read_npy(self.zf, self.infos[name], self.where)
+
+    def decode(self, node, depth: int = 0):
+        if depth > _MAX_DEPTH:
+            raise _fail(self.where, f"structure nested more than {_MAX_DEPTH} levels deep")
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if not isinstance(node, dict) or len(node) != 1:
+            raise _fail(self.where, f"malformed structure node {str(node)[:80]!r}")
+        (tag, value), = node.items()
+        if tag == "tensor":
+            return Tensor._wrap(self._array(value))
+        if tag == "ndarray":
+            return self._array(value)
+        if tag == "scalar":
+            arr = self._array(value)
+            if arr.shape != ():
+                raise _fail(self.where, f"scalar entry {value!r} has shape {arr.shape}")
+            return arr[()]
+        if tag in ("list", "tuple") and isinstance(value, list):
+            items = [self.decode(v, depth + 1) for v in value]
+            return items if tag == "list" else tuple(items)
+        if tag == "dict" and isinstance(value, list):
+            out = {}
+            for pair in value:
+                if not (isinstance(pair, list) and len(pair) == 2
+                        and isinstance(pair[0], (str, int)) and not isinstance(pair[0], bool)):
+                    raise _fail(self.where, f"malformed dict item {str(pair)[:80]!r}")
+                out[pair[0]] = self.decode(pair[1], depth + 1)
+            return out
+        raise _fail(self.where, f"unknown structure tag {tag!r}")
+
+
+def _sniff(head: bytes, where: str) -> None:
+    """Refuse non-zip input early, with a useful message."""
+    if head[:4] == b"PK\x03\x04":
+        return
+    if head[:1] == b"\x80":
+        raise _fail(where, "this is a Python pickle, not a retrograd checkpoint; retrograd never "
+                    "unpickles because unpickling can run arbitrary code")
+    if head[:6] == b"\x93NUMPY":
+        raise _fail(where, "this is a single .npy array, not a retrograd checkpoint "
+                    "(load it with numpy.load)")
+    if not head:
+        raise _fail(where, "the file is empty")
+    raise _fail(where, "not a retrograd checkpoint (not a zip archive; the file may be "
+                "truncated, corrupted or of another format, and is never unpickled)")
+
+
+def load(path) -> Any:
+    """Read a checkpoint written by `rg.save`; arrays saved as Tensors come back as Tensors.
+
+    Never executes code from the file. Raises `CheckpointError` (a ValueError)
+    for anything that is not an intact retrograd checkpoint, and the usual
+    `FileNotFoundError`/`PermissionError` when the file cannot be opened.
+    """
+    if hasattr(path, "read"):
+        data = path.read()
+        where = getattr(path, "name", "<file object>")
+    else:
+        where = os.fspath(path)
+        with open(where, "rb") as f:
+            data = f.read()
+    where = str(where)
+    _sniff(data[:8], where)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            names = set(zf.namelist())
+            if _META not in names:
+                hint = " (it looks like a PyTorch file, which holds a pickle)" if any(
+                    n.endswith(".pkl") for n in names) else ""
+                raise _fail(where, f"not a retrograd checkpoint: no {_META} entry{hint}")
+            meta_bytes = zf.read(_META)
+            meta = json.loads(meta_bytes.decode("utf-8"))
+            if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+                raise _fail(where, "not a retrograd checkpoint (wrong format marker)")
+            if meta.get("version") != _VERSION:
+                raise _fail(where, f"checkpoint format version {meta.get('version')!r} is not "
+                            f"supported (this retrograd reads version {_VERSION})")
+            if "tree" not in meta:
+                raise _fail(where, "checkpoint has no structure entry")
+            dec = _Decoder(zf, where)
+            obj = dec.decode(meta["tree"])
+            extra = names - dec.used - {_META}
+            if extra:
+                raise _fail(where, f"unexpected entries {sorted(extra)[:5]} in the archive")
+            return obj
+    except CheckpointError:
+        raise
+    except zipfile.BadZipFile as e:
+        raise _fail(where, f"truncated or corrupted checkpoint ({e})") from None
+    except (ValueError, KeyError, EOFError, OSError, RecursionError, OverflowError,
+            NotImplementedError, TypeError, UnicodeDecodeError, MemoryError) as e:
+        raise _fail(where, f"corrupted checkpoint ({type(e).__name__}: {e})") from None
+    except Exception as e:  # noqa: BLE001 - zlib.error, struct.error and the like
+        raise _fail(where, f"corrupted checkpoint ({type(e).__name__}: {e})") from None
