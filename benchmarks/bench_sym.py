@@ -14,7 +14,8 @@ per variable), the size of the result (rg: distinct nodes of all derivatives tog
 SymPy: nodes of the expression trees as printed, and distinct subexpressions with an n-ary
 sum or product of k terms counted as k - 1 binary nodes, comparable to rg's), and the time
 to evaluate the compiled derivatives on `--points` points per variable (rg: `rg.sym.compile`;
-SymPy: `sympy.lambdify(..., "numpy")`), best of 3. Building the expressions is not timed.
+SymPy: `sympy.lambdify(..., "numpy")`), best of 5 batches. Building the expressions is not
+timed.
 SymPy gets `--budget` seconds per step; "timeout" means it ran past that, and larger sizes
 of that family are not tried. "RecursionError" is SymPy failing on a deep expression.
 """
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import math
 import signal
 import sys
 import time
@@ -61,12 +61,18 @@ def run_limited(fn, budget):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def best_of(fn, repeat=3):
-    best = math.inf
+def best_of(fn, repeat=5, target=0.05):
+    """Seconds per call: calls batched to last about `target` seconds, best of `repeat` batches."""
+    t0 = time.perf_counter()
+    fn()
+    once = time.perf_counter() - t0
+    k = max(1, min(1000, int(target / max(once, 1e-9))))
+    best = once
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
+        for _ in range(k):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / k)
     return best
 
 

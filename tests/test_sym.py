@@ -112,6 +112,10 @@ def test_eval_is_elementwise_on_arrays():
     x.value = xs
     y.value = 2.0
     np.testing.assert_allclose(e.value, np.sin(xs) * 2 + np.exp(-xs))
+    xs[0] = 100.0  # the binding is a copy: the caches cannot go stale behind our back
+    np.testing.assert_allclose(e.value[0], np.sin(-1) * 2 + np.exp(1))
+    with pytest.raises(ValueError):
+        e.value[0] = 0.0
     x.value = y.value = None
 
 

@@ -81,4 +81,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Under `python -m retrograd.cli` this file runs as __main__, a second copy of the
+    # module; use the package's copy so its UsageError is the one subcommands raise.
+    from retrograd.cli import main as _main
+
+    sys.exit(_main())

@@ -33,6 +33,11 @@ and dropping a zero cotangent in the reverse sweep. With `a` NaN or infinite
 (say `a = log(x)` at `x = 0`), plain evaluation gives NaN where the rewritten
 graph gives 0. Turn it off with `with rg.sym.assume_finite(False): ...` to get
 graphs whose values equal plain evaluation of the chain rule everywhere.
+
+Evaluation is element-wise: a variable's value may be an array. A result that
+does not depend on any array-valued variable (a derivative that simplified to
+a constant, say) comes back as a scalar from `eval` and `.value`;
+`compile` broadcasts every result to the shape of its arguments.
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ from .ir import CONST, VAR, UnboundVariableError
 __all__ = [
     "Expr", "var", "const", "exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh",
     "sigmoid", "relu", "abs", "maximum", "minimum", "where", "grad", "size", "compile",
-    "from_sympy", "parse", "assume_finite", "eval_count", "UnboundVariableError", "TraceEntry",
+    "from_sympy", "parse", "evaluate", "assume_finite", "eval_count", "UnboundVariableError",
+    "TraceEntry",
 ]
 
 
@@ -205,8 +211,12 @@ class Expr(ir.Node):
                                  f"in {_short(self)}")
         if v is None:
             self._val = None
-        else:
-            self._val = _as_value(v)
+        else:  # a private, read-only copy: changing the caller's array cannot stale the caches
+            a = _as_value(v)
+            if a is v:
+                a = a.copy()
+            a.setflags(write=False)
+            self._val = a
         _state.clock += 1
         self._t = _state.clock
 
@@ -807,7 +817,10 @@ def _refresh(root: Expr) -> Any:
                     continue
             fn = table[op].forward
             args = [i._val for i in n.inputs]
-            n._val = fn(*args, **dict(n.attrs)) if n.attrs else fn(*args)
+            v = fn(*args, **dict(n.attrs)) if n.attrs else fn(*args)
+            if v.__class__ is np.ndarray:
+                v.setflags(write=False)  # handed out by `.value`: must not change under the cache
+            n._val = v
             n._t = clock
             computed += 1
     finally:

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .tensor import Tensor as _Tensor
+
 __all__ = ["to_dot", "draw", "render", "have_dot", "operands", "topological_order",
            "GraphvizMissing", "FORMATS", "MAX_NODES"]
 
@@ -63,13 +65,15 @@ class _Number:
 
 
 class _Reader:
-    """How to read one kind of graph."""
+    """How to read one kind of graph. `by_id`: objects whose `==` is not identity
+    (Tensors compare element-wise) are told apart by `id` instead of by themselves."""
 
     def __init__(self, operands: Callable[[Any], Sequence], op: Callable[[Any], str | None],
-                 fields: Callable[[Any, str | None], list[str]]) -> None:
+                 fields: Callable[[Any, str | None], list[str]], by_id: bool = False) -> None:
         self.operands = operands
         self.op = op
         self.fields = fields
+        self.by_id = by_id
 
 
 def _value_operands(v: Any) -> tuple:
@@ -106,8 +110,7 @@ def _tensor_operands(t: Any) -> tuple:
     node = t.grad_fn
     if node is None:
         return ()
-    from .tensor import Tensor
-    return tuple(x if isinstance(x, Tensor) else _Number(x) for x in node.inputs)
+    return tuple(x if isinstance(x, _Tensor) else _Number(x) for x in node.inputs)
 
 
 def _tensor_op(t: Any) -> str | None:
@@ -192,11 +195,10 @@ def _sym_values(roots: Sequence[Any], values: Mapping[str, Any] | None) -> dict[
 def _reader_for(roots: Sequence[Any], values: Mapping[str, Any] | None) -> _Reader:
     """The reader for this kind of graph (rg.sym values bound by `values`)."""
     from .ir import Node as IRNode
-    from .tensor import Tensor
 
     first = roots[0]
-    if isinstance(first, Tensor):
-        return _Reader(_tensor_operands, _tensor_op, _tensor_fields)
+    if isinstance(first, _Tensor):
+        return _Reader(_tensor_operands, _tensor_op, _tensor_fields, by_id=True)
     if isinstance(first, IRNode):
         return _ir_reader(_sym_values(roots, values), None)
     if hasattr(first, "_prev") and hasattr(first, "data"):
@@ -285,11 +287,13 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
 
     # Breadth first from the outputs: the first `max_nodes` values found are the
     # ones drawn; the rest are only counted.
+    # `index` maps each object (or its id, see _Reader) to its place in `order`.
+    key = id if reader.by_id else _same
     order: list = []
-    index: dict[int, int] = {}
+    index: dict[Any, int] = {}
     for r in roots:
-        if id(r) not in index:
-            index[id(r)] = len(order)
+        if key(r) not in index:
+            index[key(r)] = len(order)
             order.append(r)
     kids: list[Sequence] = []
     operands_of = reader.operands
@@ -299,12 +303,19 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
         ins = operands_of(node)
         if i < max_nodes:
             kids.append(ins)
-        for x in ins:
-            key = id(x)
-            if key not in index:
-                index[key] = total
-                total += 1
-                append(x)
+        if reader.by_id:
+            for x in ins:
+                k = id(x)
+                if k not in index:
+                    index[k] = total
+                    total += 1
+                    append(x)
+        else:  # the same loop without a call per operand: the hot path for big graphs
+            for x in ins:
+                if x not in index:
+                    index[x] = total
+                    total += 1
+                    append(x)
     shown = min(total, max_nodes)
     hidden = total - shown
 
@@ -317,7 +328,7 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
         '  edge [color="#555555"];',
     ]
     root_ids = {id(r) for r in roots}
-    for k in _post_order(kids, index, shown, len(roots)):  # operands first, left to right
+    for k in _post_order(kids, index, key, shown, len(roots)):  # operands first, in order
         node = order[k]
         label = names.get(id(node))
         if label is None:
@@ -332,7 +343,7 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
             lines.append(f'  n{k}_op [shape=ellipse, label="{_esc(op)}"];')
             lines.append(f"  n{k}_op -> n{k};")
             for x in kids[k]:
-                j = index[id(x)]
+                j = index[key(x)]
                 if j < shown:
                     lines.append(f"  n{j} -> n{k}_op;")
                 else:
@@ -344,7 +355,11 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
     return _dedupe_more(lines) + "\n"
 
 
-def _post_order(kids: list[Sequence], index: dict[int, int], shown: int,
+def _same(x: Any) -> Any:
+    return x
+
+
+def _post_order(kids: list[Sequence], index: dict, key: Callable[[Any], Any], shown: int,
                 n_roots: int) -> list[int]:
     """Positions 0..shown-1 in depth-first post-order (operands left to right, then
     the node), so that Graphviz lays out the first operand above the second."""
@@ -358,7 +373,7 @@ def _post_order(kids: list[Sequence], index: dict[int, int], shown: int,
         while stack:
             k, it = stack[-1]
             for x in it:
-                j = index[id(x)]
+                j = index[key(x)]
                 if j < shown and not done[j]:
                     done[j] = True
                     stack.append((j, iter(kids[j])))

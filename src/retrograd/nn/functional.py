@@ -143,7 +143,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction: str 
                          f"input shape {x.shape}")
     if t.dtype.kind not in "fc":
         t = t.to(x.dtype)
-    softplus_neg = _f.log1p(_f.exp(-_f.abs(x))) + _f.maximum(-x, 0.0 * x)
+    softplus_neg = _f.log1p(_f.exp(-_f.abs(x))) + _f.maximum(-x, np.zeros((), x.dtype))
     if pos_weight is not None:
         lw = 1.0 + (_t(pos_weight) - 1.0) * t
         loss = (1.0 - t) * x + lw * softplus_neg
