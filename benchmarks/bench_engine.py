@@ -359,10 +359,29 @@ def _fmt(v):
     return f"{v:.3g}" if v >= 0.01 else f"{v:.2e}"
 
 
+def _paired(runs_by_round, lib, ref_libs):
+    """Median over rounds of lib's time over the best of `ref_libs` in the same round.
+
+    Runs of one round are minutes apart at most, so the ratio within a round is far
+    less affected by the machine's load than a ratio of medians.
+    """
+    ratios = []
+    for rnd in runs_by_round.values():
+        refs = [rnd[r] for r in ref_libs if r in rnd]
+        if lib in rnd and refs:
+            ratios.append(rnd[lib] / min(refs))
+    return statistics.median(ratios) if ratios else None
+
+
 def _summarise(results, libs):
-    """{workload: {lib: {"median", "lo", "hi", "size", "n", "errors", "checksum"}}}."""
+    """{workload: {lib: {"median", "lo", "hi", "size", "n", "errors", "checksum",
+    "vs_numpy", "vs_torch"}}}; the ratios are medians of per-round ratios."""
     table = {}
     for w in WORKLOADS:
+        by_round = {}
+        for r in results:
+            if r["workload"] == w and "error" not in r:
+                by_round.setdefault(r.get("round", 0), {})[r["lib"]] = r["value"]
         rows = {}
         for lib in libs:
             runs = [r for r in results if r["workload"] == w and r["lib"] == lib]
@@ -376,6 +395,8 @@ def _summarise(results, libs):
                 "size": ok[0]["size"] if ok else (runs[0]["size"] if runs else None),
                 "errors": sorted({r["error"] for r in runs if "error" in r}),
                 "checksum": ok[-1]["checksum"] if ok else None,
+                "vs_numpy": _paired(by_round, lib, ["numpy"]),
+                "vs_torch": _paired(by_round, lib, ["torch", "torch-1t"]),
             }
         table[w] = rows
     return table
@@ -385,10 +406,6 @@ def _print_table(table, libs):
     for w, rows in table.items():
         if not any(r["n"] or r["errors"] for r in rows.values()):
             continue
-        floor = rows.get("numpy", {}).get("median")
-        tvals = [rows[t]["median"] for t in ("torch", "torch-1t")
-                 if t in rows and rows[t]["median"] is not None]
-        torch_best = min(tvals) if tvals else None
         unit = UNITS[w]
         print(f"\n{w}: {WORKLOAD_TITLES[w]}  [{unit}, lower is better]")
         head = (f"  {'library':<10} {'size':>9} {'median':>9} {'min':>9} {'max':>9} {'rounds':>6}"
@@ -401,13 +418,15 @@ def _print_table(table, libs):
                 why = "; ".join(r["errors"]) or "not run"
                 print(f"  {lib:<10} {'':>9} failed: {why}")
                 continue
-            vs_np = f"{r['median'] / floor:.2f}x" if floor else "-"
-            vs_t = f"{r['median'] / torch_best:.2f}x" if torch_best else "-"
+            vs_np = f"{r['vs_numpy']:.2f}x" if r["vs_numpy"] is not None else "-"
+            vs_t = f"{r['vs_torch']:.2f}x" if r["vs_torch"] is not None else "-"
             size = f"{r['size']:,}" if w == "deep" else (f"{r['size']}^2" if w == "large"
                                                         else f"({r['size']},)")
             print(f"  {lib:<10} {size:>9} {_fmt(r['median']):>9} {_fmt(r['lo']):>9} "
                   f"{_fmt(r['hi']):>9} {r['n']:>6} {vs_np:>9} {vs_t:>9}")
         _check_agreement(w, rows)
+    print("\n  vs numpy / vs torch: median over rounds of the ratio within each round (torch: "
+          "the faster of torch and torch-1t in that round).")
 
 
 WORKLOAD_TITLES = {
@@ -436,17 +455,16 @@ def _check_agreement(w, rows):
 
 def _targets(table):
     lines = []
-    ops = table["ops"]
-    rg, fl = ops["retrograd"]["median"], ops["numpy"]["median"]
-    tv = [ops[t]["median"] for t in ("torch", "torch-1t") if ops[t]["median"] is not None]
-    if rg is not None and tv:
-        lines.append(("ops: below PyTorch eager", rg < min(tv), f"{rg / min(tv):.2f}x"))
-    if rg is not None and fl:
-        lines.append(("ops: at most 2x the NumPy floor", rg <= 2 * fl, f"{rg / fl:.2f}x"))
-    lg = table["large"]
-    rg, fl = lg["retrograd"]["median"], lg["numpy"]["median"]
-    if rg is not None and fl:
-        lines.append(("large: at most 1.10x the NumPy floor", rg <= 1.10 * fl, f"{rg / fl:.2f}x"))
+    ops = table["ops"]["retrograd"]
+    if ops["vs_torch"] is not None:
+        lines.append(("ops: below PyTorch eager", ops["vs_torch"] < 1, f"{ops['vs_torch']:.2f}x"))
+    if ops["vs_numpy"] is not None:
+        lines.append(("ops: at most 2x the NumPy floor", ops["vs_numpy"] <= 2,
+                      f"{ops['vs_numpy']:.2f}x"))
+    lg = table["large"]["retrograd"]
+    if lg["vs_numpy"] is not None:
+        lines.append(("large: at most 1.10x the NumPy floor", lg["vs_numpy"] <= 1.10,
+                      f"{lg['vs_numpy']:.2f}x"))
     dp = table["deep"]["retrograd"]
     if dp["n"] or dp["errors"]:
         lines.append((f"deep: a {dp['size'] or 0:,}-op chain completes", dp["n"] > 0,
@@ -458,15 +476,25 @@ def _targets(table):
             print(f"  [{'met ' if ok else 'MISS'}] {what}: {detail}")
 
 
+def report(results):
+    """Print the tables and targets for a list of raw results."""
+    libs = [lib for lib in LIBS if any(r["lib"] == lib for r in results)]
+    table = _summarise(results, libs)
+    _print_table(table, libs)
+    if "numpy" in libs and "retrograd" in libs and all(
+            any(r["workload"] == w for r in results) for w in WORKLOADS):
+        _targets(table)
+    return table
+
+
 def driver(args):
     libs = [lib for lib in LIBS if lib in (args.libs or LIBS)]
     missing = [lib for lib in libs if not _available(lib)]
     rounds = 1 if args.quick else args.rounds
     deep_rounds = rounds if args.quick else min(rounds, args.deep_rounds)
     workloads = [w for w in WORKLOADS if w in (args.workloads or WORKLOADS)]
-    import numpy
     print(f"bench_engine: {platform.python_implementation()} {platform.python_version()}, "
-          f"numpy {numpy.__version__}, {os.cpu_count()} CPUs, {platform.machine()}")
+          f"numpy {np.__version__}, {os.cpu_count()} CPUs, {platform.machine()}")
     for lib in missing:
         print(f"  {lib}: not installed (pip install -e '.[bench]'); skipped")
     libs = [lib for lib in libs if lib not in missing]
@@ -481,13 +509,11 @@ def driver(args):
                 res.setdefault("lib", lib)
                 res.setdefault("workload", w)
                 res.setdefault("size", size)
+                res["round"] = r
                 results.append(res)
                 shown = res.get("error") or f"{_fmt(res['value'])} {res['unit']}"
                 print(f"  round {r + 1}/{n_rounds} {w:<5} {lib:<10} {shown}", flush=True)
-    table = _summarise(results, libs)
-    _print_table(table, libs)
-    if all(w in workloads for w in WORKLOADS) and "numpy" in libs and "retrograd" in libs:
-        _targets(table)
+    table = report(results)
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "table": table}, indent=1))
         print(f"\nraw results: {args.json}")
@@ -505,10 +531,14 @@ def main(argv=None):
     p.add_argument("--workloads", nargs="+", choices=WORKLOADS, help="only these workloads")
     p.add_argument("--timeout", type=float, default=900, help="seconds per worker process")
     p.add_argument("--json", help="also write the raw results to this file")
+    p.add_argument("--report", metavar="JSON", help="print the tables of a saved --json run")
     p.add_argument("--worker", nargs=2, metavar=("LIB", "WORKLOAD"),
                    help="run one timing in this process and print it as JSON")
     p.add_argument("--size", type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.report:
+        report(json.loads(Path(args.report).read_text())["results"])
+        return
     if args.worker:
         lib, w = args.worker
         if lib not in LIBS or w not in WORKLOADS:

@@ -109,7 +109,7 @@ def test_unsavable_objects_are_named_and_leave_old_file(tmp_path):
 @pytest.fixture
 def good(tmp_path):
     path = tmp_path / "good"
-    save({"model": _model().state_dict(), "step": 3}, path)
+    save({"model": nn.Linear(3, 2).state_dict(), "step": 3, "ints": np.arange(3)}, path)
     return path.read_bytes()
 
 

@@ -137,6 +137,16 @@ def test_grad_requires_grad_is_leaf_and_grad_fn():
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 4.0])
 
 
+def test_grad_has_the_leaf_dtype_and_shape():
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    (x * np.array([3.0, 4.0])).sum().backward()  # the product is float64
+    assert x.grad.dtype == np.float32 and x.grad.shape == (2,)
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 4.0])
+    s = rg.tensor(2.0, dtype=rg.float64, requires_grad=True)
+    (s * s).backward()
+    assert s.grad.shape == () and s.grad.dtype == np.float64 and s.grad.item() == 4.0
+
+
 def test_item_numpy_tolist():
     t = rg.tensor([[1.5, 2.5]])
     assert rg.tensor([3.5]).item() == 3.5 and isinstance(rg.tensor(2).item(), int)

@@ -6,7 +6,7 @@
     x.grad  # tensor([2., 4.])
 """
 
-from . import autograd
+from . import autograd, data, func, nn, optim, sym, viz  # noqa: E402,I001  (sub-packages, after the core)
 from .creation import (
     arange,
     eye,
@@ -69,9 +69,11 @@ from .functions import (
     where,
 )
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
-from .jit import jit
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .jit import jit
+from .serialization import load, save
 from .tensor import Tensor
+from .value import Value
 
 __version__ = "0.1.0"
 

@@ -307,7 +307,8 @@ def _literal(v: Any) -> str | None:
 
 
 def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
-              prologue: Sequence[str] = (), epilogue: Callable[[str], str] | None = None,
+              prologue: Sequence[str] = (),
+              epilogue: Callable[[str, Node], str] | None = None,
               free: bool = True, single: bool = False,
               emit: Callable[[Node, list, dict], str | None] | None = None) -> tuple[str, dict]:
     """Straight-line Python source of a NumPy function computing `outputs` from `inputs`.
@@ -316,8 +317,8 @@ def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
     that have no literal form). Arithmetic uses Python operators on arrays;
     every other op calls its `forward` from the op table. One line per node,
     so arbitrarily deep graphs compile without recursion. `prologue` lines run
-    first (the parameters are `a0, a1, ...`); `epilogue` wraps each returned
-    expression; `free` reuses a temporary's name once its value is dead (the
+    first (the parameters are `a0, a1, ...`); `epilogue(text, node)` wraps each
+    returned expression; `free` reuses a temporary's name once its value is dead (the
     old array is freed at once, and few arrays are alive at any time); `single`
     returns the one output itself rather than a 1-tuple; `emit(node, args,
     env)` may return a custom right-hand side for a node (adding what it needs to
@@ -376,8 +377,8 @@ def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
         var = spare.pop() if spare else f"t{next(temps)}"
         names[n] = var
         lines.append(f"    {var} = {rhs}")
-    wrap = epilogue or (lambda s: s)
-    outs = ", ".join(wrap(names[o]) for o in outputs)
+    wrap = epilogue or (lambda s, n: s)
+    outs = ", ".join(wrap(names[o], o) for o in outputs)
     lines.append(f"    return {outs}" if single else f"    return ({outs},)")
     return "\n".join(lines) + "\n", env
 

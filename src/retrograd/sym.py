@@ -874,6 +874,8 @@ def size(exprs: Expr | Iterable[Expr]) -> int:
 
 
 def _in(a: Any) -> Any:
+    if a.__class__ is np.ndarray and a.dtype.kind in "fc":
+        return a
     a = np.asarray(a)
     return a.astype(np.float64) if a.dtype.kind in "biu" else a
 
@@ -907,12 +909,28 @@ def compile(exprs: Expr | Sequence[Expr], vars: Sequence[Expr | str]) -> Callabl
         raise ValueError(f"compile(): no input for variable(s) {', '.join(missing)}; "
                          f"add them to the list of variables")
     k = len(vs)
+    # Element-wise ops only: a result using every input already has the broadcast shape;
+    # the others (a constant derivative, say) are broadcast to it on the way out.
+    bits = {v: 1 << i for i, v in enumerate(vs)}
+    for n in ir.toposort(outs):
+        if n.op != VAR:
+            b = 0
+            for i in n.inputs:
+                b |= bits[i]
+            bits[n] = b
+    full = (1 << k) - 1
+    partial = {o for o in outs if bits[o] != full}
     prologue = [f"# {', '.join(f'a{i} = {n}' for i, n in enumerate(names))}"] if k else []
     prologue += [f"a{i} = _in(a{i})" for i in range(k)]
-    prologue.append(f"_shape = np.broadcast_shapes({', '.join(f'a{i}.shape' for i in range(k))})"
-                    if k else "_shape = ()")
-    src, env = ir.to_source(outs, vs, name="f", prologue=prologue,
-                            epilogue=lambda s: f"_out({s}, _shape)", single=single)
+    if partial:
+        shapes = ", ".join(f"a{i}.shape" for i in range(k))
+        prologue.append(f"_shape = np.broadcast_shapes({shapes})" if k else "_shape = ()")
+
+    def wrap(text: str, node: Expr) -> str:
+        return f"_out({text}, _shape)" if node in partial else text
+
+    src, env = ir.to_source(outs, vs, name="f", prologue=prologue, epilogue=wrap,
+                            single=single)
     env["_in"] = _in
     env["_out"] = _out
     code = builtins.compile(src, "<retrograd.sym.compile>", "exec")

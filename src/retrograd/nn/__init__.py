@@ -16,7 +16,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import ops
 from ..dtypes import as_array, get_default_dtype
+from ..engine import apply
 from ..tensor import Tensor
 from . import functional, init
 from . import functional as F
@@ -455,6 +457,9 @@ class Linear(Module):
         init._default_layer_init(self.weight, self.bias)
 
     def forward(self, x):
+        if x.__class__ is Tensor and x.data.ndim and x.data.shape[-1] == self.in_features \
+                and self.weight.data.shape == (self.out_features, self.in_features):
+            return apply(ops.linear, x, self.weight, self.bias)  # checked: skip F.linear's checks
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -240,6 +240,14 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     probabilities of the input's shape (float). PyTorch's `weight`,
     `ignore_index`, `reduction` and `label_smoothing` are supported.
     """
+    # Fast path, checked cheaply: (N, C) scores, N class indices all in range, no weights.
+    if input.__class__ is Tensor and target.__class__ is Tensor and weight is None \
+            and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
+        z, y = input.data, target.data
+        if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
+                and len(y) == len(z) and len(y) and y.min() >= 0 and y.max() < z.shape[1]:
+            return apply(ops.cross_entropy, input, target, reduction=reduction,
+                         smoothing=float(label_smoothing))
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
@@ -262,7 +270,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
                         f"{target.shape}; a float target means class probabilities and must "
                         f"have the input's shape {x.shape}")
     y = _class_targets(x, target, "cross_entropy", ignore_index)
-    if x.ndim == 2 and weight is None and not (y.size and (y == ignore_index).any()):
+    if x.ndim == 2 and weight is None and y.size and not (y == ignore_index).any():
         return apply(ops.cross_entropy, x, target, reduction=reduction,
                      smoothing=float(label_smoothing))
     lp2 = _classes_last(_f.log_softmax(x, 1))
