@@ -151,22 +151,25 @@ def demo_worker(lib: str, gc_on: bool, steps: int) -> dict:
 
     if not gc_on:
         gc.disable()
-    forward, backward, losses = [], [], []
+    forward, backward, wall, losses = [], [], [], []
+    cpu = time.process_time
     for k in range(steps + 1):
-        t0 = time.perf_counter()
+        w0, t0 = time.perf_counter(), cpu()
         total_loss, acc = loss()
-        t1 = time.perf_counter()
+        t1 = cpu()
         model.zero_grad()
         total_loss.backward()
-        t2 = time.perf_counter()
+        t2, w2 = cpu(), time.perf_counter()
         if k > 0:  # step 0 is the warm-up
             forward.append(t1 - t0)
             backward.append(t2 - t1)
+            wall.append(w2 - w0)
         losses.append(float(total_loss.data))
         learning_rate = 1.0 - 0.9 * k / 100
         for p in model.parameters():
             p.data -= learning_rate * p.grad
-    return {"forward": forward, "backward": backward, "losses": losses, "data": data_note}
+    return {"forward": forward, "backward": backward, "wall": wall, "losses": losses,
+            "data": data_note}
 
 
 def chain_worker(lib: str) -> dict:
@@ -252,8 +255,9 @@ def main() -> None:
         else:
             print(f"skipped {label}: {lib} is not installed (pip install {lib})")
 
-    # per run: the median step time of each subprocess, and its forward/backward split
+    # per run and subprocess: the median of its timed steps (CPU time, and wall time)
     steps = {label: [] for label, _, _ in runs}
+    wall = {label: [] for label, _, _ in runs}
     fwd = {label: [] for label, _, _ in runs}
     bwd = {label: [] for label, _, _ in runs}
     first_loss, data_note, errors = {}, "", {}
@@ -265,6 +269,7 @@ def main() -> None:
                 continue
             total = [f + b for f, b in zip(res["forward"], res["backward"])]
             steps[label].append(statistics.median(total))
+            wall[label].append(statistics.median(res["wall"]))
             fwd[label].append(statistics.median(res["forward"]))
             bwd[label].append(statistics.median(res["backward"]))
             first_loss[label] = res["losses"][0]
@@ -272,19 +277,21 @@ def main() -> None:
         print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr)
 
     print(f"\nmicrograd demo step: forward + zero_grad + backward, 100 points ({data_note})")
-    print(f"{'peer':26s} {'step ms':>8s} {'min-max ms':>17s} {'fwd ms':>8s} {'bwd ms':>8s}"
-          f" {'loss at step 0':>20s}")
+    print("CPU ms of the process (time.process_time), so that other load on the machine")
+    print("does not count; wall ms beside it. Median over subprocesses, min-max across them.")
+    print(f"{'peer':26s} {'step ms':>8s} {'min-max ms':>17s} {'wall ms':>8s} {'fwd ms':>8s}"
+          f" {'bwd ms':>8s} {'loss at step 0':>20s}")
     for label, _, _ in runs:
         if label in errors and not steps[label]:
             print(f"{label:26s} {errors[label]}")
             continue
         xs = steps[label]
         spread = f"{min(xs) * 1e3:7.1f}-{max(xs) * 1e3:7.1f}"
-        print(f"{label:26s} {fmt_ms(xs)} {spread:>17s} {fmt_ms(fwd[label])} "
-              f"{fmt_ms(bwd[label])} {first_loss[label]:20.16f}")
+        print(f"{label:26s} {fmt_ms(xs)} {spread:>17s} {fmt_ms(wall[label])} "
+              f"{fmt_ms(fwd[label])} {fmt_ms(bwd[label])} {first_loss[label]:20.16f}")
 
     med = {label: statistics.median(xs) for label, xs in steps.items() if xs}
-    print("\nratios (median step time of the peer / retrograd Value's, higher = retrograd faster)")
+    print("\nratios of median CPU step times (peer / retrograd Value; higher = retrograd faster)")
     for peer, ours in [
         ("micrograd, gc on", "retrograd Value, gc on"),
         ("micrograd, gc off", "retrograd Value, gc on"),
@@ -315,8 +322,9 @@ def main() -> None:
 
     if args.json:
         args.json.write_text(json.dumps(
-            {"steps_s": steps, "forward_s": fwd, "backward_s": bwd, "first_loss": first_loss,
-             "errors": errors, "chain": chain}, indent=1))
+            {"steps_cpu_s": steps, "steps_wall_s": wall, "forward_cpu_s": fwd,
+             "backward_cpu_s": bwd, "first_loss": first_loss, "errors": errors, "chain": chain},
+            indent=1))
 
 
 if __name__ == "__main__":

@@ -295,11 +295,8 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     keep = _needs_graph(xs, outs, caller)
 
     def vjp_fn(*cotangents) -> tuple:
-        if single and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)) and \
-                not isinstance(cotangents[0], Tensor) and len(cotangents[0]) == 1:
-            cotangents = tuple(cotangents[0])
-        if not single and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)):
-            cotangents = tuple(cotangents[0])
+        if not single and len(cotangents) == 1 and isinstance(cotangents[0], tuple):
+            cotangents = cotangents[0]  # vjp_fn((c1, c2)) as well as vjp_fn(c1, c2)
         if len(cotangents) != len(outs):
             raise ValueError(f"vjp_fn: expected {len(outs)} cotangent(s), one per output, got "
                              f"{len(cotangents)}")
