@@ -17,6 +17,9 @@ torch.set_num_threads(1) ("torch-1t"); ratios compare against the faster of the
 two. This machine is shared and noisy, so every measurement runs in its own
 fresh process, the libraries alternate (in a rotating order) over several
 rounds, and the table gives the median over rounds with its min-max spread.
+Within a process, a timing is the best of several samples (ops, large) or a
+single run (deep). The ratio columns are medians of the ratios within each
+round, which are far steadier than ratios of medians when the load changes.
 Each worker also reports a checksum of its gradients, and the driver warns if
 the libraries disagree.
 
@@ -280,7 +283,12 @@ MAKERS = {"ops": make_ops, "large": make_large, "deep": make_deep}
 # ---------------------------------------------------------------- worker
 
 def _time_step(step, budget):
-    """Median seconds per step over samples of about `budget` seconds each."""
+    """Seconds per step: the best of 7 samples of about `budget` seconds each.
+
+    On a shared machine other work can only add time, so the fastest sample is the
+    best estimate of the library's own cost (as `timeit` advises); the driver then
+    takes the median of these over rounds.
+    """
     t0 = time.perf_counter()
     step()  # also the warm-up
     first = time.perf_counter() - t0
@@ -291,7 +299,7 @@ def _time_step(step, budget):
         for _ in range(per_sample):
             step()
         samples.append((time.perf_counter() - t0) / per_sample)
-    return statistics.median(samples), samples
+    return min(samples), samples
 
 
 def worker(lib, workload, size, quick):

@@ -407,6 +407,7 @@ def main(argv=None) -> int:
     jobs = [(lib, w, t) for w in workloads for lib in libs if w in LIBS[lib][0]
             for t in _variants(lib)]
     results: dict = {j: [] for j in jobs}
+    losses: dict = {}  # workload -> library -> loss of the first step (all must agree)
     skipped: dict = {}
     for r in range(args.rounds):
         order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]  # rotate: no fixed position
@@ -418,6 +419,7 @@ def main(argv=None) -> int:
                 skipped[job] = res["skip"]
                 continue
             results[job].append(res["us"])
+            losses.setdefault(job[1], {})[job[0]] = res["loss0"]
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
 
     import platform
@@ -455,6 +457,12 @@ def main(argv=None) -> int:
             rt = f"{med / torch_t:.2f}" if torch_t else "-"
             print(f"  {LABELS[lib]:<24} {t:>8} {med:>9.1f} {spread:>17} {rf:>8} {rt:>8}")
             table[f"{w}/{lib}"] = {"us": med, "threads": t, "runs": runs}
+        first = losses.get(w, {})
+        if first:
+            spread = max(first.values()) - min(first.values())
+            print(f"  first-step loss, all libraries: {min(first.values()):.6f} "
+                  f"(max difference {spread:.1e}: {'same' if spread < 1e-4 else 'DIFFERENT'} "
+                  "computation)")
         for lib in libs:
             others = [t for t in _variants(lib) if lib in best and t != best[lib][1]
                       and results.get((lib, w, t))]
@@ -464,7 +472,8 @@ def main(argv=None) -> int:
         print()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"table": table, "skipped": {"/".join(k): v for k, v in skipped.items()},
+            json.dump({"table": table, "first_step_loss": losses,
+                       "skipped": {"/".join(k): v for k, v in skipped.items()},
                        "raw": {"/".join(k): v for k, v in results.items()}}, f, indent=1)
     return 0
 

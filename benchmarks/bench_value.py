@@ -168,8 +168,9 @@ def demo_worker(lib: str, gc_on: bool, steps: int) -> dict:
         learning_rate = 1.0 - 0.9 * k / 100
         for p in model.parameters():
             p.data -= learning_rate * p.grad
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"forward": forward, "backward": backward, "wall": wall, "losses": losses,
-            "data": data_note}
+            "data": data_note, "peak_rss_mb": rss_mb}
 
 
 def chain_worker(lib: str) -> dict:
@@ -260,6 +261,7 @@ def main() -> None:
     wall = {label: [] for label, _, _ in runs}
     fwd = {label: [] for label, _, _ in runs}
     bwd = {label: [] for label, _, _ in runs}
+    rss = {label: [] for label, _, _ in runs}
     first_loss, data_note, errors = {}, "", {}
     for r in range(args.rounds):
         for label, lib, gc_on in runs:
@@ -272,6 +274,7 @@ def main() -> None:
             wall[label].append(statistics.median(res["wall"]))
             fwd[label].append(statistics.median(res["forward"]))
             bwd[label].append(statistics.median(res["backward"]))
+            rss[label].append(res["peak_rss_mb"])
             first_loss[label] = res["losses"][0]
             data_note = res["data"]
         print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr)
@@ -279,8 +282,9 @@ def main() -> None:
     print(f"\nmicrograd demo step: forward + zero_grad + backward, 100 points ({data_note})")
     print("CPU ms of the process (time.process_time), so that other load on the machine")
     print("does not count; wall ms beside it. Median over subprocesses, min-max across them.")
+    print(f"Peak RSS: the process's memory high-water mark after {args.steps + 1} steps.")
     print(f"{'peer':26s} {'step ms':>8s} {'min-max ms':>17s} {'wall ms':>8s} {'fwd ms':>8s}"
-          f" {'bwd ms':>8s} {'loss at step 0':>20s}")
+          f" {'bwd ms':>8s} {'peak RSS MB':>11s} {'loss at step 0':>20s}")
     for label, _, _ in runs:
         if label in errors and not steps[label]:
             print(f"{label:26s} {errors[label]}")
@@ -288,7 +292,8 @@ def main() -> None:
         xs = steps[label]
         spread = f"{min(xs) * 1e3:7.1f}-{max(xs) * 1e3:7.1f}"
         print(f"{label:26s} {fmt_ms(xs)} {spread:>17s} {fmt_ms(wall[label])} "
-              f"{fmt_ms(fwd[label])} {fmt_ms(bwd[label])} {first_loss[label]:20.16f}")
+              f"{fmt_ms(fwd[label])} {fmt_ms(bwd[label])} {statistics.median(rss[label]):11.0f} "
+              f"{first_loss[label]:20.16f}")
 
     med = {label: statistics.median(xs) for label, xs in steps.items() if xs}
     print("\nratios of median CPU step times (peer / retrograd Value; higher = retrograd faster)")
@@ -323,7 +328,8 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(
             {"steps_cpu_s": steps, "steps_wall_s": wall, "forward_cpu_s": fwd,
-             "backward_cpu_s": bwd, "first_loss": first_loss, "errors": errors, "chain": chain},
+             "backward_cpu_s": bwd, "peak_rss_mb": rss, "first_loss": first_loss,
+             "errors": errors, "chain": chain},
             indent=1))
 
 

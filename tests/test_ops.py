@@ -92,6 +92,7 @@ TORCH = {
     "linear": torch.nn.functional.linear,
     "cross_entropy": lambda z, y, reduction, smoothing: torch.nn.functional.cross_entropy(
         z, y, reduction=reduction, label_smoothing=smoothing),
+    "max_pool2d": lambda x, kernel: torch.nn.functional.max_pool2d(x, kernel),
 }
 
 DIFFERENTIABLE = [name for name, op in ops.OPS.items() if op.vjps is not None

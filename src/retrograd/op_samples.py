@@ -207,6 +207,13 @@ def _cross_entropy(rng):
             for r in ("mean", "sum", "none") for s in (0.0, 0.2)]
 
 
+def _max_pool2d(rng):
+    """Windows without ties (the max is differentiable there), floor mode trimming too."""
+    return [([_distinct(rng, (2, 3, 4, 6))], {"kernel": (2, 2)}),
+            ([_distinct(rng, (1, 2, 5, 7))], {"kernel": (2, 3)}),
+            ([_distinct(rng, (2, 1, 4, 4))], {"kernel": (1, 2)})]
+
+
 SAMPLES = {
     "neg": unary(), "exp": unary(), "log": unary("pos"), "log1p": unary("gt-1"),
     "sqrt": unary("pos"), "sin": unary(), "cos": unary(), "tan": unary("tan"),
@@ -222,6 +229,6 @@ SAMPLES = {
     "reshape": _reshape, "permute": _permute, "expand": _expand, "getitem": _getitem,
     "scatter": _scatter, "setitem": _setitem, "cat": _cat, "cast": _cast,
     "matmul": _matmul, "einsum": _einsum, "unfold": _unfold, "fold": _fold,
-    "linear": _linear, "cross_entropy": _cross_entropy,
+    "linear": _linear, "cross_entropy": _cross_entropy, "max_pool2d": _max_pool2d,
 }
 """Ops with no entry here carry no gradient (comparisons, argmax, sign, ...)."""

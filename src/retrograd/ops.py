@@ -882,6 +882,75 @@ linear = defop(
 cross_entropy = defop("cross_entropy", _cross_entropy, (_xent_vjp, None), (_xent_jvp, None),
                       analytic=False)
 
+def _pool_view(x, kernel):
+    """Non-overlapping windows of an NCHW array as (N, C, OH, kh, OW, kw); a view, any strides."""
+    n, c, h, w = x.shape[-4:]
+    kh, kw = kernel
+    oh, ow = h // kh, w // kw
+    if oh * kh != h or ow * kw != w:  # PyTorch's floor mode: the remainder is dropped
+        x = x[..., :oh * kh, :ow * kw]
+    return x.reshape(x.shape[:-4] + (n, c, oh, kh, ow, kw))
+
+
+def _max_pool2d(x, *, kernel):
+    _real_only(x, "max_pool2d")
+    win = _pool_view(x, kernel)
+    out = win[..., 0, :, 0].copy()
+    for i in range(kernel[0]):  # one maximum per window offset: multi-axis reductions over
+        for j in range(kernel[1]):  # strided middle axes are far slower in NumPy
+            if i or j:
+                np.maximum(out, win[..., i, :, j], out=out)
+    return out
+
+
+def _pool_share(m, x, out, kernel):
+    """Where each window attains its max, ties weighted 1/count: (N, C, OH, kh, OW, kw)."""
+    n, c, oh, ow = out.shape
+    win = _pool_view(x, kernel) if m is NUMPY else m.reshape(
+        _pool_trim(m, x, kernel, oh, ow), shape=(n, c, oh, kernel[0], ow, kernel[1]))
+    hit = m.cast(m.eq(win, m.reshape(out, shape=(n, c, oh, 1, ow, 1))), dtype=x.dtype)
+    return hit / m.sum(hit, axis=(3, 5), keepdims=True)
+
+
+def _pool_trim(m, a, kernel, oh, ow):
+    h, w = oh * kernel[0], ow * kernel[1]
+    if a.shape[-2:] == (h, w):
+        return a
+    return m.getitem(a, idx=(Ellipsis, slice(0, h), slice(0, w)))
+
+
+def _max_pool2d_vjp(m, g, out, x, *, kernel):
+    kh, kw = kernel
+    if m is NUMPY:  # per-offset loops again; same result as the general rule below
+        win = _pool_view(x, kernel)
+        hits = [win[..., i, :, j] == out for i in range(kh) for j in range(kw)]
+        count = hits[0].astype(g.dtype)
+        for hit in hits[1:]:
+            count += hit
+        share = g / count
+        gx = np.zeros(x.shape, dtype=share.dtype)
+        gwin = _pool_view(gx, kernel)
+        for k, hit in enumerate(hits):
+            np.multiply(hit, share, out=gwin[..., k // kw, :, k % kw])
+        return gx
+    n, c, oh, ow = out.shape
+    r = _pool_share(m, x, out, kernel) * m.reshape(g, shape=(n, c, oh, 1, ow, 1))
+    r = m.reshape(r, shape=(n, c, oh * kh, ow * kw))
+    if r.shape != x.shape:
+        r = m.scatter(r, idx=(Ellipsis, slice(0, oh * kh), slice(0, ow * kw)), shape=x.shape)
+    return r
+
+
+def _max_pool2d_jvp(m, t, out, x, *, kernel):
+    n, c, oh, ow = out.shape[-4:]
+    tw = _pool_trim(m, t, kernel, oh, ow)
+    tw = m.reshape(tw, shape=tw.shape[:-4] + (n, c, oh, kernel[0], ow, kernel[1]))
+    return m.sum(_pool_share(m, x, out, kernel) * tw, axis=(-3, -1))
+
+
+max_pool2d = defop("max_pool2d", _max_pool2d, (_max_pool2d_vjp,), (_max_pool2d_jvp,),
+                   save_out=True, smooth=False, analytic=False)
+
 # Not differentiable: results carry no gradient.
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:

@@ -80,7 +80,20 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
-    return _f.max_pool2d(input, kernel_size, stride, padding, dilation)
+    """Max over windows (N, C, H, W); non-overlapping windows (stride = kernel, no padding or
+    dilation, the usual case) take one fused op, others the general sliding-window path."""
+    x = _t(input)
+    k = _pair(kernel_size)
+    if x.ndim == 4 and (stride is None or _pair(stride) == k) and _pair(padding) == (0, 0) \
+            and _pair(dilation) == (1, 1) and 0 < k[0] <= x.shape[2] and 0 < k[1] <= x.shape[3]:
+        return apply(ops.max_pool2d, x, kernel=k)
+    return _f.max_pool2d(x, kernel_size, stride, padding, dilation)
+
+
+def _pair(v) -> tuple:
+    if isinstance(v, (int, np.integer)):
+        return (int(v), int(v))
+    return tuple(int(a) for a in v)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0) -> Tensor:
