@@ -48,7 +48,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBS = ["retrograd", "torch", "torch-1t", "autograd", "mygrad", "numpy"]
+LIBS = ["retrograd", "retrograd-jit", "torch", "torch-1t", "autograd", "mygrad", "numpy"]
+NOT_RUN = {("retrograd-jit", "deep")}  # a million-op program is not what jit is for
 WORKLOADS = ["ops", "large", "deep"]
 PURE_PYTHON_PEERS = {"autograd", "mygrad"}
 UNITS = {"ops": "us/op", "large": "ms/step", "deep": "s/Mop"}
@@ -98,7 +99,7 @@ def _deep_chain(y, n):
 
 def _import_lib(lib):
     """The library module, set up for a fair run (PyTorch threads)."""
-    if lib == "retrograd":
+    if lib in ("retrograd", "retrograd-jit"):
         try:
             import retrograd
         except ImportError:
@@ -130,6 +131,14 @@ def make_ops(lib, size):
             x.grad = None
             _chain(x, m.tanh, m.exp, m.sin).sum().backward()
         return step, lambda: float(x.grad.numpy().sum())
+    if lib == "retrograd-jit":
+        x = m.tensor(data, requires_grad=True)
+        fn = m.jit(lambda x: m.autograd.grad(_chain(x, m.tanh, m.exp, m.sin).sum(), [x])[0])
+        out = [None]
+
+        def step():
+            out[0] = fn(x)
+        return step, lambda: float(out[0].numpy().sum())
     if lib in ("torch", "torch-1t"):
         x = m.tensor(data, requires_grad=True)
 
@@ -199,6 +208,14 @@ def make_large(lib, size):
             a.grad = b.grad = None
             m.relu(a @ b).sum().backward()
         return step, lambda: float(a.grad.numpy().sum() + b.grad.numpy().sum())
+    if lib == "retrograd-jit":
+        a, b = m.tensor(a0, requires_grad=True), m.tensor(b0, requires_grad=True)
+        fn = m.jit(lambda a, b: m.autograd.grad(m.relu(a @ b).sum(), [a, b]))
+        out = [None]
+
+        def step():
+            out[0] = fn(a, b)
+        return step, lambda: float(out[0][0].numpy().sum() + out[0][1].numpy().sum())
     if lib in ("torch", "torch-1t"):
         a, b = m.tensor(a0, requires_grad=True), m.tensor(b0, requires_grad=True)
 
@@ -350,7 +367,7 @@ def _run_worker(lib, workload, size, args):
 
 
 def _available(lib):
-    name = {"torch-1t": "torch", "numpy": "numpy"}.get(lib, lib)
+    name = {"torch-1t": "torch", "numpy": "numpy", "retrograd-jit": "retrograd"}.get(lib, lib)
     if name == "retrograd":
         return True
     import importlib.util
@@ -416,7 +433,7 @@ def _print_table(table, libs):
             continue
         unit = UNITS[w]
         print(f"\n{w}: {WORKLOAD_TITLES[w]}  [{unit}, lower is better]")
-        head = (f"  {'library':<10} {'size':>9} {'median':>9} {'min':>9} {'max':>9} {'rounds':>6}"
+        head = (f"  {'library':<13} {'size':>9} {'median':>9} {'min':>9} {'max':>9} {'rounds':>6}"
                 f" {'vs numpy':>9} {'vs torch':>9}")
         print(head)
         print("  " + "-" * (len(head) - 2))
@@ -424,13 +441,13 @@ def _print_table(table, libs):
             r = rows[lib]
             if r["median"] is None:
                 why = "; ".join(r["errors"]) or "not run"
-                print(f"  {lib:<10} {'':>9} failed: {why}")
+                print(f"  {lib:<13} {'':>9} failed: {why}")
                 continue
             vs_np = f"{r['vs_numpy']:.2f}x" if r["vs_numpy"] is not None else "-"
             vs_t = f"{r['vs_torch']:.2f}x" if r["vs_torch"] is not None else "-"
             size = f"{r['size']:,}" if w == "deep" else (f"{r['size']}^2" if w == "large"
                                                         else f"({r['size']},)")
-            print(f"  {lib:<10} {size:>9} {_fmt(r['median']):>9} {_fmt(r['lo']):>9} "
+            print(f"  {lib:<13} {size:>9} {_fmt(r['median']):>9} {_fmt(r['lo']):>9} "
                   f"{_fmt(r['hi']):>9} {r['n']:>6} {vs_np:>9} {vs_t:>9}")
         _check_agreement(w, rows)
     print("\n  vs numpy / vs torch: median over rounds of the ratio within each round (torch: "
@@ -469,6 +486,15 @@ def _targets(table):
     if ops["vs_numpy"] is not None:
         lines.append(("ops: at most 2x the NumPy floor", ops["vs_numpy"] <= 2,
                       f"{ops['vs_numpy']:.2f}x"))
+    jit = table["ops"].get("retrograd-jit")
+    if jit and jit["median"] is not None and ops["median"] is not None:
+        lines.append(("ops, jit: at least 3x faster than eager retrograd",
+                      ops["median"] / jit["median"] >= 3, f"{ops['median'] / jit['median']:.1f}x"))
+        if jit["vs_torch"] is not None:
+            lines.append(("ops, jit: faster than PyTorch eager", jit["vs_torch"] < 1,
+                          f"{jit['vs_torch']:.2f}x"))
+        lines.append(("ops, jit: at most 2 us per op (forward+backward)", jit["median"] <= 2,
+                      f"{jit['median']:.2f} us/op"))
     lg = table["large"]["retrograd"]
     if lg["vs_numpy"] is not None:
         lines.append(("large: at most 1.10x the NumPy floor", lg["vs_numpy"] <= 1.10,
@@ -512,6 +538,8 @@ def driver(args):
         for r in range(n_rounds):
             order = libs[r % len(libs):] + libs[:r % len(libs)]  # rotate who goes first
             for lib in order:
+                if (lib, w) in NOT_RUN:
+                    continue
                 size = _size(w, lib, args)
                 res = _run_worker(lib, w, size, args)
                 res.setdefault("lib", lib)
@@ -520,7 +548,7 @@ def driver(args):
                 res["round"] = r
                 results.append(res)
                 shown = res.get("error") or f"{_fmt(res['value'])} {res['unit']}"
-                print(f"  round {r + 1}/{n_rounds} {w:<5} {lib:<10} {shown}", flush=True)
+                print(f"  round {r + 1}/{n_rounds} {w:<5} {lib:<13} {shown}", flush=True)
     table = report(results)
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "table": table}, indent=1))
