@@ -9,8 +9,10 @@ Workloads
 
 Every measurement runs in its own fresh subprocess, and the subprocesses of the
 different peers alternate over several rounds, so that no peer profits from a
-warm machine or a quiet moment. micrograd is timed with the garbage collector
-on (as people run it) and off (its best case).
+warm machine or a quiet moment. Step times are the process's CPU time, so other
+load on a shared machine does not count; wall time is shown beside them. Each
+library runs with the garbage collector on (as people run it) and off (micrograd's
+best case; with it off micrograd never frees a graph, see the peak RSS column).
 
     python benchmarks/bench_value.py              # 5 rounds, 3 timed steps each
     python benchmarks/bench_value.py --rounds 3 --steps 2 --json out.json

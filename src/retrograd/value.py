@@ -196,12 +196,12 @@ class Value:
         try:
             _count_parents(self, leaves)
             _send_gradients(self)
-        except BaseException:
+            for leaf in leaves:  # add this call's share to each leaf's running total
+                leaf.grad = leaf._d + leaf.grad
+                leaf._d = None
+        except BaseException:  # e.g. from a user's _backward, or Ctrl-C
             _reset(self)  # leave the graph ready for another backward()
             raise
-        for leaf in leaves:  # add this call's share to each leaf's running total
-            leaf.grad = leaf._d + leaf.grad
-            leaf._d = None
 
     # ---- micrograd's graph attributes, for code that reads them -------------
 
