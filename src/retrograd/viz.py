@@ -77,15 +77,15 @@ class _Reader:
 
 
 def _value_operands(v: Any) -> tuple:
-    """A Value's children in order: rg.Value keeps them as `_a`, `_b` (or `_kids`),
+    """A Value's children in order: rg.Value keeps them as `_a`, `_b` (or in `_custom`),
     micrograd as the set `_prev` (whose order Python does not fix)."""
     a = getattr(v, "_a", None)
     if a is not None:
         b = getattr(v, "_b", None)
         return (a,) if b is None else (a, b)
-    kids = getattr(v, "_kids", None)
-    if kids is not None:
-        return tuple(kids)
+    custom = getattr(v, "_custom", None)  # nodes built micrograd's way: (children, backward)
+    if custom:
+        return tuple(custom[0])
     return tuple(v._prev)
 
 
