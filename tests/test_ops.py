@@ -190,3 +190,28 @@ def test_checker_catches_a_wrong_rule():
     x = rg.tensor(np.linspace(-1, 1, 5), requires_grad=True, dtype=rg.float64)
     with pytest.raises(rg.GradcheckError, match="input 0"):
         rg.gradcheck(op_fn(bad, {}), [x])
+
+
+def test_retrograd_check_prints_a_table_and_exits_0(capsys):
+    from retrograd.cli import main
+    assert main(["check", "--op", "tanh", "--op", "matmul"]) == 0
+    out = capsys.readouterr().out
+    assert "tanh" in out and "matmul" in out and "2 of 2 ops agree" in out
+
+
+def test_retrograd_check_exits_1_on_a_wrong_rule(monkeypatch, capsys):
+    from retrograd import op_samples
+    from retrograd.cli import main
+    bad = ops.Op("bad_sin", np.sin, (lambda m, g, out, x: g * m.sin(x),))
+    monkeypatch.setitem(ops.OPS, "bad_sin", bad)
+    monkeypatch.setitem(op_samples.SAMPLES, "bad_sin", op_samples.unary())
+    assert main(["check", "--op", "bad_sin"]) == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+def test_retrograd_check_bad_arguments_exit_2(capsys):
+    from retrograd.cli import main
+    assert main(["check", "--op", "no_such_op"]) == 2
+    assert main(["check", "--frobnicate"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("retrograd: error:") for line in err)
