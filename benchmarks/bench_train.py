@@ -3,6 +3,7 @@ and a hand-written NumPy forward/backward (the floor).
 
     python benchmarks/bench_train.py                 # both workloads, 5 rounds
     python benchmarks/bench_train.py --rounds 9 --workload mlp --json out.json
+    python benchmarks/bench_train.py --clock cpu --libs numpy,retrograd,torch
 
 Workloads (float32, batch 64, SGD lr 0.1, softmax cross-entropy, same weights and batch):
   mlp: 64-128-64-10 with ReLU
@@ -17,6 +18,10 @@ count and with torch.set_num_threads(1); NumPy-based libraries (retrograd,
 the floor, autograd, mygrad) run with the BLAS default and with one BLAS
 thread; each library is compared at its faster setting. Peers that are not
 installed are skipped with a note.
+
+On a busy machine wall times swing with other load; `--clock cpu` times each
+process's own CPU time instead (single-threaded variants only), which is far
+steadier and is the fairer comparison of the work each library does.
 """
 
 from __future__ import annotations
@@ -327,8 +332,9 @@ SETUPS = {"numpy": setup_numpy, "retrograd": setup_retrograd, "torch": setup_tor
 
 # ---------------------------------------------------------------- worker
 
-def worker(lib: str, workload: str, threads: str, seconds: float) -> dict:
+def worker(lib: str, workload: str, threads: str, seconds: float, clock: str = "wall") -> dict:
     """Time one library in this process; returns microseconds per step."""
+    now = time.perf_counter if clock == "wall" else time.process_time
     if LIBS[lib][1] == "torch":
         try:
             import torch
@@ -351,10 +357,10 @@ def worker(lib: str, workload: str, threads: str, seconds: float) -> dict:
     block = max(10, int(0.1 * seconds / per))  # ~10 repeats in `seconds`
     times = []
     for _ in range(10):
-        t = time.perf_counter()
+        t = now()
         for _ in range(block):
             last = step()
-        times.append((time.perf_counter() - t) / block * 1e6)
+        times.append((now() - t) / block * 1e6)
     return {"us": statistics.median(times), "repeats": times, "block": block,
             "loss0": float(first.item() if hasattr(first, "item") else 0.0),
             "last": str(type(last).__name__)}
@@ -362,18 +368,20 @@ def worker(lib: str, workload: str, threads: str, seconds: float) -> dict:
 
 # ---------------------------------------------------------------- driver
 
-def _variants(lib: str) -> list[str]:
+def _variants(lib: str, clock: str = "wall") -> list[str]:
     kind = LIBS[lib][1]
+    if clock == "cpu":  # CPU time adds up all threads: compare single-threaded runs only
+        return ["1"] if kind in ("numpy", "torch") else ["default"]
     return ["default", "1"] if kind in ("numpy", "torch") else ["default"]
 
 
-def _run_worker(lib, workload, threads, seconds) -> dict:
+def _run_worker(lib, workload, threads, seconds, clock="wall") -> dict:
     env = dict(os.environ)
     if threads == "1" and LIBS[lib][1] == "numpy":
         for v in THREAD_VARS:
             env[v] = "1"
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, workload, threads,
-           "--seconds", str(seconds)]
+           "--seconds", str(seconds), "--clock", clock]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     except subprocess.TimeoutExpired:
@@ -392,11 +400,14 @@ def main(argv=None) -> int:
     ap.add_argument("--workload", choices=["mlp", "cnn", "all"], default="all")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset")
     ap.add_argument("--json", default=None, help="also write the raw results here")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="wall time (default), or this process's CPU time, which other load "
+                         "on the machine disturbs far less (single-threaded runs only)")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "WORKLOAD", "THREADS"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(*args.worker, args.seconds)))
+        print(json.dumps(worker(*args.worker, args.seconds, args.clock)))
         return 0
 
     libs = [lib for lib in args.libs.split(",") if lib]
@@ -405,7 +416,7 @@ def main(argv=None) -> int:
         ap.error(f"unknown libraries {unknown}; known: {list(LIBS)}")
     workloads = ["mlp", "cnn"] if args.workload == "all" else [args.workload]
     jobs = [(lib, w, t) for w in workloads for lib in libs if w in LIBS[lib][0]
-            for t in _variants(lib)]
+            for t in _variants(lib, args.clock)]
     results: dict = {j: [] for j in jobs}
     losses: dict = {}  # workload -> library -> loss of the first step (all must agree)
     skipped: dict = {}
@@ -414,7 +425,7 @@ def main(argv=None) -> int:
         for job in order:
             if job in skipped:
                 continue
-            res = _run_worker(*job, args.seconds)
+            res = _run_worker(*job, args.seconds, args.clock)
             if "skip" in res:
                 skipped[job] = res["skip"]
                 continue
@@ -427,8 +438,8 @@ def main(argv=None) -> int:
     import numpy as np
 
     print(f"\nPython {platform.python_version()}, NumPy {np.__version__}, "
-          f"{os.cpu_count()} CPUs, {args.rounds} rounds x ~{args.seconds:g} s per run; "
-          "median over rounds [min-max]\n")
+          f"{os.cpu_count()} CPUs, {args.rounds} rounds x ~{args.seconds:g} s per run, "
+          f"{args.clock} clock; median over rounds [min-max]\n")
     table = {}
     for w in workloads:
         best = {}
@@ -436,7 +447,7 @@ def main(argv=None) -> int:
             if w not in LIBS[lib][0]:
                 continue
             cands = [(statistics.median(results[(lib, w, t)]), t, results[(lib, w, t)])
-                     for t in _variants(lib) if results.get((lib, w, t))]
+                     for t in _variants(lib, args.clock) if results.get((lib, w, t))]
             if cands:
                 best[lib] = min(cands)
         floor = best.get("numpy", (None,))[0]
@@ -448,7 +459,7 @@ def main(argv=None) -> int:
             if w not in LIBS[lib][0]:
                 continue
             if lib not in best:
-                reasons = {skipped.get((lib, w, t)) for t in _variants(lib)} - {None}
+                reasons = {skipped.get((lib, w, t)) for t in _variants(lib, args.clock)} - {None}
                 print(f"  {LABELS[lib]:<24} skipped: {'; '.join(sorted(reasons))}")
                 continue
             med, t, runs = best[lib]
@@ -464,7 +475,7 @@ def main(argv=None) -> int:
                   f"(max difference {spread:.1e}: {'same' if spread < 1e-4 else 'DIFFERENT'} "
                   "computation)")
         for lib in libs:
-            others = [t for t in _variants(lib) if lib in best and t != best[lib][1]
+            others = [t for t in _variants(lib, args.clock) if lib in best and t != best[lib][1]
                       and results.get((lib, w, t))]
             for t in others:
                 print(f"    ({LABELS[lib]} with threads={t}: "
