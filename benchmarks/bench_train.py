@@ -41,6 +41,7 @@ MLP_SIZES = (64, 128, 64, 10)
 LIBS = {
     "numpy": (("mlp", "cnn"), "numpy"),
     "retrograd": (("mlp", "cnn"), "numpy"),
+    "retrograd-jit": (("mlp", "cnn"), "numpy"),
     "torch": (("mlp", "cnn"), "torch"),
     "autograd": (("mlp",), "numpy"),
     "mygrad": (("mlp",), "numpy"),
@@ -48,7 +49,8 @@ LIBS = {
     "jax": (("mlp",), "other"),
     "jax-jit": (("mlp",), "other"),
 }
-LABELS = {"numpy": "NumPy by hand (floor)", "retrograd": "retrograd", "torch": "PyTorch eager",
+LABELS = {"numpy": "NumPy by hand (floor)", "retrograd": "retrograd",
+          "retrograd-jit": "retrograd jit(value_and_grad)", "torch": "PyTorch eager",
           "autograd": "HIPS autograd", "mygrad": "mygrad", "tinygrad": "tinygrad",
           "jax": "JAX eager", "jax-jit": "JAX jit"}
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -182,6 +184,35 @@ def setup_retrograd(workload, ws, x, y):
         loss.backward()
         opt.step()
         return loss
+
+    return step
+
+
+def setup_retrograd_jit(workload, ws, x, y):
+    """The same step as `rg.jit(rg.func.value_and_grad(loss))` plus the SGD update."""
+    import retrograd as rg
+    from retrograd.nn import functional as F
+
+    params = [rg.Tensor(w.copy()) for w in ws]
+    xt, yt = rg.Tensor(x), rg.Tensor(y)
+
+    def loss(*args):
+        *ps, x, y = args
+        if workload == "mlp":
+            w1, b1, w2, b2, w3, b3 = ps
+            h = F.relu(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2))
+            return F.cross_entropy(F.linear(h, w3, b3), y)
+        cw, cb, lw, lb = ps
+        h = F.max_pool2d(F.relu(F.conv2d(x, cw, cb, padding=1)), 2)
+        return F.cross_entropy(F.linear(h.reshape(h.shape[0], -1), lw, lb), y)
+
+    fast = rg.jit(rg.func.value_and_grad(loss, argnums=tuple(range(len(params)))))
+
+    def step():
+        value, grads = fast(*params, xt, yt)
+        for p, g in zip(params, grads):
+            p.data -= LR * g.data
+        return value
 
     return step
 
@@ -325,7 +356,8 @@ def setup_jax_jit(workload, ws, x, y):
     return step
 
 
-SETUPS = {"numpy": setup_numpy, "retrograd": setup_retrograd, "torch": setup_torch,
+SETUPS = {"numpy": setup_numpy, "retrograd": setup_retrograd,
+          "retrograd-jit": setup_retrograd_jit, "torch": setup_torch,
           "autograd": setup_autograd, "mygrad": setup_mygrad, "tinygrad": setup_tinygrad,
           "jax": setup_jax, "jax-jit": setup_jax_jit}
 
