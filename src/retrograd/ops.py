@@ -33,10 +33,10 @@ class Op:
     """A primitive: NumPy forward plus per-input vjp and jvp rules."""
 
     __slots__ = ("name", "forward", "vjps", "jvps", "broadcast", "save_out", "reads", "view",
-                 "variadic", "smooth", "analytic", "check", "read_cache")
+                 "variadic", "smooth", "read_cache")
 
     def __init__(self, name, forward, vjps=None, jvps=None, *, broadcast=False, save_out=False,
-                 reads=None, view=False, variadic=False, smooth=True, analytic=True, check=None):
+                 reads=None, view=False, variadic=False, smooth=True):
         self.name = name
         self.forward = forward
         self.vjps = vjps            # tuple: one rule per input (None: not differentiable)
@@ -51,8 +51,6 @@ class Op:
         self.view = view            # output shares memory with input 0
         self.variadic = variadic    # any number of inputs; one rule, told `argnum`
         self.smooth = smooth        # twice differentiable almost everywhere
-        self.analytic = analytic    # valid for complex-step differentiation
-        self.check = check          # how `retrograd check` samples this op
         self.read_cache = {}
 
     def backward(self, node, g, m):
@@ -655,14 +653,13 @@ tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g * (1.0 - out * out), 
 sigmoid = elementwise("sigmoid", _sigmoid, lambda m, g, out, x: g * out * (1.0 - out),
                       save_out=True, reads=())
 relu = elementwise("relu", _relu, lambda m, g, out, x: g * (out > 0), save_out=True, reads=(),
-                   smooth=False, analytic=False)
-abs_ = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False,
-                   analytic=False)
+                   smooth=False)
+abs_ = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False)
 sign = defop("sign", _sign, (lambda m, g, out, x: g * 0.0,), (lambda m, g, out, x: g * 0.0,),
-             smooth=False, analytic=False, check="skip")
+             smooth=False)
 clamp = elementwise("clamp", _clamp,
                     lambda m, g, out, x, lo, hi: g * (out == x), save_out=True,
-                    smooth=False, analytic=False)
+                    smooth=False)
 
 # Element-wise, two inputs (broadcasting undone by Op.backward).
 add = elementwise("add", np.add, lambda m, g, out, x, y: g, lambda m, g, out, x, y: g, reads=())
@@ -680,11 +677,11 @@ pow_ = elementwise("pow", np.power,
 maximum = elementwise("maximum", _maximum,
                       lambda m, g, out, x, y: g * _tie_share(x, y, x > y),
                       lambda m, g, out, x, y: g * _tie_share(x, y, y > x),
-                      smooth=False, analytic=False)
+                      smooth=False)
 minimum = elementwise("minimum", _minimum,
                       lambda m, g, out, x, y: g * _tie_share(x, y, x < y),
                       lambda m, g, out, x, y: g * _tie_share(x, y, y < x),
-                      smooth=False, analytic=False)
+                      smooth=False)
 where = elementwise("where", np.where, None,
                     lambda m, g, out, c, x, y: m.where(c, g, 0.0),
                     lambda m, g, out, c, x, y: m.where(c, 0.0, g), reads=(0,))
@@ -703,15 +700,14 @@ prod = defop(
     (_reduce_jvp(lambda m, out, x, axis, keepdims: _prod_vjp(
         m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims)),), save_out=True)
 prod_others = defop(
-    "prod_others", lambda x, *, axis=None: _prod_others(x, axis), None, check="skip")
+    "prod_others", lambda x, *, axis=None: _prod_others(x, axis), None)
 max_ = defop(
     "max", _reduce_max,
     (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
         m, g, x.shape, axis, keepdims) * _extreme_mask(m, out, x, axis, keepdims),),
     (_reduce_jvp(_extreme_mask),),
-    save_out=True, smooth=False, analytic=False)
-min_ = defop("min", _reduce_min, max_.vjps, max_.jvps, save_out=True, smooth=False,
-             analytic=False)
+    save_out=True, smooth=False)
+min_ = defop("min", _reduce_min, max_.vjps, max_.jvps, save_out=True, smooth=False)
 logsumexp = defop(
     "logsumexp", _logsumexp,
     (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
@@ -752,20 +748,19 @@ getitem = defop(
 scatter = defop(
     "scatter", _scatter,
     (lambda m, g, out, x, *, idx, shape: m.getitem(g, idx=idx),),
-    (_scatter_jvp,), reads=(),
-    check="skip")
+    (_scatter_jvp,), reads=())
 setitem = defop(
     "setitem", _setitem,
     (lambda m, g, out, x, v, *, idx: m.setitem(g, 0.0, idx=idx),
      lambda m, g, out, x, v, *, idx: sum_to(m, m.getitem(g, idx=idx), v.shape)),
     (_setitem_jvp_x, _setitem_jvp_v),
-    reads=(), save_out=False, check="skip")
+    reads=(), save_out=False)
 cat = defop("cat", _cat, (_cat_vjp,), (_cat_jvp,), reads=(), variadic=True)
 cast = defop("cast", _cast,
              (lambda m, g, out, x, *, dtype: m.cast(g, dtype=x.dtype),),
-             (lambda m, t, out, x, *, dtype: m.cast(t, dtype=dtype),), reads=(), check="skip")
-zeros_like = defop("zeros_like", _zeros_like, (None,), (None,), reads=(), check="skip")
-ones_like = defop("ones_like", np.ones_like, (None,), (None,), reads=(), check="skip")
+             (lambda m, t, out, x, *, dtype: m.cast(t, dtype=dtype),), reads=())
+zeros_like = defop("zeros_like", _zeros_like, (None,), (None,), reads=())
+ones_like = defop("ones_like", np.ones_like, (None,), (None,), reads=())
 
 # Linear algebra.
 matmul = defop("matmul", np.matmul, (_matmul_vjp_x, _matmul_vjp_y),
@@ -776,11 +771,11 @@ einsum = defop("einsum", _einsum, (_einsum_vjp,), (_einsum_jvp,), variadic=True)
 unfold = defop(
     "unfold", _unfold,
     (lambda m, g, out, x, **k: m.fold(g, shape=x.shape, **k),),
-    (_unfold_jvp,), reads=(), check="skip")
+    (_unfold_jvp,), reads=())
 fold = defop(
     "fold", _fold,
     (lambda m, g, out, x, *, shape, pad_value=0.0, **k: m.unfold(g, **k),),  # pad: zeros
-    (_fold_jvp,), reads=(), check="skip")
+    (_fold_jvp,), reads=())
 
 # Layers: fused for speed (one node instead of three or more); rules in table ops.
 def _linear(x, w, b):
@@ -879,8 +874,7 @@ linear = defop(
     (lambda m, g, out, x, w, b: m.matmul(g, w), _linear_vjp_w, _linear_vjp_b),
     (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
      lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)))
-cross_entropy = defop("cross_entropy", _cross_entropy, (_xent_vjp, None), (_xent_jvp, None),
-                      analytic=False)
+cross_entropy = defop("cross_entropy", _cross_entropy, (_xent_vjp, None), (_xent_jvp, None))
 
 def _pool_view(x, kernel):
     """Non-overlapping windows of an NCHW array as (N, C, OH, kh, OW, kw); a view, any strides."""
@@ -949,18 +943,18 @@ def _max_pool2d_jvp(m, t, out, x, *, kernel):
 
 
 max_pool2d = defop("max_pool2d", _max_pool2d, (_max_pool2d_vjp,), (_max_pool2d_jvp,),
-                   save_out=True, smooth=False, analytic=False)
+                   save_out=True, smooth=False)
 
 # Not differentiable: results carry no gradient.
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
-    defop(_name, _fn, None, None, check="skip")
+    defop(_name, _fn, None, None)
 defop("argmax", lambda x, *, axis=None, keepdims=False: np.argmax(x, axis=axis,
                                                                   keepdims=keepdims),
-      None, None, check="skip")
+      None, None)
 defop("argmin", lambda x, *, axis=None, keepdims=False: np.argmin(x, axis=axis,
                                                                   keepdims=keepdims),
-      None, None, check="skip")
+      None, None)
 
 
 # ---------------------------------------------------------------- namespaces
