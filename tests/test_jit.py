@@ -247,3 +247,14 @@ def test_fused_chain_equals_eager():
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.data, b.data, rtol=1e-5)
         assert a.dtype == b.dtype
+
+
+def test_hooks_and_retain_grad_inside_jit_match_eager():
+    def f(x):
+        y = x * 2
+        y.retain_grad()
+        y.register_hook(lambda g: g * 3)
+        return rg.autograd.grad((y * y).sum(), [x])[0]
+
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    np.testing.assert_allclose(rg.jit(f)(x).data, f(x).data)

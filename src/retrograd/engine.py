@@ -279,7 +279,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
             if g is None:
                 continue
             if node.hooks is not None or node.retain is not None:
-                g = _node_hooks(node, g, create_graph)
+                g = _node_hooks(node, g, m is ops.TENSOR)
             if target_keys is not None and node in target_keys:
                 captured[node] = g
             if node.seq < last_inplace[0]:
@@ -300,7 +300,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
         owned = set()
         for leaf, g in leaves.items():
             if leaf._hooks is not None:
-                g = _run_hooks(leaf._hooks, g, create_graph)
+                g = _run_hooks(leaf._hooks, g, m is ops.TENSOR)
             if target_keys is not None:
                 captured[leaf] = g
             elif accumulate and leaf.requires_grad:
@@ -315,13 +315,14 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     return None
 
 
-def _node_hooks(node, g, create_graph):
+def _node_hooks(node, g, tensors: bool):
+    """A non-leaf's hooks and retain_grad; `tensors`: gradients are Tensors, not arrays."""
     if node.hooks is not None:
-        g = _run_hooks(node.hooks, g, create_graph)
+        g = _run_hooks(node.hooks, g, tensors)
     if node.retain is not None:
         owner = node.retain()
         if owner is not None:
-            _accumulate_grad(owner, g.copy() if not create_graph else g)
+            _accumulate_grad(owner, g if tensors else g.copy())
     return g
 
 
@@ -334,11 +335,12 @@ def _as_tensor(g):
     return g if isinstance(g, Tensor) else Tensor._wrap(asarray(g))
 
 
-def _run_hooks(hooks, g, create_graph):
+def _run_hooks(hooks, g, tensors: bool):
     for hook in hooks:
         new = hook(_as_tensor(g))
         if new is not None:
-            g = new if create_graph else asarray(new.data if isinstance(new, Tensor) else new)
+            g = _as_tensor(new) if tensors else asarray(new.data if isinstance(new, Tensor)
+                                                        else new)
     return g
 
 
