@@ -225,6 +225,14 @@ def _cat_rows(parts: list[Tensor]) -> Tensor:
     return parts[0] if len(parts) == 1 else cat(parts, 0)
 
 
+def _substitute(args, nums, values) -> list:
+    """`args` with the arguments at positions `nums` replaced by `values`."""
+    call = list(args)
+    for i, v in zip(nums, values):
+        call[i] = v
+    return call
+
+
 # ---------------------------------------------------------------- reverse mode
 
 def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
@@ -233,10 +241,7 @@ def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
     caller = state.enabled
     with enable_grad():
         diffs = [_fresh(x) for x in xs]
-        call = list(args)
-        for i, d in zip(nums, diffs):
-            call[i] = d
-        out, aux = _split_aux(_call(f, call, kwargs), has_aux, what)
+        out, aux = _split_aux(_call(f, _substitute(args, nums, diffs), kwargs), has_aux, what)
         out = _as_tensor(out, f"{what}: the output")
         if out.data.size != 1:
             raise RuntimeError(
@@ -420,10 +425,8 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         caller = state.enabled
         with enable_grad():
             diffs = [_fresh(x) for x in xs]
-            call = list(args)
-            for i, d in zip(nums, diffs):
-                call[i] = d
-            out, aux = _split_aux(_call(f, call, kwargs), has_aux, "jacrev")
+            out, aux = _split_aux(_call(f, _substitute(args, nums, diffs), kwargs), has_aux,
+                                  "jacrev")
             outs, single_out = _outputs(out, "jacrev")
             cg = _needs_graph(xs, outs, caller)
             sizes = [o.data.size for o in outs]

@@ -358,7 +358,21 @@ class Module:
         return main + ")"
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: length, iteration and append."""
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module):
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Modules applied one after another; registered as `0`, `1`, ... (or by the given names)."""
 
     def __init__(self, *args: Module) -> None:
@@ -375,12 +389,6 @@ class Sequential(Module):
             x = m(x)
         return x
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
     def __getitem__(self, idx):
         items = list(self._modules.items())
         if isinstance(idx, slice):
@@ -391,12 +399,8 @@ class Sequential(Module):
             raise IndexError(f"index {idx!r} is out of range for a Sequential of "
                              f"{len(items)} modules") from None
 
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self._modules)), module)
-        return self
 
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules whose parameters are registered (`0`, `1`, ...)."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -404,20 +408,10 @@ class ModuleList(Module):
         for m in modules or ():
             self.append(m)
 
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self._modules)), module)
-        return self
-
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         for m in modules:
             self.append(m)
         return self
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
 
     def __getitem__(self, idx):
         items = list(self._modules.values())
