@@ -263,7 +263,9 @@ def _prod_vjp(m, g, out, x, *, axis=None, keepdims=False):
     g = expand_back(m, g, x.shape, axis, keepdims)
     if m is NUMPY:
         return g * _prod_others(x, axis)
-    if np.any(x.data == 0):  # out / x is undefined there; this path is first-order only
+    # out / x is undefined at zeros; prod_others is first-order only. A jit trace
+    # must not bake in what this call's data says, so it always takes the safe path.
+    if engine.state.tracer is not None or np.any(x.data == 0):
         return g * m.prod_others(x, axis=axis)
     return g * keep(m, out, x.shape, axis, keepdims) / x
 
@@ -828,17 +830,20 @@ def _cross_entropy(z, y, *, reduction, smoothing):
 
 def _xent_residual(m, z, y, smoothing):
     """softmax(z) - q, q the (smoothed) one-hot targets: d(loss_n)/d(z_n)."""
-    y = _labels(y)
-    rows = np.arange(len(y))
     if m is NUMPY:
+        y = _labels(y)
+        rows = np.arange(len(y))
         r = np.exp(z - z.real.max(axis=1, keepdims=True))
         r /= np.add.reduce(r, axis=1, keepdims=True)
         r[rows, y] -= 1.0 - smoothing
         if smoothing:
             r -= smoothing / z.shape[1]
         return r
-    q = np.full(z.shape, smoothing / z.shape[1], dtype=z.dtype)
-    q[rows, y] += 1.0 - smoothing
+    # the targets as an op on `y`, not an array made from y's values: a traced
+    # (rg.jit) backward must read the labels of each call, not the first call's
+    q = m.one_hot(y, classes=z.shape[1], dtype=z.dtype)
+    if smoothing:
+        q = q * (1.0 - smoothing) + smoothing / z.shape[1]
     return m.softmax(z, axis=1) - q
 
 
@@ -874,6 +879,13 @@ linear = defop(
     (lambda m, g, out, x, w, b: m.matmul(g, w), _linear_vjp_w, _linear_vjp_b),
     (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
      lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)))
+def _one_hot(y, *, classes, dtype):
+    q = np.zeros(y.shape + (classes,), dtype=dtype)
+    np.put_along_axis(q, y[..., None], 1, axis=-1)
+    return q
+
+
+one_hot = defop("one_hot", _one_hot, None)
 cross_entropy = defop("cross_entropy", _cross_entropy, (_xent_vjp, None), (_xent_jvp, None))
 
 def _pool_view(x, kernel):
