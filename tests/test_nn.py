@@ -266,6 +266,37 @@ def test_cross_entropy_fast_path(reduction, smoothing):
            z, y, grad_of=[0])
 
 
+def test_cross_entropy_interleaved_forwards_and_repeated_backward():
+    """The forward keeps its softmax for its backward: other losses computed in between
+    (on the same scores with other labels, or on other scores), a second backward, and
+    labels changed in place before the backward (read then, as a recomputation would)
+    must all give PyTorch's gradients."""
+    r = _rng(5)
+    z_np = r.standard_normal((6, 5))
+    labels = [r.integers(0, 5, 6) for _ in range(3)]
+    z, tz = rg.Tensor(z_np, requires_grad=True), _to_torch(z_np, grad=True)
+    y0, y1 = rg.Tensor(labels[0]), rg.Tensor(labels[1])
+    a, b = F.cross_entropy(z, y0), F.cross_entropy(z, y1)
+    c = F.cross_entropy(z * 2.0, y0, reduction="sum")
+    a.backward(retain_graph=True)
+    a.backward(retain_graph=True)
+    c.backward()
+    b.backward()
+    ta = TF.cross_entropy(tz, torch.tensor(labels[0]))
+    tb = TF.cross_entropy(tz, torch.tensor(labels[1]))
+    tc = TF.cross_entropy(tz * 2.0, torch.tensor(labels[0]), reduction="sum")
+    (2 * ta + tb + tc).backward()
+    np.testing.assert_allclose(z.grad.data, tz.grad.numpy(), **TOL)
+    y2 = rg.Tensor(labels[2].copy())
+    d = F.cross_entropy(z, y2)
+    y2.data[...] = labels[0]
+    z.grad = None
+    d.backward()
+    tz.grad = None
+    TF.cross_entropy(tz, torch.tensor(labels[0])).backward()
+    np.testing.assert_allclose(z.grad.data, tz.grad.numpy(), **TOL)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("case", ["weight", "ignore", "weight+ignore", "spatial", "probs",

@@ -21,6 +21,7 @@ with jit, jit the gradient computation itself (`rg.jit(rg.func.value_and_grad(lo
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,17 @@ _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true
            "neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
            "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
            "pow": np.power}
+
+
+# Ops whose forward always returns a new array that nothing else holds: an
+# element-wise op may write its result into such a value once it is dead.
+_FRESH = set(_UFUNCS) | {"relu", "linear", "matmul", "softmax", "log_softmax", "one_hot",
+                         "linear_vjp0", "linear_vjp1", "cross_entropy_vjp0", "max_pool2d_vjp0"}
+
+# Element-wise ops that can write in place, as `name(args..., out=buffer)` source.
+_INPLACE = dict({name: f"_u_{name}" for name in _UFUNCS}, relu="_u_relu")
+_INPLACE_ENV = dict({f"_u_{name}": fn for name, fn in _UFUNCS.items()},
+                    _u_relu=lambda x, out: np.maximum(x, 0, out=out))
 
 
 class JitError(RuntimeError):
@@ -76,6 +88,9 @@ class _Tracer:
 
     def record(self, op, inputs, attrs, t) -> None:
         self.count += 1
+        if op.name == "reshape" and t.shape == inputs[0].shape:  # a no-op: same node
+            self.nodes[id(t)] = (t, self.node_of(inputs[0]))
+            return
         n = self.graph.node(op.name, [self.node_of(x) for x in inputs], attrs)
         self.nodes[id(t)] = (t, n)
         self.meta[n] = (t.shape, t.dtype)
@@ -166,10 +181,10 @@ def _fusion_plan(outputs, inputs, meta) -> dict:
     keep = set(outputs) | set(inputs)
     plan = {}
     for k, n in enumerate(order):
-        if n.op not in _UFUNCS or n not in meta or meta[n][0] == ():
+        if n.op not in _INPLACE or n not in meta or meta[n][0] == ():
             continue  # 0-d results come back as NumPy scalars, which cannot be written
         for i in n.inputs:
-            if (i.op in _UFUNCS and i not in keep and last.get(i) == k and i in meta
+            if (i.op in _FRESH and i not in keep and last.get(i) == k and i in meta
                     and meta[i] == meta[n] and len(users[i]) == 1
                     and n.inputs.count(i) == 1 and i not in plan.values()):
                 plan[n] = i
@@ -185,8 +200,8 @@ def compile_program(prog: Program) -> Callable:
         reuse = plan.get(node)
         if reuse is None:
             return None
-        name = f"_u_{node.op}"
-        env[name] = _UFUNCS[node.op]
+        name = _INPLACE[node.op]
+        env[name] = _INPLACE_ENV[name]
         return f"{name}({', '.join(args)}, out={args[node.inputs.index(reuse)]})"
 
     fn = ir.compile(prog.outputs, prog.inputs, name="jitted", emit=emit)
@@ -242,16 +257,18 @@ def _static_key(value) -> Any:
     return ("V", ir.attr_key(value))
 
 
-def _closure_key(fn) -> tuple:
+_PLAIN = {int, float, complex, str, bool, type(None)}
+
+
+def _closure_key(cells: tuple) -> tuple:
     """Python numbers, strings and bools captured by closure: a change retraces."""
-    cells = getattr(fn, "__closure__", None) or ()
     out = []
     for c in cells:
         try:
             v = c.cell_contents
         except ValueError:  # empty cell
             continue
-        if isinstance(v, (int, float, complex, str, bool, np.generic)) or v is None:
+        if v.__class__ in _PLAIN or isinstance(v, (int, float, complex, str, np.generic)):
             out.append(ir.attr_key(v))
     return tuple(out)
 
@@ -261,7 +278,9 @@ class Jitted:
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
+        self.cells = getattr(fn, "__closure__", None) or ()
         self.cache: dict = {}
+        self.by_tensors: dict = {}  # the common call, Tensors only: a cheaper key
         self.trace_count = 0
         self.graph: Program | None = None
         functools.update_wrapper(self, fn)
@@ -269,15 +288,33 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if state.tracer is not None:  # inside another trace: just trace through
             return self.fn(*args, **kwargs)
+        closure = _closure_key(self.cells) if self.cells else ()
+        fast = None
+        if not kwargs:
+            sig = []
+            for a in args:
+                if a.__class__ is not Tensor:
+                    break
+                d = a.data
+                sig.append((d.shape, d.dtype, a.requires_grad))
+            else:
+                fast = (*sig, closure)
+                entry = self.by_tensors.get(fast)
+                if entry is not None:
+                    self.graph = entry[0]
+                    return _replay(entry, args)
         key = (tuple(_static_key(a) for a in args),
-               tuple(sorted((k, _static_key(v)) for k, v in kwargs.items())),
-               _closure_key(self.fn))
+               tuple(sorted((k, _static_key(v)) for k, v in kwargs.items())), closure)
         entry = self.cache.get(key)
         if entry is None:
             entry = self._trace(args, kwargs)
             self.cache[key] = entry
+        if fast is not None:
+            self.by_tensors[fast] = entry
         self.graph = entry[0]
-        return _replay(entry, args, kwargs)
+        leaves: list = []
+        _flatten((list(args), kwargs), leaves)
+        return _replay(entry, leaves)
 
     def _trace(self, args, kwargs):
         tracer = _Tracer()
@@ -310,25 +347,62 @@ class Jitted:
         prog = Program(inputs, outputs, tracer.count, tracer.meta)
         prog.fn = compile_program(prog)
         self.trace_count += 1
-        copies = [o.is_leaf for o in outputs]
-        return prog, out_tree, len(out_leaves), writes, list(tracer.captures), copies
+        build = _output_builder(out_tree, [o.is_leaf for o in outputs],
+                                [tracer.meta.get(o, ((),))[0] == () for o in outputs])
+        return prog, build, len(out_leaves), writes, list(tracer.captures)
 
     def __repr__(self) -> str:
         return f"<rg.jit of {getattr(self.fn, '__name__', self.fn)!r}: {self.trace_count} traces>"
 
 
-def _replay(entry, args, kwargs):
-    prog, out_tree, n_out, writes, captures, copies = entry
-    leaves: list = []
-    _flatten((list(args), kwargs), leaves)
-    arrays = [t.data for t in leaves] + [c.data for c in captures]
+def _replay(entry, leaves):
+    """Run the compiled program on the tensors `leaves` (the arguments, flattened)."""
+    prog, build, n_out, writes, captures = entry
+    arrays = [t.data for t in leaves]
+    if captures:
+        arrays += [c.data for c in captures]
     values = prog.fn(*arrays)
-    values = [np.array(v, copy=True) if c else (v if isinstance(v, np.ndarray) else np.asarray(v))
-              for v, c in zip(values, copies)]
-    for (target, leaf), g in zip(writes, values[n_out:]):
-        owner = leaves[target] if target is not None else leaf
-        engine._accumulate_grad(owner, g)
-    return _unflatten(out_tree, [Tensor._wrap(v) for v in values[:n_out]])
+    if writes:
+        for (target, leaf), g in zip(writes, values[n_out:]):
+            owner = leaves[target] if target is not None else leaf
+            engine._accumulate_grad(owner, g)
+    return build(values)
+
+
+def _output_builder(tree, copy: list, scalar: list) -> Callable:
+    """A generated function: the program's output values -> the traced function's result
+    structure, with each value a fresh Tensor (constants copied, NumPy scalars as arrays)."""
+    env: dict[str, Any] = {"_W": Tensor._wrap, "_copy": np.array, "_asarray": np.asarray}
+
+    def const(value) -> str:
+        name = f"_k{len(env)}"
+        env[name] = value
+        return name
+
+    def source(obj) -> str:
+        if isinstance(obj, _Leaf):
+            v = f"v[{obj.index}]"
+            if copy[obj.index]:
+                v = f"_copy({v}, copy=True)"
+            elif scalar[obj.index]:
+                v = f"_asarray({v})"
+            return f"_W({v})"
+        if isinstance(obj, (tuple, list)):
+            items = "".join(source(o) + ", " for o in obj)
+            if obj.__class__ is tuple:
+                return f"({items})"
+            if obj.__class__ is list:
+                return f"[{items}]"
+            if hasattr(obj, "_fields"):  # a named tuple
+                return f"{const(type(obj))}({items})"
+            return f"{const(type(obj))}([{items}])"
+        if isinstance(obj, dict):
+            return "{" + ", ".join(f"{const(k)}: {source(v)}" for k, v in obj.items()) + "}"
+        return const(obj)
+
+    code = f"def build(v):\n    return {source(tree)}\n"
+    exec(builtins.compile(code, "<retrograd.jit outputs>", "exec"), env)
+    return env["build"]
 
 
 def jit(fn: Callable) -> Jitted:

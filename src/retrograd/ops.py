@@ -20,6 +20,8 @@ bounds, and ties in max/min/maximum/minimum share the gradient equally.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from types import SimpleNamespace
 
 import numpy as np
@@ -33,10 +35,10 @@ class Op:
     """A primitive: NumPy forward plus per-input vjp and jvp rules."""
 
     __slots__ = ("name", "forward", "vjps", "jvps", "broadcast", "save_out", "reads", "view",
-                 "variadic", "smooth", "read_cache")
+                 "variadic", "smooth", "tuned", "traced_vjps", "read_cache")
 
     def __init__(self, name, forward, vjps=None, jvps=None, *, broadcast=False, save_out=False,
-                 reads=None, view=False, variadic=False, smooth=True):
+                 reads=None, view=False, variadic=False, smooth=True, tuned=False):
         self.name = name
         self.forward = forward
         self.vjps = vjps            # tuple: one rule per input (None: not differentiable)
@@ -51,6 +53,8 @@ class Op:
         self.view = view            # output shares memory with input 0
         self.variadic = variadic    # any number of inputs; one rule, told `argnum`
         self.smooth = smooth        # twice differentiable almost everywhere
+        self.tuned = tuned          # vjp rules have a NumPy fast path (`m is NUMPY`)
+        self.traced_vjps = None     # tuned: each vjp rule as an op of its own (see below)
         self.read_cache = {}
 
     def backward(self, node, g, m):
@@ -63,6 +67,8 @@ class Op:
             xs = node.datas
             out = node.out
         else:
+            if self.tuned and not engine.state.enabled and engine.state.tracer is not None:
+                return self._traced_backward(node, g)
             xs = node.inputs
             out = engine.apply(self, *xs, **attrs) if self.save_out else None
         needs = node.needs
@@ -89,6 +95,15 @@ class Op:
                 r = sum_to(m, r, xs[i].shape)
             results.append(r)
         return results
+
+    def _traced_backward(self, node, g):
+        """A first-order backward traced by rg.jit: each input's rule is one recorded
+        op running the NumPy fast path, rather than the generic ops it is built from."""
+        xs = node.inputs
+        out = engine.apply(self, *xs, **node.attrs) if self.save_out else None
+        return tuple(None if self.traced_vjps[i] is None
+                     else engine.apply(self.traced_vjps[i], g, out, *xs, **node.attrs)
+                     for i in node.needs)
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
@@ -228,6 +243,28 @@ def _logsumexp(x, *, axis=None, keepdims=False):
 def _softmax(x, *, axis):
     e = np.exp(x - np.max(x.real, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    one = np.ones(n, dtype=dtype)
+    one.flags.writeable = False
+    return one
+
+
+def _sum_axis(a, axis):
+    """Sum of a 2-D array over `axis` (0 or 1): a BLAS product with ones for floats,
+    several times faster than a ufunc reduction over a short axis, and no less exact
+    (both add in order along the axis)."""
+    if a.dtype.kind == "f" and a.ndim == 2:
+        return _ones(a.shape[0], a.dtype) @ a if axis == 0 else a @ _ones(a.shape[1], a.dtype)
+    return np.add.reduce(a, axis=axis)
+
+
+def _sum(x, *, axis=None, keepdims=False):
+    if x.dtype.kind in "fc":  # np.sum's wrapper costs more than a small sum itself
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims)
 
 
 def _log_softmax(x, *, axis):
@@ -690,7 +727,7 @@ where = elementwise("where", np.where, None,
 
 # Reductions.
 sum_ = defop(
-    "sum", lambda x, *, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
+    "sum", _sum,
     (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(m, g, x.shape, axis,
                                                                     keepdims),),
     (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
@@ -700,7 +737,7 @@ prod = defop(
     "prod", lambda x, *, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
     (_prod_vjp,),
     (_reduce_jvp(lambda m, out, x, axis, keepdims: _prod_vjp(
-        m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims)),), save_out=True)
+        m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims)),), save_out=True, tuned=True)
 prod_others = defop(
     "prod_others", lambda x, *, axis=None: _prod_others(x, axis), None)
 max_ = defop(
@@ -783,7 +820,7 @@ fold = defop(
 def _linear(x, w, b):
     out = np.matmul(x, w.T)
     if b is not None:
-        if out.dtype == np.result_type(out, b):
+        if b.dtype == out.dtype or out.dtype == np.result_type(out, b):
             out += b
         else:
             out = out + b
@@ -805,7 +842,7 @@ def _linear_vjp_b(m, g, out, x, w, b):
     if g.ndim == 1:
         return g
     if m is NUMPY and g.ndim == 2:
-        return np.add.reduce(g, axis=0)  # skips np.sum's Python wrapper: this is the hot path
+        return _sum_axis(g, 0)  # the hot path
     return m.sum(g, axis=tuple(range(g.ndim - 1)))
 
 
@@ -813,28 +850,44 @@ def _labels(y):
     return y if isinstance(y, np.ndarray) else y.data
 
 
+# The last forward's softmax, kept for its backward: (weak reference to z, softmax(z)).
+# Recomputing it costs as much as the forward itself (per-row reductions over few
+# classes are slow in NumPy). A backward takes it only for the very array the forward
+# saw, and only once; otherwise it recomputes.
+_xent_saved = None
+
+
 def _cross_entropy(z, y, *, reduction, smoothing):
+    global _xent_saved
     # ufunc reductions directly: np.sum/np.mean wrappers cost more than the maths here
-    shift = z - z.real.max(axis=1, keepdims=True)
-    loss = np.log(np.add.reduce(np.exp(shift), axis=1))
+    shift = z - np.maximum.reduce(z.real, axis=1, keepdims=True)
+    e = np.exp(shift)
+    total = _sum_axis(e, 1)
+    loss = np.log(total)
+    total = total[:, None]
     picked = shift[np.arange(len(y)), y]
     if smoothing:
         loss -= (1.0 - smoothing) * picked + (smoothing / z.shape[1]) * np.add.reduce(shift, 1)
     else:
         loss -= picked
+    e /= total
+    _xent_saved = (weakref.ref(z), e)
     if reduction == "none":
         return loss
     total = np.add.reduce(loss)
     return total / len(y) if reduction == "mean" else total
 
 
-def _xent_residual(m, z, y, smoothing):
+def _xent_residual(m, z, y, smoothing, saved=None):
     """softmax(z) - q, q the (smoothed) one-hot targets: d(loss_n)/d(z_n)."""
     if m is NUMPY:
         y = _labels(y)
         rows = np.arange(len(y))
-        r = np.exp(z - z.real.max(axis=1, keepdims=True))
-        r /= np.add.reduce(r, axis=1, keepdims=True)
+        if saved is not None and saved[0]() is z:
+            r = saved[1]
+        else:
+            r = np.exp(z - np.maximum.reduce(z.real, axis=1, keepdims=True))
+            r /= _sum_axis(r, 1)[:, None]
         r[rows, y] -= 1.0 - smoothing
         if smoothing:
             r -= smoothing / z.shape[1]
@@ -848,7 +901,11 @@ def _xent_residual(m, z, y, smoothing):
 
 
 def _xent_vjp(m, g, out, z, y, *, reduction, smoothing):
-    r = _xent_residual(m, z, y, smoothing)
+    global _xent_saved
+    saved = None
+    if m is NUMPY:
+        saved, _xent_saved = _xent_saved, None  # used once: this backward owns it now
+    r = _xent_residual(m, z, y, smoothing, saved)
     if reduction == "none":
         return r * m.reshape(g, shape=(z.shape[0], 1))
     if reduction == "mean":
@@ -878,7 +935,7 @@ linear = defop(
     "linear", _linear,
     (lambda m, g, out, x, w, b: m.matmul(g, w), _linear_vjp_w, _linear_vjp_b),
     (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
-     lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)))
+     lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)), tuned=True)
 def _one_hot(y, *, classes, dtype):
     q = np.zeros(y.shape + (classes,), dtype=dtype)
     np.put_along_axis(q, y[..., None], 1, axis=-1)
@@ -886,7 +943,8 @@ def _one_hot(y, *, classes, dtype):
 
 
 one_hot = defop("one_hot", _one_hot, None)
-cross_entropy = defop("cross_entropy", _cross_entropy, (_xent_vjp, None), (_xent_jvp, None))
+cross_entropy = defop("cross_entropy", _cross_entropy, (_xent_vjp, None), (_xent_jvp, None),
+                      tuned=True)
 
 def _pool_view(x, kernel):
     """Non-overlapping windows of an NCHW array as (N, C, OH, kh, OW, kw); a view, any strides."""
@@ -955,7 +1013,7 @@ def _max_pool2d_jvp(m, t, out, x, *, kernel):
 
 
 max_pool2d = defop("max_pool2d", _max_pool2d, (_max_pool2d_vjp,), (_max_pool2d_jvp,),
-                   save_out=True, smooth=False)
+                   save_out=True, smooth=False, tuned=True)
 
 # Not differentiable: results carry no gradient.
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
@@ -969,6 +1027,25 @@ defop("argmin", lambda x, *, axis=None, keepdims=False: np.argmin(x, axis=axis,
       None, None)
 
 
+def _vjp_as_op(op: Op, i: int) -> Op | None:
+    """Input `i`'s vjp of a tuned op as an op `(g, out, *inputs) -> cotangent`."""
+    rule = op.vjps[0] if op.variadic else op.vjps[i]
+    if rule is None:
+        return None
+    if not op.variadic and not op.broadcast:  # the rule itself, with m bound: no wrapper
+        return defop(f"{op.name}_vjp{i}", functools.partial(rule, NUMPY))
+
+    def forward(g, out, *xs, **attrs):
+        if op.variadic:
+            attrs["argnum"] = i
+        r = rule(NUMPY, g, out, *xs, **attrs)
+        if op.broadcast and r.shape != xs[i].shape:
+            r = sum_to(NUMPY, r, xs[i].shape)
+        return r
+
+    return defop(f"{op.name}_vjp{i}", forward)
+
+
 # ---------------------------------------------------------------- namespaces
 
 def _namespace(make) -> SimpleNamespace:
@@ -977,6 +1054,9 @@ def _namespace(make) -> SimpleNamespace:
 
 NUMPY = _namespace(lambda op: op.forward)
 """Rules computing on arrays: each op's NumPy forward."""
+
+for _op in [o for o in OPS.values() if o.tuned]:
+    _op.traced_vjps = tuple(_vjp_as_op(_op, i) for i in range(len(_op.vjps)))
 
 
 def _tensor_fn(op):
