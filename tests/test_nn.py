@@ -266,6 +266,24 @@ def test_cross_entropy_fast_path(reduction, smoothing):
            z, y, grad_of=[0])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_rows_far_apart_and_non_finite_match_pytorch(dtype):
+    """One exp shift for all rows is the fast path; rows far below it must fall back."""
+    rows = [[1000.0, 0.0, -3.0], [0.0, 1.0, 2.0], [-50.0, -49.0, -60.0], [3.0, 3.0, 3.0]]
+    y = np.array([0, 2, 1, 1])
+    for z in (np.array(rows), np.array(rows) / 100, np.array([[np.inf, 0, 1], [0, 1, 2]] * 2),
+              np.array([[np.nan, 0, 1], [0, 1, 2]] * 2), np.array([[-np.inf, 0, 1]] * 4)):
+        z = z.astype(dtype)
+        ours = rg.Tensor(z, requires_grad=True)
+        theirs = torch.tensor(z, requires_grad=True)
+        loss, ref = F.cross_entropy(ours, rg.Tensor(y), reduction="sum"), \
+            TF.cross_entropy(theirs, torch.tensor(y), reduction="sum")
+        np.testing.assert_allclose(loss.data, ref.detach().numpy(), rtol=1e-5)
+        loss.backward()
+        ref.backward()
+        np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_cross_entropy_interleaved_forwards_and_repeated_backward():
     """The forward keeps its softmax for its backward: other losses computed in between
     (on the same scores with other labels, or on other scores), a second backward, and

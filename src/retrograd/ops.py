@@ -252,12 +252,19 @@ def _ones(n: int, dtype: np.dtype) -> np.ndarray:
     return one
 
 
+@functools.lru_cache(maxsize=64)
+def _arange(n: int) -> np.ndarray:
+    r = np.arange(n)
+    r.flags.writeable = False
+    return r
+
+
 def _sum_axis(a, axis):
     """Sum of a 2-D array over `axis` (0 or 1): a BLAS product with ones for floats,
     several times faster than a ufunc reduction over a short axis, and no less exact
     (both add in order along the axis)."""
-    if a.dtype.kind == "f" and a.ndim == 2:
-        return _ones(a.shape[0], a.dtype) @ a if axis == 0 else a @ _ones(a.shape[1], a.dtype)
+    if a.dtype.kind == "f" and a.ndim <= 2:
+        return _ones(a.shape[0], a.dtype) @ a if axis == 0 else a @ _ones(a.shape[-1], a.dtype)
     return np.add.reduce(a, axis=axis)
 
 
@@ -860,12 +867,22 @@ _xent_saved = None
 def _cross_entropy(z, y, *, reduction, smoothing):
     global _xent_saved
     # ufunc reductions directly: np.sum/np.mean wrappers cost more than the maths here
-    shift = z - np.maximum.reduce(z.real, axis=1, keepdims=True)
-    e = np.exp(shift)
-    total = _sum_axis(e, 1)
+    e = None
+    if z.dtype.kind == "f":
+        # One shift for all rows (one max over the array costs far less than one per
+        # row). Exact unless a row's exponentials all but vanish: then shift per row.
+        shift = z - np.maximum.reduce(z, axis=None)
+        e = np.exp(shift)
+        total = _sum_axis(e, 1)
+        if not np.minimum.reduce(total) >= 2e-9:  # also catches inf and nan
+            e = None
+    if e is None:
+        shift = z - np.maximum.reduce(z.real, axis=1, keepdims=True)
+        e = np.exp(shift)
+        total = _sum_axis(e, 1)
     loss = np.log(total)
     total = total[:, None]
-    picked = shift[np.arange(len(y)), y]
+    picked = shift[_arange(len(y)), y]
     if smoothing:
         loss -= (1.0 - smoothing) * picked + (smoothing / z.shape[1]) * np.add.reduce(shift, 1)
     else:
@@ -874,7 +891,7 @@ def _cross_entropy(z, y, *, reduction, smoothing):
     _xent_saved = (weakref.ref(z), e)
     if reduction == "none":
         return loss
-    total = np.add.reduce(loss)
+    total = _sum_axis(loss, 0)
     return total / len(y) if reduction == "mean" else total
 
 
@@ -882,7 +899,7 @@ def _xent_residual(m, z, y, smoothing, saved=None):
     """softmax(z) - q, q the (smoothed) one-hot targets: d(loss_n)/d(z_n)."""
     if m is NUMPY:
         y = _labels(y)
-        rows = np.arange(len(y))
+        rows = _arange(len(y))
         if saved is not None and saved[0]() is z:
             r = saved[1]
         else:
