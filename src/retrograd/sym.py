@@ -29,7 +29,8 @@ and differentiation never enters a subgraph free of the variable.
 
 The rule named `assume_finite` (on by default) adds rewrites that are exact
 only when the values involved are finite: `0*a -> 0`, `a-a -> 0`, `0/a -> 0`,
-and dropping a zero cotangent in the reverse sweep. With `a` NaN or infinite
+dropping a zero cotangent in the reverse sweep, and derivatives that are
+polynomials in one variable returned in Horner form (fewer nodes and operations). With `a` NaN or infinite
 (say `a = log(x)` at `x = 0`), plain evaluation gives NaN where the rewritten
 graph gives 0. Turn it off with `with rg.sym.assume_finite(False): ...` to get
 graphs whose values equal plain evaluation of the chain rule everywhere.
@@ -722,7 +723,65 @@ def _sweep_nodes(root: Expr, wrt: list[Expr]) -> list[Expr]:
                 continue
             old = get(x)
             ct[x] = r if old is None else _build("add", (old, r))
-    return [get(w, ZERO) for w in wrt]
+    out = [get(w, ZERO) for w in wrt]
+    return [_horner(r) for r in out] if finite else out
+
+
+# ---------------------------------------------------------------- polynomials
+
+def _monomial(n: Expr) -> tuple[float, Expr | None, int] | None:
+    """(c, x, k) when `n` is c * x**k (x a variable, k a whole number), else None."""
+    c = 1.0
+    if n.op == "mul" and n.inputs[0].op == CONST and n.inputs[0]._val.__class__ is float:
+        c, n = n.inputs[0]._val, n.inputs[1]
+    if n.op == CONST and n._val.__class__ is float and c == 1.0:
+        return n._val, None, 0
+    if n.op == VAR:
+        return c, n, 1
+    if n.op == "pow" and n.inputs[0].op == VAR and n.inputs[1].op == CONST:
+        k = n.inputs[1]._val
+        if k.__class__ is float and k.is_integer() and 0 <= k <= 1_000_000:
+            return c, n.inputs[0], int(k)
+    return None
+
+
+def _horner(e: Expr) -> Expr:
+    """A polynomial in one variable, c0 + c1*x + ... + cn*x**n written as sums of
+    monomials, in Horner form c0 + x*(c1 + x*(... + x*cn)) where that has fewer nodes
+    (it also evaluates in fewer operations). Part of `assume_finite`: at x = inf,
+    `x**2 - x` is nan but its Horner form `(x - 1)*x` is inf."""
+    if e.op not in ("add", "sub"):
+        return e
+    terms: dict[int, float] = {}
+    x = None
+    stack = [(e, 1.0)]
+    while stack:
+        n, sign = stack.pop()
+        if n.op in ("add", "sub"):
+            stack.append((n.inputs[0], sign))
+            stack.append((n.inputs[1], sign if n.op == "add" else -sign))
+            continue
+        if n.op == "neg":
+            stack.append((n.inputs[0], -sign))
+            continue
+        m = _monomial(n)
+        if m is None or (m[1] is not None and x is not None and m[1] is not x):
+            return e
+        c, v, k = m
+        x = v if v is not None else x
+        terms[k] = terms.get(k, 0.0) + sign * c
+    terms = {k: c for k, c in terms.items() if c != 0.0}
+    if x is None or not terms:
+        return e
+    low, high = min(terms), max(terms)
+    h = _const(terms[high])
+    for k in range(high - 1, low - 1, -1):
+        h = _build("mul", (h, x))
+        if k in terms:
+            h = _build("add", (h, _const(terms[k])))
+    if low:
+        h = _build("mul", (h, _build("pow", (x, _const(float(low))))))
+    return h if h.size < e.size else e
 
 
 def grad(expr: Expr, wrt: Iterable[Expr]) -> list[Expr]:
