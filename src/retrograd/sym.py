@@ -32,8 +32,9 @@ only when the values involved are finite: `0*a -> 0`, `a-a -> 0`, `0/a -> 0`,
 dropping a zero cotangent in the reverse sweep, and derivatives that are
 polynomials in one variable returned in Horner form (fewer nodes and
 operations). With `a` NaN or infinite (say `a = log(x)` at `x = 0`), plain
-evaluation gives NaN where the rewritten graph gives 0. Turn it off with `with rg.sym.assume_finite(False): ...` to get
-graphs whose values equal plain evaluation of the chain rule everywhere.
+evaluation gives NaN where the rewritten graph gives 0. Turn it off with
+`with rg.sym.assume_finite(False): ...` to get graphs whose values equal plain
+evaluation of the chain rule everywhere.
 
 Evaluation is element-wise: a variable's value may be an array. A result that
 does not depend on any array-valued variable (a derivative that simplified to
