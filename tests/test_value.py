@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import math
 import random
+import sys
 import weakref
 
 import pytest
@@ -280,6 +281,33 @@ def test_custom_op_through_backward_attribute():
     assert (a.grad, b.grad) == (4.0, 3.0)
     a._backward()  # a leaf's step does nothing
     assert a.grad == 4.0
+
+
+@pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython's collector API")
+def test_nodes_are_off_the_cycle_collector_and_custom_op_cycles_are_still_collected():
+    x = Value(2.0)
+    y = (x * 3.0 + 1.0).tanh()
+    assert not any(gc.is_tracked(v) for v in (x, y, y._a, y._a._a))
+
+    def double(a: Value) -> Value:  # micrograd's way: the function refers back to `out`
+        out = Value(a.data * 2, (a,), "double")
+
+        def _backward():
+            a.grad += 2 * out.grad
+
+        out._backward = _backward
+        return out
+
+    out = double(x)
+    assert gc.is_tracked(out)
+    z = out * 1.0  # an op's output later given a function is tracked again too
+    z._backward = lambda: None
+    assert gc.is_tracked(z)
+    probe = weakref.ref(out)
+    del out, z
+    assert probe() is not None  # the cycle outlives reference counting...
+    gc.collect()
+    assert probe() is None  # ...and the collector frees it
 
 
 def test_custom_op_without_backward_stops_gradient():
