@@ -17,6 +17,7 @@ from operator import attrgetter
 
 from numpy import asarray, ndarray
 
+from . import ops  # circular (ops uses the engine too): only its attributes at call time
 from .grad_mode import state
 
 Tensor = None  # set by tensor.py (avoids an import cycle)
@@ -83,10 +84,17 @@ def apply(op, *inputs, **attrs):
         if x.requires_grad:
             needs = (0,)
     else:
-        datas = tuple([x.data if isinstance(x, T) else x for x in inputs])
-        for i, x in enumerate(inputs):
-            if isinstance(x, T) and x.requires_grad:
-                needs = (i,) if needs is None else needs + (i,)
+        datas = []  # a plain loop: a comprehension is one more function call (Python 3.11)
+        i = 0
+        for x in inputs:
+            if isinstance(x, T):
+                datas.append(x.data)
+                if x.requires_grad:
+                    needs = (i,) if needs is None else needs + (i,)
+            else:
+                datas.append(x)
+            i += 1
+        datas = tuple(datas)
     out = op.forward(*datas, **attrs)
     if out.__class__ is not ndarray:
         out = asarray(out)
@@ -173,7 +181,10 @@ def _record(op, t, inputs, datas, attrs, needs) -> None:
         x = inputs[needs[0]]
         nexts = (x.grad_fn or x,)
     else:
-        nexts = tuple([inputs[i].grad_fn or inputs[i] for i in needs])
+        nexts = ()
+        for i in needs:
+            x = inputs[i]
+            nexts += (x.grad_fn or x,)
     node = Node(op, inputs, datas, attrs, needs, nexts)
     reads = op.reads
     if reads.__class__ is not tuple:
@@ -181,8 +192,11 @@ def _record(op, t, inputs, datas, attrs, needs) -> None:
     for i in reads:
         x = inputs[i]
         if isinstance(x, Tensor) and x._vc is not None and x._vc[0]:
-            node.saved = tuple([y._vc[0] if isinstance(y, Tensor) and y._vc is not None else 0
-                                for y in (inputs[j] for j in reads)])
+            saved = ()  # a plain loop: a comprehension is one more function call (3.11)
+            for j in reads:
+                y = inputs[j]
+                saved += (y._vc[0] if isinstance(y, Tensor) and y._vc is not None else 0,)
+            node.saved = saved
             break
     if op.save_out:
         node.out = t.data
@@ -248,8 +262,6 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     Gradients are NumPy arrays during the walk, or Tensors when `create_graph`
     records the walk itself for higher-order derivatives.
     """
-    from . import ops
-
     # A traced backward (rg.jit) computes with recorded ops, so it is part of the trace.
     m = ops.TENSOR if create_graph or state.tracer is not None else ops.NUMPY
     if m is ops.TENSOR:
@@ -262,7 +274,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     for t, g in zip(roots, grads):
         key = t.grad_fn if t.grad_fn is not None else t
         _add(pending if key.__class__ is Node else leaves, key, g)
-    order = toposort([k for k in pending])
+    order = toposort(list(pending))
     live = None
     if target_keys is not None:
         order = _prune(order, target_keys)
@@ -296,7 +308,8 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                     old = get(nxt)
                     pending[nxt] = gi if old is None else old + gi
                 elif target_keys is None or nxt in target_keys:
-                    _add(leaves, nxt, gi)
+                    old = leaves.get(nxt)
+                    leaves[nxt] = gi if old is None else old + gi
         owned = set()
         for leaf, g in leaves.items():
             if leaf._hooks is not None:
@@ -304,9 +317,15 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
             if target_keys is not None:
                 captured[leaf] = g
             elif accumulate and leaf.requires_grad:
-                if m is ops.NUMPY and (g.base is not None or id(g) in owned):
-                    g = g.copy()  # .grad never aliases another array
-                owned.add(id(g))
+                if m is ops.NUMPY:
+                    if g.base is not None or id(g) in owned:
+                        g = g.copy()  # .grad never aliases another array
+                    owned.add(id(g))
+                    d = leaf.data
+                    if leaf.grad is None and g.__class__ is ndarray and g.dtype == d.dtype \
+                            and g.shape == d.shape and state.tracer is None:
+                        leaf.grad = Tensor._wrap(g)  # the common case of _accumulate_grad
+                        continue
                 _accumulate_grad(leaf, g)
     finally:
         state.enabled = prev

@@ -212,7 +212,7 @@ class SGD(Optimizer):
                                       maximize=maximize))
 
     def step(self, closure: Callable | None = None) -> Any:
-        loss = self._closure(closure)
+        loss = None if closure is None else self._closure(closure)
         state = self.state
         for group in self.param_groups:
             lr = group["lr"]
@@ -242,7 +242,11 @@ class SGD(Optimizer):
                         buf += d if dampening == 0 else (1 - dampening) * d
                     d = d + momentum * buf if nesterov else buf
                 x -= lr * d
-                _bump(p)
+                cell = p._vc  # _bump(p), inline: this loop is the hot path of training
+                if cell is None:
+                    p._vc = [1]
+                else:
+                    cell[0] += 1
         engine.mark_inplace()
         return loss
 
@@ -267,7 +271,7 @@ class Adam(Optimizer):
                                       maximize=maximize))
 
     def step(self, closure: Callable | None = None) -> Any:
-        loss = self._closure(closure)
+        loss = None if closure is None else self._closure(closure)
         state = self.state
         sqrt = np.sqrt
         for group in self.param_groups:

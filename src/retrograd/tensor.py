@@ -521,7 +521,8 @@ def _initial_grad(t: Tensor, gradient, create_graph: bool, what: str):
             raise RuntimeError(f"{what}: grad can be implicitly created only for scalar "
                                f"outputs; the output is not a scalar (shape {t.shape}), so pass "
                                "a gradient of that shape")
-        g = np.ones_like(t.data)
+        g = np.empty(t.data.shape, dtype=t.data.dtype)  # np.ones is a slower Python wrapper
+        g.fill(1)
         return Tensor._wrap(g) if create_graph else g
     g = gradient if isinstance(gradient, Tensor) else Tensor(np.asarray(gradient,
                                                                          dtype=t.dtype))

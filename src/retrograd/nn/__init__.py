@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import ops
 from ..dtypes import as_array, get_default_dtype
-from ..engine import apply
+from ..engine import apply, apply1
 from ..tensor import Tensor
 from . import functional, init
 from . import functional as F
@@ -358,6 +358,9 @@ class Module:
         return main + ")"
 
 
+_CALL = Module.__call__
+
+
 class _ModuleSequence(Module):
     """What Sequential and ModuleList share: length, iteration and append."""
 
@@ -386,7 +389,8 @@ class Sequential(_ModuleSequence):
 
     def forward(self, x):
         for m in self._modules.values():
-            x = m(x)
+            # straight to forward() unless a subclass changed __call__: one call less per layer
+            x = m.forward(x) if m.__class__.__call__ is _CALL else m(x)
         return x
 
     def __getitem__(self, idx):
@@ -596,7 +600,7 @@ class Dropout(Module):
 
 class ReLU(Module):
     def forward(self, x):
-        return F.relu(x)
+        return apply1(ops.relu, x) if x.__class__ is Tensor else F.relu(x)
 
 
 class Tanh(Module):

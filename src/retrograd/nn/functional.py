@@ -258,7 +258,8 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
             and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
         z, y = input.data, target.data
         if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
-                and len(y) == len(z) and len(y) and y.min() >= 0 and y.max() < z.shape[1]:
+                and len(y) == len(z) and len(y) and np.minimum.reduce(y) >= 0 \
+                and np.maximum.reduce(y) < z.shape[1]:
             return apply(ops.cross_entropy, input, target, reduction=reduction,
                          smoothing=float(label_smoothing))
     _check_reduction(reduction, "cross_entropy")
