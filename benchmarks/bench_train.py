@@ -50,7 +50,7 @@ LIBS = {
     "jax-jit": (("mlp",), "other"),
 }
 LABELS = {"numpy": "NumPy by hand (floor)", "retrograd": "retrograd",
-          "retrograd-jit": "retrograd jit(value_and_grad)", "torch": "PyTorch eager",
+          "retrograd-jit": "retrograd jit(step)", "torch": "PyTorch eager",
           "autograd": "HIPS autograd", "mygrad": "mygrad", "tinygrad": "tinygrad",
           "jax": "JAX eager", "jax-jit": "JAX jit"}
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
