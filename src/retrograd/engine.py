@@ -22,6 +22,7 @@ from .grad_mode import state
 
 Tensor = None  # set by tensor.py (avoids an import cycle)
 _counter = count()
+_new = object.__new__
 last_inplace = [-1]  # creation number at the latest in-place op: older nodes must check versions
 
 
@@ -37,25 +38,13 @@ class Node:
     where the gradient of input `needs[k]` goes: the input's own node, or the
     input itself when it is a leaf. `saved` holds the versions of the inputs the
     rules read (None when all were 0) and `out_vc` the output's version counter,
-    so that a value changed in place since it was saved is caught.
+    so that a value changed in place since it was saved is caught. `seq` is
+    the creation number. Nodes are made only by `_record`, which sets every
+    slot itself (calling the class costs more, and this is the hot path).
     """
 
     __slots__ = ("op", "inputs", "datas", "attrs", "needs", "nexts", "saved", "out", "out_vc",
                  "seq", "hooks", "retain", "__weakref__")
-
-    def __init__(self, op, inputs, datas, attrs, needs, nexts) -> None:
-        self.op = op
-        self.inputs = inputs
-        self.datas = datas
-        self.attrs = attrs
-        self.needs = needs
-        self.nexts = nexts
-        self.saved = None
-        self.out = None
-        self.out_vc = None
-        self.seq = next(_counter)  # creation order: inputs always precede outputs
-        self.hooks = None
-        self.retain = None
 
     @property
     def name(self) -> str:
@@ -98,7 +87,7 @@ def apply(op, *inputs, **attrs):
     out = op.forward(*datas, **attrs)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = T(out)
+    t = T._wrap(out)
     st = state
     if needs is not None and st.enabled and out.dtype.kind in "fc":  # ints, bools: no grad
         _record(op, t, inputs, datas, attrs, needs)
@@ -117,7 +106,7 @@ def apply1(op, x):
     out = op.forward(xd)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = Tensor(out)
+    t = Tensor._wrap(out)
     st = state
     if x.requires_grad and st.enabled:
         _record(op, t, (x,), (xd,), _NO_ATTRS, (0,))
@@ -146,7 +135,7 @@ def apply2(op, x, y):
     out = op.forward(xd, yd)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = T(out)
+    t = T._wrap(out)
     st = state
     if (xr or yr) and st.enabled:
         _record(op, t, (x, y), (xd, yd), _NO_ATTRS, (0, 1) if xr and yr else ((0,) if xr else (1,)))
@@ -185,7 +174,15 @@ def _record(op, t, inputs, datas, attrs, needs) -> None:
         for i in needs:
             x = inputs[i]
             nexts += (x.grad_fn or x,)
-    node = Node(op, inputs, datas, attrs, needs, nexts)
+    node = _new(Node)  # Node(...) without the cost of calling the class: the hot path
+    node.op = op
+    node.inputs = inputs
+    node.datas = datas
+    node.attrs = attrs
+    node.needs = needs
+    node.nexts = nexts
+    node.saved = node.out = node.out_vc = node.hooks = node.retain = None
+    node.seq = next(_counter)
     reads = op.reads
     if reads.__class__ is not tuple:
         reads = _reads(op, len(inputs), needs)
