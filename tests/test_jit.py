@@ -1,5 +1,7 @@
 """rg.jit: equals eager, retraces exactly when it must, and refuses what it cannot capture."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -301,3 +303,24 @@ def test_prod_gradient_with_zeros_after_tracing_without():
     f = rg.jit(rg.func.grad(lambda x: x.prod()))
     f(rg.tensor([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(f(rg.tensor([1.0, 0.0, 3.0])).data, [0.0, 3.0, 0.0])
+
+
+def test_structured_outputs_on_the_tensor_only_fast_path():
+    """Calls with tensors only take a cheaper cached path: same structures, fresh arrays."""
+    pair = collections.namedtuple("pair", "total parts")
+
+    def f(x, y):
+        return pair((x * y).sum(), [y * 2, rg.tensor([1.0, 2.0])]), {"k": (x + y,)}
+
+    x, y = rg.tensor(rng.standard_normal(3)), rg.tensor(rng.standard_normal(3))
+    j = rg.jit(f)
+    for _ in range(3):
+        (got, extra), (want, want_extra) = j(x, y), f(x, y)
+        assert isinstance(got, pair) and isinstance(got.parts, list)
+        assert got.total.shape == () and isinstance(got.total.data, np.ndarray)
+        np.testing.assert_allclose(got.total.data, want.total.data)
+        np.testing.assert_allclose(got.parts[0].data, want.parts[0].data)
+        np.testing.assert_array_equal(got.parts[1].data, [1.0, 2.0])
+        np.testing.assert_allclose(extra["k"][0].data, want_extra["k"][0].data)
+        got.parts[1].data[0] = 99.0  # a constant output is a copy: the next call is unchanged
+    assert j.trace_count == 1
