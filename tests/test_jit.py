@@ -324,3 +324,27 @@ def test_structured_outputs_on_the_tensor_only_fast_path():
         np.testing.assert_allclose(extra["k"][0].data, want_extra["k"][0].data)
         got.parts[1].data[0] = 99.0  # a constant output is a copy: the next call is unchanged
     assert j.trace_count == 1
+
+
+def test_losses_read_each_calls_labels_and_refuse_what_they_cannot_replay():
+    from retrograd.nn import functional as F
+
+    w = rg.tensor(rng.standard_normal((4, 3)))
+    x = rg.tensor(rng.standard_normal((5, 3)))
+
+    def losses(w, x, y):
+        z = F.linear(x, w)
+        return F.cross_entropy(z, y), F.nll_loss(rg.log_softmax(z, dim=1), y, reduction="sum")
+
+    eager = rg.func.value_and_grad(lambda w, x, y: sum(losses(w, x, y)))
+    fast = rg.jit(eager)
+    for labels in ([0, 1, 2, 3, 0], [3, 3, 1, 0, 2], [1, 1, 1, 1, 1]):
+        y = rg.tensor(np.array(labels))
+        (v, g), (rv, rg_) = fast(w, x, y), eager(w, x, y)
+        np.testing.assert_allclose(v.data, rv.data, rtol=1e-12)
+        np.testing.assert_allclose(g.data, rg_.data, rtol=1e-12)
+    assert fast.trace_count == 1
+    with pytest.raises(IndexError, match="target 4 is out of bounds: the input has 4 classes"):
+        fast(w, x, rg.tensor(np.array([0, 1, 4, 2, 0])))  # a replay checks labels too
+    with pytest.raises(JitError, match="ignore_index"):
+        rg.jit(lambda x, y: F.cross_entropy(x, y))(x, rg.tensor(np.array([0, -100, 1, 2, 0])))

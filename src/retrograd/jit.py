@@ -120,6 +120,13 @@ class _Tracer:
             "not traced; use the out-of-place op (x = x + y) inside, and update parameters "
             "outside the jitted function")
 
+    def refuse_labels(self, name: str) -> None:
+        raise JitError(
+            f"{name} with ignore_index, class weights or targets other than (N,) class indices "
+            "inside rg.jit: it computes with the label values, which would be frozen into the "
+            f"trace; inside rg.jit, {name} takes (N, C) scores and (N,) labels in [0, C) "
+            "(with reduction and label_smoothing), or compute the loss outside")
+
     def refuse_random(self) -> None:
         raise JitError(
             "random numbers inside rg.jit would be frozen into the trace (the same numbers "

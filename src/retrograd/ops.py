@@ -864,8 +864,21 @@ def _labels(y):
 _xent_saved = None
 
 
+class LabelError(IndexError):
+    """A class label outside [0, classes)."""
+
+
+def _check_labels(y, classes, name):
+    if y.size and (np.minimum.reduce(y, axis=None) < 0
+                   or np.maximum.reduce(y, axis=None) >= classes):
+        v = int(y[(y < 0) | (y >= classes)][0])
+        raise LabelError(f"{name}: target {v} is out of bounds: the input has {classes} "
+                         f"classes, so targets must be in [0, {classes - 1}]")
+
+
 def _cross_entropy(z, y, *, reduction, smoothing):
     global _xent_saved
+    _check_labels(y, z.shape[1], "cross_entropy")
     # ufunc reductions directly: np.sum/np.mean wrappers cost more than the maths here
     e = None
     if z.dtype.kind == "f":
@@ -954,6 +967,7 @@ linear = defop(
     (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
      lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)), tuned=True)
 def _one_hot(y, *, classes, dtype):
+    _check_labels(y, classes, "one_hot")
     q = np.zeros(y.shape + (classes,), dtype=dtype)
     np.put_along_axis(q, y[..., None], 1, axis=-1)
     return q

@@ -15,6 +15,7 @@ import numpy as np
 from .. import creation, ops
 from .. import functions as _f
 from ..engine import apply
+from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 
 __all__ = [
@@ -169,6 +170,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction: str 
 
 def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int):
     """Validate integer class targets for (N, C, ...) scores; return the targets as an array."""
+    if state.tracer is not None:  # what follows computes with the labels' values
+        state.tracer.refuse_labels(name)
     y = target.data
     want = (x.shape[0],) + x.shape[2:]
     if y.dtype.kind not in "iu":
@@ -214,6 +217,15 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100,
     if x.ndim < 2:
         raise ValueError(f"nll_loss: input must have shape (N, C) or (N, C, d1, ...), got "
                          f"{x.shape}")
+    if state.tracer is not None and weight is None and x.ndim == 2 and target.ndim == 1 \
+            and target.dtype.kind in "iu" and len(target) == len(x):
+        # inside rg.jit the labels enter through an op, read afresh at every call
+        try:
+            hot = apply(ops.one_hot, target, classes=x.shape[1], dtype=x.dtype)
+        except ops.LabelError:
+            pass  # ignore_index or a bad label: _class_targets says which
+        else:
+            return _reduce(-_f.sum(x * hot, 1), reduction)
     y = _class_targets(x, target, "nll_loss", ignore_index)
     return _nll(_classes_last(x), y.reshape(-1), weight, ignore_index, reduction, y.shape)
 
@@ -258,10 +270,12 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
             and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
         z, y = input.data, target.data
         if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
-                and len(y) == len(z) and len(y) and np.minimum.reduce(y) >= 0 \
-                and np.maximum.reduce(y) < z.shape[1]:
-            return apply(ops.cross_entropy, input, target, reduction=reduction,
-                         smoothing=float(label_smoothing))
+                and len(y) == len(z) and len(y):
+            try:  # the op checks the labels itself (so a jit replay does too)
+                return apply(ops.cross_entropy, input, target, reduction=reduction,
+                             smoothing=float(label_smoothing))
+            except ops.LabelError:
+                pass  # out of range, or ignore_index: the general path tells them apart
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
