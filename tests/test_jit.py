@@ -348,3 +348,27 @@ def test_losses_read_each_calls_labels_and_refuse_what_they_cannot_replay():
         fast(w, x, rg.tensor(np.array([0, 1, 4, 2, 0])))  # a replay checks labels too
     with pytest.raises(JitError, match="ignore_index"):
         rg.jit(lambda x, y: F.cross_entropy(x, y))(x, rg.tensor(np.array([0, -100, 1, 2, 0])))
+
+
+def test_soft_target_cross_entropy_replays_new_targets_and_matches_pytorch():
+    import torch
+
+    from retrograd.nn import functional as F
+
+    z = rg.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+
+    def loss(z, q):
+        return F.cross_entropy(z, q, label_smoothing=0.1)
+
+    eager = rg.func.grad(loss, argnums=(0, 1))
+    fast = rg.jit(eager)
+    for _ in range(3):
+        q = rg.tensor(rng.dirichlet(np.ones(3), size=4))
+        got, want = fast(z, q), eager(z, q)
+        tz = torch.tensor(z.data, requires_grad=True)
+        tq = torch.tensor(q.data, requires_grad=True)
+        torch.nn.functional.cross_entropy(tz, tq, label_smoothing=0.1).backward()
+        for a, b, t in zip(got, want, (tz, tq)):
+            np.testing.assert_allclose(a.data, b.data, rtol=1e-12)
+            np.testing.assert_allclose(a.data, t.grad.numpy(), rtol=1e-10)
+    assert fast.trace_count == 1

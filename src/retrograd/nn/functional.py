@@ -323,15 +323,15 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
 def _soft_cross_entropy(x, target, weight, reduction, label_smoothing):
     """Cross-entropy against class probabilities (PyTorch's float-target form)."""
     n_classes = x.shape[1]
-    q = target.data
-    if label_smoothing:
+    q = target if target.dtype == x.dtype else target.to(x.dtype)  # tensor ops throughout:
+    if label_smoothing:  # differentiable in the target too, and replayed by rg.jit
         q = q * (1.0 - label_smoothing) + label_smoothing / n_classes
     lp = _f.log_softmax(x, 1)
     if weight is not None:
-        wd = _t(weight).data
-        if wd.shape != (n_classes,):
+        w = _t(weight)
+        if w.shape != (n_classes,):
             raise ValueError(f"weight must have shape ({n_classes},) (one per class), got "
-                             f"{wd.shape}")
-        q = q * wd.reshape((1, n_classes) + (1,) * (x.ndim - 2))
-    loss = -_f.sum(lp * q.astype(x.dtype, copy=False), 1)
+                             f"{w.shape}")
+        q = q * _f.reshape(w.to(x.dtype), (1, n_classes) + (1,) * (x.ndim - 2))
+    loss = -_f.sum(lp * q, 1)
     return _reduce(loss, reduction)
