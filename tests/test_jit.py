@@ -372,3 +372,16 @@ def test_soft_target_cross_entropy_replays_new_targets_and_matches_pytorch():
             np.testing.assert_allclose(a.data, b.data, rtol=1e-12)
             np.testing.assert_allclose(a.data, t.grad.numpy(), rtol=1e-10)
     assert fast.trace_count == 1
+
+
+def test_tensor_indices_refuse_and_array_arguments_retrace_on_new_values():
+    x = rg.tensor(np.arange(5.0))
+    with pytest.raises(JitError, match="indexing with a tensor"):
+        rg.jit(lambda x, i: x[i])(x, rg.tensor(np.array([0, 1])))
+    f = rg.jit(lambda x, i: x[i] * 2)  # a NumPy index is a constant: new values retrace
+    np.testing.assert_array_equal(f(x, np.array([0, 1])).data, [0.0, 2.0])
+    np.testing.assert_array_equal(f(x, np.array([3, 4])).data, [6.0, 8.0])
+    np.testing.assert_array_equal(f(x, [1, 2]).data, [2.0, 4.0])
+    assert f.trace_count == 3
+    g = rg.jit(lambda x: x[rg.tensor(np.array([4, 0]))])  # made inside: a constant, allowed
+    np.testing.assert_array_equal(g(x).data, [4.0, 0.0])

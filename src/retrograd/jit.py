@@ -127,6 +127,16 @@ class _Tracer:
             f"trace; inside rg.jit, {name} takes (N, C) scores and (N,) labels in [0, C) "
             "(with reduction and label_smoothing), or compute the loss outside")
 
+    def check_index(self, t: Tensor) -> None:
+        """A tensor used as an index: only a constant of the trace can be one."""
+        hit = self.nodes.get(id(t))
+        if hit is None or hit[0] is not t or hit[1].op != ir.CONST:
+            raise JitError(
+                f"indexing with a tensor (shape {t.shape}) inside rg.jit: the index would be "
+                "frozen into the trace as its first value. Pass the indices as a NumPy array "
+                "or a list (each new value retraces), use a one-hot or mask product, or index "
+                "outside the jitted function")
+
     def refuse_random(self) -> None:
         raise JitError(
             "random numbers inside rg.jit would be frozen into the trace (the same numbers "
@@ -255,8 +265,8 @@ class _Leaf:
 def _static_key(value) -> Any:
     if isinstance(value, Tensor):
         return ("T", value.shape, value.dtype.str, value.requires_grad)
-    if isinstance(value, np.ndarray):
-        return ("A", value.shape, value.dtype.str)
+    if isinstance(value, np.ndarray):  # a constant of the trace: keyed by its contents
+        return ("A", value.shape, value.dtype.str, value.tobytes())
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(_static_key(v) for v in value)
     if isinstance(value, dict):

@@ -506,6 +506,8 @@ def _index(idx, shape):
             if i.dtype.kind not in "iub":
                 raise IndexError(f"tensors used as indices must be integer or bool, got "
                                  f"{i.dtype}")
+            if state.tracer is not None:
+                state.tracer.check_index(i)
             i = i.data
         elif isinstance(i, list):
             i = np.asarray(i)
