@@ -260,9 +260,9 @@ def _arange(n: int) -> np.ndarray:
 
 
 def _sum_axis(a, axis):
-    """Sum of a 2-D array over `axis` (0 or 1): a BLAS product with ones for floats,
-    several times faster than a ufunc reduction over a short axis, and no less exact
-    (both add in order along the axis)."""
+    """Sum of a 1-D or 2-D array over `axis` (0, or 1 for 2-D): for floats a BLAS product
+    with ones, several times faster than a ufunc reduction over a short axis, and no
+    less exact (both add in order along the axis)."""
     if a.dtype.kind == "f" and a.ndim <= 2:
         return _ones(a.shape[0], a.dtype) @ a if axis == 0 else a @ _ones(a.shape[-1], a.dtype)
     return np.add.reduce(a, axis=axis)
@@ -966,6 +966,8 @@ linear = defop(
     (lambda m, g, out, x, w, b: m.matmul(g, w), _linear_vjp_w, _linear_vjp_b),
     (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
      lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)), tuned=True)
+
+
 def _one_hot(y, *, classes, dtype):
     _check_labels(y, classes, "one_hot")
     q = np.zeros(y.shape + (classes,), dtype=dtype)
