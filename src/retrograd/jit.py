@@ -11,8 +11,8 @@ that each intermediate buffer is reused in place (`out=`). The result is
 compiled to straight-line NumPy code with no autograd bookkeeping.
 
 Guards: one trace per (input shapes, dtypes, non-tensor argument values,
-values of Python numbers and NumPy arrays captured by closure). Anything that
-would silently bake a traced value into the program raises `JitError` instead: `bool()`,
+values of Python numbers captured by closure). Anything that would silently
+bake a traced value into the program raises `JitError` instead: `bool()`,
 `.item()`, `.numpy()`, in-place ops, random numbers. Tensors captured from the
 enclosing scope (model weights) are read afresh at every call, never frozen.
 Outputs are fresh arrays on every call and carry no autograd history: to train
@@ -278,8 +278,7 @@ _PLAIN = {int, float, complex, str, bool, type(None)}
 
 
 def _closure_key(cells: tuple) -> tuple:
-    """Python numbers, strings, bools and NumPy arrays captured by closure (constants of
-    the trace): a new value, or an array changed in place, retraces."""
+    """Python numbers, strings and bools captured by closure: a change retraces."""
     out = []
     for c in cells:
         try:
@@ -288,8 +287,6 @@ def _closure_key(cells: tuple) -> tuple:
             continue
         if v.__class__ in _PLAIN or isinstance(v, (int, float, complex, str, np.generic)):
             out.append(ir.attr_key(v))
-        elif v.__class__ is np.ndarray:
-            out.append(_static_key(v))
     return tuple(out)
 
 
