@@ -15,14 +15,17 @@ values of Python numbers captured by closure). Anything that would silently
 bake a traced value into the program raises `JitError` instead: `bool()`,
 `.item()`, `.numpy()`, in-place ops, random numbers. Tensors captured from the
 enclosing scope (model weights) are read afresh at every call, never frozen.
-Outputs are fresh arrays on every call and carry no autograd history: to train
-with jit, jit the gradient computation itself (`rg.jit(rg.func.value_and_grad(loss))`).
+NumPy arrays passed as arguments are keyed by their contents, so a new value
+retraces. Outputs are fresh arrays on every call and
+carry no autograd history: to train with jit, jit the gradient computation
+itself (`rg.jit(rg.func.value_and_grad(loss))`).
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -266,7 +269,8 @@ def _static_key(value) -> Any:
     if isinstance(value, Tensor):
         return ("T", value.shape, value.dtype.str, value.requires_grad)
     if isinstance(value, np.ndarray):  # a constant of the trace: keyed by its contents
-        return ("A", value.shape, value.dtype.str, value.tobytes())
+        data = np.ascontiguousarray(value).view(np.uint8)
+        return ("A", value.shape, value.dtype.str, hashlib.blake2b(data).digest())
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(_static_key(v) for v in value)
     if isinstance(value, dict):
