@@ -881,7 +881,7 @@ def _cross_entropy(z, y, *, reduction, smoothing):
     _check_labels(y, z.shape[1], "cross_entropy")
     # ufunc reductions directly: np.sum/np.mean wrappers cost more than the maths here
     e = None
-    if z.dtype.kind == "f":
+    if z.dtype.kind == "f" and z.size:
         # One shift for all rows (one max over the array costs far less than one per
         # row). Exact unless a row's exponentials all but vanish: then shift per row.
         shift = z - np.maximum.reduce(z, axis=None)
