@@ -82,6 +82,18 @@ _BOOL_OPS = frozenset(("gt", "lt", "ge", "le", "eq", "ne"))
 _NUMBERS = (int, float, np.number)
 
 
+def _expr_op(name: str, reflected: bool = False) -> Callable:
+    """An operator method of Expr: builds the simplified node `name(self, other)`."""
+    def method(self: Expr, other: Any) -> Expr:
+        o = _coerce(other)
+        if o is None:
+            return NotImplemented
+        return _build(name, (o, self) if reflected else (self, o))
+
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method
+
+
 class Expr(ir.Node):
     """A symbolic expression: one hash-consed node of the graph IR.
 
@@ -101,45 +113,13 @@ class Expr(ir.Node):
         self._t = -1      # clock when `_val` was set (-1: never)
 
     # -------------------------------------------------------------- operators
-    def __add__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("add", (self, o))
-
-    def __radd__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("add", (o, self))
-
-    def __sub__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("sub", (self, o))
-
-    def __rsub__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("sub", (o, self))
-
-    def __mul__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("mul", (self, o))
-
-    def __rmul__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("mul", (o, self))
-
-    def __truediv__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("div", (self, o))
-
-    def __rtruediv__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("div", (o, self))
-
-    def __pow__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("pow", (self, o))
-
-    def __rpow__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("pow", (o, self))
+    __add__, __radd__ = _expr_op("add"), _expr_op("add", reflected=True)
+    __sub__, __rsub__ = _expr_op("sub"), _expr_op("sub", reflected=True)
+    __mul__, __rmul__ = _expr_op("mul"), _expr_op("mul", reflected=True)
+    __truediv__, __rtruediv__ = _expr_op("div"), _expr_op("div", reflected=True)
+    __pow__, __rpow__ = _expr_op("pow"), _expr_op("pow", reflected=True)
+    __gt__, __ge__, __lt__, __le__ = (_expr_op("gt"), _expr_op("ge"), _expr_op("lt"),
+                                      _expr_op("le"))
 
     def __neg__(self) -> Expr:
         return _build("neg", (self,))
@@ -149,22 +129,6 @@ class Expr(ir.Node):
 
     def __abs__(self) -> Expr:
         return _build("abs", (self,))
-
-    def __gt__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("gt", (self, o))
-
-    def __ge__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("ge", (self, o))
-
-    def __lt__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("lt", (self, o))
-
-    def __le__(self, other: Any) -> Expr:
-        o = _coerce(other)
-        return NotImplemented if o is None else _build("le", (self, o))
 
     def __eq__(self, other: object) -> bool:
         """Structural equality (identity, thanks to hash-consing); a number equals its constant."""
@@ -579,6 +543,15 @@ def where(cond: Any, x: Any, y: Any) -> Expr:
 
 # ---------------------------------------------------------------- the rule namespace
 
+def _rule_op(name: str, reflected: bool = False) -> Callable:
+    """An operator method of _R: the node `name(self, other)`, wrapped again."""
+    def method(self: _R, o: Any) -> _R:
+        return _R(_build(name, (_un(o), self.n) if reflected else (self.n, _un(o))))
+
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method
+
+
 class _R:
     """An expression as the op table's rules see it: operators, comparisons included, build nodes.
 
@@ -591,56 +564,17 @@ class _R:
     def __init__(self, n: Expr) -> None:
         self.n = n
 
-    def __add__(self, o: Any) -> _R:
-        return _R(_build("add", (self.n, _un(o))))
-
-    def __radd__(self, o: Any) -> _R:
-        return _R(_build("add", (_un(o), self.n)))
-
-    def __sub__(self, o: Any) -> _R:
-        return _R(_build("sub", (self.n, _un(o))))
-
-    def __rsub__(self, o: Any) -> _R:
-        return _R(_build("sub", (_un(o), self.n)))
-
-    def __mul__(self, o: Any) -> _R:
-        return _R(_build("mul", (self.n, _un(o))))
-
-    def __rmul__(self, o: Any) -> _R:
-        return _R(_build("mul", (_un(o), self.n)))
-
-    def __truediv__(self, o: Any) -> _R:
-        return _R(_build("div", (self.n, _un(o))))
-
-    def __rtruediv__(self, o: Any) -> _R:
-        return _R(_build("div", (_un(o), self.n)))
-
-    def __pow__(self, o: Any) -> _R:
-        return _R(_build("pow", (self.n, _un(o))))
-
-    def __rpow__(self, o: Any) -> _R:
-        return _R(_build("pow", (_un(o), self.n)))
+    __add__, __radd__ = _rule_op("add"), _rule_op("add", reflected=True)
+    __sub__, __rsub__ = _rule_op("sub"), _rule_op("sub", reflected=True)
+    __mul__, __rmul__ = _rule_op("mul"), _rule_op("mul", reflected=True)
+    __truediv__, __rtruediv__ = _rule_op("div"), _rule_op("div", reflected=True)
+    __pow__, __rpow__ = _rule_op("pow"), _rule_op("pow", reflected=True)
+    __eq__, __ne__ = _rule_op("eq"), _rule_op("ne")  # type: ignore[assignment]
+    __gt__, __ge__, __lt__, __le__ = (_rule_op("gt"), _rule_op("ge"), _rule_op("lt"),
+                                      _rule_op("le"))
 
     def __neg__(self) -> _R:
         return _R(_build("neg", (self.n,)))
-
-    def __eq__(self, o: Any) -> _R:  # type: ignore[override]
-        return _R(_build("eq", (self.n, _un(o))))
-
-    def __ne__(self, o: Any) -> _R:  # type: ignore[override]
-        return _R(_build("ne", (self.n, _un(o))))
-
-    def __gt__(self, o: Any) -> _R:
-        return _R(_build("gt", (self.n, _un(o))))
-
-    def __ge__(self, o: Any) -> _R:
-        return _R(_build("ge", (self.n, _un(o))))
-
-    def __lt__(self, o: Any) -> _R:
-        return _R(_build("lt", (self.n, _un(o))))
-
-    def __le__(self, o: Any) -> _R:
-        return _R(_build("le", (self.n, _un(o))))
 
     __hash__ = None  # type: ignore[assignment]
 
