@@ -18,7 +18,7 @@ import numpy as np
 
 from . import engine
 from .grad_mode import enable_grad
-from .tensor import Tensor
+from .tensor import Tensor, clear_grads
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
@@ -91,13 +91,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients (to None by default, as PyTorch does)."""
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad = Tensor._wrap(np.zeros_like(p.data))
+            clear_grads(group["params"], set_to_none)
 
     def _closure(self, closure: Callable | None):
         if closure is None:

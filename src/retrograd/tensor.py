@@ -517,6 +517,13 @@ def _index(idx, shape):
     return tuple(out) if isinstance(idx, tuple) else out[0]
 
 
+def clear_grads(params, set_to_none: bool = True) -> None:
+    """Reset each tensor's `.grad` to None, or to zeros (Module and Optimizer.zero_grad)."""
+    for p in params:
+        if p.grad is not None:
+            p.grad = None if set_to_none else Tensor._wrap(np.zeros_like(p.data))
+
+
 def _initial_grad(t: Tensor, gradient, create_graph: bool, what: str):
     if gradient is None:
         if t.data.size != 1:

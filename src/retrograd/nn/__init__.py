@@ -19,7 +19,7 @@ import numpy as np
 from .. import ops
 from ..dtypes import as_array, get_default_dtype
 from ..engine import apply, apply1
-from ..tensor import Tensor
+from ..tensor import Tensor, clear_grads
 from . import functional, init
 from . import functional as F
 
@@ -234,13 +234,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient (to None by default, as PyTorch does)."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad = Tensor._wrap(np.zeros_like(p.data))
+        clear_grads(self.parameters(), set_to_none)
 
     def to(self, dtype) -> Module:
         """Convert floating parameters and buffers to `dtype`, in place (same objects)."""
@@ -433,6 +427,17 @@ def _dtype(dtype):
     return get_default_dtype() if dtype is None else np.dtype(dtype)
 
 
+def _weight_and_bias(layer: Module, shape: tuple, bias: bool, dtype) -> None:
+    """A layer's `weight` of `shape` and `bias` (one per output, or None), initialised."""
+    dt = _dtype(dtype)
+    layer.weight = Parameter(np.empty(shape, dtype=dt))
+    if bias:
+        layer.bias = Parameter(np.empty(shape[0], dtype=dt))
+    else:
+        layer.register_parameter("bias", None)
+    layer.reset_parameters()
+
+
 class Linear(Module):
     """y = x @ weight.T + bias; weight (out_features, in_features), PyTorch's initialisation."""
 
@@ -443,13 +448,7 @@ class Linear(Module):
             raise ValueError(f"Linear: feature sizes must be non-negative, got "
                              f"({in_features}, {out_features})")
         self.in_features, self.out_features = in_features, out_features
-        dt = _dtype(dtype)
-        self.weight = Parameter(np.empty((out_features, in_features), dtype=dt))
-        if bias:
-            self.bias = Parameter(np.empty(out_features, dtype=dt))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, dtype)
 
     def reset_parameters(self) -> None:
         init._default_layer_init(self.weight, self.bias)
@@ -509,14 +508,8 @@ class Conv2d(Module):
                                  f"got {padding!r}")
         self.padding = _pair(padding, "padding")
         self.groups = groups
-        dt = _dtype(dtype)
-        kh, kw = self.kernel_size
-        self.weight = Parameter(np.empty((out_channels, in_channels // groups, kh, kw), dtype=dt))
-        if bias:
-            self.bias = Parameter(np.empty(out_channels, dtype=dt))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_channels, in_channels // groups) + self.kernel_size, bias,
+                         dtype)
 
     def reset_parameters(self) -> None:
         init._default_layer_init(self.weight, self.bias)
