@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,9 @@ def _neg(a: Any) -> Any:
     return -a
 
 
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+
+
 def _binop(op: str, a: Any, b: Any, expr: str) -> Any:
     if op == "**":
         if isinstance(b, Value):
@@ -199,20 +203,10 @@ def _binop(op: str, a: Any, b: Any, expr: str) -> Any:
         if isinstance(a, Value):
             return a**b
         return _fpow(a, b)
+    if op != "/":
+        return _ARITH[op](a, b)
     if isinstance(a, Value) or isinstance(b, Value):
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
         return a / b
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
     if b == 0:  # IEEE: x/0 is +-inf, 0/0 is nan
         if a == 0 or math.isnan(a):
             return math.nan
