@@ -12,6 +12,7 @@ its inputs, and nothing points back. The graph dies by reference counting.
 
 from __future__ import annotations
 
+from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import attrgetter
 
@@ -21,6 +22,7 @@ from . import ops  # circular (ops uses the engine too): only its attributes at 
 from .grad_mode import state
 
 Tensor = None  # set by tensor.py (avoids an import cycle)
+_wrap = None  # Tensor._wrap, set by tensor.py: a constant tensor around an array
 _counter = count()
 _new = object.__new__
 last_inplace = [-1]  # creation number at the latest in-place op: older nodes must check versions
@@ -87,7 +89,7 @@ def apply(op, *inputs, **attrs):
     out = op.forward(*datas, **attrs)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = T._wrap(out)
+    t = _wrap(out)
     st = state
     if needs is not None and st.enabled and out.dtype.kind in "fc":  # ints, bools: no grad
         _record(op, t, inputs, datas, attrs, needs)
@@ -106,7 +108,7 @@ def apply1(op, x):
     out = op.forward(xd)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = Tensor._wrap(out)
+    t = _wrap(out)
     st = state
     if x.requires_grad and st.enabled:
         _record(op, t, (x,), (xd,), _NO_ATTRS, (0,))
@@ -135,7 +137,7 @@ def apply2(op, x, y):
     out = op.forward(xd, yd)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = T._wrap(out)
+    t = _wrap(out)
     st = state
     if (xr or yr) and st.enabled:
         _record(op, t, (x, y), (xd, yd), _NO_ATTRS, (0, 1) if xr and yr else ((0,) if xr else (1,)))
@@ -243,13 +245,13 @@ def toposort(roots) -> list:
 _seq = attrgetter("seq")
 
 
-def _prune(order, targets) -> list:
-    """Keep only the nodes from which a target is reachable."""
+def _live(roots, targets) -> set:
+    """The nodes reachable from `roots` from which a target is reachable."""
     live = set()
-    for node in reversed(order):  # inputs before outputs
+    for node in reversed(toposort(roots)):  # inputs before outputs
         if node in targets or any(n in live or n in targets for n in node.nexts):
             live.add(node)
-    return [n for n in order if n in live]
+    return live
 
 
 def backward(roots, grads, create_graph: bool = False, targets=None, accumulate: bool = True):
@@ -258,6 +260,10 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     With `targets` (tensors), return their gradients instead of writing `.grad`.
     Gradients are NumPy arrays during the walk, or Tensors when `create_graph`
     records the walk itself for higher-order derivatives.
+
+    The walk takes the pending node with the highest creation number next: an
+    op's inputs are created before it, so every node runs after all its users
+    have sent their gradients, with no separate topological sort.
     """
     # A traced backward (rg.jit) computes with recorded ops, so it is part of the trace.
     m = ops.TENSOR if create_graph or state.tracer is not None else ops.NUMPY
@@ -271,11 +277,14 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     for t, g in zip(roots, grads):
         key = t.grad_fn if t.grad_fn is not None else t
         _add(pending if key.__class__ is Node else leaves, key, g)
-    order = toposort(list(pending))
     live = None
     if target_keys is not None:
-        order = _prune(order, target_keys)
-        live = set(order)
+        live = _live(list(pending), target_keys)
+        for node in list(pending):
+            if node not in live:
+                del pending[node]
+    heap = [(-node.seq, node) for node in pending]  # seq is unique: nodes are never compared
+    heapify(heap)
     captured = {}
     prev = state.enabled
     state.enabled = create_graph
@@ -283,10 +292,9 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     pop = pending.pop
     get = pending.get
     try:
-        for node in order:
-            g = pop(node, None)
-            if g is None:
-                continue
+        while heap:
+            node = heappop(heap)[1]
+            g = pop(node)
             if node.hooks is not None or node.retain is not None:
                 g = _node_hooks(node, g, m is ops.TENSOR)
             if target_keys is not None and node in target_keys:
@@ -303,7 +311,11 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                     if live is not None and nxt not in live:
                         continue
                     old = get(nxt)
-                    pending[nxt] = gi if old is None else old + gi
+                    if old is None:
+                        pending[nxt] = gi
+                        heappush(heap, (-nxt.seq, nxt))
+                    else:
+                        pending[nxt] = old + gi
                 elif target_keys is None or nxt in target_keys:
                     old = leaves.get(nxt)
                     leaves[nxt] = gi if old is None else old + gi

@@ -77,7 +77,14 @@ class Op:
             rule = rules[i]
             if rule is None:
                 return (None,)
-            r = rule(m, g, out, *xs, **attrs)
+            if attrs:
+                r = rule(m, g, out, *xs, **attrs)
+            elif len(xs) == 1:  # called without * and **, which cost three times the call
+                r = rule(m, g, out, xs[0])
+            elif len(xs) == 2:
+                r = rule(m, g, out, xs[0], xs[1])
+            else:
+                r = rule(m, g, out, *xs)
             if self.broadcast and r.shape != xs[i].shape:
                 r = sum_to(m, r, xs[i].shape)
             return (r,)
