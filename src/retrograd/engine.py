@@ -110,8 +110,24 @@ def apply1(op, x):
         out = asarray(out)
     t = _wrap(out)
     st = state
-    if x.requires_grad and st.enabled:
-        _record(op, t, (x,), (xd,), _NO_ATTRS, (0,))
+    if x.requires_grad and st.enabled:  # _record, unrolled for one input
+        node = _new(Node)
+        node.op = op
+        node.inputs = inputs = (x,)
+        node.datas = (xd,)
+        node.attrs = _NO_ATTRS
+        node.needs = _FIRST
+        node.nexts = (x.grad_fn or x,)
+        node.saved = node.out = node.out_vc = node.hooks = node.retain = None
+        node.seq = next(_counter)
+        vc = x._vc
+        if vc is not None and vc[0]:
+            node.saved = _saved_versions(op, inputs, _FIRST)
+        if op.save_out:
+            node.out = out
+            t._vc = node.out_vc = [0]
+        t.grad_fn = node
+        t.requires_grad = True
     if st.tracer is not None:
         st.tracer.record(op, (x,), _NO_ATTRS, t)
     if st.forward is not None:
@@ -122,25 +138,53 @@ def apply1(op, x):
 def apply2(op, x, y):
     """`apply` for the binary arithmetic operators, unrolled because it is the hot path."""
     T = Tensor
-    if x.__class__ is T or isinstance(x, T):  # subclasses too (nn.Parameter)
+    # Tensors (subclasses too: nn.Parameter) or constants (Python numbers, and the
+    # 0-d arrays Tensor's operators make of them, which skip the isinstance).
+    if x.__class__ is T or (x.__class__ is not ndarray and isinstance(x, T)):
         xd = x.data
         xr = x.requires_grad
+        xv = x._vc
     else:
         xd = x
         xr = False
-    if y.__class__ is T or isinstance(y, T):
+        xv = None
+    if y.__class__ is T or (y.__class__ is not ndarray and isinstance(y, T)):
         yd = y.data
         yr = y.requires_grad
+        yv = y._vc
     else:
         yd = y
         yr = False
+        yv = None
     out = op.forward(xd, yd)
     if out.__class__ is not ndarray:
         out = asarray(out)
     t = _wrap(out)
     st = state
-    if (xr or yr) and st.enabled:
-        _record(op, t, (x, y), (xd, yd), _NO_ATTRS, (0, 1) if xr and yr else ((0,) if xr else (1,)))
+    if (xr or yr) and st.enabled:  # _record, unrolled for two inputs
+        node = _new(Node)
+        node.op = op
+        node.inputs = inputs = (x, y)
+        node.datas = (xd, yd)
+        node.attrs = _NO_ATTRS
+        if xr and yr:
+            node.needs = needs = _BOTH
+            node.nexts = (x.grad_fn or x, y.grad_fn or y)
+        elif xr:
+            node.needs = needs = _FIRST
+            node.nexts = (x.grad_fn or x,)
+        else:
+            node.needs = needs = _SECOND
+            node.nexts = (y.grad_fn or y,)
+        node.saved = node.out = node.out_vc = node.hooks = node.retain = None
+        node.seq = next(_counter)
+        if (xv is not None and xv[0]) or (yv is not None and yv[0]):
+            node.saved = _saved_versions(op, inputs, needs)
+        if op.save_out:
+            node.out = out
+            t._vc = node.out_vc = [0]
+        t.grad_fn = node
+        t.requires_grad = True
     if st.tracer is not None:
         st.tracer.record(op, (x, y), _NO_ATTRS, t)
     if st.forward is not None:
@@ -149,11 +193,13 @@ def apply2(op, x, y):
 
 
 _NO_ATTRS: dict = {}
+_FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)
 
 
 def _reads(op, n, needs) -> tuple:
-    """Indices of the inputs whose values this op's rules will read (cached per op)."""
-    key = (n, needs)
+    """Indices of the inputs whose values this op's rules will read (cached per op, by
+    `needs` alone when the op's arity is fixed)."""
+    key = (n, needs) if op.variadic else needs
     r = op.read_cache.get(key)
     if r is None:
         reads = op.reads
@@ -168,6 +214,7 @@ def _reads(op, n, needs) -> tuple:
 
 
 def _record(op, t, inputs, datas, attrs, needs) -> None:
+    """Make `t`'s node: `apply`'s way; apply1 and apply2 unroll the same steps."""
     if len(needs) == 1:
         x = inputs[needs[0]]
         nexts = (x.grad_fn or x,)
@@ -185,23 +232,28 @@ def _record(op, t, inputs, datas, attrs, needs) -> None:
     node.nexts = nexts
     node.saved = node.out = node.out_vc = node.hooks = node.retain = None
     node.seq = next(_counter)
-    reads = op.reads
-    if reads.__class__ is not tuple:
-        reads = _reads(op, len(inputs), needs)
-    for i in reads:
-        x = inputs[i]
+    for x in inputs:
         if isinstance(x, Tensor) and x._vc is not None and x._vc[0]:
-            saved = ()  # a plain loop: a comprehension is one more function call (3.11)
-            for j in reads:
-                y = inputs[j]
-                saved += (y._vc[0] if isinstance(y, Tensor) and y._vc is not None else 0,)
-            node.saved = saved
+            node.saved = _saved_versions(op, inputs, needs)
             break
     if op.save_out:
         node.out = t.data
         t._vc = node.out_vc = [0]
     t.grad_fn = node
     t.requires_grad = True
+
+
+def _saved_versions(op, inputs, needs):
+    """The versions of the inputs the rules read, for `_check_versions`; None when all are 0
+    (then nothing is stored: in-place ops are rare)."""
+    reads = op.reads
+    if reads.__class__ is not tuple:
+        reads = _reads(op, len(inputs), needs)
+    saved = ()
+    for i in reads:
+        x = inputs[i]
+        saved += (x._vc[0] if isinstance(x, Tensor) and x._vc is not None else 0,)
+    return saved if any(saved) else None
 
 
 def _check_versions(node) -> None:
@@ -291,10 +343,14 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     anomaly = state.anomaly
     pop = pending.pop
     get = pending.get
+    node = None  # the next node, when it is known without the heap
     try:
-        while heap:
-            node = heappop(heap)[1]
-            g = pop(node)
+        while True:
+            if node is None:
+                if not heap:
+                    break
+                node = heappop(heap)[1]
+                g = pop(node)
             if node.hooks is not None or node.retain is not None:
                 g = _node_hooks(node, g, m is ops.TENSOR)
             if target_keys is not None and node in target_keys:
@@ -304,7 +360,16 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
             results = node.op.backward(node, g, m)
             if anomaly:
                 _check_finite(node, results)
-            for nxt, gi in zip(node.nexts, results):
+            nexts = node.nexts
+            if not heap and len(nexts) == 1:
+                # Nothing else is pending, so no other node can send to this one's
+                # input: it is next, with no heap or table (a chain of ops).
+                node = nexts[0]
+                g = results[0]
+                if g is not None and node.__class__ is Node and (live is None or node in live):
+                    continue
+            node = None
+            for nxt, gi in zip(nexts, results):
                 if gi is None:
                     continue
                 if nxt.__class__ is Node:

@@ -699,9 +699,11 @@ sqrt = elementwise("sqrt", np.sqrt, lambda m, g, out, x: g * 0.5 / out, save_out
                    reads=())
 sin = elementwise("sin", np.sin, lambda m, g, out, x: g * m.cos(x))
 cos = elementwise("cos", np.cos, lambda m, g, out, x: -g * m.sin(x))
-tan = elementwise("tan", np.tan, lambda m, g, out, x: g * (1.0 + out * out), save_out=True,
+# tan and tanh: g + g*y*y rather than g * (1 + y*y): a Python number costs NumPy more
+# than a whole small array does.
+tan = elementwise("tan", np.tan, lambda m, g, out, x: g + g * out * out, save_out=True,
                   reads=())
-tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g * (1.0 - out * out), save_out=True,
+tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g - g * out * out, save_out=True,
                    reads=())
 sigmoid = elementwise("sigmoid", _sigmoid, lambda m, g, out, x: g * out * (1.0 - out),
                       save_out=True, reads=())

@@ -44,9 +44,13 @@ def _binop(op, reflected=False, true_div=False):
     """A binary operator method: tensors and Python numbers go straight to `apply2`."""
     def method(self, other):
         if other.__class__ is not Tensor:
-            if (other.__class__ is float or other.__class__ is int) and \
-                    self.data.dtype.kind == "f":
-                other = _const(other, self.data.dtype)
+            consts = None
+            if other.__class__ is float or other.__class__ is int:
+                dt = self.data.dtype
+                consts = _F32_CONSTS if dt is _F32 else _CONSTS.get(dt)
+            if consts is not None:
+                c = consts.get(other)
+                other = _const(consts, other, dt) if c is None else c
             else:
                 self, other = self._lhs(other), self._other(other)
         if true_div:
@@ -57,25 +61,23 @@ def _binop(op, reflected=False, true_div=False):
     return method
 
 
-_CONSTS: dict = {}
+# Python numbers met by float tensors' operators, as read-only 0-d arrays of the tensor's
+# dtype, one table per dtype (float32, the default, found without hashing its dtype).
+# The result has the tensor's dtype, as with the number (NEP 50), and NumPy computes with
+# a 0-d array about twice as fast as with a number or a NumPy scalar, in the forward and
+# again in the backward rule that reads it.
+_F32 = np.dtype(np.float32)
+_CONSTS: dict = {np.dtype(t): {} for t in (np.float16, np.float32, np.float64)}
+_F32_CONSTS = _CONSTS[_F32]
 
 
-def _const(value, dtype: np.dtype) -> np.ndarray:
-    """A Python number as a read-only 0-d array of a float tensor's dtype, cached.
-
-    The result has the tensor's dtype, as with the Python number (NEP 50), and NumPy
-    computes with a 0-d array about twice as fast as with a number or a NumPy scalar,
-    in the forward and again in the backward rule that reads it.
-    """
-    key = (value, dtype)
-    c = _CONSTS.get(key)
-    if c is None:
-        c = np.array(value, dtype)
-        c.flags.writeable = False
-        if value:  # 0.0 and -0.0 are equal keys but different constants
-            if len(_CONSTS) >= 1024:
-                _CONSTS.clear()
-            _CONSTS[key] = c
+def _const(consts: dict, value, dtype: np.dtype) -> np.ndarray:
+    c = np.array(value, dtype)
+    c.flags.writeable = False
+    if value:  # 0.0 and -0.0 are equal keys but different constants
+        if len(consts) >= 1024:
+            consts.clear()
+        consts[value] = c
     return c
 
 
