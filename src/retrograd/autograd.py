@@ -77,6 +77,7 @@ class _FunctionOp:
     reads = ()
     save_out = False
     view = False
+    simple = False  # the engine calls `backward`, never a rule of its own
 
     def __init__(self, cls, ctx, index, n_outputs, out_meta):
         self.cls, self.ctx, self.index, self.n, self.out_meta = cls, ctx, index, n_outputs, out_meta

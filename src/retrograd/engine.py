@@ -318,6 +318,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     have sent their gradients, with no separate topological sort.
     """
     # A traced backward (rg.jit) computes with recorded ops, so it is part of the trace.
+    NUMPY = ops.NUMPY
     m = ops.TENSOR if create_graph or state.tracer is not None else ops.NUMPY
     if m is ops.TENSOR:
         grads = [_as_tensor(g) for g in grads]
@@ -357,7 +358,21 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                 captured[node] = g
             if node.seq < last_inplace[0]:
                 _check_versions(node)
-            results = node.op.backward(node, g, m)
+            op = node.op
+            needs = node.needs
+            if m is NUMPY and op.simple and len(needs) == 1 and not node.attrs:
+                # Op.backward's commonest case, unrolled: one input wanted, no attributes.
+                xs = node.datas
+                i = needs[0]
+                if len(xs) == 1:
+                    r = op.vjps[0](m, g, node.out, xs[0])
+                else:
+                    r = op.vjps[i](m, g, node.out, xs[0], xs[1])
+                    if op.broadcast and r.shape != xs[i].shape:
+                        r = ops.sum_to(m, r, xs[i].shape)
+                results = (r,)
+            else:
+                results = op.backward(node, g, m)
             if anomaly:
                 _check_finite(node, results)
             nexts = node.nexts

@@ -35,7 +35,7 @@ class Op:
     """A primitive: NumPy forward plus per-input vjp and jvp rules."""
 
     __slots__ = ("name", "forward", "vjps", "jvps", "broadcast", "save_out", "reads", "view",
-                 "variadic", "smooth", "tuned", "traced_vjps", "read_cache")
+                 "variadic", "smooth", "tuned", "traced_vjps", "read_cache", "simple")
 
     def __init__(self, name, forward, vjps=None, jvps=None, *, broadcast=False, save_out=False,
                  reads=None, view=False, variadic=False, smooth=True, tuned=False):
@@ -56,6 +56,8 @@ class Op:
         self.tuned = tuned          # vjp rules have a NumPy fast path (`m is NUMPY`)
         self.traced_vjps = None     # tuned: each vjp rule as an op of its own (see below)
         self.read_cache = {}
+        # One or two inputs, a rule for each: the backward walk calls the rule itself.
+        self.simple = vjps is not None and len(vjps) <= 2 and None not in vjps and not variadic
 
     def backward(self, node, g, m):
         """Cotangents for the inputs in `node.needs`, reduced to their shapes."""
