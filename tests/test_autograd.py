@@ -313,6 +313,19 @@ def test_changing_a_saved_output_in_place_raises(name):
         y.backward()
 
 
+@pytest.mark.parametrize("share", ["detach", "view"])
+def test_changing_a_saved_output_through_a_detached_or_view_alias_raises(share):
+    # The output's version counter is made when first shared; the node must see it.
+    x = _leaf([0.5, 1.0, 2.0])
+    e = x.exp()
+    y = (e * 2).sum()
+    alias = e.detach() if share == "detach" else e[1:]
+    with rg.no_grad():
+        alias.add_(1.0)
+    with pytest.raises(RuntimeError, match="its output"):
+        y.backward()
+
+
 @pytest.mark.parametrize("name", INPLACE)
 def test_in_place_on_a_leaf_requiring_grad_raises_and_changes_nothing(name):
     x = _leaf([1.0, 2.0, 3.0])

@@ -40,9 +40,10 @@ class Node:
     where the gradient of input `needs[k]` goes: the input's own node, or the
     input itself when it is a leaf. `saved` holds the versions of the inputs the
     rules read (None when all were 0) and `out_vc` the output's version counter,
-    so that a value changed in place since it was saved is caught. `seq` is
-    the creation number. Nodes are made only by `_record`, which sets every
-    slot itself (calling the class costs more, and this is the hot path).
+    once the output has one (`Tensor._cell`), so that a value changed in place
+    since it was saved is caught. `seq` is the creation number. Nodes are made
+    only by `_record` and its unrolled copies in `apply1` and `apply2`, which set
+    every slot themselves (calling the class costs more, and this is the hot path).
     """
 
     __slots__ = ("op", "inputs", "datas", "attrs", "needs", "nexts", "saved", "out", "out_vc",
@@ -125,7 +126,6 @@ def apply1(op, x):
             node.saved = _saved_versions(op, inputs, _FIRST)
         if op.save_out:
             node.out = out
-            t._vc = node.out_vc = [0]
         t.grad_fn = node
         t.requires_grad = True
     if st.tracer is not None:
@@ -182,7 +182,6 @@ def apply2(op, x, y):
             node.saved = _saved_versions(op, inputs, needs)
         if op.save_out:
             node.out = out
-            t._vc = node.out_vc = [0]
         t.grad_fn = node
         t.requires_grad = True
     if st.tracer is not None:
@@ -238,7 +237,6 @@ def _record(op, t, inputs, datas, attrs, needs) -> None:
             break
     if op.save_out:
         node.out = t.data
-        t._vc = node.out_vc = [0]
     t.grad_fn = node
     t.requires_grad = True
 

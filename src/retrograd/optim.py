@@ -182,9 +182,8 @@ def _bump(p: Tensor) -> None:
     told once per step, by `engine.mark_inplace()` in `step`)."""
     cell = p._vc
     if cell is None:
-        p._vc = [1]
-    else:
-        cell[0] += 1
+        cell = p._cell()
+    cell[0] += 1
 
 
 class SGD(Optimizer):
@@ -238,9 +237,8 @@ class SGD(Optimizer):
                 x -= lr * d
                 cell = p._vc  # _bump(p), inline: this loop is the hot path of training
                 if cell is None:
-                    p._vc = [1]
-                else:
-                    cell[0] += 1
+                    cell = p._cell()
+                cell[0] += 1
         engine.mark_inplace()
         return loss
 

@@ -141,10 +141,17 @@ class Tensor:
         return t
 
     def _cell(self) -> list:
-        """This tensor's version counter (shared with its views), made on first use."""
+        """This tensor's version counter (shared with its views), made on first use.
+
+        A node that saved this tensor's value as its output is given the counter
+        then, so that its backward sees later in-place changes.
+        """
         vc = self._vc
         if vc is None:
             vc = self._vc = [0]
+            node = self.grad_fn
+            if node is not None and node.out is self.data:
+                node.out_vc = vc
         return vc
 
     # ------------------------------------------------------------ attributes
