@@ -557,3 +557,16 @@ def test_ties_in_maximum_minimum_share_the_gradient_equally(name):
     np.testing.assert_array_equal(y.grad.numpy(), win[::-1])
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
     np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())
+
+
+def test_every_way_of_making_a_tensor_sets_every_slot():
+    # apply1 and apply2 build their outputs without Tensor._wrap: a slot added to Tensor
+    # and forgotten there would raise AttributeError only on first read.
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    c = x.detach()
+    made = [rg.Tensor._wrap(np.zeros(2)), rg.tensor([1.0]), rg.tanh(x), rg.tanh(c),
+            x * 2.0, c * 2.0, x * c, x.sum(), x.detach()]
+    for t in made:
+        for name in rg.Tensor.__slots__:
+            if name != "__weakref__":
+                getattr(t, name)

@@ -109,7 +109,9 @@ def apply1(op, x):
     out = op.forward(xd)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = _wrap(out)
+    t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
+    t.data = out
+    t.grad = t._vc = t._hooks = t._fw = None
     st = state
     if x.requires_grad and st.enabled:  # _record, unrolled for one input
         node = _new(Node)
@@ -128,6 +130,9 @@ def apply1(op, x):
             node.out = out
         t.grad_fn = node
         t.requires_grad = True
+    else:
+        t.grad_fn = None
+        t.requires_grad = False
     if st.tracer is not None:
         st.tracer.record(op, (x,), _NO_ATTRS, t)
     if st.forward is not None:
@@ -159,7 +164,9 @@ def apply2(op, x, y):
     out = op.forward(xd, yd)
     if out.__class__ is not ndarray:
         out = asarray(out)
-    t = _wrap(out)
+    t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
+    t.data = out
+    t.grad = t._vc = t._hooks = t._fw = None
     st = state
     if (xr or yr) and st.enabled:  # _record, unrolled for two inputs
         node = _new(Node)
@@ -184,6 +191,9 @@ def apply2(op, x, y):
             node.out = out
         t.grad_fn = node
         t.requires_grad = True
+    else:
+        t.grad_fn = None
+        t.requires_grad = False
     if st.tracer is not None:
         st.tracer.record(op, (x, y), _NO_ATTRS, t)
     if st.forward is not None:
