@@ -2,9 +2,10 @@
 
 The engine knows nothing about particular ops. An op (see `ops.py`) gives a
 NumPy forward and per-input derivative rules; `apply` runs the forward and,
-when gradients are wanted, records a `Node`. `backward` walks the nodes in
-reverse topological order with an explicit stack (no recursion), keeping the
-pending gradients in a dictionary that is popped as it goes.
+when gradients are wanted, records a `Node`. `backward` walks the nodes from
+the newest down (a heap keyed by creation number; no recursion, no separate
+topological sort), keeping the pending gradients in a dictionary that is
+popped as it goes; along a chain it passes the gradient on directly.
 
 No reference cycles: an output tensor points to its node, the node points to
 its inputs, and nothing points back. The graph dies by reference counting.
