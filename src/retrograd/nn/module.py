@@ -1,0 +1,344 @@
+"""`Module`, the base class of every layer and model, and `Parameter`, the tensors it learns.
+
+A `Module` registers the `Parameter`s, buffers and sub-modules assigned to its
+attributes, in assignment order, so `parameters()`, `state_dict()` and
+`load_state_dict()` see them under PyTorch's dotted names (`0.weight`,
+`encoder.fc.bias`, ...). `train()`/`eval()` switch layers such as `Dropout`.
+Parameters are also kept as plain attributes, so `self.weight` costs no
+lookup hook in the forward pass.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..dtypes import as_array, get_default_dtype
+from ..tensor import Tensor, clear_grads
+from . import init
+
+__all__ = ["Parameter", "Module"]
+
+
+class Parameter(Tensor):
+    """A tensor that a `Module` registers as a learnable parameter (requires grad by default).
+
+    It shares the array of the tensor or array it is made from.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        if data is None:
+            arr = np.empty(0, dtype=get_default_dtype())
+        elif isinstance(data, Tensor):
+            arr = data.data
+        else:
+            arr = as_array(data)
+        Tensor.__init__(self, arr)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class _IncompatibleKeys(NamedTuple):
+    missing_keys: list
+    unexpected_keys: list
+
+
+class Module:
+    """Base class of layers and models: subclass, assign layers in `__init__`, write `forward`."""
+
+    training: bool
+
+    def __init__(self) -> None:
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = {}
+        d["_buffers"] = {}
+        d["_non_persistent"] = set()
+        d["_modules"] = {}
+
+    # ------------------------------------------------------------ registration
+
+    def _registries(self):
+        d = self.__dict__
+        if "_parameters" not in d:
+            raise AttributeError(f"cannot assign parameters or modules before "
+                                 f"{type(self).__name__}.__init__() calls super().__init__()")
+        return d["_parameters"], d["_modules"], d["_buffers"]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, Parameter):
+            params, modules, buffers = self._registries()
+            modules.pop(name, None)
+            buffers.pop(name, None)
+            params[name] = value
+        elif isinstance(value, Module):
+            params, modules, buffers = self._registries()
+            params.pop(name, None)
+            buffers.pop(name, None)
+            modules[name] = value
+        else:
+            d = self.__dict__
+            if name in d.get("_parameters", ()):
+                if value is not None:
+                    raise TypeError(f"cannot assign a {type(value).__name__} to parameter "
+                                    f"'{name}' (a Parameter or None is expected)")
+                d["_parameters"][name] = None
+            elif name in d.get("_modules", ()):
+                if value is not None:
+                    raise TypeError(f"cannot assign a {type(value).__name__} to sub-module "
+                                    f"'{name}' (a Module or None is expected)")
+                d["_modules"][name] = None
+            elif name in d.get("_buffers", ()):
+                if value is not None and not isinstance(value, Tensor):
+                    raise TypeError(f"cannot assign a {type(value).__name__} to buffer '{name}' "
+                                    "(a Tensor or None is expected)")
+                d["_buffers"][name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        for reg in ("_parameters", "_modules", "_buffers"):
+            self.__dict__.get(reg, {}).pop(name, None)
+        self.__dict__.get("_non_persistent", set()).discard(name)
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` (or None) under `name`."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot register a {type(param).__name__} as parameter '{name}' "
+                            "(a Parameter or None is expected)")
+        self._registries()[0][name] = param
+        object.__setattr__(self, name, param)
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """A tensor that belongs to the module's state but is not learned (e.g. running stats)."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot register a {type(tensor).__name__} as buffer '{name}' "
+                            "(a Tensor or None is expected)")
+        self._registries()[2][name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module")
+        if not isinstance(name, str) or "." in name or name == "":
+            raise KeyError(f"module name must be a non-empty string without '.', got {name!r}")
+        self._registries()[1][name] = module
+        object.__setattr__(self, name, module)
+
+    register_module = add_module
+
+    # ------------------------------------------------------------ traversal
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """This module and all below it, depth first (PyTorch's order), without recursion."""
+        seen = memo if memo is not None else set()
+        stack = [(prefix, self)]
+        while stack:
+            name, mod = stack.pop()
+            if remove_duplicate:
+                if id(mod) in seen:
+                    continue
+                seen.add(id(mod))
+            yield name, mod
+            children = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items()
+                        if m is not None]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for mod_name, mod in mods:
+            for name, v in getattr(mod, registry).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                seen.add(id(v))
+                yield (f"{mod_name}.{name}" if mod_name else name), v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn) -> Module:
+        """Call `fn(module)` on every sub-module, then on this one (PyTorch's order)."""
+        for m in reversed(list(self.modules())):
+            fn(m)
+        return self
+
+    # ------------------------------------------------------------ modes and grads
+
+    def train(self, mode: bool = True) -> Module:
+        """Training mode (dropout active); `eval()` is `train(False)`."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be a bool, got {mode!r}")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear every parameter's gradient (to None by default, as PyTorch does)."""
+        clear_grads(self.parameters(), set_to_none)
+
+    def to(self, dtype) -> Module:
+        """Convert floating parameters and buffers to `dtype`, in place (same objects)."""
+        dt = np.dtype(dtype)
+        if dt.kind not in "fc":
+            raise TypeError(f"Module.to() only accepts floating dtypes, got {dt}")
+        for t in list(self.parameters()) + list(self.buffers()):
+            if t.data.dtype.kind in "fc" and t.data.dtype != dt:
+                t.data = t.data.astype(dt)
+                if t.grad is not None:
+                    t.grad = Tensor._wrap(t.grad.data.astype(dt))
+        return self
+
+    def double(self) -> Module:
+        return self.to(np.float64)
+
+    def float(self) -> Module:
+        return self.to(np.float32)
+
+    # ------------------------------------------------------------ state
+
+    def _state_items(self, prefix: str = ""):
+        """(name, tensor) for every parameter and persistent buffer, duplicates kept."""
+        for mod_name, mod in self.named_modules(prefix=prefix, remove_duplicate=False):
+            p = f"{mod_name}." if mod_name else ""
+            for name, v in mod._parameters.items():
+                if v is not None:
+                    yield p + name, v
+            for name, v in mod._buffers.items():
+                if v is not None and name not in mod._non_persistent:
+                    yield p + name, v
+
+    def state_dict(self, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> OrderedDict:
+        """Parameters and persistent buffers by dotted name (detached, sharing the arrays)."""
+        out = OrderedDict() if destination is None else destination
+        for name, t in self._state_items(prefix.rstrip(".")):
+            out[name] = t if keep_vars else t.detach()
+        return out
+
+    def load_state_dict(self, state_dict: Mapping, strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy values into this module's parameters and buffers, all or nothing.
+
+        Everything is checked first: with `strict`, missing and unexpected keys
+        are errors; a wrong shape or a non-numeric value always is. On any error
+        a RuntimeError names every problem and nothing is changed.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"expected a mapping of names to tensors, got "
+                            f"{type(state_dict).__name__}")
+        own = OrderedDict(self._state_items())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        problems, updates = [], []
+        for k, t in own.items():
+            if k not in state_dict:
+                continue
+            v = state_dict[k]
+            arr = v.data if isinstance(v, Tensor) else v
+            try:
+                arr = np.asarray(arr)
+            except Exception:  # noqa: BLE001 - anything that is not array-like
+                arr = None
+            if arr is None or arr.dtype.kind not in "biufc":
+                problems.append(f"value for {k!r} is not numeric (got {type(v).__name__})")
+            elif arr.shape != t.shape:
+                problems.append(f"size mismatch for {k}: copying a param with shape "
+                                f"{arr.shape} from checkpoint, the shape in current model is "
+                                f"{t.shape}")
+            else:
+                updates.append((t, arr))
+        errors = list(problems)
+        if strict and unexpected:
+            errors.insert(0, "Unexpected key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        if strict and missing:
+            errors.insert(0, "Missing key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in missing) + ".")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        for t, arr in updates:
+            if assign:
+                t.data = np.array(arr, dtype=t.data.dtype)
+            else:
+                t.data[...] = arr
+            init._bump(t)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ------------------------------------------------------------ calling
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, m in self._modules.items():
+            body = repr(m).replace("\n", "\n  ")
+            lines.append(f"({name}): {body}")
+        main = type(self).__name__ + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                return main + lines[0] + ")"
+            main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
