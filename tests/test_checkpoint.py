@@ -282,3 +282,68 @@ def test_load_state_dict_copies_values_into_the_same_parameters():
     np.testing.assert_array_equal(weight.data, 0.5)
     sd["0.weight"][...] = 2.0  # no aliasing of the source
     assert (weight.data == 0.5).all()
+
+
+# ---------------------------------------------------------------- hostile sizes, missing folders
+
+def _rebuild(src_path, dst_path, meta=None, compress=zipfile.ZIP_STORED, arrays_compress=None):
+    """Copy a checkpoint, optionally replacing its metadata and compressing entries."""
+    with zipfile.ZipFile(src_path) as src, zipfile.ZipFile(dst_path, "w") as dst:
+        for n in src.namelist():
+            data = src.read(n)
+            if n == "__retrograd__.json":
+                dst.writestr(n, data if meta is None else meta, compress_type=compress)
+            else:
+                dst.writestr(n, data, compress_type=arrays_compress or zipfile.ZIP_STORED)
+
+
+def test_save_writes_stored_entries(tmp_path):
+    save({"w": rg.randn(3, 4), "n": 3}, tmp_path / "ck")
+    with zipfile.ZipFile(tmp_path / "ck") as zf:
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
+
+
+def test_compressed_metadata_bomb_is_refused_before_reading(tmp_path, monkeypatch):
+    save({"w": np.ones(2)}, tmp_path / "ck")
+    with zipfile.ZipFile(tmp_path / "ck") as zf:
+        meta = zf.read("__retrograd__.json")
+    bomb = meta[:-1] + b" " * (8 << 20) + meta[-1:]  # still valid JSON, 8 MB of blanks
+    _rebuild(tmp_path / "ck", tmp_path / "bomb", meta=bomb, compress=zipfile.ZIP_DEFLATED)
+    assert (tmp_path / "bomb").stat().st_size < 100_000
+    read = []
+    monkeypatch.setattr(zipfile.ZipFile, "read", lambda self, *a, **k: read.append(a))
+    with pytest.raises(CheckpointError, match="compressed") as info:
+        load(tmp_path / "bomb")
+    assert str(tmp_path / "bomb") in str(info.value)
+    assert read == []  # refused from the directory entry, nothing inflated
+
+
+def test_compressed_array_entry_is_refused(tmp_path):
+    save({"w": np.zeros(1000)}, tmp_path / "ck")
+    _rebuild(tmp_path / "ck", tmp_path / "z", arrays_compress=zipfile.ZIP_DEFLATED)
+    with pytest.raises(CheckpointError, match="a0.npy is compressed"):
+        load(tmp_path / "z")
+
+
+def test_oversized_stored_metadata_is_refused(tmp_path, monkeypatch):
+    from retrograd import serialization
+
+    save({"w": np.ones(2), "names": ["x" * 100] * 10}, tmp_path / "ck")
+    monkeypatch.setattr(serialization, "_MAX_META", 500)
+    with pytest.raises(CheckpointError, match="more than the 500 allowed"):
+        load(tmp_path / "ck")
+    with pytest.raises(CheckpointError, match="more than the 500"):
+        save({"names": ["x" * 100] * 10}, tmp_path / "big")
+    assert not (tmp_path / "big").exists()
+
+
+def test_save_to_a_missing_folder_names_the_path(tmp_path):
+    target = tmp_path / "no" / "such" / "model.ckpt"
+    with pytest.raises(FileNotFoundError) as info:
+        save({"w": np.ones(2)}, target)
+    assert str(target) in str(info.value)
+    assert info.value.filename == str(target)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(NotADirectoryError, match="afile"):
+        save({"w": np.ones(2)}, tmp_path / "afile" / "model.ckpt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]

@@ -6,12 +6,15 @@ the structure: nested dicts (str or int keys), lists, tuples, Python numbers,
 strings, None, NumPy arrays and Tensors. There is no pickle anywhere: the
 loader reads only JSON and raw array bytes, checks every array's declared
 size against the bytes stored (and the zip CRCs), and refuses object dtypes.
-A truncated, corrupted or foreign file raises `CheckpointError` naming the
-path and the problem.
+Entries are stored uncompressed, and the loader refuses compressed entries
+and oversized metadata before reading them (a few hundred kilobytes of
+deflated JSON could otherwise inflate to gigabytes). A truncated, corrupted or
+foreign file raises `CheckpointError` naming the path and the problem.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -31,6 +34,7 @@ _FORMAT = "retrograd-checkpoint"
 _VERSION = 1
 _KINDS = "biufc"  # bool, signed and unsigned int, float, complex: plain bytes only
 _MAX_DEPTH = 64
+_MAX_META = 64 << 20  # bytes of JSON structure: far above any real state dict
 
 
 class CheckpointError(ValueError):
@@ -82,6 +86,9 @@ class _Encoder:
 
 def _write_zip(fileobj, tree, arrays) -> None:
     meta = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree}).encode()
+    if len(meta) > _MAX_META:
+        raise CheckpointError(f"the object's structure takes {len(meta)} bytes of metadata, "
+                              f"more than the {_MAX_META} that rg.load accepts")
     with zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr(_entry(_META), meta)
         for k, arr in enumerate(arrays):
@@ -116,6 +123,12 @@ def save(obj: Any, path) -> None:
         return
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise NotADirectoryError(errno.ENOTDIR, f"rg.save: cannot write {path!r}: "
+                                     f"{folder!r} is not a folder", path)
+        raise FileNotFoundError(errno.ENOENT, f"rg.save: cannot write {path!r}: the folder "
+                                f"{folder!r} does not exist", path)
     fd, tmp = tempfile.mkstemp(prefix=".rg-save-", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -134,8 +147,27 @@ def _fail(where: str, why: str) -> CheckpointError:
     return CheckpointError(f"{where}: {why}")
 
 
+def _check_stored(info: zipfile.ZipInfo, where: str, limit: int | None = None) -> None:
+    """Refuse an entry rg.save would not write, before reading a byte of it.
+
+    rg.save stores entries uncompressed, so an entry's size is bounded by the
+    file's; a compressed entry could inflate a small file into gigabytes.
+    """
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise _fail(where, f"entry {info.filename} is compressed (zip method "
+                    f"{info.compress_type}); rg.save stores entries uncompressed and rg.load "
+                    "refuses compressed ones, which could inflate to any size")
+    if info.file_size != info.compress_size:
+        raise _fail(where, f"entry {info.filename} declares {info.file_size} bytes but stores "
+                    f"{info.compress_size}")
+    if limit is not None and info.file_size > limit:
+        raise _fail(where, f"entry {info.filename} holds {info.file_size} bytes, more than the "
+                    f"{limit} allowed for checkpoint metadata")
+
+
 def _read_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> np.ndarray:
     """One `.npy` entry, read as raw bytes after checking its header (never unpickled)."""
+    _check_stored(info, where)
     with zf.open(info) as f:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
@@ -246,7 +278,9 @@ def load(path) -> Any:
                 hint = " (it looks like a PyTorch file, which holds a pickle)" if any(
                     n.endswith(".pkl") for n in names) else ""
                 raise _fail(where, f"not a retrograd checkpoint: no {_META} entry{hint}")
-            meta_bytes = zf.read(_META)
+            info = zf.getinfo(_META)
+            _check_stored(info, where, _MAX_META)
+            meta_bytes = zf.read(info)
             meta = json.loads(meta_bytes.decode("utf-8"))
             if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
                 raise _fail(where, "not a retrograd checkpoint (wrong format marker)")
