@@ -263,6 +263,29 @@ def test_no_grad_and_enable_grad_as_decorators():
     assert off.__name__ == "off"
 
 
+def test_no_grad_and_enable_grad_as_decorators_without_parentheses():
+    x = _leaf([1.0])
+
+    @rg.no_grad
+    def off(scale):
+        return x * scale, rg.is_grad_enabled()
+
+    @rg.enable_grad
+    def on():
+        return x * 2, rg.is_grad_enabled()
+
+    y, mode = off(3)
+    assert not mode and not y.requires_grad and y.item() == 3
+    assert rg.is_grad_enabled() and off.__name__ == "off"
+    with rg.no_grad():
+        y, mode = on()
+        assert mode and y.requires_grad
+        assert not rg.is_grad_enabled()
+    assert isinstance(rg.no_grad(), rg.no_grad)  # the call form still makes a manager
+    with pytest.raises(TypeError, match="decorator"):
+        rg.no_grad(3)
+
+
 # ---------------------------------------------------------------- in-place ops
 
 INPLACE = {

@@ -23,10 +23,30 @@ class _State:
 state = _State()
 
 
-class _GradSwitch:
+class _Switch:
+    """A context manager that is also a decorator, with or without parentheses.
+
+    `@no_grad` hands the function to the class itself: it is wrapped by an
+    instance, as `@no_grad()` would.
+    """
+
+    def __new__(cls, fn: Callable | None = None):
+        self = super().__new__(cls)
+        if fn is None:
+            return self
+        if not callable(fn):
+            raise TypeError(f"{cls.__name__}() takes no arguments; as a decorator it takes a "
+                            f"function, got {type(fn).__name__}")
+        return self(fn)
+
+
+class _GradSwitch(_Switch):
     """Context manager and decorator that sets grad mode, restoring it afterwards."""
 
     _value = True
+
+    def __init__(self, fn: Callable | None = None) -> None:
+        pass
 
     def __enter__(self) -> None:
         self._prev = state.enabled
@@ -51,7 +71,8 @@ class _GradSwitch:
 
 
 class no_grad(_GradSwitch):
-    """Inside `with rg.no_grad():` (or a decorated function) no op is recorded."""
+    """Inside `with rg.no_grad():` (or a function decorated `@rg.no_grad` or
+    `@rg.no_grad()`) no op is recorded."""
 
     _value = False
 
@@ -67,8 +88,11 @@ def is_grad_enabled() -> bool:
     return state.enabled
 
 
-class detect_anomaly:
+class detect_anomaly(_Switch):
     """Raise in backward, naming the op, as soon as a gradient holds NaN or inf."""
+
+    def __init__(self, fn: Callable | None = None) -> None:
+        pass
 
     def __enter__(self) -> None:
         self._prev = state.anomaly
