@@ -1,0 +1,22 @@
+"""Settings for the whole test suite.
+
+Hypothesis runs under one profile, always loaded, which is what CI runs: the
+examples are derived from each test itself (`derandomize=True`) and no example
+database is read or written, so a run on a clean clone tries exactly the
+examples every other run tries and a failure reproduces anywhere. No deadline
+and no too-slow health check: how fast a shared machine happens to be must not
+decide whether a test passes. A test may still ask for more or fewer examples
+with its own `@settings(max_examples=...)`.
+"""
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("ci")
