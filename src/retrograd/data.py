@@ -266,6 +266,11 @@ def _idx_dir(path: Path) -> list[tuple[str, np.ndarray]]:
 
 
 def _npz(path: Path, test_size, seed) -> list[tuple[str, np.ndarray]]:
+    with open(path, "rb") as f:
+        if f.read(4) != b"PK\x03\x04":
+            raise ValueError(f"{path}: not a readable .npz file (an .npz is a zip archive of "
+                             "arrays, as np.savez writes; a directory of MNIST IDX files "
+                             "also works)")
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
