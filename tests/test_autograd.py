@@ -571,6 +571,247 @@ def test_function_composes_with_create_graph():
     assert g.item() == pytest.approx(0.75) and g2.item() == pytest.approx(3.0)
 
 
+class Scale(rg.autograd.Function):
+    """y = 2 x, whose backward (deliberately) reads the saved x: g * x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * x
+
+
+class Exp(rg.autograd.Function):
+    """Saves its output, as torch's exp does."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * y
+
+
+def _torch_fns():
+    class TScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x
+
+    class TExp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            y, = ctx.saved_tensors
+            return g * y
+
+    return TScale, TExp
+
+
+CHANGES = {
+    "add_": lambda t: t.add_(1.0),
+    "setitem": lambda t: t.__setitem__(0, 5.0),
+    "+=": lambda t: t.__iadd__(1.0),
+    "view": lambda t: _no_grad_of(t)(lambda: t[1:].mul_(3.0)),
+    "detach": lambda t: t.detach().zero_(),
+}
+
+
+def _no_grad_of(t):
+    """Run a thunk under the no_grad of `t`'s library."""
+    def run(thunk):
+        with (torch.no_grad() if isinstance(t, torch.Tensor) else rg.no_grad()):
+            return thunk()
+    return run
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_function_saved_input_changed_in_place_raises_naming_it(change):
+    TScale, _ = _torch_fns()
+    x, tx = _leaf([0.5, 1.0]), torch.tensor([0.5, 1.0], dtype=torch.float64,
+                                            requires_grad=True)
+    h, th = x * 1, tx * 1
+    y, ty = Scale.apply(h), TScale.apply(th)
+    CHANGES[change](h)
+    CHANGES[change](th)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ty.sum().backward()
+    with pytest.raises(RuntimeError, match=r"modified by an in-place operation: saved tensor 0 "
+                       r"\(shape \(2,\)\) of 'Scale' is at version 1; expected version 0"):
+        y.sum().backward()
+
+
+def test_function_saved_output_changed_in_place_raises():
+    _, TExp = _torch_fns()
+    x, tx = _leaf([0.5, 1.0]), torch.tensor([0.5, 1.0], dtype=torch.float64,
+                                            requires_grad=True)
+    y, ty = Exp.apply(x), TExp.apply(tx)
+    with rg.no_grad(), torch.no_grad():
+        y.mul_(2)
+        ty.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ty.sum().backward()
+    with pytest.raises(RuntimeError, match="saved tensor 0 .* of 'Exp' is at version 1"):
+        y.sum().backward()
+
+
+def test_function_saved_tensor_changed_before_apply_is_fine_like_torch():
+    TScale, _ = _torch_fns()
+    x, tx = _leaf([0.5, 1.0]), torch.tensor([0.5, 1.0], dtype=torch.float64,
+                                            requires_grad=True)
+    for lib, t in ((Scale, x), (TScale, tx)):
+        h = t * 1
+        h.add_(1.0)  # before apply: the saved value is the changed one
+        lib.apply(h).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_function_saved_output_is_differentiated_under_create_graph_like_torch():
+    _, TExp = _torch_fns()
+    v = [0.5, -1.0, 2.0]
+    x, tx = _leaf(v), torch.tensor(v, dtype=torch.float64, requires_grad=True)
+    g, = rg.autograd.grad((Exp.apply(x) * 3).sum(), x, create_graph=True)
+    tg, = torch.autograd.grad((TExp.apply(tx) * 3).sum(), tx, create_graph=True)
+    g2, = rg.autograd.grad((g * g).sum(), x)
+    tg2, = torch.autograd.grad((tg * tg).sum(), tx)
+    np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy())
+    np.testing.assert_allclose(g2.numpy(), tg2.numpy())
+
+
+class Ident(rg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class Head(rg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[:2]  # a view of the input
+
+    @staticmethod
+    def backward(ctx, g):
+        out = rg.zeros(3, dtype=g.dtype)
+        out[:2] = g
+        return out
+
+
+@pytest.mark.parametrize("fn", [Ident, Head])
+def test_function_output_sharing_an_input_refuses_in_place_like_torch(fn):
+    class TIdent(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x if fn is Ident else x[:2]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g if fn is Ident else torch.cat([g, g.new_zeros(1)])
+
+    x, tx = _leaf([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64,
+                                                 requires_grad=True)
+    y, ty = fn.apply(x * 1), TIdent.apply(tx * 1)
+    with pytest.raises(RuntimeError, match="inplace"):
+        ty.mul_(2)
+    with pytest.raises(RuntimeError, match="in-place"):
+        y.mul_(2)
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_function_output_sharing_an_input_shares_its_version():
+    a = rg.tensor([1.0, 2.0, 3.0], dtype=rg.float64)
+    x = _leaf([0.5, 0.5, 0.5])
+    z = x * a  # mul saves a
+    y = Ident.apply(a)
+    y.add_(1.0)  # a changes too, as in torch
+    np.testing.assert_array_equal(a.numpy(), [2.0, 3.0, 4.0])
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        z.sum().backward()
+
+
+def test_function_ctx_needs_input_grad_matches_torch():
+    seen = {}
+
+    def make(lib):
+        base = rg.autograd.Function if lib == "rg" else torch.autograd.Function
+
+        class Mul(base):
+            @staticmethod
+            def forward(ctx, x, y, k):
+                seen[lib] = tuple(ctx.needs_input_grad)
+                return x * y * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g, None
+        return Mul
+
+    make("rg").apply(_leaf([1.0]), rg.tensor([2.0], dtype=rg.float64), 3.0)
+    make("torch").apply(torch.ones(1, requires_grad=True), torch.ones(1), 3.0)
+    assert seen["rg"] == seen["torch"] == (True, False, False)
+
+
+def test_function_mark_non_differentiable_and_materialize_grads_like_torch():
+    got = {}
+
+    def make(lib, materialize):
+        base = rg.autograd.Function if lib == "rg" else torch.autograd.Function
+
+        class SortLike(base):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(materialize)
+                idx = x > 0
+                ctx.mark_non_differentiable(idx)
+                return x * 2, x * 3, idx
+
+            @staticmethod
+            def backward(ctx, g2, g3, gidx):
+                got[(lib, materialize)] = (g2 is None, g3 is None)
+                out = 0
+                if g2 is not None:
+                    out = out + 2 * g2
+                if g3 is not None:
+                    out = out + 3 * g3
+                return out
+        return SortLike
+
+    for materialize in (True, False):
+        x, tx = _leaf([1.0, -2.0]), torch.tensor([1.0, -2.0], dtype=torch.float64,
+                                                  requires_grad=True)
+        a, _, idx = make("rg", materialize).apply(x)
+        ta, _, tidx = make("torch", materialize).apply(tx)
+        assert not idx.requires_grad and not tidx.requires_grad
+        a.sum().backward()
+        ta.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+        assert got[("rg", materialize)] == got[("torch", materialize)]
+
+
 # ---------------------------------------------------------------- gradcheck
 
 def test_gradcheck_passes_in_both_modes_and_methods():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import engine, ops
@@ -57,18 +59,78 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
 
 
 class FunctionCtx:
-    """What `forward` stores for `backward` (and `jvp`)."""
+    """What `forward` stores for `backward` (and `jvp`).
+
+    Tensors given to `save_for_backward` are version-checked, like the built-in
+    ops' saved values: reading `saved_tensors` after one of them was changed in
+    place raises. A saved output comes back as the output the caller holds (with
+    its graph, so `create_graph` differentiates through it), found by a weak
+    reference so that the graph holds no cycle.
+    """
 
     def __init__(self) -> None:
         self.to_save: tuple = ()
         self.needs_input_grad: tuple = ()
+        self.materialize_grads = True
+        self._versions = None   # (counter, version) per saved tensor, set when apply returns
+        self._outputs = None    # {position in to_save: weak reference to the caller's output}
+        self._non_diff: set = set()
+        self._name = "Function"
 
     def save_for_backward(self, *tensors) -> None:
+        for k, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward: argument {k} is a {type(t).__name__}; only "
+                                "tensors or None can be saved (store other values on ctx)")
         self.to_save = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Outputs that carry no gradient (indices, masks): they do not require grad."""
+        self._non_diff = {id(t) for t in tensors}
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, `backward` gets None (not zeros) for outputs that received no gradient."""
+        self.materialize_grads = bool(value)
+
+    def _seal(self, outs: list, fresh: list) -> None:
+        """Record the saved tensors' versions, and which of them are outputs (apply's end)."""
+        versions = []
+        where = {id(o): f for o, f in zip(outs, fresh)}
+        for k, t in enumerate(self.to_save):
+            if t is None:
+                versions.append(None)
+                continue
+            cell = t._cell()
+            versions.append((cell, cell[0]))
+            f = where.get(id(t))
+            if f is not None:
+                if self._outputs is None:
+                    self._outputs = {}
+                self._outputs[k] = weakref.ref(f)
+        self._versions = tuple(versions)
 
     @property
     def saved_tensors(self) -> tuple:
-        return self.to_save
+        if self._versions is None:  # inside forward or jvp: nothing can have changed yet
+            return self.to_save
+        out = []
+        for k, (t, saved) in enumerate(zip(self.to_save, self._versions)):
+            if t is None:
+                out.append(None)
+                continue
+            cell, version = saved
+            if cell[0] != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an in-place operation: saved tensor {k} (shape {t.shape}) of "
+                    f"'{self._name}' is at version {cell[0]}; expected version {version}. "
+                    "Avoid the in-place op, or clone() the tensor before changing it.")
+            if self._outputs is not None and k in self._outputs:
+                live = self._outputs[k]()  # the caller's output, with its graph
+                if live is not None:
+                    t = live
+            out.append(t)
+        return tuple(out)
 
 
 class _FunctionOp:
@@ -76,23 +138,26 @@ class _FunctionOp:
 
     reads = ()
     save_out = False
-    view = False
+    view = False  # set on an instance whose output shares memory with an input
     simple = False  # the engine calls `backward`, never a rule of its own
+    tuned = False
+    saving = None
 
     def __init__(self, cls, ctx, index, n_outputs, out_meta):
         self.cls, self.ctx, self.index, self.n, self.out_meta = cls, ctx, index, n_outputs, out_meta
         self.name = cls.__name__
         self.read_cache = {}  # the engine's per-op cache of which inputs the rules read
 
-    def backward(self, node, g, m):
+    def backward(self, node, g, m, out=None):
         create = m is not ops.NUMPY  # create_graph, or a backward traced by rg.jit
         gt = g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
         grads = [None] * self.n
         grads[self.index] = gt
-        for k in range(self.n):
-            if grads[k] is None:
-                shape, dtype = self.out_meta[k]
-                grads[k] = Tensor._wrap(np.zeros(shape, dtype))
+        if self.ctx.materialize_grads:
+            for k in range(self.n):
+                if grads[k] is None:
+                    shape, dtype = self.out_meta[k]
+                    grads[k] = Tensor._wrap(np.zeros(shape, dtype))
         res = self.cls.backward(self.ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
@@ -146,18 +211,27 @@ class Function:
         outs = [result] if single else list(result)
         outs = [o if isinstance(o, Tensor) else Tensor(o) for o in outs]
         fresh = [Tensor._wrap(o.data) for o in outs]  # fresh tensors, no history
+        inputs = [a for a in args if isinstance(a, Tensor)]
+        aliased = [any(np.may_share_memory(o.data, a.data) for a in inputs) for o in outs]
+        for new, old in zip(fresh, outs):
+            new._vc = old._cell()  # same memory, same version counter
+        ctx._name = cls.__name__
+        ctx._seal(outs, fresh)
         if state.tracer is not None:  # rg.jit: the fresh outputs are the traced values
             for new, old in zip(fresh, outs):
                 state.tracer.alias(new, old)
+        non_diff = ctx._non_diff
         outs = fresh
         needs = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
         if state.enabled and needs:
             meta = [(o.shape, o.dtype) for o in outs]
-            for k, o in enumerate(outs):
-                if o.dtype.kind in "fc":
+            datas = tuple(a.data if isinstance(a, Tensor) else a for a in args)
+            for k, (o, old) in enumerate(zip(outs, result if not single else (result,))):
+                if o.dtype.kind in "fc" and id(old) not in non_diff:
                     op = _FunctionOp(cls, ctx, k, len(outs), meta)
-                    engine._record(op, o, args, tuple(a.data if isinstance(a, Tensor) else a
-                                                          for a in args), {}, needs)
+                    if aliased[k]:
+                        op.view = True  # changing it in place would change an input unseen
+                    engine._record(op, o, args, datas, {}, needs)
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)
