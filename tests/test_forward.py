@@ -17,10 +17,10 @@ import torch
 import retrograd as rg
 import retrograd.func as F
 from retrograd import forward, ops
-from retrograd.check import cases
+from retrograd.cli.check import cases
 from retrograd.engine import apply
-from retrograd.functions import max_pool2d
-from retrograd.op_samples import SAMPLES
+from retrograd.api import max_pool2d
+from retrograd.ops.samples import SAMPLES
 
 
 def _torch_twins():

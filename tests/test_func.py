@@ -7,7 +7,7 @@ import torch
 import retrograd as rg
 import retrograd.func as F
 from retrograd import engine
-from retrograd.functions import max_pool2d
+from retrograd.api import max_pool2d
 
 RNG = np.random.default_rng(0)
 W0 = RNG.standard_normal((3, 4))

@@ -7,10 +7,10 @@ import pytest
 
 import retrograd as rg
 from retrograd import ops
-from retrograd.check import cases
+from retrograd.cli.check import cases
 from retrograd.engine import apply
 from retrograd.jit import JitError
-from retrograd.op_samples import SAMPLES
+from retrograd.ops.samples import SAMPLES
 
 rng = np.random.default_rng(0)
 
@@ -95,7 +95,7 @@ def test_captured_weights_are_read_at_every_call():
 
 
 def test_cnn_step_equals_eager():
-    from retrograd.functions import conv2d, max_pool2d
+    from retrograd.api import conv2d, max_pool2d
     w = rg.tensor(rng.standard_normal((4, 1, 3, 3)) * 0.3, requires_grad=True)
     v = rg.tensor(rng.standard_normal((10, 4 * 4 * 4)) * 0.1, requires_grad=True)
     x = rg.tensor(rng.standard_normal((2, 1, 8, 8)))

@@ -10,9 +10,9 @@ import torch
 
 import retrograd as rg
 from retrograd import ops
-from retrograd.check import cases, check_op, op_fn
+from retrograd.cli.check import cases, check_op, op_fn
 from retrograd.engine import apply
-from retrograd.op_samples import SAMPLES
+from retrograd.ops.samples import SAMPLES
 
 torch.set_default_dtype(torch.float64)
 
@@ -203,7 +203,7 @@ def test_retrograd_check_prints_a_table_and_exits_0(capsys):
 
 
 def test_retrograd_check_exits_1_on_a_wrong_rule(monkeypatch, capsys):
-    from retrograd import op_samples
+    from retrograd.ops import samples as op_samples
     from retrograd.cli import main
     bad = ops.Op("bad_sin", np.sin, (lambda m, g, out, x: g * m.sin(x),))
     monkeypatch.setitem(ops.OPS, "bad_sin", bad)

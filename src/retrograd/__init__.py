@@ -6,24 +6,18 @@
     x.grad  # tensor([2., 4.])
 """
 
-from . import autograd, data, func, nn, optim, sym, viz  # noqa: E402,I001  (sub-packages, after the core)
-from .creation import (
-    arange,
-    eye,
-    full,
-    linspace,
-    manual_seed,
-    ones,
-    ones_like,
-    rand,
-    randint,
-    randn,
-    tensor,
-    zeros,
-    zeros_like,
+from . import (
+    autograd,
+    data,
+    distributed,
+    func,
+    methods,  # completes Tensor: operators and op methods  # noqa: I001
+    nn,
+    optim,
+    sym,
+    viz,
 )
-from .dtypes import bool_, float32, float64, get_default_dtype, int64, set_default_dtype
-from .functions import (
+from .api import (
     abs,
     argmax,
     argmin,
@@ -68,6 +62,22 @@ from .functions import (
     var,
     where,
 )
+from .creation import (
+    arange,
+    eye,
+    full,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    randint,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .dtypes import bool_, float32, float64, get_default_dtype, int64, set_default_dtype
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .jit import jit

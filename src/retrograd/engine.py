@@ -1,7 +1,8 @@
 """The autograd engine: graph nodes, recording an op, and the backward walk.
 
-The engine knows nothing about particular ops. An op (see `ops.py`) gives a
-NumPy forward and per-input derivative rules; `apply` runs the forward and,
+The engine knows nothing about particular ops. An op (a `primitive.Op`, registered
+by the table in `ops/`) gives a NumPy forward and per-input derivative rules;
+`apply` runs the forward and,
 when gradients are wanted, records a `Node`. `backward` walks the nodes from
 the newest down (a heap keyed by creation number; no recursion, no separate
 topological sort), keeping the pending gradients in a dictionary that is
@@ -19,11 +20,11 @@ from operator import attrgetter
 
 from numpy import asarray, ndarray
 
-from . import ops  # circular (ops uses the engine too): only its attributes at call time
 from .grad_mode import state
+from .primitive import NUMPY, OPS, sum_to
+from .tensor import Tensor
 
-Tensor = None  # set by tensor.py (avoids an import cycle)
-_wrap = None  # Tensor._wrap, set by tensor.py: a constant tensor around an array
+_wrap = Tensor._wrap
 _counter = count()
 _new = object.__new__
 last_inplace = [-1]  # creation number at the latest in-place op: older nodes must check versions
@@ -88,13 +89,19 @@ def apply(op, *inputs, **attrs):
                 datas.append(x)
             i += 1
         datas = tuple(datas)
-    out = op.forward(*datas, **attrs)
+    st = state
+    saved = None
+    if op.saving is not None and needs is not None and st.enabled:
+        out, saved = op.saving(*datas, **attrs)
+    else:
+        out = op.forward(*datas, **attrs)
     if out.__class__ is not ndarray:
         out = asarray(out)
     t = _wrap(out)
-    st = state
     if needs is not None and st.enabled and out.dtype.kind in "fc":  # ints, bools: no grad
         _record(op, t, inputs, datas, attrs, needs)
+        if saved is not None:
+            t.grad_fn.out = saved
     if op.view and isinstance(inputs[0], T):
         t._vc = inputs[0]._cell()
     if st.tracer is not None:
@@ -326,25 +333,11 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     op's inputs are created before it, so every node runs after all its users
     have sent their gradients, with no separate topological sort.
     """
+    tracer = state.tracer
     # A traced backward (rg.jit) computes with recorded ops, so it is part of the trace.
-    NUMPY = ops.NUMPY
-    m = ops.TENSOR if create_graph or state.tracer is not None else ops.NUMPY
-    if m is ops.TENSOR:
-        grads = [_as_tensor(g) for g in grads]
-    pending = {}
-    leaves = {}
-    target_keys = None
-    if targets is not None:
-        target_keys = {(t.grad_fn if t.grad_fn is not None else t) for t in targets}
-    for t, g in zip(roots, grads):
-        key = t.grad_fn if t.grad_fn is not None else t
-        _add(pending if key.__class__ is Node else leaves, key, g)
-    live = None
-    if target_keys is not None:
-        live = _live(list(pending), target_keys)
-        for node in list(pending):
-            if node not in live:
-                del pending[node]
+    m = TENSOR if create_graph or tracer is not None else NUMPY
+    recorded = m is TENSOR
+    pending, leaves, target_keys, live = _seed(roots, grads, targets, recorded)
     heap = [(-node.seq, node) for node in pending]  # seq is unique: nodes are never compared
     heapify(heap)
     captured = {}
@@ -362,14 +355,14 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                 node = heappop(heap)[1]
                 g = pop(node)
             if node.hooks is not None or node.retain is not None:
-                g = _node_hooks(node, g, m is ops.TENSOR)
+                g = _node_hooks(node, g, recorded)
             if target_keys is not None and node in target_keys:
                 captured[node] = g
             if node.seq < last_inplace[0]:
                 _check_versions(node)
             op = node.op
             needs = node.needs
-            if m is NUMPY and op.simple and len(needs) == 1 and not node.attrs:
+            if not recorded and op.simple and len(needs) == 1 and not node.attrs:
                 # Op.backward's commonest case, unrolled: one input wanted, no attributes.
                 xs = node.datas
                 i = needs[0]
@@ -378,10 +371,15 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                 else:
                     r = op.vjps[i](m, g, node.out, xs[0], xs[1])
                     if op.broadcast and r.shape != xs[i].shape:
-                        r = ops.sum_to(m, r, xs[i].shape)
+                        r = sum_to(m, r, xs[i].shape)
                 results = (r,)
-            else:
+            elif not recorded:
                 results = op.backward(node, g, m)
+            elif op.tuned and tracer is not None and not create_graph:
+                results = tracer.tuned_backward(node, g)
+            else:
+                out = apply(op, *node.inputs, **node.attrs) if op.save_out else None
+                results = op.backward(node, g, m, out)
             if anomaly:
                 _check_finite(node, results)
             nexts = node.nexts
@@ -408,28 +406,53 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                 elif target_keys is None or nxt in target_keys:
                     old = leaves.get(nxt)
                     leaves[nxt] = gi if old is None else old + gi
-        owned = set()
-        for leaf, g in leaves.items():
-            if leaf._hooks is not None:
-                g = _run_hooks(leaf._hooks, g, m is ops.TENSOR)
-            if target_keys is not None:
-                captured[leaf] = g
-            elif accumulate and leaf.requires_grad:
-                if m is ops.NUMPY:
-                    if g.base is not None or id(g) in owned:
-                        g = g.copy()  # .grad never aliases another array
-                    owned.add(id(g))
-                    d = leaf.data
-                    if leaf.grad is None and g.__class__ is ndarray and g.dtype == d.dtype \
-                            and g.shape == d.shape and state.tracer is None:
-                        leaf.grad = Tensor._wrap(g)  # the common case of _accumulate_grad
-                        continue
-                _accumulate_grad(leaf, g)
+        _write_leaves(leaves, captured, target_keys, accumulate, recorded)
     finally:
         state.enabled = prev
     if targets is not None:
         return [captured.get(t.grad_fn if t.grad_fn is not None else t) for t in targets]
     return None
+
+
+def _seed(roots, grads, targets, recorded: bool):
+    """The walk's starting state: pending gradients by node, gradients already at leaves,
+    and, with `targets`, their keys and the nodes that lead to them (others are skipped)."""
+    if recorded:
+        grads = [_as_tensor(g) for g in grads]
+    pending = {}
+    leaves = {}
+    for t, g in zip(roots, grads):
+        key = t.grad_fn if t.grad_fn is not None else t
+        _add(pending if key.__class__ is Node else leaves, key, g)
+    if targets is None:
+        return pending, leaves, None, None
+    target_keys = {(t.grad_fn if t.grad_fn is not None else t) for t in targets}
+    live = _live(list(pending), target_keys)
+    for node in list(pending):
+        if node not in live:
+            del pending[node]
+    return pending, leaves, target_keys, live
+
+
+def _write_leaves(leaves, captured, target_keys, accumulate: bool, recorded: bool) -> None:
+    """Run leaf hooks, then hand each leaf's gradient to `captured` (targets) or `.grad`."""
+    owned = set()
+    for leaf, g in leaves.items():
+        if leaf._hooks is not None:
+            g = _run_hooks(leaf._hooks, g, recorded)
+        if target_keys is not None:
+            captured[leaf] = g
+        elif accumulate and leaf.requires_grad:
+            if not recorded:
+                if g.base is not None or id(g) in owned:
+                    g = g.copy()  # .grad never aliases another array
+                owned.add(id(g))
+                d = leaf.data
+                if leaf.grad is None and g.__class__ is ndarray and g.dtype == d.dtype \
+                        and g.shape == d.shape and state.tracer is None:
+                    leaf.grad = _wrap(g)  # the common case of _accumulate_grad
+                    continue
+            _accumulate_grad(leaf, g)
 
 
 def _node_hooks(node, g, tensors: bool):
@@ -449,7 +472,7 @@ def _add(table, key, g) -> None:
 
 
 def _as_tensor(g):
-    return g if isinstance(g, Tensor) else Tensor._wrap(asarray(g))
+    return g if isinstance(g, Tensor) else _wrap(asarray(g))
 
 
 def _run_hooks(hooks, g, tensors: bool):
@@ -472,13 +495,34 @@ def _accumulate_grad(t, g) -> None:
         if g.shape != t.data.shape:
             raise RuntimeError(
                 f"gradient of shape {g.shape} does not match tensor of shape {t.data.shape}")
-        g = Tensor._wrap(g)
+        g = _wrap(g)
     if t.grad is None:
         t.grad = g
     elif isinstance(t.grad, Tensor) and (g.requires_grad or t.grad.requires_grad):
         t.grad = t.grad + g
     else:
-        t.grad = Tensor._wrap(t.grad.data + g.data)
+        t.grad = _wrap(t.grad.data + g.data)
+
+
+class _TensorNamespace:
+    """Rules computing on tensors: `TENSOR.<name>(...)` applies that op, recorded, so a
+    backward run with it can itself be differentiated. Made from the registry on first
+    use of each name."""
+
+    def __getattr__(self, name: str):
+        op = OPS.get(name)
+        if op is None:
+            raise AttributeError(f"no op named '{name}' in the table")
+
+        def fn(*inputs, **attrs):
+            return apply(op, *inputs, **attrs)
+
+        fn.__name__ = name
+        setattr(self, name, fn)
+        return fn
+
+
+TENSOR = _TensorNamespace()
 
 
 def _check_finite(node, results) -> None:

@@ -22,7 +22,7 @@ already be set.
 
 Batches. A level may carry a batch shape (jacfwd, jacrev and hessian push a
 whole basis of tangents at once): its tangents have shape `batch + x.shape`,
-and the jvp rules in `ops.py` treat leading extra dimensions as batch.
+and the jvp rules in `ops/` treat leading extra dimensions as batch.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from . import ops
+from .engine import TENSOR, apply
 from .grad_mode import state
 from .tensor import Tensor
 
@@ -175,7 +176,7 @@ def _tangent(op, inputs, attrs, out, pairs, lv, fast):
         xs = tuple([x.data if isinstance(x, Tensor) else x for x in inputs])
         o = out.data
     else:
-        m = ops.TENSOR
+        m = TENSOR
         xs = inputs
         o = out
     acc = None
@@ -209,7 +210,7 @@ def _function_tangents(cls, ctx, args, ts, outs, lv) -> list:
     if not lv.batch:
         return _call_jvp(cls, ctx, full, outs)
     # a user's jvp need not know about batches: call it once per batch element
-    from .functions import reshape, stack
+    from .api import reshape, stack
 
     n = int(np.prod(lv.batch))
     flat = [reshape(t, (n,) + t.shape[len(lv.batch):]) if isinstance(t, Tensor) else t
@@ -276,8 +277,6 @@ def make_dual(x: Tensor, tangent: Tensor, lv: Level) -> Tensor:
 
     Fresh, so that `x` itself, if also closed over, stays without a tangent at `lv`.
     """
-    from .engine import apply
-
     d = apply(ops.reshape, x, shape=x.shape)
     expect = lv.batch + x.shape
     if tangent.shape != expect:

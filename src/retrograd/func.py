@@ -205,7 +205,7 @@ def _to_jac(rows: Tensor, out_shape: tuple, x_shape: tuple, lead_is_x: bool) -> 
     jacrev's rows are indexed by output (rows: (out.size,) + x_shape); jacfwd's by
     input (rows: (x.size,) + out_shape), so they are moved to the end first.
     """
-    from .functions import permute, reshape
+    from .api import permute, reshape
 
     if lead_is_x and rows.ndim > 1:
         rows = permute(rows, tuple(range(1, rows.ndim)) + (0,))
@@ -220,7 +220,7 @@ def _chunks(n: int, chunk_size: int | None) -> list[tuple[int, int]]:
 
 
 def _cat_rows(parts: list[Tensor]) -> Tensor:
-    from .functions import cat
+    from .api import cat
 
     return parts[0] if len(parts) == 1 else cat(parts, 0)
 
@@ -398,7 +398,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                 ts = [forward.tangent_of(o, lv) for o in outs]
             ts = [t if t is not None else _zeros(o, batch) for t, o in zip(ts, outs)]
             if loop:
-                from .functions import unsqueeze
+                from .api import unsqueeze
 
                 ts = [unsqueeze(t, 0) for t in ts]
             parts.append(ts)
@@ -447,7 +447,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 
 def _jacrev_loop(outs, diffs, offs, m, cg) -> list[Tensor]:
     """One plain backward pass per output element."""
-    from .functions import stack
+    from .api import stack
 
     per_input = [[] for _ in diffs]
     for o in outs:

@@ -33,27 +33,37 @@ import numpy as np
 
 from . import engine, ir
 from .grad_mode import state
+from .primitive import NUMPY, OPS, Op, defop, sum_to
 from .tensor import Tensor
 
 __all__ = ["jit", "JitError", "Jitted", "Program"]
 
-# Element-wise ops that are single NumPy ufuncs returning a fresh array: a chain
-# of them can compute in one buffer (`out=`), the dying input's.
-_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-           "neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
-           "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
-           "pow": np.power}
+def _vjp_op(op: Op, i: int) -> Op | None:
+    """Input `i`'s vjp rule of a tuned op as an op of its own, `(g, out, *inputs) ->
+    cotangent`, running the rule's NumPy fast path (made once per op and input)."""
+    key = (op.name, i)
+    if key in _VJP_OPS:
+        return _VJP_OPS[key]
+    rule = op.vjps[0] if op.variadic else op.vjps[i]
+    if rule is None:
+        vop = None
+    elif not op.variadic and not op.broadcast:  # the rule itself, with m bound: no wrapper
+        vop = defop(f"{op.name}_vjp{i}", functools.partial(rule, NUMPY), fresh=op.fresh_vjps)
+    else:
+        def forward(g, out, *xs, **attrs):
+            if op.variadic:
+                attrs["argnum"] = i
+            r = rule(NUMPY, g, out, *xs, **attrs)
+            if op.broadcast and r.shape != xs[i].shape:
+                r = sum_to(NUMPY, r, xs[i].shape)
+            return r
+
+        vop = defop(f"{op.name}_vjp{i}", forward, fresh=op.fresh_vjps)
+    _VJP_OPS[key] = vop
+    return vop
 
 
-# Ops whose forward always returns a new array that nothing else holds: an
-# element-wise op may write its result into such a value once it is dead.
-_FRESH = set(_UFUNCS) | {"relu", "linear", "matmul", "softmax", "log_softmax", "one_hot",
-                         "linear_vjp0", "linear_vjp1", "cross_entropy_vjp0", "max_pool2d_vjp0"}
-
-# Element-wise ops that can write in place, as `name(args..., out=buffer)` source.
-_INPLACE = dict({name: f"_u_{name}" for name in _UFUNCS}, relu="_u_relu")
-_INPLACE_ENV = dict({f"_u_{name}": fn for name, fn in _UFUNCS.items()},
-                    _u_relu=lambda x, out: np.maximum(x, 0, out=out))
+_VJP_OPS: dict = {}
 
 
 class JitError(RuntimeError):
@@ -105,6 +115,18 @@ class _Tracer:
     def alias(self, new: Tensor, old: Tensor) -> None:
         """`new` holds the same value as the traced `old` (e.g. a Function's output)."""
         self.nodes[id(new)] = (new, self.node_of(old))
+
+    def tuned_backward(self, node, g) -> tuple:
+        """A tuned op's first-order backward while tracing: each input's vjp rule is
+        recorded as one op running its NumPy fast path, rather than as the generic ops
+        the rule would record."""
+        xs = node.inputs
+        out = engine.apply(node.op, *xs, **node.attrs) if node.op.save_out else None
+        result = []
+        for i in node.needs:
+            vop = _vjp_op(node.op, i)
+            result.append(None if vop is None else engine.apply(vop, g, out, *xs, **node.attrs))
+        return tuple(result)
 
     def grad_written(self, leaf: Tensor, g: Tensor) -> None:
         self.grad_writes.append((leaf, g))
@@ -201,10 +223,11 @@ def _fusion_plan(outputs, inputs, meta) -> dict:
     keep = set(outputs) | set(inputs)
     plan = {}
     for k, n in enumerate(order):
-        if n.op not in _INPLACE or n not in meta or meta[n][0] == ():
+        op = OPS.get(n.op)
+        if op is None or op.into is None or n not in meta or meta[n][0] == ():
             continue  # 0-d results come back as NumPy scalars, which cannot be written
         for i in n.inputs:
-            if (i.op in _FRESH and i not in keep and last.get(i) == k and i in meta
+            if (i.op in OPS and OPS[i.op].fresh and i not in keep and last.get(i) == k and i in meta
                     and meta[i] == meta[n] and len(users[i]) == 1
                     and n.inputs.count(i) == 1 and i not in plan.values()):
                 plan[n] = i
@@ -220,8 +243,8 @@ def compile_program(prog: Program) -> Callable:
         reuse = plan.get(node)
         if reuse is None:
             return None
-        name = _INPLACE[node.op]
-        env[name] = _INPLACE_ENV[name]
+        name = f"_into_{node.op}"
+        env[name] = OPS[node.op].into
         return f"{name}({', '.join(args)}, out={args[node.inputs.index(reuse)]})"
 
     fn = ir.compile(prog.outputs, prog.inputs, name="jitted", emit=emit)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import creation, ops
-from .. import functions as _f
+from .. import api as _f
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor

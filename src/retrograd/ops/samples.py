@@ -3,7 +3,7 @@
 `SAMPLES[name](rng)` lists cases `(inputs, attrs)`: float64 arrays (or other
 values) placed away from the op's non-differentiable points, so that central
 differences are meaningful. An op missing here fails the generated tests, so
-adding an op to `ops.py` means adding a line here too.
+adding an op to a file of `ops/` means adding a line here too.
 """
 
 from __future__ import annotations

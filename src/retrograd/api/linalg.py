@@ -1,0 +1,32 @@
+"""Linear algebra: `rg.matmul`, `rg.einsum`."""
+
+from __future__ import annotations
+
+from .. import ops
+from ..engine import apply
+from ..ops.linalg import _einsum_parse
+from ..tensor import Tensor
+from ._args import _t
+
+
+def einsum(spec: str, *operands) -> Tensor:
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = [_t(t) for t in operands]
+    _einsum_parse(spec, [t.shape for t in ts])  # validate before recording
+    return apply(ops.einsum, *ts, spec=spec)
+
+
+def matmul(x, y) -> Tensor:
+    x, y = _t(x), _t(y)
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"matmul(): both operands need at least one dimension, got shapes "
+                         f"{x.shape} and {y.shape}")
+    kx = x.shape[-1]
+    ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    if kx != ky:
+        raise ValueError(f"matmul(): shapes {x.shape} and {y.shape} do not align "
+                         f"({kx} != {ky})")
+    return apply(ops.matmul, x, y)
+
+

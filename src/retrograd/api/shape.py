@@ -1,0 +1,160 @@
+"""Shapes: `rg.reshape`, `rg.permute`, `rg.expand`, `rg.cat`, `rg.split`, ..."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import ops
+from ..engine import apply
+from ..tensor import Tensor
+from ._args import _dims, _t
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def reshape(x, *shape) -> Tensor:
+    x = _t(x)
+    shape = _shape_args(shape)
+    known = math.prod(s for s in shape if s != -1)
+    target = shape
+    if shape.count(-1) == 1 and known and x.size % known == 0:
+        target = tuple(x.size // known if s == -1 else s for s in shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape) or math.prod(target) != x.size:
+        raise ValueError(f"cannot reshape a tensor of shape {x.shape} (size {x.size}) into "
+                         f"shape {shape}")
+    return apply(ops.reshape, x, shape=target)
+
+
+def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
+    x = _t(x)
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s, e = _dims(start_dim, None, x.ndim, "flatten"), _dims(end_dim, None, x.ndim, "flatten")
+    if s > e:
+        raise ValueError(f"flatten(): start_dim {start_dim} comes after end_dim {end_dim} for a "
+                         f"tensor of shape {x.shape}")
+    shape = x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:]
+    return reshape(x, shape)
+
+
+def permute(x, *dims) -> Tensor:
+    x = _t(x)
+    dims = _shape_args(dims)
+    if sorted(d % builtins.max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
+        raise ValueError(f"permute(): dims {dims} are not a permutation of the {x.ndim} "
+                         f"dimensions of shape {x.shape}")
+    return apply(ops.permute, x, axes=tuple(d % x.ndim for d in dims))
+
+
+def transpose(x, dim0=None, dim1=None) -> Tensor:
+    """Swap two dimensions (PyTorch); with none given, reverse them all (NumPy)."""
+    x = _t(x)
+    if dim0 is None and dim1 is None:
+        return apply(ops.permute, x, axes=tuple(reversed(range(x.ndim))))
+    if dim0 is None or dim1 is None:
+        raise TypeError("transpose() takes both dim0 and dim1, or neither")
+    axes = list(range(x.ndim))
+    d0, d1 = _dims(dim0, None, x.ndim, "transpose"), _dims(dim1, None, x.ndim, "transpose")
+    axes[d0], axes[d1] = axes[d1], axes[d0]
+    return apply(ops.permute, x, axes=tuple(axes))
+
+
+def expand(x, *sizes) -> Tensor:
+    x = _t(x)
+    sizes = _shape_args(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise ValueError(f"expand(): cannot expand shape {x.shape} to fewer dimensions {sizes}")
+    shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
+    try:
+        np.broadcast_shapes(x.shape, shape)
+        if np.broadcast_shapes(x.shape, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"expand(): cannot expand shape {x.shape} to {sizes}") from None
+    return apply(ops.expand, x, shape=shape)
+
+
+def broadcast_to(x, shape) -> Tensor:
+    return expand(x, *tuple(shape))
+
+
+def squeeze(x, dim=None) -> Tensor:
+    x = _t(x)
+    if dim is None:
+        shape = tuple(s for s in x.shape if s != 1)
+    else:
+        d = _dims(dim, None, x.ndim, "squeeze")
+        ds = d if isinstance(d, tuple) else (d,)
+        shape = tuple(s for i, s in enumerate(x.shape) if not (i in ds and s == 1))
+    return reshape(x, shape)
+
+
+def unsqueeze(x, dim) -> Tensor:
+    x = _t(x)
+    if not -(x.ndim + 1) <= dim <= x.ndim:
+        raise IndexError(f"unsqueeze(): dim {dim} is out of range for a tensor with {x.ndim} "
+                         "dimension(s)")
+    d = dim % (x.ndim + 1)
+    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+
+
+def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
+    ts = [_t(t) for t in tensors]
+    if not ts:
+        raise ValueError("cat() needs at least one tensor")
+    d = _dims(dim if axis is None else None, axis, ts[0].ndim, "cat")
+    for t in ts[1:]:
+        if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape,
+                                                                           ts[0].shape))
+                                       if i != d):
+            raise ValueError(f"cat(): shapes {[u.shape for u in ts]} do not match outside "
+                             f"dimension {d}")
+    return apply(ops.cat, *ts, axis=d)
+
+
+concatenate = cat
+
+
+def stack(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
+    ts = [_t(t) for t in tensors]
+    if not ts:
+        raise ValueError("stack() needs at least one tensor")
+    if any(t.shape != ts[0].shape for t in ts):
+        raise ValueError(f"stack(): all tensors must have the same shape, got "
+                         f"{[t.shape for t in ts]}")
+    d = dim if axis is None else axis
+    return cat([unsqueeze(t, d) for t in ts], d)
+
+
+def split(x, split_size_or_sections, dim=0) -> tuple:
+    """PyTorch's split: a chunk size (the last may be smaller) or a list of sizes."""
+    x = _t(x)
+    d = _dims(dim, None, x.ndim, "split")
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        k = int(split_size_or_sections)
+        if k <= 0:
+            raise ValueError(f"split(): chunk size must be positive, got {k}")
+        sizes = [builtins.min(k, n - i) for i in range(0, n, k)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n:
+            raise ValueError(f"split(): sizes {sizes} do not add up to {n}, the length of "
+                             f"dimension {d}")
+    out, start = [], 0
+    for s in sizes:
+        idx = (slice(None),) * d + (slice(start, start + s),)
+        out.append(x[idx])
+        start += s
+    return tuple(out)
+
+

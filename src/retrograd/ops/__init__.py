@@ -1,0 +1,70 @@
+"""The op table: every primitive's forward, vjp and jvp rules, by family.
+
+Read `elementwise.py` first: one screen, one row per op. Then `reductions.py`,
+`shape.py` (reshaping and indexing), `linalg.py`, `windows.py` (im2col for
+convolution and pooling) and `fused.py` (layers fused into one node, with NumPy
+fast paths). `samples.py` holds sample inputs for every op, for `retrograd
+check` and the generated tests. Importing this package registers every op in
+`retrograd.primitive.OPS`.
+"""
+
+from ..primitive import NUMPY, OPS, Op, defop, elementwise, sum_to
+from .elementwise import (
+    abs,
+    add,
+    clamp,
+    cos,
+    div,
+    eq,
+    exp,
+    ge,
+    gt,
+    le,
+    log,
+    log1p,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    pow,
+    relu,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    sub,
+    tan,
+    tanh,
+    where,
+)
+from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
+from .linalg import einsum, matmul
+from .reductions import (
+    argmax,
+    argmin,
+    log_softmax,
+    logsumexp,
+    max,
+    min,
+    prod,
+    prod_others,
+    softmax,
+    sum,
+)
+from .shape import (
+    cast,
+    cat,
+    expand,
+    getitem,
+    ones_like,
+    permute,
+    reshape,
+    scatter,
+    setitem,
+    zeros_like,
+)
+from .windows import fold, unfold
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,136 @@
+"""Element-wise ops: the place to start reading the op table.
+
+Each op is one row: its name, its NumPy forward, and the local derivative of
+each input. For an element-wise op the rule `g * f'(x)` serves as both the
+vjp (g a cotangent) and the jvp (g a tangent); `m` is the array namespace the
+rule computes with (see `retrograd.primitive`), so the same rule runs on arrays,
+on recorded tensors (higher derivatives) and on symbolic graphs. Broadcasting
+between two inputs is undone by the runner, never inside a rule.
+
+Conventions at non-differentiable points follow PyTorch: abs'(0) = 0,
+relu'(0) = 0, sqrt'(0) = inf, clamp passes the gradient at its bounds, and ties
+in maximum/minimum share the gradient equally.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitive import defop, elementwise
+
+
+def _real_only(x, name):
+    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        raise TypeError(f"'{name}' is not analytic (complex-differentiable), so it cannot be "
+                        "used with complex data (method='complex_step')")
+
+
+def _sigmoid(x):
+    if x.dtype.kind == "c":
+        return 1.0 / (1.0 + np.exp(-x))
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _relu(x):
+    _real_only(x, "relu")
+    return np.maximum(x, 0, dtype=x.dtype) if x.dtype.kind in "fc" else np.maximum(x, 0)
+
+
+def _relu_into(x, out):
+    return np.maximum(x, 0, out=out)
+
+
+def _abs(x):
+    _real_only(x, "abs")
+    return np.abs(x)
+
+
+def _sign(x):
+    _real_only(x, "sign")
+    return np.sign(x)
+
+
+def _maximum(x, y):
+    _real_only(x, "maximum")
+    _real_only(y, "maximum")
+    return np.maximum(x, y)
+
+
+def _minimum(x, y):
+    _real_only(x, "minimum")
+    _real_only(y, "minimum")
+    return np.minimum(x, y)
+
+
+def _clamp(x, *, lo, hi):
+    _real_only(x, "clamp")
+    if lo is not None:
+        x = np.maximum(x, lo)
+    if hi is not None:
+        x = np.minimum(x, hi)
+    return x
+
+
+def _tie_share(x, y, winner):
+    """Mask for maximum/minimum: 1 where x wins, 1/2 on ties, 0 elsewhere."""
+    return winner + 0.5 * (x == y)
+
+
+# One input: the rule is g times the local derivative.
+neg = elementwise("neg", np.negative, lambda m, g, out, x: -g, into=np.negative)
+exp = elementwise("exp", np.exp, lambda m, g, out, x: g * out, save_out=True, reads=(),
+                  into=np.exp)
+log = elementwise("log", np.log, lambda m, g, out, x: g / x, into=np.log)
+log1p = elementwise("log1p", np.log1p, lambda m, g, out, x: g / (x + 1.0), into=np.log1p)
+sqrt = elementwise("sqrt", np.sqrt, lambda m, g, out, x: g * 0.5 / out, save_out=True,
+                   reads=(), into=np.sqrt)
+sin = elementwise("sin", np.sin, lambda m, g, out, x: g * m.cos(x), into=np.sin)
+cos = elementwise("cos", np.cos, lambda m, g, out, x: -g * m.sin(x), into=np.cos)
+tan = elementwise("tan", np.tan, lambda m, g, out, x: g + g * out * out, save_out=True,
+                  reads=(), into=np.tan)
+tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g - g * out * out, save_out=True,
+                   reads=(), into=np.tanh)
+sigmoid = elementwise("sigmoid", _sigmoid, lambda m, g, out, x: g * out * (1.0 - out),
+                      save_out=True, reads=(), fresh=True)
+relu = elementwise("relu", _relu, lambda m, g, out, x: g * (out > 0), save_out=True, reads=(),
+                   smooth=False, into=_relu_into)
+abs = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False)
+sign = elementwise("sign", _sign, lambda m, g, out, x: g * 0.0, smooth=False)
+clamp = elementwise("clamp", _clamp, lambda m, g, out, x, lo, hi: g * (out == x),
+                    save_out=True, smooth=False)
+
+# Two inputs.
+add = elementwise("add", np.add, lambda m, g, out, x, y: g, lambda m, g, out, x, y: g, reads=(),
+                  into=np.add)
+sub = elementwise("sub", np.subtract, lambda m, g, out, x, y: g, lambda m, g, out, x, y: -g,
+                  reads=(), into=np.subtract)
+mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
+                  lambda m, g, out, x, y: g * x, reads="others", into=np.multiply)
+div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
+                  lambda m, g, out, x, y: -g * out / y, save_out=True, reads=(1,),
+                  into=np.true_divide)
+pow = elementwise("pow", np.power,
+                  lambda m, g, out, x, y: g * y * x ** (y - 1),
+                  lambda m, g, out, x, y: g * m.where(x == 0, 0.0, out * m.log(
+                      m.where(x == 0, 1.0, x))),
+                  save_out=True, into=np.power)
+maximum = elementwise("maximum", _maximum,
+                      lambda m, g, out, x, y: g * _tie_share(x, y, x > y),
+                      lambda m, g, out, x, y: g * _tie_share(x, y, y > x),
+                      smooth=False)
+minimum = elementwise("minimum", _minimum,
+                      lambda m, g, out, x, y: g * _tie_share(x, y, x < y),
+                      lambda m, g, out, x, y: g * _tie_share(x, y, y < x),
+                      smooth=False)
+where = elementwise("where", np.where, None,
+                    lambda m, g, out, c, x, y: m.where(c, g, 0.0),
+                    lambda m, g, out, c, x, y: m.where(c, 0.0, g), reads=(0,))
+
+# Comparisons: results carry no gradient.
+eq = defop("eq", np.equal)
+ne = defop("ne", np.not_equal)
+lt = defop("lt", np.less)
+le = defop("le", np.less_equal)
+gt = defop("gt", np.greater)
+ge = defop("ge", np.greater_equal)

@@ -1,0 +1,179 @@
+"""Reductions: sums, products, extremes and the softmax family.
+
+A reduction's vjp broadcasts the cotangent back over the reduced axes
+(`expand_back`); its jvp reduces the tangent times the local derivative over
+axes counted from the end, so tangents with leading batch dimensions (jacfwd,
+hessian, vmap) pass through.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitive import defop
+from .elementwise import _real_only
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(a % ndim if ndim else a for a in axis)
+
+
+def _kept_shape(shape, axis):
+    axes = _axes(axis, len(shape))
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def expand_back(m, g, shape, axis, keepdims):
+    """Broadcast a reduction's cotangent back over the reduced axes."""
+    if not keepdims:
+        g = m.reshape(g, shape=_kept_shape(shape, axis))
+    return m.expand(g, shape=tuple(shape))
+
+
+def keep(m, y, shape, axis, keepdims):
+    """A reduction's output reshaped with the reduced axes kept (size 1)."""
+    return y if keepdims else m.reshape(y, shape=_kept_shape(shape, axis))
+
+
+def _neg_axes(axis, ndim):
+    """Reduction axes counted from the end, so leading batch dimensions are left alone."""
+    return tuple(a - ndim for a in _axes(axis, ndim))
+
+
+def _reduce_jvp(local):
+    """jvp of a reduction: sum of the tangent times the local derivative over `axis`."""
+    def rule(m, t, out, x, *, axis=None, keepdims=False):
+        return m.sum(t * local(m, out, x, axis, keepdims), axis=_neg_axes(axis, x.ndim),
+                     keepdims=keepdims)
+    return rule
+
+
+def _sum(x, *, axis=None, keepdims=False):
+    if x.dtype.kind in "fc":  # np.sum's wrapper costs more than a small sum itself
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+sum = defop(
+    "sum", _sum,
+    (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(m, g, x.shape, axis,
+                                                                    keepdims),),
+    (lambda m, t, out, x, *, axis=None, keepdims=False: m.sum(
+        t, axis=_neg_axes(axis, x.ndim), keepdims=keepdims),),
+    reads=())
+
+
+def _prod_others(x, axis):
+    """Product of all other elements along `axis` (correct with zeros)."""
+    if axis is None:
+        flat = x.reshape(-1)
+        return _prod_others(flat, 0).reshape(x.shape)
+    axes = _axes(axis, x.ndim)
+    if len(axes) > 1:
+        moved = np.moveaxis(x, axes, range(-len(axes), 0))
+        lead = moved.shape[:-len(axes)]
+        flat = moved.reshape(lead + (-1,))
+        r = _prod_others(flat, -1).reshape(moved.shape)
+        return np.moveaxis(r, range(-len(axes), 0), axes)
+    ax = axes[0]
+    ones_shape = list(x.shape)
+    ones_shape[ax] = 1
+    one = np.ones(ones_shape, dtype=x.dtype)
+    left = np.cumprod(np.concatenate([one, np.take(x, range(x.shape[ax] - 1), axis=ax)], ax),
+                      axis=ax)
+    rev = np.flip(x, ax)
+    right = np.cumprod(np.concatenate([one, np.take(rev, range(x.shape[ax] - 1), axis=ax)],
+                                      ax), axis=ax)
+    return left * np.flip(right, ax)
+
+
+def _prod_vjp(m, g, out, x, *, axis=None, keepdims=False):
+    g = expand_back(m, g, x.shape, axis, keepdims)
+    if np.any((x if isinstance(x, np.ndarray) else x.data) == 0):  # out / x undefined there
+        return g * m.prod_others(x, axis=axis)
+    return g * keep(m, out, x.shape, axis, keepdims) / x
+
+
+prod = defop(
+    "prod", lambda x, *, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
+    (_prod_vjp,),
+    (_reduce_jvp(lambda m, out, x, axis, keepdims: _prod_vjp(
+        m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims)),), save_out=True, tuned=True)
+prod_others = defop("prod_others", lambda x, *, axis=None: _prod_others(x, axis))
+
+
+def _reduce_max(x, *, axis=None, keepdims=False):
+    _real_only(x, "max")
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def _reduce_min(x, *, axis=None, keepdims=False):
+    _real_only(x, "min")
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+def _extreme_mask(m, out, x, axis, keepdims):
+    """Where x attains the max/min, each tie weighted 1/count."""
+    hit = m.cast(x == keep(m, out, x.shape, axis, keepdims), dtype=x.dtype)
+    return hit / m.sum(hit, axis=axis, keepdims=True)
+
+
+max = defop(
+    "max", _reduce_max,
+    (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
+        m, g, x.shape, axis, keepdims) * _extreme_mask(m, out, x, axis, keepdims),),
+    (_reduce_jvp(_extreme_mask),),
+    save_out=True, smooth=False)
+min = defop("min", _reduce_min, max.vjps, max.jvps, save_out=True, smooth=False)
+argmax = defop("argmax", lambda x, *, axis=None, keepdims=False: np.argmax(
+    x, axis=axis, keepdims=keepdims))
+argmin = defop("argmin", lambda x, *, axis=None, keepdims=False: np.argmin(
+    x, axis=axis, keepdims=keepdims))
+
+
+def _logsumexp(x, *, axis=None, keepdims=False):
+    if x.size == 0:
+        return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+    shift = np.max(x.real, axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0)
+    s = np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True)) + shift
+    return s if keepdims else np.squeeze(s, axis=axis)
+
+
+logsumexp = defop(
+    "logsumexp", _logsumexp,
+    (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
+        m, g, x.shape, axis, keepdims) * m.exp(x - keep(m, out, x.shape, axis, keepdims)),),
+    (_reduce_jvp(lambda m, out, x, axis, keepdims: m.exp(
+        x - keep(m, out, x.shape, axis, keepdims))),),
+    save_out=True)
+
+
+def _softmax(x, *, axis):
+    e = np.exp(x - np.max(x.real, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+softmax = defop(
+    "softmax", _softmax,
+    (lambda m, g, out, x, *, axis: out * (g - m.sum(g * out, axis=axis, keepdims=True)),),
+    (lambda m, t, out, x, *, axis: out * (t - m.sum(t * out, axis=_neg_axes(axis, x.ndim),
+                                                    keepdims=True)),),
+    save_out=True, reads=(), fresh=True)
+
+
+def _log_softmax(x, *, axis):
+    s = x - np.max(x.real, axis=axis, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+log_softmax = defop(
+    "log_softmax", _log_softmax,
+    (lambda m, g, out, x, *, axis: g - m.exp(out) * m.sum(g, axis=axis, keepdims=True),),
+    (lambda m, t, out, x, *, axis: t - m.sum(m.exp(out) * t, axis=_neg_axes(axis, x.ndim),
+                                                keepdims=True),),
+    save_out=True, reads=(), fresh=True)
