@@ -29,18 +29,20 @@ class Op:
     """A primitive: a NumPy forward plus per-input vjp and jvp rules, and facts about it.
 
     Flags a rule's reader may need: `broadcast` (inputs broadcast against each
-    other; the runner sums gradients back to each input's shape), `save_out`
-    (rules read `out`), `reads` (indices of the inputs the rules read, for the
-    in-place version check; None: all, "others": all but the one differentiated),
-    `view` (the output shares input 0's memory), `variadic` (any number of
-    inputs; one rule, told `argnum`), `smooth` (twice differentiable almost
-    everywhere), `saving` (an optional forward returning `(output, saved)`, used when
-    the op is recorded: the vjp rules then get `saved` as their `out`, so a forward can
-    hand its backward an intermediate without recomputing it). Facts for `rg.jit`:
-    `fresh` (the forward returns a new array nothing else holds), `into` (the forward written as `f(*inputs, out=buffer)`,
-    so a traced chain can reuse a dying buffer), `tuned` (the vjp rules have a
-    NumPy fast path, so a traced backward runs each as one op), `fresh_vjps`
-    (those fast paths return new arrays).
+    other; the runner sums gradients back to each input's shape), `save_out` (rules
+    read `out`), `reads` (indices of the inputs the rules read, for the in-place
+    version check; None: all, "others": all but the one differentiated), `view`
+    (the output shares input 0's memory), `variadic` (any number of inputs; one
+    rule, told `argnum`), `smooth` (twice differentiable almost everywhere),
+    `saving` (an optional forward returning `(output, saved)`, used when the op is
+    recorded: the vjp rules then get `saved` as their `out`, so a forward can hand
+    its backward an intermediate without recomputing it).
+
+    Facts for `rg.jit`: `fresh` (the forward returns a new array nothing else
+    holds), `into` (the forward written as `f(*inputs, out=buffer)`, so a traced
+    chain can reuse a dying buffer), `tuned` (the vjp rules have a NumPy fast path,
+    so a traced backward runs each as one op), `fresh_vjps` (those fast paths
+    return new arrays).
     """
 
     __slots__ = ("name", "forward", "vjps", "jvps", "broadcast", "save_out", "reads", "view",
