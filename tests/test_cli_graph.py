@@ -193,3 +193,40 @@ def test_python_dash_m_entry_point_gives_one_line_errors(tmp_path):
     r = retrograd("graph", "a.b", "--at", "a=1", cwd=tmp_path, module=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- the command line itself
+
+def test_an_expression_may_start_with_a_minus(tmp_path):
+    r = retrograd("graph", "-a*b", "--at", "a=2,b=3", "-o", "g.dot", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert report(r.stdout) == (-6.0, {"a": (2.0, -3.0), "b": (3.0, -2.0)})
+    r = retrograd("graph", "--at", "x=4", "-o", "g.dot", "-x**2", cwd=tmp_path)  # flags first
+    assert r.returncode == 0, r.stderr
+    assert report(r.stdout) == (-16.0, {"x": (4.0, -8.0)})
+    r = retrograd("graph", "-1", "-o", "g.dot", cwd=tmp_path)  # a negative number
+    assert r.returncode == 0, r.stderr
+    assert report(r.stdout) == (-1.0, {})
+
+
+def test_misspelt_flags_are_still_flags(tmp_path):
+    for args in (["-a*b", "--at", "a=1,b=1", "--bogus"], ["--bogus", "a"],
+                 ["a", "--at", "a=1", "--outfile", "g.dot"]):
+        r = retrograd("graph", *args, cwd=tmp_path)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        lines = r.stderr.splitlines()
+        assert len(lines) == 1 and "unrecognized arguments" in lines[0], r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_repeated_at_merges_and_a_name_twice_is_an_error(tmp_path):
+    r = retrograd("graph", "a*b + c", "--at", "a=2", "--at", "b=3,c=1", "-o", "g.dot",
+                  cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert report(r.stdout) == (7.0, {"a": (2.0, 3.0), "b": (3.0, 2.0), "c": (1.0, 1.0)})
+    for at in (["a=2", "a=3"], ["a=2,b=1", "b=1"]):
+        r = retrograd("graph", "a*b", *(x for v in at for x in ("--at", v)), "-o", "g.svg",
+                      cwd=tmp_path)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
+        assert "given twice" in r.stderr and r.stdout == ""
+    assert not (tmp_path / "g.svg").exists()

@@ -335,3 +335,28 @@ def test_dot_failing_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(graphviz.Source, "pipe", broken)
     with pytest.raises(RuntimeError, match="could not draw .*syntax error in line 1"):
         viz.draw(Value(1.0), tmp_path / "g.svg")
+
+
+def test_size_bounds_the_picture_and_rankdir_turns_it(tmp_path):
+    x = Value(0.5)
+    y = x
+    for _ in range(60):  # a long chain: hundreds of inches wide when drawn left to right
+        y = (y * 1.01).tanh()
+    y.backward()
+    text = viz.to_dot(y, rankdir="TB", size=(7.5, 10))
+    assert "rankdir=TB" in text and 'size="7.5,10"' in text
+    assert " size=" not in viz.to_dot(y)
+    for bad in ((0, 10), (7.5, float("inf")), (7.5,), "big", (-1, -1)):
+        with pytest.raises(ValueError, match="size"):
+            viz.to_dot(y, size=bad)
+    with pytest.raises(ValueError, match="rankdir"):
+        viz.draw(y, tmp_path / "g.dot", rankdir="UP")
+    if not viz.have_dot():
+        return
+    free = png_size(viz.draw(y, tmp_path / "free.png").read_bytes())
+    bounded = png_size(viz.draw(y, tmp_path / "page.png", rankdir="TB",
+                                size=(7.5, 10)).read_bytes())
+    dpi = 96  # Graphviz's PNG resolution
+    assert free[0] > 4 * 7.5 * dpi  # unbounded: far wider than a page
+    assert bounded[0] <= 7.5 * dpi + 1 and bounded[1] <= 10 * dpi + 1
+    assert bounded[1] > 10 * dpi * 0.9  # a tall chain fills the page's height

@@ -263,7 +263,8 @@ def topological_order(root: Any) -> list:
 
 def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
            values: Mapping[str, Any] | None = None, max_nodes: int = MAX_NODES,
-           title: str | None = None, rankdir: str = "LR") -> str:
+           title: str | None = None, rankdir: str = "LR",
+           size: tuple[float, float] | None = None) -> str:
     """The graph that computed `root` as Graphviz DOT text.
 
     `root`: a Value, a Tensor, an rg.sym expression, an rg.jit program
@@ -271,12 +272,15 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
     (`{a: "a"}`); otherwise a `label` attribute is used where there is one.
     `values` binds rg.sym variables by name for the numbers in the boxes.
     Graphs of more than `max_nodes` values are summarised. `rankdir` is
-    Graphviz's direction ("LR": inputs on the left, as in the lesson).
+    Graphviz's direction ("LR": inputs on the left, as in the lesson; "TB"
+    suits a long chain of layers). `size` (width, height) in inches bounds the
+    picture: a larger graph is scaled down to fit, keeping its proportions.
     """
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be at least 1, got {max_nodes}")
     if rankdir not in ("LR", "RL", "TB", "BT"):
         raise ValueError(f"rankdir must be LR, RL, TB or BT, got {rankdir!r}")
+    page = _size_attr(size)
     roots, meta, out_names = _roots(root)
     reader = _ir_reader({}, meta) if meta is not None else _reader_for(roots, values)
     names: dict[int, str] = {}
@@ -321,7 +325,7 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
 
     lines = [
         "digraph retrograd {",
-        f'  graph [rankdir={rankdir}, fontname="Helvetica"'
+        f'  graph [rankdir={rankdir}, fontname="Helvetica"{page}'
         + (f', label="{_esc(_graph_title(title, shown, total))}", labelloc=t'
            if title or hidden else "") + "];",
         '  node [fontname="Helvetica", fontsize=11];',
@@ -353,6 +357,19 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
                      f'label="… {hidden} more node{"s" if hidden != 1 else ""}"];')
     lines.append("}")
     return _dedupe_more(lines) + "\n"
+
+
+def _size_attr(size: tuple[float, float] | None) -> str:
+    """Graphviz's `size` attribute ("scale down to fit"), checked; '' for no bound."""
+    if size is None:
+        return ""
+    try:
+        w, h = (float(v) for v in size)
+    except (TypeError, ValueError):
+        raise ValueError(f"size must be (width, height) in inches, got {size!r}") from None
+    if not (w > 0 and h > 0 and np.isfinite(w) and np.isfinite(h)):
+        raise ValueError(f"size must be two positive finite numbers of inches, got {size!r}")
+    return f', size="{w:g},{h:g}"'
 
 
 def _same(x: Any) -> Any:
@@ -418,15 +435,18 @@ def have_dot() -> bool:
 
 def draw(root: Any, path: str | Path = "graph.svg", *,
          labels: Mapping[Hashable, str] | None = None, values: Mapping[str, Any] | None = None,
-         max_nodes: int = MAX_NODES, title: str | None = None) -> Path:
+         max_nodes: int = MAX_NODES, title: str | None = None, rankdir: str = "LR",
+         size: tuple[float, float] | None = None) -> Path:
     """Draw `root`'s graph to `path` (.svg, .png or .dot, by suffix); returns the file written.
+
+    `rankdir` and `size` (a bound in inches) shape the layout, as in `to_dot`.
 
     Without Graphviz's `dot` program the DOT text goes to `path` with the
     suffix `.dot` instead, and a `GraphvizMissing` warning says how to get the
     picture. Rendering needs the `graphviz` package (`pip install retrograd[viz]`).
     """
     written, message = render(root, path, labels=labels, values=values, max_nodes=max_nodes,
-                              title=title)
+                              title=title, rankdir=rankdir, size=size)
     if message:
         warnings.warn(message, GraphvizMissing, stacklevel=2)
     return written
@@ -434,7 +454,8 @@ def draw(root: Any, path: str | Path = "graph.svg", *,
 
 def render(root: Any, path: str | Path, *, labels: Mapping[Hashable, str] | None = None,
            values: Mapping[str, Any] | None = None, max_nodes: int = MAX_NODES,
-           title: str | None = None) -> tuple[Path, str | None]:
+           title: str | None = None, rankdir: str = "LR",
+           size: tuple[float, float] | None = None) -> tuple[Path, str | None]:
     """`draw` without the warning: (file written, message or None when DOT text
     replaced the picture because `dot` is missing)."""
     path = Path(path)
@@ -442,7 +463,8 @@ def render(root: Any, path: str | Path, *, labels: Mapping[Hashable, str] | None
     if fmt not in FORMATS:
         raise ValueError(f"cannot draw to {str(path)!r}: the file name must end in "
                          f"{', '.join('.' + f for f in FORMATS)}")
-    text = to_dot(root, labels=labels, values=values, max_nodes=max_nodes, title=title)
+    text = to_dot(root, labels=labels, values=values, max_nodes=max_nodes, title=title,
+                  rankdir=rankdir, size=size)
     if fmt == "dot":
         path.write_text(text, encoding="utf-8")
         return path, None

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import creation, ops
 from .. import api as _f
+from .. import creation, ops
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor

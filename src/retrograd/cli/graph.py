@@ -10,25 +10,40 @@ gradients (`rg.viz`).
 
 from __future__ import annotations
 
+import argparse
 import ast
 import math
 import operator
 from pathlib import Path
 from typing import Any
 
-from .cli import UsageError
-from .value import Value
+from ..value import Value
+from .errors import UsageError
 
-__all__ = ["run", "parse_bindings", "build"]
+__all__ = ["add_parser", "run", "parse_bindings", "build"]
 
 DEFAULT_OUTPUT = "graph.svg"
 FUNCTIONS = ("exp", "log", "tanh", "relu", "sigmoid", "sin", "cos", "sqrt")
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
-def run(args: Any) -> int:
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """`retrograd graph EXPR [--at a=2,b=3 ...] [-o FILE]`."""
+    parser = subparsers.add_parser(
+        "graph", help="draw an expression's graph with values and gradients")
+    parser.dashed_positionals = True  # "-a*b" is the expression, not an unknown flag
+    parser.add_argument("expr", help='the expression, e.g. "(a*b + c)*f" or "-a*b"')
+    parser.add_argument("--at", action="append", default=[], metavar="NAME=NUMBER,...",
+                        help="values of the variables, e.g. a=2,b=3 (repeatable)")
+    parser.add_argument("-o", "--output", default=None, help="picture file (.svg, .png or .dot)")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
     """Parse, build, differentiate, print, draw. Bad input raises `UsageError` (exit 2)."""
-    bindings = parse_bindings(args.at)
+    at = args.at if isinstance(args.at, list) else [args.at]
+    bindings = parse_bindings(*at)
     out, inputs = build(args.expr, bindings)
     out.backward()
     rows = [(name, _show(v.data), _show(v.grad), "") for name, v in inputs.items()]
@@ -45,7 +60,7 @@ def run(args: Any) -> int:
 
 
 def _draw(out: Value, labels: dict, output: str | None) -> None:
-    from . import viz
+    from .. import viz
 
     path = Path(output if output else DEFAULT_OUTPUT)
     fmt = path.suffix.lower().lstrip(".")
@@ -70,11 +85,18 @@ def _draw(out: Value, labels: dict, output: str | None) -> None:
 
 # ---------------------------------------------------------------- --at
 
-def parse_bindings(text: str) -> dict[str, float]:
-    """`"a=2,b=3"` as `{"a": 2.0, "b": 3.0}`; a malformed list raises `UsageError`."""
+def parse_bindings(*texts: str) -> dict[str, float]:
+    """`"a=2,b=3"` as `{"a": 2.0, "b": 3.0}`; several texts (repeated `--at`) are merged.
+    A malformed list, or a name given twice, raises `UsageError`."""
     bindings: dict[str, float] = {}
+    for text in texts:
+        _parse_one(text, bindings)
+    return bindings
+
+
+def _parse_one(text: str, bindings: dict[str, float]) -> None:
     if not text or not text.strip():
-        return bindings
+        return
     for item in text.split(","):
         if not item.strip():
             raise UsageError(f"--at: empty binding in {text!r} (a stray comma?)")
@@ -90,7 +112,6 @@ def parse_bindings(text: str) -> dict[str, float]:
             bindings[name] = float(number.strip())
         except ValueError:
             raise UsageError(f"--at: {name}={number.strip()!r} is not a number") from None
-    return bindings
 
 
 # ---------------------------------------------------------------- the expression

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
 
-from . import ops
-from .engine import apply
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .op_samples import SAMPLES
-from .tensor import Tensor
+from ..engine import apply
+from ..gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ..ops import OPS
+from ..ops.samples import SAMPLES
+from ..tensor import Tensor
+from .errors import UsageError
+from .options import non_negative_int
+
+__all__ = ["add_parser", "run", "cases", "check_op", "op_fn"]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """`retrograd check [--op NAME ...] [--seed N]`."""
+    parser = subparsers.add_parser("check", help="gradient-check every op in the op table")
+    parser.add_argument("--op", action="append", default=None, help="only this op (repeatable)")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.set_defaults(run=run)
+    return parser
 
 
 def cases(name: str, seed: int = 0):
@@ -28,12 +41,13 @@ def cases(name: str, seed: int = 0):
 
 
 def op_fn(op, attrs):
+    """The op with its attributes fixed, as a function of its inputs."""
     return lambda *xs: apply(op, *xs, **attrs)
 
 
 def check_op(name: str, seed: int = 0, second_order: bool = True) -> tuple[int, str]:
     """Number of cases checked, and '' or the first failure's message."""
-    op = ops.OPS[name]
+    op = OPS[name]
     n = 0
     for inputs, attrs in cases(name, seed):
         fn = op_fn(op, attrs)
@@ -48,11 +62,11 @@ def check_op(name: str, seed: int = 0, second_order: bool = True) -> tuple[int, 
     return n, ""
 
 
-def run(args) -> int:
-    names = args.op or [n for n in ops.OPS if n in SAMPLES]
+def run(args: argparse.Namespace) -> int:
+    """Check the ops named by `--op` (default: all with samples); 1 if any disagrees."""
+    names = args.op or [n for n in OPS if n in SAMPLES]
     unknown = [n for n in names if n not in SAMPLES]
     if unknown:
-        from .cli import UsageError
         raise UsageError(f"no gradient check for op(s) {', '.join(unknown)}; known: "
                          f"{', '.join(sorted(SAMPLES))}")
     width = max(len(n) for n in names)
@@ -60,7 +74,7 @@ def run(args) -> int:
     failed = 0
     start = time.perf_counter()
     for name in names:
-        order = "2" if ops.OPS[name].smooth else "1"
+        order = "2" if OPS[name].smooth else "1"
         n, err = check_op(name, args.seed)
         status = "ok" if not err else "FAIL " + err
         failed += bool(err)
@@ -68,9 +82,3 @@ def run(args) -> int:
     print(f"{len(names) - failed} of {len(names)} ops agree with finite differences "
           f"({time.perf_counter() - start:.1f} s)")
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    from .cli import main
-
-    sys.exit(main(["check", *sys.argv[1:]]))

@@ -1,0 +1,15 @@
+"""The `retrograd` command line (`retrograd train | graph | check`); `main` is its entry point.
+
+    main.py     the dispatcher: parses, runs a subcommand, turns errors into exit statuses
+    train.py    `retrograd train`: the training run (data, model and loss come from a task)
+    digits.py   the digits task (MLP or CNN on scikit-learn's 8x8 digits)
+    graph.py    `retrograd graph`: an expression's graph with values and gradients
+    check.py    `retrograd check`: every op in the table against finite differences
+    options.py  the parser and checked argument types;  errors.py  UsageError, CommandFailed
+
+Nothing outside this package imports from it.
+"""
+
+from .main import main
+
+__all__ = ["main"]

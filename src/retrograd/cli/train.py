@@ -1,0 +1,323 @@
+"""`retrograd train`: the main job. Train a task's model and keep a record of the run.
+
+What is learned comes from a task (`digits.Digits`: an MLP or a small CNN
+on the 8x8 digits); this module owns what every task shares: the flags, the
+checks on them, the run folder, the training loop (SGD with Nesterov
+momentum and a cosine learning-rate decay), the progress bar, and the files.
+
+The run folder gets `metrics.json` (rewritten after every epoch), the
+checkpoint `model.npz` (the last finished epoch; `rg.load` it and
+`load_state_dict`), `curves.png` and a picture of the model's graph. Every
+flag is checked before the folder is made, so a bad argument writes nothing.
+A run whose loss stops being finite ends with status 1, Ctrl-C with status
+130; both keep what the finished epochs wrote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import creation, nn, optim, serialization
+from .digits import Digits, build_model
+from .errors import CommandFailed, UsageError
+from .options import non_negative_int, positive_float, positive_int
+
+__all__ = ["add_parser", "run", "settings", "step", "Settings", "TASKS", "build_model"]
+
+TASKS = {"digits": Digits}
+DEFAULT_TASK = "digits"
+MOMENTUM = 0.9
+CHECKPOINT = "model.npz"
+METRICS = "metrics.json"
+CURVES = "curves.png"
+GRAPH_PAGE = (7.5, 10.0)  # inches: the model's graph is scaled down to fit a page
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """`retrograd train [--model M] [--epochs N] [--batch-size N] [--lr X] [--seed N]
+    [--out DIR]`: the flags every task shares."""
+    models = sorted({m for task in TASKS.values() for m in task.models})
+    parser = subparsers.add_parser("train", help="train a model on the handwritten digits")
+    parser.add_argument("--model", default=None, metavar="{" + ",".join(models) + "}",
+                        help="the model (default: the task's first)")
+    parser.add_argument("--epochs", type=positive_int, default=None)
+    parser.add_argument("--batch-size", type=positive_int, default=None)
+    parser.add_argument("--lr", type=positive_float, default=None, help="initial learning rate")
+    parser.add_argument("--seed", type=non_negative_int, default=0,
+                        help="initial weights and batch order")
+    parser.add_argument("--out", default="runs/latest", help="the run folder")
+    parser.set_defaults(run=run)
+    return parser
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run's settings: the flags, with the task's defaults filled in."""
+
+    task: str
+    model: str
+    epochs: int
+    batch_size: int
+    lr: float
+    seed: int
+    out: str
+
+
+def settings(args: argparse.Namespace) -> Settings:
+    """The run's settings from parsed flags; `UsageError` for a combination that cannot run."""
+    task_name = getattr(args, "task", None) or DEFAULT_TASK
+    task = TASKS[task_name]
+    model = args.model or task.models[0]
+    if model not in task.models:
+        raise UsageError(f"argument --model: unknown model {model!r} for the {task_name} task "
+                         f"(choose from {', '.join(task.models)})")
+    cfg = dict(task.defaults[model])
+    for key in cfg:
+        if getattr(args, key, None) is not None:
+            cfg[key] = getattr(args, key)
+    return Settings(task=task_name, model=model, seed=args.seed, out=str(args.out), **cfg)
+
+
+def step(task: Any, model: nn.Module, opt: optim.Optimizer, batch: Any) -> float:
+    """One optimisation step on `batch`; returns the loss before the update."""
+    loss = task.loss(model, batch)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return float(loss.item())
+
+
+class _Diverged(Exception):
+    def __init__(self, loss: float, epoch: int, step: int) -> None:
+        super().__init__(loss, epoch, step)
+        self.loss, self.epoch, self.step = loss, epoch, step
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train per the parsed command-line `args`; return the exit status."""
+    cfg = settings(args)
+    try:
+        plt, tqdm = _train_extras()
+        task = TASKS[cfg.task](cfg.model)
+        task.load()
+    except ImportError as e:
+        raise CommandFailed(f"`retrograd train` needs scikit-learn, tqdm and matplotlib (the "
+                            f"[train] extra): pip install 'retrograd[train]' ({e})") from None
+    out = _make_folder(Path(cfg.out))
+    creation.manual_seed(cfg.seed)
+    model = task.build_model()
+    opt = optim.SGD(model.parameters(), lr=cfg.lr, momentum=MOMENTUM, nesterov=True)
+    record = _Record(out, cfg, task, model)
+
+    t0 = time.perf_counter()
+    bar = tqdm(range(1, cfg.epochs + 1), desc=cfg.model, unit="epoch", file=sys.stderr)
+    try:
+        # A diverging run is caught by its loss; NumPy's overflow warnings on the way there
+        # would only bury that one-line message.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            _epochs_loop(cfg, task, model, opt, record, bar, t0)
+    except KeyboardInterrupt:
+        bar.close()
+        kept = record.stop("interrupted", time.perf_counter() - t0, plt)
+        print(f"retrograd: interrupted in epoch {record.epoch} of {cfg.epochs}; {kept}",
+              file=sys.stderr)
+        return 130
+    except _Diverged as d:
+        bar.close()
+        kept = record.stop("diverged", time.perf_counter() - t0, plt)
+        raise CommandFailed(f"training diverged: the loss became {d.loss} at step {d.step} "
+                            f"(epoch {d.epoch}); try a smaller --lr (now {cfg.lr}); "
+                            f"{kept}") from None
+    bar.close()
+    record.finish(time.perf_counter() - t0, plt)
+    last = record.history[-1]
+    print(f"{task.summary(last)} ({cfg.model}, {_epochs(cfg.epochs)}, "
+          f"{record.seconds:.1f} s); wrote {out}{os.sep}{{{', '.join(record.files.values())}}}")
+    return 0
+
+
+def _epochs_loop(cfg: Settings, task: Any, model: nn.Module, opt: optim.Optimizer,
+                 record: _Record, bar, t0: float) -> None:
+    """The training loop: per batch a step at the cosine-decayed learning rate; per epoch
+    an evaluation, recorded. Raises `_Diverged` when the loss is no longer finite."""
+    loader = task.batches(cfg.batch_size, cfg.seed)
+    total_steps = cfg.epochs * len(loader)
+    steps = 0
+    for epoch in bar:
+        record.epoch = epoch
+        model.train()
+        for batch in loader:
+            lr = cfg.lr * 0.5 * (1.0 + math.cos(math.pi * steps / total_steps))
+            for group in opt.param_groups:
+                group["lr"] = lr
+            loss = step(task, model, opt, batch)
+            steps += 1
+            if not math.isfinite(loss):
+                raise _Diverged(loss, epoch, steps)
+        row = {"epoch": epoch, "lr": lr, **task.evaluate(model)}
+        record.epoch_done(row, time.perf_counter() - t0)
+        bar.set_description(f"{cfg.model} epoch {epoch}/{cfg.epochs}", refresh=False)
+        bar.set_postfix({k: _short(k, v) for k, v in row.items() if k not in ("epoch", "lr")})
+
+
+def _train_extras():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from tqdm import tqdm
+
+    return plt, tqdm
+
+
+def _make_folder(out: Path) -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the run folder {str(out)!r}: {e.strerror or e}") from None
+    return out
+
+
+def _epochs(n: int) -> str:
+    return f"{n} epoch{'s' if n != 1 else ''}"
+
+
+def _short(key: str, value: float) -> str:
+    return f"{value:.2%}" if key.endswith("_acc") else f"{value:.4f}"
+
+
+class _Record:
+    """The run folder's files, kept up to date as epochs finish."""
+
+    def __init__(self, out: Path, cfg: Settings, task: Any, model: nn.Module) -> None:
+        self.out, self.cfg, self.task, self.model = out, cfg, task, model
+        self.history: list[dict] = []
+        self.epoch = 0  # the epoch under way
+        self.files: dict[str, str] = {}
+        self.seconds = 0.0
+        self.status = "running"
+        self.extra: dict[str, Any] = {}
+
+    def epoch_done(self, row: dict, seconds: float) -> None:
+        """Keep the epoch's numbers and the model after it (checkpoint, then metrics)."""
+        self.history.append(row)
+        self.seconds = seconds
+        _replace(self.out / CHECKPOINT,
+                 lambda tmp: serialization.save(self.model.state_dict(), tmp))
+        self.files["checkpoint"] = CHECKPOINT
+        self._write_metrics()
+
+    def stop(self, status: str, seconds: float, plt) -> str:
+        """Record an early end; what was kept, in words."""
+        self.status, self.seconds = status, seconds
+        if self.history:
+            self._plot(plt)
+        self._write_metrics()
+        done = len(self.history)
+        if not done:
+            return f"no epoch finished; wrote {self.out / METRICS}"
+        return (f"kept the record of {_epochs(done)} finished in "
+                f"{self.out}{os.sep}{{{', '.join(self.files.values())}}}")
+
+    def finish(self, seconds: float, plt) -> None:
+        """The end of a full run: check the checkpoint, draw the curves and the graph."""
+        self.status, self.seconds = "finished", seconds
+        reloaded = self.task.build_model()
+        reloaded.load_state_dict(serialization.load(self.out / CHECKPOINT))
+        self.extra[_long("checkpoint_" + self.task.headline)] = self.task.evaluate(reloaded)[
+            self.task.headline]
+        self._plot(plt)
+        self._draw_graph()
+        self._write_metrics()
+
+    def _write_metrics(self) -> None:
+        self.files["metrics"] = METRICS
+        cfg, last = self.cfg, (self.history[-1] if self.history else {})
+        metrics = {
+            "model": cfg.model, "status": self.status, "seed": cfg.seed,
+            "epochs": cfg.epochs, "epochs_done": len(self.history),
+            "batch_size": cfg.batch_size, "lr": cfg.lr,
+            "optimizer": f"SGD(momentum={MOMENTUM}, nesterov=True), cosine decay",
+            **self.task.info(),
+            "parameters": int(sum(p.size for p in self.model.parameters())),
+            **{_long(k): v for k, v in last.items() if k.startswith("test_")},
+            **self.extra,
+            "train_seconds": self.seconds, "history": self.history,
+            "files": dict(self.files),
+            "platform": {"python": platform.python_version(), "numpy": np.__version__},
+        }
+        _replace(self.out / METRICS,
+                 lambda tmp: tmp.write_text(json.dumps(metrics, indent=2) + "\n"))
+
+    def _plot(self, plt) -> None:
+        _plot(plt, self.history, self.out / CURVES, self.cfg.model)
+        self.files["curves"] = CURVES
+
+    def _draw_graph(self) -> None:
+        """The graph of the loss on one example with values and gradients: SVG through
+        Graphviz, DOT text where Graphviz is missing; laid out top to bottom on a page."""
+        from .. import viz
+
+        loss, labels = self.task.example(self.model)
+        title = f"{self.cfg.model}: the loss on one example"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", viz.GraphvizMissing)
+                path = viz.draw(loss, self.out / "graph.svg", labels=labels, title=title,
+                                rankdir="TB", size=GRAPH_PAGE)
+        except ImportError:  # no graphviz package: DOT text needs nothing but Python
+            path = self.out / "graph.dot"
+            path.write_text(viz.to_dot(loss, labels=labels, title=title, rankdir="TB",
+                                       size=GRAPH_PAGE), encoding="utf-8")
+        finally:
+            self.model.zero_grad()
+        self.files["graph"] = Path(path).name
+
+
+def _long(key: str) -> str:
+    return key.replace("_acc", "_accuracy")
+
+
+def _replace(path: Path, write) -> None:
+    """Write through a temporary file and rename it over `path`: an interrupted write never
+    leaves a half-written file."""
+    tmp = path.with_name(path.name + ".partial")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def _plot(plt, history: list[dict], path: Path, name: str) -> None:
+    """Loss and accuracy per epoch, train and test; markers, so one epoch shows as points."""
+    epochs = [h["epoch"] for h in history]
+    panels = [("loss", "cross-entropy", "_loss", 1.0), ("accuracy", "accuracy (%)", "_acc", 100)]
+    panels = [p for p in panels if f"train{p[2]}" in history[0]]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    for ax, (title, ylabel, suffix, scale) in zip(axes[0], panels):
+        for split in ("train", "test"):
+            key = split + suffix
+            if key in history[0]:
+                ax.plot(epochs, [scale * h[key] for h in history], marker="o", markersize=4,
+                        label=split)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        if len(epochs) == 1:
+            ax.set_xlim(epochs[0] - 0.5, epochs[0] + 0.5)
+        ax.legend()
+    fig.suptitle(f"retrograd train --model {name}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
