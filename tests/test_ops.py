@@ -4,6 +4,9 @@ Each case comes from `op_samples.SAMPLES`; an op in the table without samples
 or without a PyTorch twin below fails `test_every_op_is_covered`.
 """
 
+import importlib
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -94,6 +97,10 @@ TORCH = {
         z, y, reduction=reduction, label_smoothing=smoothing),
     "max_pool2d": lambda x, kernel: torch.nn.functional.max_pool2d(x, kernel),
 }
+
+# Twins of the other families' ops, one file each: tests/twins_<family>.py defines TWINS.
+for _path in sorted(Path(__file__).parent.glob("twins_*.py")):
+    TORCH.update(importlib.import_module(_path.stem).TWINS)
 
 DIFFERENTIABLE = [name for name, op in ops.OPS.items() if op.vjps is not None
                   and any(r is not None for r in op.vjps)]
@@ -203,8 +210,8 @@ def test_retrograd_check_prints_a_table_and_exits_0(capsys):
 
 
 def test_retrograd_check_exits_1_on_a_wrong_rule(monkeypatch, capsys):
-    from retrograd.ops import samples as op_samples
     from retrograd.cli import main
+    from retrograd.ops import samples as op_samples
     bad = ops.Op("bad_sin", np.sin, (lambda m, g, out, x: g * m.sin(x),))
     monkeypatch.setitem(ops.OPS, "bad_sin", bad)
     monkeypatch.setitem(op_samples.SAMPLES, "bad_sin", op_samples.unary())

@@ -232,3 +232,15 @@ SAMPLES = {
     "linear": _linear, "cross_entropy": _cross_entropy, "max_pool2d": _max_pool2d,
 }
 """Ops with no entry here carry no gradient (comparisons, argmax, sign, ...)."""
+
+
+def _merge_family_samples() -> None:
+    """Each other module of this package holds one family's samples as `SAMPLES`."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        SAMPLES.update(importlib.import_module(f"{__name__}.{info.name}").SAMPLES)
+
+
+_merge_family_samples()
