@@ -18,7 +18,10 @@ def main(out: str, steps: int) -> None:
     world = dist.init()
     rg.manual_seed(100 + world.rank)  # different weights per rank until the broadcast
     model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3)).double()
+    versions = [p._version for p in model.parameters()]
     dist.broadcast_parameters(model)
+    moved = [p._version > v for p, v in zip(model.parameters(), versions)]
+    assert all(moved) or world.size == 1, "broadcast_parameters must count as an in-place write"
     opt = dist.DistributedOptimizer(rg.optim.Adam(model.parameters(), lr=0.05),
                                     bucket_mb=0.0005)  # ~500 bytes: several buckets
     rng = np.random.default_rng(0)
