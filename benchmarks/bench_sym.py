@@ -17,7 +17,10 @@ to evaluate the compiled derivatives on `--points` points per variable (rg: `rg.
 SymPy: `sympy.lambdify(..., "numpy")`), best of 5 batches. Building the expressions is not
 timed.
 SymPy gets `--budget` seconds per step; "timeout" means it ran past that, and larger sizes
-of that family are not tried. "RecursionError" is SymPy failing on a deep expression.
+of that family are not tried. A step that raises (SymPy's recursion on a deep expression,
+`lambdify` generating source with more nested parentheses than Python accepts, ...) shows
+as "fails: <exception>" in its cell, with the message in the notes under the table; the
+benchmark goes on.
 """
 
 from __future__ import annotations
@@ -43,8 +46,20 @@ def _alarm(signum, frame):
     raise Timeout
 
 
-def run_limited(fn, budget):
-    """(result, seconds) or (a failure string, None)."""
+NOTES: list[str] = []
+"""Why each "fails" cell failed, printed under the table."""
+
+
+def failed(err: BaseException, what: str) -> str:
+    """The cell for a step that raised `err`; its message goes to NOTES."""
+    name = type(err).__name__
+    msg = " ".join(str(err).split())
+    NOTES.append(f"{what}: {name}: {msg[:160]}" if msg else f"{what}: {name}")
+    return f"fails: {name}"
+
+
+def run_limited(fn, budget, what):
+    """(result, seconds), or (the cell to show, None) when `fn` runs out of time or raises."""
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, budget)
     t0 = time.perf_counter()
@@ -53,10 +68,8 @@ def run_limited(fn, budget):
         return out, time.perf_counter() - t0
     except Timeout:
         return "timeout", None
-    except RecursionError:
-        return "RecursionError", None
-    except MemoryError:
-        return "MemoryError", None
+    except Exception as err:  # RecursionError, MemoryError, SyntaxError from lambdify, ...
+        return failed(err, what), None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
@@ -174,12 +187,13 @@ def bench_rg(family, n, points):
 
 
 def bench_sympy(family, n, points, budget):
+    where = f"{family} n={n}, SymPy"
     f, xs = FAMILIES[family](n, sp)
-    res, t_diff = run_limited(lambda: [sp.diff(f, v) for v in xs], budget)
+    res, t_diff = run_limited(lambda: [sp.diff(f, v) for v in xs], budget, f"{where} diff")
     if t_diff is None:
         return res, None, None, None
     derivs = res
-    sizes, _ = run_limited(lambda: sympy_sizes(derivs), budget)
+    sizes, _ = run_limited(lambda: sympy_sizes(derivs), budget, f"{where} size")
     tree, dag = sizes if isinstance(sizes, tuple) else (sizes, sizes)
 
     def compile_and_eval():
@@ -189,12 +203,12 @@ def bench_sympy(family, n, points, budget):
         fn(*args)
         return fn, args
 
-    out, t = run_limited(compile_and_eval, budget)
+    out, t = run_limited(compile_and_eval, budget, f"{where} lambdify")
     if t is None:
         t_eval = out
     else:
         fn, args = out
-        t_eval, _ = run_limited(lambda: best_of(lambda: fn(*args)), budget)
+        t_eval, _ = run_limited(lambda: best_of(lambda: fn(*args)), budget, f"{where} eval")
     return t_diff, tree, dag, t_eval
 
 
@@ -227,9 +241,9 @@ def main(argv=None):
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    head = (f"{'family':9} {'n':>5} | {'rg diff':>9} {'sympy diff':>10} {'speedup':>7} | "
+    head = (f"{'family':9} {'n':>5} | {'rg diff':>9} {'sympy diff':>21} {'speedup':>7} | "
             f"{'rg size':>8} {'sympy tree':>10} {'sympy dag':>9} | "
-            f"{'rg eval':>9} {'sympy eval':>10} {'speedup':>7}")
+            f"{'rg eval':>9} {'sympy eval':>21} {'speedup':>7}")
     print(f"rg.sym vs SymPy {sp.__version__}: all first derivatives; eval on {a.points} points; "
           f"SymPy budget {a.budget:g} s per step")
     print(head)
@@ -239,17 +253,23 @@ def main(argv=None):
         given_up = None
         for n in sizes:
             gc.collect()
-            d, size, ev = bench_rg(family, n, a.points)
+            try:
+                d, size, ev = bench_rg(family, n, a.points)
+            except Exception as err:  # shown like a peer's failure, and the table goes on
+                d = failed(err, f"{family} n={n}, rg.sym")
+                size, ev = "-", "-"
             if given_up is not None:
                 sd, tree, dag, sev = given_up, None, None, None
             else:
                 sd, tree, dag, sev = bench_sympy(family, n, a.points, a.budget)
                 if isinstance(sd, str):
                     given_up = sd
-            print(f"{family:9} {n:>5} | {fmt_t(d):>9} {fmt_t(sd):>10} {fmt_ratio(d, sd):>7} | "
+            print(f"{family:9} {n:>5} | {fmt_t(d):>9} {fmt_t(sd):>21} {fmt_ratio(d, sd):>7} | "
                   f"{size:>8} {tree if tree is not None else '-':>10} "
                   f"{dag if dag is not None else '-':>9} | "
-                  f"{fmt_t(ev):>9} {fmt_t(sev):>10} {fmt_ratio(ev, sev):>7}", flush=True)
+                  f"{fmt_t(ev):>9} {fmt_t(sev):>21} {fmt_ratio(ev, sev):>7}", flush=True)
+    for note in NOTES:
+        print(f"  note: {note}")
     print(f"total {time.perf_counter() - t_start:.0f} s")
 
 
