@@ -1,4 +1,4 @@
-"""Benchmark: retrograd's scalar ``Value`` against micrograd (SPEC sections 4 and 10).
+"""Benchmark: retrograd's scalar ``Value`` against micrograd.
 
 Workloads
   demo   one step of micrograd's demo.ipynb: MLP(2, [16, 16, 1]) on 100 points of

@@ -1,4 +1,4 @@
-"""rg.sym: build now, bind later, differentiate into a graph (SPEC section 6)."""
+"""rg.sym: build now, bind later, differentiate into a graph."""
 
 import gc
 import math

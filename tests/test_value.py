@@ -1,4 +1,4 @@
-"""Tests for the scalar ``Value`` engine (SPEC section 4).
+"""Tests for the scalar ``Value`` engine, micrograd-compatible.
 
 PyTorch in float64 is the reference for values and gradients. The first two
 tests follow micrograd's own engine tests (test/test_engine.py), rewritten.
@@ -308,6 +308,37 @@ def test_nodes_are_off_the_cycle_collector_and_custom_op_cycles_are_still_collec
     assert probe() is not None  # the cycle outlives reference counting...
     gc.collect()
     assert probe() is None  # ...and the collector frees it
+
+
+def test_cpython_speedups_degrade_to_no_ops(monkeypatch):
+    from types import SimpleNamespace
+
+    from retrograd import _cpython_speedups as speed
+
+    calls = []
+    monkeypatch.setattr(sys, "implementation", SimpleNamespace(name="pypy"))
+    assert speed._c_functions() is None  # another interpreter: nothing from ctypes
+    speed.warm_up(lambda: calls.append(1))
+    assert calls == []
+    monkeypatch.undo()
+
+    ctypes = pytest.importorskip("ctypes")
+    if sys.implementation.name != "cpython":
+        return
+    monkeypatch.setattr(ctypes, "pythonapi", SimpleNamespace())  # a C API without them
+    assert speed._c_functions() is None
+    monkeypatch.undo()
+
+    obj = speed._Probe()
+    speed.track(obj)  # already tracked: must be harmless (CPython's C function would abort)
+    assert gc.is_tracked(obj)
+    speed.untrack(obj)
+    assert gc.is_tracked(obj) is not speed.ACTIVE
+    speed.untrack(obj)  # twice is harmless too
+    speed.track(obj)
+    assert gc.is_tracked(obj)
+    speed.warm_up(lambda: calls.append(1), times=3)
+    assert len(calls) == (3 if sys.version_info >= (3, 11) else 0)
 
 
 def test_custom_op_without_backward_stops_gradient():

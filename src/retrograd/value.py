@@ -1,4 +1,4 @@
-"""Scalar reverse-mode autodiff: the micrograd-compatible ``Value`` (SPEC section 4).
+"""Scalar reverse-mode autodiff: the micrograd-compatible ``Value``.
 
 ``Value`` is the engine of the lesson: one float per node, ``+ - * / **``,
 ``relu() tanh() exp() log() sigmoid()`` and ``backward()``. Code written for
@@ -18,48 +18,26 @@ gives the same numbers. Inside, three things differ from micrograd, on purpose:
 Numbers follow IEEE float rules like NumPy and PyTorch: ``Value(0.0).log()``
 is ``-inf`` and ``Value(1e3).exp()`` is ``inf`` rather than a Python exception.
 
-Speed: Python's cyclic garbage collector walks every live object several times
-over its life, and a big graph is many objects, so with the collector on it
-would take most of a training step (micrograd spends ~90% of its step there).
-The collector exists for reference cycles, and a graph of Values has none: a
-node refers only to floats, its op's name and older nodes. So on CPython every
-node is taken off the collector's list when it is made (``PyObject_GC_UnTrack``
-from the C API) and reference counting alone frees it, as it would anyway. The
-one exception is a node given a Python function (micrograd's way to add an op,
-``out._backward = f``): f usually refers back to ``out``, so that node stays
-tracked and its cycle is collected as usual.
+Speed: Python's cyclic garbage collector exists for reference cycles, and a
+graph of Values has none: a node refers only to floats, its op's name and older
+nodes. So every node is taken off the collector's list when it is made
+(``untrack`` from ``_cpython_speedups``, a no-op outside CPython), and reference
+counting alone frees it, as it would anyway. The one exception is a node given a
+Python function (micrograd's way to add an op, ``out._backward = f``): f usually
+refers back to ``out``, so that node goes back on the list and its cycle is
+collected as usual. What this saves is measured in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
 
-import gc
 import math
-import sys
 from collections.abc import Callable, Iterable
 from numbers import Real
 
+from ._cpython_speedups import track, untrack, warm_up
+
 __all__ = ["Value"]
 
-def _gc_api() -> tuple[Callable, Callable]:
-    """CPython's PyObject_GC_UnTrack and PyObject_GC_Track, or no-ops elsewhere."""
-    if sys.implementation.name != "cpython":
-        return _ignore, _ignore
-    try:
-        import ctypes
-
-        untrack, track = ctypes.pythonapi.PyObject_GC_UnTrack, ctypes.pythonapi.PyObject_GC_Track
-    except (ImportError, AttributeError):
-        return _ignore, _ignore
-    for fn in (untrack, track):
-        fn.argtypes, fn.restype = [ctypes.py_object], None
-    return untrack, track
-
-
-def _ignore(obj: object) -> None:
-    pass
-
-
-_untrack, _track = _gc_api()
 _new = object.__new__  # makes an empty Value without running __init__
 _ADD = "+"  # the op strings that backward() tells apart
 _MUL = "*"
@@ -102,7 +80,7 @@ class Value:
         self._custom = (kids, None) if kids else None
         self._n = 0 if kids else None
         if not kids:  # a node with children may get a Python function: see the docstring
-            _untrack(self)
+            untrack(self)
 
     # ---- ops: each computes its result and keeps what its derivative needs ----
 
@@ -116,7 +94,7 @@ class Value:
         out._a = self
         out._b = other
         out._n = 0
-        _untrack(out)
+        untrack(out)
         return out
 
     def __mul__(self, other: Value | float) -> Value:
@@ -129,7 +107,7 @@ class Value:
         out._a = self
         out._b = other
         out._n = 0
-        _untrack(out)
+        untrack(out)
         return out
 
     def __pow__(self, other: float) -> Value:
@@ -265,8 +243,7 @@ class Value:
         else:
             kids = self._custom[0] if self._custom is not None else ()
         self._custom = (kids, fn)
-        if not gc.is_tracked(self):  # fn may refer back to this node: a cycle to collect
-            _track(self)
+        track(self)  # fn may refer back to this node: a cycle to collect
         if self._n is None:  # a leaf: give it a turn in backward(), as micrograd does
             self._n = 0
 
@@ -415,7 +392,7 @@ def _unary(a: Value, data: float, op: str, local: float) -> Value:
     out._b = None
     out._d = local
     out._n = 0
-    _untrack(out)
+    untrack(out)
     return out
 
 
@@ -462,17 +439,12 @@ def _do_nothing() -> None:
     """The ``_backward`` of a leaf."""
 
 
-def _warm_up() -> None:
-    """Run backward() a few times on a tiny graph at import.
-
-    CPython 3.11 specialises a function's bytecode only after about eight
-    calls, and until then its loops run two to three times slower. backward()
-    is called once per training step, so without this the first steps pay.
-    """
-    for _ in range(10):
-        x = Value(0.5)
-        y = (x * x + 1.0).relu() * x**2 + x.tanh()
-        y.backward()
+def _tiny_step() -> None:
+    """Build a tiny graph and run backward() on it: what ``warm_up`` runs at import, so that
+    the first training steps already run specialised code."""
+    x = Value(0.5)
+    y = (x * x + 1.0).relu() * x**2 + x.tanh()
+    y.backward()
 
 
-_warm_up()
+warm_up(_tiny_step)
