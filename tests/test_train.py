@@ -261,10 +261,11 @@ def test_one_epoch_curves_show_points(tmp_path, monkeypatch):
             assert line.get_marker() not in (None, "", "None", " ")
             assert line.get_markersize() > 0
             assert list(line.get_xdata()) == [1] and list(line.get_ydata()) == [scale * row[key]]
-            lo, hi = ax.get_xlim()
-            assert lo < 1 < hi
             lo, hi = ax.get_ylim()
             assert lo <= scale * row[key] <= hi
+        lo, hi = ax.get_xlim()
+        assert lo < 1 < hi
+        assert [t for t in ax.get_xticks() if lo <= t <= hi] == [1]  # whole epochs only
     matplotlib.pyplot.close(fig)
     assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

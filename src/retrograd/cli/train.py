@@ -300,6 +300,8 @@ def _replace(path: Path, write) -> None:
 
 def _plot(plt, history: list[dict], path: Path, name: str) -> None:
     """Loss and accuracy per epoch, train and test; markers, so one epoch shows as points."""
+    from matplotlib.ticker import MaxNLocator
+
     epochs = [h["epoch"] for h in history]
     panels = [("loss", "cross-entropy", "_loss", 1.0), ("accuracy", "accuracy (%)", "_acc", 100)]
     panels = [p for p in panels if f"train{p[2]}" in history[0]]
@@ -313,7 +315,7 @@ def _plot(plt, history: list[dict], path: Path, name: str) -> None:
         ax.set_xlabel("epoch")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # whole epochs
         if len(epochs) == 1:
             ax.set_xlim(epochs[0] - 0.5, epochs[0] + 0.5)
         ax.legend()
