@@ -25,7 +25,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -34,9 +34,30 @@ from .digits import Digits, build_model
 from .errors import CommandFailed, UsageError
 from .options import non_negative_int, positive_float, positive_int
 
-__all__ = ["add_parser", "run", "settings", "step", "Settings", "TASKS", "build_model"]
+__all__ = ["add_parser", "run", "settings", "step", "Settings", "Task", "TASKS",
+           "build_model"]
 
-TASKS = {"digits": Digits}
+
+class Task(Protocol):
+    """What `retrograd train` needs from a kind of data (`digits.Digits` is one)."""
+
+    name: ClassVar[str]
+    models: ClassVar[tuple[str, ...]]  # the first is the default
+    defaults: ClassVar[dict[str, dict[str, Any]]]  # per model: epochs, batch_size, lr
+    headline: ClassVar[str]  # the key of `evaluate` the run is judged by
+
+    def __init__(self, model: str) -> None: ...
+    def load(self) -> None: ...  # ImportError when an extra is missing
+    def build_model(self) -> nn.Module: ...
+    def batches(self, batch_size: int, seed: int) -> Any: ...  # iterable, with len()
+    def loss(self, model: nn.Module, batch: Any) -> Any: ...  # a scalar Tensor
+    def evaluate(self, model: nn.Module) -> dict[str, float]: ...  # train_*/test_* numbers
+    def summary(self, row: dict[str, float]) -> str: ...  # e.g. "test accuracy 97.50%"
+    def example(self, model: nn.Module) -> tuple[Any, dict]: ...  # (loss, labels) to draw
+    def info(self) -> dict[str, Any]: ...  # facts for metrics.json
+
+
+TASKS: dict[str, type[Task]] = {"digits": Digits}
 DEFAULT_TASK = "digits"
 MOMENTUM = 0.9
 CHECKPOINT = "model.npz"
@@ -90,7 +111,7 @@ def settings(args: argparse.Namespace) -> Settings:
     return Settings(task=task_name, model=model, seed=args.seed, out=str(args.out), **cfg)
 
 
-def step(task: Any, model: nn.Module, opt: optim.Optimizer, batch: Any) -> float:
+def step(task: Task, model: nn.Module, opt: optim.Optimizer, batch: Any) -> float:
     """One optimisation step on `batch`; returns the loss before the update."""
     loss = task.loss(model, batch)
     opt.zero_grad()
@@ -148,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _epochs_loop(cfg: Settings, task: Any, model: nn.Module, opt: optim.Optimizer,
+def _epochs_loop(cfg: Settings, task: Task, model: nn.Module, opt: optim.Optimizer,
                  record: _Record, bar, t0: float) -> None:
     """The training loop: per batch a step at the cosine-decayed learning rate; per epoch
     an evaluation, recorded. Raises `_Diverged` when the loss is no longer finite."""
@@ -201,7 +222,7 @@ def _short(key: str, value: float) -> str:
 class _Record:
     """The run folder's files, kept up to date as epochs finish."""
 
-    def __init__(self, out: Path, cfg: Settings, task: Any, model: nn.Module) -> None:
+    def __init__(self, out: Path, cfg: Settings, task: Task, model: nn.Module) -> None:
         self.out, self.cfg, self.task, self.model = out, cfg, task, model
         self.history: list[dict] = []
         self.epoch = 0  # the epoch under way
