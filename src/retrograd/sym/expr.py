@@ -326,6 +326,8 @@ def is_const(n: Expr, v: float) -> bool:
     return n.op == CONST and n._val.__class__ is float and n._val == v
 
 
+# ---------------------------------------------------------------- building
+
 _PY_FOLD = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
             "neg": operator.neg}
 
@@ -377,6 +379,8 @@ def build(op: str, args: tuple, attrs: tuple = ()) -> Expr:
             args = (b, a)
     return GRAPH.node(op, args, attrs)
 
+
+# ---------------------------------------------------------------- several expressions at once
 
 def evaluate(exprs: Sequence[Expr], **values: Any) -> list:
     """Evaluate several expressions at once (shared nodes computed once); see `Expr.eval`."""
