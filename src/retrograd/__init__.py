@@ -6,6 +6,7 @@
     x.grad  # tensor([2., 4.])
 """
 
+from . import _allocator  # noqa: F401,I001  (first: glibc keeps freed large buffers)
 from . import (
     autograd,
     data,
