@@ -35,6 +35,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             raise TypeError(f"grad(): input {k} is a {type(t).__name__}, not a Tensor")
         if not t.requires_grad:
             raise RuntimeError(f"grad(): input {k} (shape {t.shape}) does not require grad")
+    if state.forward is not None and state.forward.vmapped:
+        create_graph = True  # inside rg.func.vmap the rules must run as batched tensor ops
     roots, seeds = [], []
     for k, (o, g) in enumerate(zip(outs, gouts)):
         if not isinstance(o, Tensor) or not o.requires_grad:

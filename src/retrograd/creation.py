@@ -20,6 +20,8 @@ def generator() -> np.random.Generator:
     """The generator behind `rand`/`randn`, for code that needs raw random numbers."""
     if state.tracer is not None:
         state.tracer.refuse_random()
+    if state.forward is not None:  # rg.func.vmap: one draw would serve every batch element
+        state.forward.check_random()
     return _rng[0]
 
 

@@ -31,19 +31,27 @@ import weakref
 
 import numpy as np
 
-from . import ops
+from . import batching, ops
 from .engine import TENSOR, apply
 from .grad_mode import state
 from .tensor import Tensor
 
 
 class Level:
-    """One forward-mode derivative in progress: the unique tag of its tangents."""
+    """One forward-mode derivative in progress: the unique tag of its tangents.
 
-    __slots__ = ("batch", "_tracked", "_limit", "__weakref__")
+    A `vmap` level is the same machinery put to another use: what a tensor holds
+    at the level is not a tangent but its batched value (`batch + t.shape`), and
+    each op computes its output's batched value with the batching rules of
+    `batching.py` instead of the jvp rules. A tensor without a value at a vmap
+    level is the same for every batch element.
+    """
 
-    def __init__(self, batch: tuple = ()) -> None:
+    __slots__ = ("batch", "vmap", "_tracked", "_limit", "__weakref__")
+
+    def __init__(self, batch: tuple = (), vmap: bool = False) -> None:
         self.batch = tuple(batch)
+        self.vmap = vmap
         self._tracked = []   # weak references to every tensor given a tangent here
         self._limit = 1024
 
@@ -75,7 +83,7 @@ class Level:
 class Stack:
     """The active forward-mode levels, outermost first (`grad_mode.state.forward`)."""
 
-    __slots__ = ("levels", "outers")
+    __slots__ = ("levels", "outers", "vmapped")
 
     def __init__(self, prev: Stack | None, level: Level) -> None:
         if prev is None:
@@ -84,6 +92,7 @@ class Stack:
         else:
             self.levels = prev.levels + (level,)
             self.outers = prev.outers + (prev,)  # outers[k]: the stack of levels[:k]
+        self.vmapped = any(lv.vmap for lv in self.levels)
 
     def push(self, op, inputs, attrs, out: Tensor) -> None:
         """Give `out` its tangent at every level where an input has one."""
@@ -92,10 +101,13 @@ class Stack:
                 break
         else:
             return
-        if out.data.dtype.kind not in "fc":  # comparisons, argmax: no tangent
+        floating = out.data.dtype.kind in "fc"  # comparisons, argmax: no tangent
+        if not floating and not self.vmapped:
             return
         st = state
         for k, lv in enumerate(self.levels):
+            if not floating and not lv.vmap:
+                continue
             pairs = None
             for j, x in enumerate(inputs):
                 fw = getattr(x, "_fw", None)
@@ -106,6 +118,17 @@ class Stack:
                             pairs = []
                         pairs.append((j, t))
             if pairs is None:
+                continue
+            if lv.vmap:
+                fast = k == 0 and st.tracer is None and not (st.enabled and _any_grad(inputs,
+                                                                                       pairs))
+                saved = st.forward
+                st.forward = self.outers[k]
+                try:
+                    value = batching.batched(op, inputs, attrs, out, pairs, lv, fast)
+                finally:
+                    st.forward = saved
+                _set(out, lv, value)
                 continue
             if op.jvps is None:
                 raise RuntimeError(
@@ -149,11 +172,39 @@ class Stack:
         """In-place ops cannot update tangents (views would go stale): refuse them."""
         for t in (target, other):
             fw = getattr(t, "_fw", None)
+            if fw is not None and any(lv.vmap and lv in fw for lv in self.levels):
+                raise RuntimeError(
+                    f"in-place '{op.name}' on or with a batched tensor (shape {t.shape}) inside "
+                    "rg.func.vmap is not supported; use an out-of-place op instead")
             if fw is not None and any(lv in fw for lv in self.levels):
                 raise RuntimeError(
                     f"in-place '{op.name}' on or with a tensor that carries a forward-mode "
                     f"tangent (shape {t.shape}) is not supported inside jvp/jacfwd/hessian/hvp; "
                     "use an out-of-place op (e.g. rg.where, rg.cat, rg.stack) instead")
+
+
+    def check_read(self, t, what: str) -> None:
+        """Refuse to read a batched tensor's values in Python inside vmap (the values seen
+        would be one batch element's, and the function's branches would follow them)."""
+        fw = getattr(t, "_fw", None)
+        if fw is not None and any(lv.vmap and lv in fw for lv in self.levels):
+            raise RuntimeError(
+                f"rg.func.vmap: {what} reads the values of a batched tensor (shape {t.shape} "
+                "per batch element) in Python, which vmap cannot batch; data-dependent control "
+                "flow is not supported: compute with tensor ops instead (e.g. rg.where)")
+
+    def check_random(self) -> None:
+        """Random numbers inside vmap would be shared by every batch element: refuse."""
+        if self.vmapped:
+            raise RuntimeError(
+                "rg.func.vmap: random numbers inside a vmapped function would be the same for "
+                "every batch element; draw them outside and pass them in as a batched argument")
+
+    def detached(self, src: Tensor, dst: Tensor) -> None:
+        """`dst = src.detach()`: keep `src`'s batched values (detached) at vmap levels."""
+        for lv, value in src._fw.items():
+            if lv.vmap and lv in self.levels:
+                set_tangent(dst, value.detach(), lv)
 
 
 def _any_grad(inputs, pairs) -> bool:
@@ -253,14 +304,15 @@ def _set(t: Tensor, lv: Level, tangent: Tensor) -> None:
 # ---------------------------------------------------------------- the API rg.func builds on
 
 class level:
-    """`with level(batch) as lv:` makes `lv` the innermost active forward-mode level.
+    """`with level(batch) as lv:` makes `lv` the innermost active forward-mode level
+    (a vmap level with `vmap=True`).
 
     On exit the previous stack is restored and the level's tangents are removed,
     so read the tangents you need (`tangent_of`) inside the block.
     """
 
-    def __init__(self, batch: tuple = ()) -> None:
-        self.level = Level(batch)
+    def __init__(self, batch: tuple = (), vmap: bool = False) -> None:
+        self.level = Level(batch, vmap)
 
     def __enter__(self) -> Level:
         self._prev = state.forward

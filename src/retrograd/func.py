@@ -40,7 +40,7 @@ from .grad_mode import enable_grad, state
 from .tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
-           "hvp"]
+           "hvp", "vmap"]
 
 _depth = [0]  # transforms whose function is running: results must stay differentiable
 _internal: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # leaves made by _fresh
@@ -500,3 +500,169 @@ def hvp(f: Callable, x, v):
             raise ValueError("hvp: with a tuple of primals, v must be a tuple of the same length")
         return jvp(grad(f, argnums=tuple(range(n))), tuple(x), tuple(v))[1]
     return jvp(grad(f), (x,), (v,))[1]
+
+
+# ---------------------------------------------------------------- vmap
+
+def _tree_leaves(tree, dims, where: str, out: list) -> None:
+    """Collect (leaf, dim, where) from `tree`; `dims` is an int/None for the whole subtree or
+    a structure matching it (tuple/list for tuples and lists, dict for dicts)."""
+    if isinstance(tree, (tuple, list)):
+        if isinstance(dims, (tuple, list)):
+            if len(dims) != len(tree):
+                raise ValueError(f"vmap: in_dims {dims!r} at {where} has {len(dims)} entries for "
+                                 f"{len(tree)} values")
+            for k, (t, d) in enumerate(zip(tree, dims)):
+                _tree_leaves(t, d, f"{where}[{k}]", out)
+            return
+        for k, t in enumerate(tree):
+            _tree_leaves(t, dims, f"{where}[{k}]", out)
+        return
+    if isinstance(tree, dict):
+        for k, t in tree.items():
+            d = dims[k] if isinstance(dims, dict) else dims
+            _tree_leaves(t, d, f"{where}[{k!r}]", out)
+        return
+    if isinstance(dims, (tuple, list, dict)):
+        raise ValueError(f"vmap: in_dims at {where} is a {type(dims).__name__} but the value "
+                         f"there is a {type(tree).__name__}")
+    if dims is not None and not (isinstance(dims, (int, np.integer)) and not isinstance(dims,
+                                                                                         bool)):
+        raise TypeError(f"vmap: in_dims entries must be ints or None, got {dims!r} at {where}")
+    out.append((tree, dims, where))
+
+
+def _tree_map(tree, fn):
+    if isinstance(tree, tuple):
+        return tuple(_tree_map(t, fn) for t in tree)
+    if isinstance(tree, list):
+        return [_tree_map(t, fn) for t in tree]
+    if isinstance(tree, dict):
+        return {k: _tree_map(t, fn) for k, t in tree.items()}
+    return fn(tree)
+
+
+def _move_to_front(x: Tensor, d: int) -> Tensor:
+    from .api import permute
+
+    if d == 0:
+        return x
+    axes = list(range(x.ndim))
+    axes.insert(0, axes.pop(d))
+    return permute(x, tuple(axes))
+
+
+def _move_from_front(x: Tensor, d: int) -> Tensor:
+    from .api import permute
+
+    if d == 0:
+        return x
+    axes = list(range(1, x.ndim))
+    axes.insert(d, 0)
+    return permute(x, tuple(axes))
+
+
+def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
+    """`f` mapped over a batch dimension of its arguments, without a Python loop.
+
+    `in_dims`: an int (the batched dimension of every argument), None (not
+    batched), or a tuple with one entry per positional argument (an entry may
+    itself be a tuple, list or dict matching a nested argument). `out_dims`: an
+    int, None, or a tuple with one entry per output, saying where the batch
+    dimension goes. Composes with the other transforms (`vmap(grad(f))`,
+    `jacrev(vmap(f))`, nested `vmap`).
+
+    Inside `f` each batched argument looks like one batch element (its shape has no
+    batch dimension). Ops compute on the whole batch at once through the
+    batching rules (`retrograd.batching`). Reading a batched value in Python
+    (`item()`, `bool()`, `numpy()`, indexing with a batched tensor), changing one
+    in place, drawing random numbers, and `backward()` inside `f` raise, as in
+    torch.func.vmap.
+    """
+    @functools.wraps(f)
+    def vmapped(*args, **kwargs):
+        dims = in_dims
+        if isinstance(dims, list):
+            dims = tuple(dims)
+        if isinstance(dims, tuple) and len(dims) != len(args):
+            raise ValueError(f"vmap: in_dims has {len(dims)} entries but the function was "
+                             f"called with {len(args)} positional arguments")
+        leaves: list = []
+        _tree_leaves(tuple(args), dims if isinstance(dims, tuple) else dims, "args", leaves)
+        size, first = None, None
+        batched = {}
+        for leaf, d, where in leaves:
+            if d is None:
+                continue
+            t = leaf if isinstance(leaf, Tensor) else _as_tensor(leaf, f"vmap: {where}")
+            if not -t.ndim <= d < t.ndim or t.ndim == 0:
+                raise ValueError(f"vmap: in_dim {d} is out of range for {where} of shape "
+                                 f"{t.shape}")
+            d = int(d) % t.ndim
+            n = t.shape[d]
+            if size is None:
+                size, first = n, where
+            elif n != size:
+                raise ValueError(f"vmap: expected all batched inputs to have the same size in "
+                                 f"the mapped dimension; {first} has {size} and {where} has "
+                                 f"{n}")
+            batched[id(leaf)] = (t, d)
+        if size is None:
+            raise ValueError("vmap: no input is batched (in_dims are all None, or there are "
+                             "no tensor arguments); at least one input must be batched")
+        if size == 0:
+            raise ValueError("vmap: the mapped dimension has size 0")
+        out_tree = None
+        with forward.level((size,), vmap=True) as lv:
+            def enter(leaf):
+                hit = batched.get(id(leaf))
+                if hit is None:
+                    return leaf
+                t, d = hit
+                full = _move_to_front(t, d)
+                sample = apply(ops.getitem, full, idx=0)
+                forward.set_tangent(sample, full, lv)
+                return sample
+
+            call = _tree_map(tuple(args), enter)
+            res = _call(f, call, kwargs)
+            single = not isinstance(res, (tuple, list))
+            outs = [res] if single else list(res)
+            odims = out_dims
+            if isinstance(odims, list):
+                odims = tuple(odims)
+            if isinstance(odims, tuple):
+                if single or len(odims) != len(outs):
+                    raise ValueError(f"vmap: out_dims has {len(odims)} entries but the function "
+                                     f"returned {1 if single else len(outs)} outputs")
+            else:
+                odims = (odims,) * len(outs)
+            out_tree = []
+            for k, (o, d) in enumerate(zip(outs, odims)):
+                out_tree.append(_vmap_output(o, d, lv, size, k))
+        return out_tree[0] if single else type(res)(out_tree)
+
+    return vmapped
+
+
+def _vmap_output(o, d, lv, size: int, k: int):
+    from .api import expand, reshape
+
+    if not isinstance(o, Tensor):
+        if d is None:
+            return o
+        raise TypeError(f"vmap: output {k} is a {type(o).__name__}; a vmapped function must "
+                        "return tensors (or use out_dims=None for that output)")
+    value = forward.tangent_of(o, lv)
+    if d is None:
+        if value is not None:
+            raise ValueError(f"vmap: output {k} is batched but out_dims is None for it")
+        return o
+    if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+        raise TypeError(f"vmap: out_dims entries must be ints or None, got {d!r}")
+    if value is None:  # the same for every batch element
+        value = expand(reshape(o, (1,) + o.shape), (size,) + o.shape)
+    if not -value.ndim <= d < value.ndim:
+        raise ValueError(f"vmap: out_dim {d} is out of range for output {k} with "
+                         f"{value.ndim} dimensions (batch included)")
+    return _move_from_front(value, int(d) % value.ndim)

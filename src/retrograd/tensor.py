@@ -158,6 +158,8 @@ class Tensor:
     def _scalar_check(self, what: str) -> None:
         if state.tracer is not None:
             state.tracer.refuse(what)
+        if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
+            state.forward.check_read(self, what)
         if self.data.size != 1:
             raise RuntimeError(f"{what} needs a tensor with one element, got shape {self.shape}")
 
@@ -170,16 +172,22 @@ class Tensor:
         """The data as a NumPy array (shared, not copied)."""
         if state.tracer is not None:
             state.tracer.refuse("numpy()")
+        if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
+            state.forward.check_read(self, "numpy()")
         return self.data
 
     def tolist(self):
         if state.tracer is not None:
             state.tracer.refuse("tolist()")
+        if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
+            state.forward.check_read(self, "tolist()")
         return self.data.tolist()
 
     def __array__(self, dtype=None, copy=None):
         if state.tracer is not None:
             state.tracer.refuse("conversion to a NumPy array")
+        if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
+            state.forward.check_read(self, "conversion to a NumPy array")
         return self.data if dtype is None else self.data.astype(dtype)
 
     def __bool__(self) -> bool:
@@ -219,6 +227,8 @@ class Tensor:
         """The same data (shared), cut from the graph."""
         t = Tensor._wrap(self.data)
         t._vc = self._cell()
+        if self._fw is not None and state.forward is not None and state.forward.vmapped:
+            state.forward.detached(self, t)  # a batched tensor stays batched
         return t
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
