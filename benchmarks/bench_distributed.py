@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -109,12 +110,14 @@ def worker_train(steps: int) -> dict:
     run(3)  # warm-up
     sync = wait = cpu = 0.0
     barrier()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     t0 = time.perf_counter()
     run(steps)
     barrier()
     wall = time.perf_counter() - t0
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     res = {"ranks": world.size, "steps_per_s": steps / wall, "sync_s": sync / steps,
-           "wait_s": wait / steps, "cpu_s": cpu / steps}
+           "wait_s": wait / steps, "cpu_s": cpu / steps, "faults": faults / steps}
     if world.size > 1:  # the slowest rank's compute CPU time bounds the step
         res["cpu_s"] = max(world.comm.allgather(res["cpu_s"]))
     return res

@@ -1,11 +1,12 @@
 """`DistributedOptimizer`: average the gradients over the ranks, then step.
 
 Horovod's design. The parameters, in the wrapped optimizer's order, are laid
-out once into fixed buckets per dtype (about `bucket_mb` each); at every
-`step()` each bucket is filled with the gradients (zeros for a parameter
-whose `.grad` is None, so every rank sends the same sizes), reduced with one
-in-place MPI `Allreduce`, divided by the number of ranks and handed back as
-the parameters' gradients; then the wrapped optimizer steps. Each bucket
+out once into fixed buckets per dtype (about `bucket_mb` each, one buffer
+each, reused at every step); at every `step()` each bucket is filled with the
+gradients (zeros for a parameter whose `.grad` is None, so every rank sends
+the same sizes), reduced with one in-place MPI `Allreduce`, divided by the
+number of ranks and written back into the gradients (in place, as PyTorch's
+DDP does); then the wrapped optimizer steps. Each bucket
 carries, after the gradients, one slot per parameter counting the ranks that
 had a gradient, so a parameter that no rank touched keeps `.grad = None`
 everywhere (as the optimizers expect) and one touched anywhere gets the
@@ -35,16 +36,31 @@ __all__ = ["DistributedOptimizer"]
 class _Bucket:
     """One dtype's run of parameters: `entries` are (param, offset, numel)."""
 
-    __slots__ = ("dtype", "entries", "numel")
+    __slots__ = ("dtype", "entries", "numel", "buffer")
 
     def __init__(self, dtype: np.dtype) -> None:
         self.dtype = dtype
         self.entries: list[tuple[Tensor, int, int]] = []
         self.numel = 0
+        self.buffer: np.ndarray | None = None
 
     def add(self, p: Tensor) -> None:
         self.entries.append((p, self.numel, p.data.size))
         self.numel += p.data.size
+
+
+def _set_grad(p: Tensor, value: np.ndarray) -> None:
+    """Write the averaged gradient into `p.grad`'s own array (as PyTorch's allreduce does),
+    or into a new one where there is none to write into. The engine never lets a `.grad`
+    alias another array, so an owned one can be overwritten."""
+    g = p.grad
+    if g is not None and not g.requires_grad and g.data.base is None \
+            and g.data.dtype == value.dtype and g.data.flags.writeable:
+        g.data[...] = value
+        if g._vc is not None:
+            g._vc[0] += 1
+    else:
+        p.grad = Tensor._wrap(value.copy())
 
 
 class DistributedOptimizer:
@@ -103,6 +119,8 @@ class DistributedOptimizer:
                 b = open_buckets[dt.str] = _Bucket(dt)
                 buckets.append(b)
             b.add(p)
+        for b in buckets:  # gradients, then one "has a gradient" count per parameter
+            b.buffer = np.empty(b.numel + len(b.entries), dtype=b.dtype)
         self._layout_key, self._buckets = key, buckets
         return buckets
 
@@ -116,8 +134,7 @@ class DistributedOptimizer:
             return
         comm, mpi, n = world.comm, world.mpi, world.size
         for b in self._layout():
-            count = len(b.entries)
-            buf = np.empty(b.numel + count, dtype=b.dtype)
+            buf = b.buffer
             for k, (p, off, size) in enumerate(b.entries):
                 g = p.grad
                 if g is None:
@@ -135,7 +152,7 @@ class DistributedOptimizer:
             grads /= n
             for k, (p, off, size) in enumerate(b.entries):
                 if buf[b.numel + k] != 0:
-                    p.grad = Tensor._wrap(grads[off:off + size].reshape(p.data.shape))
+                    _set_grad(p, grads[off:off + size].reshape(p.data.shape))
 
     def step(self, closure: Callable | None = None) -> Any:
         """Average the gradients over the ranks, then take the wrapped optimizer's step.
