@@ -69,16 +69,18 @@ GRAPH_PAGE = (7.5, 10.0)  # inches: the model's graph is scaled down to fit a pa
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """`retrograd train [--model M] [--epochs N] [--batch-size N] [--lr X] [--seed N]
     [--out DIR]`: the flags every task shares."""
-    models = sorted({m for task in TASKS.values() for m in task.models})
+    task = TASKS[DEFAULT_TASK]
     parser = subparsers.add_parser("train", help="train a model on the handwritten digits")
-    parser.add_argument("--model", default=None, metavar="{" + ",".join(models) + "}",
-                        help="the model (default: the task's first)")
-    parser.add_argument("--epochs", type=positive_int, default=None)
-    parser.add_argument("--batch-size", type=positive_int, default=None)
-    parser.add_argument("--lr", type=positive_float, default=None, help="initial learning rate")
-    parser.add_argument("--seed", type=non_negative_int, default=0,
-                        help="initial weights and batch order")
-    parser.add_argument("--out", default="runs/latest", help="the run folder")
+    parser.add_argument("--model", default=None, metavar="{" + ",".join(task.models) + "}",
+                        help=f"the model (default: {task.models[0]})")
+    parser.add_argument("--epochs", type=positive_int, default=None, metavar="N")
+    parser.add_argument("--batch-size", type=positive_int, default=None, metavar="N")
+    parser.add_argument("--lr", type=positive_float, default=None, metavar="X",
+                        help="initial learning rate")
+    parser.add_argument("--seed", type=non_negative_int, default=0, metavar="N",
+                        help="initial weights and batch order (default: 0)")
+    parser.add_argument("--out", default="runs/latest", metavar="DIR",
+                        help="the run folder (default: runs/latest)")
     parser.set_defaults(run=run)
     return parser
 
