@@ -294,7 +294,7 @@ def _modified(node, what, now, then):
     )
 
 
-def toposort(roots) -> list:
+def _reachable(roots) -> list:
     """Nodes reachable from `roots`, outputs first, found without recursion.
 
     Every node carries its creation number, and an op's inputs are always
@@ -316,7 +316,7 @@ _seq = attrgetter("seq")
 def _live(roots, targets) -> set:
     """The nodes reachable from `roots` from which a target is reachable."""
     live = set()
-    for node in reversed(toposort(roots)):  # inputs before outputs
+    for node in reversed(_reachable(roots)):  # inputs before outputs
         if node in targets or any(n in live or n in targets for n in node.nexts):
             live.add(node)
     return live

@@ -1,6 +1,6 @@
 """The graph IR shared by `rg.sym` and `rg.jit`.
 
-A program is a DAG of `Node`s. A node is an op name, a tuple of input nodes and
+A program is a DAG of `IRNode`s. A node is an op name, a tuple of input nodes and
 a tuple of `(name, value)` attributes. Two leaf ops exist outside the op table:
 `"var"` (a named input, attribute `name`) and `"const"` (attribute `value`, a
 Python number or a NumPy array); every other op is a name in `ops.OPS`, so a
@@ -42,7 +42,7 @@ next_seq = count().__next__
 _seq = attrgetter("seq")
 
 
-class Node:
+class IRNode:
     """One operation in a graph: `op`, `inputs` (nodes), `attrs` ((name, value) pairs).
 
     Nodes are immutable and compared by identity; a `Graph` guarantees that
@@ -126,15 +126,15 @@ class Graph:
     `weak=True` keeps nodes only while something else references them (what a
     long-lived table such as rg.sym's needs); otherwise the table owns its
     nodes (what one trace of rg.jit needs). `node_type` lets a front end use a
-    `Node` subclass with its own methods and slots.
+    `IRNode` subclass with its own methods and slots.
     """
 
-    def __init__(self, node_type: type = Node, weak: bool = False) -> None:
+    def __init__(self, node_type: type = IRNode, weak: bool = False) -> None:
         self.node_type = node_type
         self.weak = weak
         self.table: dict = {}  # key -> node, or a weak reference to it
 
-    def node(self, op: str, inputs: Sequence[Node] = (), attrs: Any = None) -> Node:
+    def node(self, op: str, inputs: Sequence[IRNode] = (), attrs: Any = None) -> IRNode:
         """The unique node for `op` applied to `inputs` with `attrs`."""
         inputs = tuple(inputs)
         attrs = freeze_attrs(attrs)
@@ -157,10 +157,10 @@ class Graph:
             hit = table[key] = self.node_type(op, inputs, attrs)
         return hit
 
-    def var(self, name: str, **attrs: Any) -> Node:
+    def var(self, name: str, **attrs: Any) -> IRNode:
         return self.node(VAR, (), dict(attrs, name=name))
 
-    def const(self, value: Any) -> Node:
+    def const(self, value: Any) -> IRNode:
         return self.node(CONST, (), (("value", value),))
 
     def __len__(self) -> int:
@@ -169,7 +169,7 @@ class Graph:
 
 # ---------------------------------------------------------------- walks
 
-def toposort(roots: Iterable[Node]) -> list[Node]:
+def toposort(roots: Iterable[IRNode]) -> list[IRNode]:
     """Every node reachable from `roots`, inputs before users, found without recursion."""
     seen = set()
     stack = []
@@ -188,15 +188,15 @@ def toposort(roots: Iterable[Node]) -> list[Node]:
     return sorted(seen, key=_seq)
 
 
-def schedule(roots: Iterable[Node]) -> list[Node]:
+def schedule(roots: Iterable[IRNode]) -> list[IRNode]:
     """A topological order that computes each input just before its first use.
 
     Depth-first post-order from the roots (no recursion): like evaluating
     the expression as written, it keeps few intermediate values alive at once,
     which is what evaluation and generated code want.
     """
-    order: list[Node] = []
-    done: set[Node] = set()
+    order: list[IRNode] = []
+    done: set[IRNode] = set()
     add = done.add
     emit = order.append
     for r in roots:
@@ -220,7 +220,7 @@ def schedule(roots: Iterable[Node]) -> list[Node]:
     return order
 
 
-def users(order: Sequence[Node]) -> dict[Node, list[Node]]:
+def users(order: Sequence[IRNode]) -> dict[IRNode, list[IRNode]]:
     """For each node of `order`, the nodes of `order` that take it as an input."""
     out = {n: [] for n in order}
     for n in order:
@@ -231,7 +231,7 @@ def users(order: Sequence[Node]) -> dict[Node, list[Node]]:
     return out
 
 
-def depends_on(order: Sequence[Node], sources: Iterable[Node]) -> set[Node]:
+def depends_on(order: Sequence[IRNode], sources: Iterable[IRNode]) -> set[IRNode]:
     """The nodes of `order` (topologically sorted) that are or use one of `sources`."""
     dep = set(sources)
     for n in order:
@@ -243,7 +243,7 @@ def depends_on(order: Sequence[Node], sources: Iterable[Node]) -> set[Node]:
     return dep
 
 
-def _last_use(order: Sequence[Node]) -> dict[Node, int]:
+def _last_use(order: Sequence[IRNode]) -> dict[IRNode, int]:
     last = {}
     for k, n in enumerate(order):
         for i in n.inputs:
@@ -257,7 +257,7 @@ class UnboundVariableError(ValueError):
     """A `var` node was reached without a value for it; the message names it."""
 
 
-def evaluate(outputs: Sequence[Node], env: Mapping[Node, Any]) -> list:
+def evaluate(outputs: Sequence[IRNode], env: Mapping[IRNode, Any]) -> list:
     """Values of `outputs`: each op's NumPy `forward` in topological order.
 
     `env` maps each reachable `var` node to its value. A value is dropped as
@@ -306,11 +306,11 @@ def _literal(v: Any) -> str | None:
     return None
 
 
-def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
+def to_source(outputs: Sequence[IRNode], inputs: Sequence[IRNode], name: str = "f",
               prologue: Sequence[str] = (),
-              epilogue: Callable[[str, Node], str] | None = None,
+              epilogue: Callable[[str, IRNode], str] | None = None,
               free: bool = True, single: bool = False,
-              emit: Callable[[Node, list, dict], str | None] | None = None) -> tuple[str, dict]:
+              emit: Callable[[IRNode, list, dict], str | None] | None = None) -> tuple[str, dict]:
     """Straight-line Python source of a NumPy function computing `outputs` from `inputs`.
 
     Returns the source and the globals it needs (op forwards and constants
@@ -331,7 +331,7 @@ def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
         names = ", ".join(repr(n.attr("name")) for n in missing)
         raise ValueError(f"no input given for variable(s) {names}")
     env: dict[str, Any] = {"np": np}
-    names: dict[Node, str] = {}
+    names: dict[IRNode, str] = {}
     lines = [f"def {name}({', '.join(f'a{k}' for k in range(len(inputs)))}):"]
     lines += [f"    {line}" for line in prologue]
     last = _last_use(order)
@@ -383,7 +383,7 @@ def to_source(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
     return "\n".join(lines) + "\n", env
 
 
-def compile(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
+def compile(outputs: Sequence[IRNode], inputs: Sequence[IRNode], name: str = "f",
             **kw: Any) -> Callable:
     """A Python function of the `inputs`' values returning a tuple of the `outputs`' values."""
     src, env = to_source(outputs, inputs, name=name, **kw)
@@ -396,10 +396,10 @@ def compile(outputs: Sequence[Node], inputs: Sequence[Node], name: str = "f",
 
 # ---------------------------------------------------------------- printing
 
-def dump(outputs: Sequence[Node], inputs: Sequence[Node] = ()) -> str:
+def dump(outputs: Sequence[IRNode], inputs: Sequence[IRNode] = ()) -> str:
     """A flat, readable listing of the program: one line per node, then the outputs."""
     order = toposort(outputs)
-    names: dict[Node, str] = {}
+    names: dict[IRNode, str] = {}
     lines = []
     for k, n in enumerate(inputs):
         names[n] = f"%{k}" if n.op != VAR else f"%{n.attr('name')}"

@@ -194,7 +194,7 @@ def _sym_values(roots: Sequence[Any], values: Mapping[str, Any] | None) -> dict[
 
 def _reader_for(roots: Sequence[Any], values: Mapping[str, Any] | None) -> _Reader:
     """The reader for this kind of graph (rg.sym values bound by `values`)."""
-    from .ir import Node as IRNode
+    from .ir import IRNode
 
     first = roots[0]
     if isinstance(first, _Tensor):
@@ -422,7 +422,7 @@ def _dedupe_more(lines: list[str]) -> str:
 
 
 def _is_ir(node: Any) -> bool:
-    from .ir import Node as IRNode
+    from .ir import IRNode
     return isinstance(node, IRNode)
 
 

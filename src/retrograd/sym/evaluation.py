@@ -40,7 +40,7 @@ def result(v: Any) -> Any:
     return a[()] if a.ndim == 0 else a
 
 
-def _bindings(order: Sequence[ir.Node], values: Mapping[str, Any]) -> dict:
+def _bindings(order: Sequence[ir.IRNode], values: Mapping[str, Any]) -> dict:
     """Each variable in `order` mapped to its value: from `values` by name, else its binding."""
     env = {}
     for n in order:
@@ -56,7 +56,7 @@ def _bindings(order: Sequence[ir.Node], values: Mapping[str, Any]) -> dict:
     return env
 
 
-def evaluate_nodes(exprs: Sequence[ir.Node], values: Mapping[str, Any]) -> list:
+def evaluate_nodes(exprs: Sequence[ir.IRNode], values: Mapping[str, Any]) -> list:
     """The values of `exprs` (shared nodes computed once); bindings and caches untouched."""
     env = _bindings(ir.toposort(exprs), values)
     return [result(v) for v in ir.evaluate(exprs, env)]
@@ -68,7 +68,7 @@ _ORDERS: dict[int, tuple] = {}
 _ORDERS_MAX = 32
 
 
-def _order_for(root: ir.Node) -> list[ir.Node]:
+def _order_for(root: ir.IRNode) -> list[ir.IRNode]:
     """The topological order of `root`'s graph, cached for the last few roots (weakly)."""
     hit = _ORDERS.get(id(root))
     if hit is not None and hit[0]() is root:
@@ -87,7 +87,7 @@ def _order_for(root: ir.Node) -> list[ir.Node]:
     return order[:-1]
 
 
-def refresh(root: ir.Node) -> Any:
+def refresh(root: ir.IRNode) -> Any:
     """Bring `root`'s cached value up to date, recomputing only nodes whose inputs changed.
 
     A node's `_t` is the binding clock when its value was computed; it is
@@ -134,12 +134,12 @@ def refresh(root: ir.Node) -> Any:
 class TraceEntry(NamedTuple):
     """One node of `Expr.trace`: the node (an `Expr`), its value, d(expression)/d(node)."""
 
-    node: ir.Node
+    node: ir.IRNode
     value: Any
     grad: Any
 
 
-def trace(root: ir.Node, values: Mapping[str, Any]) -> list[TraceEntry]:
+def trace(root: ir.IRNode, values: Mapping[str, Any]) -> list[TraceEntry]:
     """Every node of `root` with its value and d(root)/d(node), by one numeric reverse sweep."""
     order = ir.toposort([root])
     vals = _bindings(order, values)

@@ -43,7 +43,7 @@ def _sympy_number(sp: Any, v: Any) -> Any:
     return sp.Float(v, 17)
 
 
-def to_sympy(exprs: Sequence[ir.Node]) -> list:
+def to_sympy(exprs: Sequence[ir.IRNode]) -> list:
     """SymPy expressions for `exprs` (comparisons become 0/1 Piecewise steps, as evaluated)."""
     sp = load_sympy()
 

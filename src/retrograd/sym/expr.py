@@ -61,7 +61,7 @@ def _expr_op(name: str, reflected: bool = False) -> Callable:
     return method
 
 
-class Expr(ir.Node):
+class Expr(ir.IRNode):
     """A symbolic expression: one hash-consed node of the graph IR.
 
     `op` is "var", "const" or an op name of `ops.OPS`; `inputs` are Exprs.
@@ -109,7 +109,7 @@ class Expr(ir.Node):
         r = self.__eq__(other)
         return r if r is NotImplemented else not r
 
-    __hash__ = ir.Node.__hash__
+    __hash__ = ir.IRNode.__hash__
 
     def __bool__(self) -> bool:
         if self.op in BOOL_OPS:

@@ -37,7 +37,7 @@ def fmt(v: Any) -> str:
     return repr(v)
 
 
-def _prec(n: ir.Node, names: dict) -> int:
+def _prec(n: ir.IRNode, names: dict) -> int:
     if n in names:
         return 5
     if n.op == CONST:
@@ -45,7 +45,7 @@ def _prec(n: ir.Node, names: dict) -> int:
     return _PREC.get(n.op, 5)
 
 
-def _emit(root: ir.Node, names: dict, out: list) -> None:
+def _emit(root: ir.IRNode, names: dict, out: list) -> None:
     stack: list = [root]
     push = stack.append
     while stack:
@@ -100,7 +100,7 @@ def _emit(root: ir.Node, names: dict, out: list) -> None:
             push(f"{op}(")
 
 
-def to_str(root: ir.Node) -> str:
+def to_str(root: ir.IRNode) -> str:
     """Infix text; when sharing would blow the text up, shared parts become `t1 = ...` lines."""
     order = ir.toposort([root])
     tree = {}
@@ -134,7 +134,7 @@ def to_str(root: ir.Node) -> str:
     return "".join(out)
 
 
-def short(e: ir.Node, limit: int = 200) -> str:
+def short(e: ir.IRNode, limit: int = 200) -> str:
     """`e` as one line of text for an error message, or its size when that would be long."""
     size = len(ir.toposort([e]))
     s = to_str(e) if size < 2000 else "..."
