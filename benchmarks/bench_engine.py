@@ -1,6 +1,6 @@
 """Benchmark: retrograd's Tensor engine beside PyTorch eager, HIPS autograd, mygrad and NumPy.
 
-Workloads (SPEC section 10; targets from the engine issue)
+Workloads (each with its target)
   ops    a chain of 100 element-wise ops (mul by a constant, add a constant, tanh,
          exp, sin, in turn) on a float32 tensor of shape (8,), then sum and
          backward; reported in microseconds per op.

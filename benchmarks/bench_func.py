@@ -1,6 +1,6 @@
 """Benchmark: rg.func's Hessians and Jacobians beside torch.func, HIPS autograd and JAX.
 
-Workloads (SPEC section 5; targets from the functional-transforms issue)
+Workloads (each with its target)
   hessian   the full Hessian of f(x) = sum(tanh(W @ x)), W a fixed 64x64 matrix,
             x in R^64, float64. retrograd: rg.func.hessian (forward over reverse,
             all 64 tangents pushed as one batch). Peers: torch.func.hessian,

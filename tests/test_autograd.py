@@ -1,4 +1,4 @@
-"""SPEC section 3: reverse mode, one test (or a few) per rule.
+"""Reverse mode, one test (or a few) per rule.
 
 PyTorch serves as the reference where it has the same behaviour; its tensors
 are built with an explicit dtype (another test module changes its default).

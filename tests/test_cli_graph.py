@@ -1,4 +1,4 @@
-"""`retrograd graph "EXPR" --at a=2,b=3 [-o FILE]` (SPEC section 9, issue 3)."""
+"""`retrograd graph "EXPR" --at a=2,b=3 [-o FILE]`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC section 11: bad input gets a clear exception naming the problem and the
+"""Bad input gets a clear exception naming the problem and the
 shapes involved, never a wrong number, and the user's tensors are unchanged.
 
 Every case builds its own inputs (leaves that require grad, non-leaves and
@@ -151,8 +151,8 @@ CASES = [
     # other bad arguments
     ("where-condition", _two(lambda a, b: rg.where(a, a, b), (2,), (2,)), TypeError,
      ["where", "bool", "float64"]),
-    ("clamp-bounds", _one(lambda a: a.clamp(2.0, 1.0), (2,)), ValueError,
-     ["clamp", "2.0", "1.0"]),
+    ("clamp-bound-type", _one(lambda a: a.clamp(rg.tensor([0.0, 1.0])), (2,)), TypeError,
+     ["clamp", "min"]),
     ("max-empty", _one(lambda a: a[:0].max(), (2,)), RuntimeError, ["max", "empty", (0,)]),
     ("backward-gradient-shape", _one(lambda a: a.backward(rg.ones(3)), (2,)), RuntimeError,
      [(3,), (2,)]),

@@ -1,4 +1,4 @@
-"""Forward mode (SPEC section 5): every op's jvp rule, batching, nesting, custom Functions.
+"""Forward mode: every op's jvp rule, batching, nesting, custom Functions.
 
 The per-op tests are generated from the op table: each op's samples in
 `op_samples.SAMPLES`, its PyTorch twin in `test_ops.TORCH`. Every jvp is checked

@@ -1,4 +1,4 @@
-"""`rg.func` (SPEC section 5) against torch.func, nesting, batching and errors."""
+"""`rg.func` against torch.func, nesting, batching and errors."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""SPEC section 2: the Tensor, its dtypes, attributes, creation, operators and ops.
+"""The Tensor, its dtypes, attributes, creation, operators and ops.
 
 Gradients are compared with PyTorch where PyTorch has the same op; PyTorch
 tensors are always built with an explicit dtype (another test module changes

@@ -1,4 +1,4 @@
-"""rg.viz: DOT text and pictures of Value, Tensor, rg.sym and rg.jit graphs (issue 3)."""
+"""rg.viz: DOT text and pictures of Value, Tensor, rg.sym and rg.jit graphs."""
 
 from __future__ import annotations
 
