@@ -39,7 +39,27 @@ from .elementwise import (
     tanh,
     where,
 )
+from .cumulative import (
+    argsort,
+    cum_extreme_index,
+    cumprod,
+    cumsum,
+    logcumsumexp,
+    median_index,
+    mode_index,
+)
 from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
+from .indexing import (
+    diag_scatter,
+    diagonal,
+    gather,
+    index_add,
+    index_select,
+    nonzero,
+    scatter_add_dim,
+    scatter_dim,
+    scatter_reduce,
+)
 from .linalg import einsum, matmul
 from .reductions import (
     argmax,

@@ -1,0 +1,171 @@
+"""Cumulative ops (cumsum, cumprod, logcumsumexp) and the integer orderings behind sorting.
+
+`axis` is counted from the end, so a tangent with leading batch dimensions
+goes through the same forward. Sorting, top-k, k-th value, median, mode and
+cummax/cummin are an integer index from a non-differentiable op here, then
+`gather` (`ops/indexing.py`): their gradients go to the selected positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitive import defop
+
+
+def _cumsum(x, *, axis, reverse=False):
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis), axis)
+    return np.cumsum(x, axis=axis)
+
+
+cumsum = defop(
+    "cumsum", _cumsum,
+    (lambda m, g, out, x, *, axis, reverse=False: m.cumsum(g, axis=axis, reverse=not reverse),),
+    (lambda m, t, out, x, *, axis, reverse=False: m.cumsum(t, axis=axis, reverse=reverse),),
+    reads=(), fresh=True)
+
+
+def _zero_masks(m, x, axis):
+    """(before, first, x_safe, x_first_as_one) along `axis`: 1 before the first zero,
+    1 at the first zero, x with its zeros read as 1, x with its first zero read as 1."""
+    z = m.cast(x == 0, dtype=x.dtype)
+    seen = m.cumsum(z, axis=axis)
+    before = m.cast(seen == 0, dtype=x.dtype)
+    first = z * m.cast(seen == 1, dtype=x.dtype)
+    return before, first, x * (1.0 - z) + z, x * (1.0 - first) + first
+
+
+def _cumprod_vjp(m, g, out, x, *, axis):
+    # d out_k / d x_i = prod_{j <= k, j != i} x_j, never divided by a zero: out_k / x_i
+    # before the first zero z; the product with x_z read as 1 at z; after z, x_z times that
+    # same derivative of the lifted product (zero in value, but its derivative in x_z is
+    # right, so second derivatives are too)
+    before, first, safe, lifted = _zero_masks(m, x, axis)
+    lifted_out = m.cumprod(lifted, axis=axis)
+    r = before * m.cumsum(g * out, axis=axis, reverse=True) / safe
+    r = r + first * m.cumsum(g * lifted_out, axis=axis, reverse=True)
+    before2, first2, safe2, lifted2 = _zero_masks(m, lifted, axis)
+    h = before2 * m.cumsum(g * lifted_out, axis=axis, reverse=True) / safe2
+    h = h + first2 * m.cumsum(g * m.cumprod(lifted2, axis=axis), axis=axis, reverse=True)
+    xz = m.sum(x * first, axis=axis, keepdims=True)
+    return r + (1.0 - before - first) * xz * h
+
+
+def _cumprod_jvp(m, t, out, x, *, axis):
+    before, first, safe, lifted = _zero_masks(m, x, axis)
+    lifted_out = m.cumprod(lifted, axis=axis)
+    r = out * m.cumsum(t * before / safe, axis=axis)
+    r = r + lifted_out * m.cumsum(t * first, axis=axis)
+    before2, first2, safe2, lifted2 = _zero_masks(m, lifted, axis)
+    ta = t * (1.0 - before - first)
+    j = lifted_out * m.cumsum(ta * before2 / safe2, axis=axis)
+    j = j + m.cumprod(lifted2, axis=axis) * m.cumsum(ta * first2, axis=axis)
+    return r + m.sum(x * first, axis=axis, keepdims=True) * j
+
+
+cumprod = defop(
+    "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis),
+    (_cumprod_vjp,), (_cumprod_jvp,), save_out=True, fresh=True)
+
+
+def _logcumsumexp(x, *, axis):
+    if x.dtype.kind == "c":
+        return np.log(np.cumsum(np.exp(x), axis=axis))
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+def _last(m, out, axis):
+    """The last entry along `axis` (the whole log-sum-exp), kept as a size-1 axis."""
+    n = out.shape[axis]
+    return m.getitem(out, idx=(Ellipsis, slice(n - 1, n)) + (slice(None),) * (-axis - 1))
+
+
+def _logcumsumexp_vjp(m, g, out, x, *, axis):
+    # sum_{k >= i} g_k exp(x_i - out_k), shifted by the total so the exponentials stay small
+    if x.shape[axis] == 0:
+        return g
+    c = _last(m, out, axis)
+    return m.exp(x - c) * m.cumsum(g * m.exp(c - out), axis=axis, reverse=True)
+
+
+def _logcumsumexp_jvp(m, t, out, x, *, axis):
+    if x.shape[axis] == 0:
+        return t
+    c = _last(m, out, axis)
+    return m.exp(c - out) * m.cumsum(t * m.exp(x - c), axis=axis)
+
+
+logcumsumexp = defop(
+    "logcumsumexp", _logcumsumexp, (_logcumsumexp_vjp,), (_logcumsumexp_jvp,),
+    save_out=True, fresh=True)
+
+
+# ----------------------------------------------------------------- integer orderings
+
+def _argsort(x, *, axis, descending=False):
+    """Stable: equal elements keep their order; NaN sorts above everything (as torch)."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    # reversed, sorted stably, reversed back: descending with ties in their original order
+    n = x.shape[axis]
+    order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return np.flip(n - 1 - order, axis)
+
+
+def _positions(x, axis):
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    return np.arange(x.shape[axis]).reshape(shape)
+
+
+def _cum_extreme_index(x, *, axis, largest):
+    """Index of the running max (min); on ties the latest, and a NaN sticks (as torch)."""
+    acc = (np.maximum if largest else np.minimum).accumulate(x, axis=axis)
+    hit = x == acc
+    if x.dtype.kind in "fc":
+        hit |= np.isnan(x)
+    pos = np.where(hit, _positions(x, axis), 0)
+    return np.maximum.accumulate(pos, axis=axis)
+
+
+def _median_index(x, *, axis):
+    """Index of the lower median along `axis` (kept as size 1); the first NaN if any."""
+    n = x.shape[axis]
+    order = np.argsort(x, axis=axis, kind="stable")
+    k = (n - 1) // 2
+    idx = np.take(order, [k], axis=axis)
+    if x.dtype.kind in "fc":
+        nan = np.isnan(x)
+        has = np.any(nan, axis=axis, keepdims=True)
+        idx = np.where(has, np.argmax(nan, axis=axis, keepdims=True), idx)
+    return idx
+
+
+def _mode_index(x, *, axis):
+    """Index of the most frequent value along `axis` (the smallest such value, at its last
+    occurrence), kept as size 1."""
+    xs = np.moveaxis(x, axis, -1)
+    n = xs.shape[-1]
+    order = np.argsort(xs, axis=-1, kind="stable")
+    s = np.take_along_axis(xs, order, axis=-1)
+    pos = np.arange(n)
+    new = np.ones(s.shape, dtype=bool)
+    new[..., 1:] = s[..., 1:] != s[..., :-1]
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    last = np.ones(s.shape, dtype=bool)
+    last[..., :-1] = new[..., 1:]
+    end = np.flip(np.minimum.accumulate(np.flip(np.where(last, pos, n), -1), axis=-1), -1)
+    best = np.argmax(end - start, axis=-1)[..., None]
+    at = np.take_along_axis(end, best, axis=-1)
+    idx = np.take_along_axis(order, at, axis=-1)
+    return np.moveaxis(idx, -1, axis)
+
+
+argsort = defop("argsort", lambda x, *, axis, descending=False: _argsort(
+    x, axis=axis, descending=descending).astype(np.int64))
+cum_extreme_index = defop("cum_extreme_index", lambda x, *, axis, largest: _cum_extreme_index(
+    x, axis=axis, largest=largest).astype(np.int64))
+median_index = defop("median_index", lambda x, *, axis: _median_index(
+    x, axis=axis).astype(np.int64))
+mode_index = defop("mode_index", lambda x, *, axis: _mode_index(x, axis=axis).astype(np.int64))
