@@ -54,16 +54,6 @@ class Tensor:
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
-        if data.__class__ is np.ndarray and dtype is None and not requires_grad \
-                and data.dtype.kind != "O":  # the fast path every op result takes
-            self.data = data
-            self.grad = None
-            self.grad_fn = None
-            self.requires_grad = False
-            self._vc = None
-            self._hooks = None
-            self._fw = None  # forward-mode tangents: {level: tangent Tensor} (forward.py)
-            return
         if isinstance(data, Tensor):
             data = data.data.copy() if dtype is None else data.data
         arr = as_array(data, dtype)
@@ -76,7 +66,7 @@ class Tensor:
         self.requires_grad = False
         self._vc = None
         self._hooks = None
-        self._fw = None
+        self._fw = None  # forward-mode tangents: {level: tangent Tensor} (forward.py)
         if requires_grad:
             self.requires_grad_(True)
 
