@@ -1,0 +1,139 @@
+"""Activation functions, one node each: `gelu`, `silu`, `mish`, `softplus`,
+`logsigmoid`, `elu` (also `celu` and `selu`, by its attributes), `leaky_relu`,
+`hardtanh` (also `relu6`), `hardsigmoid`, `hardswish`, `softsign`, `threshold`.
+
+The forwards are numerically stable: `softplus`, `logsigmoid` and `mish` go
+through `logaddexp`, so they neither overflow nor lose the tail for large |x|.
+Gradients at the kinks are PyTorch's: `hardtanh` (and so `relu6`) and
+`hardsigmoid` pass nothing at their bounds, `hardswish` takes the middle
+formula at both -3 and 3, `leaky_relu` and `elu` take their negative side at 0,
+`threshold` passes nothing at the threshold, `softplus` switches to the identity
+where `beta * x > threshold`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..primitive import elementwise
+from ._special import erfc as _erfc
+from .elementwise import _sigmoid
+
+_SQRT1_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_BETA = math.sqrt(2.0 / math.pi)
+_TANH_KAPPA = 0.044715
+_ONE_SIXTH = float(np.float32(1.0 / 6.0))  # PyTorch's hardsigmoid gradient, in every dtype
+
+
+def _gelu(x, *, approximate="none"):
+    if approximate == "tanh":
+        inner = _TANH_BETA * (x + _TANH_KAPPA * x * x * x)
+        return 0.5 * x * (1.0 + np.tanh(inner))
+    return 0.5 * x * _erfc(x * -_SQRT1_2)  # = x * Phi(x), accurate in the left tail
+
+
+def _gelu_d(m, g, out, x, *, approximate="none"):
+    if approximate == "tanh":
+        x2 = x * x
+        t = m.tanh((x + x2 * x * _TANH_KAPPA) * _TANH_BETA)
+        inner_d = (x2 * (3.0 * _TANH_KAPPA) + 1.0) * _TANH_BETA
+        return g * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * inner_d)
+    return g * (m.erfc(x * -_SQRT1_2) * 0.5 + x * m.exp(x * x * -0.5) * _INV_SQRT_2PI)
+
+
+def _silu(x):
+    return x * _sigmoid(x)
+
+
+def _silu_d(m, g, out, x):
+    s = m.sigmoid(x)
+    return g * s * (x * (1.0 - s) + 1.0)
+
+
+def _mish(x):
+    return x * np.tanh(np.logaddexp(0, x))
+
+
+def _mish_d(m, g, out, x):
+    t = m.tanh(m.softplus(x, beta=1.0, threshold=20.0))
+    return g * (t + x * m.sigmoid(x) * (1.0 - t * t))
+
+
+def _softplus(x, *, beta=1.0, threshold=20.0):
+    bx = x * beta
+    return np.where(bx > threshold, x, np.logaddexp(0, bx) / beta)
+
+
+def _softplus_d(m, g, out, x, *, beta=1.0, threshold=20.0):
+    bx = x * beta
+    return m.where(bx > threshold, g, g * m.sigmoid(bx))
+
+
+def _logsigmoid(x):
+    return -np.logaddexp(0, -x)
+
+
+def _elu(x, *, alpha=1.0, scale=1.0, input_scale=1.0):
+    with np.errstate(over="ignore"):  # exp of the positive side, not selected
+        neg = np.expm1(x * input_scale) * (alpha * scale)
+    return np.where(x > 0, x * scale, neg)
+
+
+def _elu_d(m, g, out, x, *, alpha=1.0, scale=1.0, input_scale=1.0):
+    # On the negative side d/dx = input_scale * alpha * scale * exp(input_scale * x),
+    # written through the output so nothing overflows on the positive side.
+    return m.where(x > 0, g * scale, g * (out + alpha * scale) * input_scale)
+
+
+def _leaky_relu(x, *, negative_slope=0.01):
+    return np.where(x > 0, x, x * negative_slope)
+
+
+def _hardtanh(x, *, min_val=-1.0, max_val=1.0):
+    return np.minimum(np.maximum(x, min_val), max_val)
+
+
+def _hardtanh_d(m, g, out, x, *, min_val=-1.0, max_val=1.0):
+    return m.where(m.logical_and(x > min_val, x < max_val), g, 0.0)
+
+
+def _hardsigmoid(x):
+    return np.minimum(np.maximum(x + 3.0, 0.0), 6.0) / 6.0
+
+
+def _hardswish(x):
+    return x * np.minimum(np.maximum(x + 3.0, 0.0), 6.0) / 6.0
+
+
+def _hardswish_d(m, g, out, x):
+    return m.where(x < -3.0, 0.0, m.where(x <= 3.0, g * (x / 3.0 + 0.5), g))
+
+
+def _softsign_d(m, g, out, x):
+    d = m.abs(x) + 1.0
+    return g / (d * d)
+
+
+def _threshold(x, *, threshold, value):
+    return np.where(x > threshold, x, np.asarray(value, x.dtype))
+
+
+gelu = elementwise("gelu", _gelu, _gelu_d, fresh=True)
+silu = elementwise("silu", _silu, _silu_d, fresh=True)
+mish = elementwise("mish", _mish, _mish_d, fresh=True)
+softplus = elementwise("softplus", _softplus, _softplus_d, fresh=True)
+logsigmoid = elementwise("logsigmoid", _logsigmoid, lambda m, g, out, x: g * m.sigmoid(-x),
+                         fresh=True)
+elu = elementwise("elu", _elu, _elu_d, save_out=True, fresh=True)
+leaky_relu = elementwise("leaky_relu", _leaky_relu, lambda m, g, out, x, *, negative_slope=0.01:
+                         m.where(x > 0, g, g * negative_slope), smooth=False, fresh=True)
+hardtanh = elementwise("hardtanh", _hardtanh, _hardtanh_d, smooth=False, fresh=True)
+hardsigmoid = elementwise("hardsigmoid", _hardsigmoid, lambda m, g, out, x: m.where(
+    m.logical_and(x > -3.0, x < 3.0), g * _ONE_SIXTH, 0.0), smooth=False, fresh=True)
+hardswish = elementwise("hardswish", _hardswish, _hardswish_d, fresh=True)
+softsign = elementwise("softsign", lambda x: x / (np.abs(x) + 1.0), _softsign_d, fresh=True)
+threshold = elementwise("threshold", _threshold, lambda m, g, out, x, *, threshold, value:
+                        m.where(x > threshold, g, 0.0), smooth=False, fresh=True)
