@@ -1,50 +1,70 @@
 """Sliding windows for convolution and pooling: im2col (`unfold`) and its adjoint (`fold`).
 
-Convolution is `unfold` then a matrix product; average pooling is `unfold` then
-a mean. Both are linear, so each is the other's vjp.
+An input (N, C, *S) with 1, 2 or 3 spatial dimensions has windows
+(N, C, *kernel, *O): a strided view of the (padded) input. Convolution is
+`unfold` then a matrix product, transposed convolution a matrix product then
+`fold`; average pooling is `unfold` then a sum. Both ops are linear, so each is
+the other's vjp.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
 from ..primitive import defop
 
 
-def _windows(x, kh, kw, stride, padding, dilation, pad_value):
-    sh, sw = stride
-    ph, pw = padding
-    dh, dw = dilation
-    if ph or pw:
-        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
-    n, c, h, w = x.shape
-    oh = (h - dh * (kh - 1) - 1) // sh + 1
-    ow = (w - dw * (kw - 1) - 1) // sw + 1
-    s = x.strides
+def out_size(size: int, k: int, s: int, p: int, d: int) -> int:
+    """Number of windows along one dimension (floor mode)."""
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _windows(x, kernel, stride, padding, dilation, pad_value):
+    nd = len(kernel)
+    if any(padding):
+        x = np.pad(x, ((0, 0),) * (x.ndim - nd) + tuple((p, p) for p in padding),
+                   constant_values=pad_value)
+    lead = x.shape[:-nd]
+    spatial = x.shape[-nd:]
+    outs = tuple((n - d * (k - 1) - 1) // s + 1
+                 for n, k, s, d in zip(spatial, kernel, stride, dilation))
+    st = x.strides
+    lst, sst = st[:-nd], st[-nd:]
     return np.lib.stride_tricks.as_strided(
-        x, (n, c, kh, kw, oh, ow),
-        (s[0], s[1], s[2] * dh, s[3] * dw, s[2] * sh, s[3] * sw), writeable=False)
+        x, lead + tuple(kernel) + outs,
+        lst + tuple(a * d for a, d in zip(sst, dilation))
+        + tuple(a * s for a, s in zip(sst, stride)), writeable=False)
 
 
 def _unfold(x, *, kernel, stride, padding, dilation, pad_value=0.0):
-    """Sliding windows (N, C, kh, kw, OH, OW) of an NCHW array (im2col, as a view)."""
-    return _windows(x, kernel[0], kernel[1], stride, padding, dilation, pad_value)
+    """Sliding windows (N, C, *kernel, *O) of an (N, C, *S) array (im2col, as a view)."""
+    return _windows(x, kernel, stride, padding, dilation, pad_value)
 
 
 def _fold(cols, *, shape, kernel, stride, padding, dilation, pad_value=0.0):
-    """Adjoint of unfold: add each window back onto an NCHW array of `shape`."""
-    n, c, h, w = shape
-    kh, kw = kernel
-    sh, sw = stride
-    ph, pw = padding
-    dh, dw = dilation
-    oh, ow = cols.shape[-2:]
-    z = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
-    for i in range(kh):  # a loop over kernel offsets, never over pixels
-        for j in range(kw):
-            z[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-              j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
-    return z[:, :, ph:ph + h, pw:pw + w]
+    """Adjoint of unfold: add each window back onto an (N, C, *S) array of `shape`."""
+    nd = len(kernel)
+    outs = cols.shape[-nd:]
+    spatial = shape[-nd:]
+    z = np.zeros(tuple(shape[:-nd]) + tuple(n + 2 * p for n, p in zip(spatial, padding)),
+                 dtype=cols.dtype)
+    lead = (slice(None),) * (len(shape) - nd)
+    if nd == 2:  # the common case, unrolled: a loop over kernel offsets, never over pixels
+        (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, outs
+        for i in range(kh):
+            for j in range(kw):
+                z[..., i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                  j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[..., i, j, :, :]
+    else:
+        for offs in itertools.product(*(range(k) for k in kernel)):
+            idx = tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                        for o, d, s, n in zip(offs, dilation, stride, outs))
+            z[lead + idx] += cols[lead + offs]
+    if any(padding):
+        z = z[lead + tuple(slice(p, p + n) for p, n in zip(padding, spatial))]
+    return z
 
 
 def _unfold_jvp(m, t, out, x, *, pad_value=0.0, **k):

@@ -1,0 +1,102 @@
+"""Samples for the window, pooling and resampling families (1, 2 and 3 spatial dimensions)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _distinct
+
+_WINDOWS = [  # (input shape, kernel, stride, padding, dilation)
+    ((2, 2, 5, 6), (2, 3), (1, 2), (1, 0), (1, 1)),
+    ((2, 3, 7), (3,), (2,), (1,), (1,)),
+    ((1, 2, 9), (2,), (1,), (0,), (3,)),
+    ((1, 2, 4, 5, 4), (2, 2, 3), (1, 2, 1), (0, 1, 1), (1, 1, 1)),
+    ((1, 1, 7, 7), (3, 2), (2, 1), (1, 1), (2, 2)),
+]
+
+
+def _unfold(rng):
+    return [([rng.standard_normal(x)], dict(kernel=k, stride=s, padding=p, dilation=d))
+            for x, k, s, p, d in _WINDOWS]
+
+
+def _fold(rng):
+    out = []
+    for x, k, s, p, d in _WINDOWS:
+        o = tuple((n + 2 * pp - dd * (kk - 1) - 1) // ss + 1
+                  for n, kk, ss, pp, dd in zip(x[2:], k, s, p, d))
+        out.append(([rng.standard_normal(x[:2] + k + o)],
+                    dict(shape=x, kernel=k, stride=s, padding=p, dilation=d)))
+    return out
+
+
+def _pad_constant(rng):
+    return [([rng.standard_normal((2, 3, 4))], {"pads": ((1, 2),), "value": 0.5}),
+            ([rng.standard_normal((2, 3, 4))], {"pads": ((-1, 2), (0, -1))}),
+            ([rng.standard_normal((2, 3, 4, 5))], {"pads": ((1, 0), (2, 1), (0, 3))}),
+            ([rng.standard_normal((3,))], {"pads": ((2, -1),)})]
+
+
+def _taps(rng, n_out, n_in, k):
+    return rng.integers(0, n_in, (n_out, k)), rng.uniform(-1, 1, (n_out, k))
+
+
+def _resample(rng):
+    out = []
+    for shape, axis, n_out, k in [((2, 5), -1, 7, 1), ((2, 5, 3), -2, 4, 2),
+                                  ((3, 4), -2, 6, 4), ((2, 2, 3, 4), -1, 8, 2)]:
+        idx, w = _taps(rng, n_out, shape[axis], k)
+        out.append(([rng.standard_normal(shape)], {"axis": axis, "index": idx, "weight": w}))
+    idx, _ = _taps(rng, 6, 4, 1)
+    out.append(([rng.standard_normal((2, 4))], {"axis": -1, "index": idx, "weight": None}))
+    return out
+
+
+def _resample_t(rng):
+    out = []
+    for shape, axis, size, k in [((2, 7), -1, 5, 1), ((2, 4, 3), -2, 5, 2),
+                                 ((6, 4), -2, 3, 4)]:
+        idx, w = _taps(rng, shape[axis], size, k)
+        out.append(([rng.standard_normal(shape)],
+                    {"axis": axis, "index": idx, "weight": w, "size": size}))
+    idx, _ = _taps(rng, 6, 4, 1)
+    out.append(([rng.standard_normal((2, 6))],
+                {"axis": -1, "index": idx, "weight": None, "size": 4}))
+    return out
+
+
+_POOLS = [  # (input shape, kernel, stride, padding, dilation, ceil_mode)
+    ((2, 3, 4, 6), (2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((1, 2, 5, 7), (3, 2), (2, 1), (1, 1), (1, 1), True),
+    ((2, 2, 9), (3,), (2,), (1,), (1,), False),
+    ((1, 2, 8), (2,), (3,), (0,), (2,), True),
+    ((1, 1, 4, 5, 4), (2, 2, 2), (2, 1, 2), (1, 0, 0), (1, 2, 1), False),
+]
+
+
+def _max_pool(rng):
+    return [([_distinct(rng, x)], dict(kernel=k, stride=s, padding=p, dilation=d, ceil_mode=c))
+            for x, k, s, p, d, c in _POOLS]
+
+
+def _unpool(rng):
+    out = []
+    for shape, o in [((2, 3, 4, 5), (2, 3)), ((2, 2, 7), (4,)), ((1, 2, 3, 2, 4), (2, 2, 1))]:
+        idx = rng.integers(0, int(np.prod(shape[2:])), shape[:2] + o)
+        out.append(([rng.standard_normal(shape[:2] + o), idx], {"shape": shape}))
+    return out
+
+
+def _gather_flat(rng):
+    out = []
+    for shape, o in [((2, 3, 4, 5), (2, 3)), ((2, 2, 7), (4,)), ((1, 2, 3, 2, 4), (2, 2, 1))]:
+        idx = rng.integers(0, int(np.prod(shape[2:])), shape[:2] + o)
+        out.append(([rng.standard_normal(shape), idx], {}))
+    return out
+
+
+SAMPLES = {
+    "unfold": _unfold, "fold": _fold, "pad_constant": _pad_constant,
+    "resample": _resample, "resample_t": _resample_t, "max_pool": _max_pool,
+    "unpool": _unpool, "gather_flat": _gather_flat,
+}

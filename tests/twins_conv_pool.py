@@ -1,0 +1,89 @@
+"""PyTorch twins of the window, pooling and resampling ops (merged into test_ops.TORCH)."""
+
+import torch
+import torch.nn.functional as F
+
+_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+_MAX = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
+
+
+def _one_hot_kernels(c, kernel, dtype):
+    """Weights (C*K, 1, *kernel) picking each kernel offset: unfold as a grouped conv."""
+    k = 1
+    for a in kernel:
+        k *= a
+    eye = torch.eye(k, dtype=dtype).reshape((k, 1) + tuple(kernel))
+    return eye.repeat(c, 1, *([1] * len(kernel)))
+
+
+def _unfold(x, kernel, stride, padding, dilation, pad_value=0.0):
+    n, c = x.shape[:2]
+    w = _one_hot_kernels(c, kernel, x.dtype)
+    cols = _CONV[len(kernel)](x, w, None, stride, padding, dilation, c)
+    return cols.reshape((n, c) + tuple(kernel) + cols.shape[2:])
+
+
+def _fold(cols, shape, kernel, stride, padding, dilation, pad_value=0.0):
+    nd = len(kernel)
+    n, c = shape[:2]
+    outs = cols.shape[-nd:]
+    w = _one_hot_kernels(c, kernel, cols.dtype)
+    extra = [s - ((o - 1) * st - 2 * p + d * (k - 1) + 1)
+             for s, o, st, p, d, k in zip(shape[2:], outs, stride, padding, dilation, kernel)]
+    return _CONV_T[nd](cols.reshape((n, -1) + tuple(outs)), w, None, stride, padding, extra, c,
+                       dilation)
+
+
+def _torch_pads(pads):
+    flat = []
+    for b, a in reversed(pads):
+        flat += [b, a]
+    return flat
+
+
+def _view(w, axis, ndim):
+    return w.reshape((-1,) + (1,) * (-axis - 1))
+
+
+def _resample(x, axis, index, weight=None, size=None):
+    if weight is None:
+        return torch.index_select(x, axis, torch.as_tensor(index[:, 0]))
+    w = torch.as_tensor(weight, dtype=x.dtype)
+    return sum(torch.index_select(x, axis, torch.as_tensor(index[:, j]))
+               * _view(w[:, j], axis, x.ndim) for j in range(index.shape[1]))
+
+
+def _resample_t(g, axis, index, size, weight=None):
+    shape = list(g.shape)
+    shape[axis] = size
+    out = torch.zeros(shape, dtype=g.dtype)
+    for j in range(index.shape[1]):
+        part = g if weight is None else g * _view(
+            torch.as_tensor(weight[:, j], dtype=g.dtype), axis, g.ndim)
+        out = torch.index_add(out, axis % g.ndim, torch.as_tensor(index[:, j]), part)
+    return out
+
+
+def _unpool(g, idx, shape):
+    n, c = shape[:2]
+    z = torch.zeros((n, c, int(torch.tensor(shape[2:]).prod())), dtype=g.dtype)
+    return z.scatter_add(2, idx.reshape(n, c, -1), g.reshape(n, c, -1)).reshape(shape)
+
+
+def _gather_flat(x, idx):
+    n, c = idx.shape[:2]
+    return torch.gather(x.reshape(n, c, -1), 2, idx.reshape(n, c, -1)).reshape(idx.shape)
+
+
+TWINS = {
+    "unfold": _unfold,
+    "fold": _fold,
+    "pad_constant": lambda x, pads, value=0.0: F.pad(x, _torch_pads(pads), value=value),
+    "resample": _resample,
+    "resample_t": _resample_t,
+    "max_pool": lambda x, kernel, stride, padding, dilation, ceil_mode=False: _MAX[len(kernel)](
+        x, kernel, stride, padding, dilation, ceil_mode),
+    "unpool": _unpool,
+    "gather_flat": _gather_flat,
+}
