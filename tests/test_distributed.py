@@ -251,10 +251,16 @@ def test_buckets_pack_every_dtype_in_order_and_average(fresh, monkeypatch):
     params = [nn.Parameter(rg.tensor(rng.standard_normal(s).astype(dt))) for s, dt in shapes]
     grads = [rng.standard_normal(s).astype(dt) for s, dt in shapes]
     for p, g in zip(params, grads):
-        p.grad = rg.tensor(g)
+        p.grad = rg.tensor(g.copy())
     params[4].grad = None  # no gradient here, one from the peer
+    params[1].grad = rg.Tensor._wrap(np.repeat(grads[1][:1], 3))[...]  # a view: not written
+    base = params[1].grad.data.base
+    arrays = [None if p.grad is None else p.grad.data for p in params]
     opt = dist.DistributedOptimizer(rg.optim.SGD(params, lr=0.0), bucket_mb=200 / 2 ** 20)
     opt.step()
+    assert [p.grad.data is a for p, a in zip(params, arrays)] == [True, False, True, True, False]
+    assert (base == grads[1][0]).all()
+    grads[1] = np.repeat(grads[1][:1], 3)
     # float64 (20 + 30 + 6 elements at 8 bytes, 200-byte buckets): [p0], [p2], [p4];
     # float32: [p1, p3]; each message also carries one slot per parameter
     assert comm.messages == [(np.float64, 21), (np.float32, 9), (np.float64, 31),
