@@ -49,18 +49,18 @@ class _Bucket:
         self.numel += p.data.size
 
 
-def _set_grad(p: Tensor, value: np.ndarray) -> None:
-    """Write the averaged gradient into `p.grad`'s own array (as PyTorch's allreduce does),
-    or into a new one where there is none to write into. The engine never lets a `.grad`
-    alias another array, so an owned one can be overwritten."""
+def _set_grad(p: Tensor, total: np.ndarray, n: int) -> None:
+    """Write the average `total / n` into `p.grad`'s own array (as PyTorch's allreduce
+    does), or into a new one where there is none to write into. The engine never lets a
+    `.grad` alias another array, so an owned one can be overwritten."""
     g = p.grad
     if g is not None and not g.requires_grad and g.data.base is None \
-            and g.data.dtype == value.dtype and g.data.flags.writeable:
-        g.data[...] = value
+            and g.data.dtype == total.dtype and g.data.flags.writeable:
+        np.divide(total, n, out=g.data)
         if g._vc is not None:
             g._vc[0] += 1
     else:
-        p.grad = Tensor._wrap(value.copy())
+        p.grad = Tensor._wrap(total / n)
 
 
 class DistributedOptimizer:
@@ -148,11 +148,9 @@ class DistributedOptimizer:
                     buf[off:off + size] = g.data.reshape(-1)
                     buf[b.numel + k] = 1
             comm.Allreduce(mpi.IN_PLACE, buf, op=mpi.SUM)
-            grads = buf[:b.numel]
-            grads /= n
             for k, (p, off, size) in enumerate(b.entries):
                 if buf[b.numel + k] != 0:
-                    _set_grad(p, grads[off:off + size].reshape(p.data.shape))
+                    _set_grad(p, buf[off:off + size].reshape(p.data.shape), n)
 
     def step(self, closure: Callable | None = None) -> Any:
         """Average the gradients over the ranks, then take the wrapped optimizer's step.
