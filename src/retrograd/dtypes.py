@@ -58,3 +58,127 @@ def as_array(data, dtype=None) -> np.ndarray:
         f"cannot make a tensor from {type(data).__name__} (NumPy dtype {arr.dtype}); "
         "expected numbers, nested lists of numbers or a NumPy array"
     )
+
+
+# ---------------------------------------------------------------- type promotion (PyTorch's)
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def category(dtype: np.dtype) -> int:
+    """0 bool, 1 integer, 2 floating, 3 complex (the order of PyTorch's promotion)."""
+    return _CATEGORY.get(np.dtype(dtype).kind, 4)
+
+
+def default_complex_dtype() -> np.dtype:
+    """complex64 while the default float dtype is float32, complex128 for float64."""
+    return np.dtype(np.complex64) if _default[0].itemsize <= 4 else np.dtype(np.complex128)
+
+
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """PyTorch's `promote_types` for two dtypes: the higher category wins outright
+    (int64 with float32 is float32, not NumPy's float64); within a category the wider
+    one; a complex with a wider float takes the float's precision."""
+    if a == b:
+        return a
+    ca, cb = _CATEGORY.get(a.kind, 4), _CATEGORY.get(b.kind, 4)
+    if ca == cb:
+        return np.promote_types(a, b)
+    hi, lo = (a, b) if ca > cb else (b, a)
+    if hi.kind == "c" and lo.kind == "f":
+        return np.promote_types(hi, lo)
+    return hi
+
+
+def _combine(higher, lower):
+    """PyTorch's `combine_categories`: `higher` (a tier above) wins unless `lower` is of a
+    higher category; a complex `lower` under a floating `higher` takes its precision."""
+    if higher is None:
+        return lower
+    if lower is None or _CATEGORY[higher.kind] >= _CATEGORY[lower.kind]:
+        return higher
+    if higher.kind == "f" and lower.kind == "c":
+        return np.dtype(np.complex128) if higher.itemsize > 4 else np.dtype(np.complex64)
+    return lower
+
+
+_BOOL = np.dtype(np.bool_)
+_INT64 = np.dtype(np.int64)
+
+
+def _scalar_dtype(x):
+    """The dtype a Python or NumPy scalar counts as, or None if `x` is not one."""
+    if isinstance(x, (bool, np.bool_)):
+        return _BOOL
+    if isinstance(x, (int, np.integer)):
+        return _INT64
+    if isinstance(x, (float, np.floating)):
+        return _default[0]
+    if isinstance(x, (complex, np.complexfloating)):
+        return default_complex_dtype()
+    return None
+
+
+def result_type(*operands) -> np.dtype:
+    """The dtype PyTorch gives an op on `operands` (tensors, arrays, Python or NumPy scalars).
+
+    Categories bool < integer < floating < complex. Three tiers: tensors with
+    dimensions, 0-d tensors (and 0-d arrays), and scalars (Python and NumPy numbers;
+    a float scalar counts as the default float dtype). Within each tier dtypes
+    promote; then a lower tier only matters if it is of a higher category than
+    every tier above it: float32 tensor + float64 0-d tensor is float32, int32
+    tensor + 2.5 is the default float dtype, int32 tensor + float64 0-d tensor is
+    float64, and a NumPy float64 scalar does not upcast a float32 tensor.
+    """
+    dim = zero = scalar = None
+    for x in operands:
+        if x is None:
+            continue
+        data = x
+        if not isinstance(x, (np.ndarray, int, float, complex, np.generic)):
+            data = getattr(x, "data", x)  # a Tensor
+        if isinstance(data, np.ndarray):
+            dt = data.dtype
+            if data.ndim:
+                dim = dt if dim is None else promote_types(dim, dt)
+            else:
+                zero = dt if zero is None else promote_types(zero, dt)
+            continue
+        dt = _scalar_dtype(data)
+        if dt is None:
+            arr = as_array(data)
+            dim = arr.dtype if dim is None else promote_types(dim, arr.dtype)
+            continue
+        scalar = dt if scalar is None else promote_types(scalar, dt)
+    if dim is None and zero is None and scalar is None:
+        raise TypeError("result_type() needs at least one operand")
+    return _combine(dim, _combine(zero, scalar))
+
+
+def float_result_type(*operands) -> np.dtype:
+    """`result_type` for a floating op (`exp`, `sqrt`, `/`, ...): integer and bool results
+    become the default float dtype."""
+    dt = result_type(*operands)
+    return dt if dt.kind in "fc" else _default[0]
+
+
+def can_cast(src: np.dtype, dst: np.dtype) -> bool:
+    """PyTorch's rule for writing a result of dtype `src` into a tensor of dtype `dst` in
+    place: never to a lower category (complex to real, floating to integer, a
+    non-bool to bool); a wider dtype of the same category is fine."""
+    return _CATEGORY.get(src.kind, 4) <= _CATEGORY.get(dst.kind, 4)
+
+
+def scalar_array(value, dtype: np.dtype) -> np.ndarray:
+    """A Python or NumPy scalar as a read-only 0-d array of `dtype`; integers outside
+    the range of an integer dtype wrap around (two's complement), as in PyTorch."""
+    if dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
+            and not isinstance(value, (bool, np.bool_)):
+        bits = dtype.itemsize * 8
+        v = int(value) & ((1 << bits) - 1)
+        if dtype.kind == "i" and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        value = v
+    arr = np.array(value, dtype=dtype)
+    arr.flags.writeable = False
+    return arr

@@ -12,7 +12,8 @@ import numpy as np
 
 from . import api as F
 from . import engine, ops
-from .dtypes import get_default_dtype, is_float
+from .api._args import promote
+from .dtypes import can_cast, float_result_type, is_float, result_type, scalar_array
 from .engine import apply, apply2
 from .grad_mode import state
 from .tensor import Tensor, _initial_grad
@@ -21,9 +22,17 @@ _SCALARS = (int, float, complex)
 
 
 def _binop(op, reflected=False, true_div=False):
-    """A binary operator method: tensors and Python numbers go straight to `apply2`."""
+    """A binary operator method. Two tensors of one dtype, and a float tensor with a
+    Python number, go straight to `apply2`; anything else is first promoted to
+    PyTorch's result dtype (`api._args.promote`)."""
+    slow = "biu" if true_div else "b" if op in (ops.sub, ops.pow) else ""  # checked or cast
+
     def method(self, other):
-        if other.__class__ is not Tensor:
+        if other.__class__ is Tensor:
+            dt = self.data.dtype
+            if other.data.dtype is not dt or dt.kind in slow:
+                self, other = _promote_pair(op, self, other, true_div)
+        else:
             consts = None
             if other.__class__ is float or other.__class__ is int:
                 dt = self.data.dtype
@@ -32,9 +41,9 @@ def _binop(op, reflected=False, true_div=False):
                 c = consts.get(other)
                 other = _const(consts, other, dt) if c is None else c
             else:
-                self, other = self._lhs(other), self._other(other)
-        if true_div:
-            self, other = _float_div(self, other)
+                if op is ops.pow and _is_bool_power(self, other, reflected):
+                    return self if other else apply(ops.ones_like, self)  # as in PyTorch
+                self, other = _promote_pair(op, self, other, true_div)
         return apply2(op, other, self) if reflected else apply2(op, self, other)
 
     method.__name__ = f"__{'r' if reflected else ''}{op.name}__"
@@ -61,11 +70,37 @@ def _const(consts: dict, value, dtype: np.dtype) -> np.ndarray:
     return c
 
 
-def _float_div(x, y):
-    """True division of integer tensors gives the default float dtype."""
-    if x.data.dtype.kind in "biu" and (not isinstance(y, Tensor) or y.data.dtype.kind in "biu"):
-        x = x.to(get_default_dtype())
+class InplaceDtypeError(TypeError, RuntimeError):
+    """An in-place result of a lower category than its target (a float into an int tensor);
+    a RuntimeError as in PyTorch, and a TypeError."""
+
+
+class InplaceShapeError(ValueError, RuntimeError):
+    """An in-place result whose broadcast shape is not its target's (RuntimeError in PyTorch)."""
+
+
+def _promote_pair(op, x, y, floating=False):
+    """`promote` for an operator, refusing what PyTorch refuses, before any NumPy call."""
+    if isinstance(y, (list, tuple)):
+        y = Tensor(y)
+    if op is ops.sub and (_is_bool(x) or _is_bool(y)):
+        raise TypeError("subtraction ('-') with a bool operand is not supported; use '^' "
+                        "(logical xor) or '~' (to invert a mask), or convert with .long()")
+    x, y = promote(x, y, floating=floating)
+    if op is ops.pow and x.dtype == np.bool_:
+        raise TypeError("'**' of bool tensors is not supported; convert with .long() first")
     return x, y
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, (Tensor, np.ndarray))
+                                               and x.dtype == np.bool_)
+
+
+def _is_bool_power(x, y, reflected) -> bool:
+    """A tensor to the power of a Python bool (PyTorch: `x ** True` is x, `x ** False` ones
+    of x's dtype, bool tensors included)."""
+    return not reflected and isinstance(y, (bool, np.bool_))
 
 
 class _Methods:
@@ -127,25 +162,6 @@ class _Methods:
         engine.backward([self], [g], create_graph)
 
 
-    def _other(self, other):
-        if isinstance(other, Tensor):
-            return other
-        if isinstance(other, _SCALARS):
-            if isinstance(other, bool):
-                return other
-            if isinstance(other, float) and self.data.dtype.kind in "biu":
-                return Tensor._wrap(np.asarray(other, dtype=get_default_dtype()))
-            return other
-        if isinstance(other, np.generic):
-            return self._other(other.item())
-        return Tensor(other)
-
-    def _lhs(self, other):
-        """Integer tensors become the default float when meeting a Python float."""
-        if isinstance(other, float) and self.data.dtype.kind in "biu":
-            return self.to(get_default_dtype())
-        return self
-
     __add__ = _binop(ops.add)
     __radd__ = _binop(ops.add, reflected=True)
     __sub__ = _binop(ops.sub)
@@ -173,7 +189,7 @@ class _Methods:
         return apply(ops.abs, self)
 
     def _compare(self, op, other):
-        return apply(op, self, self._other(other))
+        return apply(op, *_promote_pair(op, self, other))
 
     def __eq__(self, other):  # noqa: D105 - element-wise, as in NumPy and PyTorch
         return self._compare(ops.OPS["eq"], other)
@@ -194,15 +210,22 @@ class _Methods:
         return self._compare(ops.OPS["ge"], other)
 
     def __invert__(self):
-        if self.dtype != np.bool_:
-            raise TypeError(f"~ needs a bool tensor, got {self.dtype}")
-        return Tensor._wrap(~self.data)
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~ needs a bool or integer tensor, got {self.dtype}")
+        return apply(ops.OPS["bitwise_not"], self)
 
     def __and__(self, other):
-        return Tensor._wrap(self.data & _data(other))
+        return _bitwise("bitwise_and", self, other)
 
     def __or__(self, other):
-        return Tensor._wrap(self.data | _data(other))
+        return _bitwise("bitwise_or", self, other)
+
+    def __xor__(self, other):
+        return _bitwise("bitwise_xor", self, other)
+
+    __rand__ = __and__
+    __ror__ = __or__
+    __rxor__ = __xor__
 
     # ------------------------------------------------------------ indexing
 
@@ -224,8 +247,22 @@ class _Methods:
     # ------------------------------------------------------------ in place
 
     def _inplace(self, op, other, **attrs) -> Tensor:
-        """Run `op(self, other)` and write the result into self's array."""
-        other = other if isinstance(other, Tensor) else self._other(other)
+        """Run `op(self, other)` and write the result into self's array.
+
+        The result dtype is PyTorch's (`result_type`); one of a lower category than
+        self's (a float result into an integer tensor) is refused, a wider one of the
+        same category is cast back (float32 += float64 tensor stays float32).
+        """
+        if isinstance(other, (list, tuple, np.ndarray)):
+            other = Tensor(other)
+        if op is not ops.setitem:
+            if op is ops.sub and (_is_bool(self) or _is_bool(other)):
+                raise TypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "
+                                f"{type(other).__name__}) is not supported")
+            res = (float_result_type if op is ops.div else result_type)(self, other)
+            if not can_cast(res, self.data.dtype):
+                raise InplaceDtypeError(f"in-place '{op.name}': result type {res} can't be cast "
+                                        f"to the desired output type {self.data.dtype}")
         recording = state.enabled and (self.requires_grad or
                                        (isinstance(other, Tensor) and other.requires_grad))
         if recording and self.grad_fn is None and self.requires_grad:
@@ -242,23 +279,25 @@ class _Methods:
             state.tracer.refuse_inplace(self)
         if state.forward is not None:
             state.forward.check_inplace(self, other, op)
-        other_data = other.data if isinstance(other, Tensor) else other
-        new = op.forward(self.data, other_data, **attrs)
-        res = np.result_type(new)
-        if res != self.data.dtype and not np.can_cast(res, self.data.dtype, casting="same_kind"):
-            if isinstance(other, Tensor) and other.data.dtype.kind == res.kind:
-                res = other.data.dtype  # PyTorch's result type: the wider operand's own dtype
-            raise RuntimeError(f"in-place '{op.name}': result type {res} can't be cast to the "
-                               f"desired output type {self.data.dtype}")
-        if np.shape(new) != self.data.shape:
-            raise RuntimeError(f"in-place '{op.name}': output with shape {self.shape} doesn't "
-                               f"match the broadcast shape {np.shape(new)}")
         if recording:
             old = Tensor._wrap(self.data)
             old.grad_fn, old.requires_grad, old._vc = self.grad_fn, self.requires_grad, \
                 self._cell()
+            if op is not ops.setitem:
+                old, other = promote(old, other, floating=op is ops.div)
             result = apply(op, old, other, **attrs)  # records the node before the write
+            if result.data.dtype != self.data.dtype:
+                result = result.to(self.data.dtype)
             node = result.grad_fn
+            new = result.data
+        else:
+            x, other_data = self.data, other.data if isinstance(other, Tensor) else other
+            if op is not ops.setitem:
+                x, other_data = (_array_as(a, res) for a in (x, other_data))
+            new = op.forward(x, other_data, **attrs)
+        if np.shape(new) != self.data.shape:
+            raise InplaceShapeError(f"in-place '{op.name}': output with shape {self.shape} "
+                                    f"doesn't match the broadcast shape {np.shape(new)}")
         if not self.data.flags.writeable:
             raise RuntimeError(f"in-place '{op.name}' on a tensor whose data is a read-only "
                                "view (e.g. from expand); clone() it first")
@@ -318,6 +357,22 @@ class _Methods:
 
 def _data(x):
     return x.data if isinstance(x, Tensor) else x
+
+
+def _array_as(x, dtype):
+    """An in-place op's operand (array or scalar) in the result dtype."""
+    if isinstance(x, np.ndarray):
+        return x if x.dtype == dtype else x.astype(dtype)
+    return scalar_array(x, dtype)
+
+
+def _bitwise(name, x, other):
+    """`& | ^` on bool and integer tensors, with PyTorch's promotion (and wrapping of
+    Python ints to the tensor's dtype)."""
+    x, other = _promote_pair(ops.OPS[name], x, other)
+    if x.dtype.kind not in "biu":
+        raise TypeError(f"'{name}' needs bool or integer tensors, got {x.dtype}")
+    return apply(ops.OPS[name], x, other)
 
 
 def _index(idx, shape):

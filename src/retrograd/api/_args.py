@@ -8,11 +8,48 @@ import math
 
 import numpy as np
 
+from ..dtypes import float_result_type, result_type, scalar_array
 from ..tensor import Tensor, as_tensor
 
 
 def _t(x) -> Tensor:
     return x if isinstance(x, Tensor) else as_tensor(x)
+
+
+def promote(*operands, floating: bool = False) -> tuple:
+    """The operands of an element-wise op, converted to the dtype PyTorch gives its result.
+
+    Call it in every public function of two or more operands (`maximum`, `where`,
+    `atan2`, ...) before `apply`, so the op's NumPy forward computes in that dtype
+    and eager mode, the backward and `rg.jit` all agree. The rule is
+    `dtypes.result_type`: bool < integer < floating < complex; tensors with
+    dimensions outrank 0-d tensors, which outrank Python and NumPy scalars, unless
+    the lower one is of a higher category (float32 tensor + 2.0 is float32; int64
+    tensor + 2.5 is the default float dtype; float32 + int64 tensors is float32).
+
+    `operands`: Tensors, NumPy arrays, nested lists, Python or NumPy scalars; None
+    passes through. Returns a tuple, one item per operand: a Tensor for a tensor,
+    array or list, cast with a recorded (differentiable) `.to()` when its dtype
+    differs; a read-only 0-d NumPy array for a scalar, which `apply` takes as a
+    constant (integers outside the dtype's range wrap around, as in PyTorch).
+    `floating=True` for ops whose result is floating whatever the inputs (`/`,
+    `atan2`, `hypot`): an integer or bool result becomes the default float dtype.
+
+    Example: `y, x = promote(y, x, floating=True); return apply(ops.atan2, y, x)`.
+    """
+    dt = (float_result_type if floating else result_type)(*operands)
+    return tuple(_as_dtype(x, dt) for x in operands)
+
+
+def _as_dtype(x, dt):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return x if x.data.dtype == dt else x.to(dt)
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return scalar_array(x, dt)
+    t = as_tensor(x)
+    return t if t.data.dtype == dt else t.to(dt)
 
 
 def _dims(dim, axis, ndim, name):

@@ -5,25 +5,41 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..dtypes import get_default_dtype, result_type
 from ..engine import apply, apply1
-from ..tensor import Tensor, as_tensor
-from ._args import _t
+from ..tensor import Tensor
+from ._args import _t, promote
+
+
+def _floating(x) -> Tensor:
+    """The input of a floating op (`exp`, `sqrt`, ...): integer and bool tensors become the
+    default float dtype, as in PyTorch."""
+    x = _t(x)
+    return x if x.data.dtype.kind in "fc" else x.to(get_default_dtype())
 
 
 def exp(x) -> Tensor:
-    return apply1(ops.exp, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.exp, x)
 
 
 def log(x) -> Tensor:
-    return apply1(ops.log, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.log, x)
 
 
 def log1p(x) -> Tensor:
-    return apply1(ops.log1p, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.log1p, x)
 
 
 def sqrt(x) -> Tensor:
-    return apply1(ops.sqrt, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.sqrt, x)
 
 
 def abs(x) -> Tensor:  # noqa: A001 - the NumPy/PyTorch name
@@ -31,23 +47,33 @@ def abs(x) -> Tensor:  # noqa: A001 - the NumPy/PyTorch name
 
 
 def sin(x) -> Tensor:
-    return apply1(ops.sin, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.sin, x)
 
 
 def cos(x) -> Tensor:
-    return apply1(ops.cos, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.cos, x)
 
 
 def tan(x) -> Tensor:
-    return apply1(ops.tan, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.tan, x)
 
 
 def tanh(x) -> Tensor:
-    return apply1(ops.tanh, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.tanh, x)
 
 
 def sigmoid(x) -> Tensor:
-    return apply1(ops.sigmoid, x if x.__class__ is Tensor else _t(x))
+    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+        x = _floating(x)
+    return apply1(ops.sigmoid, x)
 
 
 def relu(x) -> Tensor:
@@ -59,37 +85,54 @@ def sign(x) -> Tensor:
 
 
 def maximum(x, y) -> Tensor:
-    return apply(ops.maximum, _t(x), _t(y))
+    """Element-wise larger of `x` and `y` (broadcast; PyTorch's result dtype). Ties share
+    the gradient equally. Python numbers are accepted (PyTorch wants tensors)."""
+    return apply(ops.maximum, *_operands(x, y))
 
 
 def minimum(x, y) -> Tensor:
-    return apply(ops.minimum, _t(x), _t(y))
+    """Element-wise smaller of `x` and `y`; see `maximum`."""
+    return apply(ops.minimum, *_operands(x, y))
 
 
 def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
-    """Limit values to [min, max]; the gradient passes at the bounds themselves."""
+    """Limit values to [min, max] as PyTorch does: `min(max(x, min), max)`, so `max` wins
+    when `min > max`. The gradient passes where `min <= x <= max` (bounds included)."""
     if min is None and max is None:
         raise ValueError("clamp() needs at least one of 'min' and 'max'")
-    if min is not None and max is not None and min > max:
-        raise ValueError(f"clamp(): min ({min}) is greater than max ({max})")
-    return apply(ops.clamp, _t(x), lo=min, hi=max)
+    for name, b in (("min", min), ("max", max)):
+        if b is not None and not isinstance(b, (int, float, np.integer, np.floating)):
+            raise TypeError(f"clamp(): '{name}' must be a number, got {type(b).__name__}; "
+                            "for tensor bounds use rg.maximum / rg.minimum")
+    x = _t(x)
+    dt = result_type(x, min, max)
+    if dt == np.bool_:
+        raise TypeError("clamp() is not supported for bool tensors (with bool bounds)")
+    if dt != x.dtype:
+        x = x.to(dt)
+    lo = None if min is None else _as_python(min, dt)
+    hi = None if max is None else _as_python(max, dt)
+    return apply(ops.clamp, x, lo=lo, hi=hi)
+
+
+def _as_python(v, dt):
+    return float(v) if dt.kind in "fc" else int(v) if dt.kind in "iu" else bool(v)
 
 
 clip = clamp
 
 
 def where(condition, x, y) -> Tensor:
+    """`x` where `condition` holds, else `y` (broadcast; PyTorch's result dtype)."""
     c = _t(condition)
     if c.dtype != np.bool_:
         raise TypeError(f"where(): condition must be a bool tensor, got {c.dtype}")
-    return apply(ops.where, c, *_pair(x, y))
+    return apply(ops.where, c, *_operands(x, y))
 
 
-def _pair(x, y):
-    """Two operands as tensors or Python numbers (numbers do not upcast a tensor)."""
+def _operands(x, y):
+    """Two operands in PyTorch's result dtype; two Python numbers make 0-d tensors."""
+    x, y = promote(x, y)
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        x = as_tensor(x)
-    return (x if isinstance(x, (Tensor, int, float, complex)) else as_tensor(x),
-            y if isinstance(y, (Tensor, int, float, complex)) else as_tensor(y))
-
-
+        x = Tensor(x)
+    return x, y

@@ -11,7 +11,7 @@ import numpy as np
 from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
-from ._args import _dims, _t
+from ._args import _dims, _t, promote
 
 
 def _shape_args(shape):
@@ -118,7 +118,7 @@ def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
                                        if i != d):
             raise ValueError(f"cat(): shapes {[u.shape for u in ts]} do not match outside "
                              f"dimension {d}")
-    return apply(ops.cat, *ts, axis=d)
+    return apply(ops.cat, *promote(*ts), axis=d)
 
 
 concatenate = cat

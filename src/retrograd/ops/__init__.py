@@ -62,6 +62,7 @@ from .cumulative import (
     median_index,
     mode_index,
 )
+from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
 from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
 from .indexing import (
     diag_scatter,

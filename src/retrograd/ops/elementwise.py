@@ -34,7 +34,16 @@ def _sigmoid(x):
 
 def _relu(x):
     _real_only(x, "relu")
-    return np.maximum(x, 0, dtype=x.dtype) if x.dtype.kind in "fc" else np.maximum(x, 0)
+    if x.dtype.kind in "fc":
+        return np.maximum(x, 0, dtype=x.dtype)
+    _no_bool(x, "relu")
+    return np.maximum(x, 0)
+
+
+def _no_bool(x, name):
+    if x.dtype == np.bool_:
+        raise TypeError(f"'{name}' is not defined for bool tensors (as in PyTorch); convert "
+                        "with .long() or .float() first")
 
 
 def _relu_into(x, out):
@@ -43,6 +52,7 @@ def _relu_into(x, out):
 
 def _abs(x):
     _real_only(x, "abs")
+    _no_bool(x, "abs")
     return np.abs(x)
 
 
@@ -72,6 +82,15 @@ def _clamp(x, *, lo, hi):
     return x
 
 
+def _inside(x, lo, hi):
+    """clamp's mask, as in PyTorch: lo <= x <= hi (bounds included; empty if lo > hi)."""
+    if lo is None:
+        return x <= hi
+    if hi is None:
+        return x >= lo
+    return (x >= lo) & (x <= hi)
+
+
 def _tie_share(x, y, winner):
     """Mask for maximum/minimum: 1 where x wins, 1/2 on ties, 0 elsewhere."""
     return winner + 0.5 * (x == y)
@@ -97,8 +116,8 @@ relu = elementwise("relu", _relu, lambda m, g, out, x: g * (out > 0), save_out=T
                    smooth=False, into=_relu_into)
 abs = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False)
 sign = elementwise("sign", _sign, lambda m, g, out, x: g * 0.0, smooth=False)
-clamp = elementwise("clamp", _clamp, lambda m, g, out, x, lo, hi: g * (out == x),
-                    save_out=True, smooth=False)
+clamp = elementwise("clamp", _clamp, lambda m, g, out, x, lo, hi: g * _inside(x, lo, hi),
+                    smooth=False)
 
 # Two inputs.
 add = elementwise("add", np.add, lambda m, g, out, x, y: g, lambda m, g, out, x, y: g, reads=(),
