@@ -12,6 +12,7 @@ import numpy as np
 
 from . import api as F
 from . import engine, ops
+from .api import indexing as _indexing
 from .api._args import promote
 from .dtypes import can_cast, float_result_type, is_float, result_type, scalar_array
 from .engine import apply, apply2
@@ -406,6 +407,27 @@ for _name in ("exp log log1p sqrt abs sin cos tan tanh sigmoid relu sign clamp c
               "std max min prod logsumexp softmax log_softmax matmul reshape flatten transpose "
               "permute expand squeeze unsqueeze split argmax argmin maximum minimum").split():
     setattr(Tensor, _name, getattr(F, _name))
+# Indexing, rearranging, cumulative and sorting methods (PyTorch's names).
+for _name in ("gather scatter scatter_add scatter_reduce index_select index_add masked_fill "
+              "masked_select nonzero take_along_dim diagonal diag_embed diag tril triu flip "
+              "fliplr flipud roll tile repeat_interleave unflatten movedim moveaxis narrow "
+              "chunk unbind cumsum cumprod cummax cummin logcumsumexp sort argsort msort topk "
+              "kthvalue median mode").split():
+    setattr(Tensor, _name, getattr(F, _name))
+Tensor.repeat = _indexing.repeat
+Tensor.unfold = _indexing.unfold  # sliding windows along one dim (F.unfold is im2col)
+
+
+def _inplace_as(fn):
+    """An in-place method `x.name_(...)`: the out-of-place result copied into x."""
+    def method(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+for _name in ("masked_fill scatter scatter_add scatter_reduce index_add tril triu").split():
+    setattr(Tensor, _name + "_", _inplace_as(getattr(F, _name)))
 Tensor.view = Tensor.reshape
 Tensor.t = lambda self: F.transpose(self)
 Tensor.expand_as = lambda self, other: F.expand(self, *other.shape)

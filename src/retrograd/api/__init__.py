@@ -3,6 +3,21 @@ the op table: each function normalises PyTorch- and NumPy-style arguments and
 applies a primitive; a few (`mean`, `var`, `stack`, `conv2d`, ...) are
 compositions of primitives and need no derivative of their own."""
 
+from .cumulative import (
+    argsort,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    kthvalue,
+    logcumsumexp,
+    median,
+    mode,
+    msort,
+    return_types,
+    sort,
+    topk,
+)
 from .elementwise import (
     abs,
     clamp,
@@ -21,6 +36,36 @@ from .elementwise import (
     tan,
     tanh,
     where,
+)
+from .indexing import (
+    chunk,
+    diag,
+    diag_embed,
+    diagonal,
+    flip,
+    fliplr,
+    flipud,
+    gather,
+    index_add,
+    index_select,
+    masked_fill,
+    masked_select,
+    meshgrid,
+    moveaxis,
+    movedim,
+    narrow,
+    nonzero,
+    repeat_interleave,
+    roll,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    take_along_dim,
+    tile,
+    tril,
+    triu,
+    unbind,
+    unflatten,
 )
 from .linalg import einsum, matmul
 from .reductions import (

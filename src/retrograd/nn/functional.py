@@ -335,3 +335,11 @@ def _soft_cross_entropy(x, target, weight, reduction, label_smoothing):
         q = q * _f.reshape(w.to(x.dtype), (1, n_classes) + (1,) * (x.ndim - 2))
     loss = -_f.sum(lp * q, 1)
     return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------- im2col
+
+from ..api.indexing import col2im as fold  # noqa: E402
+from ..api.indexing import im2col as unfold  # noqa: E402
+
+__all__ += ["unfold", "fold"]

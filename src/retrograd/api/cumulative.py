@@ -1,0 +1,195 @@
+"""Cumulative ops and sorting: `rg.cumsum`, `rg.cumprod`, `rg.cummax`, `rg.logcumsumexp`,
+`rg.sort`, `rg.argsort`, `rg.topk`, `rg.kthvalue`, `rg.median`, `rg.mode`.
+
+The ordering ops return PyTorch's named pairs `(values, indices)`: the indices
+come from a non-differentiable op, the values are `gather(input, indices)`, so
+gradients flow to the selected positions. Sorts are stable (equal entries keep
+their order, NaN sorts above everything), which is a valid answer for
+PyTorch's `stable=False` too.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import ops
+from ..engine import apply
+from ..tensor import Tensor
+from ._args import _dims, _t
+from .shape import reshape
+
+_PAIR = ("values", "indices")
+return_types = type("return_types", (), {
+    "__doc__": "PyTorch's named (values, indices) pairs, by the function returning them.",
+    **{name: namedtuple(name, _PAIR) for name in
+       ("sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin")}})
+
+
+def _dim(dim, x: Tensor, fn: str) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{fn}(): dim must be an int, got {dim!r}")
+    return _dims(int(dim), None, x.ndim, fn)
+
+
+def _prepare(x, dim, fn):
+    """(input as at least 1-d, dim counted from the end, whether it was 0-d)."""
+    x = _t(x)
+    d = _dim(dim, x, fn)
+    if x.ndim == 0:
+        return reshape(x, 1), -1, True
+    return x, d - x.ndim, False
+
+
+def _float_only(x: Tensor, fn: str) -> None:
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{fn}(): needs a floating tensor, got {x.dtype}")
+
+
+def _cum(op, input, dim, dtype, fn, **attrs) -> Tensor:
+    if dim is None:
+        raise TypeError(f"{fn}(): missing the argument 'dim'")
+    x = _t(input)
+    if dtype is not None:
+        x = x.to(dtype)
+    elif x.dtype.kind in "bui" and op is not ops.logcumsumexp:
+        x = x.to(np.int64)  # PyTorch accumulates integers and bools in int64
+    x1, ax, zero_d = _prepare(x, dim, fn)
+    out = apply(op, x1, axis=ax, **attrs)
+    return reshape(out, ()) if zero_d else out
+
+
+def cumsum(input, dim: int | None = None, *, dtype=None) -> Tensor:
+    """Running sums along `dim`."""
+    return _cum(ops.cumsum, input, dim, dtype, "cumsum")
+
+
+def cumprod(input, dim: int | None = None, *, dtype=None) -> Tensor:
+    """Running products along `dim`; the gradient never divides by an entry, so it is right
+    where entries are zero."""
+    return _cum(ops.cumprod, input, dim, dtype, "cumprod")
+
+
+def logcumsumexp(input, dim: int | None = None) -> Tensor:
+    """log(cumsum(exp(input))) along `dim`, without overflow."""
+    _float_only(_t(input), "logcumsumexp")
+    return _cum(ops.logcumsumexp, input, dim, None, "logcumsumexp")
+
+
+def _cum_extreme(input, dim, largest, fn):
+    x, ax, zero_d = _prepare(input, dim, fn)
+    idx = apply(ops.cum_extreme_index, x, axis=ax, largest=largest)
+    vals = apply(ops.gather, x, idx, axis=ax)
+    if zero_d:
+        vals, idx = reshape(vals, ()), reshape(idx, ())
+    return getattr(return_types, fn)(vals, idx)
+
+
+def cummax(input, dim: int):
+    """Running maximum along `dim` and where it was attained (the latest on ties)."""
+    return _cum_extreme(input, dim, True, "cummax")
+
+
+def cummin(input, dim: int):
+    """Running minimum along `dim` and where it was attained (the latest on ties)."""
+    return _cum_extreme(input, dim, False, "cummin")
+
+
+def _check_sortable(x: Tensor, fn: str) -> None:
+    if x.dtype.kind == "c":
+        raise TypeError(f"{fn}(): complex tensors have no order")
+
+
+def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    """Indices that sort `input` along `dim` (stably)."""
+    x, ax, zero_d = _prepare(input, dim, "argsort")
+    _check_sortable(x, "argsort")
+    idx = apply(ops.argsort, x, axis=ax, descending=bool(descending))
+    return reshape(idx, ()) if zero_d else idx
+
+
+def sort(input, dim: int = -1, descending: bool = False, *, stable: bool = False):
+    """(values, indices) sorted along `dim`; equal entries keep their order."""
+    x, ax, zero_d = _prepare(input, dim, "sort")
+    _check_sortable(x, "sort")
+    idx = apply(ops.argsort, x, axis=ax, descending=bool(descending))
+    vals = apply(ops.gather, x, idx, axis=ax)
+    if zero_d:
+        vals, idx = reshape(vals, ()), reshape(idx, ())
+    return return_types.sort(vals, idx)
+
+
+def msort(input) -> Tensor:
+    """Sorted along the first dimension."""
+    return sort(input, 0).values
+
+
+def _take(idx: Tensor, ax: int, start: int, stop: int) -> Tensor:
+    return idx[(Ellipsis, slice(start, stop)) + (slice(None),) * (-ax - 1)]
+
+
+def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+    """The `k` largest (or smallest) entries along `dim` and their indices, in order."""
+    x, ax, zero_d = _prepare(input, dim, "topk")
+    _check_sortable(x, "topk")
+    n = x.shape[ax]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
+        raise ValueError(f"topk(): k ({k!r}) must be an int in [0, {n}], the length of "
+                         f"dimension {dim} of shape {_t(input).shape}")
+    idx = _take(apply(ops.argsort, x, axis=ax, descending=bool(largest)), ax, 0, int(k))
+    vals = apply(ops.gather, x, idx, axis=ax)
+    if zero_d and k == 1:
+        vals, idx = reshape(vals, ()), reshape(idx, ())
+    return return_types.topk(vals, idx)
+
+
+def _reduced(vals, idx, ax, keepdim, zero_d, kind):
+    if zero_d:
+        return getattr(return_types, kind)(reshape(vals, ()), reshape(idx, ()))
+    if not keepdim:
+        shape = tuple(s for i, s in enumerate(vals.shape) if i != vals.ndim + ax)
+        vals, idx = reshape(vals, shape), reshape(idx, shape)
+    return getattr(return_types, kind)(vals, idx)
+
+
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
+    """The `k`-th smallest entry (1-based) along `dim` and its index."""
+    x, ax, zero_d = _prepare(input, dim, "kthvalue")
+    _check_sortable(x, "kthvalue")
+    n = x.shape[ax]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise ValueError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
+                         f"dimension {dim} of shape {_t(input).shape}")
+    idx = _take(apply(ops.argsort, x, axis=ax), ax, int(k) - 1, int(k))
+    return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "kthvalue")
+
+
+def median(input, dim: int | None = None, keepdim: bool = False):
+    """The lower median (of an even count, the smaller middle entry): with no `dim`, of all
+    entries (a value); along `dim`, (values, indices). NaN is the median of a row
+    holding one."""
+    x = _t(input)
+    _check_sortable(x, "median")
+    if dim is None:
+        if x.size == 0:
+            raise ValueError("median(): input is empty")
+        flat = reshape(x, -1)
+        idx = apply(ops.median_index, flat, axis=-1)
+        return reshape(apply(ops.gather, flat, idx, axis=-1), ())
+    x, ax, zero_d = _prepare(x, dim, "median")
+    if x.shape[ax] == 0:
+        raise ValueError(f"median(): dimension {dim} of shape {x.shape} is empty")
+    idx = apply(ops.median_index, x, axis=ax)
+    return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "median")
+
+
+def mode(input, dim: int = -1, keepdim: bool = False):
+    """The most frequent entry along `dim` (the smallest of equally frequent ones) and the
+    index of its last occurrence."""
+    x, ax, zero_d = _prepare(input, dim, "mode")
+    _check_sortable(x, "mode")
+    if x.shape[ax] == 0:
+        raise ValueError(f"mode(): dimension {dim} of shape {x.shape} is empty")
+    idx = apply(ops.mode_index, x, axis=ax)
+    return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "mode")
