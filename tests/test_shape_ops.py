@@ -458,6 +458,39 @@ def test_jit_reads_each_calls_indices():
     assert fast.trace_count == 1
 
 
+def test_jit_replay_refuses_out_of_range_indices():
+    fast = rg.jit(lambda x, i: rg.gather(x, 1, i).sum() + rg.index_select(x, 1, i[0]).sum())
+    x = rg.tensor(randn(2, 3))
+    fast(x, rg.tensor([[0, 1], [2, 2]]))
+    for bad in ([[0, -1], [2, 2]], [[0, 3], [2, 2]]):
+        with pytest.raises(IndexError):
+            fast(x, rg.tensor(bad))
+
+
+def test_jit_of_windows_and_repeats():
+    def f(x):
+        return (x.unfold(1, 3, 2) ** 2).sum() + x.repeat_interleave(2, dim=0).sum() \
+            + F.unfold(x.reshape(1, 1, 3, 5), 2).sum()
+
+    fast = rg.jit(rg.func.grad(f))
+    fast(rg.tensor(randn(3, 5)))
+    x = rg.tensor(randn(3, 5))
+    np.testing.assert_allclose(fast(x).data, rg.func.grad(f)(x).data, rtol=1e-12)
+
+
+def test_in_place_forms():
+    x, m = randn(3, 4), rng.random((3, 4)) > 0.5
+    a, t = rg.tensor(x), torch.tensor(x)
+    a.masked_fill_(rg.tensor(m), 0.5).tril_(1)
+    t.masked_fill_(torch.tensor(m), 0.5).tril_(1)
+    i, s, src = ints(4, 3, 2), randn(3, 2), randn(2, 4)
+    a.scatter_add_(1, rg.tensor(i), rg.tensor(s)).index_add_(0, rg.tensor([2, 0]),
+                                                                rg.tensor(src))
+    t.scatter_add_(1, torch.tensor(i), torch.tensor(s)).index_add_(0, torch.tensor([2, 0]),
+                                                                   torch.tensor(src))
+    np.testing.assert_allclose(a.data, t.numpy(), rtol=1e-12)
+
+
 def test_jit_replays_sorting_on_new_values():
     def f(x):
         return x.sort(1).values[:, 0].sum() + x.topk(2).values.sum() + x.cummax(1).values.sum()

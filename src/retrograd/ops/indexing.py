@@ -17,9 +17,18 @@ import numpy as np
 from ..primitive import defop
 
 
+def _nonnegative(index):
+    """NumPy would read a negative index from the end; PyTorch refuses it, and so do we
+    (the public functions check the full range; this guards a replayed `rg.jit` trace)."""
+    if index.size and index.min() < 0:
+        raise IndexError(f"index {index.min()} is out of bounds: indices must be in [0, size)")
+    return index
+
+
 def _grid(index, axis, lead):
     """The NumPy index that picks `x[..., i, index[i, j, k], k]` along `axis` of `index`'s
     dimensions (counted from the end), after `lead` leading dimensions left alone."""
+    _nonnegative(index)
     nd = index.ndim
     ax = axis % nd
     items = [index if d == ax else
@@ -230,12 +239,12 @@ def _along(ndim, axis, index):
 
 def _index_add(x, index, src, *, axis):
     out = np.array(x, copy=True)
-    np.add.at(out, _along(out.ndim, axis, index), src)
+    np.add.at(out, _along(out.ndim, axis, _nonnegative(index)), src)
     return out
 
 
 index_select = defop(
-    "index_select", lambda x, index, *, axis: np.take(x, index, axis=axis),
+    "index_select", lambda x, index, *, axis: np.take(x, _nonnegative(index), axis=axis),
     (lambda m, g, out, x, index, *, axis: m.index_add(m.zeros_like(x), index, g, axis=axis),
      None),
     (lambda m, t, out, x, index, *, axis: m.index_select(t, index, axis=axis), None),
