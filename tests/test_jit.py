@@ -159,15 +159,15 @@ def scaled(x):
     return x * GLOBAL_SCALE
 
 
-def test_global_python_constant_is_baked_in_documented():
-    """Module globals are not guarded: the value at trace time stays (see rg.jit's docs)."""
+def test_global_python_number_change_retraces():
+    """A module global the function reads is a guard: a new value retraces."""
     global GLOBAL_SCALE
     f = rg.jit(scaled)
     assert f(rg.ones(1)).item() == 2.0
     GLOBAL_SCALE = 3.0
     try:
-        assert f(rg.ones(1)).item() == 2.0  # stale by design; retrace with a new input shape
-        assert f(rg.ones(2)).data.tolist() == [3.0, 3.0]
+        assert f(rg.ones(1)).item() == 3.0
+        assert f.trace_count == 2
     finally:
         GLOBAL_SCALE = 2.0
 
@@ -185,16 +185,19 @@ def test_python_use_of_traced_values_raises(use):
         f(rg.ones(3))
 
 
-def test_inplace_inside_jit_raises_and_leaves_input_unchanged():
+def test_inplace_on_an_argument_is_replayed_at_every_call():
     x = rg.ones(3)
 
     def f(x):
         x.add_(1.0)
-        return x
+        return x * 2
 
-    with pytest.raises(JitError, match="in-place"):
-        rg.jit(f)(x)
-    assert x.data.tolist() == [1.0, 1.0, 1.0]
+    j = rg.jit(f)
+    for k in range(2, 5):
+        v0 = x._version
+        np.testing.assert_array_equal(j(x).data, 2.0 * k)
+        assert x.data.tolist() == [float(k)] * 3 and x._version == v0 + 1
+    assert j.trace_count == 1
 
 
 def test_random_inside_jit_raises():

@@ -485,8 +485,10 @@ def _run_hooks(hooks, g, tensors: bool):
 
 
 def _accumulate_grad(t, g) -> None:
-    if state.tracer is not None:  # rg.jit replays the write at every call
-        state.tracer.grad_written(t, _as_tensor(g))
+    if state.tracer is not None:  # rg.jit: .grad is state the program reads and writes
+        g = _as_tensor(g)
+        old = t.grad
+        t.grad = apply(OPS["cast"], g, dtype=t.dtype) if old is None else old + g
         return
     if not isinstance(g, Tensor):
         g = asarray(g)

@@ -191,8 +191,8 @@ def _cotangent(c, o: Tensor, k: int, what: str) -> Tensor:
 
 
 def _detach(t: Tensor) -> Tensor:
-    """Cut a top-level result from the graph (not while rg.jit traces: it would bake it in)."""
-    return t.detach() if t.requires_grad and state.tracer is None else t
+    """Cut a top-level result from the graph (rg.jit traces the detached copy as an alias)."""
+    return t.detach() if t.requires_grad else t
 
 
 def _pack(items: list, single: bool):

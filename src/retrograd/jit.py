@@ -1,6 +1,7 @@
 """`rg.jit`: trace a function of Tensors once, optimise the program, replay it fast.
 
-Tracing runs the function eagerly on the real inputs while every op applied
+Tracing runs the function eagerly, for real, on the call's own tensors (the
+first call's results and side effects are eager mode's), while every op applied
 (forward, and backward too: a traced backward computes with recorded ops) is
 written into the shared graph IR (`ir.py`). The program then goes through a
 few passes: dead code and common subexpressions vanish by construction (only
@@ -10,15 +11,45 @@ and inf behave exactly as in eager mode), and element-wise chains are fused so
 that each intermediate buffer is reused in place (`out=`). The result is
 compiled to straight-line NumPy code with no autograd bookkeeping.
 
-Guards: one trace per (input shapes, dtypes, non-tensor argument values,
-values of Python numbers captured by closure). Anything that would silently
-bake a traced value into the program raises `JitError` instead: `bool()`,
-`.item()`, `.numpy()`, in-place ops, random numbers. Tensors captured from the
-enclosing scope (model weights) are read afresh at every call, never frozen.
-NumPy arrays passed as arguments are keyed by their contents, so a new value
-retraces. Outputs are fresh arrays on every call and
-carry no autograd history: to train with jit, jit the gradient computation
-itself (`rg.jit(rg.func.value_and_grad(loss))`).
+Soundness: a replay gives what eager mode would give now, or the call raises
+`JitError`. The rules:
+
+- Inputs. The arguments' tensors, and every tensor the function reads that is
+  not an argument (closures, globals, module parameters and buffers, optimizer
+  state, a parameter's `.grad`), are read at every call, never frozen.
+- Effects. In-place updates of those tensors (`p.sub_(...)`, `buf.mul_(m)`,
+  `x += 1`, `t[i] = v`) and assignments of `.grad` (`backward()`,
+  `zero_grad()`) are outputs of the program: each replay writes them back (in
+  place, bumping version counters) as the eager call would. So a PyTorch-style
+  step, `opt.zero_grad(); loss.backward(); opt.step()`, trains under jit.
+- Guards. One trace per: the arguments' shapes, dtypes, `requires_grad` and
+  Python values (NumPy arrays passed as arguments are keyed by their contents);
+  grad mode and the default dtype; and a fingerprint of the Python state the
+  function can reach: its closure cells, defaults and the globals its code
+  names (recursively through the functions, bound methods and objects found
+  there: a Module's `training` flag and registered parameters, an optimizer's
+  `param_groups` and `state`, an object's attributes). Python numbers,
+  strings, containers and the identity of every tensor found are part of the
+  fingerprint, so changing a global number, an attribute, `train()`/`eval()`,
+  a learning rate, or rebinding a captured tensor retraces. Whether each
+  `.grad` the trace read was None is guarded too. NumPy arrays found in that
+  state are keyed by contents up to 64 elements and by identity above (a large
+  array changed in place is not seen: pass it as an argument). Module
+  attributes (`mod.X`) and state reachable only through C objects are not
+  fingerprinted.
+- Refusals (`JitError`, at trace time): reading a traced tensor's values in
+  Python (`.data`, `.item()`, `float()`, `bool()`, `if t:`, `str()`, `repr()`,
+  `format()`, `.tolist()`, `.numpy()`, `np.asarray`), assigning `.data`,
+  random numbers, tensor indices computed in the trace, in-place writes into a
+  view, using a view of a tensor after that tensor was written in place, and a
+  function that stores a tensor it made into outside state at every call (a
+  first call that creates state, such as an optimizer's moment buffers, runs
+  eagerly and is not cached; the next call traces the steady state).
+- Outputs are fresh tensors on every call (Python values come back as they
+  were at trace time: they depend only on guarded state). An output that eager
+  mode would give `requires_grad=True` has it, but its history is not
+  recorded: backward through it raises `JitError` (differentiate inside the
+  jitted function instead).
 """
 
 from __future__ import annotations
@@ -26,17 +57,28 @@ from __future__ import annotations
 import builtins
 import functools
 import hashlib
+import sys
+import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from . import engine, ir
+from .dtypes import get_default_dtype
 from .grad_mode import state
 from .primitive import NUMPY, OPS, Op, defop, sum_to
 from .tensor import Tensor
 
 __all__ = ["jit", "JitError", "Jitted", "Program"]
+
+_DATA = Tensor.__dict__["data"]  # the slots themselves, read past the traced class's properties
+_GRAD = Tensor.__dict__["grad"]
+_get_data = _DATA.__get__
+_get_grad = _GRAD.__get__
+_set_grad = _GRAD.__set__
+
 
 def _vjp_op(op: Op, i: int) -> Op | None:
     """Input `i`'s vjp rule of a tuned op as an op of its own, `(g, out, *inputs) ->
@@ -70,51 +112,287 @@ class JitError(RuntimeError):
     """Something inside a traced function cannot be captured faithfully."""
 
 
+def _internal() -> bool:
+    """Whether the code reading an attribute (two frames up) is retrograd's own."""
+    name = sys._getframe(2).f_globals.get("__name__", "")
+    return name.startswith("retrograd.") or name == "retrograd"
+
+
+def _refuse_values(what: str):
+    raise JitError(
+        f"{what} of a traced tensor inside rg.jit: while tracing, a tensor's value is only an "
+        "example, so using it in Python (.data, .item(), bool(), if/while on a tensor, str(), "
+        "np.asarray, .tolist(), .numpy()) would freeze this one value into the compiled "
+        "program. Keep the computation in tensor ops (e.g. rg.where instead of if), or move "
+        "it outside the jitted function, or pass the Python value as a non-tensor argument "
+        "(each new value retraces).")
+
+
+def _traced_data(self):
+    if _internal():
+        return _get_data(self)
+    _refuse_values("reading .data")
+
+
+def _traced_set_data(self, value):
+    raise JitError("assigning .data of a traced tensor inside rg.jit is not replayed; use an "
+                   "in-place op (t.copy_(value)) or assign outside the jitted function")
+
+
+def _traced_grad(self):
+    g = _get_grad(self)
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.read_grad(self, g)
+    return g
+
+
+def _traced_set_grad(self, value):
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.wrote_grad(self)
+    _set_grad(self, value)
+
+
+def _traced_str(self, *spec):
+    _refuse_values("str(), repr() or format()")
+
+
+_TRACED: dict = {}
+
+
+def _traced_class(cls: type) -> type:
+    """`cls` with `.data`, `.grad`, `str` and `repr` watched: the class a tensor the tracer
+    knows has while tracing (no new slots, so `__class__` can be switched both ways)."""
+    tc = _TRACED.get(cls)
+    if tc is None:
+        tc = _TRACED[cls] = type(f"Traced{cls.__name__}", (cls,), {
+            "__slots__": (), "_traced_base": cls, "__module__": cls.__module__,
+            "data": property(_traced_data, _traced_set_data),
+            "grad": property(_traced_grad, _traced_set_grad),
+            "__repr__": _traced_str, "__str__": _traced_str, "__format__": _traced_str})
+    return tc
+
+
+def _root(a):
+    """The array that owns `a`'s memory (views chain to it through `.base`)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+_ORIG_WRAP = Tensor.__dict__["_wrap"]
+
+
 class _Tracer:
-    """Records every op applied while tracing into an IR graph."""
+    """Records every op applied while tracing into an IR graph, with the state it reads
+    (external tensors, `.grad` cells) and the effects it has (in-place writes, `.grad`
+    assignments)."""
 
     def __init__(self) -> None:
         self.graph = ir.Graph()
         self.nodes: dict[int, tuple[Tensor, ir.Node]] = {}
         self.meta: dict[ir.Node, tuple] = {}
-        self.captures: list[Tensor] = []
-        self.grad_writes: list[tuple[Tensor, Tensor]] = []
+        self.ext: list[Tensor] = []          # external tensors: the arguments, then captures
+        self.ext_ids: dict[int, int] = {}
+        self.inputs: list[tuple] = []        # ("data", k) or ("grad", k): how to read each input
+        self.input_nodes: list[ir.Node] = []
+        self.switched: list[tuple] = []
+        self.writes: dict[int, Tensor] = {}  # tensors written in place
+        self.bumps: dict[int, int] = {}
+        self.cells: dict[int, list] = {}     # id(owner) -> [owner, ext index, read first, initial]
+        self.grad_inputs: dict[int, Tensor] = {}
+        self.roots: dict[int, list] = {}     # id(owning array) -> known tensors over it
+        self.poisoned: set[int] = set()
+        self.fresh: dict[int, Tensor] = {}   # made by Tensor._wrap while tracing
+        self.pending: dict[int, list] = {}   # id(owning array) -> external tensors not met yet
+        self.finals: set[int] = set()        # the .grad tensors left at the end
         self.count = 0
 
-    def add_input(self, t: Tensor, name: str) -> ir.Node:
-        n = self.graph.var(name)
+    # ------------------------------------------------------------ knowing tensors
+
+    def switch(self, t: Tensor) -> None:
+        cls = t.__class__
+        if "_traced_base" in cls.__dict__:
+            return
+        try:
+            t.__class__ = _traced_class(cls)
+        except TypeError:
+            raise JitError(f"rg.jit cannot trace a tensor of class {cls.__name__} (its layout "
+                           "differs from Tensor's)") from None
+        self.switched.append((t, cls))
+
+    def restore(self) -> None:
+        for t, cls in reversed(self.switched):
+            t.__class__ = cls
+        self.switched.clear()
+
+    def _know(self, t: Tensor, n: ir.Node) -> None:
         self.nodes[id(t)] = (t, n)
-        self.meta[n] = (t.shape, t.dtype)
+        self.switch(t)
+        arr = _get_data(t)
+        self.roots.setdefault(id(_root(arr)), []).append(t)
+
+    def ext_index(self, t: Tensor) -> int:
+        k = self.ext_ids.get(id(t))
+        if k is None:
+            k = self.ext_ids[id(t)] = len(self.ext)
+            self.ext.append(t)
+            self.switch(t)
+        return k
+
+    def add_input(self, t: Tensor, name: str) -> ir.Node:
+        k = self.ext_index(t)
+        n = self.graph.var(name)
+        self.inputs.append(("data", k))
+        self.input_nodes.append(n)
+        arr = _get_data(t)
+        self.meta[n] = (arr.shape, arr.dtype)
+        self._know(t, n)
         return n
 
     def node_of(self, x) -> ir.Node:
         if isinstance(x, Tensor):
             hit = self.nodes.get(id(x))
             if hit is not None and hit[0] is x:
+                if self.poisoned and id(x) in self.poisoned:
+                    raise JitError(
+                        f"a view (shape {x.shape}) of a tensor that was changed in place is "
+                        "used afterwards inside rg.jit; take the view again after the change")
                 return hit[1]
-            # A tensor from outside the trace (weights in a closure, or made
-            # inside by a creation function): an implicit input, read at call time.
-            n = self.add_input(x, f"capture{len(self.captures)}")
-            self.captures.append(x)
-            return n
+            return self.capture(x)
         return self.graph.const(x)
+
+    def capture(self, x: Tensor) -> ir.Node:
+        """A tensor the trace has not met: an alias of a known one, a constant made inside,
+        or an external tensor read at every call."""
+        arr = _get_data(x)
+        same = self.roots.get(id(_root(arr)), ())
+        for t in same:
+            if _get_data(t) is arr:
+                n = self.nodes[id(t)][1]
+                self._know(x, n)
+                return n
+        made = self.fresh.get(id(x)) is x
+        for t in self.pending.get(id(_root(arr)), ()):
+            if t is not x and _get_data(t) is arr:  # a fresh alias (a detached copy)
+                n = self.node_of(t)
+                self._know(x, n)
+                return n
+        for t in same:
+            if made or id(t) in self.writes:
+                raise JitError(
+                    f"a tensor (shape {x.shape}) sharing memory with a traced tensor was made "
+                    "outside the op table inside rg.jit, or after that tensor changed in "
+                    "place; its values cannot be replayed")
+        if made:  # made inside from Python values: a constant of the program
+            return self.constant(x)
+        return self.add_input(x, f"capture{len(self.ext)}")
 
     def record(self, op, inputs, attrs, t) -> None:
         self.count += 1
         if op.name == "reshape" and t.shape == inputs[0].shape:  # a no-op: same node
-            self.nodes[id(t)] = (t, self.node_of(inputs[0]))
+            self._know(t, self.node_of(inputs[0]))
             return
         n = self.graph.node(op.name, [self.node_of(x) for x in inputs], attrs)
-        self.nodes[id(t)] = (t, n)
-        self.meta[n] = (t.shape, t.dtype)
+        arr = _get_data(t)
+        self.meta[n] = (arr.shape, arr.dtype)
+        self._know(t, n)
 
-    def constant(self, t: Tensor) -> None:
-        """`t` was created inside the traced function: its value is part of the program."""
-        self.nodes[id(t)] = (t, self.graph.const(t.data))
+    def constant(self, t: Tensor) -> ir.Node:
+        """`t` was created inside the traced function: its value is part of the program
+        (a copy, so that an in-place change of `t` later in the trace cannot alter it)."""
+        hit = self.nodes.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        arr = _get_data(t)
+        n = self.graph.const(arr.copy())
+        self.meta[n] = (arr.shape, arr.dtype)
+        self._know(t, n)
+        return n
 
     def alias(self, new: Tensor, old: Tensor) -> None:
-        """`new` holds the same value as the traced `old` (e.g. a Function's output)."""
-        self.nodes[id(new)] = (new, self.node_of(old))
+        """`new` holds the same value as the traced `old` (a detached copy, a Function's
+        output)."""
+        self._know(new, self.node_of(old))
+
+    def copied(self, new: Tensor, old: Tensor) -> None:
+        """`new` is a copy of `old` made by the Tensor constructor."""
+        n = self.node_of(old)
+        arr = _get_data(new)
+        if arr.dtype != self.meta.get(n, (None, arr.dtype))[1]:
+            n = self.graph.node("cast", [n], {"dtype": arr.dtype})
+        self.meta[n] = (arr.shape, arr.dtype)
+        self._know(new, n)
+
+    def wrap(self, arr) -> Tensor:
+        """`Tensor._wrap` while tracing: remembers what was made outside the op table."""
+        t = _ORIG_WRAP.__func__(arr)
+        self.fresh[id(t)] = t
+        return t
+
+    # ------------------------------------------------------------ effects
+
+    def inplace(self, t: Tensor, op, other, attrs, new) -> None:
+        """`t` is about to be overwritten with `new` = op(t, other): the new value is a
+        node, and `t` (and any tensor over the same array) stands for it from now on."""
+        arr = _get_data(t)
+        node = self.node_of(t)
+        if id(t) not in self.ext_ids and id(t) not in self.grad_inputs and (
+                arr.base is not None or id(_root(arr)) in self.roots and any(
+                    id(u) in self.ext_ids and np.may_share_memory(_get_data(u), arr)
+                    for u in self.roots[id(_root(arr))])):
+            raise JitError(
+                f"in-place '{op.name}' on a view (shape {t.shape}) inside rg.jit: the write "
+                "would reach another tensor's memory, which is not replayed; clone() the view, "
+                "or write into the tensor itself")
+        n = self.graph.node(op.name, [node, self.node_of(other)], attrs)
+        dtype = np.result_type(new)
+        self.meta[n] = (arr.shape, dtype)
+        if dtype != arr.dtype:
+            n = self.graph.node("cast", [n], {"dtype": arr.dtype})
+            self.meta[n] = (arr.shape, arr.dtype)
+        for u in self.roots.get(id(_root(arr)), ()):
+            if u is t or not np.may_share_memory(_get_data(u), arr):
+                continue
+            if _get_data(u) is arr:
+                self.nodes[id(u)] = (u, n)
+                self.writes[id(u)] = u
+                self.bumps[id(u)] = self.bumps.get(id(u), 0) + 1
+            else:
+                self.poisoned.add(id(u))
+        self.nodes[id(t)] = (t, n)
+        self.writes[id(t)] = t
+        self.bumps[id(t)] = self.bumps.get(id(t), 0) + 1
+
+    def _external(self, owner: Tensor) -> bool:
+        """Whether `owner` existed before the trace (its `.grad` is state to read and
+        write back) rather than being made inside it."""
+        if id(owner) in self.ext_ids:
+            return True
+        hit = self.nodes.get(id(owner))
+        return hit is None or hit[0] is not owner
+
+    def read_grad(self, owner: Tensor, g) -> None:
+        if id(owner) in self.cells or not self._external(owner):
+            return
+        k = self.ext_index(owner)
+        self.cells[id(owner)] = [owner, k, True, g]
+        if g is not None and self.nodes.get(id(g), (None,))[0] is not g:
+            arr = _get_data(g)
+            n = self.graph.var(f"grad{k}")
+            self.inputs.append(("grad", k))
+            self.input_nodes.append(n)
+            self.meta[n] = (arr.shape, arr.dtype)
+            self.grad_inputs[id(g)] = g
+            self._know(g, n)
+
+    def wrote_grad(self, owner: Tensor) -> None:
+        if id(owner) in self.cells or not self._external(owner):
+            return
+        self.cells[id(owner)] = [owner, self.ext_index(owner), False, None]
+
+    # ------------------------------------------------------------ the rest of the engine
 
     def tuned_backward(self, node, g) -> tuple:
         """A tuned op's first-order backward while tracing: each input's vjp rule is
@@ -128,22 +406,11 @@ class _Tracer:
             result.append(None if vop is None else engine.apply(vop, g, out, *xs, **node.attrs))
         return tuple(result)
 
-    def grad_written(self, leaf: Tensor, g: Tensor) -> None:
-        self.grad_writes.append((leaf, g))
-
     def refuse(self, what: str) -> None:
-        raise JitError(
-            f"{what} inside rg.jit: while tracing, a tensor's value is only an example, so "
-            "using it in Python (bool(), if/while on a tensor, .item(), .numpy()) would freeze "
-            "this one value into the compiled program. Keep the computation in tensor ops "
-            "(e.g. rg.where instead of if), or move it outside the jitted function, or pass "
-            "the Python value as a non-tensor argument (each new value retraces).")
+        _refuse_values(what)
 
-    def refuse_inplace(self, t: Tensor) -> None:
-        raise JitError(
-            f"in-place op on a tensor of shape {t.shape} inside rg.jit: in-place updates are "
-            "not traced; use the out-of-place op (x = x + y) inside, and update parameters "
-            "outside the jitted function")
+    def refuse_inplace(self, t: Tensor) -> None:  # kept for callers of the old hook
+        raise JitError(f"in-place op on a tensor of shape {t.shape} inside rg.jit")
 
     def refuse_labels(self, name: str) -> None:
         raise JitError(
@@ -155,6 +422,10 @@ class _Tracer:
     def check_index(self, t: Tensor) -> None:
         """A tensor used as an index: only a constant of the trace can be one."""
         hit = self.nodes.get(id(t))
+        if hit is None or hit[0] is not t:
+            if self.fresh.get(id(t)) is t:
+                self.capture(t)
+                hit = self.nodes.get(id(t))
         if hit is None or hit[0] is not t or hit[1].op != ir.CONST:
             raise JitError(
                 f"indexing with a tensor (shape {t.shape}) inside rg.jit: the index would be "
@@ -286,11 +557,192 @@ class _Leaf:
         self.index = index
 
 
+# ---------------------------------------------------------------- guards: the Python state reached
+
+_LIBRARY_TOPS = frozenset({"retrograd", "numpy", "torch", "scipy", "jax"}) \
+    | frozenset(sys.stdlib_module_names)
+_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+_NAMES: dict = {}
+
+
+def _library(module_name) -> bool:
+    return isinstance(module_name, str) and module_name.partition(".")[0] in _LIBRARY_TOPS
+
+
+def _code_names(code: types.CodeType) -> tuple:
+    """The global (and attribute) names a code object and the code nested in it use."""
+    names = _NAMES.get(code)
+    if names is None:
+        found: list = []
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            found.extend(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        names = _NAMES[code] = tuple(dict.fromkeys(found))
+    return names
+
+
+(_SEQ, _DICT, _SET, _TENSOR, _ARRAY, _GENERIC, _FUNC, _METHOD, _PARTIAL, _IDENT, _JITTED,
+ _OBJECT, _OTHER) = range(13)
+_KINDS: dict = {}
+
+
+def _kind(cls: type) -> int:
+    k = _KINDS.get(cls)
+    if k is not None:
+        return k
+    if issubclass(cls, Tensor):
+        k = _TENSOR
+    elif issubclass(cls, (list, tuple)):
+        k = _SEQ
+    elif issubclass(cls, dict):
+        k = _DICT
+    elif issubclass(cls, (set, frozenset)):
+        k = _SET
+    elif issubclass(cls, np.ndarray):
+        k = _ARRAY
+    elif issubclass(cls, np.generic):
+        k = _GENERIC
+    elif cls is types.FunctionType:
+        k = _FUNC
+    elif cls is types.MethodType:
+        k = _METHOD
+    elif issubclass(cls, functools.partial):
+        k = _PARTIAL
+    elif issubclass(cls, Jitted):
+        k = _JITTED
+    elif issubclass(cls, (type, types.ModuleType, types.BuiltinFunctionType, np.ufunc,
+                          types.CodeType, Program, weakref.ref)):
+        k = _IDENT
+    elif hasattr(cls, "__dict__") and "__dict__" in dir(cls):
+        k = _OBJECT
+    else:
+        k = _OTHER
+    _KINDS[cls] = k
+    return k
+
+
+class _Walk:
+    """A fingerprint of the Python state a function can reach: a flat list of values,
+    structure marks and tensor identities, equal between two calls exactly when nothing
+    the walk sees has changed."""
+
+    __slots__ = ("out", "seen", "tensors", "args")
+
+    def __init__(self, args=None) -> None:
+        self.out: list = []
+        self.seen: dict = {}
+        self.tensors: list = []
+        self.args = args  # ids of argument tensors: keyed by position elsewhere
+
+    def visit(self, v) -> None:
+        out = self.out
+        cls = v.__class__
+        if cls in _ATOMS:
+            out.append(cls)
+            out.append(v if v == v else "nan")
+            return
+        i = id(v)
+        mark = self.seen.get(i)
+        if mark is not None:
+            out.append(mark)
+            return
+        self.seen[i] = ("@", len(self.seen))
+        k = _KINDS.get(cls)
+        if k is None:
+            k = _kind(cls)
+        if k == _TENSOR:
+            if self.args is not None and i in self.args:
+                out.append("arg")
+                return
+            d = _get_data(v)
+            out.append((i, d.shape, d.dtype, v.requires_grad))
+            self.tensors.append(v)
+        elif k == _SEQ:
+            out.append(cls)
+            out.append(len(v))
+            for e in v:
+                self.visit(e)
+        elif k == _DICT:
+            out.append(cls)
+            out.append(len(v))
+            for key, e in v.items():
+                self.visit(key)
+                self.visit(e)
+        elif k == _FUNC:
+            out.append(v)
+            cells = v.__closure__
+            if cells is not None:
+                for c in cells:
+                    try:
+                        e = c.cell_contents
+                    except ValueError:
+                        out.append("<empty>")
+                    else:
+                        self.visit(e)
+            if v.__defaults__:
+                self.visit(v.__defaults__)
+            if v.__kwdefaults__:
+                self.visit(v.__kwdefaults__)
+            g = v.__globals__
+            if not _library(g.get("__name__")):
+                for name in _code_names(v.__code__):
+                    if name in g:
+                        out.append(name)
+                        self.visit(g[name])
+        elif k == _OBJECT:
+            out.append(cls)
+            self._class(cls)
+            self.visit(vars(v))
+        elif k == _IDENT:
+            out.append(v)
+        elif k == _ARRAY:
+            out.append((v.shape, v.dtype, v.tobytes() if v.size <= 64 else i))
+        elif k == _GENERIC:
+            out.append((v.dtype, v.tobytes()))
+        elif k == _METHOD:
+            self.visit(v.__self__)
+            self.visit(v.__func__)
+        elif k == _PARTIAL:
+            self.visit(v.func)
+            self.visit(v.args)
+            self.visit(v.keywords)
+        elif k == _JITTED:
+            self.visit(v.fn)
+        elif k == _SET:
+            try:
+                out.append(frozenset(v))
+            except TypeError:
+                out.append(len(v))
+        else:
+            out.append(cls)
+            try:
+                hash(v)
+                out.append(v)
+            except TypeError:
+                out.append(i)
+
+    def _class(self, cls: type) -> None:
+        """A user class's own attributes and methods (what its methods' code reads)."""
+        if id(cls) in self.seen:
+            return
+        self.seen[id(cls)] = ("@", len(self.seen))
+        for c in cls.__mro__:
+            if c is object or _library(c.__module__):
+                continue
+            for name, attr in vars(c).items():
+                if not (name.startswith("__") and name.endswith("__")):
+                    self.out.append(name)
+                    self.visit(attr)
+
+
 # ---------------------------------------------------------------- the wrapper
 
 def _static_key(value) -> Any:
     if isinstance(value, Tensor):
-        return ("T", value.shape, value.dtype.str, value.requires_grad)
+        d = value.data
+        return ("T", d.shape, d.dtype.str, value.requires_grad)
     if isinstance(value, np.ndarray):  # a constant of the trace: keyed by its contents
         data = np.ascontiguousarray(value).view(np.uint8)
         return ("A", value.shape, value.dtype.str, hashlib.blake2b(data).digest())
@@ -301,20 +753,26 @@ def _static_key(value) -> Any:
     return ("V", ir.attr_key(value))
 
 
-_PLAIN = {int, float, complex, str, bool, type(None)}
+def _no_backward(m, g, out, *xs, argnum):
+    raise JitError(
+        "backward through the output of a rg.jit function: the compiled program records no "
+        "graph. Differentiate inside the jitted function (loss.backward() or "
+        "rg.autograd.grad there, or jit rg.func.value_and_grad(loss)), or call the function "
+        "without rg.jit")
 
 
-def _closure_key(cells: tuple) -> tuple:
-    """Python numbers, strings and bools captured by closure: a change retraces."""
-    out = []
-    for c in cells:
-        try:
-            v = c.cell_contents
-        except ValueError:  # empty cell
-            continue
-        if v.__class__ in _PLAIN or isinstance(v, (int, float, complex, str, np.generic)):
-            out.append(ir.attr_key(v))
-    return tuple(out)
+_JIT_OUTPUT = Op("jit_output", lambda *xs: None, (_no_backward,), variadic=True, reads=())
+_ANCHOR = Tensor(np.zeros(()), requires_grad=True)  # the input of an output with no other
+_MISS = object()
+_CACHE_LIMIT = 16
+
+
+class _Entry:
+    """One traced program and how to run it: where its inputs come from, which guards it
+    needs, which effects it writes back, and how its outputs are built."""
+
+    __slots__ = ("prog", "fn", "build", "n_out", "caps", "cap_meta", "fetch", "guards",
+                 "writes", "grad_writes", "grad_sets", "out_rg", "copy", "scalar")
 
 
 class Jitted:
@@ -322,101 +780,248 @@ class Jitted:
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
-        self.cells = getattr(fn, "__closure__", None) or ()
         self.cache: dict = {}
-        self.by_tensors: dict = {}  # the common call, Tensors only: a cheaper key
         self.trace_count = 0
         self.graph: Program | None = None
-        functools.update_wrapper(self, fn)
+        self._escaped = False
+        functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
         if state.tracer is not None:  # inside another trace: just trace through
             return self.fn(*args, **kwargs)
-        closure = _closure_key(self.cells) if self.cells else ()
-        fast = None
-        if not kwargs:
-            sig = []
-            for a in args:
-                if a.__class__ is not Tensor:
-                    break
-                d = a.data
-                sig.append((d.shape, d.dtype, a.requires_grad))
-            else:
-                fast = (*sig, closure)
-                entry = self.by_tensors.get(fast)
-                if entry is not None:
-                    self.graph = entry[0]
-                    return _replay(entry, args)
-        key = (tuple(_static_key(a) for a in args),
-               tuple(sorted((k, _static_key(v)) for k, v in kwargs.items())), closure)
-        entry = self.cache.get(key)
-        if entry is None:
-            entry = self._trace(args, kwargs)
-            self.cache[key] = entry
-        if fast is not None:
-            self.by_tensors[fast] = entry
-        self.graph = entry[0]
-        leaves: list = []
-        _flatten((list(args), kwargs), leaves)
-        return _replay(entry, leaves)
-
-    def _trace(self, args, kwargs):
-        tracer = _Tracer()
         leaves: list = []
         tree = _flatten((list(args), kwargs), leaves)
-        arg_tensors = []
-        inputs = []
+        ids = [id(t) for t in leaves]
+        walk = _Walk(set(ids))
+        walk.visit(self.fn)
+        if not all(a.__class__ is Tensor for a in args) or kwargs:
+            for a in (*args, *kwargs.values()):
+                if not isinstance(a, (Tensor, np.ndarray)) and a.__class__ not in _ATOMS:
+                    walk.visit(a)
+            sig = (tuple(_static_key(a) for a in args),
+                   tuple(sorted((k, _static_key(v)) for k, v in kwargs.items())))
+        else:
+            sig = tuple((a.data.shape, a.data.dtype, a.requires_grad) for a in args)
+        walked = {id(t) for t in walk.tensors}
+        alias = (tuple(ids.index(i) for i in ids) if len(set(ids)) != len(ids) else None,
+                 tuple(k for k, i in enumerate(ids) if i in walked) if walked else None)
+        key = (sig, alias, state.enabled, get_default_dtype(), tuple(walk.out))
+        entries = self.cache.get(key)
+        if entries is not None:
+            for entry in entries:
+                got = _replay(entry, leaves)
+                if got is not _MISS:
+                    self.graph = entry.prog
+                    return got
+        result, entry = self._trace(tree, leaves, walk.tensors)
+        if entry is not None:
+            if entries is None:
+                if len(self.cache) >= _CACHE_LIMIT:
+                    del self.cache[next(iter(self.cache))]
+                entries = self.cache[key] = []
+            entries.insert(0, entry)
+            del entries[4:]
+        return result
+
+    def _trace(self, tree, leaves, walked):
+        tracer = _Tracer()
+        tracer.ext = list(leaves)
         for k, x in enumerate(leaves):
-            t = Tensor._wrap(x.data)  # a stand-in with the same value and flags
-            t.requires_grad = x.requires_grad
-            arg_tensors.append(t)
-            inputs.append(tracer.add_input(t, f"arg{k}"))
-        call_args, call_kwargs = _unflatten(tree, arg_tensors)
+            if id(x) not in tracer.ext_ids:
+                tracer.ext_ids[id(x)] = k
+                n = tracer.graph.var(f"arg{k}")
+                tracer.inputs.append(("data", k))
+                tracer.input_nodes.append(n)
+                arr = _get_data(x)
+                tracer.meta[n] = (arr.shape, arr.dtype)
+                tracer._know(x, n)
+        for t in walked:
+            tracer.switch(t)
+            tracer.pending.setdefault(id(_root(_get_data(t))), []).append(t)
+        call_args, call_kwargs = _unflatten(tree, leaves)
         prev = state.tracer
         state.tracer = tracer
+        Tensor._wrap = staticmethod(tracer.wrap)
         try:
-            result = self.fn(*call_args, **call_kwargs)
+            try:
+                result = self.fn(*call_args, **call_kwargs)
+            finally:
+                Tensor._wrap = _ORIG_WRAP
+                state.tracer = prev
+            first, entry = _finish(tracer, result, len(leaves))
+            del result
         finally:
-            state.tracer = prev
-        out_leaves: list = []
-        out_tree = _flatten(result, out_leaves)
-        outputs = [tracer.node_of(t) for t in out_leaves]
-        writes = []
-        for leaf, g in tracer.grad_writes:
-            target = arg_tensors.index(leaf) if any(leaf is a for a in arg_tensors) else None
-            writes.append((target, leaf if target is None else None))
-            outputs.append(tracer.node_of(g))
-        inputs += [tracer.nodes[id(c)][1] for c in tracer.captures]
-        outputs = fold_constants(tracer.graph, outputs)
-        prog = Program(inputs, outputs, tracer.count, tracer.meta)
-        prog.fn = compile_program(prog)
+            tracer.restore()
         self.trace_count += 1
-        build = _output_builder(out_tree, [o.is_leaf for o in outputs],
-                                [tracer.meta.get(o, ((),))[0] == () for o in outputs])
-        return prog, build, len(out_leaves), writes, list(tracer.captures)
+        self.graph = entry.prog
+        refs = [weakref.ref(t) for t, _ in tracer.nodes.values()
+                if id(t) not in tracer.ext_ids and id(t) not in tracer.grad_inputs
+                and id(t) not in tracer.finals]
+        refs += [weakref.ref(t) for t in tracer.fresh.values()
+                 if id(t) not in tracer.finals and id(t) not in tracer.ext_ids]
+        tracer.nodes.clear()
+        tracer.fresh.clear()
+        tracer.writes.clear()
+        tracer.roots.clear()
+        tracer.pending.clear()
+        escaped = any(r() is not None for r in refs)
+        if escaped:
+            if self._escaped:
+                self._escaped = False
+                raise JitError(
+                    "the function traced by rg.jit stored a tensor it made into outside state "
+                    "(a list, an attribute, a dict) on two calls in a row; that store is not "
+                    "replayed. Return the tensor instead, or keep it in an in-place updated "
+                    "tensor (buf.copy_(value))")
+            self._escaped = True
+            return first, None  # a first call that made state: run eagerly, not cached
+        self._escaped = False
+        return first, entry
 
     def __repr__(self) -> str:
         return f"<rg.jit of {getattr(self.fn, '__name__', self.fn)!r}: {self.trace_count} traces>"
 
 
-def _replay(entry, leaves):
-    """Run the compiled program on the tensors `leaves` (the arguments, flattened)."""
-    prog, build, n_out, writes, captures = entry
-    arrays = [t.data for t in leaves]
-    if captures:
-        arrays += [c.data for c in captures]
-    values = prog.fn(*arrays)
-    if writes:
-        for (target, leaf), g in zip(writes, values[n_out:]):
-            owner = leaves[target] if target is not None else leaf
-            engine._accumulate_grad(owner, g)
-    return build(values)
+def _finish(tracer: _Tracer, result, n_args: int):
+    """After the traced call: the program (outputs, then write-backs, then `.grad`
+    assignments), the entry that replays it, and this first call's own result."""
+    out_leaves: list = []
+    out_tree = _flatten(result, out_leaves)
+    outputs = [tracer.node_of(t) for t in out_leaves]
+    out_rg = [t.requires_grad for t in out_leaves]
+    values = [_get_data(t) for t in out_leaves]
+    entry = _Entry()
+    entry.writes, entry.grad_writes, entry.grad_sets, entry.guards = [], [], [], []
+    grad_owner = {id(cell[3]): cell[1] for cell in tracer.cells.values()
+                  if cell[3] is not None}
+    extra = []
+    for t in tracer.writes.values():
+        k = tracer.ext_ids.get(id(t))
+        if k is not None:
+            entry.writes.append((k, tracer.bumps[id(t)]))
+            extra.append(tracer.nodes[id(t)][1])
+        elif id(t) in grad_owner:
+            entry.grad_writes.append((grad_owner[id(t)], tracer.bumps[id(t)]))
+            extra.append(tracer.nodes[id(t)][1])
+    tracer.finals = set()
+    seen_arrays: set = set()
+    for owner, k, read_first, initial in tracer.cells.values():
+        if read_first:
+            entry.guards.append((k, None if initial is None else
+                                 (_get_data(initial).shape, _get_data(initial).dtype)))
+        final = _get_grad(owner)
+        if final is None:
+            if initial is not None or not read_first:
+                entry.grad_sets.append((k, False))
+            continue
+        tracer.finals.add(id(final))
+        if final is initial:
+            continue
+        arr = _get_data(final)
+        if id(arr) in seen_arrays or any(arr is v for v in values):
+            _set_grad(owner, Tensor._wrap(arr.copy()))  # .grad never aliases another array
+        seen_arrays.add(id(arr))
+        entry.grad_sets.append((k, True))
+        extra.append(tracer.node_of(final))
+    prog_outputs = fold_constants(tracer.graph, outputs + extra)
+    prog = Program(tracer.input_nodes, prog_outputs, tracer.count, tracer.meta)
+    prog.fn = compile_program(prog)
+    n = len(outputs)
+    entry.prog = prog
+    entry.fn = prog.fn
+    entry.n_out = n
+    entry.caps = tracer.ext[n_args:]
+    entry.cap_meta = [(_get_data(c).shape, _get_data(c).dtype, c.requires_grad)
+                      for c in entry.caps]
+    entry.fetch = [(kind == "grad", k) for kind, k in tracer.inputs]
+    entry.out_rg = out_rg if any(out_rg) else None
+    entry.copy = [o.is_leaf for o in prog_outputs[:n]]
+    entry.scalar = [tracer.meta.get(o, ((),))[0] == () for o in prog_outputs[:n]]
+    # a .grad set from a constant or an input gets its own array at each call
+    entry.grad_sets = [(k, (o.is_leaf or o in prog_outputs[:n]) if full else None)
+                       for (k, full), o in zip(entry.grad_sets, _set_nodes(entry, prog_outputs))]
+    entry.build = _output_builder(out_tree)
+    first = _outputs(entry, values, tracer.ext)
+    return first, entry
 
 
-def _output_builder(tree, copy: list, scalar: list) -> Callable:
-    """A generated function: the program's output values -> the traced function's result
-    structure, with each value a fresh Tensor (constants copied, NumPy scalars as arrays)."""
-    env: dict[str, Any] = {"_W": Tensor._wrap, "_copy": np.array, "_asarray": np.asarray}
+def _set_nodes(entry, prog_outputs):
+    """The program outputs holding each `.grad` assignment's value (None for `= None`)."""
+    pos = entry.n_out + len(entry.writes) + len(entry.grad_writes)
+    for _, full in entry.grad_sets:
+        if full:
+            yield prog_outputs[pos]
+            pos += 1
+        else:
+            yield None
+
+
+def _replay(entry: _Entry, leaves):
+    """Run the compiled program for one call (or `_MISS` when a guard fails)."""
+    caps = entry.caps
+    ext = leaves + caps if caps else leaves
+    for c, (shape, dtype, rg) in zip(caps, entry.cap_meta):
+        d = c.data
+        if d.shape != shape or d.dtype != dtype or c.requires_grad != rg:
+            return _MISS
+    for k, want in entry.guards:
+        g = ext[k].grad
+        if want is None:
+            if g is not None:
+                return _MISS
+        elif g is None or g.data.shape != want[0] or g.data.dtype != want[1]:
+            return _MISS
+    values = entry.fn(*[ext[k].grad.data if grad else ext[k].data for grad, k in entry.fetch])
+    pos = entry.n_out
+    if entry.writes or entry.grad_writes:
+        for k, bumps in entry.writes:
+            t = ext[k]
+            t.data[...] = values[pos]
+            t._cell()[0] += bumps
+            pos += 1
+        for k, bumps in entry.grad_writes:
+            g = ext[k].grad
+            g.data[...] = values[pos]
+            g._cell()[0] += bumps
+            pos += 1
+        engine.mark_inplace()
+    for k, copy in entry.grad_sets:
+        if copy is None:
+            ext[k].grad = None
+        else:
+            v = values[pos]
+            ext[k].grad = Tensor._wrap(v.copy() if copy else np.asarray(v))
+            pos += 1
+    return _outputs(entry, values, ext)
+
+
+def _outputs(entry: _Entry, values, ext):
+    """The call's result: fresh tensors (copies of constants and inputs), marked as
+    requiring grad where eager mode's would."""
+    wrap = Tensor._wrap
+    outs = []
+    for i in range(entry.n_out):
+        v = values[i]
+        if entry.copy[i]:
+            v = np.array(v, copy=True)
+        elif entry.scalar[i]:
+            v = np.asarray(v)
+        outs.append(wrap(v))
+    if entry.out_rg is not None and state.enabled:
+        inputs = tuple(t for t in ext if isinstance(t, Tensor) and t.requires_grad) \
+            or (_ANCHOR,)
+        needs = tuple(range(len(inputs)))
+        datas = tuple(t.data for t in inputs)
+        for t, rg in zip(outs, entry.out_rg):
+            if rg and t.data.dtype.kind in "fc":
+                engine._record(_JIT_OUTPUT, t, inputs, datas, {}, needs)
+    return entry.build(outs)
+
+
+def _output_builder(tree) -> Callable:
+    """A generated function: the call's output tensors -> the traced function's result
+    structure (Python values in it as they were at trace time)."""
+    env: dict[str, Any] = {}
 
     def const(value) -> str:
         name = f"_k{len(env)}"
@@ -425,12 +1030,7 @@ def _output_builder(tree, copy: list, scalar: list) -> Callable:
 
     def source(obj) -> str:
         if isinstance(obj, _Leaf):
-            v = f"v[{obj.index}]"
-            if copy[obj.index]:
-                v = f"_copy({v}, copy=True)"
-            elif scalar[obj.index]:
-                v = f"_asarray({v})"
-            return f"_W({v})"
+            return f"v[{obj.index}]"
         if isinstance(obj, (tuple, list)):
             items = "".join(source(o) + ", " for o in obj)
             if obj.__class__ is tuple:
@@ -440,8 +1040,8 @@ def _output_builder(tree, copy: list, scalar: list) -> Callable:
             if hasattr(obj, "_fields"):  # a named tuple
                 return f"{const(type(obj))}({items})"
             return f"{const(type(obj))}([{items}])"
-        if isinstance(obj, dict):
-            return "{" + ", ".join(f"{const(k)}: {source(v)}" for k, v in obj.items()) + "}"
+        if obj.__class__ is dict:
+            return "{" + "".join(f"{const(k)}: {source(v)}, " for k, v in obj.items()) + "}"
         return const(obj)
 
     code = f"def build(v):\n    return {source(tree)}\n"
@@ -450,7 +1050,11 @@ def _output_builder(tree, copy: list, scalar: list) -> Callable:
 
 
 def jit(fn: Callable) -> Jitted:
-    """Trace `fn` (a function of Tensors) once per input signature and replay it compiled."""
+    """Trace `fn` (a function of Tensors) once per input signature and state, and replay it
+    compiled; see the module's docstring for what is read, guarded, written back and
+    refused."""
     if isinstance(fn, Jitted):
         return fn
+    if not callable(fn):
+        raise TypeError(f"rg.jit needs a callable, got {type(fn).__name__}")
     return Jitted(fn)

@@ -120,7 +120,7 @@ class _Methods:
         dtype = np.dtype(dtype)
         if dtype == self.data.dtype:
             return self
-        if self.requires_grad and not is_float(dtype):
+        if self.requires_grad and not is_float(dtype) and state.tracer is None:
             return Tensor._wrap(self.data.astype(dtype))
         return apply(ops.cast, self, dtype=dtype)
 
@@ -139,7 +139,8 @@ class _Methods:
         return self.to(np.bool_)
 
     def clone(self) -> Tensor:
-        if self.requires_grad or self._fw is not None:  # keep the graph and any tangent
+        if self.requires_grad or self._fw is not None or state.tracer is not None:
+            # keep the graph and any tangent (and a jit trace)
             return apply(ops.cast, self, dtype=self.data.dtype)
         return Tensor._wrap(self.data.copy())
 
@@ -276,8 +277,8 @@ class _Methods:
                 f"a view (from '{self.grad_fn.name}', shape {self.shape}) of a tensor that "
                 f"requires grad is being modified by an in-place operation ('{op.name}'); "
                 "clone() it first")
-        if state.tracer is not None:
-            state.tracer.refuse_inplace(self)
+        if state.tracer is not None:  # rg.jit: the write becomes part of the program
+            state.tracer.node_of(self)
         if state.forward is not None:
             state.forward.check_inplace(self, other, op)
         if recording:
@@ -302,6 +303,8 @@ class _Methods:
         if not self.data.flags.writeable:
             raise RuntimeError(f"in-place '{op.name}' on a tensor whose data is a read-only "
                                "view (e.g. from expand); clone() it first")
+        if state.tracer is not None:
+            state.tracer.inplace(self, op, other, attrs, new)
         self.data[...] = new
         self._cell()[0] += 1
         engine.mark_inplace()

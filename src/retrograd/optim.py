@@ -1,11 +1,17 @@
 """`rg.optim`: SGD, Adam and AdamW with PyTorch's maths, defaults and state layout.
 
-Updates work on each parameter's NumPy array in place (no graph is recorded)
-and bump the parameter's version counter, so backward through a graph that
-saved the old values raises instead of giving a silently wrong gradient.
-The arithmetic follows PyTorch's single-tensor implementations operation by
-operation (including `lerp` for Adam's first moment), so runs agree to
-rounding.
+Updates change each parameter in place (no graph is recorded) and bump its
+version counter, so backward through a graph that saved the old values raises
+instead of giving a silently wrong gradient. The arithmetic follows PyTorch's
+single-tensor implementations operation by operation (including `lerp` for
+Adam's first moment), so runs agree to rounding.
+
+State (momentum buffers, moments, step counts) is kept in tensors changed in
+place, so that a step traced by `rg.jit` reads and writes it like a parameter.
+Each update is written once, with Python operators, over "values": the
+parameters' NumPy arrays in eager mode (fast), or the Tensors themselves while
+`rg.jit` traces (in-place Tensor ops, which the trace replays). A new optimizer
+written with Tensor ops and in-place updates is traced the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import engine
-from .grad_mode import enable_grad
+from .grad_mode import enable_grad, no_grad, state
 from .tensor import Tensor, clear_grads
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
@@ -118,8 +124,7 @@ class Optimizer:
             for p in g["params"]:
                 st = self.state.get(p)
                 if st:
-                    state[index[id(p)]] = {k: Tensor._wrap(v.copy()) if isinstance(v, np.ndarray)
-                                           else v for k, v in st.items()}
+                    state[index[id(p)]] = {k: _saved(v) for k, v in st.items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -154,10 +159,9 @@ class Optimizer:
                         raise ValueError(f"state '{k}' for parameter {i} has shape {arr.shape}, "
                                          f"the parameter has shape {p.shape}")
                     if arr.ndim:
-                        arr = arr.astype(p.dtype)
+                        entry[k] = Tensor._wrap(arr.astype(p.dtype))
                     else:
-                        arr = arr.item()
-                    entry[k] = arr
+                        entry[k] = arr.item()
                 else:
                     entry[k] = v
             new_state[p] = entry
@@ -175,6 +179,60 @@ class Optimizer:
                 if k != "params":
                     lines.append(f"    {k}: {g[k]}")
         return "\n".join(lines) + "\n)"
+
+
+def _saved(v):
+    """A copy of one state entry for `state_dict` (tensors and arrays as tensors)."""
+    if isinstance(v, Tensor):
+        v = v.data
+    if isinstance(v, np.ndarray):
+        return Tensor._wrap(v.copy())
+    return v
+
+
+class _Values:
+    """How an update sees a tensor: its NumPy array in eager mode, the Tensor itself while
+    rg.jit traces (so every in-place update is an op of the trace)."""
+
+    def __init__(self) -> None:
+        self.traced = state.tracer is not None
+
+    def of(self, t: Tensor):
+        return t if self.traced else t.data
+
+    def copy(self, v):
+        return v.clone() if self.traced else np.array(v, copy=True)
+
+    def sqrt(self, v):
+        return v.sqrt() if self.traced else np.sqrt(v)
+
+    def maximum_(self, a, b) -> None:
+        if self.traced:
+            a.copy_(a.maximum(b))
+        else:
+            np.maximum(a, b, out=a)
+
+    def scalar(self, v, dtype):
+        """A 0-d float64 value (a Python float in eager mode) as a factor for `dtype` values:
+        NumPy rounds a Python float to the array's dtype, so the tensor is cast the same."""
+        return v.to(dtype) if self.traced else v
+
+    def wrap(self, v) -> Tensor:
+        return v if self.traced else Tensor._wrap(v)
+
+
+def _step_count(st: dict, values: _Values):
+    """Increment the per-parameter step count (a 0-d float64 tensor, as in PyTorch's state)
+    and return it: a Python float in eager mode, the tensor while traced."""
+    step = st.get("step")
+    if not isinstance(step, Tensor):
+        step = st["step"] = Tensor._wrap(np.array(0.0 if step is None else float(step)))
+    if values.traced:
+        step += 1.0
+        return step
+    step.data += 1.0
+    _bump(step)
+    return float(step.data)
 
 
 def _bump(p: Tensor) -> None:
@@ -206,41 +264,53 @@ class SGD(Optimizer):
 
     def step(self, closure: Callable | None = None) -> Any:
         loss = None if closure is None else self._closure(closure)
+        values = _Values()
+        with no_grad():
+            for group in self.param_groups:
+                self._update(group, values)
+        if not values.traced:
+            engine.mark_inplace()
+        return loss
+
+    def _update(self, group: dict, values: _Values) -> None:
         state = self.state
-        for group in self.param_groups:
-            lr = group["lr"]
-            momentum = group["momentum"]
-            dampening = group["dampening"]
-            wd = group["weight_decay"]
-            nesterov = group["nesterov"]
-            maximize = group["maximize"]
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                x = p.data
-                d = g.data
-                if maximize:
-                    d = -d
-                if wd:
-                    d = d + wd * x
-                if momentum:
-                    st = state.get(p)
-                    buf = None if st is None else st.get("momentum_buffer")
-                    if buf is None:
-                        buf = np.array(d, copy=True)
-                        state[p] = {"momentum_buffer": buf}
-                    else:
-                        buf *= momentum
-                        buf += d if dampening == 0 else (1 - dampening) * d
-                    d = d + momentum * buf if nesterov else buf
-                x -= lr * d
+        lr = group["lr"]
+        momentum = group["momentum"]
+        dampening = group["dampening"]
+        wd = group["weight_decay"]
+        nesterov = group["nesterov"]
+        maximize = group["maximize"]
+        traced = values.traced
+        for p in group["params"]:
+            g = p.grad
+            if g is None:
+                continue
+            x = p if traced else p.data
+            d = g if traced else g.data
+            if maximize:
+                d = -d
+            if wd:
+                d = d + wd * x
+            if momentum:
+                st = state.get(p)
+                buf = None if st is None else st.get("momentum_buffer")
+                if buf is None:
+                    buf = values.wrap(values.copy(d))
+                    state[p] = {"momentum_buffer": buf}
+                    b = values.of(buf)
+                else:
+                    b = values.of(buf)
+                    b *= momentum
+                    b += d if dampening == 0 else (1 - dampening) * d
+                    if not traced:
+                        _bump(buf)
+                d = d + momentum * b if nesterov else b
+            x -= lr * d
+            if not traced:
                 cell = p._vc  # _bump(p), inline: this loop is the hot path of training
                 if cell is None:
                     cell = p._cell()
                 cell[0] += 1
-        engine.mark_inplace()
-        return loss
 
 
 class Adam(Optimizer):
@@ -264,61 +334,74 @@ class Adam(Optimizer):
 
     def step(self, closure: Callable | None = None) -> Any:
         loss = None if closure is None else self._closure(closure)
-        state = self.state
-        sqrt = np.sqrt
-        for group in self.param_groups:
-            lr = group["lr"]
-            beta1, beta2 = group["betas"]
-            eps = group["eps"]
-            wd = group["weight_decay"]
-            amsgrad = group["amsgrad"]
-            maximize = group["maximize"]
-            w1 = 1.0 - beta1
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                x = p.data
-                d = g.data
-                if maximize:
-                    d = -d
-                st = state.get(p)
-                if st is None:
-                    st = state[p] = {"step": 0, "exp_avg": np.zeros_like(x),
-                                     "exp_avg_sq": np.zeros_like(x)}
-                    if amsgrad:
-                        st["max_exp_avg_sq"] = np.zeros_like(x)
-                st["step"] += 1
-                t = st["step"]
-                if wd:
-                    if self._decoupled:
-                        x *= 1 - lr * wd
-                    else:
-                        d = d + wd * x
-                m = st["exp_avg"]
-                v = st["exp_avg_sq"]
-                if w1 < 0.5:  # torch.lerp(m, d, w1), branch for branch
-                    m += w1 * (d - m)
-                else:
-                    m[...] = d - (d - m) * (1 - w1)
-                v *= beta2
-                v += (1 - beta2) * d * d
-                step_size = lr / (1 - beta1 ** t)
-                bc2_sqrt = math.sqrt(1 - beta2 ** t)
-                if amsgrad:
-                    vmax = st.get("max_exp_avg_sq")
-                    if vmax is None:
-                        vmax = st["max_exp_avg_sq"] = np.zeros_like(x)
-                    np.maximum(vmax, v, out=vmax)
-                    denom = sqrt(vmax)
-                else:
-                    denom = sqrt(v)
-                denom /= bc2_sqrt
-                denom += eps
-                x -= step_size * (m / denom)
-                _bump(p)
-        engine.mark_inplace()
+        values = _Values()
+        with no_grad():
+            for group in self.param_groups:
+                self._update(group, values)
+        if not values.traced:
+            engine.mark_inplace()
         return loss
+
+    def _update(self, group: dict, values: _Values) -> None:
+        state = self.state
+        lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        eps = group["eps"]
+        wd = group["weight_decay"]
+        amsgrad = group["amsgrad"]
+        maximize = group["maximize"]
+        w1 = 1.0 - beta1
+        traced = values.traced
+        of = values.of
+        for p in group["params"]:
+            g = p.grad
+            if g is None:
+                continue
+            x = of(p)
+            d = of(g)
+            if maximize:
+                d = -d
+            st = state.get(p)
+            if st is None:
+                st = state[p] = {"step": Tensor._wrap(np.zeros(())),
+                                 "exp_avg": Tensor._wrap(np.zeros_like(p.data)),
+                                 "exp_avg_sq": Tensor._wrap(np.zeros_like(p.data))}
+                if amsgrad:
+                    st["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
+            t = _step_count(st, values)
+            if wd:
+                if self._decoupled:
+                    x *= 1 - lr * wd
+                else:
+                    d = d + wd * x
+            m = of(st["exp_avg"])
+            v = of(st["exp_avg_sq"])
+            if w1 < 0.5:  # torch.lerp(m, d, w1), branch for branch
+                m += w1 * (d - m)
+            else:
+                m[...] = d - (d - m) * (1 - w1)
+            v *= beta2
+            v += (1 - beta2) * d * d
+            step_size = values.scalar(lr / (1 - beta1 ** t), p.dtype)
+            bc2_sqrt = values.scalar(values.sqrt(1 - beta2 ** t) if traced
+                                     else math.sqrt(1 - beta2 ** t), p.dtype)
+            if amsgrad:
+                vmax = st.get("max_exp_avg_sq")
+                if vmax is None:
+                    vmax = st["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
+                values.maximum_(of(vmax), v)
+                denom = values.sqrt(of(vmax))
+                if not traced:
+                    _bump(vmax)
+            else:
+                denom = values.sqrt(v)
+            denom /= bc2_sqrt
+            denom += eps
+            x -= step_size * (m / denom)
+            if not traced:
+                _bump(p)
+                _bump(st["exp_avg"])
+                _bump(st["exp_avg_sq"])
 
 
 class AdamW(Adam):
@@ -330,4 +413,3 @@ class AdamW(Adam):
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
                  maximize: bool = False) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
-

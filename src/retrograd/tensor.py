@@ -54,7 +54,8 @@ class Tensor:
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
-        if isinstance(data, Tensor):
+        source = data if isinstance(data, Tensor) else None
+        if source is not None:
             data = data.data.copy() if dtype is None else data.data
         arr = as_array(data, dtype)
         if arr.dtype == object:
@@ -69,6 +70,11 @@ class Tensor:
         self._fw = None  # forward-mode tangents: {level: tangent Tensor} (forward.py)
         if requires_grad:
             self.requires_grad_(True)
+        if state.tracer is not None:  # rg.jit: a copy of a traced tensor, or a constant
+            if source is not None:
+                state.tracer.copied(self, source)
+            else:
+                state.tracer.constant(self)
 
     @staticmethod
     def _wrap(arr: np.ndarray) -> Tensor:
@@ -253,8 +259,10 @@ class Tensor:
 def clear_grads(params, set_to_none: bool = True) -> None:
     """Reset each tensor's `.grad` to None, or to zeros (Module and Optimizer.zero_grad)."""
     for p in params:
-        if p.grad is not None:
-            p.grad = None if set_to_none else Tensor._wrap(np.zeros_like(p.data))
+        if set_to_none:
+            p.grad = None  # written, not read first: rg.jit needs no guard on it
+        elif p.grad is not None:
+            p.grad = Tensor._wrap(np.zeros_like(p.data))
 
 
 def _initial_grad(t: Tensor, gradient, create_graph: bool, what: str):

@@ -266,7 +266,8 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     `ignore_index`, `reduction` and `label_smoothing` are supported.
     """
     # Fast path, checked cheaply: (N, C) scores, N class indices all in range, no weights.
-    if input.__class__ is Tensor and target.__class__ is Tensor and weight is None \
+    if (input.__class__ is Tensor and target.__class__ is Tensor or state.tracer is not None
+            and isinstance(input, Tensor) and isinstance(target, Tensor)) and weight is None \
             and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
         z, y = input.data, target.data
         if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
