@@ -102,15 +102,15 @@ exp = elementwise("exp", np.exp, lambda m, g, out, x: g * out, save_out=True, re
                   into=np.exp)
 log = elementwise("log", np.log, lambda m, g, out, x: g / x, into=np.log)
 log1p = elementwise("log1p", np.log1p, lambda m, g, out, x: g / (x + 1.0), into=np.log1p)
-sqrt = elementwise("sqrt", np.sqrt, lambda m, g, out, x: g * 0.5 / out, save_out=True,
+sqrt = elementwise("sqrt", np.sqrt, lambda m, g, out, x: g / (out * 2.0), save_out=True,
                    reads=(), into=np.sqrt)
 sin = elementwise("sin", np.sin, lambda m, g, out, x: g * m.cos(x), into=np.sin)
-cos = elementwise("cos", np.cos, lambda m, g, out, x: -g * m.sin(x), into=np.cos)
-tan = elementwise("tan", np.tan, lambda m, g, out, x: g + g * out * out, save_out=True,
+cos = elementwise("cos", np.cos, lambda m, g, out, x: g * -m.sin(x), into=np.cos)
+tan = elementwise("tan", np.tan, lambda m, g, out, x: g * (out * out + 1.0), save_out=True,
                   reads=(), into=np.tan)
-tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g - g * out * out, save_out=True,
+tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g * (1.0 - out * out), save_out=True,
                    reads=(), into=np.tanh)
-sigmoid = elementwise("sigmoid", _sigmoid, lambda m, g, out, x: g * out * (1.0 - out),
+sigmoid = elementwise("sigmoid", _sigmoid, lambda m, g, out, x: g * (out * (1.0 - out)),
                       save_out=True, reads=(), fresh=True)
 relu = elementwise("relu", _relu, lambda m, g, out, x: g * (out > 0), save_out=True, reads=(),
                    smooth=False, into=_relu_into)
