@@ -150,6 +150,9 @@ class _Methods:
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's `.grad`."""
+        if state.forward is not None and state.forward.vmapped:
+            raise RuntimeError("backward() inside rg.func.vmap: .grad cannot hold a batch of "
+                               "gradients; use rg.func.grad (or vjp) inside vmap instead")
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                                "grad_fn: backward() needs a tensor that requires grad")
@@ -390,6 +393,8 @@ def _index(idx, shape):
                                  f"{i.dtype}")
             if state.tracer is not None:
                 state.tracer.check_index(i)
+            if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
+                state.forward.check_read(i, "indexing with a tensor")
             i = i.data
         elif isinstance(i, list):
             i = np.asarray(i)
