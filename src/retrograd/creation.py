@@ -92,7 +92,26 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> 
 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad)
+    """`steps` evenly spaced values from `start` to `end` (both included).
+
+    With an integer dtype, as in PyTorch: `start` and `end` are first truncated to
+    integers, the values are computed in float64 (the first half from `start`, the
+    second from `end`) and truncated toward zero. A bool dtype is refused.
+    """
+    dt = _dt(dtype)
+    if not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"linspace(): steps must be a non-negative int, got {steps!r}")
+    if dt == np.bool_:
+        raise TypeError("linspace() does not support dtype bool")
+    if dt.kind not in "iu":
+        return _make(np.linspace(start, end, steps, dtype=dt), requires_grad)
+    lo, hi = float(int(start)), float(int(end))
+    step = (hi - lo) / (steps - 1) if steps > 1 else 0.0
+    i = np.arange(steps, dtype=np.float64)
+    vals = np.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
+    if steps == 1:
+        vals = np.array([lo])
+    return _make(np.trunc(vals).astype(dt), requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections import namedtuple
 
 import numpy as np
 
@@ -13,13 +14,20 @@ from ._args import _count, _dims, _keep, _t
 from .elementwise import maximum, minimum, sqrt
 
 
+def _rdims(dim, axis, ndim, name):
+    """`_dims` for a reduction: over a 0-d tensor, dim 0 (or -1) reduces its one element,
+    as in PyTorch, which is the reduction over all dims (axis None)."""
+    ax = _dims(dim, axis, ndim, name)
+    return None if ndim == 0 else ax
+
+
 def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None) -> Tensor:  # noqa: A001
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
     elif x.dtype.kind in "bi":
         x = x.to(np.int64)
-    return apply(ops.sum, x, axis=_dims(dim, axis, x.ndim, "sum"), keepdims=_keep(keepdim,
+    return apply(ops.sum, x, axis=_rdims(dim, axis, x.ndim, "sum"), keepdims=_keep(keepdim,
                                                                                    keepdims))
 
 
@@ -27,7 +35,7 @@ def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     x = _t(x)
     if x.dtype.kind not in "fc":
         raise TypeError(f"mean() needs a floating tensor, got {x.dtype}; convert with .float()")
-    ax = _dims(dim, axis, x.ndim, "mean")
+    ax = _rdims(dim, axis, x.ndim, "mean")
     return apply(ops.sum, x, axis=ax, keepdims=_keep(keepdim, keepdims)) / _count(x.shape, ax)
 
 
@@ -41,7 +49,7 @@ def var(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None
     if len(given) > 1:
         raise TypeError("var(): pass only one of 'correction', 'unbiased' and 'ddof'")
     corr = given[0] if given else 1
-    ax = _dims(dim, axis, x.ndim, "var")
+    ax = _rdims(dim, axis, x.ndim, "var")
     n = _count(x.shape, ax)
     centred = x - apply(ops.sum, x, axis=ax, keepdims=True) / n
     ss = apply(ops.sum, centred * centred, axis=ax, keepdims=_keep(keepdim, keepdims))
@@ -54,58 +62,78 @@ def std(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None
                     axis=axis, keepdims=keepdims))
 
 
-def _extreme(op, name, x, dim, keepdim, axis, keepdims):
+max_result = namedtuple("max", ["values", "indices"])
+"""What `max(x, dim)` returns, as `torch.return_types.max`: `values`, `indices`."""
+min_result = namedtuple("min", ["values", "indices"])
+"""What `min(x, dim)` returns, as `torch.return_types.min`: `values`, `indices`."""
+
+
+def _extreme(name, x, dim, keepdim, axis, keepdims):
     if isinstance(dim, Tensor):  # torch.max(a, b) is the element-wise maximum
+        if keepdim or axis is not None or keepdims is not None:
+            raise TypeError(f"{name}(input, other): the element-wise form takes no keepdim/axis")
         return (maximum if name == "max" else minimum)(x, dim)
     x = _t(x)
-    ax = _dims(dim, axis, x.ndim, name)
+    ax = _rdims(dim, axis, x.ndim, name)
     if x.size == 0:
         raise RuntimeError(f"{name}(): cannot reduce an empty tensor of shape {x.shape}")
-    return apply(op, x, axis=ax, keepdims=_keep(keepdim, keepdims))
+    keep = _keep(keepdim, keepdims)
+    op, arg, pair = ((ops.max, ops.argmax, max_result) if name == "max" else
+                     (ops.min, ops.argmin, min_result))
+    values = apply(op, x, axis=ax, keepdims=keep)
+    if dim is None or isinstance(ax, tuple):
+        return values
+    return pair(values, apply(arg, x, axis=ax, keepdims=keep))
 
 
-def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001
-    """Largest value (over `dim`); values only, use `argmax` for indices."""
-    return _extreme(ops.max, "max", x, dim, keepdim, axis, keepdims)
+def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """Largest value; with an int `dim`, PyTorch's pair `(values, indices)` along it.
+
+    Without `dim` (or with NumPy's `axis`, or several dims) the values alone.
+    `max(a, b)` with a tensor `b` is the element-wise `maximum`. Where several
+    elements tie for the maximum the gradient is shared equally among them.
+    """
+    return _extreme("max", x, dim, keepdim, axis, keepdims)
 
 
-def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001
-    return _extreme(ops.min, "min", x, dim, keepdim, axis, keepdims)
+def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """Smallest value; with an int `dim`, the pair `(values, indices)`; see `max`."""
+    return _extreme("min", x, dim, keepdim, axis, keepdims)
 
 
 def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     x = _t(x)
-    return apply(ops.prod, x, axis=_dims(dim, axis, x.ndim, "prod"),
+    return apply(ops.prod, x, axis=_rdims(dim, axis, x.ndim, "prod"),
                  keepdims=_keep(keepdim, keepdims))
 
 
 def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     x = _t(x)
-    return apply(ops.logsumexp, x, axis=_dims(dim, axis, x.ndim, "logsumexp"),
+    return apply(ops.logsumexp, x, axis=_rdims(dim, axis, x.ndim, "logsumexp"),
                  keepdims=_keep(keepdim, keepdims))
 
 
 def softmax(x, dim=-1, *, axis=None) -> Tensor:
     x = _t(x)
-    return apply(ops.softmax, x, axis=_dims(dim if axis is None else None, axis, x.ndim,
+    return apply(ops.softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
                                             "softmax"))
 
 
 def log_softmax(x, dim=-1, *, axis=None) -> Tensor:
     x = _t(x)
-    return apply(ops.log_softmax, x, axis=_dims(dim if axis is None else None, axis, x.ndim,
+    return apply(ops.log_softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
                                                 "log_softmax"))
 
 
 def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     x = _t(x)
-    return apply(ops.argmax, x, axis=_dims(dim, axis, x.ndim, "argmax"),
+    return apply(ops.argmax, x, axis=_rdims(dim, axis, x.ndim, "argmax"),
                  keepdims=_keep(keepdim, keepdims))
 
 
 def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     x = _t(x)
-    return apply(ops.argmin, x, axis=_dims(dim, axis, x.ndim, "argmin"),
+    return apply(ops.argmin, x, axis=_rdims(dim, axis, x.ndim, "argmin"),
                  keepdims=_keep(keepdim, keepdims))
 
 

@@ -82,13 +82,13 @@ def _clamp(x, *, lo, hi):
     return x
 
 
-def _inside(x, lo, hi):
+def _inside(m, x, lo, hi):
     """clamp's mask, as in PyTorch: lo <= x <= hi (bounds included; empty if lo > hi)."""
     if lo is None:
         return x <= hi
     if hi is None:
         return x >= lo
-    return (x >= lo) & (x <= hi)
+    return m.logical_and(x >= lo, x <= hi)
 
 
 def _tie_share(x, y, winner):
@@ -116,7 +116,7 @@ relu = elementwise("relu", _relu, lambda m, g, out, x: g * (out > 0), save_out=T
                    smooth=False, into=_relu_into)
 abs = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False)
 sign = elementwise("sign", _sign, lambda m, g, out, x: g * 0.0, smooth=False)
-clamp = elementwise("clamp", _clamp, lambda m, g, out, x, lo, hi: g * _inside(x, lo, hi),
+clamp = elementwise("clamp", _clamp, lambda m, g, out, x, lo, hi: g * _inside(m, x, lo, hi),
                     smooth=False)
 
 # Two inputs.
@@ -129,11 +129,20 @@ mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
 div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
                   lambda m, g, out, x, y: -g * out / y, save_out=True, reads=(1,),
                   into=np.true_divide)
-pow = elementwise("pow", np.power,
-                  lambda m, g, out, x, y: g * y * x ** (y - 1),
-                  lambda m, g, out, x, y: g * m.where(x == 0, 0.0, out * m.log(
-                      m.where(x == 0, 1.0, x))),
-                  save_out=True, into=np.power)
+def _pow_dx(m, g, out, x, y):
+    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch)."""
+    if y.__class__ is np.ndarray and y.ndim == 0:  # one exponent: decide once, no `where`
+        return g * 0.0 if y == 0 else g * y * x ** (y - 1)
+    return m.where(y == 0, 0.0, g * y * x ** (y - 1))
+
+
+def _pow_dy(m, g, out, x, y):
+    """d/dy x**y = x**y log x, and 0 where x == 0 and y >= 0 (so 0**y with y < 0 gives
+    -inf), PyTorch's formula."""
+    return g * m.where(m.logical_and(x == 0, y >= 0), 0.0, out * m.log(x))
+
+
+pow = elementwise("pow", np.power, _pow_dx, _pow_dy, save_out=True, into=np.power)
 maximum = elementwise("maximum", _maximum,
                       lambda m, g, out, x, y: g * _tie_share(x, y, x > y),
                       lambda m, g, out, x, y: g * _tie_share(x, y, y > x),

@@ -120,20 +120,48 @@ def _einsum(*xs, spec):
 def _einsum_vjp(m, g, out, *xs, spec, argnum):
     terms, o = _einsum_parse(spec, [x.shape for x in xs])
     mine = terms[argnum]
-    if len(set(mine)) != len(mine):
-        raise NotImplementedError(
-            f"einsum '{spec}': gradient for an operand with a repeated index ('{mine}')")
+    shape = xs[argnum].shape
+    uniq = "".join(dict.fromkeys(mine))  # a repeated index ('ii') once: the diagonal
+    sizes = {c: shape[mine.index(c)] for c in uniq}
     others = [t for k, t in enumerate(terms) if k != argnum]
     avail = set(o).union(*others) if others else set(o)
-    reduced = "".join(c for c in mine if c in avail)
+    reduced = "".join(c for c in uniq if c in avail)
     sub = ",".join([o] + others) + "->" + reduced
     r = m.einsum(g, *[x for k, x in enumerate(xs) if k != argnum], spec=sub)
-    if reduced != mine:
-        shape = tuple(xs[argnum].shape[mine.index(c)] if c in reduced else 1 for c in mine)
-        r = m.reshape(m.einsum(r, spec=f"{reduced}->{''.join(c for c in mine if c in reduced)}"),
-                      shape=shape)
-        r = m.expand(r, shape=xs[argnum].shape)
+    if reduced != uniq:  # indices summed in this operand alone: broadcast back over them
+        r = m.reshape(r, shape=tuple(sizes[c] if c in reduced else 1 for c in uniq))
+        r = m.expand(r, shape=tuple(sizes[c] for c in uniq))
+    if uniq != mine:
+        r = _diagonal_embed(m, r, uniq, mine, sizes, set("".join(terms) + o))
     return r
+
+
+def _diagonal_embed(m, r, uniq, mine, sizes, used):
+    """`r` (indices `uniq`) placed on the diagonals of an operand with indices `mine`
+    ('ii', 'bii', 'iij', 'iii'), zeros elsewhere: an einsum with constant delta arrays,
+    so it is linear in `r` and differentiable again."""
+    fresh = iter(c for c in _LETTERS if c not in used)
+    target, deltas, specs, seen, later = "", [], [], set(), {}
+    for c in mine:
+        if c not in seen:
+            seen.add(c)
+            target += c
+            k = mine.count(c)
+            if k > 1:
+                names = "".join(next(fresh) for _ in range(k - 1))
+                specs.append(c + names)
+                n = sizes[c]
+                d = np.zeros((n,) * k, dtype=r.dtype)
+                d[(np.arange(n),) * k] = 1
+                d.flags.writeable = False
+                deltas.append(d)
+                later[c] = iter(names)
+        else:
+            target += next(later[c])
+    return m.einsum(r, *deltas, spec=",".join([uniq] + specs) + "->" + target)
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def _einsum_jvp(m, t, out, *xs, spec, argnum):

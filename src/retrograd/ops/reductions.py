@@ -69,6 +69,8 @@ sum = defop(
 
 def _prod_others(x, axis):
     """Product of all other elements along `axis` (correct with zeros)."""
+    if x.ndim == 0:  # a 0-d tensor reduced over its dim 0: no other elements
+        return np.ones_like(x)
     if axis is None:
         flat = x.reshape(-1)
         return _prod_others(flat, 0).reshape(x.shape)

@@ -124,7 +124,11 @@ def _einsum(rng):
     specs = [("ij,jk->ik", [(3, 4), (4, 5)]), ("ij->", [(3, 4)]), ("ij->j", [(3, 4)]),
              ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("i,i->", [(4,), (4,)]),
              ("i,j->ij", [(3,), (4,)]), ("...ij,jk->...ik", [(2, 3, 4), (4, 5)]),
-             ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("ij", [(3, 4)]), ("ij->ji", [(3, 4)])]
+             ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("ij", [(3, 4)]), ("ij->ji", [(3, 4)]),
+             # a repeated index in one operand: diagonals and traces
+             ("ii->i", [(3, 3)]), ("ii->", [(3, 3)]), ("ii", [(3, 3)]), ("bii->bi", [(2, 3, 3)]),
+             ("iij->j", [(3, 3, 4)]), ("iii->i", [(3, 3, 3)]), ("ij,jj->i", [(3, 4), (4, 4)]),
+             ("bii,bi->b", [(2, 3, 3), (2, 3)]), ("...ii->...i", [(2, 3, 3)])]
     return [([rng.standard_normal(s) for s in shapes], {"spec": spec}) for spec, shapes in specs]
 
 
