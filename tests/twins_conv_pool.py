@@ -76,6 +76,54 @@ def _gather_flat(x, idx):
     return torch.gather(x.reshape(n, c, -1), 2, idx.reshape(n, c, -1)).reshape(idx.shape)
 
 
+def _positions(shape, kernel, stride, padding, dilation, ceil_mode):
+    """Padded spatial size, and per kernel offset the flat padded positions it reads."""
+    import itertools
+
+    import numpy as np
+
+    from retrograd.ops.pooling import pool_geometry
+    geo = [pool_geometry(n, k, s, p, d, ceil_mode)
+           for n, k, s, p, d in zip(shape, kernel, stride, padding, dilation)]
+    padded = tuple(n + 2 * p + e for n, p, (_, e) in zip(shape, padding, geo))
+    outs = tuple(o for o, _ in geo)
+    grids = np.meshgrid(*(np.arange(o) for o in outs), indexing="ij")
+    for off in itertools.product(*(range(k) for k in kernel)):
+        coords = [g * s + o * d for g, s, o, d in zip(grids, stride, off, dilation)]
+        yield padded, torch.as_tensor(np.ravel_multi_index(coords, padded).ravel())
+
+
+def _crop(z, shape, padding):
+    idx = (Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(padding, shape))
+    return z[idx]
+
+
+def _pool_scatter(g, arg, shape, kernel, stride, padding, dilation, ceil_mode=False):
+    nd = len(kernel)
+    out = None
+    for j, (padded, pos) in enumerate(_positions(shape[2:], kernel, stride, padding, dilation,
+                                                 ceil_mode)):
+        if out is None:
+            out = torch.zeros(tuple(shape[:2]) + (int(torch.tensor(padded).prod()),),
+                              dtype=g.dtype)
+        part = torch.where(arg == j, g, torch.zeros((), dtype=g.dtype)).flatten(-nd)
+        out = torch.index_add(out, 2, pos, part)
+    return _crop(out.reshape(tuple(shape[:2]) + padded), shape[2:], padding)
+
+
+def _pool_gather(x, arg, kernel, stride, padding, dilation, ceil_mode=False):
+    nd = len(kernel)
+    out = torch.zeros(arg.shape, dtype=x.dtype)
+    for j, (padded, pos) in enumerate(_positions(x.shape[2:], kernel, stride, padding,
+                                                 dilation, ceil_mode)):
+        pads = []
+        for p, n, q in reversed(list(zip(padding, x.shape[2:], padded))):
+            pads += [p, q - n - p]
+        xp = F.pad(x, pads).flatten(-nd)
+        out = torch.where(arg == j, torch.index_select(xp, 2, pos).reshape(arg.shape), out)
+    return out
+
+
 TWINS = {
     "unfold": _unfold,
     "fold": _fold,
@@ -84,6 +132,8 @@ TWINS = {
     "resample_t": _resample_t,
     "max_pool": lambda x, kernel, stride, padding, dilation, ceil_mode=False: _MAX[len(kernel)](
         x, kernel, stride, padding, dilation, ceil_mode),
+    "pool_scatter": _pool_scatter,
+    "pool_gather": _pool_gather,
     "unpool": _unpool,
     "gather_flat": _gather_flat,
 }

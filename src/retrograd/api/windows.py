@@ -1,80 +1,510 @@
-"""Convolution and pooling on NCHW tensors (`rg.nn.functional` re-exports them)."""
+"""Convolution and pooling over 1, 2 or 3 spatial dimensions, PyTorch's names and layouts
+(`rg.nn.functional` re-exports them).
+
+Convolution is im2col (`unfold`, a strided view) then one matrix product per
+group; transposed convolution is its adjoint (a matrix product, then `fold`).
+Max pooling is the `max_pool` op (the gradient goes to PyTorch's argmax), average
+pooling a sum over the windows divided by PyTorch's divisor. Every argument is
+checked, with the shapes in the message, before any array is touched.
+"""
 
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
 from .. import ops
 from ..engine import apply
+from ..ops.pooling import pool_geometry
 from ..tensor import Tensor
 from ._args import _t
 from .linalg import matmul
-from .reductions import max, mean
+from .reductions import sum
 from .shape import permute
 
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+]
 
-def _pair_arg(v, name):
-    if isinstance(v, (int, np.integer)):
-        return (int(v), int(v))
-    v = tuple(int(a) for a in v)
-    if len(v) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {v}")
-    return v
-
-
-def _windows(x, kernel, stride, padding, dilation, name, pad_value=0.0):
-    x = _t(x)
-    if x.ndim != 4:
-        raise ValueError(f"{name}: expected input of shape (N, C, H, W), got {x.shape}")
-    k = _pair_arg(kernel, "kernel_size")
-    s = _pair_arg(stride if stride is not None else k, "stride")
-    p = _pair_arg(padding, "padding")
-    d = _pair_arg(dilation, "dilation")
-    h, w = x.shape[2] + 2 * p[0], x.shape[3] + 2 * p[1]
-    oh = (h - d[0] * (k[0] - 1) - 1) // s[0] + 1
-    ow = (w - d[1] * (k[1] - 1) - 1) // s[1] + 1
-    if oh <= 0 or ow <= 0 or builtins.min(s) <= 0:
-        raise ValueError(f"{name}: kernel {k} (stride {s}, padding {p}, dilation {d}) does not "
-                         f"fit input of shape {x.shape}")
-    cols = apply(ops.unfold, x, kernel=k, stride=s, padding=p, dilation=d, pad_value=pad_value)
-    return cols, oh, ow
+_DIMS = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
-    """2-D convolution with PyTorch's layouts: input (N, C, H, W), weight (O, C/groups, kh, kw)."""
+def _tuple(v, nd: int, name: str, fn: str) -> tuple:
+    """An int or a sequence of `nd` ints as a tuple of `nd` ints."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return (int(v),) * nd
+    try:
+        t = tuple(int(a) for a in v)
+    except TypeError:
+        raise TypeError(f"{fn}: {name} must be an int or a tuple of {nd} ints, got {v!r}") \
+            from None
+    if len(t) == 1 and nd > 1:
+        t = t * nd
+    if len(t) != nd:
+        raise ValueError(f"{fn}: {name} must be an int or a tuple of {nd} ints, got {v!r}")
+    return t
+
+
+def _batched(x: Tensor, nd: int, fn: str) -> tuple[Tensor, bool]:
+    """(N, C, *S) input, and whether it came unbatched as (C, *S)."""
+    if x.ndim == nd + 1:
+        return x.reshape((1,) + x.shape), True
+    if x.ndim != nd + 2:
+        raise ValueError(f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D input "
+                         f"{_DIMS[nd]}, got shape {x.shape}")
+    return x, False
+
+
+def _unbatch(out: Tensor, squeeze: bool) -> Tensor:
+    return out.reshape(out.shape[1:]) if squeeze else out
+
+
+# ---------------------------------------------------------------- convolution
+
+def _conv_padding(padding, kernel, stride, dilation, nd, fn):
+    """Symmetric padding, and (before, after) widths when 'same' needs them uneven."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * nd, None
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{fn}: padding='same' is not supported for strided "
+                                 f"convolutions (stride={stride})")
+            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            if all(t % 2 == 0 for t in total):
+                return tuple(t // 2 for t in total), None
+            return (0,) * nd, tuple((t // 2, t - t // 2) for t in total)
+        raise ValueError(f"{fn}: padding must be an int, a tuple of ints, 'valid' or 'same', "
+                         f"got {padding!r}")
+    p = _tuple(padding, nd, "padding", fn)
+    if any(a < 0 for a in p):
+        raise ValueError(f"{fn}: padding must be non-negative, got {p}")
+    return p, None
+
+
+def _check_positive(vals, name, fn):
+    if any(a <= 0 for a in vals):
+        raise ValueError(f"{fn}: {name} must be positive, got {vals}")
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: str) -> Tensor:
     x, w = _t(input), _t(weight)
-    if w.ndim != 4:
-        raise ValueError(f"conv2d: weight must have shape (O, C/groups, kh, kw), got {w.shape}")
-    if x.ndim != 4:
-        raise ValueError(f"conv2d: expected input of shape (N, C, H, W), got {x.shape}")
-    o, cg, kh, kw = w.shape
+    if w.ndim != nd + 2:
+        raise ValueError(f"{fn}: weight must have shape (out_channels, in_channels/groups, "
+                         f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
+    x, squeeze = _batched(x, nd, fn)
+    if not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
+    o, cg = w.shape[:2]
+    kernel = w.shape[2:]
     n, c = x.shape[:2]
-    if c != cg * groups or o % groups:
-        raise ValueError(f"conv2d: input has {c} channels but weight {w.shape} with groups="
-                         f"{groups} expects {cg * groups}")
-    cols, oh, ow = _windows(x, (kh, kw), stride, padding, dilation, "conv2d")
-    # (N, C, kh, kw, OH, OW) -> (G, C/G*kh*kw, N*OH*OW): one matrix product per group
-    cols = permute(cols, 1, 2, 3, 0, 4, 5).reshape(groups, cg * kh * kw, n * oh * ow)
-    out = matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
-    out = permute(out.reshape(o, n, oh, ow), 1, 0, 2, 3)
+    if c != cg * groups:
+        raise ValueError(f"{fn}: input of shape {x.shape} has {c} channels, but weight of shape "
+                         f"{w.shape} with groups={groups} expects {cg * groups}")
+    if o % groups:
+        raise ValueError(f"{fn}: out_channels ({o}, weight shape {w.shape}) must be divisible "
+                         f"by groups ({groups})")
+    s = _tuple(stride, nd, "stride", fn)
+    d = _tuple(dilation, nd, "dilation", fn)
+    _check_positive(s, "stride", fn)
+    _check_positive(d, "dilation", fn)
+    p, uneven = _conv_padding(padding, kernel, s, d, nd, fn)
     if bias is not None:
-        out = out + _t(bias).reshape(1, o, 1, 1)
+        bias = _t(bias)
+        if bias.shape != (o,):
+            raise ValueError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
+    padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p)) if uneven is None else \
+        tuple(a + b + e for a, (b, e) in zip(x.shape[2:], uneven))
+    eff = tuple(dd * (k - 1) + 1 for dd, k in zip(d, kernel))
+    if any(e > a for e, a in zip(eff, padded)):
+        raise ValueError(f"{fn}: kernel of size {tuple(kernel)} (dilation {d}, so {eff}) is "
+                         f"larger than the padded input {padded} (input shape {x.shape}, "
+                         f"padding {p if uneven is None else uneven})")
+    if uneven is not None:
+        x = apply(ops.pad_constant, x, pads=uneven)
+    cols = apply(ops.unfold, x, kernel=tuple(kernel), stride=s, padding=p, dilation=d)
+    outs = cols.shape[2 + nd:]
+    k_total = cg * math.prod(kernel)
+    npix = n * math.prod(outs)
+    # (N, C, *k, *O) -> (C*K, N*P) or (G, C/G*K, N*P): one matrix product per group
+    cols = permute(cols, (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd)))
+    if groups == 1:
+        out = matmul(w.reshape(o, k_total), cols.reshape(k_total, npix))
+    else:
+        out = matmul(w.reshape(groups, o // groups, k_total),
+                     cols.reshape(groups, k_total, npix))
+    out = permute(out.reshape((o, n) + outs), (1, 0) + tuple(range(2, 2 + nd)))
+    if bias is not None:
+        out = out + bias.reshape((1, o) + (1,) * nd)
+    return _unbatch(out, squeeze)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """1-D convolution: input (N, C, L), weight (O, C/groups, k); padding an int, 'same' or
+    'valid'."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """2-D convolution: input (N, C, H, W), weight (O, C/groups, kh, kw)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """3-D convolution: input (N, C, D, H, W), weight (O, C/groups, kd, kh, kw)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, fn):
+    x, w = _t(input), _t(weight)
+    if w.ndim != nd + 2:
+        raise ValueError(f"{fn}: weight must have shape (in_channels, out_channels/groups, "
+                         f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
+    x, squeeze = _batched(x, nd, fn)
+    if not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
+    cin, og = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    n, c = x.shape[:2]
+    if c != cin:
+        raise ValueError(f"{fn}: input of shape {x.shape} has {c} channels, but weight of shape "
+                         f"{w.shape} expects {cin}")
+    if cin % groups:
+        raise ValueError(f"{fn}: in_channels ({cin}, weight shape {w.shape}) must be divisible "
+                         f"by groups ({groups})")
+    s = _tuple(stride, nd, "stride", fn)
+    d = _tuple(dilation, nd, "dilation", fn)
+    _check_positive(s, "stride", fn)
+    _check_positive(d, "dilation", fn)
+    if isinstance(padding, str):
+        raise ValueError(f"{fn}: padding must be an int or a tuple of ints, got {padding!r}")
+    p = _tuple(padding, nd, "padding", fn)
+    op_ = _tuple(output_padding, nd, "output_padding", fn)
+    if any(a < 0 for a in p) or any(a < 0 for a in op_):
+        raise ValueError(f"{fn}: padding {p} and output_padding {op_} must be non-negative")
+    if any(a >= builtins.max(ss, dd) for a, ss, dd in zip(op_, s, d)):
+        raise ValueError(f"{fn}: output_padding {op_} must be smaller than either stride {s} "
+                         f"or dilation {d}")
+    o = og * groups
+    if bias is not None:
+        bias = _t(bias)
+        if bias.shape != (o,):
+            raise ValueError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
+    ins = x.shape[2:]
+    outs = tuple((i - 1) * ss - 2 * pp + dd * (k - 1) + a + 1
+                 for i, ss, pp, dd, k, a in zip(ins, s, p, d, kernel, op_))
+    if any(a <= 0 for a in outs):
+        raise ValueError(f"{fn}: input of shape {x.shape} with kernel {kernel}, stride {s}, "
+                         f"padding {p}, dilation {d} gives a non-positive output size {outs}")
+    k_prod = math.prod(kernel)
+    npix = n * math.prod(ins)
+    xs = permute(x, (1, 0) + tuple(range(2, 2 + nd))).reshape(groups, cin // groups, npix)
+    wt = permute(w.reshape(groups, cin // groups, og * k_prod), (0, 2, 1))
+    cols = matmul(wt, xs)                              # (G, O/G*K, N*P)
+    cols = cols.reshape((o,) + kernel + (n,) + ins)
+    cols = permute(cols, (1 + nd, 0) + tuple(range(1, 1 + nd))
+                   + tuple(range(2 + nd, 2 + 2 * nd)))  # (N, O, *k, *I)
+    out = apply(ops.fold, cols, shape=(n, o) + outs, kernel=kernel, stride=s, padding=p,
+                dilation=d)
+    if bias is not None:
+        out = out + bias.reshape((1, o) + (1,) * nd)
+    return _unbatch(out, squeeze)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 1-D convolution (the adjoint of conv1d): weight (C, O/groups, k)."""
+    return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                   "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 2-D convolution (the adjoint of conv2d): weight (C, O/groups, kh, kw)."""
+    return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                   "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 3-D convolution (the adjoint of conv3d): weight (C, O/groups, kd, kh, kw)."""
+    return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                   "conv_transpose3d")
+
+
+# ---------------------------------------------------------------- pooling
+
+def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn):
+    """Checked (kernel, stride, padding, dilation) and the output size."""
+    k = _tuple(kernel_size, nd, "kernel_size", fn)
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _tuple(stride, nd, "stride", fn)
+    p = _tuple(padding, nd, "padding", fn)
+    d = _tuple(dilation, nd, "dilation", fn)
+    _check_positive(k, "kernel_size", fn)
+    _check_positive(s, "stride", fn)
+    _check_positive(d, "dilation", fn)
+    if any(a < 0 for a in p):
+        raise ValueError(f"{fn}: padding must be non-negative, got {p}")
+    if any(2 * a > kk for a, kk in zip(p, k)):
+        raise ValueError(f"{fn}: padding {p} should be at most half of kernel_size {k}")
+    outs = tuple(pool_geometry(n, kk, ss, pp, dd, ceil_mode)[0]
+                 for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
+    if any(o <= 0 for o in outs):
+        raise ValueError(f"{fn}: kernel_size {k} (stride {s}, padding {p}, dilation {d}) is "
+                         f"larger than the padded input: input shape {x.shape} gives output "
+                         f"size {outs}")
+    return k, s, p, d
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, fn):
+    x, squeeze = _batched(_t(input), nd, fn)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    k, s, p, d = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn)
+    attrs = dict(kernel=k, stride=s, padding=p, dilation=d, ceil_mode=bool(ceil_mode))
+    out = _unbatch(apply(ops.max_pool, x, **attrs), squeeze)
+    if return_indices:
+        return out, _unbatch(apply(ops.max_pool_indices, x, **attrs), squeeze)
     return out
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
-    x = _t(input)
-    cols, oh, ow = _windows(x, kernel_size, stride, padding, dilation, "max_pool2d",
-                            pad_value=-np.inf)
-    n, c = x.shape[:2]
-    return max(cols.reshape(n, c, -1, oh, ow), 2)
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over sliding windows of (N, C, L); with return_indices, also where each max sits."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     1, "max_pool1d")
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0) -> Tensor:
-    """Average over windows, padding counted as zeros (PyTorch's count_include_pad=True)."""
-    x = _t(input)
-    cols, oh, ow = _windows(x, kernel_size, stride, padding, 1, "avg_pool2d")
-    n, c = x.shape[:2]
-    return mean(cols.reshape(n, c, -1, oh, ow), 2)
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over sliding windows of (N, C, H, W); indices flat over H*W as in PyTorch."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     2, "max_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over sliding windows of (N, C, D, H, W)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3, "max_pool3d")
+
+
+def _avg_divisor(sizes, k, s, p, outs, count_include_pad, divisor_override, dtype):
+    """PyTorch's divisor per output position: the window's size clipped to the padded input
+    (or to the input, without count_include_pad), or the override."""
+    if divisor_override is not None:
+        return 1.0 / divisor_override
+    total = np.ones((), dtype=np.float64)
+    for n, kk, ss, pp, o in zip(sizes, k, s, p, outs):
+        start = np.arange(o) * ss - pp
+        end = np.minimum(start + kk, n + pp)
+        if count_include_pad:
+            size = end - start
+        else:
+            size = np.minimum(end, n) - np.maximum(start, 0)
+        total = np.multiply.outer(total, size)
+    if np.all(total == total.flat[0]):
+        return 1.0 / float(total.flat[0])
+    return (1.0 / total).astype(dtype)
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, nd, fn):
+    x, squeeze = _batched(_t(input), nd, fn)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    if divisor_override is not None and (not isinstance(divisor_override, (int, np.integer))
+                                         or divisor_override == 0):
+        raise ValueError(f"{fn}: divisor_override must be a non-zero int, got "
+                         f"{divisor_override!r}")
+    k, s, p, _ = _pool_args(x, kernel_size, stride, padding, 1, ceil_mode, nd, fn)
+    sizes = x.shape[2:]
+    geo = [pool_geometry(n, kk, ss, pp, 1, ceil_mode) for n, kk, ss, pp in zip(sizes, k, s, p)]
+    outs = tuple(o for o, _ in geo)
+    if any(e for _, e in geo):  # ceil mode: windows running past the padding read zeros
+        x = apply(ops.pad_constant, x, pads=tuple((pp, pp + e) for pp, (_, e) in zip(p, geo)))
+        cols = apply(ops.unfold, x, kernel=k, stride=s, padding=(0,) * nd, dilation=(1,) * nd)
+    else:
+        cols = apply(ops.unfold, x, kernel=k, stride=s, padding=p, dilation=(1,) * nd)
+    total = sum(cols, tuple(range(2, 2 + nd)))
+    return _unbatch(total * _avg_divisor(sizes, k, s, p, outs, count_include_pad,
+                                         divisor_override, x.dtype), squeeze)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True) -> Tensor:
+    """Average over sliding windows of (N, C, L)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                     1, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Average over sliding windows of (N, C, H, W), PyTorch's divisor rules."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Average over sliding windows of (N, C, D, H, W)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d")
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, fn):
+    x, squeeze = _batched(_t(input), nd, fn)
+    idx = _t(indices)
+    if squeeze:
+        idx = idx.reshape((1,) + idx.shape)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: indices must be integers (int64), got {idx.dtype}")
+    if idx.shape != x.shape:
+        raise ValueError(f"{fn}: indices of shape {idx.shape} must have the input's shape "
+                         f"{x.shape}")
+    k = _tuple(kernel_size, nd, "kernel_size", fn)
+    s = k if stride is None else _tuple(stride, nd, "stride", fn)
+    p = _tuple(padding, nd, "padding", fn)
+    default = tuple((i - 1) * ss - 2 * pp + kk for i, ss, pp, kk in zip(x.shape[2:], s, p, k))
+    if output_size is None:
+        outs = default
+    else:
+        outs = tuple(int(a) for a in output_size)
+        if len(outs) == nd + 2:
+            outs = outs[2:]
+        if len(outs) != nd:
+            raise ValueError(f"{fn}: output_size must have {nd} (or {nd + 2}) elements, got "
+                             f"{output_size}")
+        for o, dflt, ss in zip(outs, default, s):
+            if not dflt - ss < o < dflt + ss:
+                raise ValueError(f"{fn}: output_size {outs} is not between "
+                                 f"{tuple(a - b for a, b in zip(default, s))} and "
+                                 f"{tuple(a + b for a, b in zip(default, s))} (exclusive)")
+    total = math.prod(outs)
+    data = idx.data
+    if data.size and (data.min() < 0 or data.max() >= total):
+        raise IndexError(f"{fn}: indices must lie in [0, {total}) for output size {outs}; got "
+                         f"values from {data.min()} to {data.max()}")
+    return _unbatch(apply(ops.unpool, x, idx, shape=x.shape[:2] + outs), squeeze)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Inverse of max_pool1d: each value put back where its index says, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
+                       "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Inverse of max_pool2d: each value put back where its index says, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Inverse of max_pool3d."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
+                       "max_unpool3d")
+
+
+# ---------------------------------------------------------------- adaptive pooling
+
+def _adaptive_sizes(x, output_size, nd, fn):
+    if isinstance(output_size, (int, np.integer)):
+        outs = (int(output_size),) * nd
+    else:
+        outs = tuple(output_size)
+        if len(outs) != nd:
+            raise ValueError(f"{fn}: output_size must be an int or {nd} ints, got "
+                             f"{output_size!r}")
+        outs = tuple(n if o is None else int(o) for o, n in zip(outs, x.shape[2:]))
+    if any(o <= 0 for o in outs):
+        raise ValueError(f"{fn}: output_size must be positive, got {outs}")
+    if any(n == 0 for n in x.shape[2:]):
+        raise ValueError(f"{fn}: input of shape {x.shape} has an empty spatial dimension")
+    return outs
+
+
+def _adaptive_windows(n, o):
+    """PyTorch's windows [floor(i n / o), ceil((i + 1) n / o)): gather indices (o, kmax), each
+    row padded by repeating its last index, and the window lengths."""
+    i = np.arange(o)
+    start = (i * n) // o
+    end = -((-(i + 1) * n) // o)
+    length = end - start
+    kmax = int(length.max())
+    idx = np.minimum(start[:, None] + np.arange(kmax), end[:, None] - 1)
+    return idx, length
+
+
+def _adaptive_avg(input, output_size, nd, fn):
+    x, squeeze = _batched(_t(input), nd, fn)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    outs = _adaptive_sizes(x, output_size, nd, fn)
+    for i, (n, o) in enumerate(zip(x.shape[2:], outs)):
+        if n == o:
+            continue
+        idx, length = _adaptive_windows(n, o)
+        w = (np.arange(idx.shape[1]) < length[:, None]) / length[:, None]
+        x = apply(ops.resample, x, axis=i - nd, index=idx, weight=w)
+    return _unbatch(x, squeeze)
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """Average over PyTorch's adaptive windows so that (N, C, L) becomes (N, C, output_size)."""
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    """Average over adaptive windows: (N, C, H, W) to (N, C, *output_size)."""
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    """Average over adaptive windows: (N, C, D, H, W) to (N, C, *output_size)."""
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def _adaptive_max(input, output_size, return_indices, nd, fn):
+    x, squeeze = _batched(_t(input), nd, fn)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    outs = _adaptive_sizes(x, output_size, nd, fn)
+    sizes = x.shape[2:]
+    tables = []
+    g = x
+    for i, (n, o) in enumerate(zip(sizes, outs)):
+        idx, _ = _adaptive_windows(n, o)
+        tables.append(idx.reshape(-1))
+        if idx.shape[1] * o != n or not np.array_equal(idx.reshape(-1), np.arange(n)):
+            g = apply(ops.resample, g, axis=i - nd, index=idx.reshape(-1, 1))
+    k = tuple(len(t) // o for t, o in zip(tables, outs))
+    attrs = dict(kernel=k, stride=k, padding=(0,) * nd, dilation=(1,) * nd, ceil_mode=False)
+    out = _unbatch(apply(ops.max_pool, g, **attrs), squeeze)
+    if not return_indices:
+        return out
+    flat = apply(ops.max_pool_indices, g, **attrs).data  # into the gathered array
+    coords = np.unravel_index(flat, tuple(len(t) for t in tables))
+    orig = np.zeros(flat.shape, dtype=np.int64)
+    for t, c, n in zip(tables, coords, sizes):
+        orig = orig * n + t[c]
+    return out, _unbatch(Tensor._wrap(orig), squeeze)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over adaptive windows of (N, C, L); with return_indices, also where each max sits."""
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows of (N, C, H, W); indices flat over H*W as in PyTorch."""
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")

@@ -14,6 +14,30 @@ import numpy as np
 
 from .. import api as _f
 from .. import creation, ops
+from ..api.attention import scaled_dot_product_attention
+from ..api.resample import interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample
+from ..api.windows import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -22,6 +46,14 @@ __all__ = [
     "linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "cross_entropy", "nll_loss",
     "mse_loss", "binary_cross_entropy_with_logits", "conv2d", "max_pool2d", "avg_pool2d",
     "dropout",
+]
+
+__all__ += [  # convolution, pooling, padding, resampling, attention
+    "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "pad", "interpolate", "upsample",
+    "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -73,32 +105,6 @@ def softmax(input, dim: int = -1) -> Tensor:
 
 def log_softmax(input, dim: int = -1) -> Tensor:
     return _f.log_softmax(input, dim)
-
-
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
-    """2-D convolution: input (N, C, H, W), weight (O, C/groups, kh, kw)."""
-    return _f.conv2d(input, weight, bias, stride, padding, dilation, groups)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
-    """Max over windows (N, C, H, W); non-overlapping windows (stride = kernel, no padding or
-    dilation, the usual case) take one fused op, others the general sliding-window path."""
-    x = _t(input)
-    k = _pair(kernel_size)
-    if x.ndim == 4 and (stride is None or _pair(stride) == k) and _pair(padding) == (0, 0) \
-            and _pair(dilation) == (1, 1) and 0 < k[0] <= x.shape[2] and 0 < k[1] <= x.shape[3]:
-        return apply(ops.max_pool2d, x, kernel=k)
-    return _f.max_pool2d(x, kernel_size, stride, padding, dilation)
-
-
-def _pair(v) -> tuple:
-    if isinstance(v, (int, np.integer)):
-        return (int(v), int(v))
-    return tuple(int(a) for a in v)
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0) -> Tensor:
-    return _f.avg_pool2d(input, kernel_size, stride, padding)
 
 
 def dropout(input, p: float = 0.5, training: bool = True) -> Tensor:

@@ -150,5 +150,15 @@ from .shape import (
     zeros_like,
 )
 from .windows import fold, unfold
+from .pooling import (
+    gather_flat,
+    max_pool,
+    max_pool_arg,
+    max_pool_indices,
+    pool_gather,
+    pool_scatter,
+    unpool,
+)
+from .resample import pad_constant, resample, resample_t
 
 __all__ = [n for n in dir() if not n.startswith("_")]

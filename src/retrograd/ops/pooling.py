@@ -15,7 +15,6 @@ import itertools
 import numpy as np
 
 from ..primitive import defop
-from .windows import _windows
 
 
 def pool_geometry(size, k, s, p, d, ceil_mode):
@@ -28,56 +27,123 @@ def pool_geometry(size, k, s, p, d, ceil_mode):
     return o, extra
 
 
-def _max_pool_saving(x, *, kernel, stride, padding, dilation, ceil_mode=False):
-    """The maxima and their flat spatial indices, by one pass per kernel offset."""
+def _padded(x, kernel, stride, padding, dilation, ceil_mode, fill):
+    """x padded for pooling (ceil mode's extra windows too), and the output size."""
     nd = len(kernel)
-    spatial = x.shape[-nd:]
     geo = [pool_geometry(n, k, s, p, d, ceil_mode)
-           for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
+           for n, k, s, p, d in zip(x.shape[-nd:], kernel, stride, padding, dilation)]
     if any(padding) or any(e for _, e in geo):
-        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         x = np.pad(x, ((0, 0),) * (x.ndim - nd)
                    + tuple((p, p + e) for p, (_, e) in zip(padding, geo)), constant_values=fill)
-    win = _windows(x, kernel, stride, (0,) * nd, dilation, 0.0)
-    lead = (slice(None),) * (win.ndim - 2 * nd)
-    offsets = list(itertools.product(*(range(k) for k in kernel)))
-    best = win[lead + offsets[0]].copy()
-    arg = np.zeros(best.shape, dtype=np.int64)
-    for j, off in enumerate(offsets[1:], 1):
-        v = win[lead + off]
-        better = v > best
-        if x.dtype.kind == "f":
-            better |= np.isnan(v) & ~np.isnan(best)
-        np.copyto(best, v, where=better)
-        arg[better] = j
-    # window offset -> flat index into the unpadded input
-    koff = np.unravel_index(arg, kernel) if nd > 1 else (arg,)
-    idx = 0
-    unit = 1
-    for i in reversed(range(nd)):
-        o = np.arange(best.shape[-nd + i]).reshape((-1,) + (1,) * (nd - 1 - i))
-        pos = o * stride[i] - padding[i] + koff[i] * dilation[i]
-        idx = idx + pos * unit
-        unit *= spatial[i]
-    return best, np.asarray(idx, dtype=np.int64)
+    return x, tuple(o for o, _ in geo)
+
+
+def _offsets(kernel, stride, dilation, outs):
+    """For each kernel offset: its number and the slices of the padded input it reads."""
+    for j, off in enumerate(itertools.product(*(range(k) for k in kernel))):
+        yield j, tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                       for o, d, s, n in zip(off, dilation, stride, outs))
+
+
+def _max_pool_saving(x, *, kernel, stride, padding, dilation, ceil_mode=False):
+    """The maxima, and the kernel offset of each (the first maximum wins ties, the last NaN
+    beats all, as PyTorch's kernel does), by one pass per kernel offset."""
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp, outs = _padded(x, kernel, stride, padding, dilation, ceil_mode, fill)
+    kind = np.int8 if np.prod(kernel) <= 127 else np.int32
+    best = arg = None
+    for j, sl in _offsets(kernel, stride, dilation, outs):
+        v = xp[(Ellipsis,) + sl]
+        if best is None:
+            best = v.copy()
+            arg = np.zeros(best.shape, dtype=kind)
+            continue
+        step = np.subtract(kind(j), arg)  # arg += (v > best) * (j - arg): masked writes
+        step *= v > best                  # (np.copyto with where=) are many times slower
+        arg += step
+        np.maximum(best, v, out=best)
+    nan = np.isnan(best) if x.dtype.kind == "f" else None
+    if nan is not None and nan.any():  # rare: the last NaN of a window wins, as in PyTorch
+        for j, sl in _offsets(kernel, stride, dilation, outs):
+            np.copyto(arg, j, where=np.isnan(xp[(Ellipsis,) + sl]))
+    return best, arg
 
 
 def _max_pool(x, **k):
     return _max_pool_saving(x, **k)[0]
 
 
-def _max_pool_indices(x, **k):
+def _max_pool_arg(x, **k):
     return _max_pool_saving(x, **k)[1]
 
 
-def _indices(m, out, x, k):
-    """The saved indices when the forward kept them (an integer array), else recomputed."""
+def _max_pool_indices(x, *, kernel, stride, padding, dilation, ceil_mode=False):
+    """PyTorch's indices: each maximum's flat position in the input's spatial dimensions."""
+    arg = _max_pool_arg(x, kernel=kernel, stride=stride, padding=padding, dilation=dilation,
+                        ceil_mode=ceil_mode)
+    nd = len(kernel)
+    spatial = x.shape[-nd:]
+    koff = np.unravel_index(arg, kernel) if nd > 1 else (arg,)
+    idx = 0
+    unit = 1
+    for i in reversed(range(nd)):
+        o = np.arange(arg.shape[-nd + i]).reshape((-1,) + (1,) * (nd - 1 - i))
+        idx = idx + (o * stride[i] - padding[i] + koff[i] * dilation[i]) * unit
+        unit *= spatial[i]
+    return np.asarray(idx, dtype=np.int64)
+
+
+def _pool_scatter(g, arg, *, shape, kernel, stride, padding, dilation, ceil_mode=False):
+    """Each g onto the input position its window's maximum came from (`arg`: kernel offsets);
+    leading batch dimensions of g kept. The adjoint of `pool_gather`."""
+    lead = g.shape[:g.ndim - arg.ndim]
+    nd = len(kernel)
+    z = np.zeros(lead + tuple(shape), dtype=g.dtype)
+    zp, outs = _padded(z, kernel, stride, padding, dilation, ceil_mode, 0)
+    disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    for j, sl in _offsets(kernel, stride, dilation, outs):
+        if disjoint:  # windows do not overlap: each position is written once
+            np.multiply(g, arg == j, out=zp[(Ellipsis,) + sl])
+        else:
+            zp[(Ellipsis,) + sl] += g * (arg == j)
+    if zp is not z:
+        zp = zp[(Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(padding, shape[-nd:]))]
+    return zp
+
+
+def _pool_gather(x, arg, *, kernel, stride, padding, dilation, ceil_mode=False):
+    """x at each window's kernel offset `arg` (leading batch dimensions of x kept)."""
+    xp, outs = _padded(x, kernel, stride, padding, dilation, ceil_mode, 0)
+    out = np.zeros(x.shape[:x.ndim - arg.ndim] + arg.shape, dtype=x.dtype)
+    for j, sl in _offsets(kernel, stride, dilation, outs):
+        np.copyto(out, xp[(Ellipsis,) + sl], where=arg == j)
+    return out
+
+
+def _arg(m, out, x, k):
+    """The saved offsets when the forward kept them (an integer array), else recomputed."""
     if out is not None and getattr(out, "dtype", None) is not None and out.dtype.kind in "iu":
         return out
-    return m.max_pool_indices(x, **k)
+    return m.max_pool_arg(x, **k)
 
 
+max_pool_arg = defop("max_pool_arg", _max_pool_arg, fresh=True)
 max_pool_indices = defop("max_pool_indices", _max_pool_indices, fresh=True)
+pool_scatter = defop(
+    "pool_scatter", _pool_scatter,
+    (lambda m, g, out, x, arg, *, shape, **k: m.pool_gather(g, arg, **k), None),
+    (lambda m, t, out, x, arg, **k: m.pool_scatter(t, arg, **k), None),
+    reads=(1,), fresh=True)
+pool_gather = defop(
+    "pool_gather", _pool_gather,
+    (lambda m, g, out, x, arg, **k: m.pool_scatter(g, arg, shape=x.shape, **k), None),
+    (lambda m, t, out, x, arg, **k: m.pool_gather(t, arg, **k), None),
+    reads=(1,), fresh=True)
+max_pool = defop(
+    "max_pool", _max_pool,
+    (lambda m, g, out, x, **k: m.pool_scatter(g, _arg(m, out, x, k), shape=x.shape, **k),),
+    (lambda m, t, out, x, **k: m.pool_gather(t, m.max_pool_arg(x, **k), **k),),
+    saving=_max_pool_saving, fresh=True)
 
 
 def _unpool(g, idx, *, shape):
@@ -112,8 +178,3 @@ gather_flat = defop(
     (lambda m, g, out, x, idx: m.unpool(g, idx, shape=x.shape), None),
     (lambda m, t, out, x, idx: m.gather_flat(t, idx), None),
     reads=(1,), fresh=True)
-max_pool = defop(
-    "max_pool", _max_pool,
-    (lambda m, g, out, x, **k: m.unpool(g, _indices(m, out, x, k), shape=x.shape),),
-    (lambda m, t, out, x, **k: m.gather_flat(t, m.max_pool_indices(x, **k)),),
-    saving=_max_pool_saving, fresh=True)

@@ -79,6 +79,26 @@ def _max_pool(rng):
             for x, k, s, p, d, c in _POOLS]
 
 
+def _arg(rng, shape, kernel, outs):
+    return rng.integers(0, int(np.prod(kernel)), shape[:2] + outs)
+
+
+def _pool_scatter(rng):
+    from retrograd.ops.pooling import pool_geometry
+    out = []
+    for x, k, s, p, d, c in _POOLS:
+        outs = tuple(pool_geometry(n, kk, ss, pp, dd, c)[0]
+                     for n, kk, ss, pp, dd in zip(x[2:], k, s, p, d))
+        out.append(([rng.standard_normal(x[:2] + outs), _arg(rng, x, k, outs)],
+                    dict(shape=x, kernel=k, stride=s, padding=p, dilation=d, ceil_mode=c)))
+    return out
+
+
+def _pool_gather(rng):
+    return [([rng.standard_normal(a["shape"]), arg], {k: v for k, v in a.items() if k != "shape"})
+            for (_, arg), a in _pool_scatter(rng)]
+
+
 def _unpool(rng):
     out = []
     for shape, o in [((2, 3, 4, 5), (2, 3)), ((2, 2, 7), (4,)), ((1, 2, 3, 2, 4), (2, 2, 1))]:
@@ -98,5 +118,6 @@ def _gather_flat(rng):
 SAMPLES = {
     "unfold": _unfold, "fold": _fold, "pad_constant": _pad_constant,
     "resample": _resample, "resample_t": _resample_t, "max_pool": _max_pool,
-    "unpool": _unpool, "gather_flat": _gather_flat,
+    "pool_scatter": _pool_scatter, "pool_gather": _pool_gather, "unpool": _unpool,
+    "gather_flat": _gather_flat,
 }

@@ -1,0 +1,258 @@
+"""Padding, interpolation and pixel shuffling, PyTorch's names and semantics
+(`rg.nn.functional` re-exports them).
+
+Constant padding is the `pad_constant` op; reflect, replicate and circular
+padding and every interpolation mode are `resample` ops, one per resized
+dimension, with the source indices and weights PyTorch uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..engine import apply
+from ..tensor import Tensor
+from ._args import _t
+from .shape import permute
+
+__all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
+    """Source index of each output position along one dimension, as (n + before + after, 1):
+    negative widths crop first, then the rest is padded from what is left (as PyTorch does)."""
+    start = max(-before, 0)
+    n = n - start - max(-after, 0)
+    before, after = max(before, 0), max(after, 0)
+    u = np.arange(-before, n + after)
+    if mode == "reflect":
+        period = 2 * (n - 1)
+        u = np.abs(u) % period if period else np.zeros_like(u)
+        u = np.where(u >= n, period - u, u)
+    elif mode == "replicate":
+        u = np.clip(u, 0, n - 1)
+    else:
+        u = u % n
+    return (u + start).reshape(-1, 1)
+
+
+def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
+    """Pad the last len(pad) // 2 dimensions; `pad` lists (left, right) widths starting from the
+    last dimension, as in PyTorch. Negative widths crop. Modes: constant, reflect, replicate,
+    circular (the last three pad 1 to 3 dimensions after a batch and a channel dimension)."""
+    x = _t(input)
+    try:
+        widths = [int(a) for a in pad]
+    except TypeError:
+        raise TypeError(f"pad: pad must be a sequence of ints, got {pad!r}") from None
+    if len(widths) % 2:
+        raise ValueError(f"pad: pad must have an even number of elements, got {len(widths)}")
+    nd = len(widths) // 2
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    if nd > x.ndim:
+        raise ValueError(f"pad: padding of length {len(widths)} pads {nd} dimensions, but the "
+                         f"input of shape {x.shape} has only {x.ndim}")
+    pads = tuple((widths[2 * i], widths[2 * i + 1]) for i in reversed(range(nd)))
+    sizes = x.shape[x.ndim - nd:]
+    new = tuple(n + b + a for n, (b, a) in zip(sizes, pads))
+    if any(s < 0 for s in new):
+        raise ValueError(f"pad: padding {tuple(widths)} of input of shape {x.shape} gives a "
+                         f"negative size {new}")
+    if mode == "constant":
+        if not nd:
+            return apply(ops.pad_constant, x, pads=())
+        return apply(ops.pad_constant, x, pads=pads, value=0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise ValueError(f"pad: value is only used with mode='constant', got mode={mode!r}")
+    if not 1 <= nd <= 3 or x.ndim not in (nd + 1, nd + 2):
+        raise NotImplementedError(
+            f"pad: mode {mode!r} pads the last 1 to 3 dimensions of a ({nd + 1})-D or "
+            f"({nd + 2})-D input; got padding of length {len(widths)} for input of shape "
+            f"{x.shape}")
+    for n, (b, a) in zip(sizes, pads):
+        if mode == "reflect" and (b >= n or a >= n):
+            raise ValueError(f"pad: with mode='reflect' each padding must be smaller than its "
+                             f"dimension: padding {tuple(widths)}, input shape {x.shape}")
+        if mode == "circular" and (b > n or a > n):
+            raise ValueError(f"pad: with mode='circular' each padding must be at most its "
+                             f"dimension: padding {tuple(widths)}, input shape {x.shape}")
+        if n == 0 and (b > 0 or a > 0):
+            raise ValueError(f"pad: cannot pad an empty dimension with mode={mode!r} (input "
+                             f"shape {x.shape})")
+    for i, (n, (b, a)) in enumerate(zip(sizes, pads)):
+        if b or a:
+            x = apply(ops.resample, x, axis=i - nd, index=_pad_index(n, b, a, mode))
+    return x
+
+
+# ---------------------------------------------------------------- interpolation
+
+_MODES = {"nearest": None, "nearest-exact": None, "area": None, "linear": 1, "bilinear": 2,
+          "bicubic": 2, "trilinear": 3}
+
+
+def _nearest(n_in, n_out, scale, exact):
+    """PyTorch's nearest source indices (computed in float32, as it does)."""
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+        np.float32(n_in) / np.float32(n_out)
+    dst = np.arange(n_out, dtype=np.float32)
+    if exact:
+        dst = dst + np.float32(0.5)
+    src = np.floor(dst * s).astype(np.int64)
+    return np.minimum(src, n_in - 1).reshape(-1, 1)
+
+
+def _source(n_in, n_out, scale, align_corners, cubic):
+    """Source coordinate of each output position (PyTorch's area_pixel_compute_source_index)."""
+    dst = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        return s * dst
+    s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    src = s * (dst + 0.5) - 0.5
+    return src if cubic else np.maximum(src, 0.0)
+
+
+def _linear_taps(n_in, n_out, scale, align_corners):
+    src = _source(n_in, n_out, scale, align_corners, False)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    lam = src - i0
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    return np.stack([i0, i1], 1), np.stack([1.0 - lam, lam], 1)
+
+
+def _cubic_taps(n_in, n_out, scale, align_corners):
+    a = -0.75
+    src = _source(n_in, n_out, scale, align_corners, True)
+    i = np.floor(src).astype(np.int64)
+    t = src - i
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    w = np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], 1)
+    idx = np.clip(i[:, None] + np.arange(-1, 3), 0, n_in - 1)
+    return idx, w
+
+
+def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                recompute_scale_factor=None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dimensions of (N, C, *S) to `size` or by `scale_factor`, with
+    PyTorch's modes (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)."""
+    x = _t(input)
+    if mode not in _MODES:
+        raise ValueError(f"interpolate: mode must be one of {', '.join(_MODES)}, got {mode!r}")
+    nd = x.ndim - 2
+    if nd < 1 or nd > 3:
+        raise ValueError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
+                         f"shape {x.shape}")
+    want = _MODES[mode]
+    if want is not None and want != nd:
+        raise ValueError(f"interpolate: mode {mode!r} needs a {want + 2}-D input, got shape "
+                         f"{x.shape}")
+    if align_corners is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear"):
+        raise ValueError("interpolate: align_corners option can only be set with the "
+                         "interpolating modes: linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"interpolate: input must be floating point, got {x.dtype}")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    sizes = x.shape[2:]
+    scales = [None] * nd
+    if size is not None:
+        outs = (int(size),) * nd if isinstance(size, (int, np.integer)) else \
+            tuple(int(a) for a in size)
+        if len(outs) != nd:
+            raise ValueError(f"interpolate: size must be an int or {nd} ints for input of shape "
+                             f"{x.shape}, got {size!r}")
+    else:
+        sf = (float(scale_factor),) * nd if isinstance(scale_factor, (int, float, np.number)) \
+            else tuple(float(a) for a in scale_factor)
+        if len(sf) != nd:
+            raise ValueError(f"interpolate: scale_factor must be a number or {nd} numbers for "
+                             f"input of shape {x.shape}, got {scale_factor!r}")
+        if any(not (f > 0) or math.isinf(f) for f in sf):
+            raise ValueError(f"interpolate: scale_factor must be positive, got {scale_factor!r}")
+        outs = tuple(int(math.floor(n * f)) for n, f in zip(sizes, sf))
+        if not recompute_scale_factor:
+            scales = list(sf)
+    if any(o <= 0 for o in outs):
+        raise ValueError(f"interpolate: output size {outs} must be positive (input shape "
+                         f"{x.shape})")
+    if mode == "area":
+        from .windows import _adaptive_avg
+        return _adaptive_avg(x, outs, nd, "interpolate")
+    if any(n == 0 for n in sizes):
+        raise ValueError(f"interpolate: input of shape {x.shape} has an empty spatial dimension")
+    for i, (n, o, sc) in enumerate(zip(sizes, outs, scales)):
+        axis = i - nd
+        if mode in ("nearest", "nearest-exact"):
+            if n == o and sc in (None, 1.0):
+                continue
+            x = apply(ops.resample, x, axis=axis, index=_nearest(n, o, sc, mode != "nearest"))
+        elif mode == "bicubic":
+            idx, w = _cubic_taps(n, o, sc, bool(align_corners))
+            x = apply(ops.resample, x, axis=axis, index=idx, weight=w)
+        else:
+            if n == o and (align_corners or sc in (None, 1.0)):
+                continue
+            idx, w = _linear_taps(n, o, sc, bool(align_corners))
+            x = apply(ops.resample, x, axis=axis, index=idx, weight=w)
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners=None) -> Tensor:
+    """`interpolate` under its older name."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# ---------------------------------------------------------------- pixel shuffle
+
+def pixel_shuffle(input, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): channels moved into space."""
+    x = _t(input)
+    r = int(upscale_factor)
+    if x.ndim < 3:
+        raise ValueError(f"pixel_shuffle: expected an input of at least 3 dimensions "
+                         f"(*, C r^2, H, W), got shape {x.shape}")
+    if r <= 0:
+        raise ValueError(f"pixel_shuffle: upscale_factor must be positive, got {r}")
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: channels ({c}, input shape {x.shape}) must be "
+                         f"divisible by upscale_factor**2 = {r * r}")
+    k = len(lead)
+    y = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    y = permute(y, tuple(range(k + 1)) + (k + 3, k + 1, k + 4, k + 2))
+    return y.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
+    x = _t(input)
+    r = int(downscale_factor)
+    if x.ndim < 3:
+        raise ValueError(f"pixel_unshuffle: expected an input of at least 3 dimensions "
+                         f"(*, C, H, W), got shape {x.shape}")
+    if r <= 0:
+        raise ValueError(f"pixel_unshuffle: downscale_factor must be positive, got {r}")
+    *lead, c, h, w = x.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: height and width ({h}, {w}; input shape {x.shape}) "
+                         f"must be divisible by downscale_factor {r}")
+    k = len(lead)
+    y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    y = permute(y, tuple(range(k + 1)) + (k + 2, k + 4, k + 1, k + 3))
+    return y.reshape(tuple(lead) + (c * r * r, h // r, w // r))
