@@ -76,6 +76,7 @@ from .indexing import (
     scatter_reduce,
 )
 from .linalg import einsum, matmul
+from .norms import pnorm, standardize
 from .math import (
     acos,
     acosh,

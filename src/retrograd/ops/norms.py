@@ -1,0 +1,97 @@
+"""Normalisation: `standardize`, (x - mean) / sqrt(var + eps) over some axes, and
+`pnorm`, the vector p-norm (sum |x|^p)^(1/p) with PyTorch's zero gradient at 0.
+
+One node instead of the eight a composition makes (mean, subtract, square, mean,
+add, sqrt, divide and their broadcasts). LayerNorm, GroupNorm (after a reshape)
+and BatchNorm in training mode (over all axes but the channel) are this op
+followed by the affine scale and shift.
+
+The Jacobian is symmetric, rstd * (I - 11'/n - xhat xhat'/n) on each group, so
+the vjp and the jvp are one rule. When the forward ran for a recorded node it
+hands the backward `(xhat, rstd)` (`saving`); a recorded backward (create_graph,
+rg.jit) recomputes both with ops, so it is differentiable again.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..primitive import defop
+from .reductions import _neg_axes, expand_back, keep
+
+
+def _count(shape, axes) -> int:
+    return math.prod(shape[a] for a in axes)
+
+
+def _stats(x, axes, eps):
+    mu = np.add.reduce(x, axis=axes, keepdims=True)
+    n = _count(x.shape, axes)
+    mu /= n
+    xc = x - mu
+    var = np.add.reduce(xc * xc, axis=axes, keepdims=True)
+    var /= n
+    var += eps
+    rstd = np.sqrt(var)
+    np.divide(1.0, rstd, out=rstd)
+    xc *= rstd
+    return xc, rstd
+
+
+def _standardize(x, *, axes, eps):
+    return _stats(x, axes, eps)[0]
+
+
+def _standardize_saving(x, *, axes, eps):
+    xhat, rstd = _stats(x, axes, eps)
+    return xhat, (xhat, rstd)
+
+
+def _standardize_rule(m, g, out, x, *, axes, eps):
+    """rstd * (g - mean(g) - xhat * mean(g * xhat)) over `axes` (negative: counted from the
+    end, so a tangent with leading batch dimensions reduces the same groups)."""
+    n = _count(x.shape, axes)
+    if isinstance(out, tuple):  # what the forward saved
+        xhat, rstd = out
+    else:
+        xc = x - m.sum(x, axis=axes, keepdims=True) / n
+        rstd = 1.0 / m.sqrt(m.sum(xc * xc, axis=axes, keepdims=True) / n + eps)
+        xhat = xc * rstd
+    mg = m.sum(g, axis=axes, keepdims=True) / n
+    mgx = m.sum(g * xhat, axis=axes, keepdims=True) / n
+    return (g - mg - xhat * mgx) * rstd
+
+
+standardize = defop("standardize", _standardize, (_standardize_rule,), (_standardize_rule,),
+                    saving=_standardize_saving, fresh=True)
+
+
+# ---------------------------------------------------------------- p-norms
+
+def _pnorm(x, *, p, axis=None, keepdims=False):
+    if p == 2:
+        return np.sqrt(np.add.reduce(x * x, axis=axis, keepdims=keepdims))
+    a = np.abs(x)
+    return np.add.reduce(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _pnorm_local(m, out, x, p, axis, keepdims):
+    """d norm / d x = sign(x) |x|^(p-1) / norm^(p-1), and 0 where the norm is 0 (x is all
+    zeros there, so only the denominator needs guarding), as in PyTorch."""
+    nk = keep(m, out, x.shape, axis, keepdims)
+    safe = nk + (nk == 0)
+    if p == 2:
+        return x / safe
+    return m.sign(x) * m.abs(x) ** (p - 1) / safe ** (p - 1)
+
+
+pnorm = defop(
+    "pnorm", _pnorm,
+    (lambda m, g, out, x, *, p, axis=None, keepdims=False: expand_back(
+        m, g, x.shape, axis, keepdims) * _pnorm_local(m, out, x, p, axis, keepdims),),
+    (lambda m, t, out, x, *, p, axis=None, keepdims=False: m.sum(
+        t * _pnorm_local(m, out, x, p, axis, keepdims), axis=_neg_axes(axis, x.ndim),
+        keepdims=keepdims),),
+    save_out=True)
