@@ -170,7 +170,7 @@ def test_ops_without_a_batching_rule_fall_back_to_a_correct_loop(monkeypatch):
     got = F.vmap(lambda im: rg.nn.functional.max_pool2d(im, 2))(rg.tensor(imgs))
     ref = torch.func.vmap(lambda im: torch.nn.functional.max_pool2d(im, 2))(torch.tensor(imgs))
     _same(got, ref)
-    assert "max_pool2d" in calls
+    assert any("pool" in c for c in calls)
     calls.clear()
     F.vmap(rg.sin)(rg.tensor(X))
     assert calls == []  # element-wise ops never loop

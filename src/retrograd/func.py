@@ -3,6 +3,7 @@
     grad, value_and_grad, vjp     reverse mode (one backward pass)
     jvp                           forward mode (tangents pushed with the values)
     jacrev (= jacobian), jacfwd   whole Jacobians, a batch of basis vectors at once
+    vmap                          a function mapped over a batch dimension, no loop
     hessian, hvp                  forward over reverse
 
 Inputs may be Tensors, NumPy arrays or Python floats; results are Tensors.
@@ -19,10 +20,12 @@ How nesting stays correct:
   forward mode is active, an input already requires grad, or `f` closes over a
   tensor that requires grad. Plain top-level use does not pay for it.
 - Jacobians push all basis vectors as one batch: jacfwd seeds a batched forward
-  level; jacrev runs one backward pass whose cotangent carries the basis as a
-  batched tangent (the vjp is linear in the cotangent, so its forward derivative
-  in direction e_i is the vjp of e_i). All batching therefore lives in the jvp
-  rules, which treat leading extra tangent dimensions as batch.
+  level (the jvp rules treat leading extra tangent dimensions as batch); jacrev
+  is `vmap` of the vjp over the cotangent basis, one backward pass on the whole
+  batch.
+- `vmap` is a forward-mode level whose "tangents" are batched values, computed
+  by the batching rules of `batching.py` (which reuse the jvp rules of linear
+  ops); it nests and composes with the other transforms the same way.
 """
 
 from __future__ import annotations
@@ -461,22 +464,23 @@ def _jacrev_loop(outs, diffs, offs, m, cg) -> list[Tensor]:
 
 
 def _jacrev_batched(outs, diffs, offs, m, chunk_size) -> list[Tensor]:
-    """One backward pass per chunk of rows: the cotangent basis rides as a batched tangent."""
+    """One backward pass per chunk of rows: `vmap` of the vjp over the cotangent basis,
+    so the pass runs once on the whole batch through the batching rules."""
     parts = []
     for a, b in _chunks(m, chunk_size):
-        with forward.level((b - a,)) as lv:
-            cots = []
-            for k, o in enumerate(outs):
-                cot = _zeros(o)
-                lo, hi = max(a, offs[k]), min(b, offs[k + 1])
-                if lo < hi:
-                    seed = np.zeros((b - a, o.data.size), dtype=o.dtype)
-                    np.fill_diagonal(seed[lo - a:hi - a, lo - offs[k]:hi - offs[k]], 1)
-                    forward.set_tangent(cot, Tensor._wrap(seed.reshape((b - a,) + o.shape)), lv)
-                cots.append(cot)
-            gs = _grads(outs, cots, diffs, True)
-            ts = [forward.tangent_of(g, lv) for g in gs]
-        parts.append([t if t is not None else _zeros(d, (b - a,)) for t, d in zip(ts, diffs)])
+        live, seeds = [], []
+        for k, o in enumerate(outs):
+            lo, hi = max(a, offs[k]), min(b, offs[k + 1])
+            if lo < hi:  # outputs with no row in this chunk get no cotangent at all
+                seed = np.zeros((b - a, o.data.size), dtype=o.dtype)
+                np.fill_diagonal(seed[lo - a:hi - a, lo - offs[k]:hi - offs[k]], 1)
+                live.append(o)
+                seeds.append(Tensor._wrap(seed.reshape((b - a,) + o.shape)))
+
+        def rows(*cots, live=live):
+            return tuple(_grads(live, list(cots), diffs, True))
+
+        parts.append(list(vmap(rows)(*seeds)))
     return [_cat_rows([p[k] for p in parts]) for k in range(len(diffs))]
 
 
