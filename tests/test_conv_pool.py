@@ -348,3 +348,111 @@ def test_bad_arguments_are_refused_with_a_clear_message(case):
     call, exc, pattern = BAD[case]
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---------------------------------------------------------------- layers
+
+LAYERS = [  # (name, args, kwargs, input shape)
+    ("Conv1d", (4, 6, 3), dict(stride=2, padding=1), (2, 4, 9)),
+    ("Conv1d", (4, 6, 4), dict(padding="same", padding_mode="reflect", groups=2), (2, 4, 9)),
+    ("Conv2d", (3, 4, 3), dict(padding=1, padding_mode="circular"), (2, 3, 6, 5)),
+    ("Conv2d", (4, 6, (3, 2)), dict(padding="same", dilation=(1, 2), groups=2,
+                                    padding_mode="replicate"), (2, 4, 6, 7)),
+    ("Conv2d", (3, 4, 3), dict(padding="valid", bias=False), (2, 3, 6, 5)),
+    ("Conv3d", (2, 4, 2), dict(stride=(1, 2, 1), padding=1), (1, 2, 4, 5, 3)),
+    ("ConvTranspose1d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1), (2, 4, 5)),
+    ("ConvTranspose2d", (4, 6, 3), dict(stride=2, groups=2, dilation=1), (2, 4, 3, 4)),
+    ("ConvTranspose3d", (2, 3, 2), dict(stride=2, padding=(0, 1, 0)), (1, 2, 3, 3, 2)),
+    ("MaxPool1d", (3,), dict(stride=2, padding=1, ceil_mode=True), (2, 3, 10)),
+    ("MaxPool2d", (2,), {}, (2, 3, 6, 6)),
+    ("MaxPool3d", (2,), dict(stride=1), (1, 2, 3, 4, 3)),
+    ("AvgPool1d", (3,), dict(stride=2, padding=1, count_include_pad=False), (2, 3, 10)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, ceil_mode=True, divisor_override=4),
+     (2, 3, 7, 7)),
+    ("AvgPool3d", (2,), {}, (1, 2, 4, 4, 4)),
+    ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 10)),
+    ("AdaptiveAvgPool2d", ((3, 2),), {}, (2, 3, 7, 5)),
+    ("AdaptiveMaxPool2d", ((3, 2),), {}, (2, 3, 7, 5)),
+    ("Upsample", (), dict(scale_factor=2, mode="bilinear", align_corners=False), (2, 3, 4, 4)),
+    ("Upsample", (), dict(size=(5, 7), mode="nearest"), (2, 3, 4, 4)),
+    ("PixelShuffle", (2,), {}, (2, 8, 3, 3)),
+    ("PixelUnshuffle", (2,), {}, (2, 2, 4, 6)),
+    ("ZeroPad2d", ((1, 2, 0, 1),), {}, (2, 3, 4, 4)),
+    ("ConstantPad1d", (2, 1.5), {}, (2, 3, 4)),
+    ("ConstantPad2d", (1, -0.5), {}, (2, 3, 4, 4)),
+    ("ReflectionPad1d", ((2, 1),), {}, (2, 3, 4)),
+    ("ReflectionPad2d", (1,), {}, (2, 3, 4, 4)),
+    ("ReplicationPad1d", (3,), {}, (2, 3, 4)),
+    ("ReplicationPad2d", ((1, 0, 2, 1),), {}, (2, 3, 4, 4)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(LAYERS)))
+def test_layer_matches_torch_with_the_same_weights(case):
+    name, args, kw, xs = LAYERS[case]
+    ours = getattr(rg.nn, name)(*args, **kw, **({"dtype": rg.float64} if "Conv" in name else {}))
+    theirs = getattr(torch.nn, name)(*args, **kw).double()
+    for pname, p in theirs.named_parameters():
+        assert getattr(ours, pname).shape == tuple(p.shape)
+        getattr(ours, pname).data[...] = p.detach().numpy()
+    x = _distinct(xs) if "Max" in name else rng.standard_normal(xs)
+    a, t = rg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, ref = ours(a), theirs(t)
+    np.testing.assert_allclose(out.data, ref.detach().numpy(), rtol=1e-10, atol=1e-12)
+    w = rng.standard_normal(out.shape)
+    (out * rg.tensor(w)).sum().backward()
+    (ref * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(a.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    for pname, p in theirs.named_parameters():
+        np.testing.assert_allclose(getattr(ours, pname).grad.data, p.grad.numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    assert type(ours).__name__ == name
+
+
+def test_unpool_layers_and_return_indices_match_torch():
+    x = _distinct((2, 3, 6, 8))
+    pool, tpool = rg.nn.MaxPool2d(2, return_indices=True), torch.nn.MaxPool2d(2,
+                                                                              return_indices=True)
+    out, idx = pool(rg.tensor(x))
+    tout, tidx = tpool(torch.tensor(x))
+    back = rg.nn.MaxUnpool2d(2)(out, idx, output_size=(6, 8))
+    tback = torch.nn.MaxUnpool2d(2)(tout, tidx, output_size=(6, 8))
+    np.testing.assert_array_equal(back.data, tback.numpy())
+    m, i = rg.nn.AdaptiveMaxPool2d(3, return_indices=True)(rg.tensor(x))
+    tm, ti = torch.nn.AdaptiveMaxPool2d(3, return_indices=True)(torch.tensor(x))
+    np.testing.assert_array_equal(i.data, ti.numpy())
+    np.testing.assert_array_equal(m.data, tm.numpy())
+
+
+def test_conv_transpose_output_size_like_torch():
+    ours, theirs = rg.nn.ConvTranspose2d(2, 3, 3, stride=2), torch.nn.ConvTranspose2d(2, 3, 3,
+                                                                                      stride=2)
+    x = rng.standard_normal((1, 2, 4, 4))
+    assert ours(rg.tensor(x), output_size=(10, 9)).shape == \
+        tuple(theirs(torch.tensor(x, dtype=torch.float32), output_size=(10, 9)).shape)
+    with pytest.raises(ValueError, match="not reachable"):
+        ours(rg.tensor(x), output_size=(12, 9))
+
+
+@pytest.mark.parametrize("name,args", [("Conv1d", (4, 6, 3)), ("Conv2d", (3, 8, (3, 2))),
+                                       ("Conv3d", (2, 4, 2)), ("ConvTranspose2d", (6, 4, 3))])
+def test_layer_init_is_kaiming_uniform_like_torch(name, args):
+    """kaiming_uniform(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)), bias the same bound."""
+    layer = getattr(rg.nn, name)(*args, groups=2) if args[0] % 2 == 0 and args[1] % 2 == 0 \
+        else getattr(rg.nn, name)(*args)
+    w = layer.weight.data
+    fan_in = int(np.prod(w.shape[1:]))
+    bound = 1 / np.sqrt(fan_in)
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.6 * bound
+    assert np.abs(layer.bias.data).max() <= bound
+
+
+def test_layer_bad_arguments():
+    with pytest.raises(ValueError, match=r"must be divisible by groups \(3\)"):
+        rg.nn.Conv2d(4, 6, 3, groups=3)
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        rg.nn.Conv1d(2, 2, 3, padding_mode="wrap")
+    with pytest.raises(ValueError, match="only padding_mode='zeros'"):
+        rg.nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="'same' is not supported for strided"):
+        rg.nn.Conv2d(2, 2, 3, stride=2, padding="same")

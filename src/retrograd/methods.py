@@ -446,3 +446,50 @@ Tensor.sub = Tensor.__sub__
 Tensor.mul = Tensor.__mul__
 Tensor.div = Tensor.__truediv__
 Tensor.neg = Tensor.__neg__
+
+# Element-wise math, logic and the integer operators (`api/math.py`).
+for _name in ("floor ceil trunc fix round frac log2 log10 exp2 expm1 rsqrt reciprocal square "
+              "asin acos atan sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
+              "arctanh erf erfc erfinv atan2 arctan2 hypot copysign logaddexp logaddexp2 xlogy "
+              "lerp fmod remainder floor_divide div divide true_divide isnan isinf isfinite "
+              "isclose allclose logical_and logical_or logical_xor logical_not all any "
+              "nan_to_num bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift "
+              "bitwise_right_shift").split():
+    setattr(Tensor, _name, getattr(F, _name))
+
+
+def _reflected(f):
+    def method(self, other):
+        return f(other, self)
+    method.__name__ = f"__r{f.__name__}__"
+    return method
+
+
+def _inplace_method(opname: str, integer: bool = False):
+    """`a //= b` and kin: PyTorch's in-place forms (result dtype checked by `_inplace`)."""
+    def method(self, other):
+        if integer and (self.data.dtype.kind not in "biu" or (isinstance(other, Tensor) and
+                                                              other.data.dtype.kind not in "biu")
+                        or isinstance(other, float)):
+            raise TypeError(f"in-place '{opname}' needs bool or integer tensors, got "
+                            f"{self.dtype}")
+        return self._inplace(ops.OPS[opname], other)
+    method.__name__ = f"__i{opname}__"
+    return method
+
+
+Tensor.__floordiv__ = F.floor_divide
+Tensor.__rfloordiv__ = _reflected(F.floor_divide)
+Tensor.__mod__ = F.remainder
+Tensor.__rmod__ = _reflected(F.remainder)
+Tensor.__lshift__ = F.bitwise_left_shift
+Tensor.__rlshift__ = _reflected(F.bitwise_left_shift)
+Tensor.__rshift__ = F.bitwise_right_shift
+Tensor.__rrshift__ = _reflected(F.bitwise_right_shift)
+Tensor.__ifloordiv__ = _inplace_method("floor_divide")
+Tensor.__imod__ = _inplace_method("remainder")
+Tensor.__iand__ = _inplace_method("bitwise_and", integer=True)
+Tensor.__ior__ = _inplace_method("bitwise_or", integer=True)
+Tensor.__ixor__ = _inplace_method("bitwise_xor", integer=True)
+Tensor.__ilshift__ = _inplace_method("left_shift", integer=True)
+Tensor.__irshift__ = _inplace_method("right_shift", integer=True)

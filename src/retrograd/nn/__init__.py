@@ -5,8 +5,10 @@ This file only re-exports; each kind of module lives in the file named for it:
     module.py      Module (registration, traversal, modes, state_dict) and Parameter
     containers.py  Sequential, ModuleList
     linear.py      Linear, Identity
-    conv.py        Conv2d
-    pooling.py     MaxPool2d, AvgPool2d
+    conv.py        Conv1d, Conv2d, Conv3d, ConvTranspose1d/2d/3d
+    pooling.py     MaxPool1d/2d/3d, AvgPool1d/2d/3d, MaxUnpool, adaptive pools
+    padding.py     ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad (1d-3d)
+    upsampling.py  Upsample, PixelShuffle, PixelUnshuffle
     flatten.py     Flatten
     dropout.py     Dropout
     activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax
@@ -21,17 +23,59 @@ name is added here.
 from . import functional, init
 from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .containers import ModuleList, Sequential
-from .conv import Conv2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
-from .pooling import AvgPool2d, MaxPool2d
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from .upsampling import PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = [
     "Parameter", "Module", "Sequential", "ModuleList", "Identity", "Linear", "Conv2d",
     "MaxPool2d", "AvgPool2d", "Flatten", "Dropout", "ReLU", "Tanh", "Sigmoid", "Softmax",
     "LogSoftmax", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional",
     "init",
+]
+__all__ += [  # convolution, pooling, padding, resampling
+    "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
+    "MaxPool3d", "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+    "CircularPad2d", "CircularPad3d", "Upsample", "PixelShuffle", "PixelUnshuffle",
 ]

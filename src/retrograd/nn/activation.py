@@ -1,4 +1,5 @@
-"""Activation modules: `ReLU`, `Tanh`, `Sigmoid`, `Softmax`, `LogSoftmax`."""
+"""Activation modules: `ReLU`, `Tanh`, `Sigmoid`, `Softmax`, `LogSoftmax`, and the rest of
+`torch.nn`'s (`GELU`, `SiLU`, `ELU`, `Hardtanh`, ...), each a thin call into `functional`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"]
+__all__ = [
+    "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "Mish", "Softplus",
+    "ELU", "CELU", "SELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid",
+    "Softsign", "LogSigmoid", "Softmin", "GLU", "Tanhshrink", "Threshold",
+]
 
 
 class ReLU(Module):
@@ -38,3 +43,171 @@ class Softmax(Module):
 class LogSoftmax(Softmax):
     def forward(self, x):
         return F.log_softmax(x, self.dim)
+
+
+# ---------------------------------------------------------------- the rest of torch.nn's
+
+class GELU(Module):
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: 'approximate' must be 'none' or 'tanh', got "
+                             f"{approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class _Inplace(Module):
+    """An activation with PyTorch's `inplace` flag and no other argument."""
+
+    _fn = None
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return type(self)._fn(x, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class SiLU(_Inplace):
+    _fn = staticmethod(F.silu)
+
+
+class Mish(_Inplace):
+    _fn = staticmethod(F.mish)
+
+
+class SELU(_Inplace):
+    _fn = staticmethod(F.selu)
+
+
+class ReLU6(_Inplace):
+    _fn = staticmethod(F.relu6)
+
+
+class Hardswish(_Inplace):
+    _fn = staticmethod(F.hardswish)
+
+
+class Hardsigmoid(_Inplace):
+    _fn = staticmethod(F.hardsigmoid)
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class ELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, x):
+        return F.elu(x, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class CELU(ELU):
+    def forward(self, x):
+        return F.celu(x, self.alpha, self.inplace)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
+                                                           else "")
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: 'min_val' ({min_val}) cannot be greater than "
+                             f"'max_val' ({max_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, x):
+        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class Threshold(Module):
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x):
+        return F.threshold(x, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class Softsign(Module):
+    def forward(self, x):
+        return F.softsign(x)
+
+
+class LogSigmoid(Module):
+    def forward(self, x):
+        return F.logsigmoid(x)
+
+
+class Tanhshrink(Module):
+    def forward(self, x):
+        return F.tanhshrink(x)
+
+
+class Softmin(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmin(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class GLU(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

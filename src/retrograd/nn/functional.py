@@ -14,6 +14,26 @@ import numpy as np
 
 from .. import api as _f
 from .. import creation, ops
+from ..api.activations import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    logsigmoid,
+    mish,
+    relu6,
+    selu,
+    silu,
+    softmin,
+    softplus,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from ..api.attention import scaled_dot_product_attention
 from ..api.resample import interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample
 from ..api.windows import (
@@ -46,6 +66,11 @@ __all__ = [
     "linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "cross_entropy", "nll_loss",
     "mse_loss", "binary_cross_entropy_with_logits", "conv2d", "max_pool2d", "avg_pool2d",
     "dropout",
+]
+__all__ += [  # activations
+    "celu", "elu", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+    "logsigmoid", "mish", "relu6", "selu", "silu", "softmin", "softplus", "softsign",
+    "tanhshrink", "threshold"
 ]
 
 __all__ += [  # convolution, pooling, padding, resampling, attention

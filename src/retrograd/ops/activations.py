@@ -5,10 +5,10 @@
 The forwards are numerically stable: `softplus`, `logsigmoid` and `mish` go
 through `logaddexp`, so they neither overflow nor lose the tail for large |x|.
 Gradients at the kinks are PyTorch's: `hardtanh` (and so `relu6`) and
-`hardsigmoid` pass nothing at their bounds, `hardswish` takes the middle
-formula at both -3 and 3, `leaky_relu` and `elu` take their negative side at 0,
-`threshold` passes nothing at the threshold, `softplus` switches to the identity
-where `beta * x > threshold`.
+`hardsigmoid` pass nothing at their bounds, `hardswish` passes 0 at -3 and `g`
+at 3, `leaky_relu` and `elu` take their negative side at 0, `threshold` passes
+nothing at the threshold, `softplus` switches to the identity where
+`beta * x > threshold`.
 """
 
 from __future__ import annotations
@@ -83,9 +83,10 @@ def _elu(x, *, alpha=1.0, scale=1.0, input_scale=1.0):
 
 
 def _elu_d(m, g, out, x, *, alpha=1.0, scale=1.0, input_scale=1.0):
-    # On the negative side d/dx = input_scale * alpha * scale * exp(input_scale * x),
-    # written through the output so nothing overflows on the positive side.
-    return m.where(x > 0, g * scale, g * (out + alpha * scale) * input_scale)
+    # input_scale * alpha * scale * exp(input_scale * x) on the negative side, its exp
+    # taken of 0 on the positive side (no overflow there, nor NaN in a second derivative).
+    neg = m.exp(m.where(x > 0, 0.0, x) * input_scale) * (alpha * scale * input_scale)
+    return m.where(x > 0, g * scale, g * neg)
 
 
 def _leaky_relu(x, *, negative_slope=0.01):
@@ -109,7 +110,7 @@ def _hardswish(x):
 
 
 def _hardswish_d(m, g, out, x):
-    return m.where(x < -3.0, 0.0, m.where(x <= 3.0, g * (x / 3.0 + 0.5), g))
+    return m.where(x <= -3.0, 0.0, m.where(x < 3.0, g * (x / 3.0 + 0.5), g))
 
 
 def _softsign_d(m, g, out, x):
@@ -127,7 +128,7 @@ mish = elementwise("mish", _mish, _mish_d, fresh=True)
 softplus = elementwise("softplus", _softplus, _softplus_d, fresh=True)
 logsigmoid = elementwise("logsigmoid", _logsigmoid, lambda m, g, out, x: g * m.sigmoid(-x),
                          fresh=True)
-elu = elementwise("elu", _elu, _elu_d, save_out=True, fresh=True)
+elu = elementwise("elu", _elu, _elu_d, fresh=True)
 leaky_relu = elementwise("leaky_relu", _leaky_relu, lambda m, g, out, x, *, negative_slope=0.01:
                          m.where(x > 0, g, g * negative_slope), smooth=False, fresh=True)
 hardtanh = elementwise("hardtanh", _hardtanh, _hardtanh_d, smooth=False, fresh=True)

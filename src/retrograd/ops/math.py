@@ -73,11 +73,12 @@ exp2 = elementwise("exp2", np.exp2, lambda m, g, out, x: g * out * _LN2, save_ou
                    reads=(), into=np.exp2)
 expm1 = elementwise("expm1", np.expm1, lambda m, g, out, x: g * out + g, save_out=True,
                     reads=(), into=np.expm1)
-rsqrt = elementwise("rsqrt", lambda x: 1.0 / np.sqrt(x),
+rsqrt = elementwise("rsqrt", lambda x: np.true_divide(1.0, np.sqrt(x)),
                     lambda m, g, out, x: g * out * out * out * -0.5, save_out=True, reads=(),
                     fresh=True)
-reciprocal = elementwise("reciprocal", lambda x: 1.0 / x, lambda m, g, out, x: -g * out * out,
-                         save_out=True, reads=(), fresh=True)
+reciprocal = elementwise("reciprocal", lambda x: np.true_divide(1.0, x),
+                         lambda m, g, out, x: -g * out * out, save_out=True, reads=(),
+                         fresh=True)
 square = elementwise("square", np.square, lambda m, g, out, x: g * x * 2.0, into=np.square)
 
 # Inverse trigonometric and hyperbolic functions.
@@ -117,7 +118,8 @@ def _xlogy(x, y):
 
 
 def _xlogy_dx(m, g, out, x, y):
-    return m.where(x == 0, 0.0, g * m.log(m.where(x == 0, 1.0, y)))
+    # PyTorch's: g * log(y), except 0 where x == 0 and y <= 0 (and 0 where g == 0).
+    return m.where(m.logical_and(x == 0, y <= 0), 0.0, m.xlogy(g, y))
 
 
 def _lerp(start, end, weight):

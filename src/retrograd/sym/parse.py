@@ -15,6 +15,8 @@ from typing import Any
 from .export import load_sympy
 from .expr import ONE, ZERO, Expr, build, const, is_const, var
 from .functions import (
+    BINARY,
+    MATH,
     abs,
     cos,
     exp,
@@ -137,6 +139,7 @@ _FUNCS: dict[str, Callable] = {
     "tanh": tanh, "sigmoid": sigmoid, "relu": relu, "abs": abs, "max": maximum,
     "min": minimum, "maximum": maximum, "minimum": minimum,
 }
+_FUNCS.update(MATH)
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
 
 
@@ -181,7 +184,7 @@ def parse(text: str) -> Expr:
             r = -args[0] if isinstance(node.op, ast.USub) else args[0]
         elif isinstance(node, ast.Call):
             fn = _FUNCS[node.func.id]
-            want = 2 if fn in (maximum, minimum) else 1
+            want = 2 if fn in (maximum, minimum) or fn in BINARY else 1
             if len(args) != want:
                 raise ValueError(f"cannot parse {text!r}: {node.func.id}() takes {want} "
                                  f"argument{'s' if want > 1 else ''}, got {len(args)}")

@@ -1,0 +1,366 @@
+"""Element-wise math and logic: `rg.floor`, `rg.erf`, `rg.atan2`, `rg.lerp`, `rg.div`,
+`rg.isclose`, `rg.logical_and`, `rg.all`, `rg.bitwise_left_shift`, ... with PyTorch's
+names, arguments and result dtypes (operands promoted by `_args.promote`)."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import ops
+from ..dtypes import get_default_dtype
+from ..engine import apply, apply1
+from ..tensor import Tensor
+from ._args import _dims, _keep, _t, promote
+
+__all__ = [
+    "floor", "ceil", "trunc", "fix", "round", "frac", "log2", "log10", "exp2", "expm1",
+    "rsqrt", "reciprocal", "square", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+    "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc",
+    "erfinv", "atan2", "arctan2", "hypot", "copysign", "logaddexp", "logaddexp2", "xlogy",
+    "lerp", "fmod", "remainder", "floor_divide", "div", "divide", "true_divide", "isnan",
+    "isinf", "isfinite", "isclose", "allclose", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "all", "any", "nan_to_num", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+]
+
+
+# ---------------------------------------------------------------- one input
+
+def _floating(x) -> Tensor:
+    """The input of a floating op: integer and bool tensors become the default float dtype."""
+    x = _t(x)
+    return x if x.data.dtype.kind in "fc" else x.to(get_default_dtype())
+
+
+def _real(x, name: str) -> Tensor:
+    x = _t(x)
+    if x.data.dtype.kind == "c":
+        raise TypeError(f"{name}() is not supported for complex tensors (got {x.dtype})")
+    return x
+
+
+def _unary_float(opname: str, doc: str):
+    op = ops.OPS[opname]
+
+    def fn(input) -> Tensor:
+        x = input
+        if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
+            x = _floating(x)
+        return apply1(op, x)
+
+    fn.__name__ = fn.__qualname__ = opname
+    fn.__doc__ = doc
+    return fn
+
+
+log2 = _unary_float("log2", "Base-2 logarithm.")
+log10 = _unary_float("log10", "Base-10 logarithm.")
+exp2 = _unary_float("exp2", "2 ** x.")
+expm1 = _unary_float("expm1", "exp(x) - 1, accurate near 0.")
+rsqrt = _unary_float("rsqrt", "1 / sqrt(x).")
+reciprocal = _unary_float("reciprocal", "1 / x (integers give the default float dtype).")
+asin = _unary_float("asin", "Inverse sine.")
+acos = _unary_float("acos", "Inverse cosine.")
+atan = _unary_float("atan", "Inverse tangent.")
+sinh = _unary_float("sinh", "Hyperbolic sine.")
+cosh = _unary_float("cosh", "Hyperbolic cosine.")
+asinh = _unary_float("asinh", "Inverse hyperbolic sine.")
+acosh = _unary_float("acosh", "Inverse hyperbolic cosine.")
+atanh = _unary_float("atanh", "Inverse hyperbolic tangent.")
+erf = _unary_float("erf", "The error function, to a few units in the last place.")
+erfc = _unary_float("erfc", "1 - erf(x), keeping its relative accuracy in the right tail.")
+erfinv = _unary_float("erfinv", "The inverse of erf on [-1, 1] (+-inf at +-1, nan outside).")
+arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
+def square(input) -> Tensor:
+    """x * x (integers stay integers, bool becomes int64, as in PyTorch)."""
+    x = _t(input)
+    if x.data.dtype == np.bool_:
+        x = x.to(np.int64)
+    return apply1(ops.square, x)
+
+
+def _rounding(opname: str, doc: str):
+    op = ops.OPS[opname]
+
+    def fn(input) -> Tensor:
+        return apply1(op, _real(input, opname))
+
+    fn.__name__ = fn.__qualname__ = opname
+    fn.__doc__ = doc
+    return fn
+
+
+floor = _rounding("floor", "Largest whole number <= x (integers unchanged); zero gradient.")
+ceil = _rounding("ceil", "Smallest whole number >= x (integers unchanged); zero gradient.")
+trunc = _rounding("trunc", "x rounded toward zero (integers unchanged); zero gradient.")
+fix = trunc
+
+
+def round(input, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Round half to even, to `decimals` places (negative: tens, hundreds...); zero gradient."""
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"round(): 'decimals' must be an int, got {decimals!r}")
+    x = _real(input, "round")
+    if decimals and x.data.dtype.kind in "biu":
+        raise TypeError(f"round(): 'decimals' is only supported for floating tensors, got "
+                        f"{x.dtype}")
+    return apply(ops.round, x, decimals=int(decimals)) if decimals else apply1(ops.round, x)
+
+
+def frac(input) -> Tensor:
+    """x - trunc(x), the fractional part with x's sign; gradient 1."""
+    x = _real(input, "frac")
+    if x.data.dtype.kind not in "f":
+        raise TypeError(f"frac() needs a floating tensor, got {x.dtype}")
+    return apply1(ops.frac, x)
+
+
+def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN, +inf and -inf replaced (infinities by the dtype's extremes unless given);
+    the gradient passes only where x is finite."""
+    x = _t(input)
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if v is not None and not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"nan_to_num(): '{name}' must be a number or None, got {v!r}")
+    if x.data.dtype.kind not in "fc":
+        return x.clone()
+    return apply(ops.nan_to_num, x, nan=float(nan),
+                 posinf=None if posinf is None else float(posinf),
+                 neginf=None if neginf is None else float(neginf))
+
+
+# ---------------------------------------------------------------- two inputs
+
+def _operands(name: str, *xs, floating: bool = False, real: bool = True):
+    """Operands promoted to PyTorch's result dtype; at least one of them a tensor."""
+    out = list(promote(*xs, floating=floating))
+    if not builtins.any(isinstance(x, Tensor) for x in out):
+        out[0] = Tensor(out[0])
+    if real and builtins.any(np.asarray(getattr(x, "data", x)).dtype.kind == "c" for x in out):
+        raise TypeError(f"{name}() is not supported for complex tensors")
+    return out
+
+
+def atan2(input, other) -> Tensor:
+    """The angle of the point (other, input), in (-pi, pi]: `atan2(y, x)`."""
+    return apply(ops.atan2, *_operands("atan2", input, other, floating=True))
+
+
+arctan2 = atan2
+
+
+def hypot(input, other) -> Tensor:
+    """sqrt(x**2 + y**2) without overflow or underflow in the squares."""
+    return apply(ops.hypot, *_operands("hypot", input, other, floating=True))
+
+
+def copysign(input, other) -> Tensor:
+    """|input| with the sign of `other` (-0.0 counts as negative); no gradient to `other`."""
+    return apply(ops.copysign, *_operands("copysign", input, other, floating=True))
+
+
+def logaddexp(input, other) -> Tensor:
+    """log(exp(x) + exp(y)), without overflow."""
+    return apply(ops.logaddexp, *_operands("logaddexp", input, other, floating=True))
+
+
+def logaddexp2(input, other) -> Tensor:
+    """log2(2**x + 2**y), without overflow."""
+    return apply(ops.logaddexp2, *_operands("logaddexp2", input, other, floating=True))
+
+
+def xlogy(input, other) -> Tensor:
+    """x * log(y), and 0 where x == 0 (unless y is NaN)."""
+    return apply(ops.xlogy, *_operands("xlogy", input, other, floating=True))
+
+
+def lerp(input, end, weight) -> Tensor:
+    """input + weight * (end - input), with PyTorch's formula for weights >= 1/2."""
+    s, e = _t(input), _t(end)
+    if s.data.dtype.kind != "f" or e.data.dtype != s.data.dtype:
+        raise TypeError(f"lerp(): 'input' and 'end' must be floating tensors of one dtype, got "
+                        f"{s.dtype} and {e.dtype}")
+    if isinstance(weight, Tensor):
+        if weight.data.dtype != s.data.dtype:
+            raise TypeError(f"lerp(): 'weight' must have dtype {s.dtype}, got {weight.dtype}")
+    elif isinstance(weight, (int, float, np.integer, np.floating)) and \
+            not isinstance(weight, bool):
+        weight = np.array(weight, s.data.dtype)
+    else:
+        raise TypeError(f"lerp(): 'weight' must be a number or a tensor, got {weight!r}")
+    return apply(ops.lerp, s, e, weight)
+
+
+def _dtype(x) -> np.dtype:
+    return x.data.dtype if isinstance(x, Tensor) else np.asarray(x).dtype
+
+
+def _integer_friendly(name: str, op, x, y) -> Tensor:
+    x, y = _operands(name, x, y)
+    if _dtype(x) == np.bool_:
+        raise TypeError(f"{name}() is not supported for bool tensors; convert with .long()")
+    return apply(op, x, y)
+
+
+def fmod(input, other) -> Tensor:
+    """C's remainder: x - trunc(x / y) * y, with the sign of x. Gradients as PyTorch:
+    1 to x, -trunc(x / y) to y. Integer division by zero raises ZeroDivisionError."""
+    return _integer_friendly("fmod", ops.fmod, input, other)
+
+
+def remainder(input, other) -> Tensor:
+    """Python's `%`: x - floor(x / y) * y, with the sign of y. Gradients: 1 to x,
+    -floor(x / y) to y."""
+    return _integer_friendly("remainder", ops.remainder, input, other)
+
+
+def floor_divide(input, other) -> Tensor:
+    """Python's `//`: floor(x / y) (integers stay integers); zero gradient."""
+    return _integer_friendly("floor_divide", ops.floor_divide, input, other)
+
+
+_ROUNDING = (None, "trunc", "floor")
+
+
+def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
+    """x / y; `rounding_mode` None (true division: integers give floats), 'trunc' (toward
+    zero) or 'floor' (as `//`). The rounded forms keep integer dtypes and have zero gradient."""
+    if rounding_mode not in _ROUNDING:
+        raise ValueError(f"div(): 'rounding_mode' must be None, 'trunc' or 'floor', got "
+                         f"{rounding_mode!r}")
+    if rounding_mode is None:
+        x, y = _operands("div", input, other, floating=True, real=False)
+        return apply(ops.div, x, y)
+    op = ops.trunc_divide if rounding_mode == "trunc" else ops.floor_divide
+    return _integer_friendly("div", op, input, other)
+
+
+divide = div
+
+
+def true_divide(input, other) -> Tensor:
+    """x / y, always floating."""
+    return div(input, other)
+
+
+# ---------------------------------------------------------------- predicates and logic
+
+def isnan(input) -> Tensor:
+    return apply1(ops.isnan, _t(input))
+
+
+def isinf(input) -> Tensor:
+    return apply1(ops.isinf, _t(input))
+
+
+def isfinite(input) -> Tensor:
+    return apply1(ops.isfinite, _t(input))
+
+
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|x - y| <= atol + rtol * |y|, element-wise (infinities equal only to themselves)."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(v, (int, float, np.integer, np.floating)) or v < 0:
+            raise ValueError(f"isclose(): '{name}' must be a non-negative number, got {v!r}")
+    x, y = _t(input), _t(other)
+    if x.data.dtype != y.data.dtype:
+        raise TypeError(f"isclose(): 'input' ({x.dtype}) and 'other' ({y.dtype}) must have "
+                        "the same dtype")
+    return apply(ops.isclose, x, y, rtol=float(rtol), atol=float(atol),
+                 equal_nan=bool(equal_nan))
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """True if every element is `isclose` (shapes must broadcast)."""
+    x, y = _t(input), _t(other)
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise ValueError(f"allclose(): shapes {x.shape} and {y.shape} do not broadcast") \
+            from None
+    return bool(isclose(x, y, rtol, atol, equal_nan).data.all())
+
+
+def _logical(opname: str):
+    op = ops.OPS[opname]
+
+    def fn(input, other) -> Tensor:
+        return apply(op, *_operands(opname, input, other, real=False))
+
+    fn.__name__ = fn.__qualname__ = opname
+    fn.__doc__ = f"Element-wise {opname.split('_')[1]} of the inputs' truth values (bool result)."
+    return fn
+
+
+logical_and = _logical("logical_and")
+logical_or = _logical("logical_or")
+logical_xor = _logical("logical_xor")
+
+
+def logical_not(input) -> Tensor:
+    """Element-wise not of the input's truth value (bool result)."""
+    return apply1(ops.logical_not, _t(input))
+
+
+def _truth(op, name, input, dim, keepdim, axis, keepdims) -> Tensor:
+    x = _t(input)
+    return apply(op, x, axis=_dims(dim, axis, x.ndim, name), keepdims=_keep(keepdim, keepdims))
+
+
+def all(input, dim=None, keepdim: bool = False, *, axis=None,  # noqa: A001 - PyTorch's name
+        keepdims=None) -> Tensor:
+    """True where every element (over `dim`, an int or tuple) is nonzero; a bool tensor."""
+    return _truth(ops.all, "all", input, dim, keepdim, axis, keepdims)
+
+
+def any(input, dim=None, keepdim: bool = False, *, axis=None,  # noqa: A001 - PyTorch's name
+        keepdims=None) -> Tensor:
+    """True where some element (over `dim`) is nonzero; a bool tensor."""
+    return _truth(ops.any, "any", input, dim, keepdim, axis, keepdims)
+
+
+# ---------------------------------------------------------------- bitwise
+
+def _bitwise(opname: str, name: str, x, y, bool_ok: bool = True) -> Tensor:
+    x, y = _operands(name, x, y, real=False)
+    if _dtype(x).kind not in ("biu" if bool_ok else "iu"):
+        raise TypeError(f"{name}() needs {'bool or ' if bool_ok else ''}integer tensors, got "
+                        f"{_dtype(x)}")
+    return apply(ops.OPS[opname], x, y)
+
+
+def bitwise_and(input, other) -> Tensor:
+    return _bitwise("bitwise_and", "bitwise_and", input, other)
+
+
+def bitwise_or(input, other) -> Tensor:
+    return _bitwise("bitwise_or", "bitwise_or", input, other)
+
+
+def bitwise_xor(input, other) -> Tensor:
+    return _bitwise("bitwise_xor", "bitwise_xor", input, other)
+
+
+def bitwise_not(input) -> Tensor:
+    x = _t(input)
+    if x.data.dtype.kind not in "biu":
+        raise TypeError(f"bitwise_not() needs a bool or integer tensor, got {x.dtype}")
+    return apply1(ops.OPS["bitwise_not"], x)
+
+
+def bitwise_left_shift(input, other) -> Tensor:
+    """x << y on integers, wrapping as PyTorch's (shifts past the width give 0)."""
+    return _bitwise("left_shift", "bitwise_left_shift", input, other, bool_ok=False)
+
+
+def bitwise_right_shift(input, other) -> Tensor:
+    """x >> y on integers, arithmetic (sign-filling) for signed dtypes."""
+    return _bitwise("right_shift", "bitwise_right_shift", input, other, bool_ok=False)
