@@ -13,6 +13,9 @@ Workloads (each with its target)
             batch; "retrograd-loop" is the same with chunk_size=1 (one pass per
             row or column) for reference. Theory: reverse wins when outputs are
             few (m << n), forward when inputs are few.
+  vmap      per-example values and gradients of f(x) = sum(tanh(W @ x)) (W as
+            above) over a batch of 256 inputs: vmap(f) and vmap(grad(f)).
+            Peers: torch.func.vmap, jax.vmap.
 
 Every library runs in its own fresh process (all its workloads), the libraries
 alternate in a rotating order over several rounds, and each table gives the
@@ -44,6 +47,7 @@ import numpy as np
 LIBS = ["retrograd", "torch", "torch-1t", "autograd", "jax"]
 SIZES = [(1000, 10), (10, 1000)]
 HESS_N = 64
+VMAP_B = 256
 
 
 def _data():
@@ -54,6 +58,10 @@ def _data():
     for n, m in SIZES:
         jac[(n, m)] = (rng.standard_normal((m, n)) / np.sqrt(n), rng.standard_normal(n))
     return w, x, jac
+
+
+def _batch():
+    return np.random.default_rng(2).standard_normal((VMAP_B, HESS_N))
 
 
 def _checksum(a) -> list[float]:
@@ -93,6 +101,13 @@ def tasks_retrograd():
                                                          lambda r: r.numpy())
             out[f"jac-{n}x{m}-{mode}/retrograd-loop"] = _keep(
                 lambda jf=jf, g=g, xj=xj: jf(g, chunk_size=1)(xj), lambda r: r.numpy())
+    xb = rg.tensor(_batch(), dtype=rg.float64)
+
+    def f(v):
+        return rg.tanh(w @ v).sum()
+    vf, vg = F.vmap(f), F.vmap(F.grad(f))
+    out["vmap-value/retrograd"] = _keep(lambda: vf(xb), lambda r: r.numpy())
+    out["vmap-grad/retrograd"] = _keep(lambda: vg(xb), lambda r: r.numpy())
     return out
 
 
@@ -121,6 +136,10 @@ def tasks_torch(threads=None):
             jf = (torch.func.jacrev if mode == "rev" else torch.func.jacfwd)(g)
             out[f"jac-{n}x{m}-{mode}/{tag}.func"] = _keep(lambda jf=jf, xj=xj: jf(xj),
                                                           lambda r: r.numpy())
+    xb = torch.tensor(_batch())
+    vf, vg = torch.func.vmap(f), torch.func.vmap(torch.func.grad(f))
+    out[f"vmap-value/{tag}.func"] = _keep(lambda: vf(xb), lambda r: r.numpy())
+    out[f"vmap-grad/{tag}.func"] = _keep(lambda: vg(xb), lambda r: r.numpy())
     return out
 
 
@@ -166,6 +185,10 @@ def tasks_jax():
                 lambda jf=jf, xj=xj: jf(xj).block_until_ready(), ready)
             out[f"jac-{n}x{m}-{mode}/jax-jit"] = _keep(
                 lambda jj=jj, xj=xj: jj(xj).block_until_ready(), ready)
+    xb = jnp.asarray(_batch())
+    vf, vg = jax.vmap(f), jax.vmap(jax.grad(f))
+    out["vmap-value/jax"] = _keep(lambda: vf(xb).block_until_ready(), ready)
+    out["vmap-grad/jax"] = _keep(lambda: vg(xb).block_until_ready(), ready)
     return out
 
 
@@ -260,6 +283,9 @@ def _agree(ref, other):
     return all(abs(a - b) <= 1e-6 * max(1.0, abs(a)) for a, b in zip(ref, other))
 
 
+MISSING: list[str] = []  # peers not installed: a row saying so in every table
+
+
 def _print_group(title, table, prefix, base, unit="ms"):
     rows = [(k.split("/", 1)[1], v) for k, v in table.items() if k.startswith(prefix + "/")]
     if not rows:
@@ -279,6 +305,8 @@ def _print_group(title, table, prefix, base, unit="ms"):
         flag = "" if _agree(ref.get("checksum"), r["checksum"]) else "  DISAGREES"
         print(f"  {name:<32} {_fmt_ms(r['median']):>9} {_fmt_ms(r['lo']):>9} "
               f"{_fmt_ms(r['hi']):>9} {r['n']:>6} {ratio:>11}{flag}")
+    for lib in MISSING:
+        print(f"  {lib:<32} not installed (pip install {lib}): not timed")
 
 
 def _report(table):
@@ -288,6 +316,9 @@ def _report(table):
         for mode, what in (("rev", "reverse mode (jacrev)"), ("fwd", "forward mode (jacfwd)")):
             _print_group(f"Jacobian of tanh(A @ sin(x)), R^{n} -> R^{m}, {what}", table,
                          f"jac-{n}x{m}-{mode}", "retrograd")
+    for task, what in (("vmap-value", "vmap(f)"), ("vmap-grad", "vmap(grad(f))")):
+        _print_group(f"Per-example {what}, f(x) = sum(tanh(W @ x)), {VMAP_B} inputs in "
+                     f"R^{HESS_N}, float64", table, task, "retrograd")
     print("\nWhich mode wins (retrograd, batched; ratio = slower / faster)")
     for n, m in SIZES:
         rev = table.get(f"jac-{n}x{m}-rev/retrograd", {}).get("median")
@@ -296,6 +327,15 @@ def _report(table):
             win, ratio = ("reverse", fwd / rev) if rev < fwd else ("forward", rev / fwd)
             print(f"  R^{n} -> R^{m}: reverse {_fmt_ms(rev)} ms, forward {_fmt_ms(fwd)} ms: "
                   f"{win} wins by {ratio:.1f}x")
+    print("\nEvery row against torch.func (best of its thread settings; target: at most 1.00x)")
+    prefixes = sorted({k.split("/", 1)[0] for k in table})
+    for prefix in prefixes:
+        mine = table.get(f"{prefix}/retrograd", {}).get("median")
+        peers = [table.get(f"{prefix}/{t}.func", {}).get("median") for t in ("torch", "torch-1t")]
+        peers = [p for p in peers if p]
+        if mine and peers:
+            ratio = mine / min(peers)
+            print(f"  [{'met ' if ratio <= 1 else 'MISS'}] {prefix:<22} {ratio:.2f}x torch.func")
     rg = table.get("hessian/retrograd", {}).get("median")
     tf = [table.get(f"hessian/{t}.func", {}).get("median") for t in ("torch", "torch-1t")]
     tf = [t for t in tf if t]
@@ -312,7 +352,8 @@ def driver(args):
     print(f"bench_func: {platform.python_implementation()} {platform.python_version()}, "
           f"numpy {np.__version__}, {os.cpu_count()} CPUs, {platform.machine()}")
     for lib in missing:
-        print(f"  {lib}: not installed; skipped (pip install autograd jax)")
+        print(f"  {lib}: not installed; each table says so")
+    MISSING[:] = [lib for lib in missing if lib != "torch-1t"]
     runs = []
     rounds = 1 if args.quick else args.rounds
     for r in range(rounds):
