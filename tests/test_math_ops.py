@@ -411,3 +411,15 @@ def test_sym_parses_the_new_functions():
     e = rg.sym.parse("erf(x) * atan2(x, 2) + softplus(x)")
     assert float(e.eval(x=0.3)) == pytest.approx(
         math.erf(0.3) * math.atan2(0.3, 2) + math.log1p(math.exp(0.3)), rel=1e-14)
+
+
+def test_sym_exports_the_new_functions_to_sympy():
+    sp = pytest.importorskip("sympy")
+    x, y = rg.sym.var("x"), rg.sym.var("y")
+    for e, ref in ((rg.sym.erf(x).grad([x])[0], 2 / sp.sqrt(sp.pi) * sp.exp(-sp.Symbol("x") ** 2)),
+                   (rg.sym.atan2(y, x), sp.atan2(sp.Symbol("y"), sp.Symbol("x")))):
+        at = {"x": 0.7, "y": -1.3}
+        assert float(e.to_sympy().subs(at)) == pytest.approx(float(ref.subs(at)), rel=1e-14)
+    # pow's rule tests (x == 0) & (y >= 0): logic exports as a Piecewise condition
+    d = (x ** y).grad([y])[0].to_sympy()
+    assert float(d.subs({"x": 2.0, "y": 3.0})) == pytest.approx(8 * math.log(2), rel=1e-14)

@@ -59,7 +59,22 @@ def to_sympy(exprs: Sequence[ir.IRNode]) -> list:
         "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "tanh": sp.tanh,
         "sigmoid": lambda a: 1 / (1 + sp.exp(-a)), "relu": lambda a: sp.Max(a, 0),
         "abs": sp.Abs, "sign": sp.sign, "maximum": sp.Max, "minimum": sp.Min,
+        "log2": lambda a: sp.log(a, 2), "log10": lambda a: sp.log(a, 10),
+        "exp2": lambda a: 2 ** a, "expm1": lambda a: sp.exp(a) - 1,
+        "rsqrt": lambda a: 1 / sp.sqrt(a), "reciprocal": lambda a: 1 / a,
+        "square": lambda a: a ** 2, "asin": sp.asin, "acos": sp.acos, "atan": sp.atan,
+        "sinh": sp.sinh, "cosh": sp.cosh, "asinh": sp.asinh, "acosh": sp.acosh,
+        "atanh": sp.atanh, "erf": sp.erf, "erfc": sp.erfc, "erfinv": sp.erfinv,
+        "atan2": sp.atan2, "hypot": lambda a, b: sp.sqrt(a ** 2 + b ** 2),
+        "logaddexp": lambda a, b: sp.log(sp.exp(a) + sp.exp(b)),
+        "logaddexp2": lambda a, b: sp.log(2 ** a + 2 ** b, 2),
+        "xlogy": lambda a, b: sp.Piecewise((0, sp.Eq(a, 0)), (a * sp.log(b), True)),
+        "silu": lambda a: a / (1 + sp.exp(-a)),
+        "mish": lambda a: a * sp.tanh(sp.log(1 + sp.exp(a))),
+        "logsigmoid": lambda a: -sp.log(1 + sp.exp(-a)),
+        "softsign": lambda a: a / (1 + sp.Abs(a)),
     }
+    logic = {"logical_and": sp.And, "logical_or": sp.Or, "logical_xor": sp.Xor}
     m: dict = {}
     relational: dict = {}
     for n in ir.toposort(exprs):
@@ -78,6 +93,11 @@ def to_sympy(exprs: Sequence[ir.IRNode]) -> list:
             if cond is None:
                 cond = sp.Ne(m[c], 0)
             m[n] = sp.Piecewise((m[a], cond), (m[b], True))
+        elif op in logic or op == "logical_not":
+            conds = [relational.get(i, None) for i in n.inputs]
+            conds = [sp.Ne(m[i], 0) if c is None else c for c, i in zip(conds, n.inputs)]
+            relational[n] = sp.Not(conds[0]) if op == "logical_not" else logic[op](*conds)
+            m[n] = sp.Piecewise((1, relational[n]), (0, True))
         elif op in fns:
             m[n] = fns[op](*[m[i] for i in n.inputs])
         else:
