@@ -199,10 +199,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction: str 
     return _reduce(loss, reduction)
 
 
-def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int):
-    """Validate integer class targets for (N, C, ...) scores; return the targets as an array."""
-    if state.tracer is not None:  # what follows computes with the labels' values
-        state.tracer.refuse_labels(name)
+def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> Tensor:
+    """Check integer class targets for (N, C, ...) scores: dtype, shape and (outside
+    rg.jit, where the values are an example) the range, ignore_index allowed."""
     y = target.data
     want = (x.shape[0],) + x.shape[2:]
     if y.dtype.kind not in "iu":
@@ -215,16 +214,14 @@ def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int):
         raise ValueError(f"{name}: target of shape {y.shape} does not fit input of shape "
                          f"{x.shape}; expected class indices of shape {want}")
     n_classes = x.shape[1]
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
-        bad = (y < 0) | (y >= n_classes)
+    if state.tracer is None and y.size and (y.min() < 0 or y.max() >= n_classes):
+        bad = ((y < 0) | (y >= n_classes)) & (y != ignore_index)
         if bad.any():
-            bad &= y != ignore_index
-            if bad.any():
-                v = int(y[bad].flat[0])
-                raise IndexError(f"{name}: target {v} is out of bounds: the input has "
-                                 f"{n_classes} classes, so targets must be in "
-                                 f"[0, {n_classes - 1}] (or ignore_index={ignore_index})")
-    return y
+            v = int(y[bad].flat[0])
+            raise IndexError(f"{name}: target {v} is out of bounds: the input has "
+                             f"{n_classes} classes, so targets must be in "
+                             f"[0, {n_classes - 1}] (or ignore_index={ignore_index})")
+    return target
 
 
 def _classes_last(x: Tensor) -> Tensor:
@@ -235,57 +232,63 @@ def _classes_last(x: Tensor) -> Tensor:
     return _f.reshape(_f.permute(x, perm), -1, x.shape[1])
 
 
+def _unbatched(x: Tensor, target: Tensor) -> tuple:
+    """A (C,) input and its target given a batch dimension of 1 (ops: the target's
+    gradient, for probabilities, comes back through them)."""
+    return _f.unsqueeze(x, 0), _f.unsqueeze(target, 0)
+
+
 def nll_loss(input, target, weight=None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
     _check_reduction(reduction, "nll_loss")
     x, target = _t(input), _t(target)
     if x.ndim == 1:  # unbatched (C,) with a 0-d target
-        x = _f.unsqueeze(x, 0)
-        target = Tensor._wrap(np.reshape(target.data, (1,) + target.shape))
-        out = nll_loss(x, target, weight, ignore_index, reduction)
+        out = nll_loss(*_unbatched(x, target), weight, ignore_index, reduction)
         return _f.reshape(out, ()) if reduction == "none" else out
     if x.ndim < 2:
         raise ValueError(f"nll_loss: input must have shape (N, C) or (N, C, d1, ...), got "
                          f"{x.shape}")
-    if state.tracer is not None and weight is None and x.ndim == 2 and target.ndim == 1 \
-            and target.dtype.kind in "iu" and len(target) == len(x):
-        # inside rg.jit the labels enter through an op, read afresh at every call
-        try:
-            hot = apply(ops.one_hot, target, classes=x.shape[1], dtype=x.dtype)
-        except ops.LabelError:
-            pass  # ignore_index or a bad label: _class_targets says which
-        else:
-            return _reduce(-_f.sum(x * hot, 1), reduction)
     y = _class_targets(x, target, "nll_loss", ignore_index)
-    return _nll(_classes_last(x), y.reshape(-1), weight, ignore_index, reduction, y.shape)
+    lp2 = _classes_last(x)
+    loss, w = _picked(lp2, _f.reshape(y, -1), weight, ignore_index)
+    return _weighted_reduce(loss, w, reduction, y.shape)
 
 
-def _target_weights(y, weight, ignore_index, dtype, n_classes):
-    """Per-sample weights: the class weight of each target, 0 where it is ignored."""
+def _class_weight(weight, n_classes: int, dtype) -> Tensor:
+    w = _t(weight)
+    if w.shape != (n_classes,):
+        raise ValueError(f"weight must have shape ({n_classes},) (one per class), got "
+                         f"{w.shape}")
+    return w if w.dtype == dtype else w.to(dtype)
+
+
+def _picked(lp2: Tensor, y: Tensor, weight, ignore_index: int) -> tuple:
+    """Per-sample -w_n * lp2[n, y_n] for (M, C) log-probabilities and (M,) targets, and
+    the weights w_n (the class weight, 0 where the target is ignored). Ops on the
+    targets throughout (no NumPy on their values), so rg.jit replays them per call."""
     valid = y != ignore_index
-    safe = np.where(valid, y, 0)
-    if weight is None:
-        w = valid.astype(dtype)
-    else:
-        wd = _t(weight).data
-        if wd.shape != (n_classes,):
-            raise ValueError(f"weight must have shape ({n_classes},) (one per class), got "
-                             f"{wd.shape}")
-        w = np.where(valid, wd[safe], 0).astype(dtype)
-    return safe, w
+    hot = apply(ops.one_hot, _f.where(valid, y, 0), classes=lp2.shape[1], dtype=lp2.dtype)
+    w = valid.to(lp2.dtype)
+    if weight is not None:
+        w = w * _f.sum(hot * _class_weight(weight, lp2.shape[1], lp2.dtype), 1)
+    return -(_f.sum(lp2 * hot, 1) * w), w
 
 
-def _nll(lp2: Tensor, y, weight, ignore_index, reduction, shape) -> Tensor:
-    """nll on (M, C) log-probabilities and (M,) targets; 'none' reshaped to `shape`."""
-    safe, w = _target_weights(y, weight, ignore_index, lp2.dtype, lp2.shape[1])
-    picked = lp2[np.arange(len(y)), safe]
-    loss = -(picked * w)
+def _weighted_reduce(loss: Tensor, w: Tensor, reduction: str, shape: tuple) -> Tensor:
+    """'mean' divides by the total weight (nan if every target is ignored, as in PyTorch)."""
     if reduction == "mean":
-        return _f.sum(loss) / w.sum()
+        return _mean_by(_f.sum(loss), _f.sum(w))
     if reduction == "sum":
         return _f.sum(loss)
     return _f.reshape(loss, shape)
+
+
+def _mean_by(total: Tensor, weight_sum: Tensor) -> Tensor:
+    """total / weight_sum, as PyTorch's losses give it: nan when the weights sum to 0 (every
+    target ignored), with a zero gradient rather than 0 * inf."""
+    none = weight_sum == 0
+    return total / _f.where(none, 1.0, weight_sum) + _f.where(none, float("nan"), 0.0)
 
 
 def cross_entropy(input, target, weight=None, ignore_index: int = -100,
@@ -296,13 +299,16 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     probabilities of the input's shape (float). PyTorch's `weight`,
     `ignore_index`, `reduction` and `label_smoothing` are supported.
     """
-    # Fast path, checked cheaply: (N, C) scores, N class indices all in range, no weights.
+    # Fast path, checked cheaply: (N, C) scores, N class indices all in range, no weights,
+    # and no target equal to ignore_index (one outside [0, C) is caught by the op's check).
     if (input.__class__ is Tensor and target.__class__ is Tensor or state.tracer is not None
             and isinstance(input, Tensor) and isinstance(target, Tensor)) and weight is None \
             and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
         z, y = input.data, target.data
         if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
-                and len(y) == len(z) and len(y):
+                and len(y) == len(z) and len(y) and (
+                    not 0 <= ignore_index < z.shape[1]
+                    or (state.tracer is None and not (y == ignore_index).any())):
             try:  # the op checks the labels itself (so a jit replay does too)
                 return apply(ops.cross_entropy, input, target, reduction=reduction,
                              smoothing=float(label_smoothing))
@@ -316,9 +322,8 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: input must hold floating scores, got {x.dtype}")
     if x.ndim == 1:  # unbatched
-        x = _f.unsqueeze(x, 0)
-        target = Tensor._wrap(np.reshape(target.data, (1,) + target.shape))
-        out = cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing)
+        out = cross_entropy(*_unbatched(x, target), weight, ignore_index, reduction,
+                            label_smoothing)
         return _f.reshape(out, ()) if reduction == "none" else out
     if x.ndim == 0:
         raise ValueError("cross_entropy: input must have shape (N, C) or (N, C, d1, ...)")
@@ -330,21 +335,17 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
                         f"{target.shape}; a float target means class probabilities and must "
                         f"have the input's shape {x.shape}")
     y = _class_targets(x, target, "cross_entropy", ignore_index)
-    if x.ndim == 2 and weight is None and y.size and not (y == ignore_index).any():
-        return apply(ops.cross_entropy, x, target, reduction=reduction,
-                     smoothing=float(label_smoothing))
     lp2 = _classes_last(_f.log_softmax(x, 1))
-    flat = y.reshape(-1)
-    nll = _nll(lp2, flat, weight, ignore_index, reduction, y.shape)
+    flat = _f.reshape(y, -1)
+    loss, w = _picked(lp2, flat, weight, ignore_index)
+    nll = _weighted_reduce(loss, w, reduction, y.shape)
     if not label_smoothing:
         return nll
     n_classes = x.shape[1]
-    safe, w = _target_weights(flat, weight, ignore_index, x.dtype, n_classes)
-    cw = 1.0 if weight is None else _t(weight).data.astype(x.dtype)
-    valid = (flat != ignore_index).astype(x.dtype)
-    smooth = -_f.sum(lp2 * cw, 1) * valid
+    per_class = lp2 if weight is None else lp2 * _class_weight(weight, n_classes, x.dtype)
+    smooth = _f.where(flat != ignore_index, -_f.sum(per_class, 1), 0.0)
     if reduction == "mean":
-        smooth = _f.sum(smooth) / w.sum()
+        smooth = _mean_by(_f.sum(smooth), _f.sum(w))
     elif reduction == "sum":
         smooth = _f.sum(smooth)
     else:
@@ -375,3 +376,38 @@ from ..api.indexing import col2im as fold  # noqa: E402
 from ..api.indexing import im2col as unfold  # noqa: E402
 
 __all__ += ["unfold", "fold"]
+
+# ---------------------------------------------------------------- normalisation, losses, misc
+
+from ..api.losses import (  # noqa: E402
+    alpha_dropout,
+    binary_cross_entropy,
+    cosine_embedding_loss,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    embedding,
+    feature_alpha_dropout,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    margin_ranking_loss,
+    one_hot,
+    smooth_l1_loss,
+)
+from ..api.norms import (  # noqa: E402
+    batch_norm,
+    cdist,
+    cosine_similarity,
+    group_norm,
+    layer_norm,
+    normalize,
+    rms_norm,
+)
+
+__all__ += [
+    "binary_cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+    "cosine_embedding_loss", "margin_ranking_loss", "one_hot", "embedding", "dropout1d",
+    "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "layer_norm",
+    "group_norm", "batch_norm", "rms_norm", "normalize", "cdist", "cosine_similarity",
+]
