@@ -11,7 +11,7 @@ This file only re-exports; each kind of module lives in the file named for it:
     upsampling.py  Upsample, PixelShuffle, PixelUnshuffle
     flatten.py     Flatten
     dropout.py     Dropout
-    activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax
+    activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax, GELU, SiLU, ELU, ... (torch.nn's)
     loss.py        MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss
     functional.py  the functions the modules call (`rg.nn.functional`, `F`)
     init.py        weight initialisation (`rg.nn.init`)
@@ -21,7 +21,31 @@ name is added here.
 """
 
 from . import functional, init
-from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+)
 from .containers import ModuleList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout
@@ -78,4 +102,9 @@ __all__ += [  # convolution, pooling, padding, resampling
     "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
     "CircularPad2d", "CircularPad3d", "Upsample", "PixelShuffle", "PixelUnshuffle",
+]
+__all__ += [  # activation modules
+    "GELU", "SiLU", "Mish", "Softplus", "ELU", "CELU", "SELU", "LeakyReLU", "ReLU6", "Hardtanh",
+    "Hardswish", "Hardsigmoid", "Softsign", "LogSigmoid", "Softmin", "GLU", "Tanhshrink",
+    "Threshold",
 ]
