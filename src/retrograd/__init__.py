@@ -177,22 +177,47 @@ from .api import (
     var,
     where,
 )
+from .api.norms import cdist, norm, std_mean, var_mean, vector_norm
 from .creation import (
     arange,
+    empty,
+    empty_like,
     eye,
     full,
+    full_like,
     linspace,
     manual_seed,
+    multinomial,
     ones,
     ones_like,
     rand,
+    rand_like,
     randint,
+    randint_like,
     randn,
+    randn_like,
+    randperm,
     tensor,
     zeros,
     zeros_like,
 )
-from .dtypes import bool_, float32, float64, get_default_dtype, int64, set_default_dtype
+from .dtypes import (
+    bool_,
+    double,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .jit import jit

@@ -128,6 +128,99 @@ def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     return _make(generator().standard_normal(_shape(shape)).astype(_dt(dtype)), requires_grad)
 
 
-def randint(low: int, high: int, size, dtype=None) -> Tensor:
-    return _make(generator().integers(low, high, size=_shape(tuple(size))).astype(
-        dtype or np.int64), False)
+def randint(low: int = 0, high=None, size=None, dtype=None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers in [low, high) of shape `size`; `randint(high, size)` as in PyTorch."""
+    if size is None:
+        if high is None:
+            raise TypeError("randint() needs a size: randint(low, high, size) or "
+                            "randint(high, size)")
+        low, high, size = 0, low, high
+    elif high is None:
+        raise TypeError("randint() needs high: randint(low, high, size) or randint(high, size)")
+    if high <= low:
+        raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
+    size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    return _make(generator().integers(low, high, size=_shape(size)).astype(
+        dtype or np.int64), requires_grad)
+
+
+# ---------------------------------------------------------------- more creation, PyTorch's
+
+def _like(t) -> np.ndarray:
+    return t.data if isinstance(t, Tensor) else np.asarray(t)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    """`fill_value` in `t`'s shape and (unless given) dtype."""
+    data = _like(t)
+    return _make(np.full(data.shape, fill_value, dtype=dtype or data.dtype), requires_grad)
+
+
+def empty(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Uninitialised memory (zeros here: NumPy's empty would leak old values into results)."""
+    return _make(np.zeros(_shape(shape), dtype=_dt(dtype)), requires_grad)
+
+
+def empty_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+    data = _like(t)
+    return _make(np.zeros(data.shape, dtype=dtype or data.dtype), requires_grad)
+
+
+def _float_like(t, dtype, fn: str) -> tuple:
+    data = _like(t)
+    dt = np.dtype(dtype) if dtype is not None else data.dtype
+    if dt.kind != "f":
+        raise TypeError(f"{fn}: needs a floating dtype, got {dt} (pass dtype=)")
+    return data.shape, dt
+
+
+def rand_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Uniform [0, 1) samples in `t`'s shape and dtype."""
+    shape, dt = _float_like(t, dtype, "rand_like")
+    return _make(generator().random(shape).astype(dt), requires_grad)
+
+
+def randn_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples in `t`'s shape and dtype."""
+    shape, dt = _float_like(t, dtype, "randn_like")
+    return _make(generator().standard_normal(shape).astype(dt), requires_grad)
+
+
+def randint_like(t, low: int = 0, high: int | None = None, dtype=None) -> Tensor:
+    """Integers in [low, high) in `t`'s shape (and dtype); `randint_like(t, high)` too."""
+    if high is None:
+        low, high = 0, low
+    data = _like(t)
+    return randint(low, high, data.shape, dtype=dtype or data.dtype)
+
+
+def randperm(n: int, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64)."""
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    return _make(generator().permutation(int(n)).astype(dtype or np.int64), requires_grad)
+
+
+def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
+    """Draw `num_samples` category indices per row from the (unnormalised, non-negative)
+    weights `input`, (C,) or (N, C); without replacement each index appears at most once."""
+    w = np.asarray(_like(input), dtype=np.float64)
+    if w.ndim not in (1, 2):
+        raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {w.shape}")
+    if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
+        raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
+    rows = w.reshape(-1, w.shape[-1])
+    if not np.isfinite(rows).all() or (rows < 0).any():
+        raise ValueError("multinomial: probabilities must be finite and non-negative")
+    sums = rows.sum(1)
+    if (sums <= 0).any():
+        raise ValueError("multinomial: each row of probabilities must have a positive sum")
+    if not replacement and num_samples > (rows > 0).sum(1).min():
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from {int((rows > 0).sum(1).min())} categories of non-zero weight")
+    rng = generator()
+    out = np.empty((len(rows), num_samples), dtype=np.int64)
+    for i, (r, s) in enumerate(zip(rows, sums)):
+        out[i] = rng.choice(len(r), size=num_samples, replace=replacement, p=r / s)
+    return _make(out.reshape(w.shape[:-1] + (num_samples,)), False)

@@ -12,6 +12,13 @@ float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
+float16 = half = np.dtype(np.float16)
+double = float64
+int32 = np.dtype(np.int32)
+int16 = short = np.dtype(np.int16)
+int8 = np.dtype(np.int8)
+uint8 = np.dtype(np.uint8)
+long = int64
 
 _default = [float32]
 

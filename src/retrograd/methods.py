@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import api as F
+from . import creation as _creation
 from . import engine, ops
 from .api import indexing as _indexing
+from .api import norms as _norms
 from .api._args import promote
 from .dtypes import can_cast, float_result_type, is_float, result_type, scalar_array
 from .engine import apply, apply2
@@ -493,3 +495,38 @@ Tensor.__ior__ = _inplace_method("bitwise_or", integer=True)
 Tensor.__ixor__ = _inplace_method("bitwise_xor", integer=True)
 Tensor.__ilshift__ = _inplace_method("left_shift", integer=True)
 Tensor.__irshift__ = _inplace_method("right_shift", integer=True)
+
+
+# Conversions, bitcasts, norms and sampling (PyTorch's names).
+def _is_dtype(v) -> bool:
+    return isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic))
+
+
+def _view(self, *shape) -> Tensor:
+    """`view(*shape)` reshapes; `view(dtype)` reads the same bytes as `dtype` (the last
+    dimension scales by the ratio of the item sizes), sharing memory, as in PyTorch."""
+    if len(shape) == 1 and _is_dtype(shape[0]):
+        dt = np.dtype(shape[0])
+        x = self.data
+        if dt.itemsize != x.dtype.itemsize:
+            if x.ndim == 0:
+                raise RuntimeError(f"view({dt}): a 0-d tensor can only be viewed as a dtype of "
+                                   f"the same size ({x.dtype.itemsize} bytes)")
+            if x.ndim and x.strides[-1] != x.dtype.itemsize and x.shape[-1] != 1:
+                raise RuntimeError(f"view({dt}): the last dimension of a {x.dtype} tensor of "
+                                   f"shape {x.shape} must be contiguous to change the item size")
+            if dt.itemsize > x.dtype.itemsize and (x.shape[-1] * x.dtype.itemsize) % dt.itemsize:
+                raise RuntimeError(f"view({dt}): the last dimension of shape {x.shape} "
+                                   f"({x.dtype}) must hold a whole number of {dt} items")
+        return apply(ops.bitcast, self, dtype=dt)
+    return F.reshape(self, *shape)
+
+
+Tensor.view = _view
+Tensor.int = lambda self: self.to(np.int32)
+Tensor.half = lambda self: self.to(np.float16)
+Tensor.short = lambda self: self.to(np.int16)
+Tensor.char = lambda self: self.to(np.int8)
+Tensor.byte = lambda self: self.to(np.uint8)
+Tensor.norm = _norms.norm
+Tensor.multinomial = _creation.multinomial

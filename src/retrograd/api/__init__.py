@@ -152,6 +152,7 @@ from .math import (
     trunc,
     xlogy,
 )
+from .norms import cdist, norm, std_mean, var_mean, vector_norm
 from .reductions import (
     argmax,
     argmin,

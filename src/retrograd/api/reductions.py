@@ -101,8 +101,13 @@ def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     return _extreme("min", x, dim, keepdim, axis, keepdims)
 
 
-def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None) -> Tensor:
+    """Product over `dim`; integer and bool inputs give int64 unless `dtype` says otherwise."""
     x = _t(x)
+    if dtype is not None:
+        x = x.to(dtype)
+    elif x.dtype.kind in "bi":
+        x = x.to(np.int64)
     return apply(ops.prod, x, axis=_rdims(dim, axis, x.ndim, "prod"),
                  keepdims=_keep(keepdim, keepdims))
 

@@ -63,6 +63,7 @@ from .cumulative import (
     mode_index,
 )
 from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
+from .casts import bitcast
 from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
 from .indexing import (
     diag_scatter,
@@ -76,7 +77,6 @@ from .indexing import (
     scatter_reduce,
 )
 from .linalg import einsum, matmul
-from .norms import pnorm, standardize
 from .math import (
     acos,
     acosh,
@@ -126,6 +126,7 @@ from .math import (
     trunc_divide,
     xlogy,
 )
+from .norms import pnorm, standardize
 from .reductions import (
     argmax,
     argmin,

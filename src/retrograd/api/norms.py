@@ -1,0 +1,260 @@
+"""Normalisation and norms: `layer_norm`, `group_norm`, `batch_norm`, `rms_norm`,
+`normalize`, `norm`, `std_mean`, `var_mean`, `cdist`, `cosine_similarity`.
+
+The normalisations are the `standardize` op (one node for mean, variance and
+scaling) followed by the affine scale and shift; the rest are compositions of
+recorded ops, so every gradient, forward-mode rule and `rg.jit` replay comes
+from the op table.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..engine import apply
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+from ._args import _dims, _t
+from .elementwise import abs as _abs
+from .elementwise import clamp, sqrt
+from .reductions import mean, sum, var
+
+__all__ = ["layer_norm", "group_norm", "batch_norm", "rms_norm", "normalize", "norm",
+           "vector_norm", "std_mean", "var_mean", "cdist", "cosine_similarity"]
+
+
+def _floating(x: Tensor, fn: str) -> None:
+    if x.dtype.kind != "f":
+        raise TypeError(f"{fn}: expected a floating input, got {x.dtype}")
+
+
+def _param(p, shape: tuple, fn: str, name: str):
+    """A weight or bias argument: None, or a tensor of exactly `shape`."""
+    if p is None:
+        return None
+    p = _t(p)
+    if p.shape != shape:
+        raise ValueError(f"{fn}: {name} must have shape {shape}, got {p.shape}")
+    return p
+
+
+def _shape_arg(normalized_shape) -> tuple:
+    if isinstance(normalized_shape, (int, np.integer)):
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+def _check_trailing(x: Tensor, shape: tuple, fn: str) -> None:
+    if not shape or x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
+        raise ValueError(f"{fn}: given normalized_shape={list(shape)}, expected input with "
+                         f"shape [*, {', '.join(map(str, shape))}], but got input of size "
+                         f"{list(x.shape)}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing `normalized_shape` dims, then scale by `weight`, shift by
+    `bias` (both of that shape, optional)."""
+    x = _t(input)
+    shape = _shape_arg(normalized_shape)
+    _check_trailing(x, shape, "layer_norm")
+    _floating(x, "layer_norm")
+    w = _param(weight, shape, "layer_norm", "weight")
+    b = _param(bias, shape, "layer_norm", "bias")
+    y = apply(ops.standardize, x, axes=tuple(range(-len(shape), 0)), eps=float(eps))
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y
+
+
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the trailing dims, times `weight`; `eps` defaults to the
+    dtype's machine epsilon, as in PyTorch."""
+    x = _t(input)
+    shape = _shape_arg(normalized_shape)
+    _check_trailing(x, shape, "rms_norm")
+    _floating(x, "rms_norm")
+    w = _param(weight, shape, "rms_norm", "weight")
+    if eps is None:
+        eps = float(np.finfo(x.dtype).eps)
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    y = x * apply(ops.rsqrt, mean(x * x, axes, keepdim=True) + eps)
+    return y if w is None else y * w
+
+
+def _channel_view(p: Tensor, ndim: int) -> Tensor:
+    """A (C,) parameter shaped (C, 1, ..., 1) to broadcast over (N, C, *spatial)."""
+    return p.reshape((p.shape[0],) + (1,) * (ndim - 2))
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalise (N, C, *) over each group of C // num_groups channels (and all positions),
+    then a per-channel scale and shift."""
+    x = _t(input)
+    _floating(x, "group_norm")
+    if x.ndim < 2:
+        raise ValueError(f"group_norm: expected an input of shape (N, C, *), got {x.shape}")
+    n, c = x.shape[0], x.shape[1]
+    if not isinstance(num_groups, (int, np.integer)) or num_groups <= 0 or c % num_groups:
+        raise ValueError(f"group_norm: expected the number of channels in input to be "
+                         f"divisible by num_groups, but got input of shape {list(x.shape)} "
+                         f"and num_groups={num_groups}")
+    w = _param(weight, (c,), "group_norm", "weight")
+    b = _param(bias, (c,), "group_norm", "bias")
+    y = apply(ops.standardize, x.reshape(n, num_groups, -1), axes=(-1,), eps=float(eps))
+    y = y.reshape(x.shape)
+    if w is not None:
+        y = y * _channel_view(w, x.ndim)
+    if b is not None:
+        y = y + _channel_view(b, x.ndim)
+    return y
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise (N, C, *) per channel: over the batch in training (updating the running
+    statistics in place, when given, with the unbiased variance:
+    running = (1 - momentum) * running + momentum * batch), by the running statistics
+    otherwise."""
+    x = _t(input)
+    _floating(x, "batch_norm")
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, *), got {x.shape}")
+    c = x.shape[1]
+    rm = _param(running_mean, (c,), "batch_norm", "running_mean")
+    rv = _param(running_var, (c,), "batch_norm", "running_var")
+    w = _param(weight, (c,), "batch_norm", "weight")
+    b = _param(bias, (c,), "batch_norm", "bias")
+    if training:
+        count = x.size // c if c else 0
+        if count <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                             f"training, got input of size {list(x.shape)}")
+        axes = tuple(a - x.ndim for a in range(x.ndim) if a != 1)
+        y = apply(ops.standardize, x, axes=axes, eps=float(eps))
+        if rm is not None or rv is not None:
+            _update_running(x, rm, rv, momentum, count)
+    else:
+        if rm is None or rv is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed when not "
+                             "training")
+        scale = apply(ops.rsqrt, rv + eps)
+        if w is not None:
+            scale = scale * w
+        shift = -rm * scale
+        if b is not None:
+            shift = shift + b
+        return x * _channel_view(scale, x.ndim) + _channel_view(shift, x.ndim)
+    if w is not None:
+        y = y * _channel_view(w, x.ndim)
+    if b is not None:
+        y = y + _channel_view(b, x.ndim)
+    return y
+
+
+def _update_running(x: Tensor, rm, rv, momentum, count: int) -> None:
+    """running = (1 - momentum) * running + momentum * batch statistic, in place (tensor ops,
+    so `rg.jit` replays the update)."""
+    dims = tuple(a for a in range(x.ndim) if a != 1)
+    f = float(momentum)
+    with no_grad():
+        xd = x.detach()
+        if rm is not None:
+            rm.mul_(1.0 - f)
+            rm.add_(mean(xd, dims) * f)
+        if rv is not None:
+            rv.mul_(1.0 - f)
+            rv.add_(var(xd, dims, correction=1) * f)
+
+
+def _p_arg(p, fn: str) -> float:
+    if p == "fro":
+        return 2.0
+    if isinstance(p, str):
+        raise ValueError(f"{fn}: p={p!r} is not supported here (vector norms only: a number, "
+                         "inf or 'fro')")
+    return float(p)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+    """(sum |x|^ord)^(1/ord) over `dim` (all by default); ord inf/-inf are max/min |x|,
+    ord 0 counts non-zeros. The gradient at a zero vector is 0, as in PyTorch."""
+    x = _t(x)
+    if dtype is not None:
+        x = x.to(dtype)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"norm: expected a floating input, got {x.dtype}")
+    p = _p_arg(ord, "norm")
+    ax = _dims(dim, None, x.ndim, "norm")
+    if x.ndim == 0:
+        ax = None
+    if p in (math.inf, -math.inf):  # ties share the gradient equally, as in PyTorch
+        return apply(ops.max if p > 0 else ops.min, _abs(x), axis=ax, keepdims=bool(keepdim))
+    if p == 0:
+        return sum((x != 0).to(x.dtype), ax, keepdim)
+    if p < 0:
+        raise ValueError(f"norm: p must be positive (or 0, inf, -inf), got {p}")
+    if p == 1:
+        return sum(_abs(x), ax, keepdim)
+    return apply(ops.pnorm, x, p=p, axis=ax, keepdims=bool(keepdim))
+
+
+def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """PyTorch's `torch.norm` for vector norms: `p` a number, inf or 'fro' (= 2) over `dim`."""
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def var_mean(input, dim=None, *, correction=None, keepdim: bool = False,
+             unbiased=None) -> tuple:
+    """(var, mean) over `dim`, as `torch.var_mean` (Bessel's correction by default)."""
+    x = _t(input)
+    return (var(x, dim, keepdim, correction=correction, unbiased=unbiased),
+            mean(x, dim, keepdim))
+
+
+def std_mean(input, dim=None, *, correction=None, keepdim: bool = False,
+             unbiased=None) -> tuple:
+    """(std, mean) over `dim`, as `torch.std_mean`."""
+    v, m = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return sqrt(v), m
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p, eps) along `dim`."""
+    x = _t(input)
+    return x / clamp(vector_norm(x, p, dim, keepdim=True), min=eps)
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along `dim` (broadcast first)."""
+    a, b = _t(x1), _t(x2)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"cosine_similarity: x1 of shape {a.shape} and x2 of shape {b.shape} "
+                         "do not broadcast") from None
+    d = _dims(dim, None, len(shape), "cosine_similarity")
+    if a.shape != shape:
+        a = a.expand(shape)
+    if b.shape != shape:
+        b = b.expand(shape)
+    na = clamp(vector_norm(a, 2, d, keepdim=True), min=eps)
+    nb = clamp(vector_norm(b, 2, d, keepdim=True), min=eps)
+    return sum((a / na) * (b / nb), d)
+
+
+def cdist(x1, x2, p: float = 2.0) -> Tensor:
+    """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M):
+    (..., P, R). The gradient at a zero distance is 0, as in PyTorch."""
+    a, b = _t(x1), _t(x2)
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"cdist: x1 (..., P, M) and x2 (..., R, M) need at least 2 dims and "
+                         f"the same M; got shapes {a.shape} and {b.shape}")
+    if p < 0:
+        raise ValueError(f"cdist: p must be non-negative, got {p}")
+    diff = a.unsqueeze(-2) - b.unsqueeze(-3)
+    return vector_norm(diff, p, -1)
