@@ -379,7 +379,8 @@ def to_source(outputs: Sequence[IRNode], inputs: Sequence[IRNode], name: str = "
         lines.append(f"    {var} = {rhs}")
     wrap = epilogue or (lambda s, n: s)
     outs = ", ".join(wrap(names[o], o) for o in outputs)
-    lines.append(f"    return {outs}" if single else f"    return ({outs},)")
+    lines.append(f"    return {outs}" if single else f"    return ({outs},)" if outs
+                 else "    return ()")
     return "\n".join(lines) + "\n", env
 
 

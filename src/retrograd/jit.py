@@ -569,17 +569,23 @@ def _library(module_name) -> bool:
     return isinstance(module_name, str) and module_name.partition(".")[0] in _LIBRARY_TOPS
 
 
-def _code_names(code: types.CodeType) -> tuple:
-    """The global (and attribute) names a code object and the code nested in it use."""
-    names = _NAMES.get(code)
-    if names is None:
-        found: list = []
+def _code_names(fn: types.FunctionType) -> tuple:
+    """The global (and attribute) names a user function's code, and the code nested in it,
+    use; () for library functions (their module state is not user state). Cached per code
+    object and globals dict (kept alive in the cache, so their ids stay valid)."""
+    code, g = fn.__code__, fn.__globals__
+    hit = _NAMES.get((id(code), id(g)))
+    if hit is not None:
+        return hit[2]
+    found: list = []
+    if not _library(g.get("__name__")):
         stack = [code]
         while stack:
             c = stack.pop()
             found.extend(c.co_names)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        names = _NAMES[code] = tuple(dict.fromkeys(found))
+    names = tuple(dict.fromkeys(found))
+    _NAMES[(id(code), id(g))] = (code, g, names)
     return names
 
 
@@ -628,13 +634,12 @@ class _Walk:
     structure marks and tensor identities, equal between two calls exactly when nothing
     the walk sees has changed."""
 
-    __slots__ = ("out", "seen", "tensors", "args")
+    __slots__ = ("out", "seen", "tensors")
 
-    def __init__(self, args=None) -> None:
+    def __init__(self) -> None:
         self.out: list = []
         self.seen: dict = {}
         self.tensors: list = []
-        self.args = args  # ids of argument tensors: keyed by position elsewhere
 
     def visit(self, v) -> None:
         out = self.out
@@ -648,14 +653,11 @@ class _Walk:
         if mark is not None:
             out.append(mark)
             return
-        self.seen[i] = ("@", len(self.seen))
+        self.seen[i] = ~len(self.seen)  # a bare negative int: where the walk met it first
         k = _KINDS.get(cls)
         if k is None:
             k = _kind(cls)
         if k == _TENSOR:
-            if self.args is not None and i in self.args:
-                out.append("arg")
-                return
             d = _get_data(v)
             out.append((i, d.shape, d.dtype, v.requires_grad))
             self.tensors.append(v)
@@ -685,9 +687,10 @@ class _Walk:
                 self.visit(v.__defaults__)
             if v.__kwdefaults__:
                 self.visit(v.__kwdefaults__)
-            g = v.__globals__
-            if not _library(g.get("__name__")):
-                for name in _code_names(v.__code__):
+            names = _code_names(v)
+            if names:
+                g = v.__globals__
+                for name in names:
                     if name in g:
                         out.append(name)
                         self.visit(g[name])
@@ -727,7 +730,7 @@ class _Walk:
         """A user class's own attributes and methods (what its methods' code reads)."""
         if id(cls) in self.seen:
             return
-        self.seen[id(cls)] = ("@", len(self.seen))
+        self.seen[id(cls)] = ~len(self.seen)
         for c in cls.__mro__:
             if c is object or _library(c.__module__):
                 continue
@@ -789,22 +792,30 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if state.tracer is not None:  # inside another trace: just trace through
             return self.fn(*args, **kwargs)
-        leaves: list = []
-        tree = _flatten((list(args), kwargs), leaves)
-        ids = [id(t) for t in leaves]
-        walk = _Walk(set(ids))
+        walk = _Walk()
         walk.visit(self.fn)
-        if not all(a.__class__ is Tensor for a in args) or kwargs:
+        tree = leaves = None
+        if not kwargs:
+            for a in args:
+                if a.__class__ is not Tensor:
+                    break
+            else:  # the common call, tensors only: no pytree to flatten
+                leaves = list(args)
+                sig = tuple((a.data.shape, a.data.dtype, a.requires_grad) for a in args)
+        if leaves is None:
+            leaves = []
+            tree = _flatten((list(args), kwargs), leaves)
             for a in (*args, *kwargs.values()):
                 if not isinstance(a, (Tensor, np.ndarray)) and a.__class__ not in _ATOMS:
                     walk.visit(a)
             sig = (tuple(_static_key(a) for a in args),
                    tuple(sorted((k, _static_key(v)) for k, v in kwargs.items())))
-        else:
-            sig = tuple((a.data.shape, a.data.dtype, a.requires_grad) for a in args)
-        walked = {id(t) for t in walk.tensors}
-        alias = (tuple(ids.index(i) for i in ids) if len(set(ids)) != len(ids) else None,
-                 tuple(k for k, i in enumerate(ids) if i in walked) if walked else None)
+        ids = [id(t) for t in leaves]
+        alias = None
+        if len(set(ids)) != len(ids) or walk.tensors:  # arguments that are the same tensor
+            walked = {id(t) for t in walk.tensors}
+            alias = (tuple(ids.index(i) for i in ids),
+                     tuple(k for k, i in enumerate(ids) if i in walked))
         key = (sig, alias, state.enabled, get_default_dtype(), tuple(walk.out))
         entries = self.cache.get(key)
         if entries is not None:
@@ -813,6 +824,8 @@ class Jitted:
                 if got is not _MISS:
                     self.graph = entry.prog
                     return got
+        if tree is None:
+            tree = _flatten((list(args), kwargs), [])
         result, entry = self._trace(tree, leaves, walk.tensors)
         if entry is not None:
             if entries is None:

@@ -1,0 +1,181 @@
+"""rg.jit of PyTorch-style training steps: zero_grad, backward and the optimizer's in-place
+updates are replayed at every call, giving eager mode's parameters, gradients and state."""
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd import nn, optim
+from retrograd.jit import JitError
+from retrograd.nn import functional as F
+
+STEPS = 20
+OPTIMIZERS = sorted(n for n in optim.__all__ if n != "Optimizer")
+CONFIGS = [(name, {}) for name in OPTIMIZERS] + [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-2)),
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=1e-2, dampening=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.5, maximize=True)),
+    ("Adam", dict(lr=1e-2)),
+    ("Adam", dict(lr=1e-2, betas=(0.8, 0.99), weight_decay=1e-2)),
+    ("Adam", dict(lr=1e-2, amsgrad=True)),
+    ("AdamW", dict(lr=1e-2)),
+    ("AdamW", dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),
+]
+
+
+def _batches(seed=0):
+    r = np.random.default_rng(seed)
+    return [(rg.tensor(r.standard_normal((6, 5))), rg.tensor(r.integers(0, 3, 6)))
+            for _ in range(STEPS)]
+
+
+def _run(name, kw, use_jit, dtype=np.float64, lr_change=False):
+    rg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).to(dtype)
+    opt = getattr(optim, name)(model.parameters(), **kw)
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    run = rg.jit(step) if use_jit else step
+    losses = []
+    for k, (x, y) in enumerate(_batches()):
+        if lr_change and k == STEPS // 2:
+            for group in opt.param_groups:
+                group["lr"] *= 0.5
+        losses.append(run(rg.tensor(x.data.astype(dtype)), y).item())
+    return model, opt, np.array(losses), run
+
+
+def _state_arrays(opt):
+    out = []
+    for p in opt.param_groups[0]["params"]:
+        for k, v in sorted(opt.state.get(p, {}).items()):
+            out.append((k, np.asarray(v.data if isinstance(v, rg.Tensor) else v, float)))
+    return out
+
+
+@pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in
+                                                  enumerate(CONFIGS)])
+def test_jitted_pytorch_style_step_trains_like_eager(name, kw):
+    m_eager, o_eager, l_eager, _ = _run(name, kw, False)
+    m_jit, o_jit, l_jit, run = _run(name, kw, True)
+    np.testing.assert_allclose(l_jit, l_eager, rtol=1e-12, atol=1e-14)
+    assert np.ptp(l_eager) > 1e-6  # it really trains
+    for p, q in zip(m_jit.parameters(), m_eager.parameters()):
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(p.grad.data, q.grad.data, rtol=1e-12, atol=1e-14)
+    for (k1, a), (k2, b) in zip(_state_arrays(o_jit), _state_arrays(o_eager), strict=True):
+        assert k1 == k2
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert run.trace_count <= 3  # state made on the first call, then one program replayed
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_learning_rate_changed_between_calls_is_used(name):
+    kw = {"lr": 0.05, **({"momentum": 0.9} if name == "SGD" else {})}
+    m_eager, _, l_eager, _ = _run(name, kw, False, lr_change=True)
+    m_jit, _, l_jit, _ = _run(name, kw, True, lr_change=True)
+    np.testing.assert_allclose(l_jit, l_eager, rtol=1e-12, atol=1e-14)
+    for p, q in zip(m_jit.parameters(), m_eager.parameters()):
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-12, atol=1e-14)
+
+
+def test_float32_adam_step_equals_eager():
+    m_eager, _, l_eager, _ = _run("Adam", dict(lr=1e-2), False, dtype=np.float32)
+    m_jit, _, l_jit, _ = _run("Adam", dict(lr=1e-2), True, dtype=np.float32)
+    np.testing.assert_allclose(l_jit, l_eager, rtol=1e-6)
+    for p, q in zip(m_jit.parameters(), m_eager.parameters()):
+        assert p.dtype == q.dtype == np.float32
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-7)
+
+
+def test_backward_without_zero_grad_accumulates_like_eager():
+    w = rg.tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+    f = rg.jit(lambda x: (w * x).sum().backward())
+    x = rg.tensor(np.array([0.5, 1.0, 2.0]))
+    for k in range(1, 4):
+        assert f(x) is None
+        np.testing.assert_array_equal(w.grad.data, k * x.data)
+    w.grad = None  # changed outside: the guard on .grad retraces
+    f(x)
+    np.testing.assert_array_equal(w.grad.data, x.data)
+
+
+def test_manual_update_with_inplace_operators_and_gradient_clipping():
+    rng = np.random.default_rng(1)
+    w0 = rng.standard_normal((4, 3))
+
+    def make():
+        w = rg.tensor(w0.copy(), requires_grad=True)
+
+        def step(x):
+            nonlocal w  # `w -= ...` changes w in place and binds the same tensor again
+            loss = ((x @ w) ** 2).sum()
+            w.grad = None
+            loss.backward()
+            with rg.no_grad():
+                w.grad.mul_(0.5)
+                w -= 0.01 * w.grad
+            return loss
+        return w, step
+
+    w_e, step_e = make()
+    w_j, step_j = make()
+    step_j = rg.jit(step_j)
+    for _ in range(5):
+        x = rg.tensor(rng.standard_normal((2, 4)))
+        np.testing.assert_allclose(step_j(x).data, step_e(x).data, rtol=1e-13)
+    np.testing.assert_allclose(w_j.data, w_e.data, rtol=1e-13)
+    np.testing.assert_allclose(w_j.grad.data, w_e.grad.data, rtol=1e-13)
+    assert step_j.trace_count == 1
+
+
+def test_state_stored_outside_at_every_call_is_refused():
+    history = []
+
+    def f(x):
+        y = x * 2
+        history.append(y)
+        return y
+
+    j = rg.jit(f)
+    j(rg.ones(2))  # a first call may create state: it runs eagerly
+    with pytest.raises(JitError, match="stored a tensor"):
+        j(rg.ones(2))
+
+
+def test_inplace_write_into_a_view_is_refused():
+    def f(x):
+        y = x * 1.0
+        y[0:2].add_(1.0)
+        return y
+
+    with pytest.raises(JitError, match="view"):
+        rg.jit(f)(rg.ones(3))
+
+
+def test_version_counters_move_on_replay():
+    w = rg.tensor(np.ones(3), requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)
+
+    def step(x):
+        loss = (w * x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    f = rg.jit(step)
+    x = rg.tensor(np.arange(3.0))
+    f(x)
+    f(x)
+    saved = (w * w).sum()  # saves w
+    f(x)  # changes w in place
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        saved.backward()
