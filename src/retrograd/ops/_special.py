@@ -66,7 +66,7 @@ _PIECES = (  # (centre, half width, coefficients highest power first)
 )
 
 
-_LOWER = np.array([0.125, 0.25, 0.5])  # 1/|x| above which pieces 4, 3, 2 apply
+_BOUNDS = (0.5, 1.0, 2.0, 4.0, 8.0)  # where pieces 1, 2, 3, 4, 5 start in |x|
 
 
 def _exp_neg_square(a):
@@ -82,7 +82,9 @@ def _pieces(x):
     a = np.abs(x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s = 1.0 / a
-        k = np.where(a < 0.5, 0, np.where(a < 1.0, 1, 5 - np.searchsorted(_LOWER, s)))
+        k = np.zeros(a.shape, np.int8)  # piece: |x| in [0, 1/2), [1/2, 1), [1, 2), ... [8, inf]
+        for bound in _BOUNDS:
+            k += a >= bound
         p = np.empty_like(a)
         flat_k, flat_p = k.reshape(-1), p.reshape(-1)
         for j, (centre, width, coeffs) in enumerate(_PIECES):
