@@ -1,7 +1,10 @@
 """The digits task of `retrograd train`: an MLP or a small CNN on scikit-learn's 8x8 digits.
 
 The split is fixed (80/20, stratified, seed 0) so that runs are comparable;
-the run's seed sets only the initial weights and the batch order. The loss is
+the run's seed sets only the initial weights and the batch order. With
+`--data PATH` the same models train on the user's own arrays (an `.npz` or
+MNIST's IDX files, read by `rg.data.load_arrays`), sized to the data: the MLP
+takes the flattened samples, the CNN square single-channel images. The loss is
 cross-entropy with label smoothing 0.1; the task reports loss and accuracy on
 both splits after each epoch.
 
@@ -32,15 +35,25 @@ LABEL_SMOOTHING = 0.1
 EVAL_CHUNK = 512
 
 
-def build_model(name: str) -> nn.Module:
-    """The two models: an MLP 64-128-64-10 and conv(1->16, 3x3) + ReLU + max-pool + linear."""
+def build_model(name: str, features: int = 64, classes: int = 10) -> nn.Module:
+    """The two models: an MLP features-128-64-classes, and conv(1->16, 3x3) + ReLU +
+    max-pool + linear on square images of `features` pixels."""
     if name == "mlp":
-        return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
-                             nn.Linear(64, 10))
+        return nn.Sequential(nn.Linear(features, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
+                             nn.Linear(64, classes))
     if name == "cnn":
+        side = _side(features)
         return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Flatten(), nn.Linear(16 * 4 * 4, 10))
+                             nn.Flatten(), nn.Linear(16 * (side // 2) ** 2, classes))
     raise ValueError(f"unknown model {name!r}; choose 'mlp' or 'cnn'")
+
+
+def _side(features: int) -> int:
+    side = int(round(features ** 0.5))
+    if side * side != features or side < 2:
+        raise ValueError(f"the cnn model takes square single-channel images, but the samples "
+                         f"have {features} values; use --model mlp")
+    return side
 
 
 class Digits:
@@ -54,26 +67,41 @@ class Digits:
     }
     headline = "test_acc"  # the number the run is judged by (printed, checked on reload)
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, data: str | None = None) -> None:
         if model not in self.models:
             raise ValueError(f"unknown model {model!r} for the {self.name} task; choose "
                              f"{' or '.join(self.models)}")
         self.model = model
+        self.data = data  # the user's own arrays, or None: scikit-learn's digits
         self.X_train = self.y_train = self.X_test = self.y_test = None
+        self.features, self.classes = 64, 10
 
     def load(self) -> None:
-        """Read the data (ImportError without scikit-learn, the `[train]` extra)."""
-        X_train, self.y_train, X_test, self.y_test = data.load_digits(TEST_SIZE, SPLIT_SEED)
-        shape = (-1, 64) if self.model == "mlp" else (-1, 1, 8, 8)
+        """Read the data: ImportError without scikit-learn (the `[train]` extra) for the
+        digits; ValueError (naming the file and the problem) for unusable data of one's own."""
+        if self.data is None:
+            X_train, self.y_train, X_test, self.y_test = data.load_digits(TEST_SIZE, SPLIT_SEED)
+        else:
+            X_train, self.y_train, X_test, self.y_test = data.load_arrays(
+                self.data, TEST_SIZE, SPLIT_SEED)
+        self.features = int(np.prod(X_train.shape[1:]))
+        self.classes = max(int(self.y_train.max()) + 1, 2)
+        if self.model == "mlp":
+            shape = (-1, self.features)
+        else:
+            side = _side(self.features)
+            shape = (-1, 1, side, side)
         self.X_train, self.X_test = X_train.reshape(shape), X_test.reshape(shape)
 
     def build_model(self) -> nn.Module:
-        return build_model(self.model)
+        return build_model(self.model, self.features, self.classes)
 
-    def batches(self, batch_size: int, seed: int) -> data.DataLoader:
-        """The training set in shuffled mini-batches (the order fixed by `seed`)."""
+    def batches(self, batch_size: int, seed: int,
+                shard: tuple[int, int] | None = None) -> data.DataLoader:
+        """The training set in shuffled mini-batches (the order fixed by `seed`); with
+        `shard=(rank, size)`, this rank's share of each global batch."""
         return data.DataLoader((self.X_train, self.y_train), batch_size=batch_size,
-                               shuffle=True, seed=seed)
+                               shuffle=True, seed=seed, shard=shard)
 
     def loss(self, model: nn.Module, batch: Iterable[Tensor]) -> Tensor:
         xb, yb = batch
@@ -100,8 +128,10 @@ class Digits:
 
     def info(self) -> dict[str, Any]:
         """Facts about the data and the loss, for metrics.json."""
-        return {"task": self.name, "split_seed": SPLIT_SEED, "label_smoothing": LABEL_SMOOTHING,
-                "n_train": int(len(self.y_train)), "n_test": int(len(self.y_test))}
+        return {"task": self.name, "data": self.data or "scikit-learn digits",
+                "split_seed": SPLIT_SEED, "label_smoothing": LABEL_SMOOTHING,
+                "n_train": int(len(self.y_train)), "n_test": int(len(self.y_test)),
+                "classes": self.classes}
 
 
 def _evaluate(model: nn.Module, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:

@@ -11,6 +11,13 @@ checkpoint `model.npz` (the last finished epoch; `rg.load` it and
 flag is checked before the folder is made, so a bad argument writes nothing.
 A run whose loss stops being finite ends with status 1, Ctrl-C with status
 130; both keep what the finished epochs wrote.
+
+`--data PATH` trains on the user's own data (the task reads it). With
+`--distributed`, under `mpiexec -n N`, each rank trains on its share of every
+global batch (`--batch-size` is the global batch): rank 0's initial weights are
+broadcast, gradients are averaged by allreduce before each step, so the run
+follows one process's curve up to rounding; rank 0 alone evaluates, shows the
+progress bar and writes the run folder.
 """
 
 from __future__ import annotations
@@ -46,10 +53,11 @@ class Task(Protocol):
     defaults: ClassVar[dict[str, dict[str, Any]]]  # per model: epochs, batch_size, lr
     headline: ClassVar[str]  # the key of `evaluate` the run is judged by
 
-    def __init__(self, model: str) -> None: ...
+    def __init__(self, model: str, data: str | None = None) -> None: ...
     def load(self) -> None: ...  # ImportError when an extra is missing
     def build_model(self) -> nn.Module: ...
-    def batches(self, batch_size: int, seed: int) -> Any: ...  # iterable, with len()
+    def batches(self, batch_size: int, seed: int,
+                shard: tuple[int, int] | None = None) -> Any: ...  # iterable, with len()
     def loss(self, model: nn.Module, batch: Any) -> Any: ...  # a scalar Tensor
     def evaluate(self, model: nn.Module) -> dict[str, float]: ...  # train_*/test_* numbers
     def summary(self, row: dict[str, float]) -> str: ...  # e.g. "test accuracy 97.50%"
@@ -81,6 +89,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="initial weights and batch order (default: 0)")
     parser.add_argument("--out", default="runs/latest", metavar="DIR",
                         help="the run folder (default: runs/latest)")
+    parser.add_argument("--data", default=None, metavar="PATH",
+                        help="train on your own data: for digits' models an .npz (X_train, "
+                             "y_train, X_test, y_test, or X, y) or a folder of MNIST IDX files")
+    parser.add_argument("--distributed", action="store_true",
+                        help="data-parallel over MPI: run under mpiexec -n N (the [dist] "
+                             "extra); --batch-size is the global batch")
     parser.set_defaults(run=run)
     return parser
 
@@ -96,6 +110,8 @@ class Settings:
     lr: float
     seed: int
     out: str
+    data: str | None = None
+    distributed: bool = False
 
 
 def settings(args: argparse.Namespace) -> Settings:
@@ -110,12 +126,20 @@ def settings(args: argparse.Namespace) -> Settings:
     for key in cfg:
         if getattr(args, key, None) is not None:
             cfg[key] = getattr(args, key)
-    return Settings(task=task_name, model=model, seed=args.seed, out=str(args.out), **cfg)
+    data = getattr(args, "data", None)
+    if data is not None and not Path(data).exists():
+        raise UsageError(f"argument --data: {data!r} does not exist")
+    return Settings(task=task_name, model=model, seed=args.seed, out=str(args.out), data=data,
+                    distributed=bool(getattr(args, "distributed", False)), **cfg)
 
 
-def step(task: Task, model: nn.Module, opt: optim.Optimizer, batch: Any) -> float:
-    """One optimisation step on `batch`; returns the loss before the update."""
+def step(task: Task, model: nn.Module, opt: optim.Optimizer, batch: Any,
+         weight: float = 1.0) -> float:
+    """One optimisation step on `batch`; returns the loss before the update. `weight`
+    scales the loss's gradient (a rank's share of an unevenly split global batch)."""
     loss = task.loss(model, batch)
+    if weight != 1.0:
+        loss = loss * weight
     opt.zero_grad()
     loss.backward()
     opt.step()
@@ -131,21 +155,31 @@ class _Diverged(Exception):
 def run(args: argparse.Namespace) -> int:
     """Train per the parsed command-line `args`; return the exit status."""
     cfg = settings(args)
+    world = _world(cfg) if cfg.distributed else None
+    lead = world is None or world.rank == 0  # evaluates, reports and writes
     try:
         plt, tqdm = _train_extras()
-        task = TASKS[cfg.task](cfg.model)
+        task = TASKS[cfg.task](cfg.model, **({"data": cfg.data} if cfg.data else {}))
         task.load()
     except ImportError as e:
         raise CommandFailed(f"`retrograd train` needs scikit-learn, tqdm and matplotlib (the "
                             f"[train] extra): pip install 'retrograd[train]' ({e})") from None
-    out = _make_folder(Path(cfg.out))
+    except (ValueError, OSError) as e:
+        raise UsageError(f"argument --data: {e}") from None
+    out = _make_folder(Path(cfg.out)) if lead else None
     creation.manual_seed(cfg.seed)
     model = task.build_model()
     opt = optim.SGD(model.parameters(), lr=cfg.lr, momentum=MOMENTUM, nesterov=True)
-    record = _Record(out, cfg, task, model)
+    if world is not None:
+        from .. import distributed
+
+        distributed.broadcast_parameters(model)
+        opt = distributed.DistributedOptimizer(opt)
+    record = _Record(out, cfg, task, model, lead)
 
     t0 = time.perf_counter()
-    bar = tqdm(range(1, cfg.epochs + 1), desc=cfg.model, unit="epoch", file=sys.stderr)
+    bar = tqdm(range(1, cfg.epochs + 1), desc=cfg.model, unit="epoch", file=sys.stderr,
+               disable=not lead)
     try:
         # A diverging run is caught by its loss; NumPy's overflow warnings on the way there
         # would only bury that one-line message.
@@ -165,17 +199,40 @@ def run(args: argparse.Namespace) -> int:
                             f"{kept}") from None
     bar.close()
     record.finish(time.perf_counter() - t0, plt)
-    last = record.history[-1]
-    print(f"{task.summary(last)} ({cfg.model}, {_epochs(cfg.epochs)}, "
-          f"{record.seconds:.1f} s); wrote {out}{os.sep}{{{', '.join(record.files.values())}}}")
+    if lead:
+        last = record.history[-1]
+        ranks = f", {world.size} ranks" if world is not None else ""
+        print(f"{task.summary(last)} ({cfg.model}, {_epochs(cfg.epochs)}{ranks}, "
+              f"{record.seconds:.1f} s); wrote {out}{os.sep}"
+              f"{{{', '.join(record.files.values())}}}")
     return 0
+
+
+def _world(cfg: Settings):
+    """The MPI world for a distributed run; the global batch must split evenly."""
+    from .. import distributed
+
+    try:
+        world = distributed.init()
+    except (ImportError, RuntimeError) as e:
+        raise CommandFailed(f"--distributed: {e}") from None
+    if cfg.batch_size % world.size:
+        raise UsageError(f"argument --batch-size: the global batch {cfg.batch_size} does not "
+                         f"split evenly over {world.size} ranks")
+    return world
 
 
 def _epochs_loop(cfg: Settings, task: Task, model: nn.Module, opt: optim.Optimizer,
                  record: _Record, bar, t0: float) -> None:
     """The training loop: per batch a step at the cosine-decayed learning rate; per epoch
     an evaluation, recorded. Raises `_Diverged` when the loss is no longer finite."""
-    loader = task.batches(cfg.batch_size, cfg.seed)
+    shard = None
+    if cfg.distributed:
+        from .. import distributed
+
+        world = distributed.init()
+        shard = (world.rank, world.size)
+    loader = task.batches(cfg.batch_size, cfg.seed, **({"shard": shard} if shard else {}))
     total_steps = cfg.epochs * len(loader)
     steps = 0
     for epoch in bar:
@@ -185,11 +242,20 @@ def _epochs_loop(cfg: Settings, task: Task, model: nn.Module, opt: optim.Optimiz
             lr = cfg.lr * 0.5 * (1.0 + math.cos(math.pi * steps / total_steps))
             for group in opt.param_groups:
                 group["lr"] = lr
-            loss = step(task, model, opt, batch)
+            if shard is None:
+                loss = step(task, model, opt, batch)
+            else:
+                # Ranks' gradients are averaged, so a rank's mean loss over a short last
+                # batch split unevenly is weighted by its share; every rank then sees the
+                # same loss, so all stop together when it is no longer finite.
+                rows = len(batch[0])
+                weight = rows * shard[1] / distributed.allreduce(rows, op="sum")
+                loss = distributed.allreduce(step(task, model, opt, batch, weight), op="sum")
+                loss /= shard[1]
             steps += 1
             if not math.isfinite(loss):
                 raise _Diverged(loss, epoch, steps)
-        row = {"epoch": epoch, "lr": lr, **task.evaluate(model)}
+        row = {"epoch": epoch, "lr": lr, **(task.evaluate(model) if record.lead else {})}
         record.epoch_done(row, time.perf_counter() - t0)
         bar.set_description(f"{cfg.model} epoch {epoch}/{cfg.epochs}", refresh=False)
         bar.set_postfix({k: _short(k, v) for k, v in row.items() if k not in ("epoch", "lr")})
@@ -224,8 +290,10 @@ def _short(key: str, value: float) -> str:
 class _Record:
     """The run folder's files, kept up to date as epochs finish."""
 
-    def __init__(self, out: Path, cfg: Settings, task: Task, model: nn.Module) -> None:
+    def __init__(self, out: Path | None, cfg: Settings, task: Task, model: nn.Module,
+                 lead: bool = True) -> None:
         self.out, self.cfg, self.task, self.model = out, cfg, task, model
+        self.lead = lead  # False on the other ranks of a distributed run: they write nothing
         self.history: list[dict] = []
         self.epoch = 0  # the epoch under way
         self.files: dict[str, str] = {}
@@ -237,6 +305,8 @@ class _Record:
         """Keep the epoch's numbers and the model after it (checkpoint, then metrics)."""
         self.history.append(row)
         self.seconds = seconds
+        if not self.lead:
+            return
         _replace(self.out / CHECKPOINT,
                  lambda tmp: serialization.save(self.model.state_dict(), tmp))
         self.files["checkpoint"] = CHECKPOINT
@@ -245,6 +315,8 @@ class _Record:
     def stop(self, status: str, seconds: float, plt) -> str:
         """Record an early end; what was kept, in words."""
         self.status, self.seconds = status, seconds
+        if not self.lead:
+            return "rank 0 keeps the record"
         if self.history:
             self._plot(plt)
         self._write_metrics()
@@ -257,6 +329,8 @@ class _Record:
     def finish(self, seconds: float, plt) -> None:
         """The end of a full run: check the checkpoint, draw the curves and the graph."""
         self.status, self.seconds = "finished", seconds
+        if not self.lead:
+            return
         reloaded = self.task.build_model()
         reloaded.load_state_dict(serialization.load(self.out / CHECKPOINT))
         self.extra[_long("checkpoint_" + self.task.headline)] = self.task.evaluate(reloaded)[
@@ -271,7 +345,7 @@ class _Record:
         metrics = {
             "model": cfg.model, "status": self.status, "seed": cfg.seed,
             "epochs": cfg.epochs, "epochs_done": len(self.history),
-            "batch_size": cfg.batch_size, "lr": cfg.lr,
+            "batch_size": cfg.batch_size, "lr": cfg.lr, "ranks": self._ranks(),
             "optimizer": f"SGD(momentum={MOMENTUM}, nesterov=True), cosine decay",
             **self.task.info(),
             "parameters": int(sum(p.size for p in self.model.parameters())),
@@ -283,6 +357,13 @@ class _Record:
         }
         _replace(self.out / METRICS,
                  lambda tmp: tmp.write_text(json.dumps(metrics, indent=2) + "\n"))
+
+    def _ranks(self) -> int:
+        if not self.cfg.distributed:
+            return 1
+        from .. import distributed
+
+        return distributed.init().size
 
     def _plot(self, plt) -> None:
         _plot(plt, self.history, self.out / CURVES, self.cfg.model)
