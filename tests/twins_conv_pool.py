@@ -35,6 +35,36 @@ def _fold(cols, shape, kernel, stride, padding, dilation, pad_value=0.0):
                        dilation)
 
 
+def _cols_index(shape, kernel, dilation, padding):
+    from retrograd.ops.windows import _geometry
+    padded, chunk, shifts, tail = _geometry(shape, kernel, dilation, padding)
+    idx = torch.as_tensor(shifts).reshape(-1, 1) + torch.arange(chunk)
+    return padded, tail, idx
+
+
+def _conv_cols(x, kernel, dilation, padding):
+    n, c = x.shape[:2]
+    padded, tail, idx = _cols_index(x.shape, kernel, dilation, padding)
+    xp = F.pad(x, _torch_pads(tuple((p, p) for p in padding))).transpose(0, 1)
+    flat = F.pad(xp.reshape(c, n, -1), (0, tail))
+    cols = flat[:, :, idx]                                  # (C, N, K, chunk)
+    return cols.permute(0, 2, 1, 3).reshape(c * idx.shape[0], -1)
+
+
+def _conv_cols_t(cols, shape, kernel, dilation, padding):
+    n, c = shape[:2]
+    padded, tail, idx = _cols_index(shape, kernel, dilation, padding)
+    k, chunk = idx.shape
+    parts = cols.reshape(c, k, n, chunk).permute(0, 2, 1, 3).reshape(c, n, -1)
+    size = int(torch.tensor(padded).prod())
+    buf = torch.zeros((c, n, size + tail), dtype=cols.dtype)
+    buf = torch.index_add(buf, 2, idx.reshape(-1), parts)
+    inside = buf[:, :, :size].reshape((c, n) + tuple(padded))
+    inside = inside[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
+                                                       zip(padding, shape[2:]))]
+    return inside.transpose(0, 1)
+
+
 def _torch_pads(pads):
     flat = []
     for b, a in reversed(pads):
@@ -127,6 +157,8 @@ def _pool_gather(x, arg, kernel, stride, padding, dilation, ceil_mode=False):
 TWINS = {
     "unfold": _unfold,
     "fold": _fold,
+    "conv_cols": _conv_cols,
+    "conv_cols_t": _conv_cols_t,
     "pad_constant": lambda x, pads, value=0.0: F.pad(x, _torch_pads(pads), value=value),
     "resample": _resample,
     "resample_t": _resample_t,

@@ -127,9 +127,25 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
                          f"padding {p if uneven is None else uneven})")
     if uneven is not None:
         x = apply(ops.pad_constant, x, pads=uneven)
+    k_total = cg * math.prod(kernel)
+    if all(a == 1 for a in s):  # unit stride: columns made of contiguous shifted copies
+        cols = apply(ops.conv_cols, x, kernel=tuple(kernel), dilation=d, padding=p)
+        padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p))
+        outs = tuple(a - dd * (k - 1) for a, dd, k in zip(padded, d, kernel))
+        if groups == 1:
+            out = matmul(w.reshape(o, k_total), cols)
+        else:
+            out = matmul(w.reshape(groups, o // groups, k_total),
+                         cols.reshape(groups, k_total, cols.shape[1]))
+        out = out.reshape((o, n, outs[0]) + padded[1:])
+        if outs[1:] != padded[1:]:  # drop the columns past each output row
+            out = out[(slice(None),) * 3 + tuple(slice(0, a) for a in outs[1:])]
+        out = permute(out, (1, 0) + tuple(range(2, 2 + nd)))
+        if bias is not None:
+            out = out + bias.reshape((1, o) + (1,) * nd)
+        return _unbatch(out, squeeze)
     cols = apply(ops.unfold, x, kernel=tuple(kernel), stride=s, padding=p, dilation=d)
     outs = cols.shape[2 + nd:]
-    k_total = cg * math.prod(kernel)
     npix = n * math.prod(outs)
     # (N, C, *k, *O) -> (C*K, N*P) or (G, C/G*K, N*P): one matrix product per group
     cols = permute(cols, (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd)))

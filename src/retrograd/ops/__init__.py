@@ -151,7 +151,7 @@ from .shape import (
     setitem,
     zeros_like,
 )
-from .windows import fold, unfold
+from .windows import conv_cols, conv_cols_t, fold, unfold
 from .pooling import (
     gather_flat,
     max_pool,

@@ -10,6 +10,7 @@ the other's vjp.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -95,3 +96,85 @@ fold = defop(
     "fold", _fold,
     (lambda m, g, out, x, *, shape, pad_value=0.0, **k: m.unfold(g, **k),),  # pad: zeros
     (_fold_jvp,), reads=())
+
+
+# ---------------------------------------------------------------- unit-stride columns
+
+def _geometry(shape, kernel, dilation, padding):
+    """For unit stride: padded sizes, the chunk of flat padded positions each column block
+    covers, the flat shift of every kernel offset, and the tail a row needs past the end."""
+    nd = len(kernel)
+    padded = tuple(n + 2 * p for n, p in zip(shape[-nd:], padding))
+    inner = [1] * nd
+    for i in reversed(range(nd - 1)):
+        inner[i] = inner[i + 1] * padded[i + 1]
+    first = padded[0] - dilation[0] * (kernel[0] - 1)
+    chunk = first * inner[0]
+    shifts = [sum(o * d * s for o, d, s in zip(off, dilation, inner))
+              for off in itertools.product(*(range(k) for k in kernel))]
+    tail = sum(d * (k - 1) * s for k, d, s in zip(kernel[1:], dilation[1:], inner[1:]))
+    return padded, chunk, shifts, tail
+
+
+def _conv_cols(x, *, kernel, dilation, padding):
+    """Convolution columns for unit stride, (C*K, N*chunk): row (c, offset), column (n, flat
+    padded position). Positions past an output row's end are junk the caller drops; every
+    offset is one contiguous copy, so this is much cheaper than a strided im2col."""
+    n, c = x.shape[:2]
+    padded, chunk, shifts, tail = _geometry(x.shape, kernel, dilation, padding)
+    size = math.prod(padded)
+    buf = np.zeros((c, n, size + tail), dtype=x.dtype)
+    inside = buf[:, :, :size].reshape((c, n) + padded)
+    inside[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
+                                              zip(padding, x.shape[2:]))] = x.swapaxes(0, 1)
+    cols = np.empty((c, len(shifts), n, chunk), dtype=x.dtype)
+    for j, s in enumerate(shifts):
+        cols[:, j] = buf[:, :, s:s + chunk]
+    return cols.reshape(c * len(shifts), n * chunk)
+
+
+def _conv_cols_t(cols, *, shape, kernel, dilation, padding):
+    """Adjoint of conv_cols: each column added back at its offset; (N, C, *S) of `shape`."""
+    n, c = shape[:2]
+    padded, chunk, shifts, tail = _geometry(shape, kernel, dilation, padding)
+    size = math.prod(padded)
+    cols = cols.reshape(c, len(shifts), n, chunk)
+    buf = np.zeros((c, n, size + tail), dtype=cols.dtype)
+    for j, s in enumerate(shifts):
+        buf[:, :, s:s + chunk] += cols[:, j]
+    inside = buf[:, :, :size].reshape((c, n) + padded)
+    inside = inside[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
+                                                       zip(padding, shape[2:]))]
+    return np.ascontiguousarray(inside.swapaxes(0, 1))
+
+
+def _cols_jvp(m, t, out, x, **k):
+    lead = t.ndim - x.ndim
+    if not lead:
+        return m.conv_cols(t, **k)
+    b = int(np.prod(t.shape[:lead]))
+    r = m.conv_cols(m.reshape(t, shape=(b * x.shape[0],) + x.shape[1:]), **k)
+    r = m.reshape(r, shape=(out.shape[0], b, out.shape[1]))
+    return m.reshape(m.permute(r, axes=(1, 0, 2)), shape=t.shape[:lead] + out.shape)
+
+
+def _cols_t_jvp(m, t, out, cols, *, shape, **k):
+    lead = t.ndim - cols.ndim
+    if not lead:
+        return m.conv_cols_t(t, shape=shape, **k)
+    batch = t.shape[:lead]
+    b = int(np.prod(batch))
+    r = m.reshape(t, shape=(b,) + cols.shape)
+    r = m.reshape(m.permute(r, axes=(1, 0, 2)), shape=(cols.shape[0], b * cols.shape[1]))
+    r = m.conv_cols_t(r, shape=(b * shape[0],) + tuple(shape[1:]), **k)
+    return m.reshape(r, shape=batch + tuple(shape))
+
+
+conv_cols = defop(
+    "conv_cols", _conv_cols,
+    (lambda m, g, out, x, **k: m.conv_cols_t(g, shape=x.shape, **k),),
+    (_cols_jvp,), reads=(), fresh=True)
+conv_cols_t = defop(
+    "conv_cols_t", _conv_cols_t,
+    (lambda m, g, out, cols, *, shape, **k: m.conv_cols(g, **k),),
+    (_cols_t_jvp,), reads=(), fresh=True)

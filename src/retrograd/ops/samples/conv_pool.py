@@ -30,6 +30,25 @@ def _fold(rng):
     return out
 
 
+_COLS = [  # (input shape, kernel, dilation, padding): unit stride
+    ((2, 3, 7), (3,), (1,), (1,)),
+    ((2, 2, 5, 6), (3, 2), (1, 2), (1, 0)),
+    ((1, 2, 4, 3, 5), (2, 2, 3), (1, 1, 1), (1, 0, 1)),
+]
+
+
+def _conv_cols(rng):
+    return [([rng.standard_normal(x)], dict(kernel=k, dilation=d, padding=p))
+            for x, k, d, p in _COLS]
+
+
+def _conv_cols_t(rng):
+    from retrograd.ops.windows import _conv_cols
+    return [([rng.standard_normal(_conv_cols(np.zeros(x), kernel=k, dilation=d,
+                                             padding=p).shape)],
+             dict(shape=x, kernel=k, dilation=d, padding=p)) for x, k, d, p in _COLS]
+
+
 def _pad_constant(rng):
     return [([rng.standard_normal((2, 3, 4))], {"pads": ((1, 2),), "value": 0.5}),
             ([rng.standard_normal((2, 3, 4))], {"pads": ((-1, 2), (0, -1))}),
@@ -116,7 +135,8 @@ def _gather_flat(rng):
 
 
 SAMPLES = {
-    "unfold": _unfold, "fold": _fold, "pad_constant": _pad_constant,
+    "unfold": _unfold, "fold": _fold, "conv_cols": _conv_cols, "conv_cols_t": _conv_cols_t,
+    "pad_constant": _pad_constant,
     "resample": _resample, "resample_t": _resample_t, "max_pool": _max_pool,
     "pool_scatter": _pool_scatter, "pool_gather": _pool_gather, "unpool": _unpool,
     "gather_flat": _gather_flat,
