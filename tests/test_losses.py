@@ -1,3 +1,4 @@
+# ruff: noqa: B023  (the lambdas are called at once, inside the loop)
 """Losses, normalisation functions, norms and misc functional ops against PyTorch:
 values, dtypes, gradients (float64), errors; creation functions and bitcasts."""
 

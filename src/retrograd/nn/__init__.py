@@ -11,6 +11,10 @@ This file only re-exports; each kind of module lives in the file named for it:
     upsampling.py  Upsample, PixelShuffle, PixelUnshuffle
     flatten.py     Flatten
     dropout.py     Dropout
+    normalization.py  LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d
+    sparse.py      Embedding
+    rnn.py         RNN, LSTM, GRU and their cells
+    transformer.py MultiheadAttention, TransformerEncoderLayer, TransformerEncoder
     activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax, GELU, SiLU, ELU, ... (torch.nn's)
     loss.py        MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss
     functional.py  the functions the modules call (`rg.nn.functional`, `F`)
@@ -46,13 +50,14 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
-from .containers import ModuleList, Sequential
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout
-from .flatten import Flatten
+from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm
 from .padding import (
     CircularPad1d,
     CircularPad2d,
@@ -86,6 +91,9 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from .sparse import Embedding
+from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .upsampling import PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = [
@@ -93,6 +101,11 @@ __all__ = [
     "MaxPool2d", "AvgPool2d", "Flatten", "Dropout", "ReLU", "Tanh", "Sigmoid", "Softmax",
     "LogSoftmax", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional",
     "init",
+]
+__all__ += [  # activation modules
+    "GELU", "SiLU", "Mish", "Softplus", "ELU", "CELU", "SELU", "LeakyReLU", "ReLU6", "Hardtanh",
+    "Hardswish", "Hardsigmoid", "Softsign", "LogSigmoid", "Softmin", "GLU", "Tanhshrink",
+    "Threshold",
 ]
 __all__ += [  # convolution, pooling, padding, resampling
     "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
@@ -103,8 +116,9 @@ __all__ += [  # convolution, pooling, padding, resampling
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
     "CircularPad2d", "CircularPad3d", "Upsample", "PixelShuffle", "PixelUnshuffle",
 ]
-__all__ += [  # activation modules
-    "GELU", "SiLU", "Mish", "Softplus", "ELU", "CELU", "SELU", "LeakyReLU", "ReLU6", "Hardtanh",
-    "Hardswish", "Hardsigmoid", "Softsign", "LogSigmoid", "Softmin", "GLU", "Tanhshrink",
-    "Threshold",
+__all__ += [  # normalisation, embedding, recurrent and attention layers, containers
+    "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "Embedding", "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "ModuleDict",
+    "ParameterList", "ParameterDict", "Unflatten",
 ]

@@ -1,13 +1,15 @@
-"""Modules that hold other modules: `Sequential` (applied in order) and `ModuleList`."""
+"""Containers: `Sequential` (applied in order), `ModuleList`, `ModuleDict`, and
+`ParameterList`/`ParameterDict`, which register the parameters they hold."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
-from .module import Module
+from ..tensor import Tensor
+from .module import Module, Parameter
 
-__all__ = ["Sequential", "ModuleList"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 _CALL = Module.__call__
 
@@ -73,3 +75,145 @@ class ModuleList(_ModuleSequence):
         if isinstance(idx, slice):
             return ModuleList(items[idx])
         return items[idx]
+
+
+class ModuleDict(Module):
+    """Modules by name (insertion order), registered under those names."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+        object.__delattr__(self, key)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def pop(self, key: str) -> Module:
+        m = self._modules[key]
+        del self[key]
+        return m
+
+    def clear(self) -> None:
+        for k in list(self._modules):
+            del self[k]
+
+    def update(self, modules) -> None:
+        items = modules.items() if isinstance(modules, Mapping) else modules
+        for k, m in items:
+            self[k] = m
+
+
+def _as_parameter(value) -> Parameter:
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, Tensor):
+        return Parameter(value)
+    raise TypeError(f"a parameter container holds Parameters (or Tensors, which become "
+                    f"Parameters), got {type(value).__name__}")
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as `0`, `1`, ..."""
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._parameters.values())
+
+    def __getitem__(self, idx):
+        items = list(self._parameters.values())
+        if isinstance(idx, slice):
+            return ParameterList(items[idx])
+        return items[idx]
+
+    def __setitem__(self, idx: int, value) -> None:
+        n = len(self)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range for a ParameterList of {n}")
+        self.register_parameter(str(idx % n), _as_parameter(value))
+
+    def append(self, value) -> ParameterList:
+        self.register_parameter(str(len(self)), _as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable) -> ParameterList:
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({i}): Parameter containing: [{p.dtype} of size {p.shape}]"
+                         for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """Parameters by name (insertion order), registered under those names."""
+
+    def __init__(self, parameters=None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value) -> None:
+        self.register_parameter(key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+        object.__delattr__(self, key)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def update(self, parameters) -> None:
+        items = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for k, v in items:
+            self[k] = v

@@ -1,10 +1,10 @@
-"""Shape layers: `Flatten`."""
+"""Shape layers: `Flatten`, `Unflatten`."""
 
 from __future__ import annotations
 
 from .module import Module
 
-__all__ = ["Flatten"]
+__all__ = ["Flatten", "Unflatten"]
 
 
 class Flatten(Module):
@@ -19,3 +19,21 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dimension `dim` into `unflattened_size` (one entry may be -1)."""
+
+    def __init__(self, dim: int, unflattened_size) -> None:
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)) or not all(
+                isinstance(s, int) for s in unflattened_size):
+            raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got "
+                            f"{unflattened_size!r}")
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x):
+        return x.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -1,0 +1,196 @@
+"""Normalisation layers: `LayerNorm`, `RMSNorm`, `GroupNorm`, `BatchNorm1d`, `BatchNorm2d`.
+
+PyTorch's parameter names, initialisation (weight ones, bias zeros) and, for
+batch norm, its buffers: `running_mean`, `running_var` and `num_batches_tracked`,
+saved in `state_dict` and updated in training mode only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+from . import functional as F
+from ._utils import _dtype
+from .module import Module, Parameter
+
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+def _shape(normalized_shape) -> tuple:
+    if isinstance(normalized_shape, (int, np.integer)):
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing `normalized_shape` dims, then `weight * x + bias`."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        dt = _dtype(dtype)
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(self.normalized_shape, dtype=dt))
+            if bias:
+                self.bias = Parameter(np.zeros(self.normalized_shape, dtype=dt))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        with no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1.0)
+            if self.bias is not None:
+                self.bias.zero_()
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) over the trailing dims, times `weight`."""
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(self.normalized_shape, dtype=_dtype(dtype)))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class GroupNorm(Module):
+    """Normalise (N, C, *) over groups of channels; a per-channel scale and shift."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, dtype=None) -> None:
+        super().__init__()
+        if num_groups <= 0 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                             f"num_groups ({num_groups})")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        dt = _dtype(dtype)
+        if affine:
+            self.weight = Parameter(np.ones(num_channels, dtype=dt))
+            self.bias = Parameter(np.zeros(num_channels, dtype=dt))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        if isinstance(x, Tensor) and x.ndim >= 2 and x.shape[1] != self.num_channels:
+            raise ValueError(f"GroupNorm: expected input with {self.num_channels} channels "
+                             f"(dim 1), got shape {x.shape}")
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _BatchNorm(Module):
+    """Per-channel normalisation over the batch (training) or by running statistics (eval)."""
+
+    _dims: tuple = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, dtype=None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dt = _dtype(dtype)
+        if affine:
+            self.weight = Parameter(np.ones(num_features, dtype=dt))
+            self.bias = Parameter(np.zeros(num_features, dtype=dt))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dt)))
+            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dt)))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1.0)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            with no_grad():
+                self.weight.fill_(1.0)
+                self.bias.zero_()
+
+    def _check_input(self, x) -> None:
+        if not isinstance(x, Tensor) or x.ndim not in self._dims:
+            shape = getattr(x, "shape", None)
+            raise ValueError(f"{type(self).__name__}: expected a "
+                             f"{' or '.join(f'{d}-D' for d in self._dims)} input, got shape "
+                             f"{shape}")
+        if x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}: expected {self.num_features} features "
+                             f"(channels, dim 1), got input of shape {x.shape}")
+
+    def forward(self, x):
+        self._check_input(x)
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # a cumulative moving average
+                momentum = 1.0 / float(self.num_batches_tracked.data)
+        # batch statistics in training, and always when no running statistics are kept
+        use_batch = self.training or not self.track_running_stats
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            use_batch, momentum, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over (N, C) or (N, C, L)."""
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, C, H, W)."""
+
+    _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W)."""
+
+    _dims = (5,)
