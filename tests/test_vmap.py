@@ -65,6 +65,13 @@ CASES = {
     "dot": (lambda v: v @ v, lambda v: v @ v),
     "transpose": (lambda v: (W_RG * v).T, lambda v: (W_T * v).T),
     "clamp-pow": (lambda v: rg.clamp(v, -0.5, 0.5) ** 2, lambda v: torch.clamp(v, -0.5, 0.5) ** 2),
+    "cumsum": (lambda v: rg.cumsum(v * v, 0), lambda v: torch.cumsum(v * v, 0)),
+    "argsort-all": (lambda v: rg.argsort(v) * (v > 0).all(),
+                    lambda v: torch.argsort(v) * (v > 0).all()),
+    "index_select": (lambda v: rg.index_select(v, 0, rg.tensor([2, 0])),
+                     lambda v: torch.index_select(v, 0, torch.tensor([2, 0]))),
+    "logical-isnan": (lambda v: rg.logical_and(v > 0, ~rg.isnan(v)),
+                      lambda v: torch.logical_and(v > 0, ~torch.isnan(v))),
 }
 
 

@@ -35,9 +35,12 @@ _LINEAR = {"reshape": {0}, "permute": {0}, "expand": {0}, "getitem": {0}, "scatt
            "sum": {0}, "neg": {0}, "mul": {0, 1}, "div": {0}, "matmul": {0, 1},
            "einsum": None}  # None: every input
 _COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
-            "bitwise_not"}  # element-wise ops without derivative rules
+            "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
+            "isinf", "isfinite", "isclose", "left_shift", "right_shift", "real", "imag",
+            "conj", "angle", "cabs", "complex"}  # element-wise ops without shared rules
 _REDUCE = {"sum", "max", "min", "prod", "logsumexp", "argmax", "argmin", "prod_others",
-           "softmax", "log_softmax"}
+           "softmax", "log_softmax", "all", "any", "cumsum", "cumprod", "logcumsumexp",
+           "argsort"}  # one input, an `axis` attribute
 
 
 def batched(op, inputs, attrs, out: Tensor, pairs, lv, fast: bool):
@@ -84,6 +87,8 @@ def _rule(m, op, xs, o, bv, attrs, B):
         return _matmul(m, xs, bv, B)
     if name == "cat":
         return _cat(m, xs, bv, attrs, B)
+    if name == "index_select" and set(bv) == {0}:
+        return m.index_select(bv[0], xs[1], axis=_shift(attrs["axis"], np.ndim(xs[0])))
     if name == "linear" and set(bv) == {0} and np.ndim(xs[0]) >= 1:
         return m.linear(bv[0], *xs[1:])
     return None
@@ -132,7 +137,7 @@ def _reduce(m, op, xs, bv, attrs, B):
         v = m.reshape(v, shape=(B, -1 if nd else 1))
         attrs["axis"] = 1
         return getattr(m, op.name)(v, **attrs)
-    if axis is None and op.name in ("softmax", "log_softmax"):
+    if axis is None and op.name not in ("sum", "max", "min", "prod", "logsumexp", "all", "any"):
         return None
     attrs["axis"] = _shift(axis, nd)
     return getattr(m, op.name)(v, **attrs)
