@@ -172,7 +172,7 @@ def test_second_derivative_matches_pytorch(name):
         v = rng.standard_normal(out.shape)
         diff = [k for k, x in enumerate(inputs) if isinstance(x, rg.Tensor) and x.requires_grad]
         gs = rg.autograd.grad(out, [inputs[k] for k in diff], rg.Tensor(v), create_graph=True)
-        tgs = torch.autograd.grad(ref, [theirs[k] for k in diff], torch.tensor(v),
+        tgs = torch.autograd.grad(ref, [theirs[k] for k in diff], torch.tensor(v).to(ref.dtype),
                                   create_graph=True)
         ws = [rng.standard_normal(g.shape) for g in gs]
         total = sum((g * rg.Tensor(w)).sum() for g, w in zip(gs, ws) if g.requires_grad)

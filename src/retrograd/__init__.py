@@ -178,6 +178,19 @@ from .api import (
     where,
 )
 from .api.norms import cdist, norm, std_mean, var_mean, vector_norm
+from .api.complex import (
+    angle,
+    complex,
+    conj,
+    conj_physical,
+    imag,
+    is_complex,
+    polar,
+    real,
+    resolve_conj,
+    view_as_complex,
+    view_as_real,
+)
 from .creation import (
     arange,
     empty,

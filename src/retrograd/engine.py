@@ -357,7 +357,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
             if node.hooks is not None or node.retain is not None:
                 g = _node_hooks(node, g, recorded)
             if target_keys is not None and node in target_keys:
-                captured[node] = g
+                captured[node] = _conj(g)
             if node.seq < last_inplace[0]:
                 _check_versions(node)
             op = node.op
@@ -372,6 +372,8 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                     r = op.vjps[i](m, g, node.out, xs[0], xs[1])
                     if op.broadcast and r.shape != xs[i].shape:
                         r = sum_to(m, r, xs[i].shape)
+                    if r.dtype.kind == "c" and xs[i].dtype.kind != "c":  # real input: real
+                        r = r.real
                 results = (r,)
             elif not recorded:
                 results = op.backward(node, g, m)
@@ -419,6 +421,7 @@ def _seed(roots, grads, targets, recorded: bool):
     and, with `targets`, their keys and the nodes that lead to them (others are skipped)."""
     if recorded:
         grads = [_as_tensor(g) for g in grads]
+    grads = [_conj(g) for g in grads]
     pending = {}
     leaves = {}
     for t, g in zip(roots, grads):
@@ -438,6 +441,7 @@ def _write_leaves(leaves, captured, target_keys, accumulate: bool, recorded: boo
     """Run leaf hooks, then hand each leaf's gradient to `captured` (targets) or `.grad`."""
     owned = set()
     for leaf, g in leaves.items():
+        g = _conj(g)
         if leaf._hooks is not None:
             g = _run_hooks(leaf._hooks, g, recorded)
         if target_keys is not None:
@@ -457,13 +461,22 @@ def _write_leaves(leaves, captured, target_keys, accumulate: bool, recorded: boo
 
 def _node_hooks(node, g, tensors: bool):
     """A non-leaf's hooks and retain_grad; `tensors`: gradients are Tensors, not arrays."""
+    g = _conj(g)
     if node.hooks is not None:
         g = _run_hooks(node.hooks, g, tensors)
     if node.retain is not None:
         owner = node.retain()
         if owner is not None:
             _accumulate_grad(owner, g if tensors else g.copy())
-    return g
+    return _conj(g)
+
+
+def _conj(g):
+    """Between the walk's cotangents and PyTorch's gradients of complex values: the
+    conjugate (see `ops/complex.py`); real ones pass unchanged."""
+    if g.dtype.kind != "c":
+        return g
+    return apply(OPS["conj"], g) if isinstance(g, Tensor) else g.conj()
 
 
 def _add(table, key, g) -> None:

@@ -11,13 +11,14 @@ from typing import Any
 
 
 class _State:
-    __slots__ = ("enabled", "anomaly", "tracer", "forward")
+    __slots__ = ("enabled", "anomaly", "tracer", "forward", "complex_step")
 
     def __init__(self) -> None:
         self.enabled = True   # record ops for reverse mode
         self.anomaly = False  # check backward results for NaN/inf
         self.tracer = None    # rg.jit's recorder, when tracing
         self.forward = None   # forward-mode (dual number) level, when active
+        self.complex_step = False  # gradcheck(method="complex_step") is evaluating
 
 
 state = _State()

@@ -9,11 +9,14 @@ derivative Im f(x + ih) / h, which is exact to rounding for analytic code.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
+from . import ops
 from .autograd import grad
-from .grad_mode import no_grad
+from .engine import apply
+from .grad_mode import no_grad, state
 from .tensor import Tensor
 
 
@@ -22,9 +25,23 @@ class GradcheckError(RuntimeError):
 
 
 def _outputs(fn, inputs) -> list:
+    """fn's tensor outputs; a complex one that carries a gradient as its real and imaginary
+    parts (`view_as_real`), so both are checked."""
     out = fn(*inputs)
     outs = [out] if isinstance(out, Tensor) else list(out)
-    return [o for o in outs if isinstance(o, Tensor)]
+    return [apply(ops.view_as_real, o) if o.dtype.kind == "c" and o.requires_grad else o
+            for o in outs if isinstance(o, Tensor)]
+
+
+@contextmanager
+def _complex_step():
+    """Mark a complex-step evaluation, so that non-analytic ops refuse complex data."""
+    prev = state.complex_step
+    state.complex_step = True
+    try:
+        yield
+    finally:
+        state.complex_step = prev
 
 
 def _check_inputs(inputs) -> list:
@@ -49,7 +66,7 @@ def _numerical(fn, inputs, k, eps, method) -> np.ndarray:
             z.reshape(-1)[j] += 1j * eps
             args = list(inputs)
             args[k] = Tensor._wrap(z)
-            with no_grad():  # complex data is forward-only
+            with no_grad(), _complex_step():  # complex data is forward-only
                 outs = _outputs(fn, args)
             cols.append(np.concatenate([o.data.imag.reshape(-1) / eps for o in outs]))
             continue
@@ -158,7 +175,7 @@ def _fast_ok(fn, inputs, diff, eps, atol, rtol, method) -> bool:
         args = list(inputs)
         for k in diff:
             args[k] = Tensor._wrap(inputs[k].data + 1j * eps * us[k])
-        with no_grad():  # complex data is forward-only
+        with no_grad(), _complex_step():  # complex data is forward-only
             numerical = sum(float(np.sum(o.data.imag / eps * v))
                             for o, v in zip(_outputs(fn, args), vs))
     else:

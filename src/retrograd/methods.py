@@ -193,7 +193,7 @@ class _Methods:
         return self
 
     def __abs__(self):
-        return apply(ops.abs, self)
+        return F.abs(self)
 
     def _compare(self, op, other):
         return apply(op, *_promote_pair(op, self, other))
@@ -530,3 +530,14 @@ Tensor.char = lambda self: self.to(np.int8)
 Tensor.byte = lambda self: self.to(np.uint8)
 Tensor.norm = _norms.norm
 Tensor.multinomial = _creation.multinomial
+
+# Complex tensors (`api/complex.py`): `.real` and `.imag` are attributes, as in PyTorch.
+from .api import complex as _complex  # noqa: E402
+
+Tensor.real = property(_complex.real)
+Tensor.imag = property(_complex.imag)
+Tensor.conj = _complex.conj
+Tensor.conj_physical = _complex.conj_physical
+Tensor.resolve_conj = _complex.resolve_conj
+Tensor.angle = _complex.angle
+Tensor.is_complex = _complex.is_complex

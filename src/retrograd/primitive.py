@@ -108,6 +108,8 @@ class Op:
                 r = rule(m, g, out, *xs)
             if self.broadcast and r.shape != xs[i].shape:
                 r = sum_to(m, r, xs[i].shape)
+            if r.dtype.kind == "c" and xs[i].dtype.kind != "c":  # a real input's is real
+                r = m.real(r)
             return (r,)
         results = []
         for i in needs:
@@ -121,6 +123,8 @@ class Op:
                 r = rule(m, g, out, *xs, **attrs)
             if self.broadcast and r.shape != xs[i].shape:
                 r = sum_to(m, r, xs[i].shape)
+            if r.dtype.kind == "c" and xs[i].dtype.kind != "c":
+                r = m.real(r)
             results.append(r)
         return results
 

@@ -11,7 +11,7 @@ from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _count, _dims, _keep, _t
-from .elementwise import maximum, minimum, sqrt
+from .elementwise import maximum, minimum, sqrt, where
 
 
 def _rdims(dim, axis, ndim, name):
@@ -21,7 +21,16 @@ def _rdims(dim, axis, ndim, name):
     return None if ndim == 0 else ax
 
 
-def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None) -> Tensor:  # noqa: A001
+def _no_out(out, name: str) -> None:
+    """NumPy's functions call a tensor's reduction methods with `out=None`: accepted; a
+    buffer to write into is not supported."""
+    if out is not None:
+        raise TypeError(f"{name}(): the 'out' argument is not supported; use the returned tensor")
+
+
+def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # noqa: A001
+        out=None) -> Tensor:
+    _no_out(out, "sum")
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
@@ -31,8 +40,12 @@ def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None) -> 
                                                                                    keepdims))
 
 
-def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
+         out=None) -> Tensor:
+    _no_out(out, "mean")
     x = _t(x)
+    if dtype is not None:
+        x = x.to(dtype)
     if x.dtype.kind not in "fc":
         raise TypeError(f"mean() needs a floating tensor, got {x.dtype}; convert with .float()")
     ax = _rdims(dim, axis, x.ndim, "mean")
@@ -40,9 +53,13 @@ def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
 
 
 def var(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None, axis=None,
-        keepdims=None) -> Tensor:
-    """Variance; `correction=1` (Bessel) by default as in PyTorch."""
+        keepdims=None, dtype=None, out=None) -> Tensor:
+    """Variance; `correction=1` (Bessel) by default as in PyTorch. Of complex data the
+    mean of |x - mean|^2, real, as in NumPy and PyTorch."""
+    _no_out(out, "var")
     x = _t(x)
+    if dtype is not None:
+        x = x.to(dtype)
     given = [c for c in (correction, ddof) if c is not None]
     if unbiased is not None:
         given.append(1 if unbiased else 0)
@@ -52,14 +69,24 @@ def var(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None
     ax = _rdims(dim, axis, x.ndim, "var")
     n = _count(x.shape, ax)
     centred = x - apply(ops.sum, x, axis=ax, keepdims=True) / n
-    ss = apply(ops.sum, centred * centred, axis=ax, keepdims=_keep(keepdim, keepdims))
+    if centred.dtype.kind == "c":
+        re, im = apply(ops.real, centred), apply(ops.imag, centred)
+        sq = re * re + im * im
+    else:
+        sq = centred * centred
+    ss = apply(ops.sum, sq, axis=ax, keepdims=_keep(keepdim, keepdims))
     return ss / builtins.max(n - corr, 0)
 
 
 def std(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None, axis=None,
-        keepdims=None) -> Tensor:
-    return sqrt(var(x, dim, keepdim, correction=correction, unbiased=unbiased, ddof=ddof,
-                    axis=axis, keepdims=keepdims))
+        keepdims=None, dtype=None, out=None) -> Tensor:
+    """Standard deviation; where it is 0 (one element, constant data) its gradient is 0, as
+    in PyTorch, not sqrt's infinite slope times 0."""
+    _no_out(out, "std")
+    v = var(x, dim, keepdim, correction=correction, unbiased=unbiased, ddof=ddof, axis=axis,
+            keepdims=keepdims, dtype=dtype)
+    zero = v == 0
+    return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
 
 max_result = namedtuple("max", ["values", "indices"])
@@ -86,23 +113,27 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
     return pair(values, apply(arg, x, axis=ax, keepdims=keep))
 
 
-def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001
     """Largest value; with an int `dim`, PyTorch's pair `(values, indices)` along it.
 
     Without `dim` (or with NumPy's `axis`, or several dims) the values alone.
     `max(a, b)` with a tensor `b` is the element-wise `maximum`. Where several
     elements tie for the maximum the gradient is shared equally among them.
     """
+    _no_out(out, "max")
     return _extreme("max", x, dim, keepdim, axis, keepdims)
 
 
-def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001
     """Smallest value; with an int `dim`, the pair `(values, indices)`; see `max`."""
+    _no_out(out, "min")
     return _extreme("min", x, dim, keepdim, axis, keepdims)
 
 
-def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None) -> Tensor:
+def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
+         out=None) -> Tensor:
     """Product over `dim`; integer and bool inputs give int64 unless `dtype` says otherwise."""
+    _no_out(out, "prod")
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
@@ -130,14 +161,20 @@ def log_softmax(x, dim=-1, *, axis=None) -> Tensor:
                                                 "log_softmax"))
 
 
-def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+    _no_out(out, "argmax")
     x = _t(x)
+    if x.dtype.kind == "c":
+        raise TypeError("argmax(): does not support complex input (as in PyTorch)")
     return apply(ops.argmax, x, axis=_rdims(dim, axis, x.ndim, "argmax"),
                  keepdims=_keep(keepdim, keepdims))
 
 
-def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+    _no_out(out, "argmin")
     x = _t(x)
+    if x.dtype.kind == "c":
+        raise TypeError("argmin(): does not support complex input (as in PyTorch)")
     return apply(ops.argmin, x, axis=_rdims(dim, axis, x.ndim, "argmin"),
                  keepdims=_keep(keepdim, keepdims))
 

@@ -63,6 +63,7 @@ from .cumulative import (
     mode_index,
 )
 from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
+from .complex import angle, cabs, complex, conj, imag, real, view_as_complex, view_as_real
 from .casts import bitcast
 from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
 from .indexing import (

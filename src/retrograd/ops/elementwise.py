@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..grad_mode import state
 from ..primitive import defop, elementwise
 
 
 def _real_only(x, name):
     if isinstance(x, np.ndarray) and x.dtype.kind == "c":
-        raise TypeError(f"'{name}' is not analytic (complex-differentiable), so it cannot be "
-                        "used with complex data (method='complex_step')")
+        if state.complex_step:
+            raise TypeError(f"'{name}' is not analytic (complex-differentiable), so it cannot "
+                            "be used with complex data (method='complex_step')")
+        raise TypeError(f"{name}(): does not support complex input (as in PyTorch)")
 
 
 def _sigmoid(x):

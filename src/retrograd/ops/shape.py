@@ -198,6 +198,8 @@ cat = defop("cat", _cat, (_cat_vjp,), (_cat_jvp,), reads=(), variadic=True)
 
 
 def _cast(x, *, dtype):
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":  # the real part, as in PyTorch
+        return x.real.astype(dtype)
     return x.astype(dtype)
 
 
