@@ -339,6 +339,10 @@ def test_reductions_dim_keepdim_and_axis_keepdims_match_torch(name, dim, keep):
         kwargs = {"dim": (0, 1)}
     x = rg.tensor(X23, requires_grad=True)
     y = getattr(x, name)(**kwargs, keepdim=keep) if kwargs else getattr(x, name)()
+    if name in ("max", "min") and isinstance(dim, int):  # PyTorch's (values, indices)
+        pair = getattr(torch, name)(torch.tensor(X23), dim, keepdim=keep)
+        np.testing.assert_array_equal(y.indices.numpy(), pair.indices.numpy())
+        y = y.values
     y2 = getattr(rg, name)(rg.tensor(X23), axis=kwargs.get("dim"), keepdims=keep)
     t = torch.tensor(X23, requires_grad=True)
     if name == "prod" and isinstance(dim, tuple):  # torch.prod reduces one dim
@@ -362,13 +366,17 @@ def test_reductions_refuse_both_dim_and_axis():
 
 
 @pytest.mark.parametrize("name", ["max", "min"])
-def test_max_min_with_dim_return_values_only(name):
+def test_max_min_with_dim_return_values_and_indices(name):
     x = rg.tensor(X23)
     r = getattr(x, name)(dim=1)
+    want = getattr(torch, name)(torch.tensor(X23), dim=1)
+    np.testing.assert_array_equal(r.values.numpy(), want.values.numpy())
+    np.testing.assert_array_equal(r[1].numpy(), want.indices.numpy())
+    r = getattr(rg, name)(x, 0, True)
+    assert r.values.shape == r.indices.shape == (1, 3)
+    r = getattr(x, name)(axis=1)  # NumPy's spelling: the values alone
     assert isinstance(r, rg.Tensor)
     np.testing.assert_array_equal(r.numpy(), getattr(X23, name)(axis=1))
-    r = getattr(rg, name)(x, 0, True)
-    assert isinstance(r, rg.Tensor) and r.shape == (1, 3)
 
 
 @pytest.mark.parametrize("name", ["var", "std"])
@@ -537,7 +545,7 @@ def test_ties_in_max_min_reductions_share_the_gradient_equally(name, tname):
     np.testing.assert_allclose(g, _torch_grad_of(getattr(torch, tname), v))
     m = [[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]] if name == "max" else [[1.0, 1.0, 3.0],
                                                                   [0.0, 4.0, 0.0]]
-    g = _grad_of(lambda x: getattr(x, name)(dim=1), m)
+    g = _grad_of(lambda x: getattr(x, name)(dim=1).values, m)
     np.testing.assert_allclose(g, [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]] if name == "max"
                                else [[0.5, 0.5, 0.0], [0.5, 0.0, 0.5]])
     np.testing.assert_allclose(g, _torch_grad_of(lambda x: getattr(torch, tname)(x, dim=1), m))

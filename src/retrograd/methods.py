@@ -238,13 +238,26 @@ class _Methods:
 
     def __getitem__(self, idx):
         try:
-            return apply(ops.getitem, self, idx=_index(idx, self.shape))
+            idx = _index(idx, self.shape)
+            out = apply(ops.getitem, self, idx=idx)
         except IndexError as e:
             raise IndexError(f"index {idx!r} is invalid for a tensor of shape {self.shape}: "
                              f"{e}") from None
+        if idx.__class__ is tuple:
+            perm = _torch_order(idx, self.ndim)
+            if perm is not None:
+                out = apply(ops.permute, out, axes=perm)
+        return out
 
     def __setitem__(self, idx, value) -> None:
         idx = _index(idx, self.shape)
+        perm = _torch_order(idx, self.ndim) if idx.__class__ is tuple else None
+        if perm is not None and not isinstance(value, (bool, int, float, complex, np.generic)):
+            # the value is laid out in PyTorch's order: move it to NumPy's for the write
+            value = value if isinstance(value, Tensor) else Tensor(value)
+            shape = np.broadcast_to(np.empty((), np.bool_), self.shape)[idx].shape
+            torch_shape = tuple(shape[a] for a in perm)
+            value = apply(ops.permute, F.expand(value, *torch_shape), axes=_inverse(perm))
         try:
             self._inplace(ops.setitem, value, idx=idx)
         except IndexError as e:
@@ -384,6 +397,52 @@ def _bitwise(name, x, other):
     return apply(ops.OPS[name], x, other)
 
 
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, a in enumerate(perm):
+        inv[a] = i
+    return tuple(inv)
+
+
+def _torch_order(idx: tuple, ndim: int):
+    """The permutation taking NumPy's result of `x[idx]` to PyTorch's, or None if equal.
+
+    The two differ only where ints and index arrays mix: PyTorch applies an int as
+    basic indexing (its dimension is gone before advanced indices are placed), NumPy
+    counts it among the advanced indices. So `x[1, :, idx]` puts idx's dimensions
+    after the slice in PyTorch, first in NumPy. Both put the block of advanced
+    dimensions where the first advanced index was if those indices are adjacent,
+    else in front.
+    """
+    ints = [k for k, i in enumerate(idx) if isinstance(i, (int, np.integer))
+            and not isinstance(i, (bool, np.bool_))]
+    arrays = [k for k, i in enumerate(idx) if isinstance(i, np.ndarray)]
+    if not ints or not arrays:
+        return None
+    consumed = sum(0 if i is None or i is Ellipsis else
+                   i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+                   for i in idx)
+    made = [1 if i is None or isinstance(i, slice) else
+            ndim - consumed if i is Ellipsis else 0 for i in idx]  # basic dims per item
+    nb = max(1 if a.dtype == np.bool_ else a.ndim for a in (idx[k] for k in arrays))
+
+    def place(adv):  # where the block of advanced dimensions goes
+        between = range(adv[0], adv[-1] + 1)
+        if all(k in adv or k in ints for k in between) and (
+                adv is arrays or len(adv) == adv[-1] - adv[0] + 1):
+            return sum(made[:adv[0]])
+        return 0
+
+    numpy_pos = place(sorted(ints + arrays))
+    torch_pos = place(arrays)
+    if numpy_pos == torch_pos:
+        return None
+    rank = sum(made) + nb + (0 if any(i is Ellipsis for i in idx) else ndim - consumed)
+    block = list(range(numpy_pos, numpy_pos + nb))
+    rest = [d for d in range(rank) if d not in block]
+    return tuple(rest[:torch_pos] + block + rest[torch_pos:])
+
+
 def _index(idx, shape):
     """Turn tensors and lists inside an index into NumPy arrays, and check bounds."""
     items = idx if isinstance(idx, tuple) else (idx,)
@@ -398,6 +457,8 @@ def _index(idx, shape):
             if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
                 state.forward.check_read(i, "indexing with a tensor")
             i = i.data
+            if i.ndim == 0 and i.dtype.kind in "iu":  # a 0-d integer tensor is an int
+                i = int(i)
         elif isinstance(i, list):
             i = np.asarray(i)
         if isinstance(i, np.ndarray) and i.dtype.kind not in "iub":

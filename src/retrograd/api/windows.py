@@ -128,10 +128,13 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
     if uneven is not None:
         x = apply(ops.pad_constant, x, pads=uneven)
     k_total = cg * math.prod(kernel)
-    if all(a == 1 for a in s):  # unit stride: columns made of contiguous shifted copies
+    padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p))
+    outs = tuple(a - dd * (k - 1) for a, dd, k in zip(padded, d, kernel))
+    if all(a == 1 for a in s) and x.size * math.prod(kernel) >= 1 << 18 \
+            and 8 * math.prod(padded[1:]) <= 9 * math.prod(outs[1:]):
+        # unit stride, a large input, few junk columns: columns made of contiguous shifted
+        # copies beat a strided im2col (on small inputs the extra ops cost more than they save)
         cols = apply(ops.conv_cols, x, kernel=tuple(kernel), dilation=d, padding=p)
-        padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p))
-        outs = tuple(a - dd * (k - 1) for a, dd, k in zip(padded, d, kernel))
         if groups == 1:
             out = matmul(w.reshape(o, k_total), cols)
         else:

@@ -94,9 +94,10 @@ def _inside(m, x, lo, hi):
     return m.logical_and(x >= lo, x <= hi)
 
 
-def _tie_share(x, y, winner):
-    """Mask for maximum/minimum: 1 where x wins, 1/2 on ties, 0 elsewhere."""
-    return winner + 0.5 * (x == y)
+def _tie_share(g, x, y, winner):
+    """maximum/minimum's rule: g where x wins, g/2 on ties, 0 elsewhere (in g's dtype: a bool
+    mask times g, never a mask of the default float dtype)."""
+    return g * winner + (g * 0.5) * (x == y)
 
 
 # One input: the rule is g times the local derivative.
@@ -147,12 +148,12 @@ def _pow_dy(m, g, out, x, y):
 
 pow = elementwise("pow", np.power, _pow_dx, _pow_dy, save_out=True, into=np.power)
 maximum = elementwise("maximum", _maximum,
-                      lambda m, g, out, x, y: g * _tie_share(x, y, x > y),
-                      lambda m, g, out, x, y: g * _tie_share(x, y, y > x),
+                      lambda m, g, out, x, y: _tie_share(g, x, y, x > y),
+                      lambda m, g, out, x, y: _tie_share(g, x, y, y > x),
                       smooth=False)
 minimum = elementwise("minimum", _minimum,
-                      lambda m, g, out, x, y: g * _tie_share(x, y, x < y),
-                      lambda m, g, out, x, y: g * _tie_share(x, y, y < x),
+                      lambda m, g, out, x, y: _tie_share(g, x, y, x < y),
+                      lambda m, g, out, x, y: _tie_share(g, x, y, y < x),
                       smooth=False)
 where = elementwise("where", np.where, None,
                     lambda m, g, out, c, x, y: m.where(c, g, 0.0),

@@ -57,10 +57,12 @@ def _max_pool_saving(x, *, kernel, stride, padding, dilation, ceil_mode=False):
         if best is None:
             best = v.copy()
             arg = np.zeros(best.shape, dtype=kind)
+            step = np.empty(best.shape, dtype=kind)
             continue
-        step = np.subtract(kind(j), arg)  # arg += (v > best) * (j - arg): masked writes
-        step *= v > best                  # (np.copyto with where=) are many times slower
-        arg += step
+        # offsets come in increasing order, so where v beats best, j exceeds arg: the
+        # update is a maximum (masked writes, np.copyto with where=, are many times slower)
+        np.multiply(np.greater(v, best), kind(j), out=step)
+        np.maximum(arg, step, out=arg)
         np.maximum(best, v, out=best)
     nan = np.isnan(best) if x.dtype.kind == "f" else None
     if nan is not None and nan.any():  # rare: the last NaN of a window wins, as in PyTorch
