@@ -409,9 +409,6 @@ class _Tracer:
     def refuse(self, what: str) -> None:
         _refuse_values(what)
 
-    def refuse_inplace(self, t: Tensor) -> None:  # kept for callers of the old hook
-        raise JitError(f"in-place op on a tensor of shape {t.shape} inside rg.jit")
-
     def refuse_labels(self, name: str) -> None:
         raise JitError(
             f"{name} with ignore_index, class weights or targets other than (N,) class indices "
