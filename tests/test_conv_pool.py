@@ -483,3 +483,24 @@ def test_layer_bad_arguments():
         rg.nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect")
     with pytest.raises(ValueError, match="'same' is not supported for strided"):
         rg.nn.Conv2d(2, 2, 3, stride=2, padding="same")
+
+
+@pytest.mark.parametrize("name,args", [
+    ("conv1d", [(2, 3, 9), (4, 3, 2)]), ("conv2d", [(2, 3, 6, 5), (4, 3, 3, 2)]),
+    ("conv3d", [(1, 2, 4, 4, 3), (3, 2, 2, 2, 2)]),
+    ("conv_transpose1d", [(2, 3, 5), (3, 4, 3)]),
+    ("conv_transpose2d", [(2, 3, 4, 4), (3, 2, 3, 3)]),
+    ("conv_transpose3d", [(1, 2, 3, 3, 2), (2, 2, 2, 2, 2)]),
+    ("max_pool1d", [(2, 3, 8)]), ("max_pool2d", [(2, 3, 6, 6)]), ("max_pool3d", [(1, 2, 4, 4, 4)]),
+    ("avg_pool1d", [(2, 3, 8)]), ("adaptive_avg_pool1d", [(2, 3, 8)]),
+    ("pixel_shuffle", [(2, 8, 3, 3)]),
+    ("pixel_unshuffle", [(2, 2, 4, 4)])])
+def test_top_level_names_match_torch(name, args):
+    """rg.<name> where torch has torch.<name>, same positional arguments."""
+    arrays = [_distinct(s) for s in args]
+    extra = {"max_pool1d": (2,), "max_pool2d": (2,), "max_pool3d": (2,), "avg_pool1d": (3,),
+             "adaptive_avg_pool1d": (3,), "pixel_shuffle": (2,),
+             "pixel_unshuffle": (2,)}.get(name, ())
+    ours = getattr(rg, name)(*[rg.tensor(a) for a in arrays], *extra)
+    theirs = getattr(torch, name)(*[torch.tensor(a) for a in arrays], *extra)
+    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-10, atol=1e-12)

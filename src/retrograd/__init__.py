@@ -191,6 +191,20 @@ from .api.complex import (
     view_as_complex,
     view_as_real,
 )
+from .api.resample import pixel_shuffle, pixel_unshuffle
+from .api.windows import (
+    adaptive_avg_pool1d,
+    avg_pool1d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
 from .creation import (
     arange,
     empty,
