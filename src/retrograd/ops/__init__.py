@@ -140,6 +140,25 @@ from .reductions import (
     softmax,
     sum,
 )
+from .special import (
+    digamma,
+    entr,
+    erfcx,
+    gammainc,
+    gammaincc,
+    gammaln,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    log_ndtr,
+    ndtr,
+    ndtri,
+    polygamma,
+    sinc,
+    xlog1py,
+    zeta,
+)
 from .shape import (
     cast,
     cat,

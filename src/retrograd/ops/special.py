@@ -1,0 +1,235 @@
+"""Special functions (`rg.special`): log-gamma and its derivatives, Bessel functions,
+the normal distribution's cdf and its inverse, entropy, sinc, Hurwitz zeta and the
+regularised incomplete gamma functions.
+
+One row per op, the forward beside each input's local derivative, every
+derivative written with ops of this table so that each order chains from the
+one below: gammaln' = digamma, digamma' = polygamma(1), polygamma(n)' =
+polygamma(n + 1); i0' = i1, i0e' = i1e - sign(x) i0e, i1' = i0 - i1 / x,
+i1e' = i0e - i1e (sign(x) + 1 / x) (both 1/2 at 0); ndtr' is the normal pdf,
+ndtri' = 1 / pdf(ndtri), log_ndtr' = pdf / ndtr written as sqrt(2/pi) /
+erfcx(-x / sqrt 2), exact far into the left tail where pdf and ndtr both
+underflow; `zeta(x, q, n=k)` is the k-th derivative in x of Hurwitz's zeta, so
+the gradient in x is the row with k + 1.
+
+NumPy has none of these kernels but `sinc`, so most forwards call SciPy's,
+imported when first run: SciPy is the optional extra `retrograd[special]`.
+Values and gradients follow PyTorch's, including `entr`'s at 0 and below and
+`xlog1py`'s at x == 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..primitive import elementwise
+from ._special import erfc as _erfc
+
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_INV_SQRT_2PI = 1.0 / _SQRT_2PI
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def scipy_special():
+    """`scipy.special`, or an ImportError naming the extra that installs it."""
+    try:
+        import scipy.special
+    except ImportError as e:  # pragma: no cover - CI installs the extra
+        raise ImportError(
+            "this special function needs SciPy, which is not installed: "
+            "pip install 'retrograd[special]' (or pip install scipy)") from e
+    return scipy.special
+
+
+def _float_type(*xs) -> np.dtype:
+    """The result dtype: that of the floating inputs, float64 when all are integers."""
+    floats = [x.dtype for x in xs if x.dtype.kind == "f"]
+    return np.result_type(*floats) if floats else np.dtype(np.float64)
+
+
+def _scipy(name: str):
+    """A forward calling `scipy.special.<name>`, in the inputs' floating dtype."""
+    def forward(*xs):
+        f = getattr(scipy_special(), name)
+        with np.errstate(all="ignore"):
+            r = f(*xs)
+        return np.asarray(r, dtype=_float_type(*xs))
+    forward.__name__ = name
+    return forward
+
+
+# ---------------------------------------------------------------- log-gamma family
+
+def _polygamma(x, *, n):
+    with np.errstate(all="ignore"):
+        return np.asarray(scipy_special().polygamma(n, x), dtype=_float_type(x))
+
+
+gammaln = elementwise("gammaln", _scipy("gammaln"), lambda m, g, out, x: g * m.digamma(x),
+                      fresh=True)
+digamma = elementwise("digamma", _scipy("psi"), lambda m, g, out, x: g * m.polygamma(x, n=1),
+                      fresh=True)
+polygamma = elementwise("polygamma", _polygamma,
+                        lambda m, g, out, x, *, n: g * m.polygamma(x, n=n + 1), fresh=True)
+
+
+# ---------------------------------------------------------------- error functions
+
+erfcx = elementwise("erfcx", _scipy("erfcx"),
+                    lambda m, g, out, x: g * (x * out * 2.0 - _TWO_OVER_SQRT_PI),
+                    save_out=True, fresh=True)
+
+
+def _ndtr(x):
+    return 0.5 * _erfc(x * -_INV_SQRT2)
+
+
+ndtr = elementwise("ndtr", _ndtr, lambda m, g, out, x: g * m.exp(x * x * -0.5) * _INV_SQRT_2PI,
+                   fresh=True)
+ndtri = elementwise("ndtri", _scipy("ndtri"),
+                    lambda m, g, out, x: g * m.exp(out * out * 0.5) * _SQRT_2PI,
+                    save_out=True, reads=(), fresh=True)
+log_ndtr = elementwise("log_ndtr", _scipy("log_ndtr"),
+                       lambda m, g, out, x: g * _SQRT_2_OVER_PI / m.erfcx(x * -_INV_SQRT2),
+                       fresh=True)
+
+
+# ---------------------------------------------------------------- Bessel functions
+
+def _safe(m, x):
+    """x with its zeros replaced by 1, for a quotient whose limit at 0 is set apart."""
+    return m.where(x == 0, 1.0, x)
+
+
+def _i1_dx(m, g, out, x):
+    return g * m.where(x == 0, 0.5, m.i0(x) - out / _safe(m, x))
+
+
+def _i1e_dx(m, g, out, x):
+    return g * m.where(x == 0, 0.5, m.i0e(x) - out * (m.sign(x) + 1.0 / _safe(m, x)))
+
+
+i0 = elementwise("i0", _scipy("i0"), lambda m, g, out, x: g * m.i1(x), fresh=True)
+i0e = elementwise("i0e", _scipy("i0e"), lambda m, g, out, x: g * (m.i1e(x) - m.sign(x) * out),
+                  save_out=True, fresh=True)
+i1 = elementwise("i1", _scipy("i1"), _i1_dx, save_out=True, fresh=True)
+i1e = elementwise("i1e", _scipy("i1e"), _i1e_dx, save_out=True, fresh=True)
+
+
+# ---------------------------------------------------------------- elementary
+
+def _entr(x):
+    with np.errstate(all="ignore"):
+        r = -x * np.log(x)
+    r = np.where(x > 0, r, np.where(x == 0, 0.0, -np.inf)).astype(x.dtype, copy=False)
+    return np.where(np.isnan(x), x, r)
+
+
+def _sinc(x):
+    return np.asarray(np.sinc(x), dtype=x.dtype)
+
+
+def _xlog1py(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x * np.log1p(y)
+    return np.where((x == 0) & ~np.isnan(y), np.zeros_like(r), r)
+
+
+# PyTorch's entr' is -(1 + log x) everywhere: +inf at 0, nan below.
+entr = elementwise("entr", _entr, lambda m, g, out, x: g * -(m.log(x) + 1.0), fresh=True)
+# sinc' = (cos(pi x) - sinc(x)) / x, which is 0 at 0 as written with x -> 1 there.
+sinc = elementwise("sinc", _sinc,
+                   lambda m, g, out, x: g * (m.cos(x * math.pi) - out) / _safe(m, x),
+                   save_out=True, fresh=True)
+xlog1py = elementwise(
+    "xlog1py", _xlog1py,
+    lambda m, g, out, x, y: m.where(m.logical_and(x == 0, y <= -1), 0.0, m.xlog1py(g, y)),
+    lambda m, g, out, x, y: g * x / (y + 1.0), fresh=True)
+
+
+# ---------------------------------------------------------------- Hurwitz zeta
+
+# B_2j / (2j)! for j = 1..8, the Euler-Maclaurin correction terms.
+_EM_COEFFS = tuple(b / math.factorial(2 * j) for j, b in enumerate(
+    (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510), start=1))
+_EM_TERMS = 16
+
+
+def _zeta_deriv(s, q, n):
+    """d^n/ds^n zeta(s, q) = sum_k (-log(k + q))^n (k + q)^-s, for s > 1, q > 0, n >= 1.
+
+    Euler-Maclaurin: 16 terms summed directly, the tail from a = q + 16 as its
+    integral (in closed form: a^-u sum_i n!/(n-i)! log(a)^(n-i) / u^(i+1), u = s - 1)
+    plus h(a)/2 and eight Bernoulli corrections, whose derivatives of
+    h(t) = t^-s log(t)^n are tracked as polynomials in log t.
+    """
+    s, q = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(q, np.float64))
+    bad = ~((s > 1) & (q > 0))
+    s = np.where(bad, 2.0, s)
+    q = np.where(bad, 1.0, q)
+    total = np.zeros(s.shape)
+    for k in range(_EM_TERMS):
+        t = q + k
+        total += t ** -s * np.log(t) ** n
+    a = q + _EM_TERMS
+    la = np.log(a)
+    u = s - 1.0
+    integral = sum(math.factorial(n) / math.factorial(n - i) * la ** (n - i) / u ** (i + 1)
+                   for i in range(n + 1))
+    total += a ** -u * integral + 0.5 * a ** -s * la ** n
+    coef = [np.zeros(s.shape) for _ in range(n)] + [np.ones(s.shape)]  # h = t^-s sum c_m log^m
+    for d in range(2 * len(_EM_COEFFS)):  # coef now holds h^(d); step to h^(d+1)
+        coef = [(-s - d) * coef[j] + ((j + 1) * coef[j + 1] if j < n else 0.0)
+                for j in range(n + 1)]
+        if d % 2 == 0:  # odd derivative 2j - 1 with j = d // 2 + 1
+            poly = sum(c * la ** j for j, c in enumerate(coef))
+            total -= _EM_COEFFS[d // 2] * a ** (-s - d - 1) * poly
+    total = total * (-1.0) ** n
+    return np.where(bad, np.nan, total)
+
+
+def _zeta(x, q, *, n=0):
+    if n == 0:
+        with np.errstate(all="ignore"):
+            return np.asarray(scipy_special().zeta(x, q), dtype=_float_type(x, q))
+    with np.errstate(all="ignore"):
+        return np.asarray(_zeta_deriv(x, q, n), dtype=_float_type(x, q))
+
+
+def _zeta_dq(m, g, out, x, q, *, n=0):
+    # d/dq of (-log t)^n t^-x with t = k + q: -x (-log t)^n t^-x-1 - n (-log t)^(n-1) t^-x-1
+    r = m.zeta(x + 1.0, q, n=n) * -x
+    if n:
+        r = r - m.zeta(x + 1.0, q, n=n - 1) * float(n)
+    return g * r
+
+
+zeta = elementwise("zeta", _zeta, lambda m, g, out, x, q, *, n=0: g * m.zeta(x, q, n=n + 1),
+                   _zeta_dq, fresh=True)
+
+
+# ---------------------------------------------------------------- incomplete gamma
+
+def _gammainc_dx(m, g, out, a, x):
+    return g * m.exp((a - 1.0) * m.log(x) - x - m.gammaln(a))
+
+
+def _gammaincc_dx(m, g, out, a, x):
+    return -_gammainc_dx(m, g, out, a, x)
+
+
+def _no_grad_in_a(name: str):
+    def rule(m, g, out, a, x):
+        raise NotImplementedError(f"{name}: the derivative with respect to 'input' (the shape "
+                                  "parameter a) is not implemented, as in PyTorch")
+    return rule
+
+
+gammainc = elementwise("gammainc", _scipy("gammainc"), _no_grad_in_a("gammainc"),
+                       _gammainc_dx, fresh=True)
+gammaincc = elementwise("gammaincc", _scipy("gammaincc"), _no_grad_in_a("gammaincc"),
+                        _gammaincc_dx, fresh=True)

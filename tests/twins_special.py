@@ -1,0 +1,121 @@
+"""PyTorch twins of the special functions (`ops/special.py`), for the generated tests.
+
+Two of PyTorch's kernels need help to serve as references:
+- its trigamma (digamma's derivative, polygamma(1, x)) is accurate to about 5e-10
+  only; SciPy's, which retrograd uses, to the last place. The twin computes it as
+  PyTorch's Hurwitz zeta(2, x), accurate to the last place, with derivative
+  PyTorch's polygamma(2, x).
+- its zeta, gammainc and gammaincc have no forward-mode rule; their twins give them
+  PyTorch's own backward formulas in both modes: d/dq zeta(x, q) = -x zeta(x + 1, q),
+  d/dx gammainc(a, x) = exp((a - 1) log x - x - lgamma(a)) (none in x, resp. a).
+"""
+
+import torch
+
+
+class _Trigamma(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.special.zeta(2.0, x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.x = inputs[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * torch.special.polygamma(2, x)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * torch.special.polygamma(2, ctx.x)
+
+
+class _Digamma(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.special.digamma(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.x = inputs[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * _Trigamma.apply(x)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * _Trigamma.apply(ctx.x)
+
+
+def _polygamma(n, x):
+    return {0: _Digamma.apply, 1: _Trigamma.apply}.get(
+        n, lambda x: torch.special.polygamma(n, x))(x)
+
+
+class _Zeta(torch.autograd.Function):
+    @staticmethod
+    def forward(x, q):
+        return torch.special.zeta(x, q)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+        ctx.inputs = inputs
+
+    @staticmethod
+    def backward(ctx, g):
+        x, q = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("the derivative for 'zeta' in x is not implemented")
+        return None, g * -x * _Zeta.apply(x + 1.0, q)
+
+    @staticmethod
+    def jvp(ctx, tx, tq):
+        x, q = ctx.inputs  # tx is PyTorch's zero tangent of the constant x
+        return tq * -x * _Zeta.apply(x + 1.0, q)
+
+
+class _Gammainc(torch.autograd.Function):
+    @staticmethod
+    def forward(a, x, upper):
+        return (torch.special.gammaincc if upper else torch.special.gammainc)(a, x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[:2])
+        ctx.inputs = inputs
+
+    @staticmethod
+    def _dx(a, x, upper):
+        d = torch.exp((a - 1) * torch.log(x) - x - torch.special.gammaln(a))
+        return -d if upper else d
+
+    @staticmethod
+    def backward(ctx, g):
+        a, x = ctx.saved_tensors
+        return None, g * _Gammainc._dx(a, x, ctx.inputs[2]), None
+
+    @staticmethod
+    def jvp(ctx, ta, tx, _):
+        a, x, upper = ctx.inputs  # ta is PyTorch's zero tangent of the constant a
+        return tx * _Gammainc._dx(a, x, upper)
+
+
+TWINS = {
+    "gammaln": torch.special.gammaln, "digamma": _Digamma.apply,
+    "polygamma": lambda x, n: _polygamma(n, x),
+    "erfcx": torch.special.erfcx, "ndtr": torch.special.ndtr, "ndtri": torch.special.ndtri,
+    "log_ndtr": torch.special.log_ndtr,
+    "i0": torch.special.i0, "i0e": torch.special.i0e, "i1": torch.special.i1,
+    "i1e": torch.special.i1e, "entr": torch.special.entr, "sinc": torch.special.sinc,
+    "xlog1py": torch.special.xlog1py,
+    "zeta": lambda x, q, n=0: _Zeta.apply(x, q),
+    "gammainc": lambda a, x: _Gammainc.apply(a, x, False),
+    "gammaincc": lambda a, x: _Gammainc.apply(a, x, True),
+}
