@@ -413,3 +413,14 @@ class AdamW(Adam):
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
                  maximize: bool = False) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+
+
+# More optimizers and the schedulers, under PyTorch's import paths (rg.optim.RMSprop,
+# rg.optim.lr_scheduler.StepLR, `import retrograd.optim.lr_scheduler`).
+import sys as _sys  # noqa: E402
+
+from . import lr_scheduler  # noqa: E402
+from ._optimizers import Adagrad, Adamax, NAdam, RMSprop  # noqa: E402
+
+_sys.modules.setdefault(__name__ + ".lr_scheduler", lr_scheduler)
+__all__ += ["RMSprop", "Adagrad", "Adamax", "NAdam", "lr_scheduler"]

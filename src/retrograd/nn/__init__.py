@@ -24,7 +24,7 @@ A new layer goes in the file of its kind (or a new file named for it) and its
 name is added here.
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import (
     CELU,
     ELU,
