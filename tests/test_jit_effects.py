@@ -179,3 +179,20 @@ def test_version_counters_move_on_replay():
     f(x)  # changes w in place
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         saved.backward()
+
+
+def test_layer_buffers_updated_in_place_are_replayed():
+    def make():
+        rg.manual_seed(0)
+        return nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3)).double()
+
+    eager, traced = make(), make()
+    f = rg.jit(lambda x: traced(x).sum())
+    r = np.random.default_rng(0)
+    for _ in range(4):
+        x = rg.tensor(r.standard_normal((5, 4)))
+        np.testing.assert_allclose(f(x).data, eager(x).sum().data, rtol=1e-12)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(getattr(traced[1], name).data, getattr(eager[1], name).data,
+                                   rtol=1e-12)
+    assert f.trace_count == 1
