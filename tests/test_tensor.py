@@ -545,10 +545,14 @@ def test_ties_in_max_min_reductions_share_the_gradient_equally(name, tname):
     np.testing.assert_allclose(g, _torch_grad_of(getattr(torch, tname), v))
     m = [[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]] if name == "max" else [[1.0, 1.0, 3.0],
                                                                   [0.0, 4.0, 0.0]]
-    g = _grad_of(lambda x: getattr(x, name)(dim=1).values, m)
+    g = _grad_of(lambda x: getattr(x, name)(axis=1), m)
     np.testing.assert_allclose(g, [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]] if name == "max"
                                else [[0.5, 0.5, 0.0], [0.5, 0.0, 0.5]])
     np.testing.assert_allclose(g, _torch_grad_of(lambda x: getattr(torch, tname)(x, dim=1), m))
+    # with a dim, PyTorch's pair: the values' gradient goes to the returned index alone
+    g = _grad_of(lambda x: getattr(x, name)(dim=1).values, m)
+    np.testing.assert_allclose(g, _torch_grad_of(
+        lambda x: getattr(torch, name)(x, dim=1).values, m))
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])

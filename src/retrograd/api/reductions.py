@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import apply
+from ..ops.elementwise import _real_only
 from ..tensor import Tensor
 from ._args import _count, _dims, _keep, _t
 from .elementwise import maximum, minimum, sqrt, where
@@ -105,20 +106,31 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
     if x.size == 0:
         raise RuntimeError(f"{name}(): cannot reduce an empty tensor of shape {x.shape}")
     keep = _keep(keepdim, keepdims)
+    _real_only(x.data, name)  # before any NumPy call (argmax would order complex numbers)
     op, arg, pair = ((ops.max, ops.argmax, max_result) if name == "max" else
                      (ops.min, ops.argmin, min_result))
-    values = apply(op, x, axis=ax, keepdims=keep)
-    if dim is None or isinstance(ax, tuple):
-        return values
-    return pair(values, apply(arg, x, axis=ax, keepdims=keep))
+    if dim is None or isinstance(ax, tuple):  # ties share the gradient
+        return apply(op, x, axis=ax, keepdims=keep)
+    if ax is None:  # a 0-d tensor's dim 0: its value, at index 0
+        return pair(apply(op, x, axis=None, keepdims=keep), apply(arg, x, axis=None))
+    # along one dim, as PyTorch: the values picked at the indices, so the gradient goes to
+    # the returned index alone
+    indices = apply(arg, x, axis=ax, keepdims=True)
+    values = apply(ops.gather, x, indices, axis=ax)
+    if not keep:
+        shape = x.shape[:ax] + x.shape[ax + 1:]
+        indices = apply(ops.reshape, indices, shape=shape)
+        values = apply(ops.reshape, values, shape=shape)
+    return pair(values, indices)
 
 
 def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001
     """Largest value; with an int `dim`, PyTorch's pair `(values, indices)` along it.
 
     Without `dim` (or with NumPy's `axis`, or several dims) the values alone.
-    `max(a, b)` with a tensor `b` is the element-wise `maximum`. Where several
-    elements tie for the maximum the gradient is shared equally among them.
+    `max(a, b)` with a tensor `b` is the element-wise `maximum`. As in PyTorch, the
+    gradient of the pair's values goes to the returned index; where several elements
+    tie for the maximum of a whole tensor (or of `axis`) it is shared equally.
     """
     _no_out(out, "max")
     return _extreme("max", x, dim, keepdim, axis, keepdims)
