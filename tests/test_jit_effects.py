@@ -10,7 +10,9 @@ from retrograd.jit import JitError
 from retrograd.nn import functional as F
 
 STEPS = 20
-OPTIMIZERS = sorted(n for n in optim.__all__ if n != "Optimizer")
+OPTIMIZERS = sorted(n for n in optim.__all__ if isinstance(getattr(optim, n), type)
+                    and issubclass(getattr(optim, n), optim.Optimizer)
+                    and n != "Optimizer")
 CONFIGS = [(name, {}) for name in OPTIMIZERS] + [
     ("SGD", dict(lr=0.1)),
     ("SGD", dict(lr=0.05, momentum=0.9)),
