@@ -15,6 +15,7 @@ from . import (
     methods,  # completes Tensor: operators and op methods  # noqa: I001
     nn,
     optim,
+    special,
     sym,
     viz,
 )
@@ -251,6 +252,8 @@ from .jit import jit
 from .serialization import load, save
 from .tensor import Tensor
 from .value import Value
+from . import linalg  # noqa: I001  (rg.linalg; after methods, which completes Tensor)
+from .linalg import cholesky_solve, dot, inner, kron, outer, tensordot, trace
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,151 @@
+"""`rg.special`: PyTorch's `torch.special` names, differentiable to every order in both
+modes (each op's derivative is another op of the table: `ops/special.py`).
+
+    import retrograd as rg
+    x = rg.tensor([0.5, 2.0], requires_grad=True)
+    rg.special.gammaln(x).sum().backward()   # x.grad == digamma(x)
+
+Most kernels are SciPy's (`scipy.special`), imported the first time one runs:
+install the extra with `pip install 'retrograd[special]'`. `erf`, `erfc`, `erfinv`,
+`ndtr`, `sinc`, `entr`, `expit`, `logit`, `xlogy`, `xlog1py`, `logsumexp`,
+`softmax` and `log_softmax` need no SciPy.
+
+Beyond PyTorch: `zeta(x, q)` is differentiable in `x` too (PyTorch raises there),
+through `d^n/dx^n zeta(x, q) = sum_k (-log(k + q))^n (k + q)^-x`, summed by
+Euler-Maclaurin. `gammainc`/`gammaincc` have no gradient in `a`, as in PyTorch
+(NotImplementedError when one is asked for).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import ops
+from .api._args import _t
+from .api.elementwise import log1p, sigmoid
+from .api.math import _operands, erf, erfc, erfinv, exp2, expm1, round, xlogy
+from .api.reductions import log_softmax as _log_softmax
+from .api.reductions import logsumexp
+from .api.reductions import softmax as _softmax
+from .dtypes import get_default_dtype
+from .engine import apply, apply1
+from .tensor import Tensor
+
+__all__ = [
+    "gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfcx",
+    "erfinv", "expit", "logit", "xlogy", "xlog1py", "i0", "i0e", "i1", "i1e", "logsumexp",
+    "softmax", "log_softmax", "entr", "sinc", "ndtr", "ndtri", "log_ndtr", "zeta",
+    "gammainc", "gammaincc", "exp2", "expm1", "log1p", "round",
+]
+
+
+def _float_input(x, name: str) -> Tensor:
+    """A real floating tensor (integers and bool become the default float dtype)."""
+    x = _t(x)
+    kind = x.data.dtype.kind
+    if kind == "c":
+        raise TypeError(f"special.{name}() is not supported for complex tensors (got {x.dtype})")
+    return x if kind == "f" else x.to(get_default_dtype())
+
+
+def _unary(opname: str, doc: str):
+    op = ops.OPS[opname]
+
+    def fn(input) -> Tensor:
+        return apply1(op, _float_input(input, opname))
+
+    fn.__name__ = fn.__qualname__ = opname
+    fn.__doc__ = doc
+    return fn
+
+
+gammaln = _unary("gammaln", "log|Gamma(x)|; its derivative is digamma.")
+digamma = _unary("digamma", "d/dx log Gamma(x); its derivative is polygamma(1, x).")
+psi = digamma
+erfcx = _unary("erfcx", "The scaled complementary error function exp(x**2) erfc(x).")
+i0 = _unary("i0", "The modified Bessel function of the first kind, order 0; i0' = i1.")
+i0e = _unary("i0e", "exp(-|x|) i0(x), which does not overflow.")
+i1 = _unary("i1", "The modified Bessel function of the first kind, order 1.")
+i1e = _unary("i1e", "exp(-|x|) i1(x), which does not overflow.")
+entr = _unary("entr", "-x log x for x > 0, 0 at 0, -inf below (the gradient -(1 + log x), "
+                      "as PyTorch's).")
+sinc = _unary("sinc", "sin(pi x) / (pi x), 1 at 0 (the normalised sinc, NumPy's and "
+                      "PyTorch's).")
+ndtr = _unary("ndtr", "The standard normal cdf; its derivative is the normal pdf.")
+ndtri = _unary("ndtri", "The inverse of ndtr on (0, 1) (-inf at 0, inf at 1, nan outside).")
+log_ndtr = _unary("log_ndtr", "log(ndtr(x)), accurate far into the left tail (its "
+                              "gradient too).")
+expit = sigmoid
+
+
+def polygamma(n: int, input) -> Tensor:
+    """The n-th derivative of digamma (n = 0: digamma itself)."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"special.polygamma(): 'n' must be an int, got {n!r}")
+    if n < 0:
+        raise ValueError(f"special.polygamma(): 'n' must be >= 0, got {n}")
+    x = _float_input(input, "polygamma")
+    return apply1(ops.digamma, x) if n == 0 else apply(ops.polygamma, x, n=int(n))
+
+
+def multigammaln(input, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension p:
+    p (p - 1) / 4 log(pi) + sum_{j<p} gammaln(x - j / 2); every x must exceed (p - 1) / 2."""
+    if not isinstance(p, (int, np.integer)) or isinstance(p, bool):
+        raise TypeError(f"special.multigammaln(): 'p' must be an int, got {p!r}")
+    if p < 1:
+        raise ValueError(f"special.multigammaln(): 'p' must be >= 1, got {p}")
+    x = _float_input(input, "multigammaln")
+    if not np.all(x.data > (p - 1) / 2):
+        raise ValueError(f"special.multigammaln(): all elements of 'input' must be greater "
+                         f"than (p - 1) / 2 = {(p - 1) / 2}")
+    offsets = Tensor(-0.5 * np.arange(p, dtype=x.data.dtype))
+    terms = gammaln(x.unsqueeze(-1) + offsets)
+    return terms.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def logit(input, eps: float | None = None) -> Tensor:
+    """log(x / (1 - x)); with `eps`, x is first clamped to [eps, 1 - eps] (the gradient is
+    then 0 outside that interval, as in PyTorch)."""
+    x = _float_input(input, "logit")
+    if eps is not None:
+        if not isinstance(eps, (int, float, np.integer, np.floating)) or isinstance(eps, bool):
+            raise TypeError(f"special.logit(): 'eps' must be a number or None, got {eps!r}")
+        x = x.clamp(float(eps), 1.0 - float(eps))
+    return x.log() - (-x).log1p()
+
+
+def xlog1py(input, other) -> Tensor:
+    """x * log1p(y), and 0 where x == 0 (unless y is NaN)."""
+    return apply(ops.xlog1py, *_operands("xlog1py", input, other, floating=True))
+
+
+def zeta(input, other) -> Tensor:
+    """Hurwitz's zeta function sum_k (k + q)^-x of x = `input`, q = `other`; differentiable
+    in both (in x beyond PyTorch, which has no such gradient)."""
+    return apply(ops.zeta, *_operands("zeta", input, other, floating=True))
+
+
+def gammainc(input, other) -> Tensor:
+    """The regularised lower incomplete gamma function P(a, x), a = `input`, x = `other`;
+    gradient in x only, as in PyTorch."""
+    return apply(ops.gammainc, *_operands("gammainc", input, other, floating=True))
+
+
+def gammaincc(input, other) -> Tensor:
+    """The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return apply(ops.gammaincc, *_operands("gammaincc", input, other, floating=True))
+
+
+def softmax(input, dim: int, *, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim` (computed in `dtype` if given)."""
+    x = _t(input)
+    return _softmax(x if dtype is None else x.to(dtype), dim)
+
+
+def log_softmax(input, dim: int, *, dtype=None) -> Tensor:
+    """x - logsumexp(x) along `dim` (computed in `dtype` if given)."""
+    x = _t(input)
+    return _log_softmax(x if dtype is None else x.to(dtype), dim)
