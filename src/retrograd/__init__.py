@@ -252,8 +252,6 @@ from .jit import jit
 from .serialization import load, save
 from .tensor import Tensor
 from .value import Value
-from . import linalg  # noqa: I001  (rg.linalg; after methods, which completes Tensor)
-from .linalg import cholesky_solve, dot, inner, kron, outer, tensordot, trace
 
 __version__ = "0.1.0"
 
