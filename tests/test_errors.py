@@ -142,8 +142,8 @@ CASES = [
     # convolution and pooling
     ("conv2d-channels", _two(F.conv2d, (1, 3, 5, 5), (4, 2, 3, 3)), ValueError,
      ["conv2d", "3 channels", (4, 2, 3, 3), "expects 2"]),
-    ("conv2d-input-rank", _two(F.conv2d, (3, 5, 5), (4, 3, 3, 3)), ValueError,
-     ["conv2d", (3, 5, 5)]),
+    ("conv2d-input-rank", _two(F.conv2d, (5, 5), (4, 3, 3, 3)), ValueError,
+     ["conv2d", (5, 5)]),
     ("conv2d-kernel-too-big", _two(F.conv2d, (1, 3, 2, 2), (4, 3, 3, 3)), ValueError,
      ["conv2d", r"\(3, 3\)", (1, 3, 2, 2)]),
     ("max_pool2d-kernel", _one(lambda a: F.max_pool2d(a, 3), (1, 1, 2, 2)), ValueError,
