@@ -39,6 +39,7 @@ import numpy as np
 from .. import creation, nn, optim, serialization
 from .digits import Digits, build_model
 from .errors import CommandFailed, UsageError
+from .names import Names
 from .options import non_negative_int, positive_float, positive_int
 
 __all__ = ["add_parser", "run", "settings", "step", "Settings", "Task", "TASKS",
@@ -65,7 +66,7 @@ class Task(Protocol):
     def info(self) -> dict[str, Any]: ...  # facts for metrics.json
 
 
-TASKS: dict[str, type[Task]] = {"digits": Digits}
+TASKS: dict[str, type[Task]] = {"digits": Digits, "names": Names}
 DEFAULT_TASK = "digits"
 MOMENTUM = 0.9
 CHECKPOINT = "model.npz"
@@ -77,11 +78,18 @@ GRAPH_PAGE = (7.5, 10.0)  # inches: the model's graph is scaled down to fit a pa
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """`retrograd train [--model M] [--epochs N] [--batch-size N] [--lr X] [--seed N]
     [--out DIR]`: the flags every task shares."""
-    task = TASKS[DEFAULT_TASK]
-    parser = subparsers.add_parser("train", help="train a model on the handwritten digits")
-    parser.add_argument("--model", default=None, metavar="{" + ",".join(task.models) + "}",
-                        help=f"the model (default: {task.models[0]})")
+    parser = subparsers.add_parser("train", help="train a model on the handwritten digits "
+                                   "(or, with --task names, a language model on names)")
+    parser.add_argument("--task", default=DEFAULT_TASK, choices=tuple(TASKS),
+                        help=f"what to learn (default: {DEFAULT_TASK})")
+    parser.add_argument("--model", default=None, metavar="MODEL",
+                        help="; ".join(f"{name}: {{{','.join(t.models)}}} (default "
+                                       f"{t.models[0]})" for name, t in TASKS.items()))
     parser.add_argument("--epochs", type=positive_int, default=None, metavar="N")
+    parser.add_argument("--steps", type=positive_int, default=None, metavar="N",
+                        help="optimisation steps (names)")
+    parser.add_argument("--jit", action=argparse.BooleanOptionalAction, default=None,
+                        help=Names.jit_help)
     parser.add_argument("--batch-size", type=positive_int, default=None, metavar="N")
     parser.add_argument("--lr", type=positive_float, default=None, metavar="X",
                         help="initial learning rate")
@@ -91,7 +99,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="the run folder (default: runs/latest)")
     parser.add_argument("--data", default=None, metavar="PATH",
                         help="train on your own data: for digits' models an .npz (X_train, "
-                             "y_train, X_test, y_test, or X, y) or a folder of MNIST IDX files")
+                             "y_train, X_test, y_test, or X, y) or a folder of MNIST IDX files; "
+                             "for names a UTF-8 text file, one item per line")
     parser.add_argument("--distributed", action="store_true",
                         help="data-parallel over MPI: run under mpiexec -n N (the [dist] "
                              "extra); --batch-size is the global batch")
@@ -112,6 +121,8 @@ class Settings:
     out: str
     data: str | None = None
     distributed: bool = False
+    steps: int | None = None  # tasks counted in steps (names) instead of epochs
+    jit: bool | None = None  # None: the task's choice per model
 
 
 def settings(args: argparse.Namespace) -> Settings:
@@ -123,6 +134,9 @@ def settings(args: argparse.Namespace) -> Settings:
         raise UsageError(f"argument --model: unknown model {model!r} for the {task_name} task "
                          f"(choose from {', '.join(task.models)})")
     cfg = dict(task.defaults[model])
+    for key in ("epochs", "steps", "jit"):
+        if getattr(args, key, None) is not None and cfg.get(key) is None:
+            raise UsageError(f"argument --{key}: not used by the {task_name} task")
     for key in cfg:
         if getattr(args, key, None) is not None:
             cfg[key] = getattr(args, key)
@@ -155,6 +169,8 @@ class _Diverged(Exception):
 def run(args: argparse.Namespace) -> int:
     """Train per the parsed command-line `args`; return the exit status."""
     cfg = settings(args)
+    if hasattr(TASKS[cfg.task], "run"):  # a task with its own loop (names: steps, AdamW)
+        return TASKS[cfg.task].run(cfg)
     world = _world(cfg) if cfg.distributed else None
     lead = world is None or world.rank == 0  # evaluates, reports and writes
     try:
@@ -372,22 +388,29 @@ class _Record:
     def _draw_graph(self) -> None:
         """The graph of the loss on one example with values and gradients: SVG through
         Graphviz, DOT text where Graphviz is missing; laid out top to bottom on a page."""
-        from .. import viz
-
-        loss, labels = self.task.example(self.model)
-        title = f"{self.cfg.model}: the loss on one example"
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", viz.GraphvizMissing)
-                path = viz.draw(loss, self.out / "graph.svg", labels=labels, title=title,
-                                rankdir="TB", size=GRAPH_PAGE)
-        except ImportError:  # no graphviz package: DOT text needs nothing but Python
-            path = self.out / "graph.dot"
-            path.write_text(viz.to_dot(loss, labels=labels, title=title, rankdir="TB",
-                                       size=GRAPH_PAGE), encoding="utf-8")
+            loss, labels = self.task.example(self.model)
+            self.files["graph"] = draw_graph(self.out, loss, labels,
+                                             f"{self.cfg.model}: the loss on one example")
         finally:
             self.model.zero_grad()
-        self.files["graph"] = Path(path).name
+
+
+def draw_graph(out: Path, loss, labels: dict, title: str) -> str:
+    """Draw the graph of `loss` (already differentiated) into `out`: SVG through Graphviz,
+    DOT text where Graphviz is missing; top to bottom on a page. Returns the file's name."""
+    from .. import viz
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", viz.GraphvizMissing)
+            path = viz.draw(loss, out / "graph.svg", labels=labels, title=title,
+                            rankdir="TB", size=GRAPH_PAGE)
+    except ImportError:  # no graphviz package: DOT text needs nothing but Python
+        path = out / "graph.dot"
+        path.write_text(viz.to_dot(loss, labels=labels, title=title, rankdir="TB",
+                                   size=GRAPH_PAGE), encoding="utf-8")
+    return Path(path).name
 
 
 def _long(key: str) -> str:
