@@ -602,3 +602,19 @@ Tensor.conj_physical = _complex.conj_physical
 Tensor.resolve_conj = _complex.resolve_conj
 Tensor.angle = _complex.angle
 Tensor.is_complex = _complex.is_complex
+
+# NumPy-style spellings (`api/numpy_style.py`).
+from .api import numpy_style as _numpy_style  # noqa: E402
+
+Tensor.ravel = _numpy_style.ravel
+Tensor.swapaxes = _numpy_style.swapaxes
+Tensor.swapdims = _numpy_style.swapdims
+Tensor.diff = _numpy_style.diff
+Tensor.rot90 = _numpy_style.rot90
+Tensor.fmax = _numpy_style.fmax
+Tensor.fmin = _numpy_style.fmin
+Tensor.nansum = _numpy_style.nansum
+Tensor.nanmean = _numpy_style.nanmean
+Tensor.deg2rad = _numpy_style.deg2rad
+Tensor.rad2deg = _numpy_style.rad2deg
+Tensor.tensor_split = _numpy_style.tensor_split
