@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .optim import Optimizer
+from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LinearLR", "OneCycleLR", "LambdaLR", "SequentialLR", "ReduceLROnPlateau"]

@@ -1,4 +1,4 @@
-"""More optimizers with PyTorch's maths, defaults and state layout: `RMSprop`, `Adagrad`,
+"""Adaptive-rate optimizers with PyTorch's maths, defaults and state layout: `RMSprop`, `Adagrad`,
 `Adamax`, `NAdam` (exposed as `rg.optim.*`).
 
 Written like `SGD` and `Adam`: each update is Python operators over "values" (the
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from . import engine
-from .dtypes import get_default_dtype
-from .grad_mode import no_grad
-from .optim import Optimizer, _bump, _step_count, _Values
-from .tensor import Tensor
+from .. import engine
+from ..dtypes import get_default_dtype
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+from .optimizer import Optimizer, _bump, _step_count, _Values
 
 __all__ = ["RMSprop", "Adagrad", "Adamax", "NAdam"]
 

@@ -1,4 +1,5 @@
-"""`rg.optim`: SGD, Adam and AdamW with PyTorch's maths, defaults and state layout.
+"""The `Optimizer` base class, and SGD, Adam and AdamW with PyTorch's maths, defaults and
+state layout.
 
 Updates change each parameter in place (no graph is recorded) and bump its
 version counter, so backward through a graph that saved the old values raises
@@ -22,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from . import engine
-from .grad_mode import enable_grad, no_grad, state
-from .tensor import Tensor, clear_grads
+from .. import engine
+from ..grad_mode import enable_grad, no_grad, state
+from ..tensor import Tensor, clear_grads
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
@@ -414,13 +415,3 @@ class AdamW(Adam):
                  maximize: bool = False) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
 
-
-# More optimizers and the schedulers, under PyTorch's import paths (rg.optim.RMSprop,
-# rg.optim.lr_scheduler.StepLR, `import retrograd.optim.lr_scheduler`).
-import sys as _sys  # noqa: E402
-
-from . import lr_scheduler  # noqa: E402
-from ._optimizers import Adagrad, Adamax, NAdam, RMSprop  # noqa: E402
-
-_sys.modules.setdefault(__name__ + ".lr_scheduler", lr_scheduler)
-__all__ += ["RMSprop", "Adagrad", "Adamax", "NAdam", "lr_scheduler"]

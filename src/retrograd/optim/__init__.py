@@ -1,0 +1,15 @@
+"""`rg.optim`: optimizers with PyTorch's maths, defaults and state layout, and
+`rg.optim.lr_scheduler`.
+
+    optimizer.py     Optimizer (parameter groups, state, state_dict), SGD, Adam, AdamW
+    adaptive.py      RMSprop, Adagrad, Adamax, NAdam
+    lr_scheduler.py  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
+                     OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau
+"""
+
+from . import lr_scheduler
+from .adaptive import Adagrad, Adamax, NAdam, RMSprop
+from .optimizer import SGD, Adam, AdamW, Optimizer, required
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
+           "lr_scheduler"]
