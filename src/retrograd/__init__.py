@@ -285,6 +285,8 @@ from .jit import jit
 from .serialization import load, save
 from .tensor import Tensor
 from .value import Value
+from . import fft, linalg  # noqa: I001  (rg.fft, rg.linalg; after methods)
+from .linalg import cholesky_solve, dot, inner, kron, outer, tensordot, trace
 
 __version__ = "0.1.0"
 

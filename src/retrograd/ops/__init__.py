@@ -65,6 +65,7 @@ from .cumulative import (
 from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
 from .complex import angle, cabs, complex, conj, imag, real, view_as_complex, view_as_real
 from .casts import bitcast
+from .fft import fft_c2c, fft_c2r, fft_r2c
 from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
 from .indexing import (
     diag_scatter,
@@ -78,6 +79,20 @@ from .indexing import (
     scatter_reduce,
 )
 from .linalg import einsum, matmul
+from .linalg_decomp import (
+    cholesky,
+    det,
+    eigh,
+    inv,
+    logabsdet,
+    matrix_exp,
+    pinv,
+    qr,
+    slogdet_sign,
+    solve,
+    solve_triangular,
+    svd,
+)
 from .math import (
     acos,
     acosh,

@@ -1,0 +1,227 @@
+"""`rg.fft`: PyTorch's `torch.fft` (names, `n`/`s`, `dim`, `norm` in 'backward', 'ortho',
+'forward'), differentiable in reverse and forward mode and to higher order. Complex
+results carry gradients in PyTorch's convention; the rfft/irfft gradients weight the
+half spectrum exactly as PyTorch does (see `ops/fft.py`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from .api._args import _t
+from .dtypes import get_default_dtype
+from .engine import apply
+from .tensor import Tensor
+
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+           "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
+
+_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _norm(norm) -> str:
+    if norm is None:
+        return "backward"
+    if norm not in ("backward", "ortho", "forward"):
+        raise ValueError(f'Invalid normalization mode: "{norm}" (expected "backward", "ortho" '
+                         'or "forward")')
+    return norm
+
+
+def _input(x, name: str, real: bool = False) -> Tensor:
+    x = _t(x)
+    if x.dtype.kind in "biu":
+        x = x.to(get_default_dtype())
+    if x.dtype.kind == "c" and real:
+        raise TypeError(f"fft.{name}: expects a real input tensor, but got {x.dtype}")
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"fft.{name}: expected a floating or complex tensor, got {x.dtype}")
+    return x
+
+
+def _complex(x: Tensor) -> Tensor:
+    if x.dtype.kind == "c":
+        return x
+    return apply(ops.cast, x, dtype=np.result_type(x.dtype, np.complex64))
+
+
+def _axis(dim: int, ndim: int, name: str) -> int:
+    """`dim` as a negative axis (so rules see batch dimensions in front)."""
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"fft.{name}: dim {dim} is out of range for a tensor of {ndim} "
+                         "dimensions")
+    return dim % ndim - ndim
+
+
+def _resize(x: Tensor, axis: int, n: int, name: str) -> Tensor:
+    """Crop or zero-pad `x` along `axis` (negative) to length `n`."""
+    if n < 1:
+        raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
+    have = x.shape[axis]
+    if have == n:
+        return x
+    if have > n:
+        idx = (Ellipsis, slice(0, n)) + (slice(None),) * (-axis - 1)
+        return apply(ops.getitem, x, idx=idx)
+    pads = ((0, n - have),) + ((0, 0),) * (-axis - 1)
+    return apply(ops.pad_constant, x, pads=pads)
+
+
+def _dims(x: Tensor, s, dim, name: str):
+    """Negative axes and lengths for an n-dimensional transform (PyTorch's defaults: all
+    dims, or the last len(s) when only `s` is given)."""
+    if dim is None:
+        dims = list(range(-len(s), 0)) if s is not None else list(range(-x.ndim, 0))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        dims = [_axis(d, x.ndim, name) for d in dims]
+        if len(set(dims)) != len(dims):
+            raise ValueError(f"fft.{name}: dims must be unique, got {dim}")
+    if s is not None:
+        s = list(s)
+        if len(s) != len(dims):
+            raise ValueError(f"fft.{name}: when given, dim and shape arguments must have the "
+                             f"same length, got s={s} and dim={dim}")
+    if x.ndim == 0 and dims:
+        raise IndexError(f"fft.{name}: expects a tensor with at least one dimension")
+    return dims, s
+
+
+def _cc(x, s, dim, norm, inverse: bool, name: str) -> Tensor:
+    x = _complex(_input(x, name))
+    dims, s = _dims(x, s, dim, name)
+    if s is not None:
+        for d, n in zip(dims, s):
+            if n != -1:
+                x = _resize(x, d, n, name)
+    if not dims:
+        return x
+    return apply(ops.fft_c2c, x, axes=tuple(dims), inverse=inverse, norm=_norm(norm))
+
+
+def fft(input, n=None, dim: int = -1, norm=None) -> Tensor:
+    """One-dimensional discrete Fourier transform along `dim` (length `n`: crop or zero-pad)."""
+    return _cc(input, None if n is None else [n], dim, norm, False, "fft")
+
+
+def ifft(input, n=None, dim: int = -1, norm=None) -> Tensor:
+    return _cc(input, None if n is None else [n], dim, norm, True, "ifft")
+
+
+def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    return _cc(input, s, dim, norm, False, "fft2")
+
+
+def ifft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    return _cc(input, s, dim, norm, True, "ifft2")
+
+
+def fftn(input, s=None, dim=None, norm=None) -> Tensor:
+    return _cc(input, s, dim, norm, False, "fftn")
+
+
+def ifftn(input, s=None, dim=None, norm=None) -> Tensor:
+    return _cc(input, s, dim, norm, True, "ifftn")
+
+
+def rfft(input, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The non-negative frequencies (n // 2 + 1) of the transform of real input."""
+    return rfftn(input, None if n is None else [n], [dim], norm, name="rfft")
+
+
+def irfft(input, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The real signal (length n, default 2 (m - 1)) whose half spectrum is `input`."""
+    return irfftn(input, None if n is None else [n], [dim], norm, name="irfft")
+
+
+def rfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    return rfftn(input, s, dim, norm, name="rfft2")
+
+
+def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    return irfftn(input, s, dim, norm, name="irfft2")
+
+
+def rfftn(input, s=None, dim=None, norm=None, *, name: str = "rfftn") -> Tensor:
+    """rfft along the last of `dim`, then the full transform along the others."""
+    x = _input(input, name, real=True)
+    dims, s = _dims(x, s, dim, name)
+    if not dims:
+        raise ValueError(f"fft.{name}: must transform at least one axis")
+    if s is not None:
+        for d, n in zip(dims, s):
+            if n != -1:
+                x = _resize(x, d, n, name)
+    norm = _norm(norm)
+    y = apply(ops.fft_r2c, x, axis=dims[-1], norm=norm)
+    if len(dims) > 1:
+        y = apply(ops.fft_c2c, y, axes=tuple(dims[:-1]), inverse=False, norm=norm)
+    return y
+
+
+def irfftn(input, s=None, dim=None, norm=None, *, name: str = "irfftn") -> Tensor:
+    """The inverse of `rfftn`: the full inverse along all of `dim` but the last, then irfft
+    along the last (length s[-1], default 2 (m - 1))."""
+    x = _complex(_input(input, name))
+    dims, s = _dims(x, s, dim, name)
+    if not dims:
+        raise ValueError(f"fft.{name}: must transform at least one axis")
+    norm = _norm(norm)
+    last = dims[-1]
+    if s is not None:
+        for d, n in zip(dims[:-1], s[:-1]):
+            if n != -1:
+                x = _resize(x, d, n, name)
+    n = s[-1] if s is not None and s[-1] != -1 else 2 * (x.shape[last] - 1)
+    if n < 1:
+        raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
+    if len(dims) > 1:
+        x = apply(ops.fft_c2c, x, axes=tuple(dims[:-1]), inverse=True, norm=norm)
+    x = _resize(x, last, n // 2 + 1, name)
+    return apply(ops.fft_c2r, x, axis=last, n=int(n), norm=norm)
+
+
+def hfft(input, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The real transform of a Hermitian-symmetric signal given by its first half."""
+    from .api.complex import conj
+    x = _complex(_input(input, "hfft"))
+    return irfft(conj(x), n, dim, _DUAL[_norm(norm)])
+
+
+def ihfft(input, n=None, dim: int = -1, norm=None) -> Tensor:
+    """The inverse of `hfft`: the first half of the inverse transform of real input."""
+    from .api.complex import conj
+    return conj(rfft(_input(input, "ihfft", real=True), n, dim, _DUAL[_norm(norm)]))
+
+
+def _shift(input, dim, sign: int) -> Tensor:
+    from .api.indexing import roll
+    x = _t(input)
+    dims = list(range(x.ndim)) if dim is None else ([dim] if isinstance(dim, int)
+                                                    else list(dim))
+    if not dims:
+        return x
+    shifts = [sign * (x.shape[d] // 2) if sign > 0 else -(x.shape[d] // 2) for d in dims]
+    return roll(x, shifts, dims)
+
+
+def fftshift(input, dim=None) -> Tensor:
+    """Move the zero frequency to the centre (a roll by n // 2 along each of `dim`)."""
+    return _shift(input, dim, 1)
+
+
+def ifftshift(input, dim=None) -> Tensor:
+    """The inverse of `fftshift` (a roll by -(n // 2))."""
+    return _shift(input, dim, -1)
+
+
+def fftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Sample frequencies of an n-point transform with sample spacing d."""
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    return Tensor(np.fft.fftfreq(int(n), d).astype(dt), requires_grad=requires_grad)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Sample frequencies of `rfft` (the non-negative ones)."""
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    return Tensor(np.fft.rfftfreq(int(n), d).astype(dt), requires_grad=requires_grad)

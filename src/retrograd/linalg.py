@@ -1,0 +1,552 @@
+"""`rg.linalg`: PyTorch's `torch.linalg` (names, arguments, results and errors), batched over
+leading dimensions, every function differentiable in reverse and forward mode and to
+higher order (the rules live in `ops/linalg_decomp.py`).
+
+Factorisations (`cholesky`, `qr`, `eigh`, `svd`, `pinv`, `lstsq`, `slogdet`) take real
+floating input; `det`, `inv`, `solve` and `matrix_exp` also take complex input
+(gradients in PyTorch's convention). `cholesky` and `eigh` use the symmetric part of
+their input, which is the input itself for the symmetric matrices they are defined for.
+At repeated eigenvalues or singular values the gradients of eigenvectors and singular
+vectors are not defined: as in PyTorch they come out inf or nan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from . import ops
+from .api import norms as _norms
+from .api._args import _t
+from .engine import apply, apply1
+from .ops.linalg_decomp import LinAlgError
+from .tensor import Tensor
+
+__all__ = ["det", "slogdet", "inv", "solve", "solve_triangular", "cholesky", "cholesky_solve",
+           "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_norm",
+           "vector_norm", "norm", "matrix_power", "matrix_exp", "cross", "multi_dot", "trace",
+           "matrix_rank", "LinAlgError", "outer", "inner", "dot", "tensordot", "kron"]
+
+
+class LinAlgShapeError(ValueError, RuntimeError):
+    """Shapes that do not fit (a RuntimeError in PyTorch, and a ValueError)."""
+
+
+slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
+qr_result = namedtuple("qr", ["Q", "R"])
+eigh_result = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+svd_result = namedtuple("svd", ["U", "S", "Vh"])
+lstsq_result = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def _float(A, name: str, complex_ok: bool = False) -> Tensor:
+    A = _t(A)
+    kind = A.dtype.kind
+    if kind == "c" and not complex_ok:
+        raise TypeError(f"linalg.{name}: complex input is not supported (only real floating "
+                        f"tensors), got {A.dtype}")
+    if kind not in "fc":
+        raise TypeError(f"linalg.{name}: expected a floating point tensor as input, got "
+                        f"{A.dtype}")
+    return A
+
+
+def _matrix(A, name: str, complex_ok: bool = False) -> Tensor:
+    A = _float(A, name, complex_ok)
+    if A.ndim < 2:
+        raise LinAlgShapeError(f"linalg.{name}: the input must have at least 2 dimensions, got "
+                               f"shape {A.shape}")
+    return A
+
+
+def _square(A, name: str, complex_ok: bool = False) -> Tensor:
+    A = _matrix(A, name, complex_ok)
+    if A.shape[-1] != A.shape[-2]:
+        raise LinAlgShapeError(f"linalg.{name}: A must be batches of square matrices, but they "
+                               f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    return A
+
+
+def _mT(x: Tensor) -> Tensor:
+    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return apply(ops.permute, x, axes=axes)
+
+
+def _reshape(x: Tensor, shape: tuple) -> Tensor:
+    return x if x.shape == tuple(shape) else apply(ops.reshape, x, shape=tuple(shape))
+
+
+def _expand(x: Tensor, shape: tuple) -> Tensor:
+    return x if x.shape == tuple(shape) else apply(ops.expand, x, shape=tuple(shape))
+
+
+def _batch_pair(A: Tensor, B: Tensor, name: str):
+    """A and B (matrices) expanded to their common batch shape."""
+    try:
+        batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError:
+        raise LinAlgShapeError(f"linalg.{name}: the batch dimensions of A {A.shape} and B "
+                               f"{B.shape} do not broadcast") from None
+    return _expand(A, batch + A.shape[-2:]), _expand(B, batch + B.shape[-2:])
+
+
+def _promote(A: Tensor, B: Tensor):
+    dt = np.result_type(A.dtype, B.dtype)
+    return (A if A.dtype == dt else A.to(dt)), (B if B.dtype == dt else B.to(dt))
+
+
+def _slice(x: Tensor, rows=None, cols=None) -> Tensor:
+    return apply(ops.getitem, x, idx=(Ellipsis, rows or slice(None), cols or slice(None)))
+
+
+# ---------------------------------------------------------------- determinants, inverse
+
+def det(A) -> Tensor:
+    """Determinant of each square matrix."""
+    return apply1(ops.det, _square(A, "det", complex_ok=True))
+
+
+def slogdet(A):
+    """(sign, log|det|); the gradient of logabsdet is inv(A)^T."""
+    A = _square(A, "slogdet")
+    return slogdet_result(apply1(ops.slogdet_sign, A), apply1(ops.logabsdet, A))
+
+
+def inv(A) -> Tensor:
+    """Inverse of each square matrix; a singular one raises `LinAlgError` naming `linalg.inv`."""
+    return apply1(ops.inv, _square(A, "inv", complex_ok=True))
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    A = _matrix(A, "matrix_rank")
+    S = np.linalg.svd(A.data, compute_uv=False)
+    if rtol is None:
+        rtol = 0.0 if atol else max(A.shape[-2:]) * np.finfo(A.dtype).eps
+    tol = np.maximum(atol or 0.0, rtol * (S[..., :1] if S.shape[-1] else 0.0))
+    return Tensor(np.sum(S > tol, axis=-1).astype(np.int64))
+
+
+# ---------------------------------------------------------------- solves
+
+def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+def solve(A, B, *, left: bool = True) -> Tensor:
+    """X with A X = B (or X A = B with `left=False`); B a (batch of) vector(s) or matrices."""
+    A = _square(A, "solve", complex_ok=True)
+    B = _float(B, "solve", complex_ok=True)
+    A, B = _promote(A, B)
+    vector = _is_vector_rhs(A, B)
+    if vector:
+        B = _reshape(B, B.shape + (1,))
+    if not left:
+        if vector:
+            raise LinAlgShapeError("linalg.solve: left=False needs B to be a matrix")
+        return _mT(solve(_mT(A), _mT(B)))
+    n = A.shape[-1]
+    if B.ndim < 2 or B.shape[-2] != n:
+        k = B.shape[-1] if B.ndim >= 2 else 1
+        raise LinAlgShapeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                               f"AX = B ({n}x{n} and {B.shape[-2] if B.ndim >= 2 else B.shape[0]}"
+                               f"x{k})")
+    A, B = _batch_pair(A, B, "solve")
+    X = apply(ops.solve, A, B)
+    return _reshape(X, X.shape[:-1]) if vector else X
+
+
+def solve_triangular(A, B, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """X with A X = B (X A = B with `left=False`) for triangular A: only the `upper` (or
+    lower) triangle of A is read, and with `unitriangular` its diagonal is taken as ones."""
+    A = _square(A, "solve_triangular")
+    B = _matrix(B, "solve_triangular")
+    A, B = _promote(A, B)
+    if not left:
+        return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper,
+                                    unitriangular=unitriangular))
+    if B.shape[-2] != A.shape[-1]:
+        raise LinAlgShapeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                               f"equation AX = B ({A.shape[-2]}x{A.shape[-1]} and "
+                               f"{B.shape[-2]}x{B.shape[-1]})")
+    A, B = _batch_pair(A, B, "solve_triangular")
+    return apply(ops.solve_triangular, A, B, upper=bool(upper), unit=bool(unitriangular))
+
+
+def cholesky(A, *, upper: bool = False) -> Tensor:
+    """Lower (or upper) Cholesky factor of each symmetric positive-definite matrix; otherwise
+    `LinAlgError` naming the order of the leading minor that is not positive-definite."""
+    L = apply1(ops.cholesky, _square(A, "cholesky"))
+    return _mT(L) if upper else L
+
+
+def cholesky_solve(B, L, upper: bool = False) -> Tensor:
+    """X with (L L^T) X = B, given the Cholesky factor L (`torch.cholesky_solve`)."""
+    L = _square(L, "cholesky_solve")
+    B = _matrix(B, "cholesky_solve")
+    if upper:
+        L = _mT(L)
+    Y = solve_triangular(L, B, upper=False)
+    return solve_triangular(_mT(L), Y, upper=True)
+
+
+# ---------------------------------------------------------------- factorisations
+
+def qr(A, mode: str = "reduced"):
+    """(Q, R) with A = QR: `mode` 'reduced' (Q m x k), 'complete' (Q m x m) or 'r' (R alone,
+    Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: qr received unrecognized mode '{mode}' but expected one "
+                         "of 'reduced' (default), 'r', or 'complete'")
+    A = _matrix(A, "qr")
+    rows, cols = A.shape[-2:]
+    if mode == "complete" and rows > cols:
+        if A.requires_grad:
+            raise RuntimeError("linalg.qr: the QR decomposition is not differentiable when "
+                               "mode='complete' and nrows > ncols (as in PyTorch)")
+        Q, R = np.linalg.qr(A.data, mode="complete")
+        return qr_result(Tensor(Q), Tensor(R))
+    P = apply1(ops.qr, A)
+    Q = _slice(P, slice(0, rows))
+    R = _mT(_slice(P, slice(rows, rows + cols)))
+    if mode == "r":
+        return qr_result(Tensor(np.zeros((0,), A.dtype)), R)
+    return qr_result(Q, R)
+
+
+def eigh(A, UPLO: str = "L"):
+    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix; each
+    eigenvector's largest-magnitude entry is made positive."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    A = _square(A, "eigh")
+    n = A.shape[-1]
+    P = apply1(ops.eigh, A)
+    w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
+    return eigh_result(w, _slice(P, slice(1, n + 1)))
+
+
+def eigvalsh(A, UPLO: str = "L") -> Tensor:
+    """Eigenvalues of each symmetric matrix, ascending."""
+    return eigh(A, UPLO).eigenvalues
+
+
+def svd(A, full_matrices: bool = True):
+    """(U, S, Vh) with A = U diag(S) Vh, S descending; each column of U has its
+    largest-magnitude entry positive. With `full_matrices` U and Vh are completed to square
+    orthogonal matrices; as in PyTorch, the completing columns carry no gradient."""
+    A = _matrix(A, "svd")
+    rows, cols = A.shape[-2:]
+    k = min(rows, cols)
+    P = apply1(ops.svd, A)
+    U = _slice(P, slice(0, rows))
+    S = _reshape(_slice(P, slice(rows, rows + 1)), A.shape[:-2] + (k,))
+    Vh = _mT(_slice(P, slice(rows + 1, rows + 1 + cols)))
+    if full_matrices and rows != cols:
+        Uf, _, Vhf = np.linalg.svd(A.data, full_matrices=True)
+        if rows > k:
+            U = apply(ops.cat, U, Tensor(np.ascontiguousarray(Uf[..., :, k:])), axis=-1)
+        else:
+            Vh = apply(ops.cat, Vh, Tensor(np.ascontiguousarray(Vhf[..., k:, :])), axis=-2)
+    return svd_result(U, S, Vh)
+
+
+def svdvals(A) -> Tensor:
+    """Singular values, descending."""
+    return svd(A, full_matrices=False).S
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as
+    zero (rtol defaults to max(m, n) * eps, as in PyTorch). The gradient assumes the rank
+    does not change nearby (Golub and Pereyra)."""
+    A = _matrix(A, "pinv")
+    return apply(ops.pinv, A, atol=None if atol is None else float(atol),
+                 rtol=None if rtol is None else float(rtol))
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B, as PyTorch's named tuple (solution, residuals,
+    rank, singular_values); as on PyTorch's CPU, the default driver 'gelsy' leaves residuals
+    and singular values empty, 'gelsd'/'gelss' compute them (residuals when m > n and A has
+    full rank). The solution is pinv(A) B, differentiable in A and B."""
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise ValueError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+                         f"gelsd, gelss), got {driver!r}")
+    A = _matrix(A, "lstsq")
+    B = _float(B, "lstsq")
+    A, B = _promote(A, B)
+    vector = B.ndim == A.ndim - 1
+    if vector:
+        B = _reshape(B, B.shape + (1,))
+    if B.shape[-2] != A.shape[-2]:
+        raise LinAlgShapeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got "
+                               f"A of shape {A.shape} and B of shape {B.shape}")
+    A, B = _batch_pair(A, B, "lstsq")
+    rtol = None if rcond is None else float(rcond)
+    X = pinv(A, rtol=rtol)
+    X = apply(ops.matmul, X, B)
+    rank = matrix_rank(A, rtol=rtol)
+    rows, cols = A.shape[-2:]
+    empty = Tensor(np.zeros((0,), A.dtype))
+    residuals, sv = empty, empty
+    if driver in ("gelsd", "gelss"):
+        sv = svdvals(A)
+        if rows > cols and bool(np.all(rank.data == cols)):
+            r = apply(ops.matmul, A, X) - B
+            residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
+    if vector:
+        X = _reshape(X, X.shape[:-1])
+    return lstsq_result(X, residuals, rank, sv)
+
+
+# ---------------------------------------------------------------- norms
+
+def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+    """(sum |x|^ord)^(1/ord) over `dim` (all by default); inf/-inf max/min |x|; 0 counts."""
+    return _norms.vector_norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+    """'fro', 'nuc', 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column
+    sum of |A|), inf / -inf (max / min row sum) over the two dims `dim`."""
+    from .api import reductions as R
+    from .api.elementwise import abs as _abs
+    A = _float(A, "matrix_norm")
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.ndim < 2:
+        raise LinAlgShapeError(f"linalg.matrix_norm: the input tensor A must have at least 2 "
+                               f"dimensions, got shape {A.shape}")
+    d = tuple(int(a) % A.ndim for a in dim)
+    if len(d) != 2 or d[0] == d[1]:
+        raise ValueError(f"linalg.matrix_norm: dim must be a 2-tuple of different dims, got "
+                         f"{dim}")
+    if ord == "fro":
+        return _norms.vector_norm(A, 2, d, keepdim)
+    if ord not in ("nuc", 2, -2, 1, -1, math.inf, -math.inf):
+        raise ValueError(f"linalg.matrix_norm: Order {ord} not supported.")
+    rest = [i for i in range(A.ndim) if i not in d]
+    M = apply(ops.permute, A, axes=tuple(rest) + d)
+    if ord in ("nuc", 2, -2):
+        S = svdvals(M)
+        out = (R.sum(S, -1) if ord == "nuc" else R.max(S, -1).values if ord == 2
+               else R.min(S, -1).values)
+    else:
+        along = -2 if ord in (1, -1) else -1
+        sums = R.sum(_abs(M), along)
+        out = R.max(sums, -1).values if ord in (1, math.inf) else R.min(sums, -1).values
+    if keepdim:
+        shape = list(A.shape)
+        shape[d[0]] = shape[d[1]] = 1
+        out = _reshape(out, tuple(shape))
+    return out
+
+
+def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+    """`vector_norm` for one dim (or a flattened tensor when ord and dim are None),
+    `matrix_norm` for two dims or a string ord."""
+    A = _float(A, "norm")
+    if dim is None and ord is None:
+        return _norms.vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None:
+        if A.ndim == 2:
+            dim = (-2, -1)
+        elif A.ndim == 1:
+            dim = (-1,)
+        else:
+            raise LinAlgShapeError(f"linalg.norm: if dim=None, the input must be 1-D or 2-D when "
+                                   f"ord is given, got shape {A.shape}")
+    if len(dim) == 2 or isinstance(ord, str):
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    return _norms.vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+# ---------------------------------------------------------------- products and powers
+
+def matrix_power(A, n: int) -> Tensor:
+    """A^n by repeated squaring; n = 0 gives the identity, n < 0 powers of inv(A)."""
+    A = _square(A, "matrix_power", complex_ok=True)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
+    n = int(n)
+    if n == 0:
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape).copy()
+        return Tensor(eye)
+    if n < 0:
+        A = inv(A)
+        n = -n
+    result = None
+    base = A
+    while n:
+        if n & 1:
+            result = base if result is None else apply(ops.matmul, result, base)
+        n >>= 1
+        if n:
+            base = apply(ops.matmul, base, base)
+    return result
+
+
+def matrix_exp(A) -> Tensor:
+    """exp(A) for each square matrix (scaling and squaring; SciPy's expm when installed)."""
+    return apply1(ops.matrix_exp, _square(A, "matrix_exp", complex_ok=True))
+
+
+def cross(input, other, *, dim: int = -1) -> Tensor:
+    """Cross product of 3-vectors along `dim` (broadcast)."""
+    from .api.indexing import roll
+    a, b = _float(input, "cross", True), _float(other, "cross", True)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise LinAlgShapeError(f"linalg.cross: shapes {a.shape} and {b.shape} do not "
+                               "broadcast") from None
+    a, b = _expand(a, shape), _expand(b, shape)
+    if not shape or shape[dim] != 3:
+        raise LinAlgShapeError(f"linalg.cross: inputs dimension {dim} must have length 3, got "
+                               f"shape {shape}")
+    return roll(a, -1, dim) * roll(b, -2, dim) - roll(a, -2, dim) * roll(b, -1, dim)
+
+
+def multi_dot(tensors) -> Tensor:
+    """The product of a chain of matrices (the first may be a row vector, the last a column
+    vector), multiplied in the cheapest order."""
+    ts = [_float(t, "multi_dot", True) for t in tensors]
+    if len(ts) < 2:
+        raise ValueError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    first, last = ts[0].ndim == 1, ts[-1].ndim == 1
+    if first:
+        ts[0] = _reshape(ts[0], (1,) + ts[0].shape)
+    if last:
+        ts[-1] = _reshape(ts[-1], ts[-1].shape + (1,))
+    for k, t in enumerate(ts):
+        if t.ndim != 2:
+            raise LinAlgShapeError(f"multi_dot(): tensor {k} must be 2-D (1-D allowed first and "
+                                   f"last), got shape {t.shape}")
+    for k in range(len(ts) - 1):
+        if ts[k].shape[1] != ts[k + 1].shape[0]:
+            raise LinAlgShapeError(f"multi_dot(): tensors {k} and {k + 1} of shapes "
+                                   f"{ts[k].shape} and {ts[k + 1].shape} cannot be multiplied")
+    dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
+    order = _chain_order(dims)
+
+    def build(i, j):
+        if i == j:
+            return ts[i]
+        k = order[i][j]
+        return apply(ops.matmul, build(i, k), build(k + 1, j))
+    out = build(0, len(ts) - 1)
+    if first and last:
+        return _reshape(out, ())
+    if first:
+        return _reshape(out, out.shape[1:])
+    if last:
+        return _reshape(out, out.shape[:1])
+    return out
+
+
+def _chain_order(dims):
+    """The matrix-chain split points (dynamic programming over the chain)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def trace(A, offset: int = 0) -> Tensor:
+    """Sum of the diagonal of each matrix (the last two dims)."""
+    from .api.indexing import diagonal
+    A = _t(A)
+    if A.ndim < 2:
+        raise LinAlgShapeError(f"trace: expected a matrix, got shape {A.shape}")
+    if A.dtype.kind in "biu":
+        A = A.to(np.int64)
+    d = diagonal(A, offset, -2, -1)
+    return apply(ops.sum, d, axis=-1, keepdims=False)
+
+
+
+# ---------------------------------------------------------------- rg.outer, inner, ...
+
+def outer(input, vec2) -> Tensor:
+    """a_i b_j of two vectors."""
+    a, b = _t(input), _t(vec2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise LinAlgShapeError(f"outer: expected two 1-D tensors, got shapes {a.shape} and "
+                               f"{b.shape}")
+    return _reshape(a, a.shape + (1,)) * b
+
+
+def dot(input, other) -> Tensor:
+    """Inner product of two 1-D tensors of the same length (PyTorch's `dot`)."""
+    a, b = _t(input), _t(other)
+    if a.ndim != 1 or b.ndim != 1:
+        raise LinAlgShapeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D "
+                               "tensors")
+    if a.shape != b.shape:
+        raise LinAlgShapeError(f"dot: inconsistent tensor size, expected tensor [{a.shape[0]}] "
+                               f"and src [{b.shape[0]}] to have the same number of elements")
+    return apply(ops.sum, a * b, axis=None, keepdims=False)
+
+
+def inner(input, other) -> Tensor:
+    """Sum over the last dims of both (a scalar operand multiplies)."""
+    a, b = _t(input), _t(other)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise LinAlgShapeError(f"inner: the last dimensions of shapes {a.shape} and {b.shape} "
+                               "differ")
+    return tensordot(a, b, dims=([-1], [-1]))
+
+
+def tensordot(a, b, dims=2) -> Tensor:
+    """Contract `dims` trailing dims of `a` with leading dims of `b`, or the listed pairs."""
+    a, b = _t(a), _t(b)
+    if isinstance(dims, (int, np.integer)):
+        n = int(dims)
+        if n < 0 or n > min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: dims={n} is out of range for shapes {a.shape} and "
+                             f"{b.shape}")
+        da, db = list(range(a.ndim - n, a.ndim)), list(range(n))
+    else:
+        da, db = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
+                  [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
+        da, db = [d % a.ndim for d in da], [d % b.ndim for d in db]
+    if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db)):
+        raise LinAlgShapeError(f"tensordot: contracted dims {da} of {a.shape} and {db} of "
+                               f"{b.shape} do not match")
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    sa = [next(letters) for _ in range(a.ndim)]
+    sb = [next(letters) for _ in range(b.ndim)]
+    for i, j in zip(da, db):
+        sb[j] = sa[i]
+    out = [c for k, c in enumerate(sa) if k not in da] + [c for k, c in enumerate(sb)
+                                                          if k not in db]
+    from .api.linalg import einsum
+    return einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)
+
+
+def kron(input, other) -> Tensor:
+    """Kronecker product (the operand with fewer dims gets leading ones)."""
+    a, b = _t(input), _t(other)
+    nd = max(a.ndim, b.ndim)
+    a = _reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = _reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    if nd == 0:
+        return a * b
+    ea = _reshape(a, tuple(x for s in a.shape for x in (s, 1)))
+    eb = _reshape(b, tuple(x for s in b.shape for x in (1, s)))
+    return _reshape(ea * eb, tuple(p * q for p, q in zip(a.shape, b.shape)))

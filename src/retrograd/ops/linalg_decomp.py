@@ -1,0 +1,530 @@
+"""Linear algebra with derivatives: inverse, determinants, solves, factorisations, pinv,
+matrix exponential. Every op works on the last two dimensions and batches over the rest.
+
+Rules follow the published results: Giles, "An extended collection of matrix
+derivative results" (inv, det, solve); Murray, "Differentiation of the Cholesky
+decomposition" (cholesky, in PyTorch's form); the standard eigh / svd / qr rules
+as PyTorch states them; Golub and Pereyra for pinv; the block-triangular Fréchet
+derivative for matrix_exp. Written in the transpose convention of the table
+(see `ops/complex.py`), so a holomorphic op (inv, det, solve, matrix_exp) needs no
+conjugates; factorisations take real data only (the public functions say so).
+
+Ops with several results return them packed in one array that the public
+function slices (`eigh`: eigenvalues as row 0, eigenvectors below; `svd`: U, S
+as one row, V stacked by rows; `qr`: Q above R^T), so one factorisation serves
+every result and the rules see all the cotangents at once.
+
+Symmetric inputs. `cholesky` and `eigh` factor the symmetric part (A + A^T) / 2:
+for symmetric input (the only input PyTorch defines them for) that is what PyTorch
+computes, and their gradients are PyTorch's, which are symmetric. Repeated
+eigenvalues or singular values: as in PyTorch, the eigenvector and singular-vector
+gradients divide by their differences, so they come out inf or nan there (the
+gradient is not defined); the eigenvalue and singular-value gradients alone stay
+finite.
+
+Tangents may carry leading batch dimensions (jacfwd, hessian, vmap): every rule
+multiplies with matmul (which broadcasts over them), indexes from the end, and
+masks with constant arrays shaped like the last two dimensions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitive import defop
+from .linalg import _mT
+
+
+class LinAlgError(RuntimeError):
+    """A factorisation or solve failed (singular or not positive-definite input)."""
+
+
+def _scipy_linalg():
+    try:
+        import scipy.linalg
+    except ImportError:  # SciPy is optional: NumPy's general solve on the triangle instead
+        return None
+    return scipy.linalg
+
+
+def _batched(x, batch):
+    return np.broadcast_to(x, batch + x.shape[-2:]) if x.shape[:-2] != batch else x
+
+
+def _where_singular(A) -> str:
+    if A.ndim <= 2:
+        return ""
+    bad = [i for i in np.ndindex(A.shape[:-2]) if not np.all(np.isfinite(A[i]))
+           or np.linalg.matrix_rank(A[i]) < A.shape[-1]]
+    return f" (batch element {bad[0]})" if bad else ""
+
+
+# ---------------------------------------------------------------- inverse, determinants
+
+def _inv(A):
+    try:
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(f"linalg.inv: the input matrix{_where_singular(A)} is singular, so "
+                          "the inversion could not be completed") from None
+
+
+inv = defop(
+    "inv", _inv,
+    (lambda m, g, out, A: -m.matmul(m.matmul(_mT(m, out), g), _mT(m, out)),),
+    (lambda m, t, out, A: -m.matmul(m.matmul(out, t), out),),
+    save_out=True, reads=(), fresh=True)
+
+
+def _trace_solve(m, A, t):
+    """tr(A^-1 t) over the last two dims (t may carry leading batch dimensions)."""
+    n = A.shape[-1]
+    X = m.solve(A, t)
+    return m.sum(X * np.eye(n, dtype=np.result_type(A.dtype, t.dtype)), axis=(-2, -1))
+
+
+def _col(m, g):
+    return m.reshape(g, shape=g.shape + (1, 1))
+
+
+det = defop(
+    "det", np.linalg.det,
+    (lambda m, g, out, A: _col(m, g * out) * _mT(m, m.inv(A)),),
+    (lambda m, t, out, A: out * _trace_solve(m, A, t),),
+    save_out=True, fresh=True)
+
+
+def _logabsdet(A):
+    return np.linalg.slogdet(A)[1]
+
+
+logabsdet = defop(
+    "logabsdet", _logabsdet,
+    (lambda m, g, out, A: _col(m, g) * _mT(m, m.inv(A)),),
+    (lambda m, t, out, A: _trace_solve(m, A, t),),
+    fresh=True)
+slogdet_sign = defop("slogdet_sign", lambda A: np.linalg.slogdet(A)[0])
+
+
+# ---------------------------------------------------------------- solves
+
+def _solve(A, B):
+    A = _batched(A, B.shape[:-2])
+    try:
+        return np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(f"linalg.solve: the solver failed because the input matrix"
+                          f"{_where_singular(A)} is singular") from None
+
+
+def _solve_vjp_B(m, g, out, A, B):
+    return m.solve(_mT(m, A), g)
+
+
+solve = defop(
+    "solve", _solve,
+    (lambda m, g, out, A, B: -m.matmul(_solve_vjp_B(m, g, out, A, B), _mT(m, out)),
+     _solve_vjp_B),
+    (lambda m, t, out, A, B: -m.solve(A, m.matmul(t, out)),
+     lambda m, t, out, A, B: m.solve(A, t)),
+    save_out=True, fresh=True)
+
+
+def _tri_mask(n, upper, unit, dtype):
+    k = 1 if unit else 0
+    mask = np.triu(np.ones((n, n), dtype), k) if upper else np.tril(np.ones((n, n), dtype), -k)
+    mask.flags.writeable = False
+    return mask
+
+
+def _solve_triangular(A, B, *, upper, unit=False):
+    A = _batched(A, B.shape[:-2])
+    sl = _scipy_linalg()
+    if sl is not None:
+        return sl.solve_triangular(A, B, lower=not upper, unit_diagonal=unit,
+                                   check_finite=False)
+    T = np.triu(A) if upper else np.tril(A)
+    if unit:
+        T = T.copy()
+        T[..., np.arange(T.shape[-1]), np.arange(T.shape[-1])] = 1
+    return np.linalg.solve(T, B)
+
+
+def _st_vjp_B(m, g, out, A, B, *, upper, unit=False):
+    return m.solve_triangular(_mT(m, A), g, upper=not upper, unit=unit)
+
+
+def _st_vjp_A(m, g, out, A, B, *, upper, unit=False):
+    gB = _st_vjp_B(m, g, out, A, B, upper=upper, unit=unit)
+    return -m.matmul(gB, _mT(m, out)) * _tri_mask(A.shape[-1], upper, unit, A.dtype)
+
+
+def _st_jvp_A(m, t, out, A, B, *, upper, unit=False):
+    tA = t * _tri_mask(A.shape[-1], upper, unit, A.dtype)
+    return -m.solve_triangular(A, m.matmul(tA, out), upper=upper, unit=unit)
+
+
+solve_triangular = defop(
+    "solve_triangular", _solve_triangular, (_st_vjp_A, _st_vjp_B),
+    (_st_jvp_A, lambda m, t, out, A, B, *, upper, unit=False: m.solve_triangular(
+        A, t, upper=upper, unit=unit)),
+    save_out=True, fresh=True)
+
+
+# ---------------------------------------------------------------- cholesky
+
+def _sym(m, x):
+    return (x + _mT(m, x)) * 0.5
+
+
+def _failing_minor(S) -> tuple:
+    """(batch index, order) of the first leading minor that is not positive-definite."""
+    for idx in np.ndindex(S.shape[:-2]):
+        a = S[idx]
+        for k in range(1, a.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(a[:k, :k])
+            except np.linalg.LinAlgError:
+                return idx, k
+    return (), S.shape[-1]
+
+
+def _cholesky(A):
+    S = (A + np.swapaxes(A, -1, -2)) * 0.5
+    try:
+        return np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        idx, k = _failing_minor(S)
+        where = f" (batch element {idx})" if idx else ""
+        raise LinAlgError(f"linalg.cholesky: the factorization could not be completed because "
+                          f"the input{where} is not positive-definite (the leading minor of "
+                          f"order {k} is not positive-definite)") from None
+
+
+def _phi(m, X, n, dtype):
+    """The lower triangle of X with its diagonal halved."""
+    return X * (np.tril(np.ones((n, n), dtype), -1) + np.eye(n, dtype=dtype) * 0.5)
+
+
+def _cholesky_vjp(m, g, out, A):
+    """Murray (2016) as PyTorch writes it: L^-T Phi(L^T gL) L^-1, symmetrised."""
+    n = A.shape[-1]
+    L = out
+    P = m.matmul(_mT(m, L), g) * np.tril(np.ones((n, n), A.dtype))
+    P = (P + _mT(m, P * np.tril(np.ones((n, n), A.dtype), -1))) * 0.5
+    Z = m.solve_triangular(_mT(m, L), P, upper=True)
+    return _mT(m, m.solve_triangular(_mT(m, L), _mT(m, Z), upper=True))
+
+
+def _cholesky_jvp(m, t, out, A):
+    """dL = L Phi(L^-1 sym(dA) L^-T)."""
+    n = A.shape[-1]
+    L = out
+    X = m.solve_triangular(L, _sym(m, t), upper=False)
+    X = _mT(m, m.solve_triangular(L, _mT(m, X), upper=False))
+    return m.matmul(L, _phi(m, X, n, A.dtype))
+
+
+cholesky = defop("cholesky", _cholesky, (_cholesky_vjp,), (_cholesky_jvp,), save_out=True,
+                 reads=(), fresh=True)
+
+
+# ---------------------------------------------------------------- eigh
+
+def _sign_fix(V):
+    """Signs that make each column's largest-magnitude entry positive: a deterministic choice
+    among the eigenvectors' (and singular vectors') signs, whichever LAPACK computed them."""
+    big = np.argmax(np.abs(V), axis=-2)[..., None, :]
+    s = np.sign(np.take_along_axis(V, big, axis=-2))
+    s[s == 0] = 1
+    return s
+
+
+def _eigh(A):
+    S = (A + np.swapaxes(A, -1, -2)) * 0.5
+    w, V = np.linalg.eigh(S)
+    s = _sign_fix(V)
+    return np.concatenate([w[..., None, :], V * s], axis=-2)
+
+
+def _split_eigh(m, P, n):
+    w = m.reshape(m.getitem(P, idx=(Ellipsis, slice(0, 1), slice(None))),
+                  shape=P.shape[:-2] + (n,))
+    V = m.getitem(P, idx=(Ellipsis, slice(1, n + 1), slice(None)))
+    return w, V
+
+
+def _gaps(m, w, n, dtype):
+    """E_ij = w_j - w_i off the diagonal, 1 on it."""
+    eye = np.eye(n, dtype=dtype)
+    return m.reshape(w, shape=w.shape[:-1] + (1, n)) - m.reshape(w, shape=w.shape + (1,)) + eye
+
+
+def _eigh_vjp(m, g, out, A):
+    """V (diag(gw) + skew(V^T gV) / 2E) V^T (PyTorch's rule; inf/nan at repeated eigenvalues)."""
+    n = A.shape[-1]
+    eye = np.eye(n, dtype=A.dtype)
+    w, V = _split_eigh(m, out, n)
+    gw, gV = _split_eigh(m, g, n)
+    VtgV = m.matmul(_mT(m, V), gV)
+    inner = (VtgV - _mT(m, VtgV)) * 0.5 / _gaps(m, w, n, A.dtype) * (1 - eye) \
+        + m.reshape(gw, shape=gw.shape + (1,)) * eye
+    return m.matmul(m.matmul(V, inner), _mT(m, V))
+
+
+def _eigh_jvp(m, t, out, A):
+    """dw = diag(V^T dA V), dV = V (F o V^T dA V) with F_ij = 1 / (w_j - w_i)."""
+    n = A.shape[-1]
+    eye = np.eye(n, dtype=A.dtype)
+    w, V = _split_eigh(m, out, n)
+    P = m.matmul(m.matmul(_mT(m, V), _sym(m, t)), V)
+    dw = m.sum(P * eye, axis=-1)
+    dV = m.matmul(V, P / _gaps(m, w, n, A.dtype) * (1 - eye))
+    return m.cat(m.reshape(dw, shape=dw.shape[:-1] + (1, n)), dV, axis=-2)
+
+
+eigh = defop("eigh", _eigh, (_eigh_vjp,), (_eigh_jvp,), save_out=True, reads=(), fresh=True)
+
+
+# ---------------------------------------------------------------- svd
+
+def _svd(A):
+    U, S, Vh = np.linalg.svd(A, full_matrices=False)
+    s = _sign_fix(U)
+    U = U * s
+    V = np.swapaxes(Vh, -1, -2) * s
+    return np.concatenate([U, S[..., None, :], V], axis=-2)
+
+
+def _split_svd(m, P, rows, cols):
+    k = P.shape[-1]
+    U = m.getitem(P, idx=(Ellipsis, slice(0, rows), slice(None)))
+    S = m.reshape(m.getitem(P, idx=(Ellipsis, slice(rows, rows + 1), slice(None))),
+                  shape=P.shape[:-2] + (k,))
+    V = m.getitem(P, idx=(Ellipsis, slice(rows + 1, rows + 1 + cols), slice(None)))
+    return U, S, V
+
+
+def _row(m, s):
+    return m.reshape(s, shape=s.shape[:-1] + (1, s.shape[-1]))
+
+
+def _colv(m, s):
+    return m.reshape(s, shape=s.shape + (1,))
+
+
+def _svd_vjp(m, g, out, A):
+    """PyTorch's svd_backward (real case): U (J + diag(gS)) V^T plus the parts of gU, gV
+    outside the column spaces; J = (skew(U^T gU) S + S skew(V^T gV)) / (S_j^2 - S_i^2)."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    eye = np.eye(k, dtype=A.dtype)
+    U, S, V = _split_svd(m, out, rows, cols)
+    gU, gS, gV = _split_svd(m, g, rows, cols)
+    UtgU = m.matmul(_mT(m, U), gU)
+    VtgV = m.matmul(_mT(m, V), gV)
+    UtgU = UtgU - _mT(m, UtgU)
+    VtgV = VtgV - _mT(m, VtgV)
+    S2 = S * S
+    E = _row(m, S2) - _colv(m, S2) + eye
+    J = (UtgU * _row(m, S) + _colv(m, S) * VtgV) / E * (1 - eye) + _colv(m, gS) * eye
+    gA = m.matmul(m.matmul(U, J), _mT(m, V))
+    if rows > k:  # (I - U U^T) gU S^-1 V^T
+        gUS = gU / _row(m, S)
+        gA = gA + m.matmul(gUS - m.matmul(U, m.matmul(_mT(m, U), gUS)), _mT(m, V))
+    if cols > k:  # U S^-1 gV^T (I - V V^T)
+        gVS = gV / _row(m, S)
+        gA = gA + m.matmul(U, _mT(m, gVS - m.matmul(V, m.matmul(_mT(m, V), gVS))))
+    return gA
+
+
+def _svd_jvp(m, t, out, A):
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    eye = np.eye(k, dtype=A.dtype)
+    U, S, V = _split_svd(m, out, rows, cols)
+    dP = m.matmul(m.matmul(_mT(m, U), t), V)
+    dS = m.sum(dP * eye, axis=-1)
+    S2 = S * S
+    F = (1 - eye) / (_row(m, S2) - _colv(m, S2) + eye)
+    dPt = _mT(m, dP)
+    dU = m.matmul(U, F * (dP * _row(m, S) + _colv(m, S) * dPt))
+    dV = m.matmul(V, F * (_colv(m, S) * dP + dPt * _row(m, S)))
+    if rows > k:
+        tV = m.matmul(t, V) / _row(m, S)
+        dU = dU + tV - m.matmul(U, m.matmul(_mT(m, U), tV))
+    if cols > k:
+        tU = m.matmul(_mT(m, t), U) / _row(m, S)
+        dV = dV + tU - m.matmul(V, m.matmul(_mT(m, V), tU))
+    return m.cat(dU, m.reshape(dS, shape=dS.shape[:-1] + (1, k)), dV, axis=-2)
+
+
+svd = defop("svd", _svd, (_svd_vjp,), (_svd_jvp,), save_out=True, reads=(), fresh=True)
+
+
+# ---------------------------------------------------------------- qr
+
+def _qr(A):
+    Q, R = np.linalg.qr(A, mode="reduced")
+    return np.concatenate([Q, np.swapaxes(R, -1, -2)], axis=-2)
+
+
+def _split_qr(m, P, rows, cols):
+    Q = m.getitem(P, idx=(Ellipsis, slice(0, rows), slice(None)))
+    R = _mT(m, m.getitem(P, idx=(Ellipsis, slice(rows, rows + cols), slice(None))))
+    return Q, R
+
+
+def _copyltu(m, M, k, dtype):
+    """The lower triangle of M mirrored to the upper one (M = tril + tril(-1)^T)."""
+    low = M * np.tril(np.ones((k, k), dtype), -1)
+    return low + _mT(m, low) + M * np.eye(k, dtype=dtype)
+
+
+def _qr_square_vjp(m, Q, R, gQ, gR, k, dtype):
+    """m >= n: gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q."""
+    M = m.matmul(R, _mT(m, gR)) - m.matmul(_mT(m, gQ), Q)
+    B = gQ + m.matmul(Q, _copyltu(m, M, k, dtype))
+    return _mT(m, m.solve_triangular(R, _mT(m, B), upper=True))
+
+
+def _qr_vjp(m, g, out, A):
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    Q, R = _split_qr(m, out, rows, cols)
+    gQ, gR = _split_qr(m, g, rows, cols)
+    if rows >= cols:
+        return _qr_square_vjp(m, Q, R, gQ, gR, k, A.dtype)
+    # wide: A = [X | Y], R = [U | V] with X = Q U square; Y = Q V
+    U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
+    gU = m.getitem(gR, idx=(Ellipsis, slice(None), slice(0, k)))
+    gV = m.getitem(gR, idx=(Ellipsis, slice(None), slice(k, cols)))
+    Y = m.getitem(A, idx=(Ellipsis, slice(None), slice(k, cols)))
+    gX = _qr_square_vjp(m, Q, U, gQ + m.matmul(Y, _mT(m, gV)), gU, k, A.dtype)
+    return m.cat(gX, m.matmul(Q, gV), axis=-1)
+
+
+def _qr_jvp(m, t, out, A):
+    """Tall or square: see `_qr_square_jvp`; wide (A = [X | Y]): X's factorisation, then
+    dV = Q^T (dY - dQ V) for R = [U | V]."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    Q, R = _split_qr(m, out, rows, cols)
+    if rows < cols:
+        X = m.getitem(t, idx=(Ellipsis, slice(None), slice(0, k)))
+        tY = m.getitem(t, idx=(Ellipsis, slice(None), slice(k, cols)))
+        U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
+        V = m.getitem(R, idx=(Ellipsis, slice(None), slice(k, cols)))
+        dQ, dU = _qr_square_jvp(m, Q, U, X, k, A.dtype)
+        dV = m.matmul(_mT(m, Q), tY - m.matmul(dQ, V))
+        dR = m.cat(dU, dV, axis=-1)
+    else:
+        dQ, dR = _qr_square_jvp(m, Q, R, t, k, A.dtype)
+    return m.cat(dQ, _mT(m, dR), axis=-2)
+
+
+def _qr_square_jvp(m, Q, R, t, k, dtype):
+    """C = Q^T dA R^-1 = Q^T dQ + dR R^-1: its strictly lower part is the skew-symmetric
+    Omega = Q^T dQ's, so dR = (C - Omega) R and dQ = dA R^-1 - Q (C - Omega)."""
+    # dA R^-1 by a triangular solve from the right: (R^-T dA^T)^T
+    dARinv = _mT(m, m.solve_triangular(_mT(m, R), _mT(m, t), upper=False))
+    C = m.matmul(_mT(m, Q), dARinv)
+    low = C * np.tril(np.ones((k, k), dtype), -1)
+    omega = low - _mT(m, low)          # skew-symmetric part fixed by R's upper triangle
+    dR = m.matmul(C - omega, R)
+    dQ = dARinv - m.matmul(Q, C - omega)
+    return dQ, dR
+
+
+qr = defop("qr", _qr, (_qr_vjp,), (_qr_jvp,), save_out=True, fresh=True)
+
+
+# ---------------------------------------------------------------- pinv
+
+def _pinv(A, *, atol=None, rtol=None):
+    U, S, Vh = np.linalg.svd(A, full_matrices=False)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else \
+            max(A.shape[-2:]) * np.finfo(A.dtype).eps
+    smax = S[..., :1] if S.shape[-1] else S
+    cut = np.maximum(atol or 0.0, rtol * smax)
+    keep = S > cut
+    Sinv = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(S.dtype)
+    return np.matmul(np.swapaxes(Vh, -1, -2) * Sinv[..., None, :], np.swapaxes(U, -1, -2))
+
+
+def _pinv_vjp(m, g, out, A, *, atol=None, rtol=None):
+    """Golub and Pereyra (constant rank): -P^T g P^T + (I - A P) g^T P P^T
+    + P^T P g^T (I - P A)."""
+    P = out
+    Pt = _mT(m, P)
+    gt = _mT(m, g)
+    r = -m.matmul(m.matmul(Pt, g), Pt)
+    AP = m.matmul(A, P)
+    r = r + m.matmul(gt, m.matmul(P, Pt)) - m.matmul(AP, m.matmul(gt, m.matmul(P, Pt)))
+    PA = m.matmul(P, A)
+    return r + m.matmul(m.matmul(Pt, P), gt) - m.matmul(m.matmul(m.matmul(Pt, P), gt), PA)
+
+
+def _pinv_jvp(m, t, out, A, *, atol=None, rtol=None):
+    P = out
+    Pt = _mT(m, P)
+    tt = _mT(m, t)
+    r = -m.matmul(m.matmul(P, t), P)
+    r = r + m.matmul(m.matmul(P, Pt), tt) - m.matmul(m.matmul(m.matmul(P, Pt), tt),
+                                                     m.matmul(A, P))
+    return r + m.matmul(tt, m.matmul(Pt, P)) - m.matmul(m.matmul(P, A),
+                                                        m.matmul(tt, m.matmul(Pt, P)))
+
+
+pinv = defop("pinv", _pinv, (_pinv_vjp,), (_pinv_jvp,), save_out=True, fresh=True)
+
+
+# ---------------------------------------------------------------- matrix_exp
+
+def _expm(A):
+    sl = _scipy_linalg()
+    if sl is not None:
+        return sl.expm(A)
+    return _expm_pade(A)
+
+
+def _expm_pade(A):
+    """Scaling and squaring with a degree-13 Padé approximant (Higham 2005)."""
+    b = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+         129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+         40840800., 960960., 16380., 182., 1.)
+    n = A.shape[-1]
+    norm = np.max(np.sum(np.abs(A), axis=-2)) if A.size else 0.0
+    s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152))) if norm > 0 else 0)
+    A = A / 2.0 ** s
+    eye = np.broadcast_to(np.eye(n, dtype=A.dtype), A.shape)
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2
+             + b[1] * eye)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 \
+        + b[0] * eye
+    R = np.linalg.solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R
+
+
+def _frechet(m, A, E):
+    """The Fréchet derivative of exp at A in direction E: the upper-right block of
+    exp([[A, E], [0, A]]), itself made of ops (so it differentiates again)."""
+    n = A.shape[-1]
+    if E.ndim > A.ndim:
+        A = m.expand(A, shape=E.shape[:-2] + A.shape[-2:])
+    top = m.cat(A, E, axis=-1)
+    bottom = m.cat(m.zeros_like(A), A, axis=-1)
+    big = m.matrix_exp(m.cat(top, bottom, axis=-2))
+    return m.getitem(big, idx=(Ellipsis, slice(0, n), slice(n, 2 * n)))
+
+
+matrix_exp = defop(
+    "matrix_exp", _expm,
+    (lambda m, g, out, A: _frechet(m, _mT(m, A), g),),
+    (lambda m, t, out, A: _frechet(m, A, t),), fresh=True)
