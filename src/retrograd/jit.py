@@ -108,6 +108,16 @@ def _vjp_op(op: Op, i: int) -> Op | None:
 _VJP_OPS: dict = {}
 
 
+def _saving_op(op: Op) -> Op:
+    """An op whose forward hands its backward an intermediate (`Op.saving`), as an op of
+    its own returning `(output, saved)`: traced once, the replay computes both together."""
+    name = f"{op.name}_saving"
+    return OPS.get(name) or defop(name, op.saving)
+
+
+_ITEM = defop("item", lambda pair, *, index: pair[index])
+
+
 class JitError(RuntimeError):
     """Something inside a traced function cannot be captured faithfully."""
 
@@ -207,6 +217,7 @@ class _Tracer:
         self.fresh: dict[int, Tensor] = {}   # made by Tensor._wrap while tracing
         self.pending: dict[int, list] = {}   # id(owning array) -> external tensors not met yet
         self.finals: set[int] = set()        # the .grad tensors left at the end
+        self.saved: dict[int, tuple] = {}    # id(saved array) -> (array, its IR node)
         self.count = 0
 
     # ------------------------------------------------------------ knowing tensors
@@ -294,7 +305,16 @@ class _Tracer:
         if op.name == "reshape" and t.shape == inputs[0].shape:  # a no-op: same node
             self._know(t, self.node_of(inputs[0]))
             return
-        n = self.graph.node(op.name, [self.node_of(x) for x in inputs], attrs)
+        node = t.grad_fn
+        if op.saving is not None and node is not None and node.op is op:
+            # the recorded forward also saved an intermediate for its tuned backward
+            pair = self.graph.node(_saving_op(op).name, [self.node_of(x) for x in inputs],
+                                   attrs)
+            n = self.graph.node("item", [pair], {"index": 0})
+            self.saved[id(node.out)] = (node.out, self.graph.node("item", [pair],
+                                                                  {"index": 1}))
+        else:
+            n = self.graph.node(op.name, [self.node_of(x) for x in inputs], attrs)
         arr = _get_data(t)
         self.meta[n] = (arr.shape, arr.dtype)
         self._know(t, n)
@@ -399,7 +419,14 @@ class _Tracer:
         recorded as one op running its NumPy fast path, rather than as the generic ops
         the rule would record."""
         xs = node.inputs
-        out = engine.apply(node.op, *xs, **node.attrs) if node.op.save_out else None
+        out = None
+        if node.op.save_out:
+            out = engine.apply(node.op, *xs, **node.attrs)
+        elif node.op.saving is not None and id(node.out) in self.saved:
+            arr, n = self.saved[id(node.out)]  # what the traced forward saved, as a tensor
+            if arr is node.out:
+                out = Tensor._wrap(arr)
+                self._know(out, n)
         result = []
         for i in node.needs:
             vop = _vjp_op(node.op, i)
