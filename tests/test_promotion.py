@@ -15,7 +15,17 @@ import torch
 
 import retrograd as rg
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 1 / 0 on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+@pytest.fixture(autouse=True)
+def _torch_default_float32():
+    """Both libraries with float32 as the default float dtype (another test module may have
+    changed torch's)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    yield
+    torch.set_default_dtype(old)  # 1 / 0 on purpose
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 KINDS = ["tensor", "0-d", "scalar"]

@@ -19,6 +19,16 @@ import retrograd.nn.functional as F
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
+
+@pytest.fixture(autouse=True)
+def _torch_default_float32():
+    """Both libraries with float32 as the default float dtype (another test module may have
+    changed torch's)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    yield
+    torch.set_default_dtype(old)
+
 DTYPES = [(np.float32, torch.float32), (np.float64, torch.float64)]
 
 
