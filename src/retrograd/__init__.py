@@ -11,6 +11,7 @@ from . import (
     autograd,
     data,
     distributed,
+    distributions,
     func,
     methods,  # completes Tensor: operators and op methods  # noqa: I001
     nn,

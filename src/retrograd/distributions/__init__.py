@@ -1,0 +1,28 @@
+"""`rg.distributions`: PyTorch's `torch.distributions` names and constructor arguments.
+
+    import retrograd as rg
+    mu = rg.tensor(0.5, requires_grad=True)
+    d = rg.distributions.Normal(mu, 2.0)
+    d.log_prob(rg.tensor([0.1, 1.3])).sum().backward()   # d/dmu of the log-likelihood
+    x = d.rsample((100,))                                   # reparameterised draws
+
+`log_prob`, `cdf`, `icdf`, `entropy` and the moments are differentiable in the
+parameters and in the value; `rsample` (Normal, MultivariateNormal, Uniform,
+Exponential, Laplace) in the parameters. Gamma, Chi2, Beta, Dirichlet, StudentT,
+Poisson, Bernoulli and Categorical draw with `sample` only (their `rsample` raises).
+With `validate_args` (on by default, as in PyTorch) an invalid parameter or value
+raises ValueError naming it. Some functions (`gammaln`, `digamma`, `gammainc`) need
+SciPy: `pip install 'retrograd[special]'`.
+"""
+
+from .continuous import Beta, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
+from .discrete import Bernoulli, Categorical, Poisson
+from .distribution import Distribution
+from .kl import kl_divergence, register_kl
+from .multivariate import Dirichlet, MultivariateNormal
+
+__all__ = [
+    "Distribution", "Normal", "MultivariateNormal", "StudentT", "Poisson", "Beta", "Gamma",
+    "Chi2", "Dirichlet", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace",
+    "kl_divergence", "register_kl",
+]

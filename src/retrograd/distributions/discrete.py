@@ -1,0 +1,186 @@
+"""Discrete distributions: Poisson, Bernoulli and Categorical (the last two from `probs`
+or `logits`, exactly one of them, as in PyTorch)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import special
+from ..api._args import _t
+from ..api.activations import softplus
+from ..api.indexing import take_along_dim
+from ..api.reductions import logsumexp
+from ..creation import generator
+from ..tensor import Tensor
+from . import distribution as C
+from .distribution import Distribution, broadcast_all
+
+
+def _one_of(probs, logits, name: str):
+    if (probs is None) == (logits is None):
+        raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both")
+
+
+def _clamp_probs(p: Tensor) -> Tensor:
+    eps = float(np.finfo(p.data.dtype).eps)
+    return p.clamp(eps, 1 - eps)
+
+
+class Poisson(Distribution):
+    """The Poisson distribution with mean `rate`; differentiable in the rate."""
+
+    arg_constraints = {"rate": C.nonnegative}
+    support = C.nonnegative_integer
+
+    def __init__(self, rate, validate_args: bool | None = None):
+        (self.rate,) = broadcast_all(rate)
+        super().__init__(self.rate.shape, validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate.floor()
+
+    @property
+    def variance(self) -> Tensor:
+        return self.rate
+
+    def sample(self, sample_shape=()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        k = generator().poisson(np.broadcast_to(self.rate.data, shape))
+        return Tensor(k.astype(self.rate.data.dtype))
+
+    def log_prob(self, value) -> Tensor:
+        value = self._validate_sample(value)
+        value = value if value.data.dtype.kind == "f" else value.to(self.rate.data.dtype)
+        return special.xlogy(value, self.rate) - self.rate - special.gammaln(value + 1)
+
+
+class Bernoulli(Distribution):
+    """The Bernoulli distribution on {0, 1}, from `probs` (of 1) or `logits`."""
+
+    arg_constraints = {"probs": C.unit_interval, "logits": C.real}
+    support = C.boolean
+
+    def __init__(self, probs=None, logits=None, validate_args: bool | None = None):
+        _one_of(probs, logits, "Bernoulli")
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+            self.__dict__["logits"] = None
+            param = self.probs
+        else:
+            (self.logits,) = broadcast_all(logits)
+            self.__dict__["probs"] = None
+            param = self.logits
+        self._param = param
+        super().__init__(param.shape, validate_args=validate_args)
+        if self.__dict__["probs"] is None:
+            self.probs = self.logits.sigmoid()
+        else:
+            p = _clamp_probs(self.probs)
+            self.logits = p.log() - (-p).log1p()
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        return (self.probs >= 0.5).to(self.probs.data.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        u = generator().random(shape)
+        return Tensor((u < np.broadcast_to(self.probs.data, shape)).astype(
+            self.probs.data.dtype))
+
+    def log_prob(self, value) -> Tensor:
+        value = self._validate_sample(value)
+        value = value if value.data.dtype.kind == "f" else value.to(self.logits.data.dtype)
+        return value * self.logits - softplus(self.logits)
+
+    def entropy(self) -> Tensor:
+        return softplus(self.logits) - self.probs * self.logits
+
+
+class _Categories(C.Constraint):
+    def __init__(self):
+        super().__init__("integer_interval [0, num_categories - 1]",
+                         lambda a, d: (a >= 0) & (a < d._num_events) & (np.floor(a) == a))
+
+
+class Categorical(Distribution):
+    """A distribution over {0, ..., K - 1} from `probs` (normalised along the last
+    dimension) or `logits` (unnormalised log-probabilities)."""
+
+    arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
+    support = _Categories()
+
+    def __init__(self, probs=None, logits=None, validate_args: bool | None = None):
+        _one_of(probs, logits, "Categorical")
+        if probs is not None:
+            p = _t(probs)
+            if p.ndim < 1:
+                raise ValueError("Categorical: `probs` must have at least one dimension")
+            (p,) = broadcast_all(p)
+            self.probs = p / p.sum(-1, keepdim=True)
+            self.__dict__["logits"] = None
+            param = self.probs
+        else:
+            lg = _t(logits)
+            if lg.ndim < 1:
+                raise ValueError("Categorical: `logits` must have at least one dimension")
+            (lg,) = broadcast_all(lg)
+            self.logits = lg - logsumexp(lg, -1, keepdim=True)
+            self.__dict__["probs"] = None
+            param = self.logits
+        self._num_events = param.shape[-1]
+        super().__init__(param.shape[:-1], validate_args=validate_args)
+        if self.__dict__["probs"] is None:
+            self.probs = self.logits.softmax(-1)
+        else:
+            self.logits = _clamp_probs(self.probs).log()
+
+    @property
+    def param_shape(self) -> tuple:
+        return self.probs.shape
+
+    @property
+    def mean(self) -> Tensor:
+        return Tensor(np.full(self._batch_shape, np.nan, self.probs.data.dtype))
+
+    @property
+    def mode(self) -> Tensor:
+        return self.probs.argmax(-1)
+
+    @property
+    def variance(self) -> Tensor:
+        return Tensor(np.full(self._batch_shape, np.nan, self.probs.data.dtype))
+
+    def sample(self, sample_shape=()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        p = self.probs.data
+        cdf = np.cumsum(p, -1)
+        cdf = cdf / cdf[..., -1:]
+        u = generator().random(shape + (1,))
+        k = (np.broadcast_to(cdf, shape + (p.shape[-1],)) <= u).sum(-1)
+        return Tensor(np.minimum(k, p.shape[-1] - 1).astype(np.int64))
+
+    def log_prob(self, value) -> Tensor:
+        value = self._validate_sample(value)
+        idx = value.data.astype(np.int64)[..., None]
+        shape = np.broadcast_shapes(idx.shape, self.logits.shape[:-1] + (1,))
+        logits = self.logits.expand(*(shape[:-1] + (self._num_events,)))
+        return take_along_dim(logits, Tensor(np.broadcast_to(idx, shape).copy()), -1)[..., 0]
+
+    def entropy(self) -> Tensor:
+        lo = float(np.finfo(self.logits.data.dtype).min)
+        return -(self.logits.clamp(min=lo) * self.probs).sum(-1)
+

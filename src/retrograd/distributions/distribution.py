@@ -1,0 +1,211 @@
+"""The base class of `rg.distributions` and the checks behind `validate_args`.
+
+A distribution holds its parameters as tensors broadcast to one batch shape;
+`log_prob`, `cdf`, `entropy`, `mean`, ... are compositions of differentiable ops,
+so gradients flow to parameters and values in both modes and to every order.
+`rsample` draws with the reparameterisation trick (differentiable in the
+parameters); `sample` draws without a graph. Draws come from retrograd's global
+generator, so `rg.manual_seed` makes them reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..api._args import _t
+from ..dtypes import get_default_dtype
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+
+_VALIDATE_DEFAULT = [True]
+
+
+def _shape(sample_shape) -> tuple:
+    if isinstance(sample_shape, (int, np.integer)):
+        return (int(sample_shape),)
+    return tuple(int(s) for s in sample_shape)
+
+
+def broadcast_all(*values) -> tuple:
+    """The parameters as floating tensors of one dtype, broadcast to one shape (Python
+    numbers take the tensors' dtype, or the default dtype when there is no tensor)."""
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    floats = [t.data.dtype for t in tensors if t.data.dtype.kind == "f"]
+    dtype = np.result_type(*floats) if floats else np.dtype(get_default_dtype())
+    out = []
+    for v in values:
+        t = _t(v) if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=dtype))
+        out.append(t if t.data.dtype == dtype else t.to(dtype))
+    shape = np.broadcast_shapes(*(t.shape for t in out))
+    return tuple(t if t.shape == shape else t.expand(*shape) for t in out)
+
+
+class Distribution:
+    """PyTorch's `torch.distributions.Distribution`: shapes, validation, sampling."""
+
+    has_rsample = False
+    arg_constraints: dict = {}
+    support = None
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args: bool | None = None):
+        self._batch_shape = tuple(batch_shape)
+        self._event_shape = tuple(event_shape)
+        self._validate_args = _VALIDATE_DEFAULT[0] if validate_args is None else \
+            bool(validate_args)
+        if self._validate_args:
+            for name, constraint in self.arg_constraints.items():
+                if name not in self.__dict__ and name not in ("probs", "logits"):
+                    continue
+                value = self.__dict__.get(name)
+                if value is None:
+                    continue
+                constraint.check_param(value, name, self)
+
+    @staticmethod
+    def set_default_validate_args(value: bool) -> None:
+        """Whether distributions check their parameters and values by default."""
+        _VALIDATE_DEFAULT[0] = bool(value)
+
+    @property
+    def batch_shape(self) -> tuple:
+        return self._batch_shape
+
+    @property
+    def event_shape(self) -> tuple:
+        return self._event_shape
+
+    def _extended_shape(self, sample_shape=()) -> tuple:
+        return _shape(sample_shape) + self._batch_shape + self._event_shape
+
+    def _dtype(self) -> np.dtype:
+        return next(v.data.dtype for v in self.__dict__.values() if isinstance(v, Tensor)
+                    and v.data.dtype.kind == "f")
+
+    def sample(self, sample_shape=()) -> Tensor:
+        """A draw of shape sample_shape + batch_shape + event_shape, outside any graph."""
+        with no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        """A reparameterised draw, differentiable in the parameters."""
+        raise NotImplementedError(f"{type(self).__name__} does not support rsample "
+                                  "(its samples are not reparameterisable here); use sample()")
+
+    def sample_n(self, n: int) -> Tensor:
+        return self.sample((n,))
+
+    def log_prob(self, value) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no log_prob")
+
+    def cdf(self, value) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no cdf")
+
+    def icdf(self, value) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no icdf")
+
+    def entropy(self) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no entropy")
+
+    def perplexity(self) -> Tensor:
+        return self.entropy().exp()
+
+    @property
+    def mean(self) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no mean")
+
+    @property
+    def mode(self) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no mode")
+
+    @property
+    def variance(self) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no variance")
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.variance.sqrt()
+
+    def _validate_sample(self, value) -> Tensor:
+        """`value` as a tensor; with validation on, a ValueError unless it lies in the
+        support and its trailing shape is the event shape."""
+        value = _t(value)
+        if not self._validate_args:
+            return value
+        n = len(self._event_shape)
+        if n and tuple(value.shape[-n:]) != self._event_shape:
+            raise ValueError(f"{type(self).__name__}: the value's trailing shape "
+                             f"{tuple(value.shape[-n:])} is not the event shape "
+                             f"{self._event_shape}")
+        try:
+            np.broadcast_shapes(value.shape, self._batch_shape + self._event_shape)
+        except ValueError:
+            raise ValueError(f"{type(self).__name__}: value of shape {value.shape} does not "
+                             f"broadcast with batch_shape + event_shape "
+                             f"{self._batch_shape + self._event_shape}") from None
+        if self.support is not None and not self.support.holds(value.data, self):
+            raise ValueError(f"Expected value argument of shape {value.shape} to be within the "
+                             f"support ({self.support}) of the distribution "
+                             f"{type(self).__name__}, but found invalid values")
+        return value
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}: {tuple(getattr(self, k).shape)}"
+                           for k in self.arg_constraints if k in self.__dict__
+                           and self.__dict__[k] is not None)
+        return f"{type(self).__name__}({params})"
+
+
+# ---------------------------------------------------------------- constraints
+
+class Constraint:
+    """A set a parameter or a value must lie in; `holds` tests an array elementwise."""
+
+    name = "constraint"
+    event_dim = 0
+
+    def __init__(self, name: str, test, event_dim: int = 0):
+        self.name = name
+        self._test = test
+        self.event_dim = event_dim
+
+    def holds(self, a: np.ndarray, dist=None) -> bool:
+        with np.errstate(invalid="ignore"):
+            return bool(np.all(self._test(np.asarray(a), dist)))
+
+    def check_param(self, value, name: str, dist) -> None:
+        data = value.data if isinstance(value, Tensor) else np.asarray(value)
+        if not self.holds(data, dist):
+            raise ValueError(f"Expected parameter {name} (Tensor of shape "
+                             f"{tuple(np.shape(data))}) of distribution "
+                             f"{type(dist).__name__} to satisfy the constraint {self.name}, "
+                             "but found invalid values")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _simplex(a, _):
+    return np.all(a >= 0, axis=-1) & (np.abs(a.sum(-1) - 1) < 1e-6)
+
+
+def _lower_cholesky(a, _):
+    lower = np.all(np.triu(a, 1) == 0, axis=(-2, -1))
+    return lower & np.all(np.diagonal(a, axis1=-2, axis2=-1) > 0, axis=-1)
+
+
+def _positive_definite(a, _):
+    sym = np.allclose(a, np.swapaxes(a, -1, -2), atol=1e-6)
+    return sym and np.all(np.linalg.eigvalsh(a) > 0)
+
+
+real = Constraint("real", lambda a, _: a == a)
+real_vector = Constraint("real_vector", lambda a, _: np.all(a == a, axis=-1), 1)
+positive = Constraint("positive", lambda a, _: a > 0)
+nonnegative = Constraint("nonnegative", lambda a, _: a >= 0)
+unit_interval = Constraint("unit_interval [0, 1]", lambda a, _: (a >= 0) & (a <= 1))
+boolean = Constraint("boolean {0, 1}", lambda a, _: (a == 0) | (a == 1))
+nonnegative_integer = Constraint("nonnegative_integer",
+                                 lambda a, _: (a >= 0) & (np.floor(a) == a))
+simplex = Constraint("simplex", _simplex, 1)
+lower_cholesky = Constraint("lower_cholesky", _lower_cholesky, 2)
+positive_definite = Constraint("positive_definite", _positive_definite, 2)
