@@ -1,4 +1,4 @@
-"""The `retrograd` command: the dispatcher of `train`, `graph` and `check`.
+"""The `retrograd` command: the dispatcher of `train`, `sample`, `graph` and `check`.
 
 Each subcommand is a module of this package with `add_parser(subparsers)`
 (its flags) and `run(args) -> int` (its work); the dispatcher only wires them
@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import check, graph, train
+from . import check, graph, sample, train
 from .errors import CommandFailed, UsageError
 from .options import Parser
 
 __all__ = ["main", "build_parser", "version", "COMMANDS"]
 
-COMMANDS = {"train": train, "graph": graph, "check": check}
+COMMANDS = {"train": train, "sample": sample, "graph": graph, "check": check}
 
 
 def version() -> str:

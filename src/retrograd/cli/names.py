@@ -39,7 +39,7 @@ __all__ = ["Names", "JIT_DEFAULT"]
 
 SPLIT_SEED = 0
 TEST_FRACTION = 0.1
-IGNORE = -1  # the target at padding
+IGNORE = -1  # the target at padding (as in models.names.encode)
 EVAL_CHUNK = 512
 N_EVALS = 20  # evaluations of the test loss along a run
 DECAY_AT = 0.8  # the learning rate is cut tenfold after this fraction of the steps
@@ -103,10 +103,7 @@ class Names:
 
     def loss(self, model: nn.Module, batch) -> Tensor:
         """Mean cross-entropy over the batch's real characters (padding ignored)."""
-        x, y = batch
-        logits = model(x)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1),
-                               ignore_index=IGNORE)
+        return M.loss(model, *batch)
 
     def split_loss(self, model: nn.Module, split: str) -> float:
         """Nats per character over a whole split (eval mode, no graph recorded)."""
@@ -158,6 +155,18 @@ class _Diverged(Exception):
     pass
 
 
+def _one_blas_thread() -> None:
+    """Run BLAS on one thread from here on: the products here are small (64-256 wide), and
+    threads waiting on each other cost more than they share, many times more on a busy
+    machine. Needs threadpoolctl (installed with scikit-learn); without it, nothing changes
+    (set OPENBLAS_NUM_THREADS=1 instead)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(1, user_api="blas")
+
+
 class _Run:
     """One training run of the names task and its run folder."""
 
@@ -189,13 +198,15 @@ class _Run:
         opt = optim.AdamW(model.parameters(), lr=cfg.lr, betas=BETAS, weight_decay=WEIGHT_DECAY)
 
         def train_step(x: Tensor, y: Tensor) -> Tensor:
-            loss = task.loss(model, (x, y))
+            # reads only the model and the optimizer (rg.jit guards all it can reach)
+            loss = M.loss(model, x, y)
             opt.zero_grad()
             loss.backward()
             opt.step()
             return loss
 
         step = jit(train_step) if cfg.jit else train_step
+        _one_blas_thread()
         t0, c0 = time.perf_counter(), time.process_time()
         bar = self.tqdm(total=cfg.steps, desc=f"{cfg.model}{' (jit)' if cfg.jit else ''}",
                         unit="step", file=sys.stderr, dynamic_ncols=True)

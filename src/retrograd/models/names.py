@@ -45,7 +45,7 @@ from retrograd.nn import functional as F
 
 __all__ = ["DataError", "Vocabulary", "read_items", "default_data", "split", "encode",
            "Bigram", "MLP", "RNN", "GRU", "CausalSelfAttention", "Block", "Transformer",
-           "MODELS", "build", "sample"]
+           "MODELS", "build", "loss", "sample"]
 
 
 # ---------------------------------------------------------------- the data
@@ -265,10 +265,17 @@ def build(name: str, vocab_size: int, context: int) -> nn.Module:
     return MODELS[name](vocab_size, context)
 
 
+def loss(model: nn.Module, x: rg.Tensor, y: rg.Tensor) -> rg.Tensor:
+    """Mean cross-entropy of `model`'s next-token logits for inputs `x` against targets `y`
+    (both (B, T)); targets -1 mark padding and are ignored."""
+    logits = model(x)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-1)
+
+
 def sample(model: nn.Module, n: int, context: int, *, temperature: float = 1.0,
            top_k: int | None = None, seed: int = 0) -> list[list[int]]:
     """`n` token sequences drawn from `model`, each starting after token 0 and ending before
-    the first 0 (or at `context - 1` tokens). Reproducible: only `seed` draws.
+    the first 0 (or at `context - 1` tokens); never empty. Reproducible: only `seed` draws.
 
     At each step the logits of the last position are divided by `temperature`
     (lower: safer, more common names), cut to the `top_k` best when given,
@@ -285,6 +292,8 @@ def sample(model: nn.Module, n: int, context: int, *, temperature: float = 1.0,
     with rg.no_grad():
         for _ in range(context - 1):
             logits = model(rg.tensor(idx)).numpy()[:, -1, :].astype(np.float64) / temperature
+            if idx.shape[1] == 1:
+                logits[:, 0] = -np.inf  # no empty names: the data has none
             if top_k is not None and top_k < logits.shape[1]:
                 kth = np.sort(logits, axis=1)[:, -top_k][:, None]
                 logits = np.where(logits < kth, -np.inf, logits)
