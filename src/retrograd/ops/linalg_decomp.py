@@ -103,7 +103,11 @@ logabsdet = defop(
     (lambda m, g, out, A: _col(m, g) * _mT(m, m.inv(A)),),
     (lambda m, t, out, A: _trace_solve(m, A, t),),
     fresh=True)
-slogdet_sign = defop("slogdet_sign", lambda A: np.linalg.slogdet(A)[0])
+slogdet_sign = defop(
+    "slogdet_sign", lambda A: np.linalg.slogdet(A)[0],
+    (lambda m, g, out, A: m.zeros_like(A),), (lambda m, t, out, A: m.zeros_like(out),),
+    reads=(), fresh=True)
+"""The sign of the determinant: piecewise constant, so its derivatives are zero."""
 
 
 # ---------------------------------------------------------------- solves
@@ -254,6 +258,13 @@ def _split_eigh(m, P, n):
     return w, V
 
 
+def _div0(m, num, den):
+    """num / den, and 0 where num is 0: a cotangent that is zero (eigvalsh, svdvals) stays
+    zero at repeated eigenvalues or zero singular values, where num / den alone is 0 / 0; a
+    non-zero one still gives inf or nan there, as in PyTorch."""
+    return m.where(num == 0, 0.0, num / den)
+
+
 def _gaps(m, w, n, dtype):
     """E_ij = w_j - w_i off the diagonal, 1 on it."""
     eye = np.eye(n, dtype=dtype)
@@ -267,7 +278,7 @@ def _eigh_vjp(m, g, out, A):
     w, V = _split_eigh(m, out, n)
     gw, gV = _split_eigh(m, g, n)
     VtgV = m.matmul(_mT(m, V), gV)
-    inner = (VtgV - _mT(m, VtgV)) * 0.5 / _gaps(m, w, n, A.dtype) * (1 - eye) \
+    inner = _div0(m, (VtgV - _mT(m, VtgV)) * 0.5, _gaps(m, w, n, A.dtype)) * (1 - eye) \
         + m.reshape(gw, shape=gw.shape + (1,)) * eye
     return m.matmul(m.matmul(V, inner), _mT(m, V))
 
@@ -327,13 +338,13 @@ def _svd_vjp(m, g, out, A):
     VtgV = VtgV - _mT(m, VtgV)
     S2 = S * S
     E = _row(m, S2) - _colv(m, S2) + eye
-    J = (UtgU * _row(m, S) + _colv(m, S) * VtgV) / E * (1 - eye) + _colv(m, gS) * eye
+    J = _div0(m, UtgU * _row(m, S) + _colv(m, S) * VtgV, E) * (1 - eye) + _colv(m, gS) * eye
     gA = m.matmul(m.matmul(U, J), _mT(m, V))
     if rows > k:  # (I - U U^T) gU S^-1 V^T
-        gUS = gU / _row(m, S)
+        gUS = _div0(m, gU, _row(m, S))
         gA = gA + m.matmul(gUS - m.matmul(U, m.matmul(_mT(m, U), gUS)), _mT(m, V))
     if cols > k:  # U S^-1 gV^T (I - V V^T)
-        gVS = gV / _row(m, S)
+        gVS = _div0(m, gV, _row(m, S))
         gA = gA + m.matmul(U, _mT(m, gVS - m.matmul(V, m.matmul(_mT(m, V), gVS))))
     return gA
 

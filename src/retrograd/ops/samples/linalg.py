@@ -79,6 +79,7 @@ def _matrix_exp(rng):
 
 SAMPLES = {
     "inv": _square_cases, "det": _square_cases, "logabsdet": _square_cases,
+    "slogdet_sign": lambda rng: [([-_well(rng, (3, 3))], {}), ([_well(rng, (2, 3, 3))], {})],
     "solve": _solve, "solve_triangular": _solve_triangular,
     "cholesky": lambda rng: _square_cases(rng, _spd), "eigh": _eigh, "svd": _svd, "qr": _qr,
     "pinv": _pinv, "matrix_exp": _matrix_exp,
