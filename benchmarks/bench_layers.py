@@ -285,6 +285,9 @@ def worker(lib: str, workload: str, threads: str, seconds: float, clock: str) ->
     if lib == "torch":
         import torch
         torch.set_num_threads(int(threads))
+    if lib == "numpy":  # the same glibc setting retrograd applies at import (keep freed
+        from retrograd._allocator import keep_freed_memory  # large blocks): a fair floor
+        keep_freed_memory()
     d = make_data(workload)
     step = numpy_step(workload, d) if lib == "numpy" else lib_step(lib, workload, d)
     if step is None:

@@ -139,8 +139,10 @@ def _conv_cols_t(cols, *, shape, kernel, dilation, padding):
     padded, chunk, shifts, tail = _geometry(shape, kernel, dilation, padding)
     size = math.prod(padded)
     cols = cols.reshape(c, len(shifts), n, chunk)
-    buf = np.zeros((c, n, size + tail), dtype=cols.dtype)
-    for j, s in enumerate(shifts):
+    buf = np.empty((c, n, size + tail), dtype=cols.dtype)
+    buf[:, :, :chunk] = cols[:, 0]  # offset 0 is shift 0: written, not added onto zeros
+    buf[:, :, chunk:] = 0
+    for j, s in enumerate(shifts[1:], 1):
         buf[:, :, s:s + chunk] += cols[:, j]
     inside = buf[:, :, :size].reshape((c, n) + padded)
     inside = inside[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
