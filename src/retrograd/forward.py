@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from . import batching, ops
+from .devices import as_result, namespace_of
 from .engine import TENSOR, apply
 from .grad_mode import state
 from .tensor import Tensor
@@ -120,8 +121,8 @@ class Stack:
             if pairs is None:
                 continue
             if lv.vmap:
-                fast = k == 0 and st.tracer is None and not (st.enabled and _any_grad(inputs,
-                                                                                       pairs))
+                fast = k == 0 and st.tracer is None and not (st.enabled and _batch_grad(inputs,
+                                                                                         pairs))
                 saved = st.forward
                 st.forward = self.outers[k]
                 try:
@@ -207,6 +208,19 @@ class Stack:
                 set_tangent(dst, value.detach(), lv)
 
 
+def _batch_grad(inputs, pairs) -> bool:
+    """Must a batching rule record its ops? Only if a value it computes with requires grad:
+    a batched value, or an input that has none (a batched input's own primal is not read)."""
+    for _, t in pairs:
+        if t.requires_grad:
+            return True
+    batched = [j for j, _ in pairs]
+    for j, x in enumerate(inputs):
+        if j not in batched and getattr(x, "requires_grad", False):
+            return True
+    return False
+
+
 def _any_grad(inputs, pairs) -> bool:
     for x in inputs:
         if getattr(x, "requires_grad", False):
@@ -249,14 +263,14 @@ def _tangent(op, inputs, attrs, out, pairs, lv, fast):
         acc = m.expand(acc, shape=shape)
     if acc.dtype != o.dtype:
         acc = m.cast(acc, dtype=o.dtype)
-    return Tensor._wrap(np.asarray(acc)) if fast else acc
+    return Tensor._wrap(as_result(acc)) if fast else acc
 
 
 def _function_tangents(cls, ctx, args, ts, outs, lv) -> list:
     full = []
     for a, t in zip(args, ts):
         if t is None and isinstance(a, Tensor) and a.dtype.kind in "fc":
-            t = Tensor._wrap(np.zeros(lv.batch + a.shape, dtype=a.dtype))
+            t = Tensor._wrap(namespace_of(a.data).zeros(lv.batch + a.shape, dtype=a.dtype))
         full.append(t)
     if not lv.batch:
         return _call_jvp(cls, ctx, full, outs)
