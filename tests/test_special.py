@@ -258,3 +258,18 @@ def test_missing_scipy_names_the_extra(monkeypatch):
     # the functions NumPy can compute need no SciPy
     np.testing.assert_allclose(S.ndtr(rg.tensor([0.0])).data, [0.5])
     np.testing.assert_allclose(S.sinc(rg.tensor([0.5])).data, [2 / math.pi], rtol=1e-6)
+
+
+def test_top_level_names_and_methods_match_torch():
+    a = np.array([0.3, 1.5, 2.5])
+    x, t = rg.tensor(a), torch.tensor(a)
+    for name in ("lgamma", "digamma", "i0", "sinc", "logit"):
+        np.testing.assert_allclose(getattr(rg, name)(x).data, getattr(torch, name)(t).numpy(),
+                                   rtol=1e-13)
+        np.testing.assert_allclose(getattr(x, name)().data, getattr(t, name)().numpy(),
+                                   rtol=1e-13)
+    np.testing.assert_allclose(x.polygamma(2).data, t.polygamma(2).numpy(), rtol=1e-13)
+    np.testing.assert_allclose(rg.mvlgamma(x + 1, 2).data, torch.mvlgamma(t + 1, 2).numpy(),
+                               rtol=1e-13)
+    np.testing.assert_allclose(rg.igamma(x, x).data, torch.igamma(t, t).numpy(), rtol=1e-13)
+    np.testing.assert_allclose(x.igammac(x).data, t.igammac(t).numpy(), rtol=1e-13)

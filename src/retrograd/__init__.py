@@ -211,7 +211,7 @@ from .api.numpy_style import (
     trapz,
     vstack,
 )
-from .special import sinc
+from .special import digamma, i0, igamma, igammac, lgamma, logit, mvlgamma, polygamma, sinc
 from .api.norms import cdist, norm, std_mean, var_mean, vector_norm
 from .api.complex import (
     angle,

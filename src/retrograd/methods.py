@@ -618,3 +618,10 @@ Tensor.nanmean = _numpy_style.nanmean
 Tensor.deg2rad = _numpy_style.deg2rad
 Tensor.rad2deg = _numpy_style.rad2deg
 Tensor.tensor_split = _numpy_style.tensor_split
+
+# Special functions as methods, as PyTorch has them (`special.py`).
+from . import special as _special  # noqa: E402
+
+for _name in ("lgamma digamma i0 sinc logit mvlgamma igamma igammac").split():
+    setattr(Tensor, _name, getattr(_special, _name))
+Tensor.polygamma = lambda self, n: _special.polygamma(n, self)

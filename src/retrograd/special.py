@@ -149,3 +149,10 @@ def log_softmax(input, dim: int, *, dtype=None) -> Tensor:
     """x - logsumexp(x) along `dim` (computed in `dtype` if given)."""
     x = _t(input)
     return _log_softmax(x if dtype is None else x.to(dtype), dim)
+
+
+# PyTorch's top-level spellings of the same functions (`torch.lgamma`, `torch.igamma`, ...).
+lgamma = gammaln
+mvlgamma = multigammaln
+igamma = gammainc
+igammac = gammaincc
