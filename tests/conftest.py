@@ -9,6 +9,7 @@ decide whether a test passes. A test may still ask for more or fewer examples
 with its own `@settings(max_examples=...)`.
 """
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -20,3 +21,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _default_dtypes_restored():
+    """Each test starts with the default dtypes (float32 in retrograd and in torch) and
+    leaves them so: a test module that changes one at import or in a test would
+    otherwise change every test collected after it."""
+    import numpy as np
+    import torch
+
+    import retrograd as rg
+
+    torch.set_default_dtype(torch.float32)
+    rg.set_default_dtype(np.float32)
+    yield
+    torch.set_default_dtype(torch.float32)
+    rg.set_default_dtype(np.float32)

@@ -17,7 +17,12 @@ from retrograd.cli.check import cases, check_op, op_fn
 from retrograd.engine import apply
 from retrograd.ops.samples import SAMPLES
 
-torch.set_default_dtype(torch.float64)
+
+@pytest.fixture(autouse=True)
+def _torch_float64():
+    """The reference computations here are float64, as are the samples."""
+    torch.set_default_dtype(torch.float64)
+    yield
 
 
 def _prod(x, axis=None, keepdims=False):
