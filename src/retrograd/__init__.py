@@ -285,6 +285,8 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .jit import jit
 from .serialization import load, save
 from .tensor import Tensor
+from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
+from .devices import device
 from .value import Value
 from . import fft, linalg  # noqa: I001  (rg.fft, rg.linalg; after methods)
 from .linalg import cholesky_solve, dot, inner, kron, outer, tensordot, trace

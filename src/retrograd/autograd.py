@@ -6,7 +6,7 @@ import weakref
 
 import numpy as np
 
-from . import engine, ops
+from . import devices, engine, ops
 from .grad_mode import detect_anomaly, enable_grad, no_grad, state
 from .tensor import Tensor, _initial_grad
 
@@ -54,7 +54,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             result.append(None)
             continue
         if not isinstance(g, Tensor):
-            g = np.asarray(g)
+            g = devices.as_result(g)
             g = Tensor._wrap(g if g.dtype == t.dtype else g.astype(t.dtype))
         result.append(g)
     return tuple(result)
@@ -152,14 +152,14 @@ class _FunctionOp:
 
     def backward(self, node, g, m, out=None):
         create = m is not ops.NUMPY  # create_graph, or a backward traced by rg.jit
-        gt = g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+        gt = g if isinstance(g, Tensor) else Tensor._wrap(devices.as_result(g))
         grads = [None] * self.n
         grads[self.index] = gt
         if self.ctx.materialize_grads:
             for k in range(self.n):
                 if grads[k] is None:
                     shape, dtype = self.out_meta[k]
-                    grads[k] = Tensor._wrap(np.zeros(shape, dtype))
+                    grads[k] = Tensor._wrap(devices.namespace_of(gt.data).zeros(shape, dtype))
         res = self.cls.backward(self.ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
@@ -172,7 +172,7 @@ class _FunctionOp:
             if r is None:
                 out.append(None)
                 continue
-            r = r if isinstance(r, Tensor) else Tensor(np.asarray(r))
+            r = r if isinstance(r, Tensor) else Tensor(devices.as_result(r))
             if r.shape != node.inputs[i].shape:
                 raise RuntimeError(f"{self.name}.backward returned a gradient of shape {r.shape} "
                                    f"for input {i} of shape {node.inputs[i].shape}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import devices
 from .dtypes import get_default_dtype
 from .grad_mode import state
 from .tensor import Tensor
@@ -12,17 +13,47 @@ _rng = [np.random.default_rng()]
 
 
 def manual_seed(seed: int) -> None:
-    """Make `rand`, `randn` (and layer initialisation) reproducible."""
+    """Make `rand`, `randn` (and layer initialisation, dropout) reproducible, on the host
+    and on every device."""
     _rng[0] = np.random.default_rng(seed)
+    devices.seed_all(seed)
 
 
-def generator() -> np.random.Generator:
-    """The generator behind `rand`/`randn`, for code that needs raw random numbers."""
+def generator(like=None, device=None):
+    """The generator behind `rand`/`randn`, for code that needs raw random numbers: the
+    host's (a `numpy.random.Generator`), or with `like` (an array) or `device` the one of
+    that device, which draws there with the same method names (`random`,
+    `standard_normal`, `uniform`, `normal`, `integers`, `permutation`)."""
     if state.tracer is not None:
         state.tracer.refuse_random()
     if state.forward is not None:  # rg.func.vmap: one draw would serve every batch element
         state.forward.check_random()
+    if like is not None and like.__class__ is not np.ndarray and devices.is_device_array(like):
+        return devices.rng_for(like)
+    if device is not None and devices.parse(device)[0] != "cpu":
+        return devices.rng_on(device)
     return _rng[0]
+
+
+def _create(device, make):
+    """`make(xp)` with the array module of `device` (NumPy for None or "cpu"), run on it."""
+    if device is None:
+        return make(np)
+    kind, index = devices.parse(device)
+    if kind == "cpu":
+        return make(np)
+    b = devices.backend(kind)
+    index = index or 0
+    if not 0 <= index < b.device_count():
+        raise RuntimeError(f"device '{kind}:{index}' does not exist: {b.device_count()} {kind} "
+                           "device(s) found")
+    with b.context(index):
+        return make(b.xp)
+
+
+def _moved(arr, device):
+    """A host array moved to `device` (None: left on the host)."""
+    return arr if device is None else devices.to(arr, device)
 
 
 def _shape(shape) -> tuple:
@@ -47,51 +78,71 @@ def _dt(dtype):
     return get_default_dtype() if dtype is None else np.dtype(dtype)
 
 
-def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
-    """Same as `Tensor(data, requires_grad, dtype)`."""
+def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
+    """Same as `Tensor(data, requires_grad, dtype)`, on `device` (default: where `data` is)."""
     t = Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    if device is not None:
+        t.data = devices.to(t.data, device)
     if state.tracer is not None:
         state.tracer.constant(t)
     return t
 
 
-def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(np.zeros(_shape(shape), dtype=_dt(dtype)), requires_grad)
+def zeros(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    shape, dt = _shape(shape), _dt(dtype)
+    return _make(_create(device, lambda xp: xp.zeros(shape, dtype=dt)), requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(np.ones(_shape(shape), dtype=_dt(dtype)), requires_grad)
+def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    shape, dt = _shape(shape), _dt(dtype)
+    return _make(_create(device, lambda xp: xp.ones(shape, dtype=dt)), requires_grad)
 
 
-def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(shape, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     if dtype is None:
         dtype = np.asarray(fill_value).dtype if not isinstance(fill_value, float) else None
         dtype = np.int64 if dtype is not None and dtype.kind in "iu" else dtype
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return _make(np.full(_shape(shape), fill_value, dtype=_dt(dtype)), requires_grad)
+    shape, dt = _shape(shape), _dt(dtype)
+    return _make(_create(device, lambda xp: xp.full(shape, fill_value, dtype=dt)),
+                 requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
-    data = t.data if isinstance(t, Tensor) else np.asarray(t)
-    return _make(np.zeros(data.shape, dtype=dtype or data.dtype), requires_grad)
+def _like_device(data, device):
+    """`device=` of a `*_like` function: the given one, else where `data` lives."""
+    return device if device is not None else (None if data.__class__ is np.ndarray
+                                              else devices.device_of(data))
 
 
-def ones_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
-    data = t.data if isinstance(t, Tensor) else np.asarray(t)
-    return _make(np.ones(data.shape, dtype=dtype or data.dtype), requires_grad)
+def zeros_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    data = _like(t)
+    dt = dtype or data.dtype
+    return _make(_create(_like_device(data, device), lambda xp: xp.zeros(data.shape, dtype=dt)),
+                 requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    data = _like(t)
+    dt = dtype or data.dtype
+    return _make(_create(_like_device(data, device), lambda xp: xp.ones(data.shape, dtype=dt)),
+                 requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
+           device=None) -> Tensor:
     if end is None:
         start, end = 0, start
     if step == 0:
         raise ValueError("arange(): step must not be zero")
     if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
         dtype = np.int64
-    return _make(np.arange(start, end, step, dtype=_dt(dtype)), requires_grad)
+    dt = _dt(dtype)
+    return _make(_create(device, lambda xp: xp.arange(start, end, step, dtype=dt)),
+                 requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
+def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
+             device=None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` (both included).
 
     With an integer dtype, as in PyTorch: `start` and `end` are first truncated to
@@ -104,32 +155,37 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) ->
     if dt == np.bool_:
         raise TypeError("linspace() does not support dtype bool")
     if dt.kind not in "iu":
-        return _make(np.linspace(start, end, steps, dtype=dt), requires_grad)
+        return _make(_create(device, lambda xp: xp.linspace(start, end, steps, dtype=dt)),
+                     requires_grad)
     lo, hi = float(int(start)), float(int(end))
     step = (hi - lo) / (steps - 1) if steps > 1 else 0.0
     i = np.arange(steps, dtype=np.float64)
     vals = np.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
     if steps == 1:
         vals = np.array([lo])
-    return _make(np.trunc(vals).astype(dt), requires_grad)
+    return _make(_moved(np.trunc(vals).astype(dt), device), requires_grad)
 
 
-def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
+def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
+        device=None) -> Tensor:
+    dt = _dt(dtype)
+    return _make(_create(device, lambda xp: xp.eye(n, m, dtype=dt)), requires_grad)
 
 
-def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+def rand(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _make(generator().random(_shape(shape)).astype(_dt(dtype)), requires_grad)
+    return _make(generator(device=device).random(_shape(shape)).astype(_dt(dtype)),
+                 requires_grad)
 
 
-def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+def randn(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Standard normal samples."""
-    return _make(generator().standard_normal(_shape(shape)).astype(_dt(dtype)), requires_grad)
+    return _make(generator(device=device).standard_normal(_shape(shape)).astype(_dt(dtype)),
+                 requires_grad)
 
 
 def randint(low: int = 0, high=None, size=None, dtype=None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool = False, device=None) -> Tensor:
     """Integers in [low, high) of shape `size`; `randint(high, size)` as in PyTorch."""
     if size is None:
         if high is None:
@@ -141,7 +197,7 @@ def randint(low: int = 0, high=None, size=None, dtype=None,
     if high <= low:
         raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
     size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    return _make(generator().integers(low, high, size=_shape(size)).astype(
+    return _make(generator(device=device).integers(low, high, size=_shape(size)).astype(
         dtype or np.int64), requires_grad)
 
 
@@ -151,20 +207,21 @@ def _like(t) -> np.ndarray:
     return t.data if isinstance(t, Tensor) else np.asarray(t)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full_like(t, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """`fill_value` in `t`'s shape and (unless given) dtype."""
     data = _like(t)
-    return _make(np.full(data.shape, fill_value, dtype=dtype or data.dtype), requires_grad)
+    dt = dtype or data.dtype
+    return _make(_create(_like_device(data, device),
+                         lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
 
 
-def empty(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+def empty(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Uninitialised memory (zeros here: NumPy's empty would leak old values into results)."""
-    return _make(np.zeros(_shape(shape), dtype=_dt(dtype)), requires_grad)
+    return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device)
 
 
-def empty_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
-    data = _like(t)
-    return _make(np.zeros(data.shape, dtype=dtype or data.dtype), requires_grad)
+def empty_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    return zeros_like(t, dtype=dtype, requires_grad=requires_grad, device=device)
 
 
 def _float_like(t, dtype, fn: str) -> tuple:
@@ -175,37 +232,45 @@ def _float_like(t, dtype, fn: str) -> tuple:
     return data.shape, dt
 
 
-def rand_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+def rand_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Uniform [0, 1) samples in `t`'s shape and dtype."""
     shape, dt = _float_like(t, dtype, "rand_like")
-    return _make(generator().random(shape).astype(dt), requires_grad)
+    dev = _like_device(_like(t), device)
+    return _make(generator(device=dev).random(shape).astype(dt), requires_grad)
 
 
-def randn_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+def randn_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Standard normal samples in `t`'s shape and dtype."""
     shape, dt = _float_like(t, dtype, "randn_like")
-    return _make(generator().standard_normal(shape).astype(dt), requires_grad)
+    dev = _like_device(_like(t), device)
+    return _make(generator(device=dev).standard_normal(shape).astype(dt), requires_grad)
 
 
-def randint_like(t, low: int = 0, high: int | None = None, dtype=None) -> Tensor:
+def randint_like(t, low: int = 0, high: int | None = None, dtype=None, device=None) -> Tensor:
     """Integers in [low, high) in `t`'s shape (and dtype); `randint_like(t, high)` too."""
     if high is None:
         low, high = 0, low
     data = _like(t)
-    return randint(low, high, data.shape, dtype=dtype or data.dtype)
+    return randint(low, high, data.shape, dtype=dtype or data.dtype,
+                   device=_like_device(data, device))
 
 
-def randperm(n: int, dtype=None, requires_grad: bool = False) -> Tensor:
+def randperm(n: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A random permutation of 0 .. n-1 (int64)."""
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
-    return _make(generator().permutation(int(n)).astype(dtype or np.int64), requires_grad)
+    return _make(generator(device=device).permutation(int(n)).astype(dtype or np.int64),
+                 requires_grad)
 
 
 def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     """Draw `num_samples` category indices per row from the (unnormalised, non-negative)
-    weights `input`, (C,) or (N, C); without replacement each index appears at most once."""
-    w = np.asarray(_like(input), dtype=np.float64)
+    weights `input`, (C,) or (N, C); without replacement each index appears at most once.
+    On a device the draw is made on the host (one row at a time, as here) and the indices
+    moved back."""
+    data = _like(input)
+    dev = None if data.__class__ is np.ndarray else devices.device_of(data)
+    w = np.asarray(devices.host(data), dtype=np.float64)
     if w.ndim not in (1, 2):
         raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {w.shape}")
     if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
@@ -223,4 +288,4 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     out = np.empty((len(rows), num_samples), dtype=np.int64)
     for i, (r, s) in enumerate(zip(rows, sums)):
         out[i] = rng.choice(len(r), size=num_samples, replace=replacement, p=r / s)
-    return _make(out.reshape(w.shape[:-1] + (num_samples,)), False)
+    return _make(_moved(out.reshape(w.shape[:-1] + (num_samples,)), dev), False)

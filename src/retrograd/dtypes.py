@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import devices
+
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)
@@ -47,6 +49,8 @@ def as_array(data, dtype=None) -> np.ndarray:
     Python floats become the default dtype, ints int64 and bools bool; NumPy
     arrays keep their dtype unless `dtype` is given.
     """
+    if data.__class__ is not np.ndarray and devices.is_device_array(data):
+        return data.astype(np.dtype(dtype)) if dtype is not None else data  # as CuPy holds it
     if dtype is not None:
         return np.array(data, dtype=np.dtype(dtype))
     if isinstance(data, np.ndarray):

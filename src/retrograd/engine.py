@@ -18,8 +18,9 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import attrgetter
 
-from numpy import asarray, ndarray
+from numpy import ndarray
 
+from .devices import as_result, mixed_error
 from .grad_mode import state
 from .primitive import NUMPY, OPS, sum_to
 from .tensor import Tensor
@@ -91,12 +92,16 @@ def apply(op, *inputs, **attrs):
         datas = tuple(datas)
     st = state
     saved = None
-    if op.saving is not None and needs is not None and st.enabled:
-        out, saved = op.saving(*datas, **attrs)
-    else:
-        out = op.forward(*datas, **attrs)
+    try:
+        if op.saving is not None and needs is not None and st.enabled:
+            out, saved = op.saving(*datas, **attrs)
+        else:
+            out = op.forward(*datas, **attrs)
+    except Exception:
+        mixed_error(op.name, datas)  # tensors on two devices: say so (free until an error)
+        raise
     if out.__class__ is not ndarray:
-        out = asarray(out)
+        out = as_result(out)
     t = _wrap(out)
     if needs is not None and st.enabled and out.dtype.kind in "fc":  # ints, bools: no grad
         _record(op, t, inputs, datas, attrs, needs)
@@ -116,7 +121,7 @@ def apply1(op, x):
     xd = x.data
     out = op.forward(xd)
     if out.__class__ is not ndarray:
-        out = asarray(out)
+        out = as_result(out)
     t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
     t.data = out
     t.grad = t._vc = t._hooks = t._fw = None
@@ -169,9 +174,13 @@ def apply2(op, x, y):
         yd = y
         yr = False
         yv = None
-    out = op.forward(xd, yd)
+    try:
+        out = op.forward(xd, yd)
+    except Exception:
+        mixed_error(op.name, (xd, yd))  # operands on two devices: say so
+        raise
     if out.__class__ is not ndarray:
-        out = asarray(out)
+        out = as_result(out)
     t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
     t.data = out
     t.grad = t._vc = t._hooks = t._fw = None
@@ -485,15 +494,15 @@ def _add(table, key, g) -> None:
 
 
 def _as_tensor(g):
-    return g if isinstance(g, Tensor) else _wrap(asarray(g))
+    return g if isinstance(g, Tensor) else _wrap(as_result(g))
 
 
 def _run_hooks(hooks, g, tensors: bool):
     for hook in hooks:
         new = hook(_as_tensor(g))
         if new is not None:
-            g = _as_tensor(new) if tensors else asarray(new.data if isinstance(new, Tensor)
-                                                        else new)
+            g = _as_tensor(new) if tensors else as_result(new.data if isinstance(new, Tensor)
+                                                          else new)
     return g
 
 
@@ -504,7 +513,7 @@ def _accumulate_grad(t, g) -> None:
         t.grad = apply(OPS["cast"], g, dtype=t.dtype) if old is None else old + g
         return
     if not isinstance(g, Tensor):
-        g = asarray(g)
+        g = as_result(g)
         if g.dtype != t.data.dtype:
             g = g.astype(t.data.dtype)
         if g.shape != t.data.shape:
@@ -546,9 +555,9 @@ def _check_finite(node, results) -> None:
     for k, gi in enumerate(results):
         if gi is None:
             continue
-        arr = gi.data if isinstance(gi, Tensor) else asarray(gi)
-        if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
-            bad = "nan" if np.any(np.isnan(arr)) else "inf"
+        arr = gi.data if isinstance(gi, Tensor) else as_result(gi)
+        if arr.dtype.kind in "fc" and not bool(np.all(np.isfinite(arr))):
+            bad = "nan" if bool(np.any(np.isnan(arr))) else "inf"
             raise RuntimeError(
                 f"Function '{node.op.name}' returned {bad} values in its gradient for input "
                 f"{node.needs[k]} (detected by detect_anomaly)"

@@ -38,6 +38,7 @@ import numpy as np
 
 from . import forward, ops
 from .autograd import grad as _autograd_grad
+from .devices import namespace_of
 from .engine import Node, apply
 from .grad_mode import enable_grad, state
 from .tensor import Tensor
@@ -172,7 +173,7 @@ def _needs_graph(xs, outs, caller_enabled: bool) -> bool:
 
 
 def _zeros(x: Tensor, batch: tuple = ()) -> Tensor:
-    return Tensor._wrap(np.zeros(batch + x.shape, dtype=x.dtype))
+    return Tensor._wrap(namespace_of(x.data).zeros(batch + x.shape, dtype=x.dtype))
 
 
 def _grads(outs, cots, diffs, create_graph: bool) -> list[Tensor]:
@@ -390,7 +391,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
             with forward.level(batch) as lv:
                 call = list(args)
                 for k, (i, x) in enumerate(zip(nums, xs)):
-                    seed = np.zeros((b - a, sizes[k]), dtype=x.dtype)
+                    seed = namespace_of(x.data).zeros((b - a, sizes[k]), dtype=x.dtype)
                     lo, hi = max(a, offs[k]), min(b, offs[k + 1])
                     if lo < hi:
                         np.fill_diagonal(seed[lo - a:hi - a, lo - offs[k]:hi - offs[k]], 1)
@@ -455,7 +456,7 @@ def _jacrev_loop(outs, diffs, offs, m, cg) -> list[Tensor]:
     per_input = [[] for _ in diffs]
     for o in outs:
         for e in range(o.data.size):
-            seed = np.zeros(o.shape, dtype=o.dtype)
+            seed = namespace_of(o.data).zeros(o.shape, dtype=o.dtype)
             seed.reshape(-1)[e] = 1
             gs = _grads([o], [Tensor._wrap(seed)], diffs, cg)
             for k, g in enumerate(gs):
@@ -472,7 +473,7 @@ def _jacrev_batched(outs, diffs, offs, m, chunk_size) -> list[Tensor]:
         for k, o in enumerate(outs):
             lo, hi = max(a, offs[k]), min(b, offs[k + 1])
             if lo < hi:  # outputs with no row in this chunk get no cotangent at all
-                seed = np.zeros((b - a, o.data.size), dtype=o.dtype)
+                seed = namespace_of(o.data).zeros((b - a, o.data.size), dtype=o.dtype)
                 np.fill_diagonal(seed[lo - a:hi - a, lo - offs[k]:hi - offs[k]], 1)
                 live.append(o)
                 seeds.append(Tensor._wrap(seed.reshape((b - a,) + o.shape)))

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import api as F
 from . import creation as _creation
-from . import engine, ops
+from . import devices, engine, ops
 from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import promote
@@ -38,8 +38,13 @@ def _binop(op, reflected=False, true_div=False):
         else:
             consts = None
             if other.__class__ is float or other.__class__ is int:
-                dt = self.data.dtype
-                consts = _F32_CONSTS if dt is _F32 else _CONSTS.get(dt)
+                d = self.data
+                dt = d.dtype
+                if d.__class__ is _ND or not devices.is_device_array(d):
+                    consts = _F32_CONSTS if dt is _F32 else _CONSTS.get(dt)
+                elif dt in _CONSTS:  # a device array: the constant lives on its device
+                    other = devices.const(d, other, dt)
+                    return apply2(op, other, self) if reflected else apply2(op, self, other)
             if consts is not None:
                 c = consts.get(other)
                 other = _const(consts, other, dt) if c is None else c
@@ -59,6 +64,7 @@ def _binop(op, reflected=False, true_div=False):
 # a 0-d array about twice as fast as with a number or a NumPy scalar, in the forward and
 # again in the backward rule that reads it.
 _F32 = np.dtype(np.float32)
+_ND = np.ndarray
 _CONSTS: dict = {np.dtype(t): {} for t in (np.float16, np.float32, np.float64)}
 _F32_CONSTS = _CONSTS[_F32]
 
@@ -117,16 +123,36 @@ class _Methods:
     def mT(self) -> Tensor:
         return F.transpose(self, -2, -1)
 
-    def to(self, dtype) -> Tensor:
-        """A copy converted to `dtype` (differentiable between float dtypes)."""
+    def to(self, *args, **kwargs) -> Tensor:
+        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)` (other's device and
+        dtype), or by keyword: a copy on that device in that dtype (differentiable between
+        devices and between float dtypes), or self when nothing changes."""
+        if len(args) == 1 and not kwargs and _is_dtype(args[0]):
+            return _to_dtype(self, args[0])
+        target, dtype = _to_args(args, kwargs)
+        t = self
+        if target is not None and target != self.device:
+            t = apply(ops.to_device, t, device=target, src=self.device)
+        return t if dtype is None else _to_dtype(t, dtype)
+
+    def cpu(self) -> Tensor:
+        """This tensor on the host (self if it is there)."""
+        return self if self.data.__class__ is np.ndarray else self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        """This tensor on CUDA device `device` (default: the current one, 0)."""
+        return self.to(devices.device("cuda", device))
+
+    def astype(self, dtype) -> Tensor:
+        return _to_dtype(self, dtype)
+
+    def _to_dtype(self, dtype) -> Tensor:
         dtype = np.dtype(dtype)
         if dtype == self.data.dtype:
             return self
         if self.requires_grad and not is_float(dtype) and state.tracer is None:
             return Tensor._wrap(self.data.astype(dtype))
         return apply(ops.cast, self, dtype=dtype)
-
-    astype = to
 
     def float(self) -> Tensor:
         return self.to(np.float32)
@@ -238,7 +264,7 @@ class _Methods:
 
     def __getitem__(self, idx):
         try:
-            idx = _index(idx, self.shape)
+            idx = _index(idx, self.shape, self.data)
             out = apply(ops.getitem, self, idx=idx)
         except IndexError as e:
             raise IndexError(f"index {idx!r} is invalid for a tensor of shape {self.shape}: "
@@ -250,12 +276,13 @@ class _Methods:
         return out
 
     def __setitem__(self, idx, value) -> None:
-        idx = _index(idx, self.shape)
+        idx = _index(idx, self.shape, self.data)
         perm = _torch_order(idx, self.ndim) if idx.__class__ is tuple else None
         if perm is not None and not isinstance(value, (bool, int, float, complex, np.generic)):
             # the value is laid out in PyTorch's order: move it to NumPy's for the write
             value = value if isinstance(value, Tensor) else Tensor(value)
-            shape = np.broadcast_to(np.empty((), np.bool_), self.shape)[idx].shape
+            host_idx = tuple(devices.host(i) if devices.is_device_array(i) else i for i in idx)
+            shape = np.broadcast_to(np.empty((), np.bool_), self.shape)[host_idx].shape
             torch_shape = tuple(shape[a] for a in perm)
             value = apply(ops.permute, F.expand(value, *torch_shape), axes=_inverse(perm))
         try:
@@ -275,6 +302,11 @@ class _Methods:
         """
         if isinstance(other, (list, tuple, np.ndarray)):
             other = Tensor(other)
+            if self.data.__class__ is not _ND:  # host values written into a device tensor
+                other = Tensor._wrap(devices.to(other.data, self.device))
+        elif op is ops.setitem and isinstance(other, Tensor) \
+                and other.data.__class__ is not self.data.__class__ and other.device != self.device:
+            other = other.to(self.device)  # an assignment copies across devices (copy_)
         if op is not ops.setitem:
             if op is ops.sub and (_is_bool(self) or _is_bool(other)):
                 raise TypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "
@@ -313,12 +345,12 @@ class _Methods:
         else:
             x, other_data = self.data, other.data if isinstance(other, Tensor) else other
             if op is not ops.setitem:
-                x, other_data = (_array_as(a, res) for a in (x, other_data))
+                x, other_data = (_array_as(a, res, x) for a in (x, other_data))
             new = op.forward(x, other_data, **attrs)
         if np.shape(new) != self.data.shape:
             raise InplaceShapeError(f"in-place '{op.name}': output with shape {self.shape} "
                                     f"doesn't match the broadcast shape {np.shape(new)}")
-        if not self.data.flags.writeable:
+        if not getattr(self.data.flags, "writeable", True):
             raise RuntimeError(f"in-place '{op.name}' on a tensor whose data is a read-only "
                                "view (e.g. from expand); clone() it first")
         if state.tracer is not None:
@@ -369,6 +401,8 @@ class _Methods:
 
     def copy_(self, src) -> Tensor:
         src = src if isinstance(src, Tensor) else Tensor(src)
+        if src.data.__class__ is not self.data.__class__ and src.device != self.device:
+            src = src.to(self.device)  # copy_ copies between devices, as in PyTorch
         try:
             np.broadcast_shapes(src.shape, self.shape)
         except ValueError:
@@ -381,11 +415,12 @@ def _data(x):
     return x.data if isinstance(x, Tensor) else x
 
 
-def _array_as(x, dtype):
-    """An in-place op's operand (array or scalar) in the result dtype."""
-    if isinstance(x, np.ndarray):
+def _array_as(x, dtype, ref):
+    """An in-place op's operand (array or scalar) in the result dtype, on `ref`'s device."""
+    if isinstance(x, np.ndarray) or devices.is_device_array(x):
         return x if x.dtype == dtype else x.astype(dtype)
-    return scalar_array(x, dtype)
+    c = scalar_array(x, dtype)
+    return c if ref.__class__ is _ND else devices.like(c, ref)
 
 
 def _bitwise(name, x, other):
@@ -416,11 +451,11 @@ def _torch_order(idx: tuple, ndim: int):
     """
     ints = [k for k, i in enumerate(idx) if isinstance(i, (int, np.integer))
             and not isinstance(i, (bool, np.bool_))]
-    arrays = [k for k, i in enumerate(idx) if isinstance(i, np.ndarray)]
+    arrays = [k for k, i in enumerate(idx) if _is_array(i)]
     if not ints or not arrays:
         return None
     consumed = sum(0 if i is None or i is Ellipsis else
-                   i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+                   i.ndim if _is_array(i) and i.dtype == np.bool_ else 1
                    for i in idx)
     made = [1 if i is None or isinstance(i, slice) else
             ndim - consumed if i is Ellipsis else 0 for i in idx]  # basic dims per item
@@ -443,8 +478,13 @@ def _torch_order(idx: tuple, ndim: int):
     return tuple(rest[:torch_pos] + block + rest[torch_pos:])
 
 
-def _index(idx, shape):
-    """Turn tensors and lists inside an index into NumPy arrays, and check bounds."""
+def _is_array(i) -> bool:
+    return isinstance(i, np.ndarray) or devices.is_device_array(i)
+
+
+def _index(idx, shape, ref=None):
+    """Turn tensors and lists inside an index into arrays (on `ref`'s device), and check
+    bounds."""
     items = idx if isinstance(idx, tuple) else (idx,)
     out = []
     for i in items:
@@ -464,6 +504,8 @@ def _index(idx, shape):
         if isinstance(i, np.ndarray) and i.dtype.kind not in "iub":
             raise IndexError(f"arrays used as indices must be integer or bool, got {i.dtype}")
         out.append(i)
+    if ref is not None and ref.__class__ is not _ND:  # a device tensor: indices go there too
+        out = [devices.like(i, ref) if isinstance(i, np.ndarray) else i for i in out]
     return tuple(out) if isinstance(idx, tuple) else out[0]
 
 
@@ -560,7 +602,10 @@ Tensor.__irshift__ = _inplace_method("right_shift", integer=True)
 
 # Conversions, bitcasts, norms and sampling (PyTorch's names).
 def _is_dtype(v) -> bool:
-    return isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic))
+    if isinstance(v, str):
+        return not _is_device(v)
+    return isinstance(v, np.dtype) or (isinstance(v, type) and (issubclass(v, np.generic) or
+                                                                v in (float, int, bool, complex)))
 
 
 def _view(self, *shape) -> Tensor:
@@ -583,6 +628,36 @@ def _view(self, *shape) -> Tensor:
     return F.reshape(self, *shape)
 
 
+def _to_args(args, kwargs):
+    """(device or None, dtype or None) from `to`'s arguments, PyTorch's forms."""
+    target = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword argument(s) {', '.join(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            target, dtype = a.device, a.dtype if dtype is None else dtype
+        elif _is_dtype(a):
+            dtype = a
+        elif a is not None:
+            target = a
+    if target is not None:
+        target = devices.device(target)
+    return target, dtype
+
+
+def _is_device(a) -> bool:
+    if isinstance(a, devices.device):
+        return True
+    if isinstance(a, str):
+        return a.split(":")[0] in ("cpu", "cuda") or a.split(":")[0] in devices._BY_NAME
+    return hasattr(a, "type") and hasattr(a, "index")
+
+
+Tensor._to_dtype = _Methods._to_dtype
+_to_dtype = _Methods._to_dtype
 Tensor.view = _view
 Tensor.int = lambda self: self.to(np.int32)
 Tensor.half = lambda self: self.to(np.float16)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from . import devices
 from .tensor import Tensor
 
 __all__ = ["save", "load", "CheckpointError"]
@@ -63,7 +64,7 @@ class _Encoder:
         if isinstance(obj, (int, float)) and not isinstance(obj, np.generic):
             return obj
         if isinstance(obj, Tensor):
-            return {"tensor": self._array(obj.data, where)}
+            return {"tensor": self._array(devices.host(obj.data), where)}  # device: copied
         if isinstance(obj, np.ndarray):
             return {"ndarray": self._array(obj, where)}
         if isinstance(obj, np.generic):
@@ -255,8 +256,9 @@ def _sniff(head: bytes, where: str) -> None:
                 "truncated, corrupted or of another format, and is never unpickled)")
 
 
-def load(path) -> Any:
-    """Read a checkpoint written by `rg.save`; arrays saved as Tensors come back as Tensors.
+def load(path, map_location=None) -> Any:
+    """Read a checkpoint written by `rg.save`; arrays saved as Tensors come back as Tensors,
+    on the host or, with `map_location` ("cpu", "cuda:0"), on that device.
 
     Never executes code from the file. Raises `CheckpointError` (a ValueError)
     for anything that is not an intact retrograd checkpoint, and the usual
@@ -294,7 +296,6 @@ def load(path) -> Any:
             extra = names - dec.used - {_META}
             if extra:
                 raise _fail(where, f"unexpected entries {sorted(extra)[:5]} in the archive")
-            return obj
     except CheckpointError:
         raise
     except zipfile.BadZipFile as e:
@@ -304,3 +305,18 @@ def load(path) -> Any:
         raise _fail(where, f"corrupted checkpoint ({type(e).__name__}: {e})") from None
     except Exception as e:  # noqa: BLE001 - zlib.error, struct.error and the like
         raise _fail(where, f"corrupted checkpoint ({type(e).__name__}: {e})") from None
+    if map_location is not None:
+        obj = _mapped(obj, devices.device(map_location))
+    return obj
+
+
+def _mapped(obj, target):
+    """`obj` with every Tensor in it moved to device `target`."""
+    if isinstance(obj, Tensor):
+        return obj if obj.device == target else Tensor._wrap(devices.to(obj.data, target))
+    if isinstance(obj, dict):
+        return type(obj)((k, _mapped(v, target)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_mapped(v, target) for v in obj)
+    return obj
+

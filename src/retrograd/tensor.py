@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from . import devices
 from .dtypes import as_array, is_float
 from .grad_mode import state
 
@@ -126,8 +127,14 @@ class Tensor:
         return self.grad_fn is None
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> devices.device:
+        """Where the data lives: "cpu", or "cuda:N" for a CuPy array on GPU N."""
+        d = self.data
+        return devices.CPU if d.__class__ is np.ndarray else devices.device_of(d)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.data.__class__ is not np.ndarray and self.device.type == "cuda"
 
     @property
     def _version(self) -> int:
@@ -165,7 +172,10 @@ class Tensor:
         return self.data.item()
 
     def numpy(self) -> np.ndarray:
-        """The data as a NumPy array (shared, not copied)."""
+        """The data as a NumPy array (shared, not copied); a device tensor must be copied to
+        the host first, with `.cpu()`."""
+        if self.data.__class__ is not np.ndarray:
+            _on_device(self, "numpy()")
         if state.tracer is not None:
             state.tracer.refuse("numpy()")
         if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
@@ -184,6 +194,8 @@ class Tensor:
             state.tracer.refuse("conversion to a NumPy array")
         if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
             state.forward.check_read(self, "conversion to a NumPy array")
+        if self.data.__class__ is not np.ndarray:
+            _on_device(self, "conversion to a NumPy array")
         return self.data if dtype is None else self.data.astype(dtype)
 
     def __bool__(self) -> bool:
@@ -208,9 +220,11 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", precision=4, threshold=100,
-                               prefix="tensor(")
+        body = np.array2string(devices.host(self.data), separator=", ", precision=4,
+                               threshold=100, prefix="tensor(")
         extra = f", dtype={self.data.dtype}"
+        if self.data.__class__ is not np.ndarray:
+            extra = f", device='{self.device}'" + extra
         if self.grad_fn is not None:
             extra += f", grad_fn=<{self.grad_fn.name}>"
         elif self.requires_grad:
@@ -256,6 +270,11 @@ class Tensor:
         self._hooks.append(fn)
         return _HookHandle(self._hooks, fn)
 
+def _on_device(t: Tensor, what: str):
+    raise TypeError(f"can't convert {t.device} device type tensor to numpy ({what}). Use "
+                    "Tensor.cpu() to copy the tensor to host memory first.")
+
+
 def clear_grads(params, set_to_none: bool = True) -> None:
     """Reset each tensor's `.grad` to None, or to zeros (Module and Optimizer.zero_grad)."""
     for p in params:
@@ -271,11 +290,23 @@ def _initial_grad(t: Tensor, gradient, create_graph: bool, what: str):
             raise RuntimeError(f"{what}: grad can be implicitly created only for scalar "
                                f"outputs; the output is not a scalar (shape {t.shape}), so pass "
                                "a gradient of that shape")
-        g = np.empty(t.data.shape, dtype=t.data.dtype)  # np.ones is a slower Python wrapper
-        g.fill(1)
+        d = t.data
+        if d.__class__ is np.ndarray:
+            g = np.empty(d.shape, dtype=d.dtype)  # np.ones is a slower Python wrapper
+            g.fill(1)
+        else:
+            g = devices.namespace_of(d).ones(d.shape, dtype=d.dtype)
         return Tensor._wrap(g) if create_graph else g
-    g = gradient if isinstance(gradient, Tensor) else Tensor(np.asarray(gradient,
-                                                                         dtype=t.dtype))
+    if isinstance(gradient, Tensor):
+        g = gradient
+        if g.data.__class__ is not t.data.__class__ and g.device != t.device:
+            raise RuntimeError(f"{what}: invalid gradient: expected device {t.device} but got "
+                               f"{g.device}")
+    elif t.data.__class__ is np.ndarray:
+        g = Tensor(np.asarray(gradient, dtype=t.dtype))
+    else:  # numbers or arrays, for a device output
+        raw = gradient if devices.is_device_array(gradient) else np.asarray(gradient, t.dtype)
+        g = Tensor._wrap(devices.to(raw, t.device, t.dtype))
     if g.shape != t.shape:
         raise RuntimeError(f"{what}: gradient has shape {g.shape} but the output has shape "
                            f"{t.shape}")

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .. import devices
 from ..dtypes import float_result_type, result_type, scalar_array
 from ..tensor import Tensor, as_tensor
 
@@ -38,7 +39,13 @@ def promote(*operands, floating: bool = False) -> tuple:
     Example: `y, x = promote(y, x, floating=True); return apply(ops.atan2, y, x)`.
     """
     dt = (float_result_type if floating else result_type)(*operands)
-    return tuple(_as_dtype(x, dt) for x in operands)
+    out = tuple(_as_dtype(x, dt) for x in operands)
+    for x in out:
+        if isinstance(x, Tensor) and x.data.__class__ is not np.ndarray \
+                and devices.is_device_array(x.data):  # scalars become constants on its device
+            return tuple(devices.like(c, x.data) if c.__class__ is np.ndarray else c
+                         for c in out)
+    return out
 
 
 def _as_dtype(x, dt):

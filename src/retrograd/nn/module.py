@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import devices
 from ..dtypes import as_array, get_default_dtype
 from ..tensor import Tensor, clear_grads
 from . import init
@@ -228,17 +229,34 @@ class Module:
         """Clear every parameter's gradient (to None by default, as PyTorch does)."""
         clear_grads(self.parameters(), set_to_none)
 
-    def to(self, dtype) -> Module:
-        """Convert floating parameters and buffers to `dtype`, in place (same objects)."""
-        dt = np.dtype(dtype)
-        if dt.kind not in "fc":
+    def to(self, *args, **kwargs) -> Module:
+        """Move parameters and buffers to a device and/or convert the floating ones to a
+        dtype, in place (same objects, so an optimizer holding them follows): `to(dtype)`,
+        `to(device)`, `to(device, dtype)`, `to(tensor)`, or by keyword."""
+        from ..methods import _to_args
+
+        target, dtype = _to_args(args, dict(kwargs))
+        dt = None if dtype is None else np.dtype(dtype)
+        if dt is not None and dt.kind not in "fc":
             raise TypeError(f"Module.to() only accepts floating dtypes, got {dt}")
         for t in list(self.parameters()) + list(self.buffers()):
-            if t.data.dtype.kind in "fc" and t.data.dtype != dt:
+            if target is not None and t.device != target:
+                t.data = devices.to(t.data, target)
+                if t.grad is not None:
+                    t.grad = Tensor._wrap(devices.to(t.grad.data, target))
+            if dt is not None and t.data.dtype.kind in "fc" and t.data.dtype != dt:
                 t.data = t.data.astype(dt)
                 if t.grad is not None:
                     t.grad = Tensor._wrap(t.grad.data.astype(dt))
         return self
+
+    def cuda(self, device=None) -> Module:
+        """Move parameters and buffers to CUDA device `device` (default 0), in place."""
+        return self.to(devices.device("cuda", device))
+
+    def cpu(self) -> Module:
+        """Move parameters and buffers to the host, in place."""
+        return self.to("cpu")
 
     def double(self) -> Module:
         return self.to(np.float64)
@@ -288,7 +306,7 @@ class Module:
             v = state_dict[k]
             arr = v.data if isinstance(v, Tensor) else v
             try:
-                arr = np.asarray(arr)
+                arr = devices.host(arr)
             except Exception:  # noqa: BLE001 - anything that is not array-like
                 arr = None
             if arr is None or arr.dtype.kind not in "biufc":
@@ -310,8 +328,10 @@ class Module:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         for t, arr in updates:
+            if t.data.__class__ is not np.ndarray:  # a module on a device: values go there
+                arr = devices.to(np.asarray(arr, dtype=t.data.dtype), t.device)
             if assign:
-                t.data = np.array(arr, dtype=t.data.dtype)
+                t.data = arr.astype(t.data.dtype, copy=True)
             else:
                 t.data[...] = arr
             init._bump(t)

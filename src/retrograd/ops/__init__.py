@@ -79,6 +79,7 @@ from .indexing import (
     scatter_reduce,
 )
 from .linalg import einsum, matmul
+from .transfer import to_device
 from .linalg_decomp import (
     cholesky,
     det,

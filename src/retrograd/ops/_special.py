@@ -82,7 +82,8 @@ def _pieces(x):
     a = np.abs(x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s = 1.0 / a
-        k = np.zeros(a.shape, np.int8)  # piece: |x| in [0, 1/2), [1/2, 1), [1, 2), ... [8, inf]
+        # piece: |x| in [0, 1/2), [1/2, 1), [1, 2), ... [8, inf]
+        k = np.zeros_like(a, dtype=np.int8)
         for bound in _BOUNDS:
             k += a >= bound
         p = np.empty_like(a)
@@ -109,14 +110,18 @@ def _erfc_abs(a, k, p):
     return np.where(np.isnan(a), a, r)
 
 
+def _arr(x):
+    return x if hasattr(x, "dtype") and hasattr(x, "shape") else np.asarray(x)
+
+
 def _f64(x):
-    x = np.asarray(x)
+    x = _arr(x)
     return x if x.dtype == np.float64 else x.astype(np.float64)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function, element-wise, in x's floating dtype."""
-    x = np.asarray(x)
+    x = _arr(x)
     xd = _f64(x)
     a, k, p = _pieces(xd)
     r = np.where(k == 0, xd * p, np.copysign(1.0 - _erfc_abs(a, k, p), xd))
@@ -125,7 +130,7 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 def erfc(x: np.ndarray) -> np.ndarray:
     """The complementary error function 1 - erf(x), accurate in the tail."""
-    x = np.asarray(x)
+    x = _arr(x)
     xd = _f64(x)
     a, k, p = _pieces(xd)
     c = _erfc_abs(a, k, p)
@@ -135,7 +140,7 @@ def erfc(x: np.ndarray) -> np.ndarray:
 
 def erfinv(y: np.ndarray) -> np.ndarray:
     """The inverse of erf on [-1, 1] (+-inf at +-1, nan outside)."""
-    y = np.asarray(y)
+    y = _arr(y)
     yd = _f64(y)
     a = np.abs(yd)
     tail = a > 0.5
@@ -160,5 +165,5 @@ def erfinv(y: np.ndarray) -> np.ndarray:
 
 
 def _out(r, like):
-    r = np.asarray(r)
+    r = _arr(r)
     return r.astype(like.dtype) if like.dtype.kind == "f" and r.dtype != like.dtype else r

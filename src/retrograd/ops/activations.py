@@ -119,7 +119,7 @@ def _softsign_d(m, g, out, x):
 
 
 def _threshold(x, *, threshold, value):
-    return np.where(x > threshold, x, np.asarray(value, x.dtype))
+    return np.where(x > threshold, x, x.dtype.type(value))
 
 
 gelu = elementwise("gelu", _gelu, _gelu_d, fresh=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import namespace_for
 from ..primitive import defop
 
 
@@ -118,7 +119,7 @@ view_as_complex = defop(
 
 def _complex(re, im):
     dt = _complex_dtype(np.result_type(re, im))
-    out = np.empty(np.broadcast_shapes(np.shape(re), np.shape(im)), dt)
+    out = namespace_for(re, im).empty(np.broadcast_shapes(np.shape(re), np.shape(im)), dt)
     out.real = re
     out.imag = im
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 
 
@@ -116,7 +117,7 @@ def _argsort(x, *, axis, descending=False):
 def _positions(x, axis):
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
-    return np.arange(x.shape[axis]).reshape(shape)
+    return _ns(x).arange(x.shape[axis]).reshape(shape)
 
 
 def _cum_extreme_index(x, *, axis, largest):
@@ -134,7 +135,7 @@ def _median_index(x, *, axis):
     n = x.shape[axis]
     order = np.argsort(x, axis=axis, kind="stable")
     k = (n - 1) // 2
-    idx = np.take(order, [k], axis=axis)
+    idx = order[(slice(None),) * (axis % x.ndim) + (slice(k, k + 1),)]
     if x.dtype.kind in "fc":
         nan = np.isnan(x)
         has = np.any(nan, axis=axis, keepdims=True)
@@ -149,11 +150,11 @@ def _mode_index(x, *, axis):
     n = xs.shape[-1]
     order = np.argsort(xs, axis=-1, kind="stable")
     s = np.take_along_axis(xs, order, axis=-1)
-    pos = np.arange(n)
-    new = np.ones(s.shape, dtype=bool)
+    pos = _ns(x).arange(n)
+    new = np.ones_like(s, dtype=bool)
     new[..., 1:] = s[..., 1:] != s[..., :-1]
     start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
-    last = np.ones(s.shape, dtype=bool)
+    last = np.ones_like(s, dtype=bool)
     last[..., :-1] = new[..., 1:]
     end = np.flip(np.minimum.accumulate(np.flip(np.where(last, pos, n), -1), axis=-1), -1)
     best = np.argmax(end - start, axis=-1)[..., None]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import const_like
 from ..primitive import defop
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -82,7 +83,7 @@ def _weights(n, axis, dtype):
 
 def _c2r_vjp(m, g, out, x, *, axis, n, norm):
     spec = m.conj(m.fft_r2c(g, axis=axis, norm=_DUAL[norm]))
-    return spec * _weights(n, axis, np.finfo(x.dtype).dtype)
+    return spec * const_like(_weights(n, axis, np.finfo(x.dtype).dtype), spec)
 
 
 fft_c2r = defop(

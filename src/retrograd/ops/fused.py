@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import NUMPY, defop
 from .elementwise import _real_only
 from .shape import _expand_jvp
@@ -31,12 +32,22 @@ def _arange(n: int) -> np.ndarray:
     return r
 
 
+def _ones_as(a, n: int):
+    """Ones of length n in a's dtype, on a's device (cached on the host)."""
+    return _ones(n, a.dtype) if a.__class__ is np.ndarray else _ns(a).ones(n, dtype=a.dtype)
+
+
+def _arange_as(a, n: int):
+    """0 .. n-1 on a's device (cached on the host)."""
+    return _arange(n) if a.__class__ is np.ndarray else _ns(a).arange(n)
+
+
 def _sum_axis(a, axis):
     """Sum of a 1-D or 2-D array over `axis` (0, or 1 for 2-D): for floats a BLAS product
     with ones, several times faster than a ufunc reduction over a short axis, and no
     less exact (both add in order along the axis)."""
     if a.dtype.kind == "f" and a.ndim <= 2:
-        return _ones(a.shape[0], a.dtype) @ a if axis == 0 else a @ _ones(a.shape[-1], a.dtype)
+        return _ones_as(a, a.shape[0]) @ a if axis == 0 else a @ _ones_as(a, a.shape[-1])
     return np.add.reduce(a, axis=axis)
 
 
@@ -90,7 +101,7 @@ linear = defop(
 # ---------------------------------------------------------------- cross-entropy on labels
 
 def _labels(y):
-    return y if isinstance(y, np.ndarray) else y.data
+    return y.data if hasattr(y, "grad_fn") else y  # a Tensor's array, or the array
 
 
 class LabelError(IndexError):
@@ -129,7 +140,7 @@ def _cross_entropy_saving(z, y, *, reduction, smoothing):
         total = _sum_axis(e, 1)
     loss = np.log(total)
     total = total[:, None]
-    picked = shift[_arange(len(y)), y]
+    picked = shift[_arange_as(y, len(y)), y]
     if smoothing:
         loss -= (1.0 - smoothing) * picked + (smoothing / z.shape[1]) * np.add.reduce(shift, 1)
     else:
@@ -146,7 +157,7 @@ def _xent_residual(m, z, y, smoothing, softmax=None):
     """softmax(z) - q, q the (smoothed) one-hot targets: d(loss_n)/d(z_n)."""
     if m is NUMPY:
         y = _labels(y)
-        rows = _arange(len(y))
+        rows = _arange_as(y, len(y))
         if softmax is not None:
             r = softmax.copy()  # the node keeps its own for a second backward
         else:
@@ -186,7 +197,7 @@ def _xent_jvp(m, t, out, z, y, *, reduction, smoothing):
 
 def _one_hot(y, *, classes, dtype):
     _check_labels(y, classes, "one_hot")
-    q = np.zeros(y.shape + (classes,), dtype=dtype)
+    q = _ns(y).zeros(y.shape + (classes,), dtype=dtype)
     np.put_along_axis(q, y[..., None], 1, axis=-1)
     return q
 
@@ -244,7 +255,7 @@ def _max_pool2d_vjp(m, g, out, x, *, kernel):
         for hit in hits[1:]:
             count += hit
         share = g / count
-        gx = np.zeros(x.shape, dtype=share.dtype)
+        gx = _ns(x).zeros(x.shape, dtype=share.dtype)
         gwin = _pool_view(gx, kernel)
         for k, hit in enumerate(hits):
             np.multiply(hit, share, out=gwin[..., k // kw, :, k % kw])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 
 
@@ -32,7 +33,7 @@ def _grid(index, axis, lead):
     nd = index.ndim
     ax = axis % nd
     items = [index if d == ax else
-             np.arange(index.shape[d]).reshape((-1,) + (1,) * (nd - 1 - d))
+             _ns(index).arange(index.shape[d]).reshape((-1,) + (1,) * (nd - 1 - d))
              for d in range(nd)]
     return (slice(None),) * lead + tuple(items)
 
@@ -78,7 +79,7 @@ gather = defop(
 
 
 def _scatter_add_dim(x, index, src, *, axis):
-    out = np.array(x, copy=True)
+    out = x.copy()
     np.add.at(out, _grid(index, axis, out.ndim - index.ndim), _trimmed(src, index.shape))
     return out
 
@@ -104,7 +105,7 @@ scatter_add_dim = defop(
 
 
 def _scatter_dim(x, index, src, *, axis):
-    out = np.array(x, copy=True)
+    out = x.copy()
     out[_grid(index, axis, out.ndim - index.ndim)] = _trimmed(src, index.shape)
     return out
 
@@ -141,12 +142,12 @@ def _identity(reduce, dtype):
 
 
 def _scatter_reduce(x, index, src, *, axis, reduce, include_self=True):
-    out = np.array(x, copy=True)
+    out = x.copy()
     where = _grid(index, axis, out.ndim - index.ndim)
     vals = _trimmed(src, index.shape)
     count = None
     if reduce == "mean" or not include_self:
-        count = np.zeros(out.shape, dtype=np.int64)
+        count = _ns(out).zeros(out.shape, dtype=np.int64)
         np.add.at(count, where, 1)
     if not include_self:
         out[count > 0] = _identity(reduce, out.dtype)
@@ -238,7 +239,7 @@ def _along(ndim, axis, index):
 
 
 def _index_add(x, index, src, *, axis):
-    out = np.array(x, copy=True)
+    out = x.copy()
     np.add.at(out, _along(out.ndim, axis, _nonnegative(index)), src)
     return out
 
@@ -261,10 +262,10 @@ index_add = defop(
 
 # ----------------------------------------------------------------- diagonals
 
-def _diag_positions(n1, n2, offset):
+def _diag_positions(n1, n2, offset, xp=np):
     """Row and column indices of the `offset` diagonal of an n1 x n2 matrix."""
     length = max(0, min(n1 + min(offset, 0), n2 - max(offset, 0)))
-    i = np.arange(length)
+    i = xp.arange(length)
     return i + max(-offset, 0), i + max(offset, 0)
 
 
@@ -273,8 +274,9 @@ def _diag_scatter(v, *, offset, axis1, axis2, shape):
     (axis1, axis2): the adjoint of `diagonal`."""
     lead = v.ndim - (len(shape) - 1)
     shape = v.shape[:lead] + tuple(shape)
-    z = np.zeros(shape, dtype=v.dtype)
-    rows, cols = _diag_positions(shape[axis1], shape[axis2], offset)
+    xp = _ns(v)
+    z = xp.zeros(shape, dtype=v.dtype)
+    rows, cols = _diag_positions(shape[axis1], shape[axis2], offset, xp)
     np.moveaxis(z, (axis1, axis2), (-2, -1))[..., rows, cols] = v
     return z
 
@@ -302,7 +304,7 @@ diag_scatter = defop(
 # ----------------------------------------------------------------- integer results
 
 def _nonzero(x):
-    return np.stack(np.nonzero(x), axis=-1) if x.ndim else np.zeros(
+    return np.stack(np.nonzero(x), axis=-1) if x.ndim else _ns(x).zeros(
         (int(bool(x)), 0), dtype=np.int64)
 
 

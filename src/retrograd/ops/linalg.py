@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import const_like
 from ..primitive import defop, sum_to
 
 
@@ -158,6 +159,7 @@ def _diagonal_embed(m, r, uniq, mine, sizes, used):
                 later[c] = iter(names)
         else:
             target += next(later[c])
+    deltas = [const_like(d, r) for d in deltas]  # on r's device
     return m.einsum(r, *deltas, spec=",".join([uniq] + specs) + "->" + target)
 
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import const_like as _c
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 from .linalg import _mT
 
@@ -80,7 +82,7 @@ def _trace_solve(m, A, t):
     """tr(A^-1 t) over the last two dims (t may carry leading batch dimensions)."""
     n = A.shape[-1]
     X = m.solve(A, t)
-    return m.sum(X * np.eye(n, dtype=np.result_type(A.dtype, t.dtype)), axis=(-2, -1))
+    return m.sum(X * _c(np.eye(n, dtype=np.result_type(A.dtype, t.dtype)), X), axis=(-2, -1))
 
 
 def _col(m, g):
@@ -143,14 +145,14 @@ def _tri_mask(n, upper, unit, dtype):
 
 def _solve_triangular(A, B, *, upper, unit=False):
     A = _batched(A, B.shape[:-2])
-    sl = _scipy_linalg()
+    sl = _scipy_linalg() if A.__class__ is np.ndarray else None  # a device: NumPy's way
     if sl is not None:
         return sl.solve_triangular(A, B, lower=not upper, unit_diagonal=unit,
                                    check_finite=False)
     T = np.triu(A) if upper else np.tril(A)
     if unit:
         T = T.copy()
-        T[..., np.arange(T.shape[-1]), np.arange(T.shape[-1])] = 1
+        T[..., _ns(T).arange(T.shape[-1]), _ns(T).arange(T.shape[-1])] = 1
     return np.linalg.solve(T, B)
 
 
@@ -160,11 +162,11 @@ def _st_vjp_B(m, g, out, A, B, *, upper, unit=False):
 
 def _st_vjp_A(m, g, out, A, B, *, upper, unit=False):
     gB = _st_vjp_B(m, g, out, A, B, upper=upper, unit=unit)
-    return -m.matmul(gB, _mT(m, out)) * _tri_mask(A.shape[-1], upper, unit, A.dtype)
+    return -m.matmul(gB, _mT(m, out)) * _c(_tri_mask(A.shape[-1], upper, unit, A.dtype), gB)
 
 
 def _st_jvp_A(m, t, out, A, B, *, upper, unit=False):
-    tA = t * _tri_mask(A.shape[-1], upper, unit, A.dtype)
+    tA = t * _c(_tri_mask(A.shape[-1], upper, unit, A.dtype), t)
     return -m.solve_triangular(A, m.matmul(tA, out), upper=upper, unit=unit)
 
 
@@ -207,15 +209,15 @@ def _cholesky(A):
 
 def _phi(m, X, n, dtype):
     """The lower triangle of X with its diagonal halved."""
-    return X * (np.tril(np.ones((n, n), dtype), -1) + np.eye(n, dtype=dtype) * 0.5)
+    return X * _c(np.tril(np.ones((n, n), dtype), -1) + np.eye(n, dtype=dtype) * 0.5, X)
 
 
 def _cholesky_vjp(m, g, out, A):
     """Murray (2016) as PyTorch writes it: L^-T Phi(L^T gL) L^-1, symmetrised."""
     n = A.shape[-1]
     L = out
-    P = m.matmul(_mT(m, L), g) * np.tril(np.ones((n, n), A.dtype))
-    P = (P + _mT(m, P * np.tril(np.ones((n, n), A.dtype), -1))) * 0.5
+    P = m.matmul(_mT(m, L), g) * _c(np.tril(np.ones((n, n), A.dtype)), g)
+    P = (P + _mT(m, P * _c(np.tril(np.ones((n, n), A.dtype), -1), g))) * 0.5
     Z = m.solve_triangular(_mT(m, L), P, upper=True)
     return _mT(m, m.solve_triangular(_mT(m, L), _mT(m, Z), upper=True))
 
@@ -267,14 +269,14 @@ def _div0(m, num, den):
 
 def _gaps(m, w, n, dtype):
     """E_ij = w_j - w_i off the diagonal, 1 on it."""
-    eye = np.eye(n, dtype=dtype)
+    eye = _c(np.eye(n, dtype=dtype), w)
     return m.reshape(w, shape=w.shape[:-1] + (1, n)) - m.reshape(w, shape=w.shape + (1,)) + eye
 
 
 def _eigh_vjp(m, g, out, A):
     """V (diag(gw) + skew(V^T gV) / 2E) V^T (PyTorch's rule; inf/nan at repeated eigenvalues)."""
     n = A.shape[-1]
-    eye = np.eye(n, dtype=A.dtype)
+    eye = _c(np.eye(n, dtype=A.dtype), g)
     w, V = _split_eigh(m, out, n)
     gw, gV = _split_eigh(m, g, n)
     VtgV = m.matmul(_mT(m, V), gV)
@@ -286,7 +288,7 @@ def _eigh_vjp(m, g, out, A):
 def _eigh_jvp(m, t, out, A):
     """dw = diag(V^T dA V), dV = V (F o V^T dA V) with F_ij = 1 / (w_j - w_i)."""
     n = A.shape[-1]
-    eye = np.eye(n, dtype=A.dtype)
+    eye = _c(np.eye(n, dtype=A.dtype), t)
     w, V = _split_eigh(m, out, n)
     P = m.matmul(m.matmul(_mT(m, V), _sym(m, t)), V)
     dw = m.sum(P * eye, axis=-1)
@@ -329,7 +331,7 @@ def _svd_vjp(m, g, out, A):
     outside the column spaces; J = (skew(U^T gU) S + S skew(V^T gV)) / (S_j^2 - S_i^2)."""
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
-    eye = np.eye(k, dtype=A.dtype)
+    eye = _c(np.eye(k, dtype=A.dtype), g)
     U, S, V = _split_svd(m, out, rows, cols)
     gU, gS, gV = _split_svd(m, g, rows, cols)
     UtgU = m.matmul(_mT(m, U), gU)
@@ -352,7 +354,7 @@ def _svd_vjp(m, g, out, A):
 def _svd_jvp(m, t, out, A):
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
-    eye = np.eye(k, dtype=A.dtype)
+    eye = _c(np.eye(k, dtype=A.dtype), t)
     U, S, V = _split_svd(m, out, rows, cols)
     dP = m.matmul(m.matmul(_mT(m, U), t), V)
     dS = m.sum(dP * eye, axis=-1)
@@ -388,8 +390,8 @@ def _split_qr(m, P, rows, cols):
 
 def _copyltu(m, M, k, dtype):
     """The lower triangle of M mirrored to the upper one (M = tril + tril(-1)^T)."""
-    low = M * np.tril(np.ones((k, k), dtype), -1)
-    return low + _mT(m, low) + M * np.eye(k, dtype=dtype)
+    low = M * _c(np.tril(np.ones((k, k), dtype), -1), M)
+    return low + _mT(m, low) + M * _c(np.eye(k, dtype=dtype), M)
 
 
 def _qr_square_vjp(m, Q, R, gQ, gR, k, dtype):
@@ -440,7 +442,7 @@ def _qr_square_jvp(m, Q, R, t, k, dtype):
     # dA R^-1 by a triangular solve from the right: (R^-T dA^T)^T
     dARinv = _mT(m, m.solve_triangular(_mT(m, R), _mT(m, t), upper=False))
     C = m.matmul(_mT(m, Q), dARinv)
-    low = C * np.tril(np.ones((k, k), dtype), -1)
+    low = C * _c(np.tril(np.ones((k, k), dtype), -1), C)
     omega = low - _mT(m, low)          # skew-symmetric part fixed by R's upper triangle
     dR = m.matmul(C - omega, R)
     dQ = dARinv - m.matmul(Q, C - omega)
@@ -494,7 +496,7 @@ pinv = defop("pinv", _pinv, (_pinv_vjp,), (_pinv_jvp,), save_out=True, fresh=Tru
 # ---------------------------------------------------------------- matrix_exp
 
 def _expm(A):
-    sl = _scipy_linalg()
+    sl = _scipy_linalg() if A.__class__ is np.ndarray else None  # a device: the Pade below
     if sl is not None:
         return sl.expm(A)
     return _expm_pade(A)
@@ -509,7 +511,7 @@ def _expm_pade(A):
     norm = np.max(np.sum(np.abs(A), axis=-2)) if A.size else 0.0
     s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152))) if norm > 0 else 0)
     A = A / 2.0 ** s
-    eye = np.broadcast_to(np.eye(n, dtype=A.dtype), A.shape)
+    eye = np.broadcast_to(_ns(A).eye(n, dtype=A.dtype), A.shape)
     A2 = A @ A
     A4 = A2 @ A2
     A6 = A4 @ A2

@@ -129,7 +129,8 @@ def _lerp(start, end, weight):
 
 def _int_divisor(y, name):
     """PyTorch refuses integer division by zero."""
-    if np.asarray(y).dtype.kind in "biu" and np.any(y == 0):
+    kind = y.dtype.kind if hasattr(y, "dtype") else np.asarray(y).dtype.kind
+    if kind in "biu" and bool(np.any(y == 0)):
         raise ZeroDivisionError(f"{name}: integer division by zero")
 
 

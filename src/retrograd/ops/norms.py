@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 from .reductions import _neg_axes, expand_back, keep
 
@@ -47,7 +48,7 @@ def _row_stats(x, k, n, eps):
     """`_stats` over the last `k` axes of a contiguous array, as rows of `n`: the row sums
     are BLAS products (a ufunc reduction over short rows is several times slower)."""
     rows = x.reshape(-1, n)
-    mu = rows @ np.ones(n, dtype=x.dtype)
+    mu = rows @ _ns(x).ones(n, dtype=x.dtype)
     mu /= n
     xc = rows - mu[:, None]
     var = np.einsum("ij,ij->i", xc, xc)

@@ -14,6 +14,7 @@ import itertools
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 
 
@@ -56,8 +57,8 @@ def _max_pool_saving(x, *, kernel, stride, padding, dilation, ceil_mode=False):
         v = xp[(Ellipsis,) + sl]
         if best is None:
             best = v.copy()
-            arg = np.zeros(best.shape, dtype=kind)
-            step = np.empty(best.shape, dtype=kind)
+            arg = np.zeros_like(best, dtype=kind)
+            step = np.empty_like(best, dtype=kind)
             continue
         # offsets come in increasing order, so where v beats best, j exceeds arg: the
         # update is a maximum (masked writes, np.copyto with where=, are many times slower)
@@ -89,10 +90,10 @@ def _max_pool_indices(x, *, kernel, stride, padding, dilation, ceil_mode=False):
     idx = 0
     unit = 1
     for i in reversed(range(nd)):
-        o = np.arange(arg.shape[-nd + i]).reshape((-1,) + (1,) * (nd - 1 - i))
+        o = _ns(arg).arange(arg.shape[-nd + i]).reshape((-1,) + (1,) * (nd - 1 - i))
         idx = idx + (o * stride[i] - padding[i] + koff[i] * dilation[i]) * unit
         unit *= spatial[i]
-    return np.asarray(idx, dtype=np.int64)
+    return idx.astype(np.int64, copy=False)
 
 
 def _pool_scatter(g, arg, *, shape, kernel, stride, padding, dilation, ceil_mode=False):
@@ -100,7 +101,7 @@ def _pool_scatter(g, arg, *, shape, kernel, stride, padding, dilation, ceil_mode
     leading batch dimensions of g kept. The adjoint of `pool_gather`."""
     lead = g.shape[:g.ndim - arg.ndim]
     nd = len(kernel)
-    z = np.zeros(lead + tuple(shape), dtype=g.dtype)
+    z = _ns(g).zeros(lead + tuple(shape), dtype=g.dtype)
     zp, outs = _padded(z, kernel, stride, padding, dilation, ceil_mode, 0)
     disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
     for j, sl in _offsets(kernel, stride, dilation, outs):
@@ -116,7 +117,7 @@ def _pool_scatter(g, arg, *, shape, kernel, stride, padding, dilation, ceil_mode
 def _pool_gather(x, arg, *, kernel, stride, padding, dilation, ceil_mode=False):
     """x at each window's kernel offset `arg` (leading batch dimensions of x kept)."""
     xp, outs = _padded(x, kernel, stride, padding, dilation, ceil_mode, 0)
-    out = np.zeros(x.shape[:x.ndim - arg.ndim] + arg.shape, dtype=x.dtype)
+    out = _ns(x).zeros(x.shape[:x.ndim - arg.ndim] + arg.shape, dtype=x.dtype)
     for j, sl in _offsets(kernel, stride, dilation, outs):
         np.copyto(out, xp[(Ellipsis,) + sl], where=arg == j)
     return out
@@ -155,7 +156,7 @@ def _unpool(g, idx, *, shape):
     out_shape = g.shape[:lead] + tuple(shape)
     rows = int(np.prod(out_shape[:lead + 2]))
     gi = np.broadcast_to(idx, g.shape).reshape(rows, -1)
-    base = (np.arange(rows) * spatial)[:, None]
+    base = (_ns(g).arange(rows) * spatial)[:, None]
     total = np.bincount((gi + base).ravel(), weights=g.reshape(rows, -1).ravel(),
                         minlength=rows * spatial)
     return total.astype(g.dtype, copy=False).reshape(out_shape)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 from .elementwise import _real_only
 
@@ -84,18 +85,18 @@ def _prod_others(x, axis):
     ax = axes[0]
     ones_shape = list(x.shape)
     ones_shape[ax] = 1
-    one = np.ones(ones_shape, dtype=x.dtype)
-    left = np.cumprod(np.concatenate([one, np.take(x, range(x.shape[ax] - 1), axis=ax)], ax),
-                      axis=ax)
+    one = _ns(x).ones(ones_shape, dtype=x.dtype)
+    head = (slice(None),) * ax + (slice(0, x.shape[ax] - 1),)  # all but the last along ax
+    left = np.cumprod(np.concatenate([one, x[head]], ax), axis=ax)
     rev = np.flip(x, ax)
-    right = np.cumprod(np.concatenate([one, np.take(rev, range(x.shape[ax] - 1), axis=ax)],
-                                      ax), axis=ax)
+    right = np.cumprod(np.concatenate([one, rev[head]], ax), axis=ax)
     return left * np.flip(right, ax)
 
 
 def _prod_vjp(m, g, out, x, *, axis=None, keepdims=False):
     g = expand_back(m, g, x.shape, axis, keepdims)
-    if np.any((x if isinstance(x, np.ndarray) else x.data) == 0):  # out / x undefined there
+    xd = x.data if hasattr(x, "grad_fn") else x  # a Tensor's array, or the array
+    if bool(np.any(xd == 0)):  # out / x undefined there
         return g * m.prod_others(x, axis=axis)
     return g * keep(m, out, x.shape, axis, keepdims) / x
 

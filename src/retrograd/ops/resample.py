@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 
 
@@ -25,11 +26,11 @@ def _pad_constant(x, *, pads, value=0.0):
     if any(b > 0 or a > 0 for b, a in pads):
         widths = ((0, 0),) * lead + tuple((max(b, 0), max(a, 0)) for b, a in pads)
         if value == 0.0:  # zeros and a copy into the middle: faster than np.pad
-            z = np.zeros(tuple(n + b + a for n, (b, a) in zip(x.shape, widths)), x.dtype)
+            z = _ns(x).zeros(tuple(n + b + a for n, (b, a) in zip(x.shape, widths)), x.dtype)
             z[tuple(slice(b, b + n) for n, (b, _) in zip(x.shape, widths))] = x
             return z
         return np.pad(x, widths, constant_values=value)
-    return np.array(x)
+    return x.copy()
 
 
 def _negated(pads):
@@ -74,11 +75,12 @@ def _resample_t(g, *, axis, index, weight=None, size):
                                 for j in range(taps)]) if taps > 1 else \
             gm * _shaped(weight[:, 0], -gm.ndim, gm.ndim, g.dtype)
     src = index.T.reshape(-1)
-    out = np.zeros((size,) + gm.shape[1:], dtype=g.dtype)
+    xp = _ns(g)
+    out = xp.zeros((size,) + gm.shape[1:], dtype=g.dtype)
     order = np.argsort(src, kind="stable")
     s = src[order]
     if len(s):
-        starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+        starts = np.flatnonzero(np.concatenate((xp.ones(1, dtype=bool), s[1:] != s[:-1])))
         out[s[starts]] = np.add.reduceat(parts[order], starts, axis=0)
     return np.moveaxis(out, 0, axis)
 

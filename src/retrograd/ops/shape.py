@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import namespace_of as _ns
 from ..primitive import defop, sum_to
 
 
@@ -110,7 +111,7 @@ def _is_basic(idx) -> bool:
 
 def _scatter(g, *, idx, shape):
     """Zeros of `shape` with `g` added at `idx` (repeated indices accumulate)."""
-    z = np.zeros(shape, dtype=g.dtype)
+    z = _ns(g).zeros(shape, dtype=g.dtype)
     if _is_basic(idx):
         z[idx] = g
     else:

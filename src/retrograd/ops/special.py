@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from ..devices import special_of
 from ..primitive import elementwise
 from ._special import erfc as _erfc
 
@@ -51,13 +52,23 @@ def _float_type(*xs) -> np.dtype:
     return np.result_type(*floats) if floats else np.dtype(np.float64)
 
 
+def _kernels(x):
+    """`scipy.special`, or its twin on x's device (`cupyx.scipy.special`)."""
+    return scipy_special() if x.__class__ is np.ndarray else special_of(x)
+
+
+def _as(r, dtype):
+    """A kernel's result as an array of `dtype` (on its own device)."""
+    return r.astype(dtype, copy=False) if hasattr(r, "astype") else np.asarray(r, dtype)
+
+
 def _scipy(name: str):
     """A forward calling `scipy.special.<name>`, in the inputs' floating dtype."""
     def forward(*xs):
-        f = getattr(scipy_special(), name)
+        f = getattr(_kernels(xs[0]), name)
         with np.errstate(all="ignore"):
             r = f(*xs)
-        return np.asarray(r, dtype=_float_type(*xs))
+        return _as(r, _float_type(*xs))
     forward.__name__ = name
     return forward
 
@@ -66,7 +77,7 @@ def _scipy(name: str):
 
 def _polygamma(x, *, n):
     with np.errstate(all="ignore"):
-        return np.asarray(scipy_special().polygamma(n, x), dtype=_float_type(x))
+        return _as(_kernels(x).polygamma(n, x), _float_type(x))
 
 
 gammaln = elementwise("gammaln", _scipy("gammaln"), lambda m, g, out, x: g * m.digamma(x),
@@ -130,7 +141,7 @@ def _entr(x):
 
 
 def _sinc(x):
-    return np.asarray(np.sinc(x), dtype=x.dtype)
+    return _as(np.sinc(x), x.dtype)
 
 
 def _xlog1py(x, y):
@@ -167,11 +178,11 @@ def _zeta_deriv(s, q, n):
     plus h(a)/2 and eight Bernoulli corrections, whose derivatives of
     h(t) = t^-s log(t)^n are tracked as polynomials in log t.
     """
-    s, q = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(q, np.float64))
+    s, q = np.broadcast_arrays(s.astype(np.float64), q.astype(np.float64))
     bad = ~((s > 1) & (q > 0))
     s = np.where(bad, 2.0, s)
     q = np.where(bad, 1.0, q)
-    total = np.zeros(s.shape)
+    total = np.zeros_like(s)
     for k in range(_EM_TERMS):
         t = q + k
         total += t ** -s * np.log(t) ** n
@@ -181,7 +192,7 @@ def _zeta_deriv(s, q, n):
     integral = sum(math.factorial(n) / math.factorial(n - i) * la ** (n - i) / u ** (i + 1)
                    for i in range(n + 1))
     total += a ** -u * integral + 0.5 * a ** -s * la ** n
-    coef = [np.zeros(s.shape) for _ in range(n)] + [np.ones(s.shape)]  # h = t^-s sum c_m log^m
+    coef = [np.zeros_like(s) for _ in range(n)] + [np.ones_like(s)]  # h = t^-s sum c_m log^m
     for d in range(2 * len(_EM_COEFFS)):  # coef now holds h^(d); step to h^(d+1)
         coef = [(-s - d) * coef[j] + ((j + 1) * coef[j + 1] if j < n else 0.0)
                 for j in range(n + 1)]
@@ -195,9 +206,9 @@ def _zeta_deriv(s, q, n):
 def _zeta(x, q, *, n=0):
     if n == 0:
         with np.errstate(all="ignore"):
-            return np.asarray(scipy_special().zeta(x, q), dtype=_float_type(x, q))
+            return _as(_kernels(x).zeta(x, q), _float_type(x, q))
     with np.errstate(all="ignore"):
-        return np.asarray(_zeta_deriv(x, q, n), dtype=_float_type(x, q))
+        return _as(_zeta_deriv(x, q, n), _float_type(x, q))
 
 
 def _zeta_dq(m, g, out, x, q, *, n=0):

@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from ..devices import as_strided
+from ..devices import namespace_of as _ns
 from ..primitive import defop
 
 
@@ -33,7 +35,7 @@ def _windows(x, kernel, stride, padding, dilation, pad_value):
                  for n, k, s, d in zip(spatial, kernel, stride, dilation))
     st = x.strides
     lst, sst = st[:-nd], st[-nd:]
-    return np.lib.stride_tricks.as_strided(
+    return as_strided(
         x, lead + tuple(kernel) + outs,
         lst + tuple(a * d for a, d in zip(sst, dilation))
         + tuple(a * s for a, s in zip(sst, stride)), writeable=False)
@@ -49,8 +51,8 @@ def _fold(cols, *, shape, kernel, stride, padding, dilation, pad_value=0.0):
     nd = len(kernel)
     outs = cols.shape[-nd:]
     spatial = shape[-nd:]
-    z = np.zeros(tuple(shape[:-nd]) + tuple(n + 2 * p for n, p in zip(spatial, padding)),
-                 dtype=cols.dtype)
+    z = _ns(cols).zeros(tuple(shape[:-nd]) + tuple(n + 2 * p for n, p in zip(spatial, padding)),
+                        dtype=cols.dtype)
     lead = (slice(None),) * (len(shape) - nd)
     if nd == 2:  # the common case, unrolled: a loop over kernel offsets, never over pixels
         (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, outs
@@ -123,11 +125,11 @@ def _conv_cols(x, *, kernel, dilation, padding):
     n, c = x.shape[:2]
     padded, chunk, shifts, tail = _geometry(x.shape, kernel, dilation, padding)
     size = math.prod(padded)
-    buf = np.zeros((c, n, size + tail), dtype=x.dtype)
+    buf = _ns(x).zeros((c, n, size + tail), dtype=x.dtype)
     inside = buf[:, :, :size].reshape((c, n) + padded)
     inside[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
                                               zip(padding, x.shape[2:]))] = x.swapaxes(0, 1)
-    cols = np.empty((c, len(shifts), n, chunk), dtype=x.dtype)
+    cols = _ns(x).empty((c, len(shifts), n, chunk), dtype=x.dtype)
     for j, s in enumerate(shifts):
         cols[:, j] = buf[:, :, s:s + chunk]
     return cols.reshape(c * len(shifts), n * chunk)
@@ -139,7 +141,7 @@ def _conv_cols_t(cols, *, shape, kernel, dilation, padding):
     padded, chunk, shifts, tail = _geometry(shape, kernel, dilation, padding)
     size = math.prod(padded)
     cols = cols.reshape(c, len(shifts), n, chunk)
-    buf = np.empty((c, n, size + tail), dtype=cols.dtype)
+    buf = _ns(cols).empty((c, n, size + tail), dtype=cols.dtype)
     buf[:, :, :chunk] = cols[:, 0]  # offset 0 is shift 0: written, not added onto zeros
     buf[:, :, chunk:] = 0
     for j, s in enumerate(shifts[1:], 1):
@@ -147,7 +149,7 @@ def _conv_cols_t(cols, *, shape, kernel, dilation, padding):
     inside = buf[:, :, :size].reshape((c, n) + padded)
     inside = inside[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
                                                        zip(padding, shape[2:]))]
-    return np.ascontiguousarray(inside.swapaxes(0, 1))
+    return inside.swapaxes(0, 1).copy()
 
 
 def _cols_jvp(m, t, out, x, **k):
