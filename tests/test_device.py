@@ -170,6 +170,16 @@ def test_numpy_of_a_device_tensor_says_to_call_cpu_and_items_copy_one_value():
     assert int(rg.tensor(3, device="cuda")) == 3
 
 
+def test_a_host_scalar_tensor_meets_a_device_tensor_as_in_pytorch():
+    s = rg.tensor(2.0, requires_grad=True)
+    d = rg.tensor([1.0, 3.0], device="cuda", requires_grad=True)
+    out = (d * s + s).sum()
+    assert out.device == "cuda:0"
+    out.backward()
+    assert s.grad.device == "cpu" and float(s.grad) == 6.0
+    assert d.grad.device == "cuda:0"
+
+
 def test_mixing_devices_names_both_and_the_op():
     a = rg.ones(3, device="cuda")
     b = rg.ones(3)
@@ -287,3 +297,134 @@ def test_cuda_is_available_never_raises():
         r = subprocess.run([sys.executable, "-c", "import retrograd as rg; rg.zeros(2, "
                             "device='cuda')"], capture_output=True, text=True)
         assert r.returncode != 0 and "RuntimeError" in r.stderr and "CuPy" in r.stderr
+
+
+# ---------------------------------------------------------------- nn, training, jit
+
+def _same_module(make, x, dtype=np.float64):
+    """A layer's output and parameter gradients on the host and on the device."""
+    rg.manual_seed(0)
+    host = make().to(dtype)
+    rg.manual_seed(0)
+    dev = make().to(dtype).to("cuda")
+    for p in dev.parameters():
+        assert isinstance(p.data, FakeArray) and p.is_leaf
+    xh = rg.tensor(x, dtype=dtype)
+    outs = []
+    for m, xi in ((host, xh), (dev, xh.to("cuda"))):
+        out = m(xi)
+        (out * out).sum().backward()
+        outs.append((out, [p.grad for p in m.parameters()]))
+    (oh, gh), (od, gd) = outs
+    assert od.device == "cuda:0"
+    np.testing.assert_allclose(_host(od), _host(oh), rtol=1e-10, atol=1e-12)
+    for a, b in zip(gh, gd):
+        assert b.device == "cuda:0"
+        np.testing.assert_allclose(_host(b), _host(a), rtol=1e-10, atol=1e-12)
+
+
+NN_CASES = {
+    "linear": (lambda: rg.nn.Linear(5, 3), (4, 5)),
+    "conv2d": (lambda: rg.nn.Conv2d(2, 3, 3, padding=1), (2, 2, 6, 6)),
+    "conv_stride": (lambda: rg.nn.Conv2d(2, 3, 3, stride=2), (1, 2, 7, 7)),
+    "maxpool": (lambda: rg.nn.Sequential(rg.nn.Conv2d(1, 2, 3), rg.nn.MaxPool2d(2)),
+                (2, 1, 6, 6)),
+    "layernorm": (lambda: rg.nn.LayerNorm(6), (3, 6)),
+    "batchnorm": (lambda: rg.nn.BatchNorm1d(4), (5, 4)),
+    "embedding_mlp": (lambda: rg.nn.Sequential(rg.nn.Linear(4, 8), rg.nn.GELU(),
+                                               rg.nn.Linear(8, 2), rg.nn.Tanh()), (3, 4)),
+    "lstm": (lambda: _First(rg.nn.LSTM(3, 4, batch_first=True)), (2, 5, 3)),
+    "attention": (lambda: rg.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                        batch_first=True), (2, 3, 8)),
+}
+
+
+class _First(rg.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)[0]
+
+
+@pytest.mark.parametrize("case", sorted(NN_CASES))
+def test_nn_layers_on_the_device_equal_the_host(case):
+    make, shape = NN_CASES[case]
+    x = np.random.default_rng(1).standard_normal(shape)
+    _same_module(make, x)
+
+
+def test_module_to_moves_buffers_and_state_dicts_round_trip(tmp_path):
+    bn = rg.nn.BatchNorm1d(3).to("cuda")
+    assert bn.running_mean.device == "cuda:0"
+    bn(rg.randn(4, 3, device="cuda"))
+    assert isinstance(bn.running_mean.data, FakeArray)
+    rg.save(bn.state_dict(), tmp_path / "bn.ckpt")
+    back = rg.load(tmp_path / "bn.ckpt")
+    assert back["running_mean"].device == "cpu"
+    np.testing.assert_array_equal(back["running_mean"].numpy(), bn.running_mean.cpu().numpy())
+    on_dev = rg.load(tmp_path / "bn.ckpt", map_location="cuda")
+    assert on_dev["running_var"].device == "cuda:0"
+    fresh = rg.nn.BatchNorm1d(3).cuda()
+    fresh.load_state_dict(back)
+    assert fresh.running_mean.device == "cuda:0"
+    np.testing.assert_array_equal(fresh.running_mean.cpu().numpy(), back["running_mean"].numpy())
+    assert bn.cpu().running_mean.device == "cpu"
+
+
+def _digits_step_losses(model_name, device, steps=3, jit=False):
+    from retrograd.cli.digits import build_model
+
+    rng = np.random.default_rng(0)
+    X = rng.random((16, 64)).astype(np.float32)
+    if model_name == "cnn":
+        X = X.reshape(16, 1, 8, 8)
+    y = rng.integers(0, 10, 16)
+    rg.manual_seed(0)
+    model = build_model(model_name).to(device)
+    opt = rg.optim.Adam(model.parameters(), lr=1e-2)
+    xb = rg.tensor(X, device=device)
+    yb = rg.tensor(y, device=device)
+
+    def step(xb, yb):
+        loss = rg.nn.functional.cross_entropy(model(xb), yb, label_smoothing=0.1)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    run = rg.jit(step) if jit else step
+    losses = [run(xb, yb) for _ in range(steps)]
+    for p in model.parameters():
+        assert p.device == device
+        for v in opt.state.get(p, {}).values():
+            if isinstance(v, rg.Tensor) and v.ndim:
+                assert v.device == device, "optimizer state off the parameter's device"
+    return [float(v.item()) for v in losses], [_host(p).copy() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "cnn"])
+def test_a_training_step_on_the_device_equals_the_host(model_name):
+    lh, ph = _digits_step_losses(model_name, "cpu")
+    ld, pd = _digits_step_losses(model_name, "cuda:0")
+    np.testing.assert_allclose(ld, lh, rtol=1e-5)
+    for a, b in zip(ph, pd):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "cnn"])
+def test_a_jitted_step_on_the_device_equals_eager(model_name):
+    le, pe = _digits_step_losses(model_name, "cuda:0", steps=4)
+    lj, pj = _digits_step_losses(model_name, "cuda:0", steps=4, jit=True)
+    np.testing.assert_allclose(lj, le, rtol=1e-5)
+    for a, b in zip(pe, pj):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-6)
+
+
+def test_dropout_draws_on_the_device():
+    x = rg.ones(1000, device="cuda")
+    rg.manual_seed(1)
+    y = rg.nn.functional.dropout(x, 0.5, training=True)
+    assert isinstance(y.data, FakeArray)
+    assert 300 < int((y > 0).sum().item()) < 700

@@ -275,9 +275,21 @@ def const(ref, value, dtype):
     return c
 
 
-def mixed_error(op_name: str, datas) -> None:
-    """Raise a clear error if the arrays in `datas` live on different devices (called after
-    an op failed, so that the common case pays nothing for the check)."""
+def mixed_error(op_name: str, datas):
+    """After an op failed: the device its host 0-d operands should move to (PyTorch lets a
+    CPU scalar tensor meet a device tensor), or a clear error if arrays of more than a
+    scalar live on different devices, or None (not a matter of devices). Called only on
+    failure, so that the common case pays nothing for the check."""
+    seen = []
+    big_host = False
+    for d in _arrays(datas, True):
+        dev = device_of(d)
+        if dev not in seen:
+            seen.append(dev)
+        if dev == "cpu" and d.ndim:
+            big_host = True
+    if len(seen) == 2 and CPU in seen and not big_host:
+        return seen[1] if seen[0] == CPU else seen[0]
     seen = []
     for d in _arrays(datas):
         dev = device_of(d)
@@ -289,12 +301,13 @@ def mixed_error(op_name: str, datas) -> None:
                            f"them with .to(device) first") from None
 
 
-def _arrays(items):
+def _arrays(items, consts: bool = False):
     for d in items:
         if isinstance(d, (list, tuple)):
-            yield from _arrays(d)
+            yield from _arrays(d, consts)
         elif d.__class__ is _ndarray or _BY_TYPE.get(d.__class__) is not None:
-            if d.__class__ is _ndarray and d.ndim == 0 and not d.flags.writeable:
+            if not consts and d.__class__ is _ndarray and d.ndim == 0 \
+                    and not d.flags.writeable:
                 continue  # a cached constant of the operators: not the user's tensor
             yield d
 

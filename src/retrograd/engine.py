@@ -20,7 +20,8 @@ from operator import attrgetter
 
 from numpy import ndarray
 
-from .devices import as_result, mixed_error
+from .devices import CPU, as_result, mixed_error
+from .devices import to as to_device
 from .grad_mode import state
 from .primitive import NUMPY, OPS, sum_to
 from .tensor import Tensor
@@ -98,8 +99,10 @@ def apply(op, *inputs, **attrs):
         else:
             out = op.forward(*datas, **attrs)
     except Exception:
-        mixed_error(op.name, datas)  # tensors on two devices: say so (free until an error)
-        raise
+        target = mixed_error(op.name, datas)  # tensors on two devices: say so (free until then)
+        if target is None:
+            raise
+        return apply(op, *_scalars_to(inputs, target), **attrs)
     if out.__class__ is not ndarray:
         out = as_result(out)
     t = _wrap(out)
@@ -177,8 +180,10 @@ def apply2(op, x, y):
     try:
         out = op.forward(xd, yd)
     except Exception:
-        mixed_error(op.name, (xd, yd))  # operands on two devices: say so
-        raise
+        target = mixed_error(op.name, (xd, yd))  # operands on two devices: say so
+        if target is None:
+            raise
+        return apply(op, *_scalars_to((x, y), target))
     if out.__class__ is not ndarray:
         out = as_result(out)
     t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
@@ -216,6 +221,20 @@ def apply2(op, x, y):
     if st.forward is not None:
         st.forward.push(op, (x, y), _NO_ATTRS, t)
     return t
+
+
+def _scalars_to(inputs, target) -> list:
+    """The inputs with their host 0-d values moved to device `target` (a recorded op for a
+    tensor, so gradients and rg.jit see the move), as PyTorch lets CPU scalars meet device
+    tensors."""
+    moved = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x.data.__class__ is ndarray and x.data.ndim == 0:
+            x = apply(OPS["to_device"], x, device=target, src=CPU)
+        elif x.__class__ is ndarray and x.ndim == 0:
+            x = to_device(x, target)
+        moved.append(x)
+    return moved
 
 
 _NO_ATTRS: dict = {}

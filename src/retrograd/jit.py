@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from . import engine, ir
+from .devices import as_result
 from .dtypes import get_default_dtype
 from .grad_mode import state
 from .primitive import NUMPY, OPS, Op, defop, sum_to
@@ -1027,7 +1028,7 @@ def _replay(entry: _Entry, leaves):
             ext[k].grad = None
         else:
             v = values[pos]
-            ext[k].grad = Tensor._wrap(v.copy() if copy else np.asarray(v))
+            ext[k].grad = Tensor._wrap(v.copy() if copy else as_result(v))
             pos += 1
     return _outputs(entry, values, ext)
 
@@ -1040,9 +1041,9 @@ def _outputs(entry: _Entry, values, ext):
     for i in range(entry.n_out):
         v = values[i]
         if entry.copy[i]:
-            v = np.array(v, copy=True)
+            v = v.copy()
         elif entry.scalar[i]:
-            v = np.asarray(v)
+            v = as_result(v)
         outs.append(wrap(v))
     if entry.out_rg is not None and state.enabled:
         inputs = tuple(t for t in ext if isinstance(t, Tensor) and t.requires_grad) \

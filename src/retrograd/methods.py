@@ -304,9 +304,10 @@ class _Methods:
             other = Tensor(other)
             if self.data.__class__ is not _ND:  # host values written into a device tensor
                 other = Tensor._wrap(devices.to(other.data, self.device))
-        elif op is ops.setitem and isinstance(other, Tensor) \
-                and other.data.__class__ is not self.data.__class__ and other.device != self.device:
-            other = other.to(self.device)  # an assignment copies across devices (copy_)
+        elif isinstance(other, Tensor) and other.data.__class__ is not self.data.__class__ \
+                and (op is ops.setitem or other.ndim == 0) and other.device != self.device:
+            other = other.to(self.device)  # an assignment copies across devices (copy_), and
+            # a host scalar tensor meets a device tensor, as in PyTorch
         if op is not ops.setitem:
             if op is ops.sub and (_is_bool(self) or _is_bool(other)):
                 raise TypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import creation, ops
+from ..devices import namespace_of
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
@@ -106,9 +107,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         weights = weights * (~dead).astype(q.dtype)
     if dropout_p > 0.0:
         if dropout_p == 1.0:
-            keep = np.zeros(weights.shape, dtype=q.dtype)
+            keep = namespace_of(weights.data).zeros(weights.shape, dtype=q.dtype)
         else:
-            keep = (creation.generator().random(weights.shape) >= dropout_p).astype(q.dtype)
+            keep = (creation.generator(like=weights.data).random(weights.shape)
+                    >= dropout_p).astype(q.dtype)
             keep *= 1.0 / (1.0 - dropout_p)
         weights = weights * keep
     return matmul(weights, v)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import creation, ops
+from ..devices import namespace_of
 from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -262,8 +263,8 @@ def _channel_dropout(x, p: float, training: bool, fn: str, dims: int) -> Tensor:
     lead = x.ndim - dims
     shape = x.shape[:lead] + (1,) * dims
     if p == 1.0:
-        return x * np.zeros(shape, dtype=x.dtype)
-    mask = (creation.generator().random(shape) >= p).astype(x.dtype)
+        return x * namespace_of(x.data).zeros(shape, dtype=x.dtype)
+    mask = (creation.generator(like=x.data).random(shape) >= p).astype(x.dtype)
     mask *= 1.0 / (1.0 - p)
     return x * mask
 
@@ -293,8 +294,8 @@ def _alpha(x, p: float, training: bool, fn: str, shape) -> Tensor:
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return x * np.zeros((), dtype=x.dtype)
-    keep = creation.generator().random(shape(x)) >= p
+        return x * 0.0
+    keep = creation.generator(like=x.data).random(shape(x)) >= p
     a = ((1.0 - p) * (1.0 + p * _SELU_NEG ** 2)) ** -0.5
     b = (1.0 - keep) * (a * _SELU_NEG) - a * _SELU_NEG * p
     return x * (keep * a).astype(x.dtype) + b.astype(x.dtype)

@@ -58,6 +58,7 @@ from ..api.windows import (
     max_unpool2d,
     max_unpool3d,
 )
+from ..devices import namespace_of
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -146,8 +147,8 @@ def dropout(input, p: float = 0.5, training: bool = True) -> Tensor:
     if x.dtype.kind not in "fc":
         raise TypeError(f"dropout needs a floating tensor, got {x.dtype}")
     if p == 1.0:
-        return x * np.zeros(x.shape, dtype=x.dtype)
-    keep = creation.generator().random(x.shape) >= p
+        return x * namespace_of(x.data).zeros(x.shape, dtype=x.dtype)
+    keep = creation.generator(like=x.data).random(x.shape) >= p
     mask = keep.astype(x.dtype)
     mask *= 1.0 / (1.0 - p)
     return x * mask

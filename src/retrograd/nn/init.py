@@ -73,12 +73,12 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill with samples from U(a, b)."""
-    return _write(tensor, creation.generator().uniform(a, b, tensor.shape))
+    return _write(tensor, creation.generator(like=tensor.data).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with samples from N(mean, std^2)."""
-    return _write(tensor, creation.generator().normal(mean, std, tensor.shape))
+    return _write(tensor, creation.generator(like=tensor.data).normal(mean, std, tensor.shape))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

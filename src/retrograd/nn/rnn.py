@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import api as _f
 from .. import ops
+from ..devices import namespace_of
 from ..engine import apply
 from ..tensor import Tensor
 from . import functional as F
@@ -192,7 +193,7 @@ class RNNBase(Module):
         return _rnn_step(mode, xw, state, w_hh, b_hh)
 
     def _zeros(self, x: Tensor, n: int) -> Tensor:
-        return Tensor._wrap(np.zeros((n, self.hidden_size), dtype=x.dtype))
+        return Tensor._wrap(namespace_of(x.data).zeros((n, self.hidden_size), dtype=x.dtype))
 
     def _forward(self, x, hx, cx=None):
         x, unbatched = self._check_input(x)
@@ -330,7 +331,8 @@ class _CellBase(Module):
 
     def _state(self, h, x: Tensor, unbatched: bool, what: str) -> Tensor:
         if h is None:
-            return Tensor._wrap(np.zeros((x.shape[0], self.hidden_size), dtype=x.dtype))
+            return Tensor._wrap(namespace_of(x.data).zeros((x.shape[0], self.hidden_size),
+                                                           dtype=x.dtype))
         want = ((self.hidden_size,) if unbatched else (x.shape[0], self.hidden_size))
         h = _check_state(h, want, f"{type(self).__name__}: {what}", x)
         return h.unsqueeze(0) if unbatched else h
