@@ -1,0 +1,250 @@
+"""The names transformer trained in PyTorch and in retrograd, side by side in one run.
+
+    python benchmarks/bench_names.py                      # 600 steps, evaluations every 100
+    python benchmarks/bench_names.py --steps 300 --eval-every 50 --json out.json
+
+The model is `retrograd.models.names.Transformer` at its default sizes (4
+layers, 4 heads, 64 channels, context 16) and its twin written with torch.nn
+under the same parameter names; the torch twin is loaded with retrograd's
+initial weights. Every variant trains on the same batches (batch 64, AdamW
+betas (0.9, 0.99), weight decay 0.01, the CLI's learning rate and its tenfold
+cut after 80% of the steps):
+
+    torch-1t    PyTorch eager, torch.set_num_threads(1)
+    torch-2t    PyTorch eager, torch.set_num_threads(2)
+    rg          retrograd eager (one BLAS thread)
+    rg-jit      retrograd, the whole step under rg.jit (one BLAS thread)
+
+The steps run in blocks, the variants taking turns block by block (the order
+rotating), so that a change of load on a shared machine falls on all of them.
+Per variant it reports the median time per step over blocks, wall and CPU
+(process time: all of the process's threads, so a 2-thread variant that only
+waits is charged for it), and the test loss (nats per character, the whole
+test split) at every evaluation; retrograd's curves are compared with
+PyTorch's (1 thread) against the 0.02-nat tolerance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+import retrograd as rg
+from retrograd.models import names as M
+
+BATCH, LR, BETAS, WD, DECAY_AT = 64, 2e-3, (0.9, 0.99), 0.01, 0.8
+TOL = 0.02
+
+
+# ---------------------------------------------------------------- the torch twin
+
+class TorchBlock(torch.nn.Module):
+    def __init__(self, n_embd: int, n_head: int) -> None:
+        super().__init__()
+        T = torch.nn
+        self.n_head = n_head
+        self.ln1 = T.LayerNorm(n_embd)
+        self.attn = T.Module()
+        self.attn.qkv = T.Linear(n_embd, 3 * n_embd)
+        self.attn.proj = T.Linear(n_embd, n_embd)
+        self.ln2 = T.LayerNorm(n_embd)
+        self.fc = T.Linear(n_embd, 4 * n_embd)
+        self.fc2 = T.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        B, T, C = x.shape
+        H = self.n_head
+        q, k, v = self.attn.qkv(self.ln1(x)).split(C, dim=2)
+        q, k, v = (t.reshape(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.attn.proj(y.transpose(1, 2).reshape(B, T, C))
+        return x + self.fc2(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class TorchTransformer(torch.nn.Module):
+    def __init__(self, vocab_size: int, context: int, n_layer: int = 4, n_head: int = 4,
+                 n_embd: int = 64) -> None:
+        super().__init__()
+        T = torch.nn
+        self.wte = T.Embedding(vocab_size, n_embd)
+        self.wpe = T.Embedding(context, n_embd)
+        self.blocks = T.ModuleList([TorchBlock(n_embd, n_head) for _ in range(n_layer)])
+        self.ln_f = T.LayerNorm(n_embd)
+        self.head = T.Linear(n_embd, vocab_size, bias=False)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+# ---------------------------------------------------------------- variants
+
+class Variant:
+    """One way of training: `step(xb, yb) -> loss`, `test_loss()`, thread settings."""
+
+    def __init__(self, name: str, step, test_loss, set_lr, torch_threads: int) -> None:
+        self.name, self.step, self.test_loss, self.set_lr = name, step, test_loss, set_lr
+        self.torch_threads = torch_threads
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self.curve: list[tuple[int, float]] = []
+        self.train: list[float] = []
+
+
+def torch_variant(name, threads, state, V, context, Xte, Yte) -> Variant:
+    torch.set_num_threads(threads)
+    model = TorchTransformer(V, context)
+    model.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, weight_decay=WD)
+    F = torch.nn.functional
+
+    def loss_of(x, y):
+        logits = model(x)
+        return F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1)
+
+    def step(xb, yb):
+        loss = loss_of(torch.from_numpy(xb), torch.from_numpy(yb))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def test_loss():
+        with torch.no_grad():
+            logits = model(torch.from_numpy(Xte))
+            return float(F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(Yte)
+                                         .reshape(-1), ignore_index=-1))
+
+    def set_lr(lr):
+        for g in opt.param_groups:
+            g["lr"] = lr
+
+    return Variant(name, step, test_loss, set_lr, threads)
+
+
+def rg_variant(name, use_jit, state, V, context, Xte, Yte) -> Variant:
+    model = M.Transformer(V, context)
+    model.load_state_dict({k: rg.tensor(v) for k, v in state.items()})
+    opt = rg.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, weight_decay=WD)
+
+    def train_step(x, y):
+        loss = M.loss(model, x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    fn = rg.jit(train_step) if use_jit else train_step
+
+    def step(xb, yb):
+        return float(fn(rg.tensor(xb), rg.tensor(yb)).item())
+
+    def test_loss():
+        with rg.no_grad():
+            return float(M.loss(model, rg.tensor(Xte), rg.tensor(Yte)).item())
+
+    def set_lr(lr):
+        for g in opt.param_groups:
+            g["lr"] = lr
+
+    return Variant(name, step, test_loss, set_lr, 1)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--eval-every", type=int, default=100)
+    ap.add_argument("--block", type=int, default=10, help="steps per timed block")
+    ap.add_argument("--variants", default="torch-1t,torch-2t,rg,rg-jit")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+
+    items = M.read_items(M.default_data())
+    vocab = M.Vocabulary.of(items)
+    context = max(map(len, items)) + 1
+    train, test = M.split(items)
+    Xtr, Ytr = M.encode(train, vocab, context)
+    Xte, Yte = M.encode(test, vocab, context)
+    V = len(vocab)
+    rg.manual_seed(0)
+    state = {k: v.numpy().copy() for k, v in M.Transformer(V, context).state_dict().items()}
+
+    makers = {
+        "torch-1t": lambda: torch_variant("torch-1t", 1, state, V, context, Xte, Yte),
+        "torch-2t": lambda: torch_variant("torch-2t", 2, state, V, context, Xte, Yte),
+        "rg": lambda: rg_variant("rg", False, state, V, context, Xte, Yte),
+        "rg-jit": lambda: rg_variant("rg-jit", True, state, V, context, Xte, Yte),
+    }
+    variants = [makers[n]() for n in args.variants.split(",")]
+    rng = np.random.default_rng(1)
+    batches = [rng.integers(0, len(Xtr), BATCH) for _ in range(args.steps)]
+    decay_at = round(DECAY_AT * args.steps)
+    with threadpool_limits(1, user_api="blas"):
+        for v in variants:  # the initial test loss, and warm-up (first calls, jit traces)
+            v.curve.append((0, v.test_loss()))
+        for start in range(0, args.steps, args.block):
+            stop = min(start + args.block, args.steps)
+            k = start // args.block
+            for v in variants[k % len(variants):] + variants[:k % len(variants)]:
+                torch.set_num_threads(v.torch_threads)
+                t0, c0 = time.perf_counter(), time.process_time()
+                for s in range(start, stop):
+                    v.set_lr(LR if s < decay_at else LR * 0.1)
+                    ix = batches[s]
+                    v.train.append(v.step(Xtr[ix], Ytr[ix]))
+                if start > 0:  # the first block holds the eager first calls and the traces
+                    v.wall.append((time.perf_counter() - t0) / (stop - start))
+                    v.cpu.append((time.process_time() - c0) / (stop - start))
+            if stop % args.eval_every == 0 or stop == args.steps:
+                for v in variants:
+                    torch.set_num_threads(v.torch_threads)
+                    v.curve.append((stop, v.test_loss()))
+                print(f"step {stop}: " + "  ".join(f"{v.name} {v.curve[-1][1]:.4f}"
+                                                   for v in variants), file=sys.stderr)
+    report(variants, args)
+    return 0
+
+
+def report(variants: list[Variant], args) -> None:
+    ms = {v.name: (1e3 * statistics.median(v.wall), 1e3 * statistics.median(v.cpu))
+          for v in variants}
+    torch_names = [v.name for v in variants if v.name.startswith("torch")]
+    best_torch = min(torch_names, key=lambda n: ms[n][1]) if torch_names else None
+    print(f"\nnames transformer (4 layers, 4 heads, 64 channels, context 16), batch {BATCH}, "
+          f"{args.steps} steps; per step, median over blocks of {args.block}:")
+    print(f"{'variant':10} {'wall ms':>9} {'cpu ms':>9} {'cpu / best torch':>17}")
+    for v in variants:
+        wall, cpu = ms[v.name]
+        ratio = f"{cpu / ms[best_torch][1]:.2f}x" if best_torch else "-"
+        print(f"{v.name:10} {wall:9.1f} {cpu:9.1f} {ratio:>17}")
+    ref = next((v for v in variants if v.name == "torch-1t"), None)
+    print("\ntest loss (nats/char) at each evaluation:")
+    print(f"{'step':>6} " + " ".join(f"{v.name:>9}" for v in variants))
+    for i, (step, _) in enumerate(variants[0].curve):
+        print(f"{step:6d} " + " ".join(f"{v.curve[i][1]:9.4f}" for v in variants))
+    result = {"steps": args.steps, "batch": BATCH, "ms_per_step": ms, "best_torch": best_torch,
+              "curves": {v.name: v.curve for v in variants}}
+    if ref is not None:
+        for v in variants:
+            if v.name.startswith("rg"):
+                gap = max(abs(a[1] - b[1]) for a, b in zip(v.curve, ref.curve))
+                result[f"max_gap_{v.name}"] = gap
+                print(f"{v.name}: largest gap to torch-1t {gap:.4f} nats "
+                      f"({'within' if gap <= TOL else 'OUTSIDE'} {TOL})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
