@@ -24,7 +24,14 @@ CONFIGS = [(name, {}) for name in OPTIMIZERS] + [
     ("Adam", dict(lr=1e-2, amsgrad=True)),
     ("AdamW", dict(lr=1e-2)),
     ("AdamW", dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),
+    ("NAdam", dict(lr=1e-2)),
+    ("NAdam", dict(lr=1e-2, weight_decay=1e-2, momentum_decay=1e-2)),
+    ("NAdam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RMSprop", dict(lr=1e-2, momentum=0.9, centered=True, weight_decay=1e-2)),
+    ("Adagrad", dict(lr=0.1, lr_decay=1e-2, initial_accumulator_value=0.1)),
+    ("Adamax", dict(lr=1e-2, weight_decay=1e-2)),
 ]
+assert "NAdam" in OPTIMIZERS
 
 
 def _batches(seed=0):
@@ -33,14 +40,17 @@ def _batches(seed=0):
             for _ in range(STEPS)]
 
 
-def _run(name, kw, use_jit, dtype=np.float64, lr_change=False):
+def _run(name, kw, use_jit, dtype=np.float64, lr_change=False, zero_first=False):
     rg.manual_seed(0)
     model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).to(dtype)
     opt = getattr(optim, name)(model.parameters(), **kw)
 
     def step(x, y):
+        if zero_first:
+            opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
+        if not zero_first:
+            opt.zero_grad()
         loss.backward()
         opt.step()
         return loss
@@ -63,11 +73,12 @@ def _state_arrays(opt):
     return out
 
 
+@pytest.mark.parametrize("zero_first", [False, True], ids=["zero_grad-last", "zero_grad-first"])
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in
                                                   enumerate(CONFIGS)])
-def test_jitted_pytorch_style_step_trains_like_eager(name, kw):
-    m_eager, o_eager, l_eager, _ = _run(name, kw, False)
-    m_jit, o_jit, l_jit, run = _run(name, kw, True)
+def test_jitted_pytorch_style_step_trains_like_eager(name, kw, zero_first):
+    m_eager, o_eager, l_eager, _ = _run(name, kw, False, zero_first=zero_first)
+    m_jit, o_jit, l_jit, run = _run(name, kw, True, zero_first=zero_first)
     np.testing.assert_allclose(l_jit, l_eager, rtol=1e-12, atol=1e-14)
     assert np.ptp(l_eager) > 1e-6  # it really trains
     for p, q in zip(m_jit.parameters(), m_eager.parameters()):

@@ -253,9 +253,11 @@ class _Tracer:
             self.switch(t)
         return k
 
-    def add_input(self, t: Tensor, name: str) -> ir.Node:
+    def add_input(self, t: Tensor) -> ir.Node:
+        """`t`'s value as an input of the program (a var named by its place among the
+        external tensors: the IR hash-conses vars by name, so names must not repeat)."""
         k = self.ext_index(t)
-        n = self.graph.var(name)
+        n = self.graph.var(f"capture{k}")
         self.inputs.append(("data", k))
         self.input_nodes.append(n)
         arr = _get_data(t)
@@ -299,7 +301,7 @@ class _Tracer:
                     "place; its values cannot be replayed")
         if made:  # made inside from Python values: a constant of the program
             return self.constant(x)
-        return self.add_input(x, f"capture{len(self.ext)}")
+        return self.add_input(x)
 
     def record(self, op, inputs, attrs, t) -> None:
         self.count += 1
@@ -932,7 +934,7 @@ def _finish(tracer: _Tracer, result, n_args: int):
     entry.writes, entry.grad_writes, entry.grad_sets, entry.guards = [], [], [], []
     grad_owner = {id(cell[3]): cell[1] for cell in tracer.cells.values()
                   if cell[3] is not None}
-    extra = []
+    extra, grad_extra = [], []  # in the order `_replay` reads them: writes, then .grad writes
     for t in tracer.writes.values():
         k = tracer.ext_ids.get(id(t))
         if k is not None:
@@ -940,7 +942,8 @@ def _finish(tracer: _Tracer, result, n_args: int):
             extra.append(tracer.nodes[id(t)][1])
         elif id(t) in grad_owner:
             entry.grad_writes.append((grad_owner[id(t)], tracer.bumps[id(t)]))
-            extra.append(tracer.nodes[id(t)][1])
+            grad_extra.append(tracer.nodes[id(t)][1])
+    extra += grad_extra
     tracer.finals = set()
     seen_arrays: set = set()
     for owner, k, read_first, initial in tracer.cells.values():
