@@ -1,7 +1,8 @@
 """Normalisation and norms: `layer_norm`, `group_norm`, `batch_norm`, `rms_norm`,
 `normalize`, `norm`, `std_mean`, `var_mean`, `cdist`, `cosine_similarity`.
 
-The normalisations are the `standardize` op (one node for mean, variance and
+`layer_norm` is one fused node (`ops.layer_norm`: normalise, scale and shift);
+the other normalisations are the `standardize` op (one node for mean, variance and
 scaling) followed by the affine scale and shift; the rest are compositions of
 recorded ops, so every gradient, forward-mode rule and `rg.jit` replay comes
 from the op table.
@@ -63,7 +64,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     _floating(x, "layer_norm")
     w = _param(weight, shape, "layer_norm", "weight")
     b = _param(bias, shape, "layer_norm", "bias")
-    y = apply(ops.standardize, x, axes=tuple(range(-len(shape), 0)), eps=float(eps))
+    axes = tuple(range(-len(shape), 0))
+    if all(p is None or p.dtype == x.dtype for p in (w, b)):
+        return apply(ops.layer_norm, x, w, b, axes=axes, eps=float(eps))
+    y = apply(ops.standardize, x, axes=axes, eps=float(eps))  # mixed dtypes: promote as * and +
     if w is not None:
         y = y * w
     if b is not None:
@@ -160,15 +164,20 @@ def _update_running(x: Tensor, rm, rv, momentum, count: int) -> None:
     """running = (1 - momentum) * running + momentum * batch statistic, in place (tensor ops,
     so `rg.jit` replays the update)."""
     dims = tuple(a for a in range(x.ndim) if a != 1)
-    f = float(momentum)
+    f = momentum if isinstance(momentum, Tensor) else float(momentum)
+    keep = 1.0 - f
+
+    def to(v, dtype):  # a 0-d float64 tensor rounds to `dtype` as a Python float would
+        return v.to(dtype) if isinstance(v, Tensor) else v
+
     with no_grad():
         xd = x.detach()
         if rm is not None:
-            rm.mul_(1.0 - f)
-            rm.add_(mean(xd, dims) * f)
+            rm.mul_(to(keep, rm.dtype))
+            rm.add_(mean(xd, dims) * to(f, x.dtype))
         if rv is not None:
-            rv.mul_(1.0 - f)
-            rv.add_(var(xd, dims, correction=1) * f)
+            rv.mul_(to(keep, rv.dtype))
+            rv.add_(var(xd, dims, correction=1) * to(f, x.dtype))
 
 
 def _p_arg(p, fn: str) -> float:

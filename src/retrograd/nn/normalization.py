@@ -166,8 +166,9 @@ class _BatchNorm(Module):
         if self.training and self.track_running_stats:
             with no_grad():
                 self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # a cumulative moving average
-                momentum = 1.0 / float(self.num_batches_tracked.data)
+            if self.momentum is None:  # a cumulative moving average: 1 / batches seen,
+                # as a tensor op on the buffer (rg.jit replays it rather than freezing it)
+                momentum = 1.0 / self.num_batches_tracked.to(np.float64)
         # batch statistics in training, and always when no running statistics are kept
         use_batch = self.training or not self.track_running_stats
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,

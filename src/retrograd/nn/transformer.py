@@ -32,10 +32,11 @@ def _t(x) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
-def _additive(mask: Tensor, dtype) -> np.ndarray | Tensor:
-    """A mask as something to add to the scores: bool True (masked out) -> -inf."""
+def _additive(mask: Tensor, dtype) -> Tensor:
+    """A mask as something to add to the scores: bool True (masked out) -> -inf (a tensor
+    op, so a mask passed to a function traced by rg.jit is read at every call)."""
     if mask.dtype == np.bool_:
-        return np.where(mask.data, -np.inf, 0.0).astype(dtype)
+        return _f.where(mask, -math.inf, 0.0).to(dtype)
     if mask.dtype.kind != "f":
         raise TypeError(f"attention masks must be bool or floating, got {mask.dtype}")
     return mask if mask.dtype == dtype else mask.to(dtype)
@@ -183,8 +184,7 @@ class MultiheadAttention(Module):
                                      f"should be {want} (batch * num_heads, target length, "
                                      f"source length)")
                 total = _additive(m, dtype)
-                total = total.reshape(n, h, L, s) if isinstance(total, Tensor) \
-                    else total.reshape(n, h, L, s)
+                total = total.reshape(n, h, L, s)
             else:
                 raise ValueError(f"{name}: attn_mask must be 2-D or 3-D, got shape {m.shape}")
         if key_padding_mask is not None:

@@ -11,16 +11,19 @@ import math
 import numpy as np
 
 from .. import api as _f
-from ..grad_mode import no_grad
+from ..grad_mode import no_grad, state
 from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
 
+def _params(parameters) -> list:
+    """The parameters as a list: a generator (`model.parameters()`) is read once only."""
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
 def _grads(parameters) -> list:
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
-    return [p.grad for p in parameters if p.grad is not None]
+    return [p.grad for p in _params(parameters) if p.grad is not None]
 
 
 def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
@@ -33,6 +36,12 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
         return Tensor(np.array(0.0, dtype=np.float32))
     norms = [_f.vector_norm(g, norm_type) for g in tensors]
     total = _f.vector_norm(_f.stack(norms), norm_type)
+    if error_if_nonfinite and state.tracer is not None:
+        from ..jit import JitError
+
+        raise JitError("clip_grad_norm_/get_total_norm with error_if_nonfinite=True inside "
+                       "rg.jit: the check reads the norm's value, which a replay cannot do; "
+                       "pass error_if_nonfinite=False, or check the returned norm outside")
     if error_if_nonfinite and not np.isfinite(total.data):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
                            "is non-finite, so it cannot be clipped. To disable this error and "
@@ -58,6 +67,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     most `max_norm`; returns the total norm before clipping, as PyTorch does."""
     if max_norm is None or (isinstance(max_norm, float) and math.isnan(max_norm)):
         raise ValueError(f"clip_grad_norm_: max_norm must be a number, got {max_norm!r}")
+    parameters = _params(parameters)
     grads = _grads(parameters)
     with no_grad():
         total = get_total_norm(grads, norm_type, error_if_nonfinite)
