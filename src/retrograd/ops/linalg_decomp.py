@@ -143,12 +143,24 @@ def _tri_mask(n, upper, unit, dtype):
     return mask
 
 
+def _trtrs(sl, A, B, upper, unit):
+    """LAPACK's trtrs once per matrix (SciPy's solve_triangular wrapper costs ~0.3 ms a call)."""
+    trtrs = sl.get_lapack_funcs("trtrs", (A, B))
+    out = np.empty(B.shape, trtrs.dtype)
+    for i in np.ndindex(B.shape[:-2]):
+        out[i], info = trtrs(A[i], B[i], lower=not upper, unitdiag=unit)
+        if info > 0:
+            where = f" (batch element {i})" if i else ""
+            raise LinAlgError(f"linalg.solve_triangular: the triangular matrix{where} is "
+                              f"singular (its diagonal element {info} is zero)")
+    return out
+
+
 def _solve_triangular(A, B, *, upper, unit=False):
     A = _batched(A, B.shape[:-2])
     sl = _scipy_linalg() if A.__class__ is np.ndarray else None  # a device: NumPy's way
-    if sl is not None:
-        return sl.solve_triangular(A, B, lower=not upper, unit_diagonal=unit,
-                                   check_finite=False)
+    if sl is not None and B.size:
+        return _trtrs(sl, A, B, upper, unit)
     T = np.triu(A) if upper else np.tril(A)
     if unit:
         T = T.copy()
