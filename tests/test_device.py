@@ -428,3 +428,33 @@ def test_dropout_draws_on_the_device():
     y = rg.nn.functional.dropout(x, 0.5, training=True)
     assert isinstance(y.data, FakeArray)
     assert 300 < int((y > 0).sum().item()) < 700
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "cnn"])
+def test_retrograd_train_on_the_device(tmp_path, capsys, model_name):
+    import json
+
+    from retrograd.cli import main
+
+    runs = {}
+    for device in ("cpu", "cuda"):
+        out = tmp_path / device
+        assert main(["train", "--model", model_name, "--epochs", "1", "--batch-size", "128",
+                     "--device", device, "--out", str(out)]) == 0
+        runs[device] = json.loads((out / "metrics.json").read_text())
+    dev, host = runs["cuda"], runs["cpu"]
+    assert dev["checkpoint_test_accuracy"] == dev["test_accuracy"]
+    assert dev["test_accuracy"] == pytest.approx(host["test_accuracy"], abs=0.02)
+    np.testing.assert_allclose(dev["history"][-1]["train_loss"],
+                               host["history"][-1]["train_loss"], rtol=1e-3)
+    assert "test accuracy" in capsys.readouterr().out
+
+
+def test_retrograd_train_device_flag_errors(tmp_path, capsys):
+    from retrograd.cli import main
+
+    assert main(["train", "--device", "tpu", "--out", str(tmp_path / "x")]) == 2
+    fake_device.uninstall()  # no GPU now: asking for cuda is a usage error
+    assert main(["train", "--device", "cuda", "--out", str(tmp_path / "y")]) == 2
+    err = capsys.readouterr().err
+    assert "tpu" in err and "cuda is not available" in err

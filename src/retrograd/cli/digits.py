@@ -137,12 +137,15 @@ class Digits:
 def _evaluate(model: nn.Module, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Mean cross-entropy and accuracy, in eval mode without recording a graph."""
     model.eval()
+    device = next(model.parameters()).device  # the model's: evaluation runs there too
     total, correct = 0.0, 0
     with no_grad():
         for start in range(0, len(y), EVAL_CHUNK):
-            xb, yb = Tensor(X[start:start + EVAL_CHUNK]), y[start:start + EVAL_CHUNK]
+            xb, yb = Tensor(X[start:start + EVAL_CHUNK]), Tensor(y[start:start + EVAL_CHUNK])
+            if device != "cpu":
+                xb, yb = xb.to(device), yb.to(device)
             logits = model(xb)
-            total += float(F.cross_entropy(logits, Tensor(yb), reduction="sum").item())
-            correct += int((logits.data.argmax(1) == yb).sum())
+            total += float(F.cross_entropy(logits, yb, reduction="sum").item())
+            correct += int((logits.argmax(1) == yb).sum().item())
     model.train()
     return total / len(y), correct / len(y)

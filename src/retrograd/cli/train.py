@@ -36,7 +36,8 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from .. import creation, nn, optim, serialization
+from .. import creation, cuda, devices, nn, optim, serialization
+from ..tensor import Tensor
 from .digits import Digits, build_model
 from .errors import CommandFailed, UsageError
 from .names import Names
@@ -101,6 +102,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="train on your own data: for digits' models an .npz (X_train, "
                              "y_train, X_test, y_test, or X, y) or a folder of MNIST IDX files; "
                              "for names a UTF-8 text file, one item per line")
+    parser.add_argument("--device", default=None, type=_device_flag, metavar="DEVICE",
+                        help="cpu or cuda[:N] (default: cuda when a GPU and CuPy are there, "
+                             "else cpu)")
     parser.add_argument("--distributed", action="store_true",
                         help="data-parallel over MPI: run under mpiexec -n N (the [dist] "
                              "extra); --batch-size is the global batch")
@@ -123,6 +127,7 @@ class Settings:
     distributed: bool = False
     steps: int | None = None  # tasks counted in steps (names) instead of epochs
     jit: bool | None = None  # None: the task's choice per model
+    device: str = "cpu"  # where the model and its batches live
 
 
 def settings(args: argparse.Namespace) -> Settings:
@@ -144,7 +149,38 @@ def settings(args: argparse.Namespace) -> Settings:
     if data is not None and not Path(data).exists():
         raise UsageError(f"argument --data: {data!r} does not exist")
     return Settings(task=task_name, model=model, seed=args.seed, out=str(args.out), data=data,
-                    distributed=bool(getattr(args, "distributed", False)), **cfg)
+                    distributed=bool(getattr(args, "distributed", False)),
+                    device=_resolve_device(getattr(args, "device", None)), **cfg)
+
+
+def _device_flag(text: str) -> str:
+    """`--device`: cpu, cuda or cuda:N (checked for availability when the run starts)."""
+    try:
+        kind, _ = devices.parse(text)
+    except (TypeError, ValueError) as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if kind not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"unknown device {text!r}; choose cpu or cuda[:N]")
+    return text
+
+
+def _resolve_device(flag: str | None) -> str:
+    """The run's device: the flag's, or cuda when available, else cpu."""
+    if flag is None:
+        return "cuda:0" if cuda.is_available() else "cpu"
+    if devices.parse(flag)[0] == "cuda" and not cuda.is_available():
+        raise UsageError("argument --device: cuda is not available (it needs CuPy, pip install "
+                         "'retrograd[gpu]', and an NVIDIA GPU); use --device cpu")
+    return str(devices.device(flag))
+
+
+def on_device(batch: Any, device: str) -> Any:
+    """A batch (a Tensor or a tuple/list of them) moved to `device`."""
+    if isinstance(batch, Tensor):
+        return batch.to(device)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(on_device(b, device) for b in batch)
+    return batch
 
 
 def step(task: Task, model: nn.Module, opt: optim.Optimizer, batch: Any,
@@ -184,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"argument --data: {e}") from None
     out = _make_folder(Path(cfg.out)) if lead else None
     creation.manual_seed(cfg.seed)
-    model = task.build_model()
+    model = task.build_model().to(cfg.device)
     opt = optim.SGD(model.parameters(), lr=cfg.lr, momentum=MOMENTUM, nesterov=True)
     if world is not None:
         from .. import distributed
@@ -258,6 +294,8 @@ def _epochs_loop(cfg: Settings, task: Task, model: nn.Module, opt: optim.Optimiz
             lr = cfg.lr * 0.5 * (1.0 + math.cos(math.pi * steps / total_steps))
             for group in opt.param_groups:
                 group["lr"] = lr
+            if cfg.device != "cpu":
+                batch = on_device(batch, cfg.device)
             if shard is None:
                 loss = step(task, model, opt, batch)
             else:
@@ -347,7 +385,7 @@ class _Record:
         self.status, self.seconds = "finished", seconds
         if not self.lead:
             return
-        reloaded = self.task.build_model()
+        reloaded = self.task.build_model().to(self.cfg.device)
         reloaded.load_state_dict(serialization.load(self.out / CHECKPOINT))
         self.extra[_long("checkpoint_" + self.task.headline)] = self.task.evaluate(reloaded)[
             self.task.headline]
@@ -388,6 +426,7 @@ class _Record:
     def _draw_graph(self) -> None:
         """The graph of the loss on one example with values and gradients: SVG through
         Graphviz, DOT text where Graphviz is missing; laid out top to bottom on a page."""
+        self.model.to("cpu")  # the picture reads values and gradients on the host
         try:
             loss, labels = self.task.example(self.model)
             self.files["graph"] = draw_graph(self.out, loss, labels,

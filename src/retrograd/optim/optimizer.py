@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import engine
+from .. import devices, engine
 from ..grad_mode import enable_grad, no_grad, state
 from ..tensor import Tensor, clear_grads
 
@@ -155,12 +155,12 @@ class Optimizer:
             entry = {}
             for k, v in st.items():
                 if isinstance(v, (Tensor, np.ndarray)):
-                    arr = np.array(v.data if isinstance(v, Tensor) else v)
+                    arr = np.array(devices.host(v.data if isinstance(v, Tensor) else v))
                     if arr.ndim and arr.shape != p.shape:
                         raise ValueError(f"state '{k}' for parameter {i} has shape {arr.shape}, "
                                          f"the parameter has shape {p.shape}")
-                    if arr.ndim:
-                        entry[k] = Tensor._wrap(arr.astype(p.dtype))
+                    if arr.ndim:  # on the parameter's device, as the state it replaces
+                        entry[k] = Tensor._wrap(devices.to(arr.astype(p.dtype), p.device))
                     else:
                         entry[k] = arr.item()
                 else:
@@ -186,7 +186,7 @@ def _saved(v):
     """A copy of one state entry for `state_dict` (tensors and arrays as tensors)."""
     if isinstance(v, Tensor):
         v = v.data
-    if isinstance(v, np.ndarray):
+    if isinstance(v, np.ndarray) or devices.is_device_array(v):
         return Tensor._wrap(v.copy())
     return v
 
@@ -202,7 +202,7 @@ class _Values:
         return t if self.traced else t.data
 
     def copy(self, v):
-        return v.clone() if self.traced else np.array(v, copy=True)
+        return v.clone() if self.traced else v.copy()
 
     def sqrt(self, v):
         return v.sqrt() if self.traced else np.sqrt(v)
