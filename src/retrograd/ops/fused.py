@@ -54,7 +54,10 @@ def _sum_axis(a, axis):
 # ---------------------------------------------------------------- linear: x @ w.T + b
 
 def _linear(x, w, b):
-    out = np.matmul(x, w.T)
+    if x.ndim > 2:  # one BLAS product over all rows, not one per leading index
+        out = np.matmul(x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + w.shape[:1])
+    else:
+        out = np.matmul(x, w.T)
     if b is not None:
         if b.dtype == out.dtype or out.dtype == np.result_type(out, b):
             out += b
