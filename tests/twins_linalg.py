@@ -43,7 +43,7 @@ def _qr(A):
 TWINS = {
     "inv": torch.linalg.inv, "det": _det,
     "logabsdet": lambda A: torch.linalg.slogdet(A)[1],
-    "slogdet_sign": lambda A: torch.sign(torch.linalg.det(A)),
+    "slogdet_sign": lambda A: torch.linalg.slogdet(A)[0] + 0 * A.sum((-2, -1)),
     "solve": torch.linalg.solve,
     "solve_triangular": lambda A, B, upper, unit: torch.linalg.solve_triangular(
         A, B, upper=upper, unitriangular=unit),

@@ -107,7 +107,8 @@ logabsdet = defop(
     fresh=True)
 slogdet_sign = defop(
     "slogdet_sign", lambda A: np.linalg.slogdet(A)[0],
-    (lambda m, g, out, A: m.zeros_like(A),), (lambda m, t, out, A: m.zeros_like(out),),
+    (lambda m, g, out, A: m.expand(_col(m, g * 0.0), shape=g.shape + A.shape[-2:]),),
+    (lambda m, t, out, A: m.sum(t * 0.0, axis=(-2, -1)),),
     reads=(), fresh=True)
 """The sign of the determinant: piecewise constant, so its derivatives are zero."""
 
