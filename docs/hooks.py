@@ -14,16 +14,17 @@ import html
 import importlib
 import inspect
 import io
-import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from mkdocs.structure.files import File, Files
 
 DOCS = Path(__file__).parent
+BENCH_MARK = "<!-- benchmarks -->"
 API_MARK = re.compile(r"^<!-- api: ([\w.]+)(?: skip=([\w,]+))? -->$", re.M)
 
 # Section titles for the submodules that define the public names.
@@ -110,7 +111,15 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
     def expand(m: re.Match) -> str:
         skip = set((m.group(2) or "").split(",")) - {""}
         return api_markdown(m.group(1), skip)
-    return API_MARK.sub(expand, markdown)
+    markdown = API_MARK.sub(expand, markdown)
+    if BENCH_MARK in markdown:
+        sys.path.insert(0, str(DOCS))
+        try:
+            from benchmarks_data import page_markdown
+        finally:
+            sys.path.remove(str(DOCS))
+        markdown = markdown.replace(BENCH_MARK, page_markdown(DOCS / "benchmarks"))
+    return markdown
 
 
 # --------------------------------------------------------------- graph pictures
@@ -167,7 +176,7 @@ def lesson_graphs() -> dict[str, str]:
 
 def benchmark_plots() -> dict[str, str]:
     """One bar chart per workload of each saved run (docs/benchmarks/*.json)."""
-    from benchmarks_data import load_runs  # docs/benchmarks_data.py
+    from benchmarks_data import load_runs, slug  # docs/benchmarks_data.py
 
     try:
         import matplotlib
@@ -178,7 +187,7 @@ def benchmark_plots() -> dict[str, str]:
     plots = {}
     for run in load_runs(DOCS / "benchmarks"):
         for workload, rows in run["workloads"].items():
-            name = f"benchmarks/{run['name']}_{workload}.svg"
+            name = f"benchmarks/{run['name']}_{slug(workload)}.svg"
             if plt is None:
                 plots[name] = _svg_from_dot("matplotlib is not installed")
                 continue
@@ -188,7 +197,7 @@ def benchmark_plots() -> dict[str, str]:
             ax.barh(labels, values, color="#5c6bc0")
             ax.invert_yaxis()
             ax.set_xlabel(run["unit"])
-            ax.set_title(f"{run['title']}: {workload}")
+            ax.set_title(workload, fontsize=10)
             for i, v in enumerate(values):
                 ax.text(v, i, f" {v:.3g}", va="center", fontsize=8)
             ax.margins(x=0.2)
@@ -201,7 +210,6 @@ def benchmark_plots() -> dict[str, str]:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    import sys
     sys.path.insert(0, str(DOCS))
     try:
         generated = {**lesson_graphs(), **benchmark_plots()}
@@ -210,7 +218,3 @@ def on_files(files: Files, config: Any) -> Files:
     for uri, text in generated.items():
         files.append(File.generated(config, uri, content=text))
     return files
-
-
-def benchmark_json(path: Path) -> dict:
-    return json.loads(path.read_text())

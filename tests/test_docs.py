@@ -90,12 +90,20 @@ def _run_page(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def test_page_code_runs_and_prints_what_it_says(page, tmp_path, monkeypatch):
     import retrograd as rg
 
+    from retrograd.ops.samples import SAMPLES
+    from retrograd.primitive import NUMPY, OPS
+
+    # a page may register an op of its own (the op-table tutorial): undo it after
+    tables = [(OPS, dict(OPS)), (SAMPLES, dict(SAMPLES)), (vars(NUMPY), dict(vars(NUMPY)))]
     dtype = rg.get_default_dtype()
     np_state = np.random.get_state()
     modules = set(sys.modules)
     try:
         _run_page(page, tmp_path, monkeypatch)
     finally:
+        for table, before in tables:
+            table.clear()
+            table.update(before)
         rg.set_default_dtype(dtype)
         np.random.set_state(np_state)
         for name in set(sys.modules) - modules:
