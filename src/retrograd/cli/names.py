@@ -66,6 +66,7 @@ class Names:
         _d["jit"] = JIT_DEFAULT[_m]
     del _m, _d
     headline = "test_loss"
+    default_device = "cpu"  # the only one it runs on for now
     jit_help = ("names: run each training step under rg.jit (default: on for "
                 + ", ".join(m for m in models if JIT_DEFAULT[m]) + ", where it is faster; off "
                 + "for " + ", ".join(m for m in models if not JIT_DEFAULT[m]) + ")")
@@ -175,6 +176,11 @@ class _Run:
 
         self.train = train
         self.cfg = cfg
+        if cfg.device != "cpu":
+            raise UsageError(f"argument --device: the names task runs on the CPU only "
+                             f"(got {cfg.device})")
+        if cfg.distributed:
+            raise UsageError("argument --distributed: the names task runs in one process")
         try:
             self.plt, self.tqdm = train._train_extras()
         except ImportError as e:

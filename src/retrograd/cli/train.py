@@ -150,7 +150,8 @@ def settings(args: argparse.Namespace) -> Settings:
         raise UsageError(f"argument --data: {data!r} does not exist")
     return Settings(task=task_name, model=model, seed=args.seed, out=str(args.out), data=data,
                     distributed=bool(getattr(args, "distributed", False)),
-                    device=_resolve_device(getattr(args, "device", None)), **cfg)
+                    device=_resolve_device(getattr(args, "device", None)
+                                           or getattr(task, "default_device", None)), **cfg)
 
 
 def _device_flag(text: str) -> str:
