@@ -11,3 +11,5 @@ def _standardize(x, axes, eps):
 TWINS = {"standardize": _standardize}
 TWINS["pnorm"] = lambda x, p, axis, keepdims: torch.linalg.vector_norm(
     x, ord=p, dim=axis, keepdim=keepdims)
+TWINS["layer_norm"] = lambda x, w, b, axes, eps: torch.nn.functional.layer_norm(
+    x, x.shape[len(x.shape) - len(axes):], w, b, eps)

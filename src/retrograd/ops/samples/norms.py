@@ -27,3 +27,23 @@ def _pnorm(rng):
 
 
 SAMPLES["pnorm"] = _pnorm
+
+
+def _layer_norm(rng):
+    """Weight and bias optional; rows whose mean is small and large against their spread
+    (the fast forward takes two routes)."""
+    cases = []
+    for shape, k in [((5,), 1), ((3, 4), 1), ((2, 3, 4), 2), ((2, 2, 3), 1)]:
+        pshape = shape[len(shape) - k:]
+        for eps in (1e-5, 0.1):
+            for affine in ((True, True), (True, False), (False, False)):
+                x = rng.uniform(-2, 2, shape)
+                w = rng.uniform(0.5, 1.5, pshape) if affine[0] else None
+                b = rng.uniform(-1, 1, pshape) if affine[1] else None
+                cases.append(([x, w, b], {"axes": tuple(range(-k, 0)), "eps": eps}))
+        cases.append(([rng.uniform(-1, 1, shape) + 10.0, rng.uniform(0.5, 1.5, pshape),
+                       rng.uniform(-1, 1, pshape)], {"axes": tuple(range(-k, 0)), "eps": 1e-5}))
+    return cases
+
+
+SAMPLES["layer_norm"] = _layer_norm

@@ -1,0 +1,183 @@
+"""Fused normalisation layers: `layer_norm`, (x - mean) / sqrt(var + eps) * weight + bias
+over the trailing axes, as one node with NumPy fast paths (the other file, besides
+`fused.py`, where a rule asks `m is NUMPY`).
+
+The fast forward works on rows of the trailing size n: the row means are BLAS
+products with ones, and the per-row scale times the weight is one rank-2 matrix
+product (an outer product rstd w', which NumPy's broadcasting would make as a
+slow per-row loop). It hands its backward the centred rows and rstd (`saving`),
+from which the three vjps are a few passes each:
+
+    dx = rstd (gw - mean(gw) - xhat mean(gw xhat)),   gw = g * weight
+    dweight = sum over rows of g xhat,   dbias = sum over rows of g
+
+Every rule also has a generic path (`m` other than NUMPY, or no saved rows) in
+terms of `standardize`, so a recorded backward (create_graph, rg.jit) and the jvps
+are differentiable again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitive import NUMPY, defop
+from .fused import _ones
+from .norms import _count, _standardize_rule
+
+
+def _fast(x, *params) -> bool:
+    """A host float array (and parameters of its dtype): the NumPy fast path applies."""
+    if x.__class__ is not np.ndarray or x.dtype.kind != "f":
+        return False
+    return all(p is None or (p.__class__ is np.ndarray and p.dtype == x.dtype) for p in params)
+
+
+def _rank2(a0, a1, b0, b1, shape):
+    """a0[:, None] * b0 + a1[:, None] * b1 as one BLAS product of rank 2 (NumPy's rank-1
+    matmul and its broadcasting both run a slow loop per row), made as an array of `shape`
+    (not a view: a gradient that is a view would be copied)."""
+    r, n = a0.shape[0], b0.shape[0]
+    u = np.empty((r, 2), dtype=a0.dtype)
+    u[:, 0] = a0
+    u[:, 1] = a1
+    v = np.empty((2, n), dtype=a0.dtype)
+    v[0] = b0
+    v[1] = b1
+    out = np.empty(shape, dtype=a0.dtype)
+    np.matmul(u, v, out=out.reshape(r, n))
+    return out
+
+
+_SPREAD = 16.0
+"""Rows whose mean^2 is at most this times their variance take the one-pass statistics
+(E[x^2] - mean^2 loses about log2 of (1 + this) bits); otherwise the rows are centred
+first."""
+
+
+def _ln_rows(x, w, b, axes, eps):
+    """(y, (base, shift, rstd)): the output; the rows (r, n) of x, or of x - mean when the
+    rows' means are large against their spread; the mean taken off `base` in the output
+    (the mean, or zeros); each row's 1/std."""
+    n = _count(x.shape, axes)
+    base = np.ascontiguousarray(x).reshape(-1, n)
+    dt = x.dtype
+    mu = base @ _ones(n, dt)
+    mu /= n
+    var = np.einsum("ij,ij->i", base, base)
+    var /= n
+    var -= mu * mu
+    np.maximum(var, 0.0, out=var)
+    if (mu * mu > _SPREAD * var).any():  # E[x^2] - mean^2 would cancel: two passes
+        base = base - mu[:, None]
+        var = np.einsum("ij,ij->i", base, base)
+        var /= n
+        mu[...] = 0.0
+    var += eps
+    rstd = np.sqrt(var)
+    np.divide(1.0, rstd, out=rstd)
+    wv = _ones(n, dt) if w is None else w.reshape(-1)
+    # y = (base - shift) * rstd * w + b = base * (rstd w') + (-shift rstd w' + 1 b')
+    y = _rank2(rstd, np.zeros_like(rstd), wv, wv, x.shape)
+    y2 = y.reshape(base.shape)
+    y2 *= base
+    shift = -mu * rstd
+    if b is not None or shift.any():
+        y2 += _rank2(shift, _ones(len(rstd), dt), wv,
+                     np.zeros(n, dt) if b is None else b.reshape(-1), base.shape)
+    return y, (base, mu, rstd)
+
+
+def _layer_norm(x, w, b, *, axes, eps):
+    if _fast(x, w, b) and x.size:
+        return _ln_rows(x, w, b, axes, eps)[0]
+    y = NUMPY.standardize(x, axes=axes, eps=eps)
+    if w is not None:
+        y = y * w
+    return y if b is None else y + b
+
+
+def _layer_norm_saving(x, w, b, *, axes, eps):
+    if _fast(x, w, b) and x.size:
+        return _ln_rows(x, w, b, axes, eps)
+    return _layer_norm(x, w, b, axes=axes, eps=eps), None
+
+
+def _lead(x, axes) -> tuple:
+    """The axes in front of the normalised ones (the rows)."""
+    return tuple(range(x.ndim - len(axes)))
+
+
+def _ln_vjp_x(m, g, out, x, w, b, *, axes, eps):
+    if m is NUMPY and out.__class__ is tuple:
+        # with xc = base - shift: dx = G - mean(G) - xc rstd^2 mean(G xc), G = rstd g w
+        base, shift, rstd = out
+        n = base.shape[1]
+        wv = _ones(n, x.dtype) if w is None else w.reshape(-1)
+        gx = _rank2(rstd, np.zeros_like(rstd), wv, wv, x.shape)
+        G = gx.reshape(base.shape)
+        G *= g.reshape(base.shape)
+        u = G @ _ones(n, G.dtype)
+        c = np.einsum("ij,ij->i", G, base)
+        c -= shift * u
+        c *= rstd
+        c *= rstd
+        c /= n
+        u /= n
+        d = shift * c
+        d -= u
+        t = base * c[:, None]
+        t -= d[:, None]
+        G -= t
+        return gx
+    return _standardize_rule(m, g if w is None else g * w, None, x, axes=axes, eps=eps)
+
+
+def _ln_vjp_w(m, g, out, x, w, b, *, axes, eps):
+    if m is NUMPY and out.__class__ is tuple:
+        base, shift, rstd = out
+        g2 = g.reshape(base.shape)
+        gw = rstd @ (g2 * base)
+        if shift.any():
+            gw -= (shift * rstd) @ np.ascontiguousarray(g2)
+        return gw if gw.shape == w.shape else gw.reshape(w.shape)
+    xhat = m.standardize(x, axes=axes, eps=eps)
+    return m.sum(g * xhat, axis=_lead(x, axes))
+
+
+def _ln_vjp_b(m, g, out, x, w, b, *, axes, eps):
+    if m is NUMPY and out.__class__ is tuple:
+        g2 = g.reshape(out[0].shape)
+        if g2.flags.c_contiguous:
+            gb = _ones(g2.shape[0], g.dtype) @ g2
+        else:  # a broadcast g: BLAS would copy it first
+            gb = np.add.reduce(g2, axis=0)
+        return gb if gb.shape == b.shape else gb.reshape(b.shape)
+    return m.sum(g, axis=_lead(x, axes))
+
+
+def _param_tangent(m, t, x, p):
+    """A weight's or bias's tangent (maybe with leading batch dimensions) lined up with x."""
+    lead = t.ndim - p.ndim
+    if lead and x.ndim > p.ndim:
+        t = m.reshape(t, shape=t.shape[:lead] + (1,) * (x.ndim - p.ndim) + p.shape)
+    return t
+
+
+def _ln_jvp_x(m, t, out, x, w, b, *, axes, eps):
+    t = _standardize_rule(m, t, None, x, axes=axes, eps=eps)
+    return t if w is None else t * w
+
+
+def _ln_jvp_w(m, t, out, x, w, b, *, axes, eps):
+    return _param_tangent(m, t, x, w) * m.standardize(x, axes=axes, eps=eps)
+
+
+def _ln_jvp_b(m, t, out, x, w, b, *, axes, eps):
+    batch = t.shape[:t.ndim - b.ndim]
+    return m.expand(_param_tangent(m, t, x, b), shape=batch + x.shape)
+
+
+layer_norm = defop(
+    "layer_norm", _layer_norm, (_ln_vjp_x, _ln_vjp_w, _ln_vjp_b),
+    (_ln_jvp_x, _ln_jvp_w, _ln_jvp_b),
+    saving=_layer_norm_saving, reads=(0, 1), fresh=True, tuned=True, fresh_vjps=True)
