@@ -239,3 +239,30 @@ def test_bad_arguments_exit_2(tmp_path, monkeypatch, capsys, argv, message):
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bigram_reaches_the_counting_solution(small):
+    """Trained on the whole slice at once, the bigram's loss comes down to the entropy of
+    the pair counts (the maximum-likelihood bigram, computed by counting)."""
+    items, vocab, context, X, Y = small
+    rg.manual_seed(0)
+    model = M.build("bigram", len(vocab), context)
+    opt = optim.AdamW(model.parameters(), lr=0.2, weight_decay=0.0)
+    step = rg.jit(lambda x, y: _step(model, opt, x, y))
+    x, y = rg.tensor(X), rg.tensor(Y)
+    for _ in range(400):
+        loss = float(step(x, y).item())
+    real = Y >= 0
+    counts = np.zeros((len(vocab), len(vocab)))
+    np.add.at(counts, (X[real], Y[real]), 1)
+    p = counts / counts.sum(1, keepdims=True)
+    floor = -np.log(p[X[real], Y[real]]).mean()
+    assert floor <= loss < floor + 0.02
+
+
+def _step(model, opt, x, y):
+    loss = M.loss(model, x, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss
