@@ -7,8 +7,10 @@ and argument layout: input (L, N, H_in), (N, L, H_in) with `batch_first`, or
 unbatched (L, H_in); initial states (num_layers * directions, N, H).
 
 The input projections of a whole sequence are one matrix product per layer and
-direction; each time step then adds the hidden state's product and applies the
-gates with recorded ops, so backpropagation through time is the ordinary backward.
+direction. An LSTM layer's recurrence is then one node (`ops.lstm_scan`, with a
+hand-written backward through time); RNN and GRU steps add the hidden state's
+product and apply the gates with recorded ops, so backpropagation through time
+is the ordinary backward.
 """
 
 from __future__ import annotations
@@ -54,6 +56,20 @@ def _lstm_step(xw, state, w_hh, b_hh):
     g = _f.tanh(gates[..., 2 * n:3 * n])
     c = f * c + i * g
     return o * _f.tanh(c), c
+
+
+def _lstm_sequence(xw, state, w_hh, reverse: bool):
+    """A whole LSTM sequence as one node (`ops.lstm_scan`): every step's hidden state
+    (L, N, H) and the final (h, c). `xw` holds both biases."""
+    h0, c0 = state
+    if reverse:
+        xw = xw[::-1]
+    hc = apply(ops.lstm_scan, xw, h0, c0, w_hh)
+    n = h0.shape[-1]
+    last = hc[-1]
+    if reverse:
+        hc = hc[::-1]
+    return hc[..., :n], (last[..., :n], last[..., n:])
 
 
 def _gru_step(xw, h, w_hh, b_hh):
@@ -172,6 +188,11 @@ class RNNBase(Module):
                 else:
                     xw = _linear(layer_in, w_ih, b_ih)
                     b_step = b_hh
+                if self.mode == "LSTM" and L:
+                    out, state = _lstm_sequence(xw, state, w_hh, bool(d))
+                    outs.append(out)
+                    finals.append(state)
+                    continue
                 steps = range(L - 1, -1, -1) if d else range(L)
                 hs = [None] * L
                 for t in steps:
