@@ -32,6 +32,8 @@ def _matmul_vjp_y(m, g, out, x, y):
     if x.ndim == 1:   # (k,) @ (..., k, n)
         gy = m.reshape(x, shape=x.shape + (1,)) * m.reshape(g, shape=g.shape[:-1] + (1,)
                                                             + g.shape[-1:])
+    elif y.ndim == 1 and x.ndim == 2:  # (n, k) @ (k,): the vector-matrix product g @ x
+        gy = m.matmul(g, x)
     elif y.ndim == 1:  # (..., n, k) @ (k,)
         gy = m.matmul(_mT(m, x), m.reshape(g, shape=g.shape + (1,)))
         gy = m.reshape(gy, shape=gy.shape[:-1])
