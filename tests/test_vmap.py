@@ -224,3 +224,11 @@ def test_vmap_argument_errors_name_the_problem():
 
 def test_vmap_detach_keeps_the_batch():
     _both(lambda v: v.detach() * v, lambda v: v.detach() * v, X)
+
+
+def test_vmap_same_tensor_twice_with_different_in_dims():
+    sq = RNG.standard_normal((3, 3))
+    _both(lambda p, q: p - 2 * q, lambda p, q: p - 2 * q, sq, sq, in_dims=(0, 1))
+    x = rg.tensor(sq)
+    got = F.vmap(lambda p, q: p - 2 * q, in_dims=(0, 1))(x, x)
+    _same(got, sq - 2 * sq.T)

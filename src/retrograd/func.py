@@ -595,9 +595,10 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
         leaves: list = []
         _tree_leaves(tuple(args), dims if isinstance(dims, tuple) else dims, "args", leaves)
         size, first = None, None
-        batched = {}
+        batched = []  # per leaf, in the order _tree_map visits them: (tensor, dim) or None
         for leaf, d, where in leaves:
             if d is None:
+                batched.append(None)
                 continue
             t = leaf if isinstance(leaf, Tensor) else _as_tensor(leaf, f"vmap: {where}")
             if not -t.ndim <= d < t.ndim or t.ndim == 0:
@@ -611,7 +612,7 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
                 raise ValueError(f"vmap: expected all batched inputs to have the same size in "
                                  f"the mapped dimension; {first} has {size} and {where} has "
                                  f"{n}")
-            batched[id(leaf)] = (t, d)
+            batched.append((t, d))
         if size is None:
             raise ValueError("vmap: no input is batched (in_dims are all None, or there are "
                              "no tensor arguments); at least one input must be batched")
@@ -619,8 +620,10 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
             raise ValueError("vmap: the mapped dimension has size 0")
         out_tree = None
         with forward.level((size,), vmap=True) as lv:
+            order = iter(batched)
+
             def enter(leaf):
-                hit = batched.get(id(leaf))
+                hit = next(order)
                 if hit is None:
                     return leaf
                 t, d = hit
