@@ -252,14 +252,17 @@ def true_divide(input, other) -> Tensor:
 # ---------------------------------------------------------------- predicates and logic
 
 def isnan(input) -> Tensor:
+    """Elementwise test for NaN, a bool tensor. Like `torch.isnan`."""
     return apply1(ops.isnan, _t(input))
 
 
 def isinf(input) -> Tensor:
+    """Elementwise test for +inf or -inf, a bool tensor. Like `torch.isinf`."""
     return apply1(ops.isinf, _t(input))
 
 
 def isfinite(input) -> Tensor:
+    """Elementwise test for a finite value (not inf, not NaN). Like `torch.isfinite`."""
     return apply1(ops.isfinite, _t(input))
 
 
@@ -338,18 +341,22 @@ def _bitwise(opname: str, name: str, x, y, bool_ok: bool = True) -> Tensor:
 
 
 def bitwise_and(input, other) -> Tensor:
+    """Bitwise AND of integer or bool tensors (the `&` operator). Like `torch.bitwise_and`."""
     return _bitwise("bitwise_and", "bitwise_and", input, other)
 
 
 def bitwise_or(input, other) -> Tensor:
+    """Bitwise OR of integer or bool tensors (the `|` operator). Like `torch.bitwise_or`."""
     return _bitwise("bitwise_or", "bitwise_or", input, other)
 
 
 def bitwise_xor(input, other) -> Tensor:
+    """Bitwise XOR of integer or bool tensors (the `^` operator). Like `torch.bitwise_xor`."""
     return _bitwise("bitwise_xor", "bitwise_xor", input, other)
 
 
 def bitwise_not(input) -> Tensor:
+    """Bitwise NOT of an integer or bool tensor (the `~` operator). Like `torch.bitwise_not`."""
     x = _t(input)
     if x.data.dtype.kind not in "biu":
         raise TypeError(f"bitwise_not() needs a bool or integer tensor, got {x.dtype}")
