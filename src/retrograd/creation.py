@@ -89,16 +89,21 @@ def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor
 
 
 def zeros(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of zeros of the given shape (`dtype` default float32, `device`,
+    `requires_grad`). Like `torch.zeros`: `rg.zeros(2, 3)`."""
     shape, dt = _shape(shape), _dt(dtype)
     return _make(_create(device, lambda xp: xp.zeros(shape, dtype=dt)), requires_grad)
 
 
 def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of ones of the given shape. Like `torch.ones`: `rg.ones(2, 3)`."""
     shape, dt = _shape(shape), _dt(dtype)
     return _make(_create(device, lambda xp: xp.ones(shape, dtype=dt)), requires_grad)
 
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of `shape` filled with `fill_value` (dtype from the value, as in PyTorch).
+    Like `torch.full`: `rg.full((2,), 7.0)` is `tensor([7., 7.])`."""
     if dtype is None:
         dtype = np.asarray(fill_value).dtype if not isinstance(fill_value, float) else None
         dtype = np.int64 if dtype is not None and dtype.kind in "iu" else dtype
@@ -115,6 +120,7 @@ def _like_device(data, device):
 
 
 def zeros_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Zeros with the shape (and by default dtype and device) of `t`. Like `torch.zeros_like`."""
     data = _like(t)
     dt = dtype or data.dtype
     return _make(_create(_like_device(data, device), lambda xp: xp.zeros(data.shape, dtype=dt)),
@@ -122,6 +128,7 @@ def zeros_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tenso
 
 
 def ones_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Ones with the shape (and by default dtype and device) of `t`. Like `torch.ones_like`."""
     data = _like(t)
     dt = dtype or data.dtype
     return _make(_create(_like_device(data, device), lambda xp: xp.ones(data.shape, dtype=dt)),
@@ -130,6 +137,8 @@ def ones_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
            device=None) -> Tensor:
+    """Evenly spaced values in `[start, end)` by `step`; integers give int64, floats the
+    default float. Like `torch.arange`: `rg.arange(3)` is `tensor([0, 1, 2])`."""
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -168,6 +177,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
         device=None) -> Tensor:
+    """The `n x m` identity matrix. Like `torch.eye`: `rg.eye(2)`."""
     dt = _dt(dtype)
     return _make(_create(device, lambda xp: xp.eye(n, m, dtype=dt)), requires_grad)
 
@@ -221,6 +231,7 @@ def empty(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tenso
 
 
 def empty_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """An uninitialised tensor shaped like `t` (here: zeros). Like `torch.empty_like`."""
     return zeros_like(t, dtype=dtype, requires_grad=requires_grad, device=device)
 
 

@@ -105,22 +105,29 @@ def fft(input, n=None, dim: int = -1, norm=None) -> Tensor:
 
 
 def ifft(input, n=None, dim: int = -1, norm=None) -> Tensor:
+    """Inverse one-dimensional discrete Fourier transform along `dim`. Like `torch.fft.ifft`;
+    `ifft(fft(x))` gives `x` back."""
     return _cc(input, None if n is None else [n], dim, norm, True, "ifft")
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """Two-dimensional discrete Fourier transform over the last two dimensions.
+    Like `torch.fft.fft2`."""
     return _cc(input, s, dim, norm, False, "fft2")
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """Inverse two-dimensional discrete Fourier transform. Like `torch.fft.ifft2`."""
     return _cc(input, s, dim, norm, True, "ifft2")
 
 
 def fftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """N-dimensional discrete Fourier transform over `dim` (default all). Like `torch.fft.fftn`."""
     return _cc(input, s, dim, norm, False, "fftn")
 
 
 def ifftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """Inverse N-dimensional discrete Fourier transform. Like `torch.fft.ifftn`."""
     return _cc(input, s, dim, norm, True, "ifftn")
 
 
@@ -135,10 +142,13 @@ def irfft(input, n=None, dim: int = -1, norm=None) -> Tensor:
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """Two-dimensional transform of real input (half spectrum in the last dimension).
+    Like `torch.fft.rfft2`."""
     return rfftn(input, s, dim, norm, name="rfft2")
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """Inverse of `rfft2`: the real signal from its half spectrum. Like `torch.fft.irfft2`."""
     return irfftn(input, s, dim, norm, name="irfft2")
 
 

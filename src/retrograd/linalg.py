@@ -120,6 +120,8 @@ def inv(A) -> Tensor:
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The number of singular values above the tolerance (`atol`, `rtol`; PyTorch's
+    defaults), an int64 tensor; not differentiable. Like `torch.linalg.matrix_rank`."""
     A = _matrix(A, "matrix_rank")
     S = np.linalg.svd(A.data, compute_uv=False)
     if rtol is None:

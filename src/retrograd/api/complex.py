@@ -45,6 +45,8 @@ def conj(input) -> Tensor:
 
 
 def conj_physical(input) -> Tensor:
+    """The complex conjugate, as a new tensor (real input: a copy). Like
+    `torch.conj_physical`: `rg.conj_physical(rg.tensor([1 + 2j]))` is `tensor([1.-2.j])`."""
     return conj(input)
 
 
@@ -111,4 +113,5 @@ def polar(abs, angle) -> Tensor:  # noqa: A002 - PyTorch's argument names
 
 
 def is_complex(input) -> bool:
+    """Whether the tensor's dtype is complex. Like `torch.is_complex`."""
     return _t(input).dtype.kind == "c"

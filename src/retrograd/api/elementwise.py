@@ -20,24 +20,29 @@ def _floating(x) -> Tensor:
 
 
 def exp(x) -> Tensor:
+    """e**x element-wise (integers become the default float). Like `torch.exp`:
+    `rg.exp(rg.tensor([0.0, 1.0]))` is `tensor([1., 2.7183])`."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.exp, x)
 
 
 def log(x) -> Tensor:
+    """Natural logarithm element-wise (`-inf` at 0, `nan` below). Like `torch.log`."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.log, x)
 
 
 def log1p(x) -> Tensor:
+    """log(1 + x), accurate near 0. Like `torch.log1p`: `rg.log1p(rg.tensor(1e-8))` is 1e-08."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.log1p, x)
 
 
 def sqrt(x) -> Tensor:
+    """Square root element-wise; its derivative at 0 is inf, as in PyTorch. Like `torch.sqrt`."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.sqrt, x)
@@ -53,40 +58,49 @@ def abs(x) -> Tensor:  # noqa: A001 - the NumPy/PyTorch name
 
 
 def sin(x) -> Tensor:
+    """Sine element-wise (radians). Like `torch.sin`; d/dx is `cos(x)`."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.sin, x)
 
 
 def cos(x) -> Tensor:
+    """Cosine element-wise (radians). Like `torch.cos`; d/dx is `-sin(x)`."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.cos, x)
 
 
 def tan(x) -> Tensor:
+    """Tangent element-wise (radians). Like `torch.tan`; d/dx is `1 + tan(x)**2`."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.tan, x)
 
 
 def tanh(x) -> Tensor:
+    """Hyperbolic tangent element-wise. Like `torch.tanh`; d/dx is `1 - tanh(x)**2`."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.tanh, x)
 
 
 def sigmoid(x) -> Tensor:
+    """The logistic function 1 / (1 + e**-x), computed without overflow. Like
+    `torch.sigmoid` (`scipy.special.expit`): `rg.sigmoid(rg.tensor(0.0))` is 0.5."""
     if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
         x = _floating(x)
     return apply1(ops.sigmoid, x)
 
 
 def relu(x) -> Tensor:
+    """max(x, 0) element-wise, with derivative 0 at 0 (PyTorch's choice). Like `torch.relu`:
+    `rg.relu(rg.tensor([-1.0, 2.0]))` is `tensor([0., 2.])`."""
     return apply1(ops.relu, x if x.__class__ is Tensor else _t(x))
 
 
 def sign(x) -> Tensor:
+    """-1, 0 or 1 element-wise; its derivative is 0. Like `torch.sign`."""
     return apply1(ops.sign, x if x.__class__ is Tensor else _t(x))
 
 

@@ -269,7 +269,7 @@ def masked_select(input, mask) -> Tensor:
     if x.shape != shape:
         x = expand(x, *shape)
     if m.shape != shape:
-        m = Tensor(np.broadcast_to(m.data, shape))
+        m = expand(m, *shape)
     return x[m]
 
 
@@ -280,7 +280,7 @@ def nonzero(input, *, as_tuple: bool = False):
     if not as_tuple:
         return out
     if x.ndim == 0:
-        return (Tensor(np.zeros(out.shape[0], dtype=np.int64)),)
+        return (out.sum(-1),)  # zeros, one per hit (an op: the count depends on the values)
     return tuple(out[:, k] for k in range(x.ndim))
 
 
@@ -368,6 +368,7 @@ def flip(input, dims) -> Tensor:
 
 
 def fliplr(input) -> Tensor:
+    """Reverse the order of the columns (dimension 1; needs 2 or more dims). Like `torch.fliplr`."""
     x = _t(input)
     if x.ndim < 2:
         raise ValueError(f"fliplr(): input must have at least 2 dimensions, got {x.shape}")
@@ -375,6 +376,7 @@ def fliplr(input) -> Tensor:
 
 
 def flipud(input) -> Tensor:
+    """Reverse the order of the rows (dimension 0). Like `torch.flipud`."""
     x = _t(input)
     if x.ndim < 1:
         raise ValueError("flipud(): input must have at least 1 dimension")

@@ -10,6 +10,8 @@ from ._args import _t
 
 
 def einsum(spec: str, *operands) -> Tensor:
+    """Einstein summation, e.g. `rg.einsum('ij,jk->ik', a, b)` for `a @ b`; differentiable in
+    every operand. Like `torch.einsum` and `np.einsum`."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ts = [_t(t) for t in operands]
@@ -18,6 +20,8 @@ def einsum(spec: str, *operands) -> Tensor:
 
 
 def matmul(x, y) -> Tensor:
+    """Matrix product with NumPy's rules (vectors, batches broadcast). Like `torch.matmul`
+    and the `@` operator: `rg.matmul(rg.ones(2, 3), rg.ones(3))` is `tensor([3., 3.])`."""
     x, y = _t(x), _t(y)
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError(f"matmul(): both operands need at least one dimension, got shapes "

@@ -31,6 +31,9 @@ def _no_out(out, name: str) -> None:
 
 def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # noqa: A001
         out=None) -> Tensor:
+    """Sum over `dim` (all elements by default; `keepdim` keeps reduced dims as size 1).
+    Like `torch.sum`; NumPy's `axis=`/`keepdims=` are accepted too.
+    `rg.sum(rg.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=0)` is `tensor([4., 6.])`."""
     _no_out(out, "sum")
     x = _t(x)
     if dtype is not None:
@@ -43,6 +46,8 @@ def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # 
 
 def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
          out=None) -> Tensor:
+    """Mean over `dim` (all elements by default). Like `torch.mean`; NumPy's `axis=`/`keepdims=`
+    are accepted too."""
     _no_out(out, "mean")
     x = _t(x)
     if dtype is not None:
@@ -156,24 +161,32 @@ def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
 
 
 def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """log(sum(exp(x))) over `dim`, computed stably (the max is subtracted first).
+    Like `torch.logsumexp`."""
     x = _t(x)
     return apply(ops.logsumexp, x, axis=_rdims(dim, axis, x.ndim, "logsumexp"),
                  keepdims=_keep(keepdim, keepdims))
 
 
 def softmax(x, dim=-1, *, axis=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`, computed stably. Like `torch.softmax`:
+    `rg.softmax(rg.tensor([0.0, 0.0]), dim=0)` is `tensor([0.5, 0.5])`."""
     x = _t(x)
     return apply(ops.softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
                                             "softmax"))
 
 
 def log_softmax(x, dim=-1, *, axis=None) -> Tensor:
+    """log(softmax(x)) along `dim`, computed stably (better than `softmax(x).log()`).
+    Like `torch.log_softmax`."""
     x = _t(x)
     return apply(ops.log_softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
                                                 "log_softmax"))
 
 
 def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+    """Index of the largest value (over all elements, or along `dim`); first one on ties.
+    Like `torch.argmax`: `rg.argmax(rg.tensor([1.0, 5.0, 2.0]))` is `tensor(1)`."""
     _no_out(out, "argmax")
     x = _t(x)
     if x.dtype.kind == "c":
@@ -183,6 +196,8 @@ def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
 
 
 def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+    """Index of the smallest value (over all elements, or along `dim`); first one on ties.
+    Like `torch.argmin`."""
     _no_out(out, "argmin")
     x = _t(x)
     if x.dtype.kind == "c":

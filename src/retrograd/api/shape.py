@@ -21,6 +21,8 @@ def _shape_args(shape):
 
 
 def reshape(x, *shape) -> Tensor:
+    """The same elements in a new shape (one dimension may be -1); a view where possible.
+    Like `torch.reshape`: `rg.reshape(rg.arange(6), (2, 3))`."""
     x = _t(x)
     shape = _shape_args(shape)
     known = math.prod(s for s in shape if s != -1)
@@ -34,6 +36,7 @@ def reshape(x, *shape) -> Tensor:
 
 
 def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
+    """Merge dimensions `start_dim..end_dim` into one. Like `torch.flatten`."""
     x = _t(x)
     if x.ndim == 0:
         return reshape(x, 1)
@@ -46,6 +49,7 @@ def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
 
 
 def permute(x, *dims) -> Tensor:
+    """Reorder the dimensions: `rg.permute(x, (2, 0, 1))`. Like `torch.permute`."""
     x = _t(x)
     dims = _shape_args(dims)
     if sorted(d % builtins.max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
@@ -68,6 +72,8 @@ def transpose(x, dim0=None, dim1=None) -> Tensor:
 
 
 def expand(x, *sizes) -> Tensor:
+    """A view repeating size-1 dimensions to `sizes` (-1 keeps a size); no copy.
+    Like `torch.Tensor.expand`."""
     x = _t(x)
     sizes = _shape_args(sizes)
     lead = len(sizes) - x.ndim
@@ -84,10 +90,12 @@ def expand(x, *sizes) -> Tensor:
 
 
 def broadcast_to(x, shape) -> Tensor:
+    """`x` broadcast to `shape`, as a view. Like `torch.broadcast_to`."""
     return expand(x, *tuple(shape))
 
 
 def squeeze(x, dim=None) -> Tensor:
+    """Drop dimensions of size 1 (all, or those in `dim`). Like `torch.squeeze`."""
     x = _t(x)
     if dim is None:
         shape = tuple(s for s in x.shape if s != 1)
@@ -99,6 +107,8 @@ def squeeze(x, dim=None) -> Tensor:
 
 
 def unsqueeze(x, dim) -> Tensor:
+    """Insert a dimension of size 1 at `dim`. Like `torch.unsqueeze`:
+    `rg.unsqueeze(rg.ones(3), 0).shape` is `(1, 3)`."""
     x = _t(x)
     if not -(x.ndim + 1) <= dim <= x.ndim:
         raise IndexError(f"unsqueeze(): dim {dim} is out of range for a tensor with {x.ndim} "
@@ -108,6 +118,8 @@ def unsqueeze(x, dim) -> Tensor:
 
 
 def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
+    """Join tensors along an existing dimension `dim`. Like `torch.cat` (`rg.concatenate`,
+    NumPy's name, is the same function): `rg.cat([rg.ones(2), rg.zeros(1)])` has 3 elements."""
     ts = [_t(t) for t in tensors]
     if not ts:
         raise ValueError("cat() needs at least one tensor")
@@ -125,6 +137,7 @@ concatenate = cat
 
 
 def stack(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
+    """Join tensors of one shape along a new dimension `dim`. Like `torch.stack`."""
     ts = [_t(t) for t in tensors]
     if not ts:
         raise ValueError("stack() needs at least one tensor")

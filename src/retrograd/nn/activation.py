@@ -17,21 +17,29 @@ __all__ = [
 
 
 class ReLU(Module):
+    """Applies `F.relu` (`retrograd.nn.functional.relu`) to its input, with the
+    same arguments. Like `torch.nn.ReLU`: `rg.nn.ReLU()(x)`."""
     def forward(self, x):
         return apply1(ops.relu, x) if x.__class__ is Tensor else F.relu(x)
 
 
 class Tanh(Module):
+    """Applies `F.tanh` (`retrograd.nn.functional.tanh`) to its input, with the
+    same arguments. Like `torch.nn.Tanh`: `rg.nn.Tanh()(x)`."""
     def forward(self, x):
         return F.tanh(x)
 
 
 class Sigmoid(Module):
+    """Applies `F.sigmoid` (`retrograd.nn.functional.sigmoid`) to its input, with the
+    same arguments. Like `torch.nn.Sigmoid`: `rg.nn.Sigmoid()(x)`."""
     def forward(self, x):
         return F.sigmoid(x)
 
 
 class Softmax(Module):
+    """Applies `F.softmax` (`retrograd.nn.functional.softmax`) to its input, with the
+    same arguments. Like `torch.nn.Softmax`: `rg.nn.Softmax(dim=-1)(x)`."""
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
@@ -41,6 +49,8 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """Applies `F.log_softmax` (`retrograd.nn.functional.log_softmax`) to its input, with the
+    same arguments. Like `torch.nn.LogSoftmax`: `rg.nn.LogSoftmax(dim=-1)(x)`."""
     def forward(self, x):
         return F.log_softmax(x, self.dim)
 
@@ -48,6 +58,8 @@ class LogSoftmax(Softmax):
 # ---------------------------------------------------------------- the rest of torch.nn's
 
 class GELU(Module):
+    """Applies `F.gelu` (`retrograd.nn.functional.gelu`) to its input, with the
+    same arguments. Like `torch.nn.GELU`: `rg.nn.GELU()(x)`."""
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("none", "tanh"):
@@ -79,30 +91,44 @@ class _Inplace(Module):
 
 
 class SiLU(_Inplace):
+    """Applies `F.silu` (`retrograd.nn.functional.silu`) to its input, with the
+    same arguments. Like `torch.nn.SiLU`: `rg.nn.SiLU()(x)`."""
     _fn = staticmethod(F.silu)
 
 
 class Mish(_Inplace):
+    """Applies `F.mish` (`retrograd.nn.functional.mish`) to its input, with the
+    same arguments. Like `torch.nn.Mish`: `rg.nn.Mish()(x)`."""
     _fn = staticmethod(F.mish)
 
 
 class SELU(_Inplace):
+    """Applies `F.selu` (`retrograd.nn.functional.selu`) to its input, with the
+    same arguments. Like `torch.nn.SELU`: `rg.nn.SELU()(x)`."""
     _fn = staticmethod(F.selu)
 
 
 class ReLU6(_Inplace):
+    """Applies `F.relu6` (`retrograd.nn.functional.relu6`) to its input, with the
+    same arguments. Like `torch.nn.ReLU6`: `rg.nn.ReLU6()(x)`."""
     _fn = staticmethod(F.relu6)
 
 
 class Hardswish(_Inplace):
+    """Applies `F.hardswish` (`retrograd.nn.functional.hardswish`) to its input, with the
+    same arguments. Like `torch.nn.Hardswish`: `rg.nn.Hardswish()(x)`."""
     _fn = staticmethod(F.hardswish)
 
 
 class Hardsigmoid(_Inplace):
+    """Applies `F.hardsigmoid` (`retrograd.nn.functional.hardsigmoid`) to its input, with the
+    same arguments. Like `torch.nn.Hardsigmoid`: `rg.nn.Hardsigmoid()(x)`."""
     _fn = staticmethod(F.hardsigmoid)
 
 
 class Softplus(Module):
+    """Applies `F.softplus` (`retrograd.nn.functional.softplus`) to its input, with the
+    same arguments. Like `torch.nn.Softplus`: `rg.nn.Softplus()(x)`."""
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -115,6 +141,8 @@ class Softplus(Module):
 
 
 class ELU(Module):
+    """Applies `F.elu` (`retrograd.nn.functional.elu`) to its input, with the
+    same arguments. Like `torch.nn.ELU`: `rg.nn.ELU()(x)`."""
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
@@ -127,11 +155,15 @@ class ELU(Module):
 
 
 class CELU(ELU):
+    """Applies `F.celu` (`retrograd.nn.functional.celu`) to its input, with the
+    same arguments. Like `torch.nn.CELU`: `rg.nn.CELU()(x)`."""
     def forward(self, x):
         return F.celu(x, self.alpha, self.inplace)
 
 
 class LeakyReLU(Module):
+    """Applies `F.leaky_relu` (`retrograd.nn.functional.leaky_relu`) to its input, with the
+    same arguments. Like `torch.nn.LeakyReLU`: `rg.nn.LeakyReLU()(x)`."""
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -145,6 +177,8 @@ class LeakyReLU(Module):
 
 
 class Hardtanh(Module):
+    """Applies `F.hardtanh` (`retrograd.nn.functional.hardtanh`) to its input, with the
+    same arguments. Like `torch.nn.Hardtanh`: `rg.nn.Hardtanh()(x)`."""
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
                  inplace: bool = False) -> None:
         super().__init__()
@@ -162,6 +196,8 @@ class Hardtanh(Module):
 
 
 class Threshold(Module):
+    """Applies `F.threshold` (`retrograd.nn.functional.threshold`) to its input, with the
+    same arguments. Like `torch.nn.Threshold`: `rg.nn.Threshold(0.5, 0.0)(x)`."""
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
@@ -175,21 +211,29 @@ class Threshold(Module):
 
 
 class Softsign(Module):
+    """Applies `F.softsign` (`retrograd.nn.functional.softsign`) to its input, with the
+    same arguments. Like `torch.nn.Softsign`: `rg.nn.Softsign()(x)`."""
     def forward(self, x):
         return F.softsign(x)
 
 
 class LogSigmoid(Module):
+    """Applies `F.logsigmoid` (`retrograd.nn.functional.logsigmoid`) to its input, with the
+    same arguments. Like `torch.nn.LogSigmoid`: `rg.nn.LogSigmoid()(x)`."""
     def forward(self, x):
         return F.logsigmoid(x)
 
 
 class Tanhshrink(Module):
+    """Applies `F.tanhshrink` (`retrograd.nn.functional.tanhshrink`) to its input, with the
+    same arguments. Like `torch.nn.Tanhshrink`: `rg.nn.Tanhshrink()(x)`."""
     def forward(self, x):
         return F.tanhshrink(x)
 
 
 class Softmin(Module):
+    """Applies `F.softmin` (`retrograd.nn.functional.softmin`) to its input, with the
+    same arguments. Like `torch.nn.Softmin`: `rg.nn.Softmin(dim=-1)(x)`."""
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
@@ -202,6 +246,8 @@ class Softmin(Module):
 
 
 class GLU(Module):
+    """Applies `F.glu` (`retrograd.nn.functional.glu`) to its input, with the
+    same arguments. Like `torch.nn.GLU`: `rg.nn.GLU()(x)`."""
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim

@@ -113,14 +113,17 @@ def linear(input, weight, bias=None) -> Tensor:
 
 
 def relu(input) -> Tensor:
+    """max(x, 0) element-wise. Like `torch.nn.functional.relu`."""
     return _f.relu(input)
 
 
 def tanh(input) -> Tensor:
+    """Hyperbolic tangent element-wise. Like `torch.nn.functional.tanh`."""
     return _f.tanh(input)
 
 
 def sigmoid(input) -> Tensor:
+    """The logistic function element-wise. Like `torch.nn.functional.sigmoid`."""
     return _f.sigmoid(input)
 
 
@@ -130,6 +133,8 @@ def softmax(input, dim: int = -1) -> Tensor:
 
 
 def log_softmax(input, dim: int = -1) -> Tensor:
+    """log(softmax(x)) along `dim` (default the last), computed stably. Like
+    `torch.nn.functional.log_softmax`; with `nll_loss` it makes `cross_entropy`."""
     return _f.log_softmax(input, dim)
 
 

@@ -14,6 +14,7 @@ __all__ = ["Identity", "Linear"]
 
 
 class Identity(Module):
+    """Returns its input unchanged (a placeholder layer). Like `torch.nn.Identity`."""
     def forward(self, x):
         return x
 

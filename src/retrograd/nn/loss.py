@@ -9,6 +9,8 @@ __all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss"]
 
 
 class MSELoss(Module):
+    """Mean squared error between input and target (`reduction`: mean, sum or none).
+    Like `torch.nn.MSELoss`: `rg.nn.MSELoss()(pred, target)`."""
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         self.reduction = reduction
@@ -18,6 +20,9 @@ class MSELoss(Module):
 
 
 class CrossEntropyLoss(Module):
+    """Cross-entropy of logits (N, C, ...) against class indices or probabilities,
+    with `weight`, `ignore_index`, `reduction`, `label_smoothing`. Like
+    `torch.nn.CrossEntropyLoss`: `rg.nn.CrossEntropyLoss()(logits, labels)`."""
     def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
                  label_smoothing: float = 0.0) -> None:
         super().__init__()
@@ -30,6 +35,8 @@ class CrossEntropyLoss(Module):
 
 
 class NLLLoss(Module):
+    """Negative log-likelihood of log-probabilities against class indices (`weight`,
+    `ignore_index`, `reduction`). Like `torch.nn.NLLLoss`."""
     def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean") -> None:
         super().__init__()
         self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
@@ -39,6 +46,8 @@ class NLLLoss(Module):
 
 
 class BCEWithLogitsLoss(Module):
+    """Binary cross-entropy of logits against 0/1 targets, computed stably (`weight`,
+    `pos_weight`, `reduction`). Like `torch.nn.BCEWithLogitsLoss`."""
     def __init__(self, weight=None, reduction: str = "mean", pos_weight=None) -> None:
         super().__init__()
         self.weight, self.reduction, self.pos_weight = weight, reduction, pos_weight

@@ -31,14 +31,20 @@ class _MaxPool(Module):
 
 
 class MaxPool1d(_MaxPool):
+    """Max pooling over 1 spatial dimension(s) (`kernel_size`, `stride`, `padding`,
+    `dilation`, `return_indices`, `ceil_mode`). Like `torch.nn.MaxPool1d`."""
     _fn = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPool):
+    """Max pooling over 2 spatial dimension(s) (`kernel_size`, `stride`, `padding`,
+    `dilation`, `return_indices`, `ceil_mode`). Like `torch.nn.MaxPool2d`."""
     _fn = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPool):
+    """Max pooling over 3 spatial dimension(s) (`kernel_size`, `stride`, `padding`,
+    `dilation`, `return_indices`, `ceil_mode`). Like `torch.nn.MaxPool3d`."""
     _fn = staticmethod(F.max_pool3d)
 
 
@@ -63,6 +69,8 @@ class _AvgPool(Module):
 
 
 class AvgPool1d(_AvgPool):
+    """Average pooling over 1 spatial dimension(s) (`kernel_size`, `stride`,
+    `padding`, `ceil_mode`, `count_include_pad`). Like `torch.nn.AvgPool1d`."""
     _fn = staticmethod(F.avg_pool1d)
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -71,10 +79,14 @@ class AvgPool1d(_AvgPool):
 
 
 class AvgPool2d(_AvgPool):
+    """Average pooling over 2 spatial dimension(s) (`kernel_size`, `stride`,
+    `padding`, `ceil_mode`, `count_include_pad`). Like `torch.nn.AvgPool2d`."""
     _fn = staticmethod(F.avg_pool2d)
 
 
 class AvgPool3d(_AvgPool):
+    """Average pooling over 3 spatial dimension(s) (`kernel_size`, `stride`,
+    `padding`, `ceil_mode`, `count_include_pad`). Like `torch.nn.AvgPool3d`."""
     _fn = staticmethod(F.avg_pool3d)
 
 
@@ -96,14 +108,20 @@ class _MaxUnpool(Module):
 
 
 class MaxUnpool1d(_MaxUnpool):
+    """The inverse of `MaxPool1d` given its indices: each value back where its
+    maximum was, zeros elsewhere. Like `torch.nn.MaxUnpool1d`."""
     _fn = staticmethod(F.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpool):
+    """The inverse of `MaxPool2d` given its indices: each value back where its
+    maximum was, zeros elsewhere. Like `torch.nn.MaxUnpool2d`."""
     _fn = staticmethod(F.max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpool):
+    """The inverse of `MaxPool3d` given its indices: each value back where its
+    maximum was, zeros elsewhere. Like `torch.nn.MaxUnpool3d`."""
     _fn = staticmethod(F.max_unpool3d)
 
 
@@ -122,14 +140,20 @@ class _Adaptive(Module):
 
 
 class AdaptiveAvgPool1d(_Adaptive):
+    """Average pooling to a fixed `output_size`, whatever the input size.
+    Like `torch.nn.AdaptiveAvgPool1d`."""
     _fn = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_Adaptive):
+    """Average pooling to a fixed `output_size`, whatever the input size.
+    Like `torch.nn.AdaptiveAvgPool2d`."""
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_Adaptive):
+    """Average pooling to a fixed `output_size`, whatever the input size.
+    Like `torch.nn.AdaptiveAvgPool3d`."""
     _fn = staticmethod(F.adaptive_avg_pool3d)
 
 
@@ -143,8 +167,12 @@ class _AdaptiveMax(_Adaptive):
 
 
 class AdaptiveMaxPool1d(_AdaptiveMax):
+    """Max pooling to a fixed `output_size` (optionally with indices).
+    Like `torch.nn.AdaptiveMaxPool1d`."""
     _fn = staticmethod(F.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMax):
+    """Max pooling to a fixed `output_size` (optionally with indices).
+    Like `torch.nn.AdaptiveMaxPool2d`."""
     _fn = staticmethod(F.adaptive_max_pool2d)

@@ -27,6 +27,8 @@ class Upsample(Module):
 
 
 class PixelShuffle(Module):
+    """Rearrange (N, C*r*r, H, W) into (N, C, H*r, W*r), for sub-pixel upsampling.
+    Like `torch.nn.PixelShuffle`."""
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
         self.upscale_factor = upscale_factor
@@ -39,6 +41,8 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
+    """The inverse of `PixelShuffle`: (N, C, H*r, W*r) into (N, C*r*r, H, W).
+    Like `torch.nn.PixelUnshuffle`."""
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()
         self.downscale_factor = downscale_factor
