@@ -10,7 +10,7 @@ def _lstm_scan(xw, h0, c0, w):
     out = []
     for t in range(xw.shape[0]):
         h, c = torch.lstm_cell(xw[t], (h, c), eye, w)
-        out.append(torch.cat([h, c], -1))
+        out.append(torch.stack([h, c]))
     return torch.stack(out)
 
 

@@ -64,12 +64,11 @@ def _lstm_sequence(xw, state, w_hh, reverse: bool):
     h0, c0 = state
     if reverse:
         xw = xw[::-1]
-    hc = apply(ops.lstm_scan, xw, h0, c0, w_hh)
-    n = h0.shape[-1]
+    hc = apply(ops.lstm_scan, xw, h0, c0, w_hh)  # (L, 2, N, H): every step's h and c
     last = hc[-1]
     if reverse:
         hc = hc[::-1]
-    return hc[..., :n], (last[..., :n], last[..., n:])
+    return hc[:, 0], (last[0], last[1])
 
 
 def _gru_step(xw, h, w_hh, b_hh):

@@ -7,18 +7,19 @@
     i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of (xw[t] + h @ w.T)
     c = f * c + i * g;   h = o * tanh(c)
 
-and returns every step's [h, c]: shape (L, N, 2H). `xw` (L, N, 4H) is the
+and returns every step's h and c: shape (L, 2, N, H). `xw` (L, N, 4H) is the
 sequence's input projection with both biases, made outside by one matrix
 product (as cuDNN and PyTorch do), `w` (4H, H) the hidden weights.
 
 The fast forward takes its sigmoids as 0.5 tanh(x/2) + 0.5, so each step is
-one matrix product and one tanh for all four gates. It saves the gates for the
-backward, which computes every local derivative for all steps at once before a
-loop of a few small products per step, and the weight gradient as one product
-after it. The four inputs' rules run one after another on one cotangent: the
-first computes all four gradients and each rule takes its own from the saved
-record. The generic path (create_graph, forward mode, other devices) unrolls
-the same recurrence with recorded ops, so it differentiates again.
+one matrix product and one tanh for all four gates. It saves the gates, gate by
+gate, for the backward, which computes every local derivative for all steps at
+once on contiguous blocks before a loop of a few small products per step, and
+the weight gradient as one product after it. The four inputs' rules run one
+after another on one cotangent: the first computes all four gradients and each
+rule takes its own from the saved record. The generic path (create_graph,
+forward mode, other devices) unrolls the same recurrence with recorded ops, so
+it differentiates again.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ class _Saved:
     """The fast forward's gates for the backward, and the backward's results (for the
     cotangent `g`) until each input's rule has taken its own."""
 
-    __slots__ = ("Y", "S", "A", "TC", "g", "grads")
+    __slots__ = ("Y", "T", "S", "TC", "g", "grads")
 
-    def __init__(self, Y, S, A, TC):
-        self.Y, self.S, self.A, self.TC = Y, S, A, TC
+    def __init__(self, Y, T, S, TC):
+        self.Y, self.T, self.S, self.TC = Y, T, S, TC
         self.g = self.grads = None
 
 
@@ -45,95 +46,98 @@ def _fast(*arrays) -> bool:
 
 
 def _forward_np(xw, h0, c0, w):
-    """(Y, S, A, TC): the output; 0.5 tanh(x/2) + 0.5 of every gate's pre-activation (the
-    sigmoids; the cell gate's slot unused), tanh of the cell gate's in A, tanh(c)."""
+    """(Y, T, S, TC): the output (L, 2, N, H); gate by gate (4, L, N, H), tanh of each
+    gate's pre-activation (halved for the sigmoid gates) and 0.5 T + 0.5 (the sigmoids);
+    tanh(c) (L, N, H). Gate-major, so the backward's per-gate work runs on contiguous
+    blocks."""
     L, N, H4 = xw.shape
     H = H4 // 4
     dt = xw.dtype
     scale = np.full(H4, 0.5, dt)
     scale[2 * H:3 * H] = 1.0
-    A = xw * scale                  # the pre-activations, halved for the sigmoid gates
+    xs = xw * scale                 # the pre-activations, halved for the sigmoid gates
     wT = np.ascontiguousarray((w * scale[:, None]).T)
-    S = np.empty_like(A)
-    Y = np.empty((L, N, 2 * H), dt)
+    T = np.empty((4, L, N, H), dt)
+    S = np.empty((4, L, N, H), dt)
+    Y = np.empty((L, 2, N, H), dt)
     TC = np.empty((L, N, H), dt)
-    tmp = np.empty((N, H4), dt)
+    pre = np.empty((N, H4), dt)
+    pre_gates = pre.reshape(N, 4, H).transpose(1, 0, 2)
     ig = np.empty((N, H), dt)
     h, c = h0, c0
     for t in range(L):
-        a, s = A[t], S[t]
-        np.matmul(h, wT, out=tmp)
-        a += tmp
-        np.tanh(a, out=a)
-        np.multiply(a, 0.5, out=s)
-        s += 0.5
-        h, c, tc = Y[t, :, :H], Y[t, :, H:], TC[t]
-        np.multiply(s[:, H:2 * H], c0 if t == 0 else Y[t - 1, :, H:], out=c)
-        np.multiply(s[:, :H], a[:, 2 * H:3 * H], out=ig)
+        np.matmul(h, wT, out=pre)
+        pre += xs[t]
+        tt, st = T[:, t], S[:, t]
+        np.tanh(pre_gates, out=tt)
+        np.multiply(tt, 0.5, out=st)
+        st += 0.5
+        h, cp, c, tc = Y[t, 0], c, Y[t, 1], TC[t]
+        np.multiply(st[1], cp, out=c)
+        np.multiply(st[0], tt[2], out=ig)
         c += ig
         np.tanh(c, out=tc)
-        np.multiply(s[:, 3 * H:], tc, out=h)
-    return Y, S, A, TC
+        np.multiply(st[3], tc, out=h)
+    return Y, T, S, TC
 
 
 def _lstm_scan(xw, h0, c0, w):
     if _fast(xw, h0, c0, w):
         return _forward_np(xw, h0, c0, w)[0]
     steps = _steps(NUMPY, xw, h0, c0, w)
-    return NUMPY.cat(*[_cat_hc(NUMPY, s[8], s[5]) for s in steps], axis=-3)
+    return NUMPY.cat(*[_stack_hc(NUMPY, s[8], s[5]) for s in steps], axis=-4)
 
 
 def _lstm_scan_saving(xw, h0, c0, w):
     if _fast(xw, h0, c0, w) and xw.shape[0]:
-        Y, S, A, TC = _forward_np(xw, h0, c0, w)
-        return Y, _Saved(Y, S, A, TC)
+        Y, T, S, TC = _forward_np(xw, h0, c0, w)
+        return Y, _Saved(Y, T, S, TC)
     return _lstm_scan(xw, h0, c0, w), None
 
 
 def _backward_np(g, h0, c0, w, sv):
     """(dxw, dh0, dc0, dw) from the saved gates."""
-    Y, S, A, TC = sv.Y, sv.S, sv.A, sv.TC
-    L, N, H4 = S.shape
-    H = H4 // 4
-    # every step's local derivatives at once: E[t] * [gc, gc, gc, gh] is d(pre-activations)
-    D = 1.0 - S
-    D *= S                                     # s (1 - s) in the sigmoid slots
+    Y, T, S, TC = sv.Y, sv.T, sv.S, sv.TC
+    _, L, N, H = S.shape
+    i, f, o, gg = S[0], S[1], S[3], T[2]
+    # every step's local derivatives at once: E[:, t] * [gc, gc, gc, gh] is d(pre-activations)
+    D = S * S
+    np.subtract(S, D, out=D)                   # s (1 - s) in the sigmoid slots
     E = np.empty_like(S)
-    np.multiply(A[..., 2 * H:3 * H], D[..., :H], out=E[..., :H])           # i: g i'
-    np.multiply(c0, D[0, :, H:2 * H], out=E[0, :, H:2 * H])               # f: c_prev f'
-    np.multiply(Y[:-1, :, H:], D[1:, :, H:2 * H], out=E[1:, :, H:2 * H])
-    dg = A[..., 2 * H:3 * H] * A[..., 2 * H:3 * H]
+    np.multiply(gg, D[0], out=E[0])                            # i: g i'
+    np.multiply(c0, D[1, 0], out=E[1, 0])                      # f: c_prev f'
+    np.multiply(Y[:-1, 1], D[1, 1:], out=E[1, 1:])
+    dg = gg * gg
     np.subtract(1.0, dg, out=dg)
-    np.multiply(S[..., :H], dg, out=E[..., 2 * H:3 * H])                  # g: i g'
-    np.multiply(TC, D[..., 3 * H:], out=E[..., 3 * H:])                   # o: tanh(c) o'
+    np.multiply(i, dg, out=E[2])                               # g: i g'
+    np.multiply(TC, D[3], out=E[3])                            # o: tanh(c) o'
     K = TC * TC                                 # d c / d h through h = o tanh(c)
     np.subtract(1.0, K, out=K)
-    K *= S[..., 3 * H:]
-    E4 = E.reshape(L, N, 4, H)
-    GA = np.empty_like(S)
+    K *= o
+    GA = np.empty((L, N, 4 * H), S.dtype)
     GA4 = GA.reshape(L, N, 4, H)
-    gh = np.empty((N, H), S.dtype)
-    gc = np.empty((N, H), S.dtype)
+    ghc = np.empty((2, N, H), S.dtype)
+    gh, gc = ghc
     tmp = np.empty((N, H), S.dtype)
+    g = g.reshape(L, 2, N, H)
     for t in range(L - 1, -1, -1):
         if t == L - 1:
-            gh[...] = g[t, :, :H]
-            gc[...] = g[t, :, H:]
+            ghc[...] = g[t]
         else:
             np.matmul(GA[t + 1], w, out=gh)
-            gh += g[t, :, :H]
-            gc *= S[t + 1, :, H:2 * H]          # the cell state's path through f
-            gc += g[t, :, H:]
+            gc *= f[t + 1]                      # the cell state's path through f
+            ghc += g[t]
         np.multiply(gh, K[t], out=tmp)
         gc += tmp
-        np.multiply(E4[t, :, :3], gc[:, None, :], out=GA4[t, :, :3])
-        np.multiply(E4[t, :, 3], gh, out=GA4[t, :, 3])
+        ga = GA4[t]
+        np.multiply(E[:3, t], gc, out=ga.transpose(1, 0, 2)[:3])
+        np.multiply(E[3, t], gh, out=ga[:, 3])
     dh0 = GA[0] @ w
-    gc *= S[0, :, H:2 * H]
+    dc0 = gc * f[0]
     dw = GA[0].T @ h0
     if L > 1:
-        dw += GA[1:].reshape(-1, H4).T @ Y[:-1, :, :H].reshape(-1, H)
-    return GA, dh0, gc, dw
+        dw += GA[1:].reshape(-1, 4 * H).T @ Y[:-1, 0].reshape(-1, H)
+    return GA, dh0, dc0, dw
 
 
 # ---------------------------------------------------------------- the generic path
@@ -157,23 +161,22 @@ def _steps(m, xw, h0, c0, w):
     return steps
 
 
-def _cat_hc(m, h, c):
-    """[h, c] of one step with a time axis of 1 in front of its last two."""
-    hc = m.cat(h, c, axis=-1)
-    return m.reshape(hc, shape=hc.shape[:-2] + (1,) + hc.shape[-2:])
+def _stack_hc(m, h, c):
+    """One step's (1, 2, N, H): h and c stacked, with a time axis of 1 (in front of the
+    last two axes, after any leading batch axes)."""
+    shape = h.shape[:-2] + (1, 1) + h.shape[-2:]
+    return m.cat(m.reshape(h, shape=shape), m.reshape(c, shape=shape), axis=-3)
 
 
 def _vjp_generic(m, g, xw, h0, c0, w, which):
     steps = _steps(m, xw, h0, c0, w)
-    H = w.shape[-1]
     L = len(steps)
     gas = [None] * L
     gh_c = gc_c = dw = None
     for t in range(L - 1, -1, -1):
         i, f, gg, o, cp, c, tc, hp, h = steps[t]
-        gt = m.getitem(g, idx=(t,))
-        gh = m.getitem(gt, idx=(Ellipsis, slice(0, H)))
-        gc = m.getitem(gt, idx=(Ellipsis, slice(H, 2 * H)))
+        gh = m.getitem(g, idx=(t, 0))
+        gc = m.getitem(g, idx=(t, 1))
         if gh_c is not None:
             gh = gh + gh_c
             gc = gc + gc_c
@@ -239,8 +242,8 @@ def _jvp(which):
                 di = df = dg = do = None
             dc = _add(_add(_mul(df, cp), _mul(dc, f)), _add(_mul(di, g), _mul(dg, i)))
             dh = _add(_mul(do, tc), dc * o * (1.0 - tc * tc))
-            outs.append(_cat_hc(m, dh, dc))
-        return m.cat(*outs, axis=-3)
+            outs.append(_stack_hc(m, dh, dc))
+        return m.cat(*outs, axis=-4)
     return rule
 
 
