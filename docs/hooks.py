@@ -89,8 +89,61 @@ def _title(home: str, module_name: str) -> str:
     return last.replace("_", " ").capitalize()
 
 
+# Where each module's counterparts live: (label, importable module), tried in order.
+COUNTERPARTS = {
+    "retrograd": [("PyTorch", "torch"), ("NumPy", "numpy")],
+    "retrograd.func": [("PyTorch", "torch.func")],
+    "retrograd.sym": [("SymPy", "sympy")],
+    "retrograd.nn": [("PyTorch", "torch.nn")],
+    "retrograd.nn.functional": [("PyTorch", "torch.nn.functional")],
+    "retrograd.optim": [("PyTorch", "torch.optim")],
+    "retrograd.optim.lr_scheduler": [("PyTorch", "torch.optim.lr_scheduler")],
+    "retrograd.data": [("PyTorch", "torch.utils.data")],
+    "retrograd.linalg": [("PyTorch", "torch.linalg"), ("PyTorch", "torch")],
+    "retrograd.fft": [("PyTorch", "torch.fft")],
+    "retrograd.special": [("PyTorch", "torch.special"), ("SciPy", "scipy.special")],
+    "retrograd.distributions": [("PyTorch", "torch.distributions")],
+    "retrograd.cuda": [("PyTorch", "torch.cuda")],
+    "retrograd.autograd": [("PyTorch", "torch.autograd"), ("PyTorch", "torch")],
+}
+# Counterparts that are not found by name.
+NAMED = {
+    "retrograd.jit.jit": "JAX: `jax.jit`; PyTorch: `torch.compile`",
+    "retrograd.distributed.init": "Horovod: `hvd.init`",
+    "retrograd.distributed.rank": "Horovod: `hvd.rank`",
+    "retrograd.distributed.size": "Horovod: `hvd.size`",
+    "retrograd.distributed.allreduce": "Horovod: `hvd.allreduce`",
+    "retrograd.distributed.barrier": "Horovod: `hvd.barrier`",
+    "retrograd.distributed.broadcast_parameters": "Horovod: `hvd.broadcast_parameters`",
+    "retrograd.distributed.DistributedOptimizer": "Horovod: `hvd.DistributedOptimizer`",
+    "retrograd.Value": "micrograd: `micrograd.engine.Value`",
+    "retrograd.data.load_digits": "scikit-learn: `sklearn.datasets.load_digits`",
+}
+JAX_FUNC = {"grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"}
+
+
+def counterpart(module_name: str, name: str) -> str | None:
+    """'PyTorch: `torch.nn.Linear`' (and JAX's for rg.func), or None when there is none."""
+    full = f"{module_name}.{name}"
+    if full in NAMED:
+        return NAMED[full]
+    found = []
+    for label, where in COUNTERPARTS.get(module_name, []):
+        try:
+            mod = importlib.import_module(where)
+        except Exception:  # noqa: BLE001 - the peer is not installed: no counterpart shown
+            continue
+        if hasattr(mod, name) and not inspect.ismodule(getattr(mod, name)):
+            found.append(f"{label}: `{where}.{name}`")
+            break
+    if module_name == "retrograd.func" and name in JAX_FUNC:
+        found.append(f"JAX: `jax.{name}`")
+    return "; ".join(found) or None
+
+
 def api_markdown(module_name: str, skip: set[str] = frozenset()) -> str:
-    """One `:::` entry per public name, in sections by defining submodule."""
+    """One `:::` entry per public name, in sections by defining submodule, each followed by
+    its PyTorch (or JAX, SymPy, SciPy, Horovod) counterpart where there is one."""
     groups: dict[str, list[str]] = {}
     for name in sorted(public_names(module_name), key=str.lower):
         if name in skip:
@@ -104,7 +157,15 @@ def api_markdown(module_name: str, skip: set[str] = frozenset()) -> str:
         for name in groups[title]:
             out.append(f"::: {module_name}.{name}\n"
                        f"    options:\n      heading_level: {3 if several else 2}\n")
+            peer = counterpart(module_name, name)
+            if peer:
+                out.append(f'<p class="counterpart">Counterpart: {_code(peer)}</p>\n')
     return "\n".join(out)
+
+
+def _code(text: str) -> str:
+    """`x` spans as HTML <code> (the paragraph is raw HTML, so Markdown is not applied)."""
+    return re.sub(r"`([^`]+)`", lambda m: f"<code>{html.escape(m.group(1))}</code>", text)
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
