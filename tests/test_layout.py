@@ -12,10 +12,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "retrograd"
 CORE = {
     "retrograd.primitive": set(),
     "retrograd.grad_mode": set(),
-    "retrograd.dtypes": set(),
-    "retrograd.tensor": {"retrograd.dtypes", "retrograd.grad_mode"},
+    "retrograd.devices": set(),
+    "retrograd.dtypes": {"retrograd.devices"},
+    "retrograd.tensor": {"retrograd.dtypes", "retrograd.grad_mode", "retrograd.devices"},
     "retrograd.engine": {"retrograd.primitive", "retrograd.tensor", "retrograd.grad_mode",
-                         "retrograd.dtypes"},
+                         "retrograd.dtypes", "retrograd.devices"},
 }
 
 
