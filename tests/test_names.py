@@ -17,6 +17,19 @@ from retrograd.nn import functional as F
 NAMES = M.read_items(M.default_data())
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_blas_thread():
+    """Small products: BLAS threads only wait on each other (many times slower on a busy
+    machine), as the names run itself knows."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # slower, not wrong
+        yield
+        return
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 @pytest.fixture(scope="module")
 def small():
     items = NAMES[::200]  # 161 names
