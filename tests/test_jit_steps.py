@@ -193,3 +193,63 @@ def test_attention_bool_mask_passed_as_an_argument_is_read_at_each_call():
         np.testing.assert_allclose(f(x, m).data, mha(x, x, x, key_padding_mask=m)[0].data,
                                    rtol=1e-12)
     assert f.trace_count == 1
+
+
+class _Last(nn.Module):
+    """A sequence layer's last step through a linear head (for the recurrent and attention
+    layers, whose outputs are tuples)."""
+
+    def __init__(self, body, width, pick=True):
+        super().__init__()
+        self.body, self.head, self.pick = body, nn.Linear(width, 3), pick
+
+    def forward(self, x):
+        y = self.body(x)
+        return self.head((y[0] if self.pick else y)[:, -1])
+
+
+KINDS = {
+    "lstm": (lambda: _Last(nn.LSTM(4, 5, batch_first=True), 5), (6, 7, 4)),
+    "gru": (lambda: _Last(nn.GRU(4, 5, batch_first=True), 5), (6, 7, 4)),
+    "conv-pool": (lambda: nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU(),
+                                        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32, 3)),
+                  (6, 1, 8, 8)),
+    "batchnorm2d": (lambda: nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Flatten(),
+                                          nn.Linear(72, 3)), (6, 1, 8, 8)),
+    "groupnorm": (lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.GroupNorm(2, 4), nn.Flatten(),
+                                        nn.Linear(144, 3)), (6, 1, 8, 8)),
+    "encoder": (lambda: _Last(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0,
+                                                         batch_first=True), 4, pick=False),
+                (6, 7, 4)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_layer_kinds_train_under_jit_like_eager(kind):
+    """Ops whose forward hands its backward saved intermediates (layer_norm's rows and
+    statistics, the LSTM's gates) are replayed with them."""
+    def train(use_jit):
+        rg.manual_seed(0)
+        make, shape = KINDS[kind]
+        model = make()
+        opt = optim.Adam(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = rg.jit(step) if use_jit else step
+        r = np.random.default_rng(6)
+        losses = [run(rg.tensor(r.standard_normal(shape).astype(np.float32)),
+                      rg.tensor(r.integers(0, 3, shape[0]))).item() for _ in range(4)]
+        return model, losses, run
+
+    m_eager, l_eager, _ = train(False)
+    m_jit, l_jit, run = train(True)
+    np.testing.assert_allclose(l_jit, l_eager, rtol=1e-5, atol=1e-6)
+    for p, q in zip(m_jit.parameters(), m_eager.parameters(), strict=True):
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
+    assert run.trace_count <= 2

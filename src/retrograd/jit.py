@@ -57,6 +57,7 @@ from __future__ import annotations
 import builtins
 import functools
 import hashlib
+import operator
 import sys
 import types
 import weakref
@@ -243,7 +244,8 @@ class _Tracer:
         self.nodes[id(t)] = (t, n)
         self.switch(t)
         arr = _get_data(t)
-        self.roots.setdefault(id(_root(arr)), []).append(t)
+        if hasattr(arr, "base"):  # not what a forward saved for its backward (a tuple, ...)
+            self.roots.setdefault(id(_root(arr)), []).append(t)
 
     def ext_index(self, t: Tensor) -> int:
         k = self.ext_ids.get(id(t))
@@ -309,8 +311,10 @@ class _Tracer:
             self._know(t, self.node_of(inputs[0]))
             return
         node = t.grad_fn
-        if op.saving is not None and node is not None and node.op is op:
-            # the recorded forward also saved an intermediate for its tuned backward
+        if op.saving is not None and node is not None and node.op is op \
+                and node.out is not None and node.out is not _get_data(t):
+            # the recorded forward also saved intermediates for its tuned backward (an array,
+            # a tuple of arrays, an object: carried through the program as they are)
             pair = self.graph.node(_saving_op(op).name, [self.node_of(x) for x in inputs],
                                    attrs)
             n = self.graph.node("item", [pair], {"index": 0})
@@ -426,7 +430,7 @@ class _Tracer:
         if node.op.save_out:
             out = engine.apply(node.op, *xs, **node.attrs)
         elif node.op.saving is not None and id(node.out) in self.saved:
-            arr, n = self.saved[id(node.out)]  # what the traced forward saved, as a tensor
+            arr, n = self.saved[id(node.out)]  # what the traced forward saved, in a tensor
             if arr is node.out:
                 out = Tensor._wrap(arr)
                 self._know(out, n)
@@ -701,6 +705,7 @@ class _Walk:
                 self.visit(e)
         elif k == _FUNC:
             out.append(v)
+            out.append(v.__code__)  # it can be replaced
             cells = v.__closure__
             if cells is not None:
                 for c in cells:
@@ -767,6 +772,213 @@ class _Walk:
                     self.visit(attr)
 
 
+def _cell_empty(cell) -> bool:
+    try:
+        _ = cell.cell_contents
+    except ValueError:
+        return True
+    return False
+
+
+_HEAPTYPE = 1 << 9  # instances of such classes can have `__class__` reassigned
+
+
+class _GuardWriter:
+    """Writes a guard for a `_Walk` of `root`: straight-line code that returns True only if
+    a new walk would give the same fingerprint, because every object it would reach is the
+    same object, every container holds the same things in the same order, every number or
+    string is equal and every tensor has the same shape, dtype and requires_grad. It is
+    stricter than the fingerprint (identity where the walk compares contents): when it says
+    False the caller walks in full. It mirrors `_Walk.visit` step by step and rebuilds the
+    walk's output as it goes, which the caller compares with a real walk's before use."""
+
+    def __init__(self) -> None:
+        self.walk = _Walk()
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}
+        self.values: list = []
+        self.locals = 0
+
+    def const(self, v) -> str:
+        name = self.names.get(id(v))
+        if name is None:
+            name = self.names[id(v)] = f"k{len(self.values)}"
+            self.values.append(v)
+        return name
+
+    def fail(self, cond: str) -> None:
+        self.lines.append(f"        if {cond}: return False")
+
+    def bind(self, expr: str) -> str:
+        name = f"v{self.locals}"
+        self.locals += 1
+        self.lines.append(f"        {name} = {expr}")
+        return name
+
+    def visit(self, v, expr: str, fixed: bool = False) -> None:
+        """Mirror `_Walk.visit` for `v`, found at `expr` (already known to be `v` when
+        `fixed`: a constant, or an element of an immutable object checked before)."""
+        w = self.walk
+        out = w.out
+        cls = v.__class__
+        if cls in _ATOMS:
+            out.append(cls)
+            out.append(v if v == v else "nan")
+            if not fixed:
+                x = self.bind(expr)
+                same = f"{x} != {self.const(v)}" if v == v else f"{x} == {x}"
+                self.fail(f"{x}.__class__ is not {self.const(cls)} or {same}")
+            return
+        i = id(v)
+        mark = w.seen.get(i)
+        if mark is not None:
+            out.append(mark)
+            if not fixed:
+                self.fail(f"{expr} is not {self.const(v)}")
+            return
+        w.seen[i] = ~len(w.seen)
+        k = _KINDS.get(cls)
+        if k is None:
+            k = _kind(cls)
+        x = self.const(v)  # once `expr` is checked to be `v`, the constant stands for it
+        if not fixed:
+            self.fail(f"{expr} is not {x}")
+        if k == _OBJECT or cls.__flags__ & _HEAPTYPE and k != _TENSOR:
+            self.fail(f"{x}.__class__ is not {self.const(cls)}")
+        if k == _TENSOR:
+            d = _get_data(v)
+            out.append((i, d.shape, d.dtype, v.requires_grad))
+            w.tensors.append(v)
+            a = self.bind(f"get_data({x})")
+            self.fail(f"{a}.shape != {self.const(d.shape)} or {a}.dtype != "
+                      f"{self.const(d.dtype)} or {x}.requires_grad is not {v.requires_grad!r}")
+        elif k == _SEQ:
+            out.append(cls)
+            out.append(len(v))
+            frozen = isinstance(v, tuple)
+            if not frozen:
+                self.fail(f"len({x}) != {len(v)}" if v else x)
+            for n, e in enumerate(v):
+                self.visit(e, self.const(e) if frozen else f"{x}[{n}]", frozen)
+        elif k == _DICT:
+            out.append(cls)
+            out.append(len(v))
+            keys = list(v)
+            if not keys:
+                self.fail(x)
+            elif all(key.__class__ is str for key in keys):  # equal strings are the same key
+                self.fail(f"list({x}) != {self.const(keys)}")
+            else:  # other keys by identity (a tensor's == is element-wise)
+                self.fail(f"len({x}) != {len(v)} or not all(map(is_, {x}, "
+                          f"{self.const(tuple(keys))}))")
+            vs = self.bind(f"list({x}.values())") if v else None
+            for n, (key, e) in enumerate(v.items()):
+                self.visit(key, self.const(key), True)
+                self.visit(e, f"{vs}[{n}]")
+        elif k == _FUNC:
+            out.append(v)
+            out.append(v.__code__)
+            self.fail(f"{x}.__code__ is not {self.const(v.__code__)} or {x}.__defaults__ is not "
+                      f"{self.const(v.__defaults__)} or {x}.__kwdefaults__ is not "
+                      f"{self.const(v.__kwdefaults__)}")
+            cells = v.__closure__
+            if cells is not None:
+                for c in cells:
+                    try:
+                        e = c.cell_contents
+                    except ValueError:
+                        out.append("<empty>")
+                        self.fail(f"not cell_empty({self.const(c)})")
+                    else:
+                        self.visit(e, f"{self.const(c)}.cell_contents")
+            if v.__defaults__:
+                self.visit(v.__defaults__, self.const(v.__defaults__), True)
+            if v.__kwdefaults__:
+                self.visit(v.__kwdefaults__, self.const(v.__kwdefaults__), True)
+            names = _code_names(v)
+            if names:
+                g = v.__globals__
+                gname = self.const(g)
+                for name in names:
+                    if name in g:
+                        out.append(name)
+                        self.visit(g[name], f"{gname}.get({name!r}, MISS)")
+                    else:
+                        self.fail(f"{name!r} in {gname}")
+        elif k == _OBJECT:
+            out.append(cls)
+            self._class(cls)
+            self.visit(vars(v), f"{x}.__dict__")
+        elif k == _IDENT:
+            out.append(v)
+        elif k == _ARRAY:
+            small = v.size <= 64
+            out.append((v.shape, v.dtype, v.tobytes() if small else i))
+            self.fail(f"{x}.shape != {self.const(v.shape)} or {x}.dtype != {self.const(v.dtype)}"
+                      + (f" or {x}.tobytes() != {self.const(v.tobytes())}" if small else ""))
+        elif k == _GENERIC:
+            out.append((v.dtype, v.tobytes()))
+        elif k == _METHOD:
+            self.visit(v.__self__, self.const(v.__self__), True)
+            self.visit(v.__func__, self.const(v.__func__), True)
+        elif k == _PARTIAL:
+            self.visit(v.func, f"{x}.func")
+            self.visit(v.args, f"{x}.args")
+            self.visit(v.keywords, f"{x}.keywords")
+        elif k == _JITTED:
+            self.visit(v.fn, f"{x}.fn")
+        elif k == _SET:
+            try:
+                out.append(frozenset(v))
+            except TypeError:
+                out.append(len(v))
+                self.fail(f"len({x}) != {len(v)}")
+            else:
+                if cls is not frozenset:
+                    self.fail(f"frozenset({x}) != {self.const(out[-1])}" if v else x)
+        else:
+            out.append(cls)
+            try:
+                hash(v)
+                out.append(v)
+            except TypeError:
+                out.append(i)
+
+    def _class(self, cls: type) -> None:
+        """Mirror `_Walk._class`: a user class's attributes, each the same object."""
+        w = self.walk
+        if id(cls) in w.seen:
+            return
+        w.seen[id(cls)] = ~len(w.seen)
+        c = self.const(cls)
+        self.fail(f"{c}.__mro__ is not {self.const(cls.__mro__)}")
+        for base in cls.__mro__:
+            if base is object or _library(base.__module__):
+                continue
+            b = self.const(base)
+            attrs = vars(base)
+            self.fail(f"len({b}.__dict__) != {len(attrs)} or not all(map(is_, {b}.__dict__, "
+                      f"{self.const(tuple(attrs))})) or not all(map(is_, "
+                      f"{b}.__dict__.values(), {self.const(tuple(attrs.values()))}))")
+            for name, attr in attrs.items():
+                if not (name.startswith("__") and name.endswith("__")):
+                    w.out.append(name)
+                    self.visit(attr, self.const(attr), True)
+
+    def build(self, root) -> Callable:
+        """The guard: `guard(root) -> bool`."""
+        self.visit(root, "root")
+        params = ", ".join(f"k{n}" for n in range(len(self.values)))
+        body = "\n".join(self.lines) or "        pass"
+        code = (f"def make({params}):\n"
+                f"    def guard(root):\n{body}\n        return True\n"
+                f"    return guard\n")
+        env = {"MISS": _MISS, "get_data": _get_data, "is_": operator.is_,
+               "cell_empty": _cell_empty}
+        exec(builtins.compile(code, "<retrograd.jit guard>", "exec"), env)
+        return env["make"](*self.values)
+
+
 # ---------------------------------------------------------------- the wrapper
 
 def _static_key(value) -> Any:
@@ -797,12 +1009,29 @@ _MISS = object()
 _CACHE_LIMIT = 16
 
 
+class _Fingerprint:
+    """A walk's output as part of a cache key: hashed once, and equal to itself at once."""
+
+    __slots__ = ("items", "hash")
+
+    def __init__(self, items: list) -> None:
+        self.items = tuple(items)
+        self.hash = hash(self.items)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other) -> bool:
+        return self is other or (other.__class__ is _Fingerprint and self.hash == other.hash
+                                 and self.items == other.items)
+
+
 class _Entry:
     """One traced program and how to run it: where its inputs come from, which guards it
     needs, which effects it writes back, and how its outputs are built."""
 
     __slots__ = ("prog", "fn", "build", "n_out", "caps", "cap_meta", "fetch", "guards",
-                 "writes", "grad_writes", "grad_sets", "out_rg", "copy", "scalar")
+                 "writes", "grad_writes", "grad_sets", "out_rg", "copy", "scalar", "replay")
 
 
 class Jitted:
@@ -814,13 +1043,15 @@ class Jitted:
         self.trace_count = 0
         self.graph: Program | None = None
         self._escaped = False
+        self._guard: Callable | None = None  # see `_reach`
+        self._guarded: tuple = ()
+        self._guard_hits = self._guard_fails = 0
+        self._last: _Fingerprint | None = None
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
         if state.tracer is not None:  # inside another trace: just trace through
             return self.fn(*args, **kwargs)
-        walk = _Walk()
-        walk.visit(self.fn)
         tree = leaves = None
         if not kwargs:
             for a in args:
@@ -829,7 +1060,10 @@ class Jitted:
             else:  # the common call, tensors only: no pytree to flatten
                 leaves = list(args)
                 sig = tuple((a.data.shape, a.data.dtype, a.requires_grad) for a in args)
+                fingerprint, walked, walked_ids = self._reach()
         if leaves is None:
+            walk = _Walk()
+            walk.visit(self.fn)
             leaves = []
             tree = _flatten((list(args), kwargs), leaves)
             for a in (*args, *kwargs.values()):
@@ -837,13 +1071,14 @@ class Jitted:
                     walk.visit(a)
             sig = (tuple(_static_key(a) for a in args),
                    tuple(sorted((k, _static_key(v)) for k, v in kwargs.items())))
+            fingerprint, walked = _Fingerprint(walk.out), walk.tensors
+            walked_ids = {id(t) for t in walked}
         ids = [id(t) for t in leaves]
         alias = None
-        if len(set(ids)) != len(ids) or walk.tensors:  # arguments that are the same tensor
-            walked = {id(t) for t in walk.tensors}
+        if walked or len(set(ids)) != len(ids):  # arguments that are the same tensor
             alias = (tuple(ids.index(i) for i in ids),
-                     tuple(k for k, i in enumerate(ids) if i in walked))
-        key = (sig, alias, state.enabled, get_default_dtype(), tuple(walk.out))
+                     tuple(k for k, i in enumerate(ids) if i in walked_ids))
+        key = (sig, alias, state.enabled, get_default_dtype(), fingerprint)
         entries = self.cache.get(key)
         if entries is not None:
             for entry in entries:
@@ -853,7 +1088,7 @@ class Jitted:
                     return got
         if tree is None:
             tree = _flatten((list(args), kwargs), [])
-        result, entry = self._trace(tree, leaves, walk.tensors)
+        result, entry = self._trace(tree, leaves, walked)
         if entry is not None:
             if entries is None:
                 if len(self.cache) >= _CACHE_LIMIT:
@@ -862,6 +1097,37 @@ class Jitted:
             entries.insert(0, entry)
             del entries[4:]
         return result
+
+    def _reach(self) -> tuple:
+        """The fingerprint of the Python state `fn` reaches, the tensors found there and
+        their ids. A full `_Walk` costs a visit per object at every call, so once two walks
+        in a row agree, a guard is written (`_GuardWriter`): while it holds, the state is
+        what that walk saw. One that fails is dropped and the next call walks in full; a
+        function whose guards keep failing at once (its state changes at every call) stops
+        getting them."""
+        guard = self._guard
+        if guard is not None:
+            try:
+                if guard(self.fn):
+                    self._guard_hits += 1
+                    return self._guarded
+            except Exception:  # noqa: BLE001 - a cell emptied, a `.data` gone: walk in full
+                pass
+            if self._guard_hits < 8:
+                self._guard_fails += 1
+            self._guard = None
+        walk = _Walk()
+        walk.visit(self.fn)
+        reach = (_Fingerprint(walk.out), walk.tensors, {id(t) for t in walk.tensors})
+        if reach[0] == self._last and self._guard_fails < 4:
+            writer = _GuardWriter()
+            guard = writer.build(self.fn)
+            if writer.walk.out == walk.out and guard(self.fn):
+                self._guard, self._guarded, self._guard_hits = guard, reach, 0
+            else:
+                self._guard_fails += 1
+        self._last = reach[0]
+        return reach
 
     def _trace(self, tree, leaves, walked):
         tracer = _Tracer()
@@ -982,6 +1248,7 @@ def _finish(tracer: _Tracer, result, n_args: int):
     entry.grad_sets = [(k, (o.is_leaf or o in prog_outputs[:n]) if full else None)
                        for (k, full), o in zip(entry.grad_sets, _set_nodes(entry, prog_outputs))]
     entry.build = _output_builder(out_tree)
+    entry.replay = _write_replay(entry, n_args)
     first = _outputs(entry, values, tracer.ext)
     return first, entry
 
@@ -999,6 +1266,81 @@ def _set_nodes(entry, prog_outputs):
 
 def _replay(entry: _Entry, leaves):
     """Run the compiled program for one call (or `_MISS` when a guard fails)."""
+    return entry.replay(leaves)
+
+
+def _write_replay(entry: _Entry, n_args: int) -> Callable:
+    """`_replay_loops` for one entry as straight-line code (the per-call work around the
+    program: guards, fetching inputs, write-backs, `.grad` assignments, outputs)."""
+    env: dict[str, Any] = {"MISS": _MISS, "fn": entry.fn, "build": entry.build,
+                           "wrap": Tensor._wrap, "as_result": as_result, "state": state,
+                           "mark_inplace": engine.mark_inplace, "record": engine._record,
+                           "OUT": _JIT_OUTPUT, "ANCHOR": _ANCHOR}
+
+    def const(value) -> str:
+        name = f"_k{len(env)}"
+        env[name] = value
+        return name
+
+    names = [f"e{k}" for k in range(n_args)] + [const(c) for c in entry.caps]
+    lines = ["def replay(leaves):"]
+    if n_args:
+        lines.append(f"    {', '.join(names[:n_args])}, = leaves")
+    for c, (shape, dtype, rg) in zip(names[n_args:], entry.cap_meta):
+        lines += [f"    d = {c}.data",
+                  f"    if d.shape != {const(shape)} or d.dtype != {const(dtype)} or "
+                  f"{c}.requires_grad != {rg!r}: return MISS"]
+    for k, want in entry.guards:
+        if want is None:
+            lines.append(f"    if {names[k]}.grad is not None: return MISS")
+        else:
+            lines += [f"    g = {names[k]}.grad",
+                      f"    if g is None or g.data.shape != {const(want[0])} or g.data.dtype != "
+                      f"{const(want[1])}: return MISS"]
+    args = ", ".join(f"{names[k]}.grad.data" if grad else f"{names[k]}.data"
+                     for grad, k in entry.fetch)
+    lines.append(f"    values = fn({args})")
+    pos = entry.n_out
+    for k, bumps in entry.writes:
+        lines += [f"    t = {names[k]}", f"    t.data[...] = values[{pos}]",
+                  f"    t._cell()[0] += {bumps}"]
+        pos += 1
+    for k, bumps in entry.grad_writes:
+        lines += [f"    g = {names[k]}.grad", f"    g.data[...] = values[{pos}]",
+                  f"    g._cell()[0] += {bumps}"]
+        pos += 1
+    if entry.writes or entry.grad_writes:
+        lines.append("    mark_inplace()")
+    for k, copy in entry.grad_sets:
+        if copy is None:
+            lines.append(f"    {names[k]}.grad = None")
+        else:
+            value = f"values[{pos}].copy()" if copy else f"as_result(values[{pos}])"
+            lines.append(f"    {names[k]}.grad = wrap({value})")
+            pos += 1
+    outs = []
+    for i in range(entry.n_out):
+        value = (f"values[{i}].copy()" if entry.copy[i] else
+                 f"as_result(values[{i}])" if entry.scalar[i] else f"values[{i}]")
+        lines.append(f"    o{i} = wrap({value})")
+        outs.append(f"o{i}")
+    if entry.out_rg is not None:
+        lines += ["    if state.enabled:",
+                  f"        inputs = tuple([t for t in ({''.join(n + ', ' for n in names)}) "
+                  "if t.requires_grad]) or (ANCHOR,)",
+                  "        needs = tuple(range(len(inputs)))",
+                  "        datas = tuple([t.data for t in inputs])"]
+        for i, rg in enumerate(entry.out_rg):
+            if rg:
+                lines.append(f"        if o{i}.data.dtype.kind in 'fc': "
+                             f"record(OUT, o{i}, inputs, datas, {{}}, needs)")
+    lines.append(f"    return build([{', '.join(outs)}])")
+    exec(builtins.compile("\n".join(lines) + "\n", "<retrograd.jit replay>", "exec"), env)
+    return env["replay"]
+
+
+def _replay_loops(entry: _Entry, leaves):
+    """What `_write_replay`'s code does, as loops (kept as its readable specification)."""
     caps = entry.caps
     ext = leaves + caps if caps else leaves
     for c, (shape, dtype, rg) in zip(caps, entry.cap_meta):
