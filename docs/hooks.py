@@ -206,8 +206,13 @@ def _svg_from_dot(dot_text: str) -> str:
 
 
 def lesson_graphs() -> dict[str, str]:
-    """The lesson's pictures: L = (a*b + c)*f before and after backward, x*x + x,
-    and the neuron with ReLU, drawn by rg.viz with the lesson's numbers."""
+    """The lesson's pictures as SVG files of the site."""
+    return {f"img/graph_{k}.svg": _svg_from_dot(v) for k, v in lesson_dots().items()}
+
+
+def lesson_dots() -> dict[str, str]:
+    """The lesson's graphs as DOT text: L = (a*b + c)*f before and after backward,
+    x*x + x, and the neuron with ReLU, drawn by rg.viz with the lesson's numbers."""
     import retrograd as rg
     import retrograd.viz as viz
 
@@ -230,7 +235,7 @@ def lesson_graphs() -> dict[str, str]:
     out.backward()
     pics["neuron"] = viz.to_dot(out, labels={x1: "x1", x2: "x2", w1: "w1", w2: "w2",
                                              bias: "b", out: "y"}, title="a neuron with ReLU")
-    return {f"img/graph_{k}.svg": _svg_from_dot(v) for k, v in pics.items()}
+    return pics
 
 
 # --------------------------------------------------------------- benchmark plots

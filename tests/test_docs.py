@@ -190,3 +190,24 @@ def test_reference_check_can_fail():
     names, objects = reference_entries()
     assert "retrograd.nn.Linear" in names
     assert "retrograd.nn.NoSuchLayer" not in names
+
+
+# ---------------------------------------------------------------- generated pictures
+
+def test_lesson_graphs_carry_the_lessons_numbers():
+    """L = (a*b + c)*f at a=2, b=3, c=-4, f=-2: by the chain rule dL/da = f*b = -6,
+    dL/db = f*a = -4, dL/dc = dL/de = f = -2, dL/dd = f = -2, dL/df = a*b + c = 2."""
+    dot = _hooks().lesson_dots()["backward"]
+    a, b, c, f = 2.0, 3.0, -4.0, -2.0
+    expected = [("a", a, f * b), ("b", b, f * a), ("c", c, f), ("e", a * b, f),
+                ("d", a * b + c, f), ("f", f, a * b + c), ("L", (a * b + c) * f, 1.0)]
+    for label, data, grad in expected:
+        row = next(ln for ln in dot.splitlines() if f"{label} | data {data}" in ln)
+        assert f"grad {grad}" in row, (label, row)
+
+
+def test_graph_pictures_fall_back_to_dot_text_without_graphviz(monkeypatch):
+    hooks = _hooks()
+    monkeypatch.setattr(hooks.shutil, "which", lambda name: None)
+    svg = hooks._svg_from_dot('digraph { a -> b [label="<x>"] }')
+    assert svg.startswith("<svg") and "digraph" in svg and "&lt;x&gt;" in svg

@@ -69,6 +69,21 @@ def test_build_is_strict_and_inventories_every_public_name(site):
                  "benchmarks/index.html"):
         assert (site / page).is_file(), page
     assert "<svg" in (site / "img" / "graph_backward.svg").read_text()
+    # the benchmarks page: a table and a plot for every workload of every saved run
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        from benchmarks_data import load_runs, slug
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    runs = load_runs(ROOT / "docs" / "benchmarks")
+    assert {r["name"] for r in runs} >= {"engine", "func", "train"}
+    page = (site / "benchmarks" / "index.html").read_text()
+    for run in runs:
+        assert run["date"] in page and run["machine"] in page
+        for workload in run["workloads"]:
+            plot = site / "benchmarks" / f"{run['name']}_{slug(workload)}.svg"
+            assert plot.is_file() and "<svg" in plot.read_text()[:500], plot
+            assert plot.name in page, plot.name
 
 
 @pytest.fixture(scope="module")
