@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from mkdocs.structure.files import File, Files
 
 DOCS = Path(__file__).parent
@@ -43,7 +44,7 @@ GROUPS = {
     "api.reductions": "Reductions",
     "api.resample": "Resampling",
     "api.shape": "Shape",
-    "api.windows": "Window functions",
+    "api.windows": "Convolution and pooling",
     "creation": "Creation",
     "dtypes": "Data types",
     "grad_mode": "Gradient mode",
@@ -55,6 +56,17 @@ GROUPS = {
     "jit": "jit",
     "linalg": "Linear algebra",
     "special": "Special functions",
+    "nn.rnn": "Recurrent layers",
+    "nn.conv": "Convolution",
+    "distributions.kl": "KL divergence",
+    "sym.expr": "Expressions",
+    "sym.functions": "Functions",
+    "sym.diff": "Differentiation",
+    "sym.codegen": "Compiling to NumPy",
+    "sym.parse": "Parsing and SymPy",
+    "sym.state": "State",
+    "ir": "The graph IR",
+    "sym.evaluation": "Evaluation",
 }
 
 
@@ -75,6 +87,8 @@ def _home(module_name: str, name: str) -> str:
     obj = getattr(importlib.import_module(module_name), name)
     where = getattr(obj, "__module__", None) if (inspect.isclass(obj)
                                                   or inspect.isroutine(obj)) else None
+    if isinstance(obj, np.dtype):
+        return "dtypes"
     if not isinstance(where, str) or not where.startswith("retrograd"):
         where = module_name if not (inspect.isclass(type(obj))
                                     and type(obj).__module__.startswith("retrograd")) \
