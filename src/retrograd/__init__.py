@@ -282,8 +282,8 @@ from .dtypes import (
 )
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .jit import jit
-from .serialization import load, save
+from .jit import JitError, jit
+from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
 from .devices import device
