@@ -18,6 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import ops
+from ._values import values_of
 from .api import norms as _norms
 from .api._args import _t
 from .engine import apply, apply1
@@ -123,11 +124,14 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The number of singular values above the tolerance (`atol`, `rtol`; PyTorch's
     defaults), an int64 tensor; not differentiable. Like `torch.linalg.matrix_rank`."""
     A = _matrix(A, "matrix_rank")
-    S = np.linalg.svd(A.data, compute_uv=False)
+    S = svdvals(A.detach())  # ops all the way: rg.jit replays the count for new values
     if rtol is None:
         rtol = 0.0 if atol else max(A.shape[-2:]) * np.finfo(A.dtype).eps
-    tol = np.maximum(atol or 0.0, rtol * (S[..., :1] if S.shape[-1] else 0.0))
-    return Tensor(np.sum(S > tol, axis=-1).astype(np.int64))
+    if not S.shape[-1]:
+        return apply(ops.sum, (S > 0.0).to(np.int64), axis=-1, keepdims=False)
+    largest = apply(ops.getitem, S, idx=(Ellipsis, slice(0, 1)))
+    tol = apply(ops.maximum, largest * float(rtol), float(atol or 0.0))
+    return apply(ops.sum, (S > tol).to(np.int64), axis=-1, keepdims=False)
 
 
 # ---------------------------------------------------------------- solves
@@ -208,7 +212,8 @@ def qr(A, mode: str = "reduced"):
         if A.requires_grad:
             raise RuntimeError("linalg.qr: the QR decomposition is not differentiable when "
                                "mode='complete' and nrows > ncols (as in PyTorch)")
-        Q, R = np.linalg.qr(A.data, mode="complete")
+        Q, R = np.linalg.qr(values_of(A, "linalg.qr(mode='complete') with more rows than "
+                                      "columns", "use mode='reduced'"), mode="complete")
         return qr_result(Tensor(Q), Tensor(R))
     P = apply1(ops.qr, A)
     Q = _slice(P, slice(0, rows))
@@ -247,7 +252,9 @@ def svd(A, full_matrices: bool = True):
     S = _reshape(_slice(P, slice(rows, rows + 1)), A.shape[:-2] + (k,))
     Vh = _mT(_slice(P, slice(rows + 1, rows + 1 + cols)))
     if full_matrices and rows != cols:
-        Uf, _, Vhf = np.linalg.svd(A.data, full_matrices=True)
+        Uf, _, Vhf = np.linalg.svd(values_of(A, "linalg.svd() of a non-square matrix with "
+                                             "full_matrices=True (the completing columns)",
+                                             "pass full_matrices=False"), full_matrices=True)
         if rows > k:
             U = apply(ops.cat, U, Tensor(np.ascontiguousarray(Uf[..., :, k:])), axis=-1)
         else:
@@ -296,7 +303,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals, sv = empty, empty
     if driver in ("gelsd", "gelss"):
         sv = svdvals(A)
-        if rows > cols and bool(np.all(rank.data == cols)):
+        if rows > cols and bool(np.all(values_of(
+                rank, f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
+                "use the default driver and compute the residuals from the solution")
+                == cols)):
             r = apply(ops.matmul, A, X) - B
             residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
     if vector:
@@ -434,14 +444,7 @@ def multi_dot(tensors) -> Tensor:
             raise LinAlgShapeError(f"multi_dot(): tensors {k} and {k + 1} of shapes "
                                    f"{ts[k].shape} and {ts[k + 1].shape} cannot be multiplied")
     dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
-    order = _chain_order(dims)
-
-    def build(i, j):
-        if i == j:
-            return ts[i]
-        k = order[i][j]
-        return apply(ops.matmul, build(i, k), build(k + 1, j))
-    out = build(0, len(ts) - 1)
+    out = _chain_product(ts, _chain_order(dims), 0, len(ts) - 1)
     if first and last:
         return _reshape(out, ())
     if first:
@@ -449,6 +452,16 @@ def multi_dot(tensors) -> Tensor:
     if last:
         return _reshape(out, out.shape[:1])
     return out
+
+
+def _chain_product(ts: list, order, i: int, j: int) -> Tensor:
+    """ts[i] @ ... @ ts[j] split as `order` says (a plain function: a closure calling itself
+    would be a reference cycle keeping the intermediate tensors alive until a collection,
+    which rg.jit would take for tensors stored outside)."""
+    if i == j:
+        return ts[i]
+    k = order[i][j]
+    return apply(ops.matmul, _chain_product(ts, order, i, k), _chain_product(ts, order, k + 1, j))
 
 
 def _chain_order(dims):

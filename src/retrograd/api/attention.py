@@ -10,12 +10,14 @@ import math
 
 import numpy as np
 
-from .. import creation, ops
+from .. import creation
 from ..devices import namespace_of
-from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
+from .elementwise import where
 from .linalg import matmul
+from .math import all as _all
+from .math import any as _any
 from .reductions import softmax
 from .shape import transpose
 
@@ -88,23 +90,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         mask = Tensor(np.tril(np.ones((L, S), dtype=bool)))
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     scores = matmul(q * s, transpose(k, -2, -1))
-    if mask is not None:
+    if mask is not None:  # tensor ops: rg.jit replays them for each call's mask
         if mask.dtype == np.bool_:
-            m = mask.data
-            dead = ~m.any(-1, keepdims=True)
-            bias = np.where(m | dead, 0.0, -np.inf).astype(q.dtype)
-            scores = scores + bias
+            dead = ~_any(mask, -1, keepdim=True)  # rows that see no key
+            bias = where(mask | dead, 0.0, -math.inf).to(q.dtype)
         else:
-            dead = np.all(mask.data == -np.inf, -1, keepdims=True)
-            if dead.any():  # no key to see: keep the row finite, zero it after the softmax
-                mask = apply(ops.where, Tensor(np.broadcast_to(dead, mask.shape)),
-                             Tensor(np.zeros((), mask.dtype)), mask)
-            scores = scores + (mask if mask.dtype == q.dtype else mask.to(q.dtype))
-        if not dead.any():
-            dead = None
+            dead = _all(mask == -math.inf, -1, keepdim=True)
+            bias = where(dead, 0.0, mask)  # keep such a row finite, zero it after the softmax
+            bias = bias if bias.dtype == q.dtype else bias.to(q.dtype)
+        scores = scores + bias
     weights = softmax(scores, -1)
     if dead is not None:
-        weights = weights * (~dead).astype(q.dtype)
+        weights = where(dead, 0.0, weights)
     if dropout_p > 0.0:
         if dropout_p == 1.0:
             keep = namespace_of(weights.data).zeros(weights.shape, dtype=q.dtype)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import creation, ops
+from .._values import values_of
 from ..devices import namespace_of
 from ..engine import apply
 from ..grad_mode import no_grad
@@ -22,6 +23,7 @@ from .elementwise import abs as _abs
 from .elementwise import clamp, log, where
 from .indexing import index_select
 from .math import xlogy
+from .norms import vector_norm
 from .reductions import mean, sum
 
 __all__ = ["binary_cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
@@ -189,10 +191,12 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
     if y.dtype.kind not in "iu":
         raise TypeError(f"one_hot: expected an integer (int64) tensor of class indices, got "
                         f"{y.dtype}")
-    d = y.data
+    d = y.data  # checked here (inside rg.jit: for the traced call's labels)
     if d.size and d.min() < 0:
         raise ValueError("one_hot: class values must be non-negative")
     if num_classes == -1:
+        d = values_of(y, "one_hot() with num_classes=-1 (the class count is the largest "
+                      "label + 1)", "pass num_classes")
         if not d.size:
             raise ValueError("one_hot: can not infer the total number of classes from an empty "
                              "tensor; pass num_classes")
@@ -229,7 +233,7 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
         bad = int(d[(d < 0) | (d >= n)].flat[0])
         raise IndexError(f"embedding: index {bad} is out of range for {n} embeddings")
     if max_norm is not None:
-        _renorm_rows(w, d, float(max_norm), float(norm_type))
+        _renorm_rows(w, idx, float(max_norm), float(norm_type))
     flat = idx.reshape(-1)
     rows = index_select(w, 0, flat)
     if padding_idx is not None and w.requires_grad:
@@ -238,14 +242,17 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
     return rows.reshape(idx.shape + (w.shape[1],))
 
 
-def _renorm_rows(w: Tensor, idx: np.ndarray, max_norm: float, p: float) -> None:
-    rows = np.unique(idx)
+def _renorm_rows(w: Tensor, idx: Tensor, max_norm: float, p: float) -> None:
+    """Rescale in place the rows of `w` that `idx` looks up to norm at most `max_norm`, as
+    PyTorch does before the lookup; computed with ops, so rg.jit replays it for each call's
+    indices (rows not looked up are multiplied by exactly 1)."""
     with no_grad():
-        sel = w.data[rows]
-        norms = np.linalg.norm(sel, ord=p, axis=1) if p != 2 else np.sqrt((sel * sel).sum(1))
-        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
-        if (scale != 1).any():
-            w[rows] = Tensor._wrap(sel * scale[:, None])
+        norms = vector_norm(w, p, dim=1)
+        flat = idx.reshape(-1)
+        hits = apply(ops.index_add, apply(ops.zeros_like, norms), flat,
+                     apply(ops.ones_like, flat).to(norms.dtype), axis=-1)
+        big = (hits > 0) & (norms > max_norm)
+        w.mul_(where(big, max_norm / (norms + 1e-7), 1.0).to(w.dtype).reshape(-1, 1))
 
 
 # ---------------------------------------------------------------- dropout variants

@@ -9,6 +9,7 @@ import builtins
 import numpy as np
 
 from .. import ops
+from .._values import values_of
 from ..dtypes import get_default_dtype
 from ..engine import apply, apply1
 from ..tensor import Tensor
@@ -253,17 +254,17 @@ def true_divide(input, other) -> Tensor:
 
 def isnan(input) -> Tensor:
     """Elementwise test for NaN, a bool tensor. Like `torch.isnan`."""
-    return apply1(ops.isnan, _t(input))
+    return apply(ops.isnan, _t(input))  # a bool result: never recorded for grad
 
 
 def isinf(input) -> Tensor:
     """Elementwise test for +inf or -inf, a bool tensor. Like `torch.isinf`."""
-    return apply1(ops.isinf, _t(input))
+    return apply(ops.isinf, _t(input))
 
 
 def isfinite(input) -> Tensor:
     """Elementwise test for a finite value (not inf, not NaN). Like `torch.isfinite`."""
-    return apply1(ops.isfinite, _t(input))
+    return apply(ops.isfinite, _t(input))
 
 
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
@@ -289,7 +290,9 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
     except ValueError:
         raise ValueError(f"allclose(): shapes {x.shape} and {y.shape} do not broadcast") \
             from None
-    return bool(isclose(x, y, rtol, atol, equal_nan).data.all())
+    close = isclose(x, y, rtol, atol, equal_nan)
+    return bool(values_of(close, "allclose() (a Python bool)",
+                          "use rg.isclose(...).all(), a tensor, instead").all())
 
 
 def _logical(opname: str):
@@ -310,7 +313,7 @@ logical_xor = _logical("logical_xor")
 
 def logical_not(input) -> Tensor:
     """Element-wise not of the input's truth value (bool result)."""
-    return apply1(ops.logical_not, _t(input))
+    return apply(ops.logical_not, _t(input))
 
 
 def _truth(op, name, input, dim, keepdim, axis, keepdims) -> Tensor:

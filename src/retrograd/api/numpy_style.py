@@ -17,15 +17,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._values import tracing
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
-from .cumulative import cumsum
-from .elementwise import where
-from .indexing import flip
+from .cumulative import argsort, cumsum
+from .elementwise import clamp, where
+from .indexing import flip, index_select
 from .math import isnan
 from .reductions import sum as _sum
-from .shape import cat, reshape, transpose
+from .shape import cat, reshape, transpose, unsqueeze
 
 __all__ = [
     "swapaxes", "swapdims", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d", "ravel",
@@ -397,8 +398,8 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
         period = builtins.abs(float(period))
         x = x - (x.detach() // period) * period  # x mod period, with x's own gradient
         xp = xp - (xp.detach() // period) * period
-        order = np.argsort(xp.data, kind="stable")
-        xp, fp = xp[order], fp[order]
+        order = argsort(xp.detach(), stable=True)  # an op: rg.jit replays it
+        xp, fp = index_select(xp, 0, order), index_select(fp, 0, order)
         xp = cat([xp[-1:] - period, xp, xp[:1] + period], 0)
         fp = cat([fp[-1:], fp, fp[:1]], 0)
         left = right = None
@@ -406,14 +407,23 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     if n == 1:
         out = fp[0] + x * 0
     else:
-        j = np.clip(np.searchsorted(xp.data, x.data, side="right") - 1, 0, n - 2)
-        x0, x1, f0, f1 = xp[j], xp[j + 1], fp[j], fp[j + 1]
+        if tracing():  # the knot index from ops, so that rg.jit replays it for new values
+            below_x = _sum(xp.detach() <= unsqueeze(x.detach(), -1), -1)
+            j = clamp(below_x - 1, 0, n - 2)
+        else:  # the same index, in O(len(x) log n)
+            j = Tensor(np.clip(np.searchsorted(xp.data, x.data, side="right") - 1, 0, n - 2))
+        x0, x1, f0, f1 = _at(xp, j), _at(xp, j + 1), _at(fp, j), _at(fp, j + 1)
         out = f0 + (x - x0) * ((f1 - f0) / (x1 - x0))
         out = where(x == x1, f1, out)  # exactly fp[-1] at the last knot, as NumPy
     below = x < xp[0]
     above = x > xp[-1]
     out = where(below, fp[0] if left is None else _like(left, out), out)
     return where(above, fp[-1] if right is None else _like(right, out), out)
+
+
+def _at(t: Tensor, j: Tensor) -> Tensor:
+    """t[j] for a 1-d `t` and integer indices `j` of any shape, as a recorded op."""
+    return reshape(index_select(t, 0, reshape(j, (-1,))), j.shape)
 
 
 def _like(v, ref: Tensor):

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .. import ops
+from .. import devices, ops
 from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..tensor import Tensor
@@ -511,12 +511,17 @@ def _adaptive_max(input, output_size, return_indices, nd, fn):
     out = _unbatch(apply(ops.max_pool, g, **attrs), squeeze)
     if not return_indices:
         return out
-    flat = apply(ops.max_pool_indices, g, **attrs).data  # into the gathered array
-    coords = np.unravel_index(flat, tuple(len(t) for t in tables))
-    orig = np.zeros(flat.shape, dtype=np.int64)
-    for t, c, n in zip(tables, coords, sizes):
-        orig = orig * n + t[c]
-    return out, _unbatch(Tensor._wrap(orig), squeeze)
+    # Indices into the gathered array, mapped back to the input's with ops (so that rg.jit
+    # replays them for new values): unravel, look each coordinate up in its table, ravel.
+    flat = apply(ops.max_pool_indices, g, **attrs)
+    lens = [len(t) for t in tables]
+    orig = None
+    for d, (t, n) in enumerate(zip(tables, sizes)):
+        c = apply(ops.remainder, apply(ops.floor_divide, flat, math.prod(lens[d + 1:])), lens[d])
+        table = Tensor(devices.const_like(t.astype(np.int64), g))
+        o = apply(ops.index_select, table, c, axis=-1)
+        orig = o if orig is None else orig * n + o
+    return out, _unbatch(orig, squeeze)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):

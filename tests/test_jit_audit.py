@@ -1,0 +1,780 @@
+"""rg.jit over the whole public functional API: traced on one set of values, called on
+others of the same shapes and dtypes, every function gives eager mode's answer (values,
+and gradients for float inputs) or refuses with `JitError` at trace time; never a silent
+first-call answer. Tensor-valued arguments (masks, indices, weights, targets, running
+statistics) are arguments of the jitted function, so a library function that read their
+values in Python would freeze them."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd import fft, linalg, nn, special
+from retrograd.jit import JitError
+from retrograd.nn import functional as F
+
+NAMESPACES = {"rg": rg, "F": F, "linalg": linalg, "fft": fft, "special": special}
+
+
+# ---------------------------------------------------------------- example inputs
+
+def fl(*shape, lo=-1.0, hi=1.0):
+    return lambda rng: rng.uniform(lo, hi, shape)
+
+
+def pos(*shape):
+    return fl(*shape, lo=0.5, hi=2.0)
+
+
+def unit(*shape):
+    return fl(*shape, lo=0.1, hi=0.9)
+
+
+def ints(*shape, lo=0, hi=3):
+    return lambda rng: rng.integers(lo, hi, shape)
+
+
+def bools(*shape):
+    return lambda rng: rng.random(shape) < 0.5
+
+
+def cplx(*shape):
+    return lambda rng: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def signs(*shape):
+    return lambda rng: np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+
+
+def spd(n):
+    def make(rng):
+        a = rng.standard_normal((n, n))
+        return a @ a.T + n * np.eye(n)
+    return make
+
+
+def lower(n):
+    return lambda rng: np.tril(rng.uniform(-1, 1, (n, n)), -1) + np.diag(rng.uniform(1, 2, n))
+
+
+def sym(n):
+    def make(rng):
+        a = rng.standard_normal((n, n))
+        return a + a.T
+    return make
+
+
+def low_rank(n):
+    """Square matrices whose rank changes with the draw."""
+    def make(rng):
+        u, v = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+        return u @ np.diag(rng.random(n) < 0.5) @ v
+    return make
+
+
+def increasing(n):
+    return lambda rng: np.cumsum(rng.uniform(0.2, 1.0, n)) - 1.0
+
+
+def pool_index(out, k):
+    """Valid max_unpool indices: for each pooled position, one place in its window."""
+    def make(rng):
+        grids = np.meshgrid(*[np.arange(o) for o in out], indexing="ij")
+        size = [o * k for o in out]
+        flat = 0
+        for d, g in enumerate(grids):
+            flat = flat * size[d] + g * k + rng.integers(0, k, g.shape)
+        return flat.reshape((1, 1) + tuple(out))
+    return make
+
+
+def choose(*values):
+    return lambda rng: np.asarray(values[rng.integers(len(values))])
+
+
+class Case:
+    """`fn(*tensors)` with one generator per tensor argument; `grad` is False when the
+    function has no gradient to check, or the argument numbers to differentiate (default:
+    every float argument)."""
+
+    def __init__(self, fn, *gens, grad: bool | tuple = True):
+        self.fn, self.gens, self.grad = fn, gens, grad
+
+
+C = Case
+
+
+def along_1(f):
+    return lambda x: f(x, 1)
+
+
+def of_list(f):
+    return lambda x, y: f([x, y])
+
+
+def of_complex(f):
+    return lambda re, im: f(rg.complex(re, im))
+
+X = fl(3, 4)
+Y = fl(3, 4)
+
+CASES: dict[str, Case] = {
+    # ---- element-wise
+    **{f"rg.{n}": C(getattr(rg, n), X) for n in [
+        "abs", "angle", "arcsinh", "asinh", "arctan", "atan", "ceil", "cos", "cosh",
+        "deg2rad", "erf", "erfc", "exp", "exp2", "expm1", "fix", "floor", "frac", "isfinite",
+        "isinf", "isnan", "logical_not", "nan_to_num", "rad2deg", "real", "relu", "round",
+        "sigmoid", "sign", "sin", "sinc", "sinh", "square", "tan", "tanh", "trunc", "conj",
+        "conj_physical", "resolve_conj", "selu", "celu", "i0", "msort", "ravel",
+        "atleast_1d", "atleast_2d", "atleast_3d", "fliplr", "flipud", "zeros_like",
+        "ones_like", "tensor", "flatten", "is_complex"]},
+    **{f"rg.{n}": C(getattr(rg, n), unit(3, 4)) for n in [
+        "acos", "arccos", "asin", "arcsin", "atanh", "arctanh", "erfinv", "logit"]},
+    **{f"rg.{n}": C(getattr(rg, n), pos(3, 4)) for n in [
+        "log", "log10", "log1p", "log2", "rsqrt", "sqrt", "reciprocal", "lgamma", "digamma"]},
+    **{f"rg.{n}": C(getattr(rg, n), fl(3, 4, lo=1.2, hi=3.0)) for n in ["acosh", "arccosh"]},
+    **{f"rg.{n}": C(getattr(rg, n), X, Y) for n in [
+        "arctan2", "atan2", "copysign", "fmax", "fmin", "hypot", "logaddexp", "logaddexp2",
+        "maximum", "minimum", "isclose", "complex", "allclose", "kron"]},
+    **{f"rg.{n}": C(getattr(rg, n), X, pos(3, 4)) for n in [
+        "div", "divide", "true_divide", "floor_divide", "remainder", "fmod"]},
+    "rg.div[floor]": C(lambda x, y: rg.div(x, y, rounding_mode="floor"), X, pos(3, 4)),
+    "rg.div[trunc]": C(lambda x, y: rg.div(x, y, rounding_mode="trunc"), X, pos(3, 4)),
+    "rg.allclose[near]": C(lambda x, d: rg.allclose(x, x + d), X, choose(0.0, 1.0)),
+    "rg.xlogy": C(rg.xlogy, pos(3, 4), pos(3, 4)),
+    "rg.igamma": C(rg.igamma, pos(3, 4), pos(3, 4), grad=(1,)),
+    "rg.igammac": C(rg.igammac, pos(3, 4), pos(3, 4), grad=(1,)),
+    "rg.polar": C(rg.polar, pos(3, 4), X),
+    "rg.lerp": C(rg.lerp, X, Y, unit(3, 4)),
+    "rg.where": C(rg.where, bools(3, 4), X, Y),
+    "rg.imag": C(lambda re, im: rg.imag(rg.complex(re, im) * 2), X, Y),
+    "rg.view_as_complex": C(rg.view_as_complex, fl(3, 2)),
+    "rg.view_as_real": C(lambda re, im: rg.view_as_real(rg.complex(re, im)), X, Y),
+    **{f"rg.{n}": C(getattr(rg, n), bools(3, 4), bools(3, 4)) for n in [
+        "logical_and", "logical_or", "logical_xor"]},
+    **{f"rg.{n}": C(getattr(rg, n), ints(3, 4, hi=64), ints(3, 4, hi=64)) for n in [
+        "bitwise_and", "bitwise_or", "bitwise_xor"]},
+    "rg.bitwise_not": C(rg.bitwise_not, ints(3, 4, hi=64)),
+    "rg.bitwise_left_shift": C(rg.bitwise_left_shift, ints(3, 4, hi=64), ints(3, 4, hi=4)),
+    "rg.bitwise_right_shift": C(rg.bitwise_right_shift, ints(3, 4, hi=64), ints(3, 4, hi=4)),
+    "rg.mvlgamma": C(lambda x: rg.mvlgamma(x, 2), fl(3, 4, lo=1.0, hi=3.0)),
+    "rg.polygamma": C(lambda x: rg.polygamma(1, x), pos(3, 4)),
+    "rg.threshold": C(lambda x: rg.threshold(x, 0.1, 2.0), X),
+    "rg.clamp": C(lambda x: rg.clamp(x, -0.5, 0.5), X),
+    "rg.clip": C(lambda x: rg.clip(x, -0.5, 0.5), X),
+    "rg.full_like": C(lambda x: rg.full_like(x, 2.5), X),
+    "rg.softmax": C(lambda x: rg.softmax(x, 1), X),
+    "rg.log_softmax": C(lambda x: rg.log_softmax(x, 1), X),
+    "rg.rand_like": C(rg.rand_like, X),
+    "rg.randn_like": C(rg.randn_like, X),
+    "rg.randint_like": C(lambda x: rg.randint_like(x, 0, 5), X),
+    "rg.multinomial": C(lambda p: rg.multinomial(p, 2), pos(3, 4)),
+    # ---- reductions, sorting, scans
+    **{f"rg.{n}": C(getattr(rg, n), X) for n in [
+        "argmax", "argmin", "argsort", "logsumexp", "max", "min", "mean", "median", "nanmean",
+        "nansum", "norm", "prod", "std", "std_mean", "sum", "var", "var_mean", "vector_norm",
+        "sort"]},
+    **{f"rg.{n}[dim]": C(along_1(getattr(rg, n)), X) for n in [
+        "argmax", "argmin", "max", "min", "median", "logsumexp", "mean", "prod", "std", "sum",
+        "var", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "nansum", "nanmean"]},
+    "rg.all": C(rg.all, bools(3, 4)),
+    "rg.any": C(rg.any, bools(3, 4)),
+    "rg.all[dim]": C(lambda m: rg.all(m, 1), bools(3, 4)),
+    "rg.mode": C(lambda x: rg.mode(x, 1), ints(3, 6, hi=3)),
+    "rg.kthvalue": C(lambda x: rg.kthvalue(x, 2, 1), X),
+    "rg.topk": C(lambda x: rg.topk(x, 2), X),
+    # ---- shapes
+    "rg.broadcast_to": C(lambda x: rg.broadcast_to(x, (3, 4)), fl(1, 4)),
+    "rg.expand": C(lambda x: rg.expand(x, 3, 4), fl(1, 4)),
+    **{f"rg.{n}": C(of_list(getattr(rg, n)), X, Y) for n in [
+        "cat", "concatenate", "column_stack", "dstack", "hstack", "vstack", "row_stack",
+        "stack"]},
+    "rg.chunk": C(lambda x: rg.chunk(x, 2, 1), X),
+    "rg.split": C(lambda x: rg.split(x, 2, 1), X),
+    "rg.array_split": C(lambda x: rg.array_split(x, 3, 1), X),
+    "rg.tensor_split": C(lambda x: rg.tensor_split(x, [1, 3], 1), X),
+    "rg.unbind": C(rg.unbind, X),
+    "rg.diag": C(rg.diag, fl(4)),
+    "rg.diag_embed": C(rg.diag_embed, fl(2, 3)),
+    "rg.diagonal": C(rg.diagonal, X),
+    "rg.expand_dims": C(lambda x: rg.expand_dims(x, 0), X),
+    "rg.flip": C(lambda x: rg.flip(x, (0,)), X),
+    "rg.moveaxis": C(lambda x: rg.moveaxis(x, 0, 2), fl(2, 3, 4)),
+    "rg.movedim": C(lambda x: rg.movedim(x, 0, 2), fl(2, 3, 4)),
+    "rg.narrow": C(lambda x: rg.narrow(x, 1, 1, 2), X),
+    "rg.permute": C(lambda x: rg.permute(x, 1, 0), X),
+    "rg.reshape": C(lambda x: rg.reshape(x, 4, 3), X),
+    "rg.roll": C(lambda x: rg.roll(x, 1, 1), X),
+    "rg.rot90": C(rg.rot90, X),
+    "rg.squeeze": C(rg.squeeze, fl(3, 1, 4)),
+    "rg.swapaxes": C(lambda x: rg.swapaxes(x, 0, 1), X),
+    "rg.swapdims": C(lambda x: rg.swapdims(x, 0, 1), X),
+    "rg.tile": C(lambda x: rg.tile(x, (2, 1)), X),
+    "rg.transpose": C(lambda x: rg.transpose(x, 0, 1), X),
+    "rg.tril": C(rg.tril, X),
+    "rg.triu": C(rg.triu, X),
+    "rg.unflatten": C(lambda x: rg.unflatten(x, 1, (2, 2)), X),
+    "rg.unsqueeze": C(lambda x: rg.unsqueeze(x, 0), X),
+    "rg.meshgrid": C(rg.meshgrid, fl(3), fl(4)),
+    "rg.repeat_interleave": C(lambda x: rg.repeat_interleave(x, 2, dim=1), X),
+    "rg.repeat_interleave[tensor]": C(lambda x, r: rg.repeat_interleave(x, r, dim=1), X,
+                                      ints(4, hi=3)),
+    "rg.pixel_shuffle": C(lambda x: rg.pixel_shuffle(x, 2), fl(1, 4, 2, 2)),
+    "rg.pixel_unshuffle": C(lambda x: rg.pixel_unshuffle(x, 2), fl(1, 1, 4, 4)),
+    # ---- indexing
+    "rg.gather": C(lambda x, i: rg.gather(x, 1, i), X, ints(3, 2, hi=4)),
+    "rg.index_select": C(lambda x, i: rg.index_select(x, 1, i), X, ints(2, hi=4)),
+    "rg.index_add": C(lambda x, i, s: rg.index_add(x, 1, i, s), X, ints(2, hi=4), fl(3, 2)),
+    "rg.masked_fill": C(lambda x, m: rg.masked_fill(x, m, 0.5), X, bools(3, 4)),
+    "rg.masked_fill[tensor]": C(rg.masked_fill, X, bools(3, 4), fl()),
+    "rg.masked_select": C(rg.masked_select, X, bools(3, 4)),
+    "rg.masked_select[broadcast]": C(rg.masked_select, X, bools(1, 4)),
+    "rg.nonzero[as_tuple]": C(lambda m: rg.nonzero(m, as_tuple=True), bools(3, 4)),
+    "rg.nonzero[0d]": C(lambda m: rg.nonzero(m, as_tuple=True), bools()),
+    "rg.nonzero": C(rg.nonzero, bools(3, 4)),
+    "rg.scatter": C(lambda x, i, s: rg.scatter(x, 1, i, s), X, ints(3, 2, hi=4), fl(3, 2)),
+    "rg.scatter[value]": C(lambda x, i: rg.scatter(x, 1, i, value=2.0), X, ints(3, 2, hi=4)),
+    "rg.scatter_add": C(lambda x, i, s: rg.scatter_add(x, 1, i, s), X, ints(3, 2, hi=4),
+                        fl(3, 2)),
+    "rg.scatter_reduce": C(lambda x, i, s: rg.scatter_reduce(x, 1, i, s, "amax"), X,
+                           ints(3, 2, hi=4), fl(3, 2)),
+    "rg.take_along_dim": C(lambda x, i: rg.take_along_dim(x, i, 1), X, ints(3, 2, hi=4)),
+    # ---- products, linear algebra at the top level
+    "rg.cdist": C(rg.cdist, fl(3, 2), fl(4, 2)),
+    "rg.cholesky_solve": C(rg.cholesky_solve, fl(3, 2), lower(3)),
+    "rg.dot": C(rg.dot, fl(3), fl(3)),
+    "rg.inner": C(rg.inner, fl(3), fl(3)),
+    "rg.outer": C(rg.outer, fl(3), fl(4)),
+    "rg.matmul": C(rg.matmul, X, fl(4, 2)),
+    "rg.einsum": C(lambda a, b: rg.einsum("ij,jk->ik", a, b), X, fl(4, 2)),
+    "rg.tensordot": C(lambda a, b: rg.tensordot(a, b, 1), X, fl(4, 2)),
+    "rg.trace": C(rg.trace, fl(3, 3)),
+    # ---- NumPy-style
+    "rg.append": C(lambda x, y: rg.append(x, y, 1), X, Y),
+    "rg.convolve": C(rg.convolve, fl(5), fl(3)),
+    "rg.correlate": C(rg.correlate, fl(5), fl(3)),
+    "rg.cumulative_trapezoid": C(rg.cumulative_trapezoid, X),
+    "rg.diff": C(rg.diff, X),
+    "rg.interp": C(rg.interp, fl(6, lo=-1.5, hi=1.5), increasing(5), fl(5)),
+    "rg.interp[period]": C(lambda x, xp, fp: rg.interp(x, xp, fp, period=2.0), fl(6),
+                           fl(5, lo=-3.0, hi=3.0), fl(5)),
+    "rg.interp[sides]": C(lambda x, xp, fp, r: rg.interp(x, xp, fp, left=-2.0, right=r),
+                          fl(6, lo=-1.5, hi=1.5), increasing(5), fl(5), fl()),
+    "rg.polyval": C(rg.polyval, fl(3), fl(4)),
+    "rg.trapezoid": C(rg.trapezoid, X),
+    "rg.trapezoid[x]": C(lambda y, x: rg.trapezoid(y, x), fl(5), increasing(5)),
+    "rg.trapz": C(rg.trapz, X),
+    # ---- windows
+    "rg.adaptive_avg_pool1d": C(lambda x: rg.adaptive_avg_pool1d(x, 3), fl(1, 2, 7)),
+    "rg.avg_pool1d": C(lambda x: rg.avg_pool1d(x, 2), fl(1, 2, 6)),
+    "rg.max_pool1d": C(lambda x: rg.max_pool1d(x, 2), fl(1, 2, 6)),
+    "rg.max_pool2d": C(lambda x: rg.max_pool2d(x, 2), fl(1, 2, 4, 4)),
+    "rg.max_pool3d": C(lambda x: rg.max_pool3d(x, 2), fl(1, 1, 4, 4, 2)),
+    "rg.max_pool2d[indices]": C(lambda x: rg.max_pool2d(x, 2, return_indices=True),
+                                fl(1, 2, 4, 4)),
+    "rg.conv1d": C(rg.conv1d, fl(1, 2, 6), fl(3, 2, 3), fl(3)),
+    "rg.conv2d": C(lambda x, w, b: rg.conv2d(x, w, b, padding=1), fl(1, 2, 4, 4),
+                   fl(3, 2, 3, 3), fl(3)),
+    "rg.conv3d": C(rg.conv3d, fl(1, 2, 3, 3, 3), fl(2, 2, 2, 2, 2), fl(2)),
+    "rg.conv_transpose1d": C(rg.conv_transpose1d, fl(1, 2, 4), fl(2, 3, 3), fl(3)),
+    "rg.conv_transpose2d": C(lambda x, w: rg.conv_transpose2d(x, w, stride=2),
+                             fl(1, 2, 3, 3), fl(2, 3, 2, 2)),
+    "rg.conv_transpose3d": C(rg.conv_transpose3d, fl(1, 2, 2, 2, 2), fl(2, 1, 2, 2, 2)),
+    # ---- nn.functional
+    "F.linear": C(F.linear, X, fl(2, 4), fl(2)),
+    "F.softmin": C(lambda x: F.softmin(x, 1), X),
+    "F.glu": C(F.glu, X),
+    "F.gelu[tanh]": C(lambda x: F.gelu(x, approximate="tanh"), X),
+    "F.hardtanh": C(lambda x: F.hardtanh(x, -0.5, 0.5), X),
+    "F.threshold": C(lambda x: F.threshold(x, 0.1, 2.0), X),
+    **{f"F.{n}": C(getattr(F, n), fl(3, 4, lo=-4.0, hi=4.0)) for n in [
+        "relu", "tanh", "sigmoid", "celu", "elu", "gelu", "hardsigmoid", "hardswish",
+        "leaky_relu", "logsigmoid", "mish", "relu6", "selu", "silu", "softplus", "softsign",
+        "tanhshrink"]},
+    "F.softmax": C(lambda x: F.softmax(x, 1), X),
+    "F.log_softmax": C(lambda x: F.log_softmax(x, 1), X),
+    "F.cross_entropy": C(F.cross_entropy, fl(5, 3), ints(5)),
+    "F.cross_entropy[sum]": C(lambda x, y: F.cross_entropy(x, y, reduction="sum",
+                                                           label_smoothing=0.1),
+                              fl(5, 3), ints(5)),
+    "F.cross_entropy[none]": C(lambda x, y: F.cross_entropy(x, y, reduction="none"),
+                               fl(5, 3), ints(5)),
+    "F.cross_entropy[weight]": C(lambda x, y, w: F.cross_entropy(x, y, w), fl(5, 3), ints(5),
+                                 pos(3)),
+    "F.cross_entropy[ignore]": C(lambda x, y: F.cross_entropy(x, y, ignore_index=1),
+                                 fl(5, 3), ints(5)),
+    "F.cross_entropy[probs]": C(F.cross_entropy, fl(5, 3), unit(5, 3)),
+    "F.cross_entropy[nd]": C(F.cross_entropy, fl(2, 3, 4), ints(2, 4)),
+    "F.nll_loss": C(F.nll_loss, fl(5, 3), ints(5)),
+    "F.nll_loss[weight]": C(lambda x, y, w: F.nll_loss(x, y, w), fl(5, 3), ints(5), pos(3)),
+    "F.nll_loss[ignore]": C(lambda x, y: F.nll_loss(x, y, ignore_index=0), fl(5, 3), ints(5)),
+    "F.mse_loss": C(F.mse_loss, X, Y),
+    "F.binary_cross_entropy_with_logits": C(F.binary_cross_entropy_with_logits, X,
+                                            unit(3, 4)),
+    "F.binary_cross_entropy_with_logits[weights]": C(
+        lambda x, y, w, p: F.binary_cross_entropy_with_logits(x, y, w, pos_weight=p), X,
+        unit(3, 4), pos(3, 4), pos(4)),
+    "F.binary_cross_entropy": C(F.binary_cross_entropy, unit(3, 4), unit(3, 4)),
+    "F.binary_cross_entropy[weight]": C(F.binary_cross_entropy, unit(3, 4), unit(3, 4),
+                                        pos(3, 4)),
+    "F.l1_loss": C(F.l1_loss, X, Y),
+    "F.smooth_l1_loss": C(lambda x, y: F.smooth_l1_loss(x, y, beta=0.5), X, Y),
+    "F.huber_loss": C(lambda x, y: F.huber_loss(x, y, delta=0.5), X, Y),
+    "F.kl_div": C(F.kl_div, X, unit(3, 4)),
+    "F.kl_div[log]": C(lambda x, y: F.kl_div(x, y, log_target=True), X, Y),
+    "F.cosine_embedding_loss": C(lambda a, b, y: F.cosine_embedding_loss(a, b, y, 0.1),
+                                 X, Y, signs(3)),
+    "F.margin_ranking_loss": C(lambda a, b, y: F.margin_ranking_loss(a, b, y, 0.1),
+                               fl(5), fl(5), signs(5)),
+    "F.one_hot": C(lambda y: F.one_hot(y, 4), ints(5, hi=4)),
+    "F.one_hot[infer]": C(F.one_hot, lambda rng: rng.permutation(rng.integers(2, 6))[:2]),
+    "F.embedding": C(F.embedding, ints(3, hi=5), fl(5, 2)),
+    "F.embedding[padding]": C(lambda i, w: F.embedding(i, w, padding_idx=0), ints(3, hi=5),
+                              fl(5, 2)),
+    "F.embedding[max_norm]": C(lambda i, w: (F.embedding(i, w, max_norm=0.5), w * 1),
+                               ints(3, hi=5), fl(5, 2), grad=False),  # writes into w
+    "F.dropout": C(lambda x: F.dropout(x, 0.5, training=False), X),
+    "F.dropout[train]": C(F.dropout, X),
+    "F.dropout1d": C(F.dropout1d, fl(2, 3, 4)),
+    "F.dropout2d": C(lambda x: F.dropout2d(x, training=False), fl(2, 3, 2, 2)),
+    "F.dropout3d": C(lambda x: F.dropout3d(x, training=False), fl(2, 3, 2, 2, 2)),
+    "F.alpha_dropout": C(F.alpha_dropout, X),
+    "F.feature_alpha_dropout": C(lambda x: F.feature_alpha_dropout(x, 0.5, training=True),
+                                 fl(2, 3, 4)),
+    "F.layer_norm": C(lambda x, w, b: F.layer_norm(x, (4,), w, b), X, fl(4), fl(4)),
+    "F.group_norm": C(lambda x, w, b: F.group_norm(x, 2, w, b), fl(2, 4, 3), fl(4), fl(4)),
+    "F.batch_norm": C(lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b), fl(4, 3), fl(3),
+                      pos(3), fl(3), fl(3)),
+    "F.batch_norm[train]": C(lambda x, m, v, w, b: (
+        F.batch_norm(x, m, v, w, b, training=True), m * 1, v * 1), fl(4, 3), fl(3), pos(3),
+        fl(3), fl(3), grad=(0, 3, 4)),
+    "F.rms_norm": C(lambda x, w: F.rms_norm(x, (4,), w), X, fl(4)),
+    "F.normalize": C(F.normalize, X),
+    "F.cosine_similarity": C(F.cosine_similarity, X, Y),
+    "F.max_pool1d[indices]": C(lambda x: F.max_pool1d(x, 2, return_indices=True),
+                               fl(1, 2, 6)),
+    "F.avg_pool2d": C(lambda x: F.avg_pool2d(x, 2, divisor_override=3), fl(1, 2, 4, 4)),
+    "F.avg_pool3d": C(lambda x: F.avg_pool3d(x, 2), fl(1, 1, 2, 4, 4)),
+    "F.max_unpool1d": C(lambda x, i: F.max_unpool1d(x, i, 2), fl(1, 1, 3),
+                        pool_index((3,), 2)),
+    "F.max_unpool2d": C(lambda x, i: F.max_unpool2d(x, i, 2), fl(1, 1, 2, 2),
+                        pool_index((2, 2), 2)),
+    "F.max_unpool3d": C(lambda x, i: F.max_unpool3d(x, i, 2), fl(1, 1, 2, 1, 2),
+                        pool_index((2, 1, 2), 2)),
+    "F.adaptive_avg_pool2d": C(lambda x: F.adaptive_avg_pool2d(x, (2, 3)), fl(1, 2, 5, 5)),
+    "F.adaptive_avg_pool3d": C(lambda x: F.adaptive_avg_pool3d(x, 2), fl(1, 1, 3, 3, 3)),
+    "F.adaptive_max_pool1d": C(lambda x: F.adaptive_max_pool1d(x, 3), fl(1, 2, 7)),
+    "F.adaptive_max_pool1d[indices]": C(
+        lambda x: F.adaptive_max_pool1d(x, 3, return_indices=True), fl(1, 2, 7)),
+    "F.adaptive_max_pool2d": C(lambda x: F.adaptive_max_pool2d(x, (2, 3)), fl(1, 2, 5, 5)),
+    "F.adaptive_max_pool2d[indices]": C(
+        lambda x: F.adaptive_max_pool2d(x, 2, return_indices=True), fl(1, 2, 5, 5)),
+    "F.pad": C(lambda x: F.pad(x, (1, 2), value=0.5), fl(1, 2, 4)),
+    "F.pad[reflect]": C(lambda x: F.pad(x, (1, 2), mode="reflect"), fl(1, 2, 4)),
+    "F.pad[replicate]": C(lambda x: F.pad(x, (1, 2, 1, 0), mode="replicate"),
+                          fl(1, 2, 3, 4)),
+    "F.pad[circular]": C(lambda x: F.pad(x, (1, 2), mode="circular"), fl(1, 2, 4)),
+    "F.interpolate": C(lambda x: F.interpolate(x, scale_factor=2), fl(1, 2, 3)),
+    "F.interpolate[linear]": C(lambda x: F.interpolate(x, size=5, mode="linear"),
+                               fl(1, 2, 3)),
+    "F.interpolate[bilinear]": C(lambda x: F.interpolate(x, size=(4, 5), mode="bilinear",
+                                                         align_corners=True),
+                                 fl(1, 2, 3, 3)),
+    "F.interpolate[bicubic]": C(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"),
+                                fl(1, 1, 3, 3)),
+    "F.upsample": C(lambda x: F.upsample(x, scale_factor=2, mode="nearest"), fl(1, 2, 3, 3)),
+    "F.scaled_dot_product_attention": C(F.scaled_dot_product_attention, fl(2, 3, 4),
+                                        fl(2, 5, 4), fl(2, 5, 3)),
+    "F.scaled_dot_product_attention[bool]": C(F.scaled_dot_product_attention, fl(2, 3, 4),
+                                              fl(2, 5, 4), fl(2, 5, 3), bools(2, 3, 5)),
+    "F.scaled_dot_product_attention[float]": C(
+        F.scaled_dot_product_attention, fl(2, 3, 4), fl(2, 5, 4), fl(2, 5, 3), fl(3, 5)),
+    "F.scaled_dot_product_attention[-inf]": C(
+        lambda q, k, v, m: F.scaled_dot_product_attention(
+            q, k, v, rg.where(m, 0.0, float("-inf"))),
+        fl(2, 3, 4), fl(2, 5, 4), fl(2, 5, 3), bools(3, 5)),
+    "F.scaled_dot_product_attention[causal]": C(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        fl(2, 3, 4), fl(2, 5, 4), fl(2, 5, 3)),
+    "F.scaled_dot_product_attention[dropout]": C(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.5),
+        fl(2, 3, 4), fl(2, 5, 4), fl(2, 5, 3)),
+    "F.unfold": C(lambda x: F.unfold(x, 2), fl(1, 2, 3, 3)),
+    "F.fold": C(lambda x: F.fold(x, (3, 3), 2), fl(1, 8, 4)),
+    # ---- linalg
+    "linalg.det": C(linalg.det, fl(3, 3)),
+    "linalg.slogdet": C(linalg.slogdet, fl(3, 3)),
+    "linalg.inv": C(linalg.inv, spd(3)),
+    "linalg.solve": C(linalg.solve, spd(3), fl(3, 2)),
+    "linalg.solve_triangular": C(lambda a, b: linalg.solve_triangular(a, b, upper=False),
+                                 lower(3), fl(3, 2)),
+    "linalg.cholesky": C(linalg.cholesky, spd(3)),
+    "linalg.qr": C(linalg.qr, fl(4, 3)),
+    "linalg.qr[complete]": C(lambda a: linalg.qr(a, mode="complete"), fl(4, 3)),
+    "linalg.eigh": C(linalg.eigh, sym(3)),
+    "linalg.eigvalsh": C(linalg.eigvalsh, sym(3)),
+    "linalg.svd": C(lambda a: linalg.svd(a, full_matrices=False)[1], fl(4, 3)),
+    "linalg.svd[full]": C(linalg.svd, fl(4, 3)),
+    "linalg.svd[square]": C(linalg.svd, fl(3, 3)),
+    "linalg.lstsq[gelsd]": C(lambda a, b: linalg.lstsq(a, b, driver="gelsd"), fl(4, 3),
+                             fl(4, 2)),
+    "linalg.svdvals": C(linalg.svdvals, fl(4, 3)),
+    "linalg.pinv": C(linalg.pinv, fl(4, 3)),
+    "linalg.pinv[rank]": C(linalg.pinv, low_rank(3), grad=False),
+    "linalg.pinv[hermitian]": C(lambda a: linalg.pinv(a, hermitian=True), spd(3)),
+    "linalg.lstsq": C(linalg.lstsq, fl(4, 3), fl(4, 2)),
+    "linalg.matrix_norm": C(linalg.matrix_norm, fl(3, 3)),
+    **{f"linalg.matrix_norm[{o}]": C(lambda a, o=o: linalg.matrix_norm(a, o), fl(3, 3))
+       for o in ["nuc", 2, -2, 1, -1, np.inf, -np.inf]},
+    "linalg.vector_norm": C(lambda x: linalg.vector_norm(x, 3, 1), X),
+    "linalg.vector_norm[inf]": C(lambda x: linalg.vector_norm(x, np.inf), X),
+    "linalg.vector_norm[0]": C(lambda x: linalg.vector_norm(x, 0), X),
+    "linalg.norm": C(linalg.norm, fl(3, 3)),
+    "linalg.matrix_power": C(lambda a: linalg.matrix_power(a, 3), fl(3, 3)),
+    "linalg.matrix_power[-2]": C(lambda a: linalg.matrix_power(a, -2), spd(3)),
+    "linalg.matrix_exp": C(linalg.matrix_exp, fl(3, 3)),
+    "linalg.cross": C(linalg.cross, fl(2, 3), fl(2, 3)),
+    "linalg.multi_dot": C(lambda a, b, c: linalg.multi_dot([a, b, c]), fl(2, 3), fl(3, 4),
+                          fl(4, 2)),
+    "linalg.matrix_rank": C(linalg.matrix_rank, low_rank(3)),
+    "linalg.matrix_rank[hermitian]": C(lambda a: linalg.matrix_rank(a @ a.mT, hermitian=True),
+                                       low_rank(3)),
+    # ---- fft
+    **{f"fft.{n}": C(getattr(fft, n), fl(8)) for n in [
+        "fft", "ifft", "rfft", "ihfft", "fftshift", "ifftshift"]},
+    **{f"fft.{n}": C(getattr(fft, n), fl(4, 4)) for n in [
+        "fft2", "ifft2", "rfft2", "fftn", "ifftn", "rfftn"]},
+    **{f"fft.{n}": C(of_complex(getattr(fft, n)), fl(5), fl(5))
+       for n in ["irfft", "hfft"]},
+    "fft.fft[complex]": C(lambda re, im: fft.fft(rg.complex(re, im)), fl(5), fl(5)),
+    "fft.irfft2": C(lambda re, im: fft.irfft2(rg.complex(re, im)), fl(4, 3), fl(4, 3)),
+    "fft.irfftn": C(lambda re, im: fft.irfftn(rg.complex(re, im)), fl(4, 3), fl(4, 3)),
+    # ---- special
+    **{f"special.{n}": C(getattr(special, n), X) for n in [
+        "erf", "erfc", "erfcx", "expit", "i0", "i0e", "i1", "i1e", "sinc", "ndtr",
+        "log_ndtr", "exp2", "expm1", "round"]},
+    **{f"special.{n}": C(getattr(special, n), pos(3, 4)) for n in [
+        "gammaln", "digamma", "psi", "entr", "log1p"]},
+    "special.erfinv": C(special.erfinv, unit(3, 4)),
+    "special.logit": C(special.logit, unit(3, 4)),
+    "special.ndtri": C(special.ndtri, unit(3, 4)),
+    "special.polygamma": C(lambda x: special.polygamma(2, x), pos(3, 4)),
+    "special.multigammaln": C(lambda x: special.multigammaln(x, 3), fl(3, 4, lo=1.5, hi=3.0)),
+    "special.xlogy": C(special.xlogy, pos(3, 4), pos(3, 4)),
+    "special.xlog1py": C(special.xlog1py, pos(3, 4), pos(3, 4)),
+    "special.logsumexp": C(lambda x: special.logsumexp(x, 1), X),
+    "special.softmax": C(lambda x: special.softmax(x, 1), X),
+    "special.log_softmax": C(lambda x: special.log_softmax(x, 1), X),
+    "special.zeta": C(special.zeta, fl(3, 4, lo=1.5, hi=3.0), pos(3, 4)),
+    "special.gammainc": C(special.gammainc, pos(3, 4), pos(3, 4), grad=(1,)),
+    "special.gammaincc": C(special.gammaincc, pos(3, 4), pos(3, 4), grad=(1,)),
+}
+
+# Public callables that take no tensor (creation from Python values, settings, files,
+# the transforms themselves): nothing to trace.
+NO_TENSORS = {
+    "rg.arange", "rg.empty", "rg.eye", "rg.full", "rg.linspace", "rg.ones", "rg.zeros",
+    "rg.rand", "rg.randn", "rg.randint", "rg.randperm", "rg.get_default_dtype",
+    "rg.set_default_dtype", "rg.is_grad_enabled", "rg.manual_seed", "rg.load", "rg.save",
+    "rg.jit", "rg.gradcheck", "rg.gradgradcheck", "fft.fftfreq", "fft.rfftfreq",
+    "rg.empty_like",  # uninitialised values: nothing to compare
+}
+
+# Functions that refuse inside rg.jit, and why. Everything else must replay like eager.
+REFUSES = {
+    # random numbers would be frozen into the trace
+    "rg.rand_like": "random", "rg.randn_like": "random", "rg.randint_like": "random",
+    "rg.multinomial": "random", "F.dropout[train]": "random", "F.dropout1d": "random",
+    "F.feature_alpha_dropout": "random", "F.scaled_dot_product_attention[dropout]": "random",
+    # the result's shape depends on the values
+    "rg.masked_select": "shape",
+    "rg.masked_select[broadcast]": "shape", "rg.repeat_interleave[tensor]": "index",
+    "F.one_hot[infer]": "num_classes",
+    # the result is a Python value computed from the tensors
+    "linalg.qr[complete]": "values", "linalg.svd[full]": "values",
+    "linalg.lstsq[gelsd]": "values", "rg.allclose": "values", "rg.allclose[near]": "values",
+}
+
+
+def public_callables():
+    for prefix, mod in NAMESPACES.items():
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if callable(obj) and not inspect.isclass(obj) and not inspect.ismodule(obj):
+                yield f"{prefix}.{name}", obj
+
+
+def test_every_public_function_has_a_case():
+    covered = {id(c.fn) for c in CASES.values()}
+    for key in CASES:
+        prefix, _, name = key.partition(".")
+        obj = getattr(NAMESPACES[prefix], name.split("[")[0], None)
+        if obj is not None:
+            covered.add(id(obj))
+    missing = [key for key, obj in public_callables()
+               if key not in CASES and key not in NO_TENSORS and id(obj) not in covered]
+    assert not missing, f"no jit audit case for: {missing}"
+    assert not set(REFUSES) - set(CASES)
+
+
+# ---------------------------------------------------------------- the check
+
+def _leaves(out) -> list:
+    if isinstance(out, rg.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [v for o in out for v in _leaves(o)]
+    return [out]
+
+
+def _same(got, want, what: str) -> None:
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want), what
+    for g, w in zip(got, want):
+        if isinstance(w, rg.Tensor):
+            assert isinstance(g, rg.Tensor), what
+            assert g.shape == w.shape and g.dtype == w.dtype, what
+            if w.dtype.kind in "fc":
+                np.testing.assert_allclose(g.data, w.data, rtol=1e-9, atol=1e-12,
+                                           equal_nan=True, err_msg=what)
+            else:
+                np.testing.assert_array_equal(g.data, w.data, err_msg=what)
+        else:
+            assert g == w, what
+
+
+def _tensors(arrays, diff=()) -> list:
+    return [rg.tensor(a.copy(), requires_grad=k in diff) for k, a in enumerate(arrays)]
+
+
+def _draws(case: Case, seeds) -> list:
+    return [[np.asarray(g(np.random.default_rng(s))) for g in case.gens] for s in seeds]
+
+
+SEEDS = (11, 12, 13)
+
+
+def _jit_or_refuse(fn, draws, eager_fn, what):
+    """Traced on draws[0]; each later draw must equal eager mode. False if it refused."""
+    j = rg.jit(fn)
+    try:
+        first = j(*draws[0]())
+    except JitError as e:
+        assert "rg.jit" in str(e) or "inside" in str(e), str(e)
+        return False
+    _same(first, eager_fn(*draws[0]()), f"{what}: the traced call")
+    for k, make in enumerate(draws[1:], 1):
+        _same(j(*make()), eager_fn(*make()), f"{what}: replay on other values (draw {k})")
+    assert j.trace_count == 1, what
+    return True
+
+
+def _loss_of(fn, weights):
+    def loss(*xs):
+        total = 0.0
+        for o, w in zip(_leaves(fn(*xs)), weights):
+            if w is not None:
+                o = rg.view_as_real(o) if o.dtype.kind == "c" else o
+                total = total + (o * w).sum()
+        return total
+    return loss
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_jit_replays_each_public_function_or_refuses(key):
+    case = CASES[key]
+    draws = _draws(case, SEEDS)
+    replays = _jit_or_refuse(case.fn, [lambda d=d: _tensors(d) for d in draws], case.fn, key)
+    assert replays == (key not in REFUSES), (
+        f"{key}: expected to {'refuse' if key in REFUSES else 'replay'} inside rg.jit")
+    diff = case.grad if isinstance(case.grad, tuple) else tuple(
+        k for k, a in enumerate(draws[0]) if a.dtype.kind == "f" and case.grad)
+    if not (replays and diff):
+        return
+    outs = _leaves(case.fn(*_tensors(draws[0], diff)))
+    rng = np.random.default_rng(5)
+    weights = [rg.tensor(rng.standard_normal(o.shape + ((2,) if o.dtype.kind == "c" else ())))
+               if isinstance(o, rg.Tensor) and o.requires_grad else None for o in outs]
+    if not any(w is not None for w in weights):
+        return
+    vg = rg.func.value_and_grad(_loss_of(case.fn, weights), argnums=diff)
+    ok = _jit_or_refuse(vg, [lambda d=d: _tensors(d, diff) for d in draws], vg, key + " grad")
+    assert ok, f"{key}: the forward replays but its gradient refuses"
+
+
+# ---------------------------------------------------------------- nn layers
+
+def _layers():
+    """(name, make layer, input generators) for each nn layer."""
+    return {
+        "Linear": (lambda: nn.Linear(4, 2), [X]),
+        "Conv1d": (lambda: nn.Conv1d(2, 3, 3, padding=1), [fl(2, 2, 5)]),
+        "Conv2d": (lambda: nn.Conv2d(2, 3, 3), [fl(1, 2, 4, 4)]),
+        "Conv3d": (lambda: nn.Conv3d(1, 2, 2), [fl(1, 1, 3, 3, 3)]),
+        "ConvTranspose1d": (lambda: nn.ConvTranspose1d(2, 3, 3), [fl(1, 2, 4)]),
+        "ConvTranspose2d": (lambda: nn.ConvTranspose2d(2, 1, 2, stride=2), [fl(1, 2, 3, 3)]),
+        "ConvTranspose3d": (lambda: nn.ConvTranspose3d(1, 1, 2), [fl(1, 1, 2, 2, 2)]),
+        "MaxPool1d": (lambda: nn.MaxPool1d(2), [fl(1, 2, 6)]),
+        "MaxPool2d": (lambda: nn.MaxPool2d(2), [fl(1, 2, 4, 4)]),
+        "MaxPool3d": (lambda: nn.MaxPool3d(2), [fl(1, 1, 2, 4, 4)]),
+        "AvgPool1d": (lambda: nn.AvgPool1d(2), [fl(1, 2, 6)]),
+        "AvgPool2d": (lambda: nn.AvgPool2d(2), [fl(1, 2, 4, 4)]),
+        "AvgPool3d": (lambda: nn.AvgPool3d(2), [fl(1, 1, 2, 4, 4)]),
+        "AdaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(3), [fl(1, 2, 7)]),
+        "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(2), [fl(1, 2, 5, 5)]),
+        "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d(2), [fl(1, 1, 3, 3, 3)]),
+        "AdaptiveMaxPool1d": (lambda: nn.AdaptiveMaxPool1d(3), [fl(1, 2, 7)]),
+        "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(2), [fl(1, 2, 5, 5)]),
+        "AdaptiveMaxPool2d[indices]": (lambda: nn.AdaptiveMaxPool2d(2, return_indices=True),
+                                       [fl(1, 2, 5, 5)]),
+        "MaxUnpool1d": (lambda: nn.MaxUnpool1d(2), [fl(1, 1, 3), pool_index((3,), 2)]),
+        "MaxUnpool2d": (lambda: nn.MaxUnpool2d(2), [fl(1, 1, 2, 2), pool_index((2, 2), 2)]),
+        "MaxUnpool3d": (lambda: nn.MaxUnpool3d(2),
+                        [fl(1, 1, 2, 1, 2), pool_index((2, 1, 2), 2)]),
+        "Flatten": (lambda: nn.Flatten(), [fl(2, 3, 4)]),
+        "Unflatten": (lambda: nn.Unflatten(1, (2, 2)), [X]),
+        "Identity": (lambda: nn.Identity(), [X]),
+        "Dropout": (lambda: nn.Dropout(0.5), [X]),
+        **{n: (lambda n=n: getattr(nn, n)(), [X]) for n in [
+            "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Mish", "Softplus", "ELU", "CELU",
+            "SELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Softsign",
+            "LogSigmoid", "GLU", "Tanhshrink"]},
+        "Softmax": (lambda: nn.Softmax(1), [X]),
+        "LogSoftmax": (lambda: nn.LogSoftmax(1), [X]),
+        "Softmin": (lambda: nn.Softmin(1), [X]),
+        "Threshold": (lambda: nn.Threshold(0.1, 2.0), [X]),
+        "MSELoss": (lambda: nn.MSELoss(), [X, Y]),
+        "CrossEntropyLoss": (lambda: nn.CrossEntropyLoss(), [fl(5, 3), ints(5)]),
+        "NLLLoss": (lambda: nn.NLLLoss(), [fl(5, 3), ints(5)]),
+        "BCEWithLogitsLoss": (lambda: nn.BCEWithLogitsLoss(), [X, unit(3, 4)]),
+        **{f"{n}": (lambda n=n: getattr(nn, n)(1), [fl(1, 2, 4)]) for n in [
+            "ZeroPad1d", "ReflectionPad1d", "ReplicationPad1d", "CircularPad1d"]},
+        **{f"{n}": (lambda n=n: getattr(nn, n)(1), [fl(1, 2, 3, 3)]) for n in [
+            "ZeroPad2d", "ReflectionPad2d", "ReplicationPad2d", "CircularPad2d"]},
+        **{f"{n}": (lambda n=n: getattr(nn, n)(1), [fl(1, 1, 2, 3, 3)]) for n in [
+            "ZeroPad3d", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d"]},
+        "ConstantPad1d": (lambda: nn.ConstantPad1d(1, 0.5), [fl(1, 2, 4)]),
+        "ConstantPad2d": (lambda: nn.ConstantPad2d(1, 0.5), [fl(1, 2, 3, 3)]),
+        "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 0.5), [fl(1, 1, 2, 3, 3)]),
+        "Upsample": (lambda: nn.Upsample(scale_factor=2, mode="bilinear"), [fl(1, 1, 3, 3)]),
+        "PixelShuffle": (lambda: nn.PixelShuffle(2), [fl(1, 4, 2, 2)]),
+        "PixelUnshuffle": (lambda: nn.PixelUnshuffle(2), [fl(1, 1, 4, 4)]),
+        "LayerNorm": (lambda: nn.LayerNorm(4), [X]),
+        "RMSNorm": (lambda: nn.RMSNorm(4), [X]),
+        "GroupNorm": (lambda: nn.GroupNorm(2, 4), [fl(2, 4, 3)]),
+        "BatchNorm1d": (lambda: nn.BatchNorm1d(3), [fl(4, 3)]),
+        "BatchNorm1d[cumulative]": (lambda: nn.BatchNorm1d(3, momentum=None), [fl(4, 3)]),
+        "BatchNorm2d": (lambda: nn.BatchNorm2d(2), [fl(2, 2, 3, 3)]),
+        "BatchNorm3d": (lambda: nn.BatchNorm3d(2), [fl(2, 2, 2, 2, 2)]),
+        "Embedding": (lambda: nn.Embedding(5, 2), [ints(3, hi=5)]),
+        "Embedding[max_norm]": (lambda: nn.Embedding(5, 2, max_norm=0.5), [ints(3, hi=5)]),
+        "RNN": (lambda: nn.RNN(3, 4, batch_first=True), [fl(2, 5, 3)]),
+        "LSTM": (lambda: nn.LSTM(3, 4, num_layers=2), [fl(5, 2, 3)]),
+        "GRU": (lambda: nn.GRU(3, 4, bidirectional=True), [fl(5, 2, 3)]),
+        "RNNCell": (lambda: nn.RNNCell(3, 4), [fl(2, 3), fl(2, 4)]),
+        "LSTMCell": (lambda: nn.LSTMCell(3, 4), [fl(2, 3)]),
+        "GRUCell": (lambda: nn.GRUCell(3, 4), [fl(2, 3), fl(2, 4)]),
+        "MultiheadAttention": (lambda: nn.MultiheadAttention(4, 2, batch_first=True),
+                               [fl(2, 3, 4), fl(2, 5, 4), fl(2, 5, 4)]),
+        "MultiheadAttention[masks]": (
+            lambda: _with_masks(nn.MultiheadAttention(4, 2, batch_first=True)),
+            [fl(2, 3, 4), fl(2, 5, 4), bools(2, 5), bools(3, 5)]),
+        "TransformerEncoderLayer": (
+            lambda: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True),
+            [fl(2, 3, 4)]),
+        "TransformerEncoder[mask]": (
+            lambda: _with_src_mask(nn.TransformerEncoder(
+                nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True), 2)),
+            [fl(2, 3, 4), bools(2, 3)]),
+        "Sequential": (lambda: nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1)), [X]),
+    }
+
+
+class _with_masks(nn.Module):
+    def __init__(self, mha):
+        super().__init__()
+        self.mha = mha
+
+    def forward(self, q, kv, pad, att):
+        last = rg.arange(pad.shape[-1]) < pad.shape[-1] - 1
+        pad, att = pad & last, att & last  # leave each query the last key to see
+        return self.mha(q, kv, kv, key_padding_mask=pad, attn_mask=att)[0]
+
+
+class _with_src_mask(nn.Module):
+    def __init__(self, enc):
+        super().__init__()
+        self.enc = enc
+
+    def forward(self, x, pad):
+        return self.enc(x, src_key_padding_mask=pad & (rg.arange(pad.shape[-1]) > 0))
+
+
+LAYERS = _layers()
+LAYER_REFUSES = {"Dropout[train]"}  # random numbers
+
+
+def test_every_nn_layer_has_a_case():
+    skip = {"Parameter", "Module", "ModuleList", "ModuleDict", "ParameterList",
+            "ParameterDict", "RNNBase"}
+    named = {k.split("[")[0] for k in LAYERS}
+    missing = [n for n in nn.__all__ if inspect.isclass(getattr(nn, n))
+               and n not in skip and n not in named]
+    assert not missing, f"no jit audit case for the layers: {missing}"
+
+
+def _state(layer) -> list:
+    """Buffers, parameters and parameter gradients, as arrays."""
+    return [b.data.copy() for b in layer.buffers()] + [
+        p.data.copy() for p in layer.parameters()] + [
+        None if p.grad is None else p.grad.data.copy() for p in layer.parameters()]
+
+
+def _step(layer):
+    """The layer's forward, then a backward into its parameters' .grad (accumulating)."""
+    def step(*xs):
+        out = layer(*xs)
+        floats = [o for o in _leaves(out) if isinstance(o, rg.Tensor) and o.requires_grad]
+        if floats:
+            sum((o * o).sum() for o in floats).backward()
+        return out
+    return step
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("key", sorted(LAYERS))
+def test_jit_replays_each_layer_or_refuses(key, mode):
+    """Each layer's forward and backward, jitted, on three batches: outputs, buffers (running
+    statistics), parameters (max_norm renormalisation) and gradients as in eager mode."""
+    make, gens = LAYERS[key]
+    rg.set_default_dtype(np.float64)
+    rg.manual_seed(0)
+    eager = make()
+    getattr(eager, mode)()
+    for p in eager.parameters():  # .grad None or not is guarded: start with one, trace once
+        p.grad = rg.zeros_like(p)
+    traced = copy.deepcopy(eager)
+    draws = _draws(Case(None, *gens), SEEDS)
+    j = rg.jit(_step(traced))
+    name = f"{key}[{mode}]"
+    refuses = f"{key.split('[')[0]}[{mode}]" in LAYER_REFUSES
+    for k, d in enumerate(draws):
+        try:
+            got = j(*_tensors(d))
+        except JitError as e:
+            assert k == 0, f"{name}: refused on a later call: {e}"
+            assert refuses, f"{name} refused: {e}"
+            return
+        _same(got, _step(eager)(*_tensors(d)), f"{name}: call {k}")
+        for a, b in zip(_state(traced), _state(eager)):
+            assert (a is None) == (b is None), f"{name}: a .grad set in one mode only"
+            if a is not None:
+                np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12,
+                                           err_msg=f"{name}: state after call {k}")
+    assert j.trace_count == 1
+    assert not refuses, f"{name} should refuse"
