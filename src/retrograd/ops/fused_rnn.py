@@ -46,10 +46,10 @@ def _fast(*arrays) -> bool:
 
 
 def _forward_np(xw, h0, c0, w):
-    """(Y, T, S, TC): the output (L, 2, N, H); gate by gate (4, L, N, H), tanh of each
-    gate's pre-activation (halved for the sigmoid gates) and 0.5 T + 0.5 (the sigmoids);
-    tanh(c) (L, N, H). Gate-major, so the backward's per-gate work runs on contiguous
-    blocks."""
+    """(Y, T, S, TC): the output (L, 2, N, H); step by step and gate by gate (L, 4, N,
+    H), tanh of each gate's pre-activation (halved for the sigmoid gates) and 0.5 T + 0.5
+    (the sigmoids); tanh(c) (L, N, H). Each gate of each step is a contiguous block, so
+    the backward's per-gate work runs on long rows."""
     L, N, H4 = xw.shape
     H = H4 // 4
     dt = xw.dtype
@@ -57,8 +57,8 @@ def _forward_np(xw, h0, c0, w):
     scale[2 * H:3 * H] = 1.0
     xs = xw * scale                 # the pre-activations, halved for the sigmoid gates
     wT = np.ascontiguousarray((w * scale[:, None]).T)
-    T = np.empty((4, L, N, H), dt)
-    S = np.empty((4, L, N, H), dt)
+    T = np.empty((L, 4, N, H), dt)
+    S = np.empty((L, 4, N, H), dt)
     Y = np.empty((L, 2, N, H), dt)
     TC = np.empty((L, N, H), dt)
     pre = np.empty((N, H4), dt)
@@ -68,7 +68,7 @@ def _forward_np(xw, h0, c0, w):
     for t in range(L):
         np.matmul(h, wT, out=pre)
         pre += xs[t]
-        tt, st = T[:, t], S[:, t]
+        tt, st = T[t], S[t]
         np.tanh(pre_gates, out=tt)
         np.multiply(tt, 0.5, out=st)
         st += 0.5
@@ -98,19 +98,19 @@ def _lstm_scan_saving(xw, h0, c0, w):
 def _backward_np(g, h0, c0, w, sv):
     """(dxw, dh0, dc0, dw) from the saved gates."""
     Y, T, S, TC = sv.Y, sv.T, sv.S, sv.TC
-    _, L, N, H = S.shape
-    i, f, o, gg = S[0], S[1], S[3], T[2]
-    # every step's local derivatives at once: E[:, t] * [gc, gc, gc, gh] is d(pre-activations)
+    L, _, N, H = S.shape
+    i, f, o, gg = S[:, 0], S[:, 1], S[:, 3], T[:, 2]
+    # every step's local derivatives at once: E[t] * [gc, gc, gc, gh] is d(pre-activations)
     D = S * S
     np.subtract(S, D, out=D)                   # s (1 - s) in the sigmoid slots
     E = np.empty_like(S)
-    np.multiply(gg, D[0], out=E[0])                            # i: g i'
-    np.multiply(c0, D[1, 0], out=E[1, 0])                      # f: c_prev f'
-    np.multiply(Y[:-1, 1], D[1, 1:], out=E[1, 1:])
+    np.multiply(gg, D[:, 0], out=E[:, 0])                      # i: g i'
+    np.multiply(c0, D[0, 1], out=E[0, 1])                      # f: c_prev f'
+    np.multiply(Y[:-1, 1], D[1:, 1], out=E[1:, 1])
     dg = gg * gg
     np.subtract(1.0, dg, out=dg)
-    np.multiply(i, dg, out=E[2])                               # g: i g'
-    np.multiply(TC, D[3], out=E[3])                            # o: tanh(c) o'
+    np.multiply(i, dg, out=E[:, 2])                            # g: i g'
+    np.multiply(TC, D[:, 3], out=E[:, 3])                      # o: tanh(c) o'
     K = TC * TC                                 # d c / d h through h = o tanh(c)
     np.subtract(1.0, K, out=K)
     K *= o
@@ -130,8 +130,8 @@ def _backward_np(g, h0, c0, w, sv):
         np.multiply(gh, K[t], out=tmp)
         gc += tmp
         ga = GA4[t]
-        np.multiply(E[:3, t], gc, out=ga.transpose(1, 0, 2)[:3])
-        np.multiply(E[3, t], gh, out=ga[:, 3])
+        np.multiply(E[t, :3], gc, out=ga.transpose(1, 0, 2)[:3])
+        np.multiply(E[t, 3], gh, out=ga[:, 3])
     dh0 = GA[0] @ w
     dc0 = gc * f[0]
     dw = GA[0].T @ h0
