@@ -587,11 +587,15 @@ def _loss_of(fn, weights):
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_jit_replays_each_public_function_or_refuses(key):
-    case = CASES[key]
+    _check(key, CASES[key], key in REFUSES)
+
+
+def _check(key: str, case: Case, refuses: bool) -> None:
+    """Forward, then value_and_grad, each jitted: replays like eager or refuses."""
     draws = _draws(case, SEEDS)
     replays = _jit_or_refuse(case.fn, [lambda d=d: _tensors(d) for d in draws], case.fn, key)
-    assert replays == (key not in REFUSES), (
-        f"{key}: expected to {'refuse' if key in REFUSES else 'replay'} inside rg.jit")
+    assert replays != refuses, (
+        f"{key}: expected to {'refuse' if refuses else 'replay'} inside rg.jit")
     diff = case.grad if isinstance(case.grad, tuple) else tuple(
         k for k, a in enumerate(draws[0]) if a.dtype.kind == "f" and case.grad)
     if not (replays and diff):
@@ -605,6 +609,93 @@ def test_jit_replays_each_public_function_or_refuses(key):
     vg = rg.func.value_and_grad(_loss_of(case.fn, weights), argnums=diff)
     ok = _jit_or_refuse(vg, [lambda d=d: _tensors(d, diff) for d in draws], vg, key + " grad")
     assert ok, f"{key}: the forward replays but its gradient refuses"
+
+
+# ---------------------------------------------------------------- distributions
+
+def simplex(*shape):
+    def make(rng):
+        p = rng.uniform(0.2, 1.0, shape)
+        return p / p.sum(-1, keepdims=True)
+    return make
+
+
+def counts(*shape):
+    return lambda rng: rng.integers(0, 5, shape).astype(np.float64)
+
+
+def coin(*shape):
+    return lambda rng: (rng.random(shape) < 0.5).astype(np.float64)
+
+
+D = rg.distributions
+# name -> (constructor from the parameter tensors, parameter generators, value generator)
+DISTRIBUTIONS = {
+    "Normal": (D.Normal, [fl(3), pos(3)], fl(3)),
+    "MultivariateNormal": (lambda m, c: D.MultivariateNormal(m, c), [fl(3), spd(3)], fl(2, 3)),
+    "MultivariateNormal[tril]": (lambda m, L: D.MultivariateNormal(m, scale_tril=L),
+                                 [fl(3), lower(3)], fl(2, 3)),
+    "MultivariateNormal[precision]": (lambda m, P: D.MultivariateNormal(m, precision_matrix=P),
+                                      [fl(3), spd(3)], fl(2, 3)),
+    "StudentT": (D.StudentT, [fl(3, lo=2.0, hi=5.0), fl(3), pos(3)], fl(3)),
+    "Poisson": (D.Poisson, [pos(3)], counts(3)),
+    "Beta": (D.Beta, [pos(3), pos(3)], unit(3)),
+    "Gamma": (D.Gamma, [pos(3), pos(3)], pos(3)),
+    "Chi2": (D.Chi2, [pos(3)], pos(3)),
+    "Dirichlet": (D.Dirichlet, [pos(2, 3)], simplex(2, 3)),
+    "Categorical": (lambda p: D.Categorical(probs=p), [simplex(2, 4)], ints(2, hi=4)),
+    "Categorical[logits]": (lambda z: D.Categorical(logits=z), [fl(2, 4)], ints(3, 2, hi=4)),
+    "Bernoulli": (lambda p: D.Bernoulli(probs=p), [unit(3)], coin(3)),
+    "Bernoulli[logits]": (lambda z: D.Bernoulli(logits=z), [fl(3)], coin(3)),
+    "Uniform": (D.Uniform, [fl(3, lo=-2.0, hi=-1.0), fl(3, lo=1.0, hi=2.0)], fl(3)),
+    "Exponential": (D.Exponential, [pos(3)], pos(3)),
+    "Laplace": (D.Laplace, [fl(3), pos(3)], fl(3)),
+}
+METHODS = {
+    "log_prob": lambda d, v: d.log_prob(v), "cdf": lambda d, v: d.cdf(v),
+    "icdf": lambda d, v: d.icdf(rg.sigmoid(v)), "entropy": lambda d, v: d.entropy(),
+    "mean": lambda d, v: d.mean, "variance": lambda d, v: d.variance,
+    "mode": lambda d, v: d.mode, "stddev": lambda d, v: d.stddev,
+    "sample": lambda d, v: d.sample(), "rsample": lambda d, v: d.rsample((2,)),
+}
+
+
+NO_GRAD = {("Gamma", "cdf"): 0, ("Chi2", "cdf"): 0}  # d/d(shape) of gammainc: as in PyTorch
+
+
+def _dist_case(name: str, method: str) -> Case:
+    make, params, value = DISTRIBUTIONS[name]
+    n, call = len(params), METHODS[method]
+    diff = range(n + (value(np.random.default_rng(0)).dtype.kind == "f"
+                      and method in ("log_prob", "cdf", "icdf")))
+    return Case(lambda *ts: call(make(*ts[:n]), ts[n]), *params, value,
+                grad=tuple(k for k in diff if NO_GRAD.get((name, method)) != k))
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+def test_jit_replays_each_distribution_method_or_refuses(name, method):
+    """Parameters and values are arguments of the jitted function: log_prob, cdf, icdf,
+    entropy and the moments replay like eager mode; sampling refuses (random numbers)."""
+    case = _dist_case(name, method)
+    tensors = _tensors(_draws(case, SEEDS[:1])[0])
+    try:
+        case.fn(*tensors)
+    except NotImplementedError:
+        return  # not defined for this distribution in eager mode either
+    _check(f"{name}.{method}", case, method in ("sample", "rsample"))
+
+
+def test_kl_divergence_replays():
+    pairs = [(D.Normal, [fl(3), pos(3)]), (lambda p: D.Categorical(probs=p), [simplex(2, 4)]),
+             (lambda p: D.Bernoulli(probs=p), [unit(3)]), (D.Exponential, [pos(3)]),
+             (D.Gamma, [pos(3), pos(3)]), (lambda m, c: D.MultivariateNormal(m, c),
+                                           [fl(3), spd(3)])]
+    for make, gens in pairs:
+        n = len(gens)
+        case = Case(lambda *ts, make=make, n=n: D.kl_divergence(make(*ts[:n]), make(*ts[n:])),
+                    *gens, *gens)
+        _check(f"kl_divergence {make}", case, False)
 
 
 # ---------------------------------------------------------------- nn layers

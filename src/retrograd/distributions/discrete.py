@@ -175,10 +175,10 @@ class Categorical(Distribution):
 
     def log_prob(self, value) -> Tensor:
         value = self._validate_sample(value)
-        idx = value.data.astype(np.int64)[..., None]
+        idx = value.to(np.int64).unsqueeze(-1)  # ops: rg.jit replays each call's values
         shape = np.broadcast_shapes(idx.shape, self.logits.shape[:-1] + (1,))
         logits = self.logits.expand(*(shape[:-1] + (self._num_events,)))
-        return take_along_dim(logits, Tensor(np.broadcast_to(idx, shape).copy()), -1)[..., 0]
+        return take_along_dim(logits, idx.expand(*shape), -1)[..., 0]
 
     def entropy(self) -> Tensor:
         lo = float(np.finfo(self.logits.data.dtype).min)
