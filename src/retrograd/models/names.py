@@ -14,21 +14,23 @@ one forward pass scores every position of every name at once. Token 0 is both
 the start and the end of a name (`.emma.`); the others are the characters.
 They are written with `rg.nn` only, as you would write them in PyTorch.
 
-The models, from the simplest up (test loss on the names, nats per character):
+The models, from the simplest up (test loss on the names, nats per character,
+after `retrograd train --task names --model M` with its defaults):
 
 1. `Bigram`: the next character from the current one alone: a V x V table of
-   logits, learned. Counting pairs gives the same answer; its floor is ~2.45.
-2. `MLP` (Bengio et al. 2003): the previous `context` characters, each looked
+   logits, learned. Counting pairs gives the same answer; its floor is 2.45.
+2. `MLP` (Bengio et al. 2003): the previous `window` characters, each looked
    up in an embedding table, concatenated, through a tanh hidden layer. The
-   embedding lets similar characters share what is learned. ~2.2.
+   embedding lets similar characters share what is learned. 2.07.
 3. `RNN`: a hidden state carried along the name, updated by each character
-   (h = tanh(W x + U h + b)), so the context has no fixed length; but gradients
-   through many tanh steps fade.
+   (h = tanh(W x + U h + b)), so the context has no fixed length; gradients
+   through many tanh steps fade, but names are short. 1.99.
 4. `GRU` (Cho et al. 2014): the RNN with gates that decide how much of the state
-   to keep and how much to overwrite, so information survives longer. ~2.1.
+   to keep and how much to overwrite, so information survives longer. 1.95.
 5. `Transformer` (Vaswani et al. 2017, GPT-style): every position looks at all
    earlier positions at once through causal self-attention, in a few residual
-   blocks of attention and MLP with layer normalisation. ~1.9-2.0.
+   blocks of attention and MLP with layer normalisation. 1.95 after 3,000
+   steps (about 2 minutes of one core); it keeps improving with longer training.
 """
 
 from __future__ import annotations
@@ -259,7 +261,8 @@ MODELS: dict[str, type[nn.Module]] = {"bigram": Bigram, "mlp": MLP, "rnn": RNN, 
 
 
 def build(name: str, vocab_size: int, context: int) -> nn.Module:
-    """The model called `name` (a key of `MODELS`) for this vocabulary and context."""
+    """The model called `name` (a key of `MODELS`) for this vocabulary and context (the
+    longest sequence, end token included: only the transformer's position table needs it)."""
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
     return MODELS[name](vocab_size, context)
