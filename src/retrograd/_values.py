@@ -18,14 +18,24 @@ def tracing() -> bool:
     return state.tracer is not None
 
 
+def jit_error_type() -> type:
+    """`rg.JitError` (imported at call time: jit sits above the modules that ask)."""
+    from .jit import JitError
+
+    return JitError
+
+
+def jit_error(what: str, instead: str) -> Exception:
+    """The `JitError` saying that `what` needs a traced tensor's values, and what to do."""
+    return jit_error_type()(
+        f"{what} inside rg.jit: it computes with the tensor's values in Python, which would "
+        f"freeze this call's values into the compiled program; {instead}")
+
+
 def refuse(what: str, instead: str) -> None:
     """Raise `JitError` if tracing: `what` needs the values of a traced tensor in Python."""
     if state.tracer is not None:
-        from .jit import JitError  # at call time: jit sits above the modules that ask
-
-        raise JitError(
-            f"{what} inside rg.jit: it computes with the tensor's values in Python, which "
-            f"would freeze this call's values into the compiled program; {instead}")
+        raise jit_error(what, instead)
 
 
 def values_of(t, what: str, instead: str):

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._values import jit_error, jit_error_type
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -270,7 +271,15 @@ def masked_select(input, mask) -> Tensor:
         x = expand(x, *shape)
     if m.shape != shape:
         m = expand(m, *shape)
-    return x[m]
+    try:
+        return x[m]
+    except RuntimeError as e:  # rg.jit's refusal of a traced mask, said for this function
+        if not isinstance(e, jit_error_type()):
+            raise
+        raise jit_error("masked_select() (a boolean index: the result's length is the "
+                        "number of True entries)", "keep the shape with "
+                        "rg.where(mask, input, 0) or masked_fill, or select outside the "
+                        "jitted function") from e
 
 
 def nonzero(input, *, as_tuple: bool = False):
