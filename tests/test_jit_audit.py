@@ -619,6 +619,48 @@ def _check(key: str, case: Case, refusal: str | None) -> None:
     assert got is True, f"{key}: the forward replays but its gradient refuses: {got}"
 
 
+# ---------------------------------------------------------------- invalid values on a replay
+
+def _t(*values, **kw):
+    return rg.tensor(np.array(*values, **kw))
+
+
+INVALID = {  # traced on valid values, replayed on invalid ones: an error as in eager mode
+    "F.binary_cross_entropy": (F.binary_cross_entropy, [_t([0.3, 0.6]), _t([0.0, 1.0])],
+                               [_t([1.3, 0.6]), _t([0.0, 1.0])], ValueError),
+    "F.binary_cross_entropy[nan]": (F.binary_cross_entropy, [_t([0.3, 0.6]), _t([0.0, 1.0])],
+                                    [_t([np.nan, 0.6]), _t([0.0, 1.0])], ValueError),
+    "rg.mvlgamma": (lambda x: rg.mvlgamma(x, 3), [_t([2.0, 3.0])], [_t([0.2, 3.0])],
+                    ValueError),
+    "F.embedding": (F.embedding, [_t([0, 1]), _t(np.ones((3, 2)))],
+                    [_t([0, 5]), _t(np.ones((3, 2)))], IndexError),
+    "F.embedding[negative]": (F.embedding, [_t([0, 1]), _t(np.ones((3, 2)))],
+                              [_t([0, -1]), _t(np.ones((3, 2)))], IndexError),
+    "rg.gather": (lambda x, i: rg.gather(x, 0, i), [_t([1.0, 2.0]), _t([0, 1])],
+                  [_t([1.0, 2.0]), _t([0, -1])], IndexError),
+    "F.one_hot": (lambda y: F.one_hot(y, 3), [_t([0, 1])], [_t([0, 4])], Exception),
+    "F.cross_entropy": (F.cross_entropy, [_t(np.ones((2, 3))), _t([0, 1])],
+                        [_t(np.ones((2, 3))), _t([0, 3])], Exception),
+    "F.nll_loss": (F.nll_loss, [_t(np.ones((2, 3))), _t([0, 1])],
+                   [_t(np.ones((2, 3))), _t([0, -1])], Exception),
+}
+
+
+@pytest.mark.parametrize("key", sorted(INVALID))
+def test_a_replay_on_invalid_values_raises_as_eager_mode_does(key):
+    """A check that ran only while tracing would let a replay turn invalid values into a
+    number; the checks are ops of the program (or the ops themselves refuse)."""
+    fn, good, bad, error = INVALID[key]
+    with pytest.raises(error) as eager:
+        fn(*bad)
+    j = rg.jit(fn)
+    j(*good)
+    with pytest.raises(error) as replay:
+        j(*bad)
+    if error is ValueError:
+        assert str(replay.value) == str(eager.value)
+
+
 # ---------------------------------------------------------------- distributions
 
 def simplex(*shape):

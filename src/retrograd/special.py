@@ -31,6 +31,7 @@ from .api.reductions import logsumexp
 from .api.reductions import softmax as _softmax
 from .dtypes import get_default_dtype
 from .engine import apply, apply1
+from .ops.checks import check_within
 from .tensor import Tensor
 
 __all__ = [
@@ -98,12 +99,12 @@ def multigammaln(input, p: int) -> Tensor:
     if p < 1:
         raise ValueError(f"special.multigammaln(): 'p' must be >= 1, got {p}")
     x = _float_input(input, "multigammaln")
-    if not np.all(x.data > (p - 1) / 2):
-        raise ValueError(f"special.multigammaln(): all elements of 'input' must be greater "
-                         f"than (p - 1) / 2 = {(p - 1) / 2}")
+    one = apply(check_within, x.detach(), lo=(p - 1) / 2, hi=math.inf, open_lo=True, message=(
+        f"special.multigammaln(): all elements of 'input' must be greater than (p - 1) / 2 = "
+        f"{(p - 1) / 2}"))  # an op: rg.jit checks each call's values too
     offsets = Tensor(-0.5 * np.arange(p, dtype=x.data.dtype))
     terms = gammaln(x.unsqueeze(-1) + offsets)
-    return terms.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    return (terms.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)) * one
 
 
 def logit(input, eps: float | None = None) -> Tensor:

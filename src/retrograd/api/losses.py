@@ -17,6 +17,7 @@ from .._values import values_of
 from ..devices import namespace_of
 from ..engine import apply
 from ..grad_mode import no_grad
+from ..ops.checks import check_within
 from ..tensor import Tensor
 from ._args import _t
 from .elementwise import abs as _abs
@@ -68,10 +69,9 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
     at -100, as in PyTorch, so x = 0 or 1 gives a finite loss."""
     _reduction(reduction, "binary_cross_entropy")
     x, t = _float_pair(input, target, "binary_cross_entropy")
-    xd = x.data
-    if xd.size and not ((xd >= 0) & (xd <= 1)).all():
-        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1 "
-                         "(apply a sigmoid, or use binary_cross_entropy_with_logits)")
+    one = apply(check_within, x.detach(), lo=0.0, hi=1.0, open_lo=False, message=(
+        "binary_cross_entropy: all elements of input should be between 0 and 1 (apply a "
+        "sigmoid, or use binary_cross_entropy_with_logits)"))  # an op: checked at each replay
     loss = -(t * _clamped_log(x) + (1.0 - t) * _clamped_log(1.0 - x))
     if weight is not None:
         w = _t(weight)
@@ -81,7 +81,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
             raise ValueError(f"binary_cross_entropy: weight of shape {w.shape} does not "
                              f"broadcast to input of shape {x.shape}") from None
         loss = loss * w
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction) * one
 
 
 def _clamped_log(x: Tensor) -> Tensor:
