@@ -495,6 +495,8 @@ REFUSES = {
     "rg.masked_select": "rg.where(mask, input, 0)",
     "rg.masked_select[broadcast]": "rg.where(mask, input, 0)",
     "rg.repeat_interleave[tensor]": "indexing with a tensor",
+    "rg.nonzero": "keep the shape with a mask", "rg.nonzero[as_tuple]": "keep the shape",
+    "rg.nonzero[0d]": "keep the shape",
     "F.one_hot[infer]": "pass num_classes",
     "linalg.lstsq[gelsd]": "use the default driver",
     # values computed outside the op table (no op gives them)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import ops
-from .._values import jit_error, jit_error_type
+from .._values import jit_error, jit_error_type, refuse
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -285,6 +285,9 @@ def masked_select(input, mask) -> Tensor:
 def nonzero(input, *, as_tuple: bool = False):
     """Indices of the nonzero entries: an (n, ndim) int64 tensor, or one vector per dim."""
     x = _t(input)
+    refuse("nonzero() (the number of rows is the number of nonzero entries, and any size "
+           "read from it downstream would be frozen)", "keep the shape with a mask (rg.where, "
+           "masked_fill, a product with the mask), or call nonzero outside the jitted function")
     out = apply(ops.nonzero, x)
     if not as_tuple:
         return out
