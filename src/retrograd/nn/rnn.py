@@ -7,10 +7,10 @@ and argument layout: input (L, N, H_in), (N, L, H_in) with `batch_first`, or
 unbatched (L, H_in); initial states (num_layers * directions, N, H).
 
 The input projections of a whole sequence are one matrix product per layer and
-direction. An LSTM layer's recurrence is then one node (`ops.lstm_scan`, with a
-hand-written backward through time); RNN and GRU steps add the hidden state's
-product and apply the gates with recorded ops, so backpropagation through time
-is the ordinary backward.
+direction. Each layer direction's recurrence is then one node (`ops.lstm_scan`,
+`gru_scan`, `rnn_tanh_scan`, `rnn_relu_scan`: a NumPy loop with a hand-written
+backward through time, and a generic unrolled path for higher derivatives). The
+cells (`LSTMCell`, ...) apply one step's gates with recorded ops.
 """
 
 from __future__ import annotations
@@ -58,17 +58,25 @@ def _lstm_step(xw, state, w_hh, b_hh):
     return o * _f.tanh(c), c
 
 
-def _lstm_sequence(xw, state, w_hh, reverse: bool):
-    """A whole LSTM sequence as one node (`ops.lstm_scan`): every step's hidden state
-    (L, N, H) and the final (h, c). `xw` holds both biases."""
-    h0, c0 = state
+def _sequence(mode: str, xw, state, w_hh, b_hh, reverse: bool):
+    """A whole layer direction's recurrence as one node (`ops.lstm_scan`, `gru_scan`,
+    `rnn_tanh_scan`, `rnn_relu_scan`): every step's hidden state (L, N, H) and the final
+    state ((h, c) for an LSTM). `xw` holds the input bias, and the hidden one too except
+    for a GRU (`b_hh`)."""
     if reverse:
         xw = xw[::-1]
-    hc = apply(ops.lstm_scan, xw, h0, c0, w_hh)  # (L, 2, N, H): every step's h and c
-    last = hc[-1]
-    if reverse:
-        hc = hc[::-1]
-    return hc[:, 0], (last[0], last[1])
+    if mode == "LSTM":
+        hc = apply(ops.lstm_scan, xw, state[0], state[1], w_hh)  # (L, 2, N, H): h and c
+        last = hc[-1]
+        hs, final = hc[:, 0], (last[0], last[1])
+    else:
+        if mode == "GRU":
+            hs = apply(ops.gru_scan, xw, state, w_hh, b_hh)
+        else:
+            hs = apply(ops.rnn_tanh_scan if mode == "RNN_TANH" else ops.rnn_relu_scan, xw,
+                       state, w_hh)
+        final = hs[-1]
+    return (hs[::-1] if reverse else hs), final
 
 
 def _gru_step(xw, h, w_hh, b_hh):
@@ -187,30 +195,16 @@ class RNNBase(Module):
                 else:
                     xw = _linear(layer_in, w_ih, b_ih)
                     b_step = b_hh
-                if self.mode == "LSTM" and L:
-                    out, state = _lstm_sequence(xw, state, w_hh, bool(d))
-                    outs.append(out)
-                    finals.append(state)
-                    continue
-                steps = range(L - 1, -1, -1) if d else range(L)
-                hs = [None] * L
-                for t in steps:
-                    state = self._step(xw[t], state, w_hh, b_step)
-                    hs[t] = state[0] if self.mode == "LSTM" else state
-                outs.append(_f.stack(hs, 0) if L else xw[..., :0])
+                if L:
+                    out, state = _sequence(self.mode, xw, state, w_hh, b_step, bool(d))
+                else:
+                    out = xw[..., :0]
+                outs.append(out)
                 finals.append(state)
             layer_in = outs[0] if dirs == 1 else _f.cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = F.dropout(layer_in, self.dropout, True)
         return layer_in, finals
-
-    def _step(self, xw, state, w_hh, b_hh):
-        mode = self.mode
-        if mode == "LSTM":
-            return _lstm_step(xw, state, w_hh, b_hh)
-        if mode == "GRU":
-            return _gru_step(xw, state, w_hh, b_hh)
-        return _rnn_step(mode, xw, state, w_hh, b_hh)
 
     def _zeros(self, x: Tensor, n: int) -> Tensor:
         return Tensor._wrap(namespace_of(x.data).zeros((n, self.hidden_size), dtype=x.dtype))

@@ -24,28 +24,50 @@ it differentiates again.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..primitive import NUMPY, defop
 
 
 class _Saved:
-    """The fast forward's gates for the backward, and the backward's results (for the
-    cotangent `g`) until each input's rule has taken its own."""
+    """What a fast forward keeps for its backward (`arrays`), and the backward's results
+    (for the cotangent `g`) until each input's rule has taken its own."""
 
-    __slots__ = ("Y", "T", "S", "TC", "g", "grads")
+    __slots__ = ("arrays", "g", "grads")
 
-    def __init__(self, Y, T, S, TC):
-        self.Y, self.T, self.S, self.TC = Y, T, S, TC
+    def __init__(self, *arrays):
+        self.arrays = arrays
         self.g = self.grads = None
 
 
+def _rules(n: int, fast_backward, generic_vjp) -> tuple:
+    """The n inputs' vjp rules of a scan op. On arrays with the forward's saved record, the
+    first rule run for a cotangent computes every input's gradient (`fast_backward(g,
+    *inputs, *saved, **attrs)`) and each rule hands out its own once; otherwise each runs
+    `generic_vjp(m, g, *inputs, which=k, **attrs)`."""
+    def make(which):
+        def rule(m, g, out, *xs, **attrs):
+            if m is NUMPY and out.__class__ is _Saved:
+                if out.g is not g or out.grads[which] is None:
+                    out.g, out.grads = g, list(fast_backward(g, *xs, *out.arrays, **attrs))
+                r = out.grads[which]
+                out.grads[which] = None  # handed out once: the caller may own it
+                return r
+            return generic_vjp(m, g, *xs, which=which, **attrs)
+        return rule
+    return tuple(make(k) for k in range(n))
+
+
 def _fast(*arrays) -> bool:
+    """Host float arrays of one dtype (None: an absent bias): the NumPy fast path applies."""
     dt = arrays[0].dtype
-    return dt.kind == "f" and all(a.__class__ is np.ndarray and a.dtype == dt for a in arrays)
+    return dt.kind == "f" and all(a is None or (a.__class__ is np.ndarray and a.dtype == dt)
+                                  for a in arrays)
 
 
-def _forward_np(xw, h0, c0, w):
+def _lstm_forward_np(xw, h0, c0, w):
     """(Y, T, S, TC): the output (L, 2, N, H); step by step and gate by gate (L, 4, N,
     H), tanh of each gate's pre-activation (halved for the sigmoid gates) and 0.5 T + 0.5
     (the sigmoids); tanh(c) (L, N, H). Each gate of each step is a contiguous block, so
@@ -83,21 +105,20 @@ def _forward_np(xw, h0, c0, w):
 
 def _lstm_scan(xw, h0, c0, w):
     if _fast(xw, h0, c0, w):
-        return _forward_np(xw, h0, c0, w)[0]
-    steps = _steps(NUMPY, xw, h0, c0, w)
+        return _lstm_forward_np(xw, h0, c0, w)[0]
+    steps = _lstm_steps(NUMPY, xw, h0, c0, w)
     return NUMPY.cat(*[_stack_hc(NUMPY, s[8], s[5]) for s in steps], axis=-4)
 
 
 def _lstm_scan_saving(xw, h0, c0, w):
     if _fast(xw, h0, c0, w) and xw.shape[0]:
-        Y, T, S, TC = _forward_np(xw, h0, c0, w)
+        Y, T, S, TC = _lstm_forward_np(xw, h0, c0, w)
         return Y, _Saved(Y, T, S, TC)
     return _lstm_scan(xw, h0, c0, w), None
 
 
-def _backward_np(g, h0, c0, w, sv):
+def _lstm_backward_np(g, xw, h0, c0, w, Y, T, S, TC):
     """(dxw, dh0, dc0, dw) from the saved gates."""
-    Y, T, S, TC = sv.Y, sv.T, sv.S, sv.TC
     L, _, N, H = S.shape
     i, f, o, gg = S[:, 0], S[:, 1], S[:, 3], T[:, 2]
     # every step's local derivatives at once: E[t] * [gc, gc, gc, gh] is d(pre-activations)
@@ -142,7 +163,7 @@ def _backward_np(g, h0, c0, w, sv):
 
 # ---------------------------------------------------------------- the generic path
 
-def _steps(m, xw, h0, c0, w):
+def _lstm_steps(m, xw, h0, c0, w):
     """The recurrence with `m`'s ops: per step (i, f, g, o, c_prev, c, tanh(c), h_prev, h)."""
     H = w.shape[-1]
     wT = m.permute(w, axes=(1, 0))
@@ -168,8 +189,8 @@ def _stack_hc(m, h, c):
     return m.cat(m.reshape(h, shape=shape), m.reshape(c, shape=shape), axis=-3)
 
 
-def _vjp_generic(m, g, xw, h0, c0, w, which):
-    steps = _steps(m, xw, h0, c0, w)
+def _lstm_vjp(m, g, xw, h0, c0, w, *, which):
+    steps = _lstm_steps(m, xw, h0, c0, w)
     L = len(steps)
     gas = [None] * L
     gh_c = gc_c = dw = None
@@ -194,18 +215,6 @@ def _vjp_generic(m, g, xw, h0, c0, w, which):
     return (None, gh_c, gc_c, dw)[which]
 
 
-def _rule(which):
-    def rule(m, g, out, xw, h0, c0, w):
-        if m is NUMPY and out.__class__ is _Saved:
-            if out.g is not g or out.grads[which] is None:
-                out.g, out.grads = g, list(_backward_np(g, h0, c0, w, out))
-            r = out.grads[which]
-            out.grads[which] = None  # handed out once: the caller may own it
-            return r
-        return _vjp_generic(m, g, xw, h0, c0, w, which)
-    return rule
-
-
 def _add(a, b):
     return b if a is None else a if b is None else a + b
 
@@ -214,7 +223,7 @@ def _mul(a, b):
     return None if a is None else a * b
 
 
-def _jvp(which):
+def _lstm_jvp(which):
     """The tangent of every step's [h, c] from the tangent `t` of input `which` (with
     leading batch dimensions, if any, kept in front)."""
     def rule(m, t, out, xw, h0, c0, w):
@@ -226,7 +235,7 @@ def _jvp(which):
         dh = t if which == 1 else None
         dc = t if which == 2 else None
         outs = []
-        for s, (i, f, g, o, cp, _c, tc, hp, _h) in enumerate(_steps(m, xw, h0, c0, w)):
+        for s, (i, f, g, o, cp, _c, tc, hp, _h) in enumerate(_lstm_steps(m, xw, h0, c0, w)):
             dpre = m.getitem(t, idx=(Ellipsis, s, slice(None), slice(None))) \
                 if which == 0 else None
             if dh is not None:
@@ -248,5 +257,332 @@ def _jvp(which):
 
 
 lstm_scan = defop(
-    "lstm_scan", _lstm_scan, tuple(_rule(k) for k in range(4)), tuple(_jvp(k) for k in range(4)),
+    "lstm_scan", _lstm_scan, _rules(4, _lstm_backward_np, _lstm_vjp),
+    tuple(_lstm_jvp(k) for k in range(4)),
     saving=_lstm_scan_saving, fresh=True, tuned=True, fresh_vjps=True)
+
+
+# ---------------------------------------------------------------- GRU
+
+def _gru_forward_np(xw, h0, w, b):
+    """(Y, RZ, NN, GH): the output (L, N, H); the reset and update gates (L, 2, N, H);
+    the new gate n (L, N, H); the hidden products h @ w.T + b (L, N, 3H)."""
+    L, N, H3 = xw.shape
+    H = H3 // 3
+    dt = xw.dtype
+    scale = np.full(H3, 0.5, dt)            # sigmoid(x) = 0.5 tanh(x / 2) + 0.5
+    scale[2 * H:] = 1.0
+    xs = xw * scale
+    wT = np.ascontiguousarray((w * scale[:, None]).T)
+    bs = None if b is None else b * scale
+    Y = np.empty((L, N, H), dt)
+    RZ = np.empty((L, 2, N, H), dt)
+    NN = np.empty((L, N, H), dt)
+    GH = np.empty((L, N, H3), dt)
+    tmp = np.empty((N, H), dt)
+    h = h0
+    for t in range(L):
+        gh, rz, n = GH[t], RZ[t], NN[t]
+        np.matmul(h, wT, out=gh)
+        if bs is not None:
+            gh += bs
+        np.add(xs[t, :, :2 * H].reshape(N, 2, H).transpose(1, 0, 2),
+               gh[:, :2 * H].reshape(N, 2, H).transpose(1, 0, 2), out=rz)
+        np.tanh(rz, out=rz)
+        rz *= 0.5
+        rz += 0.5
+        np.multiply(rz[0], gh[:, 2 * H:], out=n)
+        n += xs[t, :, 2 * H:]
+        np.tanh(n, out=n)
+        np.subtract(h, n, out=tmp)
+        tmp *= rz[1]
+        h = Y[t]
+        np.add(n, tmp, out=h)
+    return Y, RZ, NN, GH
+
+
+def _gru_scan(xw, h0, w, b):
+    if _fast(xw, h0, w, b):
+        return _gru_forward_np(xw, h0, w, b)[0]
+    return _time_stack(NUMPY, [s[-1] for s in _gru_steps(NUMPY, xw, h0, w, b)])
+
+
+def _gru_scan_saving(xw, h0, w, b):
+    if _fast(xw, h0, w, b) and xw.shape[0]:
+        Y, RZ, NN, GH = _gru_forward_np(xw, h0, w, b)
+        return Y, _Saved(Y, RZ, NN, GH)
+    return _gru_scan(xw, h0, w, b), None
+
+
+def _gru_backward_np(g, xw, h0, w, b, Y, RZ, NN, GH):
+    """(dxw, dh0, dw, db) from the saved gates."""
+    L, _, N, H = RZ.shape
+    r, z = RZ[:, 0], RZ[:, 1]
+    # every step's local derivatives at once: E[t] * a_t (a_t = dL/dh_t) is the gradient of
+    # the hidden products' [r, z, n] parts; En * a_t that of the new gate's pre-activation
+    D = RZ * RZ
+    np.subtract(RZ, D, out=D)                 # s (1 - s)
+    En = NN * NN
+    np.subtract(1.0, En, out=En)
+    zc = 1.0 - z
+    En *= zc                                  # (1 - z)(1 - n^2)
+    E = np.empty((L, 3, N, H), RZ.dtype)
+    np.multiply(En, r, out=E[:, 2])                            # hidden n part: r (1-z) n'
+    np.multiply(En, GH[:, :, 2 * H:], out=E[:, 0])             # r: (h W_n + b_n) r' ...
+    E[:, 0] *= D[:, 0]
+    np.subtract(h0, NN[0], out=E[0, 1])                        # z: (h_prev - n) z'
+    np.subtract(Y[:-1], NN[1:], out=E[1:, 1])
+    E[:, 1] *= D[:, 1]
+    DG = np.empty((L, N, 3 * H), RZ.dtype)     # d(hidden products)
+    DG3 = DG.reshape(L, N, 3, H).transpose(0, 2, 1, 3)
+    A = np.empty((L, N, H), RZ.dtype)          # dL/dh_t
+    tmp = np.empty((N, H), RZ.dtype)
+    for t in range(L - 1, -1, -1):
+        a = A[t]
+        if t == L - 1:
+            a[...] = g[t]
+        else:
+            np.matmul(DG[t + 1], w, out=a)
+            np.multiply(A[t + 1], z[t + 1], out=tmp)   # h's direct path through z
+            a += tmp
+            a += g[t]
+        np.multiply(E[t], a, out=DG3[t])
+    dh0 = DG[0] @ w
+    np.multiply(A[0], z[0], out=tmp)
+    dh0 += tmp
+    dw = DG[0].T @ h0
+    if L > 1:
+        dw += DG[1:].reshape(-1, 3 * H).T @ Y[:-1].reshape(-1, H)
+    db = None if b is None else np.ones(L * N, RZ.dtype) @ DG.reshape(-1, 3 * H)
+    dxw = DG.copy()
+    np.multiply(A, En, out=dxw[:, :, 2 * H:])
+    return dxw, dh0, dw, db
+
+
+def _gru_steps(m, xw, h0, w, b):
+    """The recurrence with `m`'s ops: per step (r, z, n, hidden n part, h_prev, h)."""
+    H = w.shape[-1]
+    wT = m.permute(w, axes=(1, 0))
+    h = h0
+    steps = []
+    for t in range(xw.shape[0]):
+        gh = m.matmul(h, wT)
+        if b is not None:
+            gh = gh + b
+        x = m.getitem(xw, idx=(t,))
+        xr, xz, xn = (m.getitem(x, idx=(Ellipsis, slice(k * H, (k + 1) * H))) for k in range(3))
+        hr, hz, hn = (m.getitem(gh, idx=(Ellipsis, slice(k * H, (k + 1) * H)))
+                      for k in range(3))
+        r, z = m.sigmoid(xr + hr), m.sigmoid(xz + hz)
+        n = m.tanh(xn + r * hn)
+        hnew = n + z * (h - n)
+        steps.append((r, z, n, hn, h, hnew))
+        h = hnew
+    return steps
+
+
+def _time_stack(m, hs):
+    """Steps' (..., N, H) stacked on a time axis in front of the last two."""
+    return m.cat(*[m.reshape(h, shape=h.shape[:-2] + (1,) + h.shape[-2:]) for h in hs],
+                 axis=-3)
+
+
+def _gru_vjp(m, g, xw, h0, w, b, *, which):
+    steps = _gru_steps(m, xw, h0, w, b)
+    L = len(steps)
+    dxs = [None] * L
+    carry = dw = db = None
+    for t in range(L - 1, -1, -1):
+        r, z, n, hn, hp, _h = steps[t]
+        a = m.getitem(g, idx=(t,))
+        if carry is not None:
+            a = a + carry
+        dn = a * (1.0 - z) * (1.0 - n * n)
+        dr = dn * hn * r * (1.0 - r)
+        dz = a * (hp - n) * z * (1.0 - z)
+        dgh = m.cat(dr, dz, dn * r, axis=-1)
+        dxs[t] = m.cat(dr, dz, dn, axis=-1)
+        carry = a * z + m.matmul(dgh, w)
+        if which == 2:
+            p = m.matmul(m.permute(dgh, axes=(1, 0)), hp)
+            dw = p if dw is None else dw + p
+        if which == 3:
+            p = m.sum(dgh, axis=(0,))
+            db = p if db is None else db + p
+    if which == 0:
+        return m.cat(*[m.reshape(d, shape=(1,) + d.shape) for d in dxs], axis=0)
+    return (None, carry, dw, db)[which]
+
+
+def _gru_jvp(which):
+    """The tangent of every step's h from the tangent `t` of input `which` (leading batch
+    dimensions, if any, kept in front)."""
+    def rule(m, t, out, xw, h0, w, b):
+        H = w.shape[-1]
+        lead = t.ndim - (xw, h0, w, b)[which].ndim
+        wT = m.permute(w, axes=(1, 0))
+        dwT = (m.permute(t, axes=tuple(range(lead)) + (lead + 1, lead)) if which == 2
+               else None)
+        dh = t if which == 1 else None
+        outs = []
+        for s, (r, z, n, hn, hp, _h) in enumerate(_gru_steps(m, xw, h0, w, b)):
+            dx = m.getitem(t, idx=(Ellipsis, s, slice(None), slice(None))) \
+                if which == 0 else None
+            dgh = None if dh is None else m.matmul(dh, wT)
+            if dwT is not None:
+                dgh = _add(dgh, m.matmul(hp, dwT))
+            if which == 3:  # the bias's tangent, lined up with the batch rows
+                dgh = _add(dgh, m.reshape(t, shape=t.shape[:lead] + (1,) + t.shape[lead:])
+                           if lead else t)
+            parts = [[None if d is None else
+                      m.getitem(d, idx=(Ellipsis, slice(k * H, (k + 1) * H))) for k in range(3)]
+                     for d in (dx, dgh)]
+            (xr, xz, xn), (hr, hz, hn_) = parts
+            dr = _mul(_add(xr, hr), r * (1.0 - r))
+            dz = _mul(_add(xz, hz), z * (1.0 - z))
+            dn = _mul(_add(xn, _add(_mul(dr, hn), _mul(hn_, r))), 1.0 - n * n)
+            # h' = n + z (h - n): dh' = dn + dz (h - n) + z (dh - dn)
+            dnew = _add(_add(dn, _mul(dz, hp - n)), _mul(_add(dh, None if dn is None else -dn), z))
+            outs.append(dnew)
+            dh = dnew
+        return _time_stack(m, outs)
+    return rule
+
+
+gru_scan = defop(
+    "gru_scan", _gru_scan, _rules(4, _gru_backward_np, _gru_vjp),
+    tuple(_gru_jvp(k) for k in range(4)),
+    saving=_gru_scan_saving, fresh=True, tuned=True, fresh_vjps=True)
+
+
+# ---------------------------------------------------------------- Elman RNN
+
+def _act_np(nonlinearity):
+    return np.tanh if nonlinearity == "tanh" else (lambda a, out: np.maximum(a, 0.0, out=out))
+
+
+def _rnn_forward_np(xw, h0, w, nonlinearity):
+    L, N, H = xw.shape
+    Y = np.empty((L, N, H), xw.dtype)
+    wT = np.ascontiguousarray(w.T)
+    act = _act_np(nonlinearity)
+    for t in range(L):
+        h = Y[t]
+        np.matmul(h0 if t == 0 else Y[t - 1], wT, out=h)
+        h += xw[t]
+        act(h, out=h)
+    return Y
+
+
+def _rnn_scan(xw, h0, w, *, nonlinearity):
+    if _fast(xw, h0, w):
+        return _rnn_forward_np(xw, h0, w, nonlinearity)
+    return _time_stack(NUMPY, _rnn_steps(NUMPY, xw, h0, w, nonlinearity))
+
+
+def _rnn_scan_saving(xw, h0, w, *, nonlinearity):
+    if _fast(xw, h0, w) and xw.shape[0]:
+        Y = _rnn_forward_np(xw, h0, w, nonlinearity)
+        return Y, _Saved(Y)
+    return _rnn_scan(xw, h0, w, nonlinearity=nonlinearity), None
+
+
+def _rnn_backward_np(g, xw, h0, w, Y, *, nonlinearity):
+    """(dxw, dh0, dw) from the saved outputs."""
+    L = Y.shape[0]
+    if nonlinearity == "tanh":
+        D = Y * Y
+        np.subtract(1.0, D, out=D)
+    else:
+        D = (Y > 0).astype(Y.dtype)
+    DP = np.empty_like(Y)                   # d(pre-activations)
+    for t in range(L - 1, -1, -1):
+        dp = DP[t]
+        if t == L - 1:
+            np.multiply(g[t], D[t], out=dp)
+        else:
+            np.matmul(DP[t + 1], w, out=dp)
+            dp += g[t]
+            dp *= D[t]
+    H = Y.shape[-1]
+    dw = DP[0].T @ h0
+    if L > 1:
+        dw += DP[1:].reshape(-1, H).T @ Y[:-1].reshape(-1, H)
+    return DP, DP[0] @ w, dw
+
+
+def _rnn_act(m, pre, nonlinearity):
+    return m.tanh(pre) if nonlinearity == "tanh" else m.relu(pre)
+
+
+def _rnn_steps(m, xw, h0, w, nonlinearity):
+    """The recurrence with `m`'s ops: every step's h."""
+    wT = m.permute(w, axes=(1, 0))
+    hs = []
+    h = h0
+    for t in range(xw.shape[0]):
+        h = _rnn_act(m, m.getitem(xw, idx=(t,)) + m.matmul(h, wT), nonlinearity)
+        hs.append(h)
+    return hs
+
+
+def _rnn_local(h, nonlinearity):
+    """d act / d pre-activation, from the output."""
+    return 1.0 - h * h if nonlinearity == "tanh" else h > 0
+
+
+def _rnn_vjp(m, g, xw, h0, w, *, which, nonlinearity):
+    hs = _rnn_steps(m, xw, h0, w, nonlinearity)
+    L = len(hs)
+    dps = [None] * L
+    carry = dw = None
+    for t in range(L - 1, -1, -1):
+        a = m.getitem(g, idx=(t,))
+        if carry is not None:
+            a = a + carry
+        dp = a * _rnn_local(hs[t], nonlinearity)
+        dps[t] = dp
+        carry = m.matmul(dp, w)
+        if which == 2:
+            p = m.matmul(m.permute(dp, axes=(1, 0)), h0 if t == 0 else hs[t - 1])
+            dw = p if dw is None else dw + p
+    if which == 0:
+        return m.cat(*[m.reshape(d, shape=(1,) + d.shape) for d in dps], axis=0)
+    return (None, carry, dw)[which]
+
+
+def _rnn_jvp(which, nonlinearity):
+    def rule(m, t, out, xw, h0, w):
+        lead = t.ndim - (xw, h0, w)[which].ndim
+        wT = m.permute(w, axes=(1, 0))
+        dwT = (m.permute(t, axes=tuple(range(lead)) + (lead + 1, lead)) if which == 2
+               else None)
+        dh = t if which == 1 else None
+        outs = []
+        hp = h0
+        for s, h in enumerate(_rnn_steps(m, xw, h0, w, nonlinearity)):
+            dp = m.getitem(t, idx=(Ellipsis, s, slice(None), slice(None))) \
+                if which == 0 else None
+            if dh is not None:
+                dp = _add(dp, m.matmul(dh, wT))
+            if dwT is not None:
+                dp = _add(dp, m.matmul(hp, dwT))
+            dh = dp * _rnn_local(h, nonlinearity)
+            outs.append(dh)
+            hp = h
+        return _time_stack(m, outs)
+    return rule
+
+
+def _rnn_row(nonlinearity: str, **flags):
+    def bind(f):
+        return functools.partial(f, nonlinearity=nonlinearity)
+    return defop(
+        f"rnn_{nonlinearity}_scan", bind(_rnn_scan),
+        _rules(3, bind(_rnn_backward_np), bind(_rnn_vjp)),
+        tuple(_rnn_jvp(k, nonlinearity) for k in range(3)),
+        saving=bind(_rnn_scan_saving), fresh=True, tuned=True, fresh_vjps=True, **flags)
+
+
+rnn_tanh_scan = _rnn_row("tanh")
+rnn_relu_scan = _rnn_row("relu", smooth=False)  # relu's kink, as the relu row
