@@ -33,6 +33,7 @@ from ..grad_mode import no_grad
 from ..models import names as M
 from ..nn import functional as F
 from ..tensor import Tensor
+from . import runfiles
 from .errors import CommandFailed, UsageError
 
 __all__ = ["Names", "JIT_DEFAULT"]
@@ -176,9 +177,6 @@ class _Run:
     """One training run of the names task and its run folder."""
 
     def __init__(self, task_cls: type[Names], cfg) -> None:
-        from . import train
-
-        self.train = train
         self.cfg = cfg
         if cfg.device != "cpu":
             raise UsageError(f"argument --device: the names task runs on the CPU only "
@@ -186,7 +184,7 @@ class _Run:
         if cfg.distributed:
             raise UsageError("argument --distributed: the names task runs in one process")
         try:
-            self.plt, self.tqdm = train._train_extras()
+            self.plt, self.tqdm = runfiles.train_extras()
         except ImportError as e:
             raise CommandFailed(f"`retrograd train` needs tqdm and matplotlib (the [train] "
                                 f"extra): pip install 'retrograd[train]' ({e})") from None
@@ -202,7 +200,7 @@ class _Run:
 
     def run(self) -> int:
         cfg, task = self.cfg, self.task
-        self.out = self.train._make_folder(Path(cfg.out))
+        self.out = runfiles.make_folder(Path(cfg.out))
         creation.manual_seed(cfg.seed)
         self.model = model = task.build_model()
         opt = optim.AdamW(model.parameters(), lr=cfg.lr, betas=BETAS, weight_decay=WEIGHT_DECAY)
@@ -275,9 +273,9 @@ class _Run:
                 self._checkpoint()
 
     def _checkpoint(self) -> None:
-        self.train._replace(self.out / self.train.CHECKPOINT,
+        runfiles.replace(self.out / runfiles.CHECKPOINT,
                             lambda tmp: serialization.save(self.model.state_dict(), tmp))
-        self.files["checkpoint"] = self.train.CHECKPOINT
+        self.files["checkpoint"] = runfiles.CHECKPOINT
         self._write_metrics()
 
     def _stop(self, status: str, t0: float, c0: float) -> str:
@@ -287,7 +285,7 @@ class _Run:
             self._plot()
         self._write_metrics()
         if not self.history:
-            return f"no evaluation finished; wrote {self.out / self.train.METRICS}"
+            return f"no evaluation finished; wrote {self.out / runfiles.METRICS}"
         return (f"kept the record of {self.history[-1]['step']} steps in "
                 f"{self.out}{os.sep}{{{', '.join(self.files.values())}}}")
 
@@ -297,13 +295,13 @@ class _Run:
         task, model = self.task, self.model
         self.extra["final_train_loss"] = task.split_loss(model, "train")
         reloaded = task.build_model()
-        reloaded.load_state_dict(serialization.load(self.out / self.train.CHECKPOINT))
+        reloaded.load_state_dict(serialization.load(self.out / runfiles.CHECKPOINT))
         self.extra["checkpoint_test_loss"] = task.split_loss(reloaded, "test")
         self.extra["samples"] = task.sample(reloaded, N_SAMPLES, seed=self.cfg.seed)
         self._plot()
         try:
             loss, labels = task.example(model)
-            self.files["graph"] = self.train.draw_graph(
+            self.files["graph"] = runfiles.draw_graph(
                 self.out, loss, labels, f"{self.cfg.model}: the loss on one name")
         finally:
             model.zero_grad()
@@ -311,7 +309,7 @@ class _Run:
 
     def _write_metrics(self) -> None:
         cfg, task = self.cfg, self.task
-        self.files["metrics"] = self.train.METRICS
+        self.files["metrics"] = runfiles.METRICS
         last = self.history[-1] if self.history else {}
         metrics = {
             "model": cfg.model, "status": self.status, "seed": cfg.seed,
@@ -326,7 +324,7 @@ class _Run:
             "history": self.history, "files": dict(self.files),
             "platform": {"python": platform.python_version(), "numpy": np.__version__},
         }
-        self.train._replace(self.out / self.train.METRICS,
+        runfiles.replace(self.out / runfiles.METRICS,
                             lambda tmp: tmp.write_text(json.dumps(metrics, indent=2) + "\n"))
 
     def _plot(self) -> None:
@@ -342,6 +340,6 @@ class _Run:
         ax.set_title(f"retrograd train --task names --model {self.cfg.model}")
         ax.legend()
         fig.tight_layout()
-        fig.savefig(self.out / self.train.CURVES, dpi=100)
+        fig.savefig(self.out / runfiles.CURVES, dpi=100)
         plt.close(fig)
-        self.files["curves"] = self.train.CURVES
+        self.files["curves"] = runfiles.CURVES

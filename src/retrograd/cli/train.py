@@ -29,7 +29,6 @@ import os
 import platform
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -42,6 +41,16 @@ from .digits import Digits, build_model
 from .errors import CommandFailed, UsageError
 from .names import Names
 from .options import non_negative_int, positive_float, positive_int
+from .runfiles import (
+    CHECKPOINT,
+    CURVES,
+    GRAPH_PAGE,  # noqa: F401 (the page the graph is drawn on)
+    METRICS,
+    draw_graph,
+)
+from .runfiles import make_folder as _make_folder
+from .runfiles import replace as _replace
+from .runfiles import train_extras as _train_extras
 
 __all__ = ["add_parser", "run", "settings", "step", "Settings", "Task", "TASKS",
            "build_model"]
@@ -70,10 +79,6 @@ class Task(Protocol):
 TASKS: dict[str, type[Task]] = {"digits": Digits, "names": Names}
 DEFAULT_TASK = "digits"
 MOMENTUM = 0.9
-CHECKPOINT = "model.npz"
-METRICS = "metrics.json"
-CURVES = "curves.png"
-GRAPH_PAGE = (7.5, 10.0)  # inches: the model's graph is scaled down to fit a page
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -316,24 +321,6 @@ def _epochs_loop(cfg: Settings, task: Task, model: nn.Module, opt: optim.Optimiz
         bar.set_postfix({k: _short(k, v) for k, v in row.items() if k not in ("epoch", "lr")})
 
 
-def _train_extras():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from tqdm import tqdm
-
-    return plt, tqdm
-
-
-def _make_folder(out: Path) -> Path:
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create the run folder {str(out)!r}: {e.strerror or e}") from None
-    return out
-
-
 def _epochs(n: int) -> str:
     return f"{n} epoch{'s' if n != 1 else ''}"
 
@@ -436,33 +423,8 @@ class _Record:
             self.model.zero_grad()
 
 
-def draw_graph(out: Path, loss, labels: dict, title: str) -> str:
-    """Draw the graph of `loss` (already differentiated) into `out`: SVG through Graphviz,
-    DOT text where Graphviz is missing; top to bottom on a page. Returns the file's name."""
-    from .. import viz
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", viz.GraphvizMissing)
-            path = viz.draw(loss, out / "graph.svg", labels=labels, title=title,
-                            rankdir="TB", size=GRAPH_PAGE)
-    except ImportError:  # no graphviz package: DOT text needs nothing but Python
-        path = out / "graph.dot"
-        path.write_text(viz.to_dot(loss, labels=labels, title=title, rankdir="TB",
-                                   size=GRAPH_PAGE), encoding="utf-8")
-    return Path(path).name
-
-
 def _long(key: str) -> str:
     return key.replace("_acc", "_accuracy")
-
-
-def _replace(path: Path, write) -> None:
-    """Write through a temporary file and rename it over `path`: an interrupted write never
-    leaves a half-written file."""
-    tmp = path.with_name(path.name + ".partial")
-    write(tmp)
-    os.replace(tmp, path)
 
 
 def _plot(plt, history: list[dict], path: Path, name: str) -> None:
