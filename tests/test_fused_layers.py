@@ -1,6 +1,6 @@
-"""The fused layer_norm and LSTM rows through their public layers, against PyTorch: float32
-accuracy on both of layer_norm's forward routes, a backward run twice on one graph (the
-LSTM's four rules share one computation per cotangent), and second derivatives through the
+"""The fused layer_norm and recurrence rows through their public layers, against PyTorch:
+float32 accuracy on both of layer_norm's forward routes, a backward run twice on one graph
+(a scan op's rules share one computation per cotangent), and second derivatives through the
 layers (the generic paths)."""
 
 import numpy as np
@@ -61,24 +61,33 @@ def test_layer_norm_second_derivatives_match_torch():
         np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-9, atol=1e-11)
 
 
-def _lstms(dtype, **kw):
-    mod = nn.LSTM(3, 4, dtype=dtype, **kw)
-    ref = torch.nn.LSTM(3, 4, dtype=getattr(torch, np.dtype(dtype).name), **kw)
+def _layers(kind, dtype, size=(3, 4), **kw):
+    mod = getattr(nn, kind)(*size, dtype=dtype, **kw)
+    ref = getattr(torch.nn, kind)(*size, dtype=getattr(torch, np.dtype(dtype).name), **kw)
     with torch.no_grad():
         for name, p in mod.named_parameters():
             getattr(ref, name).copy_(torch.tensor(p.numpy()))
     return mod, ref
 
 
-def test_lstm_backward_twice_on_one_graph_matches_torch():
+def _loss(out, final):
+    """A loss reading the outputs and the final states (an LSTM's h and c)."""
+    if isinstance(final, tuple):
+        return (out * out).sum() + (final[0] * final[1]).sum()
+    return (out * out).sum() + (final * final).sum()
+
+
+KINDS = [("LSTM", {}), ("GRU", {}), ("RNN", {}), ("RNN", {"nonlinearity": "relu"})]
+
+
+@pytest.mark.parametrize("kind,kw", KINDS)
+def test_recurrent_backward_twice_on_one_graph_matches_torch(kind, kw):
     """retain_graph: the same cotangent object twice (nothing handed out the first time is
     handed out again), then another cotangent."""
-    mod, ref = _lstms(np.float64)
+    mod, ref = _layers(kind, np.float64, **kw)
     x, tx = _pair(RNG.standard_normal((5, 2, 3)), np.float64)
-    out, (h, c) = mod(x)
-    tout, (th, tc) = ref(tx)
-    loss = (out * out).sum() + (h * c).sum()
-    tloss = (tout * tout).sum() + (th * tc).sum()
+    loss = _loss(*mod(x))
+    tloss = _loss(*ref(tx))
     seed = rg.tensor(1.0, dtype=rg.float64)
     for k in range(3):
         loss.backward(seed if k < 2 else seed * 2.0, retain_graph=k < 2)
@@ -89,12 +98,9 @@ def test_lstm_backward_twice_on_one_graph_matches_torch():
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10)
 
 
-def test_lstm_float32_matches_torch_at_benchmark_size():
-    mod = nn.LSTM(32, 64)
-    ref = torch.nn.LSTM(32, 64)
-    with torch.no_grad():
-        for name, p in mod.named_parameters():
-            getattr(ref, name).copy_(torch.tensor(p.numpy()))
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_recurrent_float32_matches_torch_at_benchmark_size(kind):
+    mod, ref = _layers(kind, np.float32, size=(32, 64))
     x, tx = _pair(RNG.standard_normal((64, 32, 32)), np.float32)
     out = mod(x)[0]
     tout = ref(tx)[0]
@@ -108,16 +114,14 @@ def test_lstm_float32_matches_torch_at_benchmark_size():
 
 
 @pytest.mark.parametrize("bidirectional", [False, True])
-def test_lstm_second_derivatives_match_torch(bidirectional):
-    mod, ref = _lstms(np.float64, bidirectional=bidirectional)
+@pytest.mark.parametrize("kind,kw", KINDS)
+def test_recurrent_second_derivatives_match_torch(kind, kw, bidirectional):
+    mod, ref = _layers(kind, np.float64, bidirectional=bidirectional, **kw)
     x, tx = _pair(RNG.standard_normal((3, 2, 3)), np.float64)
-    out, (h, c) = mod(x)
-    tout, (th, tc) = ref(tx)
     params = [p for _, p in mod.named_parameters()]
     tparams = [p for _, p in ref.named_parameters()]
-    gs = rg.autograd.grad((out * out).sum() + c.sum(), [x] + params, create_graph=True)
-    tgs = torch.autograd.grad((tout * tout).sum() + tc.sum(), [tx] + tparams,
-                              create_graph=True)
+    gs = rg.autograd.grad(_loss(*mod(x)), [x] + params, create_graph=True)
+    tgs = torch.autograd.grad(_loss(*ref(tx)), [tx] + tparams, create_graph=True)
     h2 = rg.autograd.grad(sum((gi * gi).sum() for gi in gs), [x] + params)
     th2 = torch.autograd.grad(sum((gi * gi).sum() for gi in tgs), [tx] + tparams)
     for a, t in zip(h2, th2, strict=True):
