@@ -849,7 +849,7 @@ class _GuardWriter:
             d = _get_data(v)
             out.append((i, d.shape, d.dtype, v.requires_grad))
             w.tensors.append(v)
-            a = self.bind(f"get_data({x})")
+            a = self.bind(f"{x}.data")
             self.fail(f"{a}.shape != {self.const(d.shape)} or {a}.dtype != "
                       f"{self.const(d.dtype)} or {x}.requires_grad is not {v.requires_grad!r}")
         elif k == _SEQ:
@@ -864,17 +864,18 @@ class _GuardWriter:
             out.append(cls)
             out.append(len(v))
             keys = list(v)
+            named = all(key.__class__ is str for key in keys)  # equal strings: the same key
             if not keys:
                 self.fail(x)
-            elif all(key.__class__ is str for key in keys):  # equal strings are the same key
+            elif named:
                 self.fail(f"list({x}) != {self.const(keys)}")
             else:  # other keys by identity (a tensor's == is element-wise)
                 self.fail(f"len({x}) != {len(v)} or not all(map(is_, {x}, "
                           f"{self.const(tuple(keys))}))")
-            vs = self.bind(f"list({x}.values())") if v else None
+            vs = None if named or not v else self.bind(f"list({x}.values())")
             for n, (key, e) in enumerate(v.items()):
                 self.visit(key, self.const(key), True)
-                self.visit(e, f"{vs}[{n}]")
+                self.visit(e, f"{x}[{key!r}]" if named else f"{vs}[{n}]")
         elif k == _FUNC:
             out.append(v)
             out.append(v.__code__)
@@ -1270,8 +1271,10 @@ def _replay(entry: _Entry, leaves):
 
 
 def _write_replay(entry: _Entry, n_args: int) -> Callable:
-    """`_replay_loops` for one entry as straight-line code (the per-call work around the
-    program: guards, fetching inputs, write-backs, `.grad` assignments, outputs)."""
+    """The per-call work around one entry's program, as straight-line code: check the
+    captured tensors and `.grad` guards (`_MISS` if one fails), fetch the inputs, run the
+    program, write its in-place effects back (bumping version counters), assign `.grad`s
+    and build the outputs as `_outputs` does."""
     env: dict[str, Any] = {"MISS": _MISS, "fn": entry.fn, "build": entry.build,
                            "wrap": Tensor._wrap, "as_result": as_result, "state": state,
                            "mark_inplace": engine.mark_inplace, "record": engine._record,
@@ -1337,45 +1340,6 @@ def _write_replay(entry: _Entry, n_args: int) -> Callable:
     lines.append(f"    return build([{', '.join(outs)}])")
     exec(builtins.compile("\n".join(lines) + "\n", "<retrograd.jit replay>", "exec"), env)
     return env["replay"]
-
-
-def _replay_loops(entry: _Entry, leaves):
-    """What `_write_replay`'s code does, as loops (kept as its readable specification)."""
-    caps = entry.caps
-    ext = leaves + caps if caps else leaves
-    for c, (shape, dtype, rg) in zip(caps, entry.cap_meta):
-        d = c.data
-        if d.shape != shape or d.dtype != dtype or c.requires_grad != rg:
-            return _MISS
-    for k, want in entry.guards:
-        g = ext[k].grad
-        if want is None:
-            if g is not None:
-                return _MISS
-        elif g is None or g.data.shape != want[0] or g.data.dtype != want[1]:
-            return _MISS
-    values = entry.fn(*[ext[k].grad.data if grad else ext[k].data for grad, k in entry.fetch])
-    pos = entry.n_out
-    if entry.writes or entry.grad_writes:
-        for k, bumps in entry.writes:
-            t = ext[k]
-            t.data[...] = values[pos]
-            t._cell()[0] += bumps
-            pos += 1
-        for k, bumps in entry.grad_writes:
-            g = ext[k].grad
-            g.data[...] = values[pos]
-            g._cell()[0] += bumps
-            pos += 1
-        engine.mark_inplace()
-    for k, copy in entry.grad_sets:
-        if copy is None:
-            ext[k].grad = None
-        else:
-            v = values[pos]
-            ext[k].grad = Tensor._wrap(v.copy() if copy else as_result(v))
-            pos += 1
-    return _outputs(entry, values, ext)
 
 
 def _outputs(entry: _Entry, values, ext):
