@@ -26,6 +26,26 @@ def retrograd(*args: str, cwd: Path, module: bool = False) -> subprocess.Complet
                           text=True, encoding="utf-8", timeout=120, env=env)
 
 
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run the CLI as the console script does, `sys.exit(main())`, but in this process: the
+    same exit status, stdout and stderr, without starting (and importing retrograd in) a new
+    interpreter for each call. The subprocess tests keep the real entry points covered."""
+    from retrograd.cli import main
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # the console script would turn this into the exit status
+            code = e.code
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["retrograd", *args], code, out, err)
+
+    return run
+
+
 def report(stdout: str) -> tuple[float, dict[str, tuple[float, float]]]:
     """(output value, {input: (value, grad)}) from what `retrograd graph` prints."""
     lines = stdout.splitlines()
@@ -117,16 +137,16 @@ def test_every_function_against_finite_differences(tmp_path):
         assert inputs[name][1] == pytest.approx(numeric, rel=1e-6, abs=1e-8), name
 
 
-def test_constants_unused_bindings_and_ieee_numbers(tmp_path):
-    r = retrograd("graph", "2*3 + 1", "-o", "g.dot", cwd=tmp_path)  # no variables at all
+def test_constants_unused_bindings_and_ieee_numbers(tmp_path, cli):
+    r = cli("graph", "2*3 + 1", "-o", "g.dot", cwd=tmp_path)  # no variables at all
     assert r.returncode == 0, r.stderr
     assert report(r.stdout) == (7.0, {})
-    r = retrograd("graph", "a / b", "--at", "a=1,b=0,c=5", "-o", "g.dot", cwd=tmp_path)
+    r = cli("graph", "a / b", "--at", "a=1,b=0,c=5", "-o", "g.dot", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out, inputs = report(r.stdout)
     assert out == math.inf and inputs["c"] == (5.0, 0.0)
     assert "c: value=  5.0  grad=  0.0  (not in the expression)" in r.stdout
-    r = retrograd("graph", "log(a) + 10**400*0", "--at", "a=-1", "-o", "g.dot", cwd=tmp_path)
+    r = cli("graph", "log(a) + 10**400*0", "--at", "a=-1", "-o", "g.dot", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert math.isnan(report(r.stdout)[0])
 
@@ -165,8 +185,8 @@ BAD = [
 
 
 @pytest.mark.parametrize("expr,at,message", BAD, ids=[f"{e[:20]!r}|{a}" for e, a, _ in BAD])
-def test_bad_input_is_one_line_and_status_2(tmp_path, expr, at, message):
-    r = retrograd("graph", expr, "--at", at, "-o", "g.svg", cwd=tmp_path)
+def test_bad_input_is_one_line_and_status_2(tmp_path, cli, expr, at, message):
+    r = cli("graph", expr, "--at", at, "-o", "g.svg", cwd=tmp_path)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     lines = r.stderr.splitlines()
@@ -197,36 +217,35 @@ def test_python_dash_m_entry_point_gives_one_line_errors(tmp_path):
 
 # ---------------------------------------------------------------- the command line itself
 
-def test_an_expression_may_start_with_a_minus(tmp_path):
-    r = retrograd("graph", "-a*b", "--at", "a=2,b=3", "-o", "g.dot", cwd=tmp_path)
+def test_an_expression_may_start_with_a_minus(tmp_path, cli):
+    r = cli("graph", "-a*b", "--at", "a=2,b=3", "-o", "g.dot", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert report(r.stdout) == (-6.0, {"a": (2.0, -3.0), "b": (3.0, -2.0)})
-    r = retrograd("graph", "--at", "x=4", "-o", "g.dot", "-x**2", cwd=tmp_path)  # flags first
+    r = cli("graph", "--at", "x=4", "-o", "g.dot", "-x**2", cwd=tmp_path)  # flags first
     assert r.returncode == 0, r.stderr
     assert report(r.stdout) == (-16.0, {"x": (4.0, -8.0)})
-    r = retrograd("graph", "-1", "-o", "g.dot", cwd=tmp_path)  # a negative number
+    r = cli("graph", "-1", "-o", "g.dot", cwd=tmp_path)  # a negative number
     assert r.returncode == 0, r.stderr
     assert report(r.stdout) == (-1.0, {})
 
 
-def test_misspelt_flags_are_still_flags(tmp_path):
+def test_misspelt_flags_are_still_flags(tmp_path, cli):
     for args in (["-a*b", "--at", "a=1,b=1", "--bogus"], ["--bogus", "a"],
                  ["a", "--at", "a=1", "--outfile", "g.dot"]):
-        r = retrograd("graph", *args, cwd=tmp_path)
+        r = cli("graph", *args, cwd=tmp_path)
         assert r.returncode == 2 and "Traceback" not in r.stderr
         lines = r.stderr.splitlines()
         assert len(lines) == 1 and "unrecognized arguments" in lines[0], r.stderr
     assert list(tmp_path.iterdir()) == []
 
 
-def test_repeated_at_merges_and_a_name_twice_is_an_error(tmp_path):
-    r = retrograd("graph", "a*b + c", "--at", "a=2", "--at", "b=3,c=1", "-o", "g.dot",
-                  cwd=tmp_path)
+def test_repeated_at_merges_and_a_name_twice_is_an_error(tmp_path, cli):
+    r = cli("graph", "a*b + c", "--at", "a=2", "--at", "b=3,c=1", "-o", "g.dot", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert report(r.stdout) == (7.0, {"a": (2.0, 3.0), "b": (3.0, 2.0), "c": (1.0, 1.0)})
     for at in (["a=2", "a=3"], ["a=2,b=1", "b=1"]):
-        r = retrograd("graph", "a*b", *(x for v in at for x in ("--at", v)), "-o", "g.svg",
-                      cwd=tmp_path)
+        r = cli("graph", "a*b", *(x for v in at for x in ("--at", v)), "-o", "g.svg",
+                cwd=tmp_path)
         assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
         assert "given twice" in r.stderr and r.stdout == ""
     assert not (tmp_path / "g.svg").exists()
