@@ -146,7 +146,7 @@ max_pool = defop(
     "max_pool", _max_pool,
     (lambda m, g, out, x, **k: m.pool_scatter(g, _arg(m, out, x, k), shape=x.shape, **k),),
     (lambda m, t, out, x, **k: m.pool_gather(t, m.max_pool_arg(x, **k), **k),),
-    saving=_max_pool_saving, fresh=True)
+    saving=_max_pool_saving, fresh=True, tuned=True, fresh_vjps=True)
 
 
 def _unpool(g, idx, *, shape):
