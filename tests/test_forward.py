@@ -17,9 +17,9 @@ import torch
 import retrograd as rg
 import retrograd.func as F
 from retrograd import forward, ops
+from retrograd.api import max_pool2d
 from retrograd.cli.check import cases
 from retrograd.engine import apply
-from retrograd.api import max_pool2d
 from retrograd.ops.samples import SAMPLES
 
 

@@ -10,8 +10,8 @@ import torch
 import retrograd as rg
 from retrograd import nn, optim
 from retrograd import serialization as ser
-from retrograd.nn import functional as F
 from retrograd.cli.train import build_model
+from retrograd.nn import functional as F
 
 torch.set_num_threads(1)  # tiny ops: PyTorch's thread pool only adds overhead
 STEPS = 20

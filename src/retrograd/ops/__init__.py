@@ -23,6 +23,18 @@ from .activations import (
     softsign,
     threshold,
 )
+from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
+from .casts import bitcast
+from .complex import angle, cabs, complex, conj, imag, real, view_as_complex, view_as_real
+from .cumulative import (
+    argsort,
+    cum_extreme_index,
+    cumprod,
+    cumsum,
+    logcumsumexp,
+    median_index,
+    mode_index,
+)
 from .elementwise import (
     abs,
     add,
@@ -53,18 +65,6 @@ from .elementwise import (
     tanh,
     where,
 )
-from .cumulative import (
-    argsort,
-    cum_extreme_index,
-    cumprod,
-    cumsum,
-    logcumsumexp,
-    median_index,
-    mode_index,
-)
-from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
-from .complex import angle, cabs, complex, conj, imag, real, view_as_complex, view_as_real
-from .casts import bitcast
 from .fft import fft_c2c, fft_c2r, fft_r2c
 from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
 from .fused_norms import layer_norm
@@ -81,7 +81,6 @@ from .indexing import (
     scatter_reduce,
 )
 from .linalg import einsum, matmul
-from .transfer import to_device
 from .linalg_decomp import (
     cholesky,
     det,
@@ -146,6 +145,15 @@ from .math import (
     xlogy,
 )
 from .norms import pnorm, standardize
+from .pooling import (
+    gather_flat,
+    max_pool,
+    max_pool_arg,
+    max_pool_indices,
+    pool_gather,
+    pool_scatter,
+    unpool,
+)
 from .reductions import (
     argmax,
     argmin,
@@ -157,6 +165,19 @@ from .reductions import (
     prod_others,
     softmax,
     sum,
+)
+from .resample import pad_constant, resample, resample_t
+from .shape import (
+    cast,
+    cat,
+    expand,
+    getitem,
+    ones_like,
+    permute,
+    reshape,
+    scatter,
+    setitem,
+    zeros_like,
 )
 from .special import (
     digamma,
@@ -177,28 +198,7 @@ from .special import (
     xlog1py,
     zeta,
 )
-from .shape import (
-    cast,
-    cat,
-    expand,
-    getitem,
-    ones_like,
-    permute,
-    reshape,
-    scatter,
-    setitem,
-    zeros_like,
-)
+from .transfer import to_device
 from .windows import conv_cols, conv_cols_t, fold, unfold
-from .pooling import (
-    gather_flat,
-    max_pool,
-    max_pool_arg,
-    max_pool_indices,
-    pool_gather,
-    pool_scatter,
-    unpool,
-)
-from .resample import pad_constant, resample, resample_t
 
 __all__ = [n for n in dir() if not n.startswith("_")]
