@@ -26,9 +26,10 @@ Soundness: a replay gives what eager mode would give now, or the call raises
   Python values (NumPy arrays passed as arguments are keyed by their contents);
   grad mode and the default dtype; and a fingerprint of the Python state the
   function can reach: its closure cells, defaults and the globals its code
-  names (recursively through the functions, bound methods and objects found
-  there: a Module's `training` flag and registered parameters, an optimizer's
-  `param_groups` and `state`, an object's attributes). Python numbers,
+  names (recursively through the functions, their code objects, bound methods
+  and objects found there: a Module's `training` flag and registered
+  parameters, an optimizer's `param_groups` and `state`, an object's
+  attributes). Python numbers,
   strings, containers and the identity of every tensor found are part of the
   fingerprint, so changing a global number, an attribute, `train()`/`eval()`,
   a learning rate, or rebinding a captured tensor retraces. Whether each
@@ -36,7 +37,11 @@ Soundness: a replay gives what eager mode would give now, or the call raises
   state are keyed by contents up to 64 elements and by identity above (a large
   array changed in place is not seen: pass it as an argument). Module
   attributes (`mod.X`) and state reachable only through C objects are not
-  fingerprinted.
+  fingerprinted. Once two calls in a row see the same fingerprint, a guard is
+  generated from it: straight-line code checking that every object the walk
+  would reach is the same object, with the same contents, numbers and tensor
+  shapes; while it holds, the walk is skipped, and when it fails the next call
+  walks in full (so a call costs a few checks per object, not a walk).
 - Refusals (`JitError`, at trace time): reading a traced tensor's values in
   Python (`.data`, `.item()`, `float()`, `bool()`, `if t:`, `str()`, `repr()`,
   `format()`, `.tolist()`, `.numpy()`, `np.asarray`), assigning `.data`,
