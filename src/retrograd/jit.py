@@ -1053,6 +1053,7 @@ class Jitted:
         self._guarded: tuple = ()
         self._guard_hits = self._guard_fails = 0
         self._last: _Fingerprint | None = None
+        self._alias: tuple = (None, None, None)  # the last argument ids, walked ids, alias
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -1065,7 +1066,7 @@ class Jitted:
                     break
             else:  # the common call, tensors only: no pytree to flatten
                 leaves = list(args)
-                sig = tuple((a.data.shape, a.data.dtype, a.requires_grad) for a in args)
+                sig = tuple([(a.data.shape, a.data.dtype, a.requires_grad) for a in args])
                 fingerprint, walked, walked_ids = self._reach()
         if leaves is None:
             walk = _Walk()
@@ -1081,9 +1082,12 @@ class Jitted:
             walked_ids = {id(t) for t in walked}
         ids = [id(t) for t in leaves]
         alias = None
-        if walked or len(set(ids)) != len(ids):  # arguments that are the same tensor
+        if ids == self._alias[0] and walked_ids is self._alias[1]:  # as at the last call
+            alias = self._alias[2]
+        elif walked or len(set(ids)) != len(ids):  # arguments that are the same tensor
             alias = (tuple(ids.index(i) for i in ids),
                      tuple(k for k, i in enumerate(ids) if i in walked_ids))
+            self._alias = (ids, walked_ids, alias)
         key = (sig, alias, state.enabled, get_default_dtype(), fingerprint)
         entries = self.cache.get(key)
         if entries is not None:
