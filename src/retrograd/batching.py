@@ -66,8 +66,10 @@ def batched(op, inputs, attrs, out: Tensor, pairs, lv, fast: bool):
 
 def _rule(m, op, xs, o, bv, attrs, B):
     name = op.name
+    if name == "one_hot":  # its one input batched: a class axis added at the end
+        return m.one_hot(bv[0], **attrs)
     elementwise = (op.vjps is not None and op.vjps is op.jvps) or name in _COMPARE \
-        or name in ("cast", "one_hot")
+        or name == "cast"
     lin = _LINEAR.get(name, ())
     if len(bv) == 1 and op.jvps is not None and (lin is None or next(iter(bv)) in lin):
         j, t = next(iter(bv.items()))

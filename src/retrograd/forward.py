@@ -202,10 +202,12 @@ class Stack:
                 "every batch element; draw them outside and pass them in as a batched argument")
 
     def detached(self, src: Tensor, dst: Tensor) -> None:
-        """`dst = src.detach()`: keep `src`'s batched values (detached) at vmap levels."""
+        """`dst = src.detach()` (or a copy, `Tensor(src)`, maybe of another dtype): keep
+        `src`'s batched values (detached, in `dst`'s dtype) at vmap levels."""
         for lv, value in src._fw.items():
             if lv.vmap and lv in self.levels:
-                set_tangent(dst, value.detach(), lv)
+                value = value.detach()
+                set_tangent(dst, value if value.dtype == dst.dtype else value.to(dst.dtype), lv)
 
 
 def _batch_grad(inputs, pairs) -> bool:

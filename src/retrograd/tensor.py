@@ -71,6 +71,8 @@ class Tensor:
         self._fw = None  # forward-mode tangents: {level: tangent Tensor} (forward.py)
         if requires_grad:
             self.requires_grad_(True)
+        if source is not None and source._fw is not None and state.forward is not None:
+            state.forward.detached(source, self)  # rg.func.vmap: the copy keeps the batch
         if state.tracer is not None:  # rg.jit: a copy of a traced tensor, or a constant
             if source is not None:
                 state.tracer.copied(self, source)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import ops
-from .._values import jit_error, jit_error_type, refuse
+from .._values import every_value, jit_error, jit_error_type, refuse, refuse_batched
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -50,7 +50,8 @@ def _check_range(index: Tensor, size: int, d: int, fn: str, name: str = "index")
     """Every entry of `index` in [0, size): PyTorch refuses negative indices here too."""
     if index.size == 0:
         return
-    lo, hi = int(index.data.min()), int(index.data.max())
+    values = every_value(index)  # under vmap: every batch element's
+    lo, hi = int(values.min()), int(values.max())
     if lo < 0 or hi >= size:
         bad = lo if lo < 0 else hi
         raise IndexError(f"{fn}(): {name} {bad} is out of bounds for dimension {d} with size "
@@ -287,7 +288,8 @@ def nonzero(input, *, as_tuple: bool = False):
     x = _t(input)
     refuse("nonzero() (the number of rows is the number of nonzero entries, and any size "
            "read from it downstream would be frozen)", "keep the shape with a mask (rg.where, "
-           "masked_fill, a product with the mask), or call nonzero outside the jitted function")
+           "masked_fill, a product with the mask), or call nonzero outside the jitted or "
+           "vmapped function", x)
     out = apply(ops.nonzero, x)
     if not as_tuple:
         return out
@@ -484,6 +486,9 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
                              f"one count, or one per entry ({n}) of dimension {d}")
         if state.tracer is not None:
             state.tracer.check_index(reps)  # the counts decide the shape: a trace constant
+        refuse_batched("repeat_interleave() with a tensor of repeats (the counts decide the "
+                       "result's length)", "pass the same repeats for every batch element "
+                       "(in_dims None for them) or loop over the batch", reps)
         counts = np.broadcast_to(reps.data.reshape(-1), (n,))
         if counts.size and counts.min() < 0:
             raise ValueError("repeat_interleave(): repeats must be non-negative")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import creation, ops
-from .._values import values_of
+from .._values import every_value, values_of
 from ..devices import namespace_of
 from ..engine import apply
 from ..grad_mode import no_grad
@@ -191,7 +191,7 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
     if y.dtype.kind not in "iu":
         raise TypeError(f"one_hot: expected an integer (int64) tensor of class indices, got "
                         f"{y.dtype}")
-    d = y.data  # checked here (inside rg.jit: for the traced call's labels)
+    d = every_value(y)  # checked here (inside rg.jit: for the traced call's labels)
     if d.size and d.min() < 0:
         raise ValueError("one_hot: class values must be non-negative")
     if num_classes == -1:
@@ -228,7 +228,7 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
             raise ValueError(f"embedding: padding_idx {padding_idx} must be within the "
                              f"num_embeddings ({n})")
         padding_idx %= n
-    d = idx.data
+    d = every_value(idx)
     if d.size and (d.min() < 0 or d.max() >= n):
         bad = int(d[(d < 0) | (d >= n)].flat[0])
         raise IndexError(f"embedding: index {bad} is out of range for {n} embeddings")

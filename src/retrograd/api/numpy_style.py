@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._values import tracing
+from .._values import by_ops
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
@@ -407,7 +407,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     if n == 1:
         out = fp[0] + x * 0
     else:
-        if tracing():  # the knot index from ops, so that rg.jit replays it for new values
+        if by_ops(xp, x):  # the knot index from ops: rg.jit replays it, vmap batches it
             below_x = _sum(xp.detach() <= unsqueeze(x.detach(), -1), -1)
             j = clamp(below_x - 1, 0, n - 2)
         else:  # the same index, in O(len(x) log n)

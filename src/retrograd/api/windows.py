@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .. import devices, ops
+from .._values import every_value
 from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..tensor import Tensor
@@ -406,7 +407,7 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
                                  f"{tuple(a - b for a, b in zip(default, s))} and "
                                  f"{tuple(a + b for a, b in zip(default, s))} (exclusive)")
     total = math.prod(outs)
-    data = idx.data
+    data = every_value(idx)
     if data.size and (data.min() < 0 or data.max() >= total):
         raise IndexError(f"{fn}: indices must lie in [0, {total}) for output size {outs}; got "
                          f"values from {data.min()} to {data.max()}")

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import api as _f
 from .. import creation, ops
+from .._values import every_value
 from ..api.activations import (
     celu,
     elu,
@@ -220,6 +221,7 @@ def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> T
         raise ValueError(f"{name}: target of shape {y.shape} does not fit input of shape "
                          f"{x.shape}; expected class indices of shape {want}")
     n_classes = x.shape[1]
+    y = every_value(target)  # under rg.func.vmap: every batch element's targets
     if state.tracer is None and y.size and (y.min() < 0 or y.max() >= n_classes):
         bad = ((y < 0) | (y >= n_classes)) & (y != ignore_index)
         if bad.any():
@@ -314,7 +316,8 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
         if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
                 and len(y) == len(z) and len(y) and (
                     not 0 <= ignore_index < z.shape[1]
-                    or (state.tracer is None and not (y == ignore_index).any())):
+                    or (state.tracer is None
+                        and not (every_value(target) == ignore_index).any())):
             try:  # the op checks the labels itself (so a jit replay does too)
                 return apply(ops.cross_entropy, input, target, reduction=reduction,
                              smoothing=float(label_smoothing))

@@ -1,0 +1,241 @@
+"""rg.func.vmap over the whole public functional API: for every public function of rg, F,
+linalg, fft and special (the example arguments of the jit audit), every distribution method
+and every nn layer's forward, `vmap(f)` over a batch of 3 equals a Python loop of `f` over
+the batch elements, stacked (values; and per-example gradients, `vmap(grad(f))`), whether
+every tensor argument is batched or only some are (in_dims None for the others); or it
+refuses with an error that names vmap. Never a silent mismatch: library code that read a
+batched tensor's values in Python would see one batch element only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_jit_audit import (
+    CASES,
+    DISTRIBUTIONS,
+    LAYERS,
+    METHODS,
+    Case,
+    _dist_case,
+    _draws,
+    _leaves,
+    _loss_of,
+)
+
+import retrograd as rg
+
+SEEDS = (21, 22, 23)  # the batch: one draw of every argument per seed
+RANDOM = "random numbers"
+VALUES = "reads the values of a batched tensor"
+
+INPLACE = "in-place"
+
+# Functions that refuse under vmap ("key" for every way of batching, "key@mode" for one),
+# with what the error says.
+REFUSES = {
+    # random numbers would be shared by the batch
+    "rg.rand_like": RANDOM, "rg.randn_like": RANDOM, "rg.randint_like": RANDOM,
+    "rg.multinomial": RANDOM, "F.dropout[train]": RANDOM, "F.dropout1d": RANDOM,
+    "F.feature_alpha_dropout": RANDOM, "F.scaled_dot_product_attention[dropout]": RANDOM,
+    # the result's shape (or a Python result) depends on each batch element's values
+    "rg.masked_select@all": VALUES, "rg.masked_select@last": VALUES,
+    "rg.masked_select[broadcast]@all": VALUES, "rg.masked_select[broadcast]@last": VALUES,
+    "rg.nonzero": VALUES, "rg.nonzero[as_tuple]": VALUES, "rg.nonzero[0d]": VALUES,
+    "rg.repeat_interleave[tensor]@all": VALUES, "rg.repeat_interleave[tensor]@last": VALUES,
+    "F.one_hot[infer]": VALUES, "rg.allclose": VALUES, "rg.allclose[near]": VALUES,
+    "linalg.lstsq[gelsd]@all": VALUES, "linalg.lstsq[gelsd]@first": VALUES,
+    # values computed outside the op table
+    "linalg.qr[complete]": VALUES, "linalg.svd[full]": VALUES,
+    # running statistics (and max_norm's rows) are updated in place with batched values
+    "F.batch_norm[train]@all": INPLACE, "F.batch_norm[train]@first": INPLACE,
+    "F.embedding[max_norm]": INPLACE,
+}
+
+
+def _refusal(key: str, mode: str) -> str | None:
+    return REFUSES.get(f"{key}@{mode}", REFUSES.get(key))
+
+
+# ---------------------------------------------------------------- the check
+
+def _flat(fn):
+    """`fn` with its outputs flattened to a tuple of leaves (vmap takes one level)."""
+    return lambda *xs: tuple(_leaves(fn(*xs)))
+
+
+def _stacked(rows: list[tuple], what: str) -> list:
+    """The loop's results, leaf by leaf: tensors stacked along a new axis 0; a Python
+    value must be the same for every batch element (else vmap could not return it)."""
+    out = []
+    for k, col in enumerate(zip(*rows)):
+        if isinstance(col[0], rg.Tensor):
+            if any(c.shape != col[0].shape for c in col):  # no batched tensor holds these
+                out.append(_Differs(k))
+            else:
+                out.append(np.stack([c.data for c in col]))
+        else:
+            out.append(col[0] if all(c == col[0] for c in col) else _Differs(k))
+    return out
+
+
+class _Differs:
+    """A Python result that differs between batch elements, or tensors whose shapes do:
+    vmap must refuse."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def _compare(got: tuple, want: list, what: str) -> None:
+    assert len(got) == len(want), f"{what}: {len(got)} outputs, the loop gives {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want)):
+        where = f"{what}: output {k}"
+        assert not isinstance(w, _Differs), \
+            f"{where} differs in value or shape per batch element; vmap returned {g!r}"
+        if not isinstance(w, np.ndarray):
+            assert g == w, where
+            continue
+        assert isinstance(g, rg.Tensor), f"{where}: {type(g).__name__}, not a Tensor"
+        assert g.shape == w.shape, f"{where}: shape {g.shape}, the loop's is {w.shape}"
+        assert g.dtype == w.dtype, f"{where}: dtype {g.dtype}, the loop's is {w.dtype}"
+        if w.dtype.kind in "fc":
+            np.testing.assert_allclose(g.data, w, rtol=1e-7, atol=1e-10, equal_nan=True,
+                                       err_msg=where)
+        else:
+            np.testing.assert_array_equal(g.data, w, err_msg=where)
+
+
+def _vmap_or_refuse(fn, in_dims, batched: list, per_element: list[list], what: str):
+    """vmap(fn) on the batched arguments against the loop of fn over `per_element`: True
+    if equal, the refusal's message if vmap raised naming itself."""
+    flat = _flat(fn)
+    rows = []
+    for args in per_element:
+        rows.append(flat(*args))
+    want = _stacked(rows, what)
+    out_dims = tuple(None if w is None or isinstance(w, (bool, int, float, str)) else 0
+                     for w in want)
+    try:
+        got = rg.func.vmap(flat, in_dims=in_dims, out_dims=out_dims)(*batched)
+    except Exception as e:  # noqa: BLE001 - the message decides
+        if "vmap" not in str(e):
+            raise AssertionError(f"{what}: vmap raised an error that does not name vmap: "
+                                 f"{type(e).__name__}: {e}") from e
+        return str(e)
+    _compare(got, want, what)
+    return True
+
+
+def _modes(n: int) -> dict:
+    """Which arguments are batched: all; and for several, only the first, only the last."""
+    modes = {"all": (True,) * n}
+    if n > 1:
+        modes["first"] = (True,) + (False,) * (n - 1)
+        modes["last"] = (False,) * (n - 1) + (True,)
+    return modes
+
+
+def _arguments(draws: list[list[np.ndarray]], which: tuple, diff=()):
+    """(in_dims, batched arguments, per-element argument lists) for a batch of draws; an
+    argument not batched takes the first draw's value."""
+    in_dims = tuple(0 if b else None for b in which)
+    batched = [rg.tensor(np.stack([d[k] for d in draws]) if b else draws[0][k].copy())
+               for k, b in enumerate(which)]
+    per = [[rg.tensor((d if b else draws[0])[k].copy()) for k, b in enumerate(which)]
+           for d in draws]
+    return in_dims, batched, per
+
+
+def _check(key: str, case: Case, refusal: str | None, mode: str) -> None:
+    draws = _draws(case, SEEDS)
+    which = _modes(len(case.gens))[mode]
+    in_dims, batched, per = _arguments(draws, which)
+    got = _vmap_or_refuse(case.fn, in_dims, batched, per, f"{key} [{mode}]")
+    if refusal is not None:
+        assert got is not True, f"{key}: expected to refuse under vmap"
+        assert refusal in got, f"{key}: refused saying {got}"
+        return
+    assert got is True, f"{key} [{mode}]: refused under vmap: {got}"
+    diff = case.grad if isinstance(case.grad, tuple) else tuple(
+        k for k, a in enumerate(draws[0]) if a.dtype.kind == "f" and case.grad)
+    if not diff or mode != "all":
+        return
+    outs = _leaves(case.fn(*per[0]))
+    rng = np.random.default_rng(5)
+    weights = [rg.tensor(rng.standard_normal(o.shape + ((2,) if o.dtype.kind == "c" else ())))
+               if isinstance(o, rg.Tensor) and o.dtype.kind in "fc" else None for o in outs]
+    if not any(w is not None for w in weights):
+        return
+    g = rg.func.grad(_loss_of(case.fn, weights), argnums=diff)
+    got = _vmap_or_refuse(g, in_dims, batched, per, f"{key} [per-example gradients]")
+    assert got is True, f"{key}: the values batch but the gradients refuse: {got}"
+
+
+def _case_modes():
+    for key in sorted(CASES):
+        for mode in _modes(len(CASES[key].gens)):
+            yield key, mode
+
+
+@pytest.mark.parametrize(("key", "mode"), list(_case_modes()))
+def test_vmap_of_each_public_function_equals_a_loop_or_refuses(key, mode):
+    rg.set_default_dtype(np.float64)
+    _check(key, CASES[key], _refusal(key, mode), mode)
+
+
+def test_every_refusal_names_a_case():
+    names = {f"{k}@{m}" for k, m in _case_modes()} | set(CASES)
+    assert not set(REFUSES) - names
+
+
+# ---------------------------------------------------------------- distributions
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+def test_vmap_of_each_distribution_method_equals_a_loop_or_refuses(name, method):
+    """Parameters and values batched together."""
+    rg.set_default_dtype(np.float64)
+    case = _dist_case(name, method)
+    try:
+        case.fn(*[rg.tensor(a) for a in _draws(case, SEEDS[:1])[0]])
+    except NotImplementedError:
+        return  # not defined for this distribution in eager mode either
+    _check(f"{name}.{method}", case, RANDOM if method in ("sample", "rsample") else None,
+           "all")
+
+
+# ---------------------------------------------------------------- nn layers
+
+LAYER_REFUSES = {  # (layer, mode) -> what the error says
+    ("Dropout", "train"): RANDOM,
+    **{(n, "train"): INPLACE for n in ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]},
+    ("Embedding[max_norm]", "train"): INPLACE, ("Embedding[max_norm]", "eval"): INPLACE,
+}
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("key", sorted(LAYERS))
+def test_vmap_of_each_layer_forward_equals_a_loop_or_refuses(key, mode):
+    """The layer's parameters are shared by the batch (closed over); its inputs batched."""
+    make, gens = LAYERS[key]
+    rg.set_default_dtype(np.float64)
+    rg.manual_seed(0)
+    layer = make()
+    getattr(layer, mode)()
+    for b in layer.buffers():  # running statistics: the loop must not move them between calls
+        b.requires_grad = False
+    draws = _draws(Case(None, *gens), SEEDS)
+    state = [b.data.copy() for b in layer.buffers()]
+
+    def fn(*xs):
+        for b, s in zip(layer.buffers(), state):
+            b.data[...] = s
+        return layer(*xs)
+
+    in_dims, batched, per = _arguments(draws, (True,) * len(gens))
+    refusal = LAYER_REFUSES.get((key, mode), LAYER_REFUSES.get((key.split("[")[0], mode)))
+    got = _vmap_or_refuse(fn, in_dims, batched, per, f"{key} [{mode}]")
+    if refusal is not None:
+        assert got is not True and refusal in got, f"{key} [{mode}]: {got}"
+    else:
+        assert got is True, f"{key} [{mode}]: refused under vmap: {got}"
