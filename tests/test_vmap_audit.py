@@ -13,6 +13,7 @@ import pytest
 from test_jit_audit import (
     CASES,
     DISTRIBUTIONS,
+    INVALID,
     LAYERS,
     METHODS,
     Case,
@@ -23,6 +24,7 @@ from test_jit_audit import (
 )
 
 import retrograd as rg
+from retrograd.nn import functional as F
 
 SEEDS = (21, 22, 23)  # the batch: one draw of every argument per seed
 RANDOM = "random numbers"
@@ -239,3 +241,48 @@ def test_vmap_of_each_layer_forward_equals_a_loop_or_refuses(key, mode):
         assert got is not True and refusal in got, f"{key} [{mode}]: {got}"
     else:
         assert got is True, f"{key} [{mode}]: refused under vmap: {got}"
+
+
+# ---------------------------------------------------------------- invalid values
+
+def _t(*values, **kw):
+    return rg.tensor(np.array(*values, **kw))
+
+
+D = rg.distributions
+INVALID_MORE = {  # valid in the first batch element, invalid in the second
+    "F.max_unpool1d": (lambda x, i: F.max_unpool1d(x, i, 2), [_t([[[1.0, 2.0]]]),
+                                                            _t([[[0, 3]]])],
+                       [_t([[[1.0, 2.0]]]), _t([[[0, 4]]])], IndexError),
+    "rg.index_select": (lambda x, i: rg.index_select(x, 0, i), [_t([1.0, 2.0]), _t([1])],
+                        [_t([1.0, 2.0]), _t([-1])], IndexError),
+    "F.cross_entropy[nd]": (F.cross_entropy, [_t(np.ones((2, 3, 1))), _t([[0], [1]])],
+                            [_t(np.ones((2, 3, 1))), _t([[0], [3]])], IndexError),
+    "Normal(scale)": (lambda m, s: D.Normal(m, s).log_prob(m), [_t([0.0]), _t([1.0])],
+                      [_t([0.0]), _t([-1.0])], ValueError),
+    "Exponential.log_prob": (lambda r, v: D.Exponential(r).log_prob(v), [_t([1.0]), _t([1.0])],
+                             [_t([1.0]), _t([-1.0])], ValueError),
+    "Uniform.log_prob": (lambda lo, v: D.Uniform(lo, lo + 1).log_prob(v),
+                         [_t([0.0]), _t([0.5])], [_t([0.0]), _t([1.5])], ValueError),
+    "Uniform(low)": (lambda lo, hi: D.Uniform(lo, hi).mean, [_t([0.0]), _t([0.5])],
+                     [_t([1.0]), _t([0.5])], ValueError),
+    "Categorical.log_prob": (lambda p, v: D.Categorical(probs=p).log_prob(v),
+                             [_t([0.5, 0.5]), _t(1)], [_t([0.5, 0.5]), _t(2)], ValueError),
+    "Dirichlet": (lambda a, v: D.Dirichlet(a).log_prob(v), [_t([1.0, 2.0]), _t([0.5, 0.5])],
+                  [_t([-1.0, 2.0]), _t([0.5, 0.5])], ValueError),
+}
+
+
+@pytest.mark.parametrize("key", sorted(set(INVALID) | set(INVALID_MORE)))
+def test_vmap_over_an_invalid_batch_element_raises_as_the_loop_does(key):
+    """Checks of the values (ranges, supports, labels) must see every batch element, not
+    only the one a batched tensor's `.data` holds."""
+    fn, good, bad, error = {**INVALID, **INVALID_MORE}[key]
+    fn(*good)
+    with pytest.raises(error):
+        fn(*bad)
+    batch = [rg.tensor(np.stack([g.data, b.data])) for g, b in zip(good, bad)]
+    with pytest.raises(Exception) as e:  # noqa: PT011 - which one is checked below
+        rg.func.vmap(fn)(*batch)
+    assert isinstance(e.value, error) or "vmap" in str(e.value), \
+        f"{key}: {type(e.value).__name__}: {e.value}"

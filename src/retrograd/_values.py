@@ -88,14 +88,41 @@ def values_of(t, what: str, instead: str):
     return t.data
 
 
-def every_value(t):
-    """The values of every batch element of `t`, for checks that must hold for each: an
-    array with one leading dimension per `rg.func.vmap` level that batches `t` (outermost
-    first), or `t.data` itself when nothing batches it."""
+def _full(t, levels: tuple):
+    """(array, indices into `levels` of the vmap levels batching `t`, in the array's leading
+    dimensions' order)."""
+    fw = getattr(t, "_fw", None)
+    if fw is not None:
+        for k in range(len(levels) - 1, -1, -1):  # the innermost value holds the outer ones
+            lv = levels[k]
+            if lv.vmap and lv in fw:
+                arr, present = _full(fw[lv], levels[:k])
+                return arr, present + [k]
+    return t.data, []
+
+
+def every_values(*tensors) -> list:
+    """The values of every batch element of each tensor, for checks that must hold for
+    each (a batched tensor's `.data` holds one batch element's only): arrays with one
+    leading dimension per active `rg.func.vmap` level (1 where that level does not batch
+    the tensor), then each tensor's own shape padded on the left to the largest number of
+    dimensions, so NumPy broadcasts them as the batch elements broadcast. Outside vmap,
+    the tensors' arrays themselves."""
     stack = state.forward
-    if stack is None or not stack.vmapped or getattr(t, "_fw", None) is None:
-        return t.data
-    for lv in reversed(stack.levels):  # the innermost level's value holds the outer ones
-        if lv.vmap and lv in t._fw:
-            return every_value(t._fw[lv])
-    return t.data
+    if stack is None or not stack.vmapped:
+        return [t.data for t in tensors]
+    levels = stack.levels
+    vmaps = [k for k, lv in enumerate(levels) if lv.vmap]
+    fulls = [_full(t, levels) for t in tensors]
+    nd = max((t.ndim for t in tensors), default=0)
+    out = []
+    for t, (arr, present) in zip(tensors, fulls):
+        sizes = dict(zip(present, arr.shape))
+        prefix = tuple(sizes.get(k, 1) for k in vmaps)
+        out.append(arr.reshape(prefix + (1,) * (nd - t.ndim) + tuple(t.shape)))
+    return out
+
+
+def every_value(t):
+    """The values of every batch element of `t` (see `every_values`), for a check."""
+    return every_values(t)[0]

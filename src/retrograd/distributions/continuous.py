@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .. import special
+from .._values import every_value
 from ..api._args import _t
 from ..api.elementwise import where
 from ..creation import generator
@@ -78,6 +79,11 @@ class _Interval(C.Constraint):
         super().__init__("interval [low, high)",
                          lambda a, d: (d.low.data <= a) & (a < d.high.data))
 
+    def holds_for(self, value: Tensor, dist=None) -> bool:
+        """low <= value < high with ops, so that under rg.func.vmap the parameters and the
+        value line up batch element by batch element."""
+        return bool(np.all(every_value((dist.low <= value) & (value < dist.high))))
+
 
 class Uniform(Distribution):
     """The uniform distribution on [low, high)."""
@@ -89,7 +95,7 @@ class Uniform(Distribution):
     def __init__(self, low, high, validate_args: bool | None = None):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, validate_args=validate_args)
-        if self._validate_args and not np.all(self.low.data < self.high.data):
+        if self._validate_args and not np.all(every_value(self.low < self.high)):
             raise ValueError("Uniform is not defined when low >= high: expected parameter "
                              "low to be smaller than high everywhere")
 

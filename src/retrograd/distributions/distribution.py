@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._values import every_value
 from ..api._args import _t
 from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
@@ -142,7 +143,7 @@ class Distribution:
             raise ValueError(f"{type(self).__name__}: value of shape {value.shape} does not "
                              f"broadcast with batch_shape + event_shape "
                              f"{self._batch_shape + self._event_shape}") from None
-        if self.support is not None and not self.support.holds(value.data, self):
+        if self.support is not None and not self.support.holds_for(value, self):
             raise ValueError(f"Expected value argument of shape {value.shape} to be within the "
                              f"support ({self.support}) of the distribution "
                              f"{type(self).__name__}, but found invalid values")
@@ -172,11 +173,17 @@ class Constraint:
         with np.errstate(invalid="ignore"):
             return bool(np.all(self._test(np.asarray(a), dist)))
 
+    def holds_for(self, value: Tensor, dist=None) -> bool:
+        """`holds` for the tensor `value`: under rg.func.vmap, for every batch element (not
+        only the one its `.data` holds)."""
+        return self.holds(every_value(value), dist)
+
     def check_param(self, value, name: str, dist) -> None:
-        data = value.data if isinstance(value, Tensor) else np.asarray(value)
-        if not self.holds(data, dist):
+        ok = self.holds_for(value, dist) if isinstance(value, Tensor) else self.holds(
+            np.asarray(value), dist)
+        if not ok:
             raise ValueError(f"Expected parameter {name} (Tensor of shape "
-                             f"{tuple(np.shape(data))}) of distribution "
+                             f"{tuple(_t(value).shape)}) of distribution "
                              f"{type(dist).__name__} to satisfy the constraint {self.name}, "
                              "but found invalid values")
 
