@@ -55,6 +55,7 @@ REFUSES = {
 
 
 def _refusal(key: str, mode: str) -> str | None:
+    mode = "all" if mode == "requires_grad" else mode
     return REFUSES.get(f"{key}@{mode}", REFUSES.get(key))
 
 
@@ -107,13 +108,22 @@ def _compare(got: tuple, want: list, what: str) -> None:
             np.testing.assert_array_equal(g.data, w, err_msg=where)
 
 
+RAISES = "raises in eager mode too"
+
+
 def _vmap_or_refuse(fn, in_dims, batched: list, per_element: list[list], what: str):
     """vmap(fn) on the batched arguments against the loop of fn over `per_element`: True
-    if equal, the refusal's message if vmap raised naming itself."""
+    if equal, the refusal's message if vmap raised naming itself, RAISES if the loop
+    raised (and vmap raised the same kind of error)."""
     flat = _flat(fn)
     rows = []
-    for args in per_element:
-        rows.append(flat(*args))
+    try:
+        for args in per_element:
+            rows.append(flat(*args))
+    except Exception as e:  # noqa: BLE001 - not defined here in eager mode: vmap raises too
+        with pytest.raises(type(e)):
+            rg.func.vmap(flat, in_dims=in_dims)(*batched)
+        return RAISES
     want = _stacked(rows, what)
     out_dims = tuple(None if w is None or isinstance(w, (bool, int, float, str)) else 0
                      for w in want)
@@ -129,8 +139,9 @@ def _vmap_or_refuse(fn, in_dims, batched: list, per_element: list[list], what: s
 
 
 def _modes(n: int) -> dict:
-    """Which arguments are batched: all; and for several, only the first, only the last."""
-    modes = {"all": (True,) * n}
+    """Which arguments are batched: all (also requiring grad, where floating: library code
+    takes other routes then); and for several, only the first, only the last."""
+    modes = {"all": (True,) * n, "requires_grad": (True,) * n}
     if n > 1:
         modes["first"] = (True,) + (False,) * (n - 1)
         modes["last"] = (False,) * (n - 1) + (True,)
@@ -141,18 +152,21 @@ def _arguments(draws: list[list[np.ndarray]], which: tuple, diff=()):
     """(in_dims, batched arguments, per-element argument lists) for a batch of draws; an
     argument not batched takes the first draw's value."""
     in_dims = tuple(0 if b else None for b in which)
-    batched = [rg.tensor(np.stack([d[k] for d in draws]) if b else draws[0][k].copy())
-               for k, b in enumerate(which)]
-    per = [[rg.tensor((d if b else draws[0])[k].copy()) for k, b in enumerate(which)]
-           for d in draws]
+    batched = [rg.tensor(np.stack([d[k] for d in draws]) if b else draws[0][k].copy(),
+                         requires_grad=k in diff) for k, b in enumerate(which)]
+    per = [[rg.tensor((d if b else draws[0])[k].copy(), requires_grad=k in diff)
+            for k, b in enumerate(which)] for d in draws]
     return in_dims, batched, per
 
 
 def _check(key: str, case: Case, refusal: str | None, mode: str) -> None:
     draws = _draws(case, SEEDS)
     which = _modes(len(case.gens))[mode]
-    in_dims, batched, per = _arguments(draws, which)
+    floats = tuple(k for k, a in enumerate(draws[0]) if a.dtype.kind == "f")
+    in_dims, batched, per = _arguments(draws, which, floats if mode == "requires_grad" else ())
     got = _vmap_or_refuse(case.fn, in_dims, batched, per, f"{key} [{mode}]")
+    if got is RAISES:
+        return
     if refusal is not None:
         assert got is not True, f"{key}: expected to refuse under vmap"
         assert refusal in got, f"{key}: refused saying {got}"
@@ -175,8 +189,11 @@ def _check(key: str, case: Case, refusal: str | None, mode: str) -> None:
 
 def _case_modes():
     for key in sorted(CASES):
-        for mode in _modes(len(CASES[key].gens)):
-            yield key, mode
+        case = CASES[key]
+        floats = any(a.dtype.kind == "f" for a in _draws(case, SEEDS[:1])[0])
+        for mode in _modes(len(case.gens)):
+            if mode != "requires_grad" or floats:
+                yield key, mode
 
 
 @pytest.mark.parametrize(("key", "mode"), list(_case_modes()))
@@ -286,3 +303,27 @@ def test_vmap_over_an_invalid_batch_element_raises_as_the_loop_does(key):
         rg.func.vmap(fn)(*batch)
     assert isinstance(e.value, error) or "vmap" in str(e.value), \
         f"{key}: {type(e.value).__name__}: {e.value}"
+
+
+# ---------------------------------------------------------------- conversions and copies
+
+CONVERSIONS = {
+    "long": lambda x: (x * 3).long(), "int": lambda x: (x * 3).int(),
+    "bool": lambda x: (x > 0).bool() & (x * 0 == 0).bool(), "to": lambda x: x.to(np.int64),
+    "astype": lambda x: x.astype(np.int32), "float": lambda x: x.float(),
+    "double": lambda x: (x * 2).double(), "clone": lambda x: x.clone(),
+    "detach": lambda x: x.detach() * 2, "tensor": lambda x: rg.tensor(x) + 1,
+    "tensor[dtype]": lambda x: rg.tensor(x, dtype=np.float32),
+    "Tensor": lambda x: rg.Tensor(x * 2),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("name", sorted(CONVERSIONS))
+def test_vmap_of_conversions_and_copies_keeps_the_batch(name, requires_grad):
+    """A dtype conversion or a copy of a batched tensor is batched (whether or not the
+    tensor requires grad: a different route each)."""
+    case = Case(CONVERSIONS[name], lambda rng: rng.uniform(-3.0, 3.0, (4,)))
+    draws = _draws(case, SEEDS)
+    in_dims, batched, per = _arguments(draws, (True,), (0,) if requires_grad else ())
+    assert _vmap_or_refuse(case.fn, in_dims, batched, per, name) is True

@@ -150,7 +150,8 @@ class _Methods:
         dtype = np.dtype(dtype)
         if dtype == self.data.dtype:
             return self
-        if self.requires_grad and not is_float(dtype) and state.tracer is None:
+        if self.requires_grad and not is_float(dtype) and state.tracer is None \
+                and self._fw is None:  # (a batched tensor's batch comes from the op)
             return Tensor._wrap(self.data.astype(dtype))
         return apply(ops.cast, self, dtype=dtype)
 
