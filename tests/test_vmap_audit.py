@@ -62,7 +62,7 @@ def _refusal(key: str, mode: str) -> str | None:
 # ---------------------------------------------------------------- the check
 
 def _flat(fn):
-    """`fn` with its outputs flattened to a tuple of leaves (vmap takes one level)."""
+    """`fn` with its outputs flattened to a tuple of leaves."""
     return lambda *xs: tuple(_leaves(fn(*xs)))
 
 
@@ -128,7 +128,10 @@ def _vmap_or_refuse(fn, in_dims, batched: list, per_element: list[list], what: s
     out_dims = tuple(None if w is None or isinstance(w, (bool, int, float, str)) else 0
                      for w in want)
     try:
-        got = rg.func.vmap(flat, in_dims=in_dims, out_dims=out_dims)(*batched)
+        if all(d == 0 for d in out_dims):  # the result as fn gives it (named tuples, nesting)
+            got = tuple(_leaves(rg.func.vmap(fn, in_dims=in_dims)(*batched)))
+        else:
+            got = rg.func.vmap(flat, in_dims=in_dims, out_dims=out_dims)(*batched)
     except Exception as e:  # noqa: BLE001 - the message decides
         if "vmap" not in str(e):
             raise AssertionError(f"{what}: vmap raised an error that does not name vmap: "

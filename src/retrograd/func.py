@@ -573,8 +573,9 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
     `in_dims`: an int (the batched dimension of every argument), None (not
     batched), or a tuple with one entry per positional argument (an entry may
     itself be a tuple, list or dict matching a nested argument). `out_dims`: an
-    int, None, or a tuple with one entry per output, saying where the batch
-    dimension goes. Composes with the other transforms (`vmap(grad(f))`,
+    int, None, or a tuple with one entry per output (again possibly nested),
+    saying where the batch dimension goes; outputs may be tensors in tuples,
+    named tuples, lists and dicts. Composes with the other transforms (`vmap(grad(f))`,
     `jacrev(vmap(f))`, nested `vmap`).
 
     Inside `f` each batched argument looks like one batch element (its shape has no
@@ -618,7 +619,6 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
                              "no tensor arguments); at least one input must be batched")
         if size == 0:
             raise ValueError("vmap: the mapped dimension has size 0")
-        out_tree = None
         with forward.level((size,), vmap=True) as lv:
             order = iter(batched)
 
@@ -634,43 +634,58 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
 
             call = _tree_map(tuple(args), enter)
             res = _call(f, call, kwargs)
-            single = not isinstance(res, (tuple, list))
-            outs = [res] if single else list(res)
             odims = out_dims
-            if isinstance(odims, list):
-                odims = tuple(odims)
-            if isinstance(odims, tuple):
-                if single or len(odims) != len(outs):
-                    raise ValueError(f"vmap: out_dims has {len(odims)} entries but the function "
-                                     f"returned {1 if single else len(outs)} outputs")
-            else:
-                odims = (odims,) * len(outs)
-            out_tree = []
-            for k, (o, d) in enumerate(zip(outs, odims)):
-                out_tree.append(_vmap_output(o, d, lv, size, k))
-        return out_tree[0] if single else type(res)(out_tree)
+            if isinstance(odims, (tuple, list)) and not isinstance(res, (tuple, list)):
+                raise ValueError(f"vmap: out_dims has {len(odims)} entries but the function "
+                                 "returned 1 output")
+            return _outputs_tree(res, odims, lv, size, "output")
 
     return vmapped
 
 
-def _vmap_output(o, d, lv, size: int, k: int):
+def _outputs_tree(o, d, lv, size: int, where: str):
+    """The vmapped function's result `o` (tensors, possibly in tuples, named tuples, lists
+    and dicts) with each tensor's batch put at its out_dim; `d` is an int/None for the
+    whole subtree or a structure matching it."""
+    if isinstance(o, (tuple, list)):
+        if isinstance(d, (tuple, list)):
+            if len(d) != len(o):
+                what = "outputs" if where == "output" else f"entries at {where}"
+                raise ValueError(f"vmap: out_dims has {len(d)} entries but the function "
+                                 f"returned {len(o)} {what}")
+            items = [_outputs_tree(v, e, lv, size, _at(where, k))
+                     for k, (v, e) in enumerate(zip(o, d))]
+        else:
+            items = [_outputs_tree(v, d, lv, size, _at(where, k)) for k, v in enumerate(o)]
+        return type(o)(*items) if hasattr(o, "_fields") else type(o)(items)
+    if isinstance(o, dict):
+        return {k: _outputs_tree(v, d[k] if isinstance(d, dict) else d, lv, size,
+                                 f"{where}[{k!r}]") for k, v in o.items()}
+    return _vmap_output(o, d, lv, size, where)
+
+
+def _at(where: str, k: int) -> str:
+    return f"output {k}" if where == "output" else f"{where}[{k}]"
+
+
+def _vmap_output(o, d, lv, size: int, where: str):
     from .api import expand, reshape
 
     if not isinstance(o, Tensor):
         if d is None:
             return o
-        raise TypeError(f"vmap: output {k} is a {type(o).__name__}; a vmapped function must "
+        raise TypeError(f"vmap: {where} is a {type(o).__name__}; a vmapped function must "
                         "return tensors (or use out_dims=None for that output)")
     value = forward.tangent_of(o, lv)
     if d is None:
         if value is not None:
-            raise ValueError(f"vmap: output {k} is batched but out_dims is None for it")
+            raise ValueError(f"vmap: {where} is batched but out_dims is None for it")
         return o
     if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
         raise TypeError(f"vmap: out_dims entries must be ints or None, got {d!r}")
     if value is None:  # the same for every batch element
         value = expand(reshape(o, (1,) + o.shape), (size,) + o.shape)
     if not -value.ndim <= d < value.ndim:
-        raise ValueError(f"vmap: out_dim {d} is out of range for output {k} with "
+        raise ValueError(f"vmap: out_dim {d} is out of range for {where} with "
                          f"{value.ndim} dimensions (batch included)")
     return _move_from_front(value, int(d) % value.ndim)
