@@ -202,7 +202,7 @@ def test_train_and_sample_from_the_command_line(tmp_path, small_file, capsys):
     assert metrics["history"][0]["test_loss"] > metrics["test_loss"]
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     graph = (out / metrics["files"]["graph"]).read_text()
-    assert "logits.weight" in graph and "log_softmax" in graph and "loss" in graph
+    assert "logits.weight" in graph and "cross_entropy" in graph and "loss" in graph
     # the test loss from the checkpoint, by hand: nats per character over the test split
     items = M.read_items(small_file)
     vocab = M.Vocabulary(metrics["vocabulary"])

@@ -98,8 +98,9 @@ TORCH = {
     "einsum": lambda *xs, spec: torch.einsum(spec, *xs),
     "unfold": _unfold, "fold": _fold,
     "linear": torch.nn.functional.linear,
-    "cross_entropy": lambda z, y, reduction, smoothing: torch.nn.functional.cross_entropy(
-        z, y, reduction=reduction, label_smoothing=smoothing),
+    "cross_entropy": lambda z, y, reduction, smoothing, ignore=-100: (
+        torch.nn.functional.cross_entropy(z, y, reduction=reduction, label_smoothing=smoothing,
+                                          ignore_index=ignore)),
     "max_pool2d": lambda x, kernel: torch.nn.functional.max_pool2d(x, kernel),
 }
 

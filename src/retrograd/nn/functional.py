@@ -307,22 +307,19 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     probabilities of the input's shape (float). PyTorch's `weight`,
     `ignore_index`, `reduction` and `label_smoothing` are supported.
     """
-    # Fast path, checked cheaply: (N, C) scores, N class indices all in range, no weights,
-    # and no target equal to ignore_index (one outside [0, C) is caught by the op's check).
+    # Fast path, checked cheaply: (N, C) scores, N class indices, no weights. The op drops
+    # the rows labelled ignore_index itself (so a jit replay reads each call's labels).
     if (input.__class__ is Tensor and target.__class__ is Tensor or state.tracer is not None
             and isinstance(input, Tensor) and isinstance(target, Tensor)) and weight is None \
             and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
         z, y = input.data, target.data
         if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
-                and len(y) == len(z) and len(y) and (
-                    not 0 <= ignore_index < z.shape[1]
-                    or (state.tracer is None
-                        and not (every_value(target) == ignore_index).any())):
+                and len(y) == len(z) and len(y):
             try:  # the op checks the labels itself (so a jit replay does too)
                 return apply(ops.cross_entropy, input, target, reduction=reduction,
-                             smoothing=float(label_smoothing))
+                             smoothing=float(label_smoothing), ignore=int(ignore_index))
             except ops.LabelError:
-                pass  # out of range, or ignore_index: the general path tells them apart
+                pass  # out of range: the general path says which
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "

@@ -9,6 +9,7 @@ what a recorded backward (`create_graph=True`) and `rg.sym` use. These ops are
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -119,13 +120,26 @@ def _check_labels(y, classes, name):
                          f"classes, so targets must be in [0, {classes - 1}]")
 
 
-def _cross_entropy(z, y, *, reduction, smoothing):
-    return _cross_entropy_saving(z, y, reduction=reduction, smoothing=smoothing)[0]
+def _cross_entropy(z, y, *, reduction, smoothing, ignore=None):
+    return _cross_entropy_saving(z, y, reduction=reduction, smoothing=smoothing,
+                                 ignore=ignore)[0]
 
 
-def _cross_entropy_saving(z, y, *, reduction, smoothing):
+def _ignored(y, ignore):
+    """The rows whose label is `ignore` (a bool array), or None when there are none."""
+    if ignore is None:
+        return None
+    hit = y == ignore
+    return hit if hit.any() else None
+
+
+def _cross_entropy_saving(z, y, *, reduction, smoothing, ignore=None):
     """The loss, and softmax(z) for the backward (recomputing it costs as much as the
-    forward: per-row reductions over few classes are slow in NumPy)."""
+    forward: per-row reductions over few classes are slow in NumPy). Rows labelled
+    `ignore` add nothing, and 'mean' divides by the rows kept (nan if none, as PyTorch)."""
+    hit = _ignored(y, ignore)
+    if hit is not None:
+        y = np.where(hit, 0, y)  # any class: the row's loss and gradient are dropped
     _check_labels(y, z.shape[1], "cross_entropy")
     # ufunc reductions directly: np.sum/np.mean wrappers cost more than the maths here
     e = None
@@ -149,53 +163,84 @@ def _cross_entropy_saving(z, y, *, reduction, smoothing):
     else:
         loss -= picked
     e /= total
+    if hit is not None:
+        loss[hit] = 0
     if reduction != "none":
         loss = _sum_axis(loss, 0)
         if reduction == "mean":
-            loss = loss / len(y)
+            kept = len(y) if hit is None else len(y) - int(np.count_nonzero(hit))
+            loss = loss / kept if kept else loss * np.nan
     return loss, e
 
 
-def _xent_residual(m, z, y, smoothing, softmax=None):
-    """softmax(z) - q, q the (smoothed) one-hot targets: d(loss_n)/d(z_n)."""
+def _xent_residual(m, z, y, smoothing, softmax=None, ignore=None):
+    """softmax(z) - q, q the (smoothed) one-hot targets: d(loss_n)/d(z_n); rows labelled
+    `ignore` zero. Also the number of rows kept (an int on arrays, else a tensor)."""
     if m is NUMPY:
         y = _labels(y)
+        hit = _ignored(y, ignore)
         rows = _arange_as(y, len(y))
         if softmax is not None:
             r = softmax.copy()  # the node keeps its own for a second backward
         else:
             r = np.exp(z - np.maximum.reduce(z.real, axis=1, keepdims=True))
             r /= _sum_axis(r, 1)[:, None]
-        r[rows, y] -= 1.0 - smoothing
+        if hit is None:
+            r[rows, y] -= 1.0 - smoothing
+        else:
+            r[rows, np.where(hit, 0, y)] -= 1.0 - smoothing
         if smoothing:
             r -= smoothing / z.shape[1]
-        return r
+        if hit is None:
+            return r, len(y)
+        r[hit] = 0
+        return r, len(y) - int(np.count_nonzero(hit))
     # the targets as an op on `y`, not an array made from y's values: a traced
     # (rg.jit) backward must read the labels of each call, not the first call's
-    q = m.one_hot(y, classes=z.shape[1], dtype=z.dtype)
+    if ignore is None:
+        q = m.one_hot(y, classes=z.shape[1], dtype=z.dtype)
+        keep = None
+    else:
+        valid = y != ignore
+        q = m.one_hot(y * m.cast(valid, dtype=y.dtype), classes=z.shape[1], dtype=z.dtype)
+        keep = m.cast(valid, dtype=z.dtype)
     if smoothing:
         q = q * (1.0 - smoothing) + smoothing / z.shape[1]
-    return m.softmax(z, axis=1) - q
+    r = m.softmax(z, axis=1) - q
+    if keep is None:
+        return r, z.shape[0]
+    return r * m.reshape(keep, shape=(z.shape[0], 1)), m.sum(keep)
 
 
-def _xent_vjp(m, g, out, z, y, *, reduction, smoothing):
+def _xent_vjp(m, g, out, z, y, *, reduction, smoothing, ignore=None):
     # `out` is what the forward saved (softmax(z)) when it ran with NUMPY, else None
-    r = _xent_residual(m, z, y, smoothing, out if m is NUMPY else None)
+    r, kept = _xent_residual(m, z, y, smoothing, out if m is NUMPY else None, ignore)
     if reduction == "none":
         return r * m.reshape(g, shape=(z.shape[0], 1))
     if reduction == "mean":
-        g = g / z.shape[0]
+        g = g / _nonzero_count(m, kept, z.dtype)  # all rows ignored: r is 0, and so is this
     if m is NUMPY:
         r *= g
         return r
     return r * g
 
 
-def _xent_jvp(m, t, out, z, y, *, reduction, smoothing):
-    d = m.sum(_xent_residual(m, z, y, smoothing) * t, axis=-1)  # axes from the end: batchable
+def _nonzero_count(m, kept, dtype):
+    """The count of rows kept, 1 where it is 0 (then no row passes a gradient on)."""
+    if isinstance(kept, int):
+        return kept or 1
+    return kept + m.cast(kept == 0, dtype=dtype)
+
+
+def _xent_jvp(m, t, out, z, y, *, reduction, smoothing, ignore=None):
+    r, kept = _xent_residual(m, z, y, smoothing, None, ignore)
+    d = m.sum(r * t, axis=-1)  # axes from the end: batchable
     if reduction == "none":
         return d
-    return m.sum(d, axis=-1) / z.shape[0] if reduction == "mean" else m.sum(d, axis=-1)
+    total = m.sum(d, axis=-1)
+    if reduction != "mean":
+        return total
+    return total * math.nan if isinstance(kept, int) and not kept else total / kept
 
 
 def _one_hot(y, *, classes, dtype):

@@ -240,7 +240,23 @@ def _along(ndim, axis, index):
 
 def _index_add(x, index, src, *, axis):
     out = x.copy()
-    np.add.at(out, _along(out.ndim, axis, _nonnegative(index)), src)
+    where = _along(out.ndim, axis, _nonnegative(index))
+    if index.ndim != 1 or len(index) < 2 or out.dtype.kind not in "fciu":
+        np.add.at(out, where, src)
+        return out
+    # np.add.at is slow (an embedding's backward: ~0.6 ms for 1024 rows of 64). Sorting the
+    # index (stably, so each row's terms keep their order) makes every repeated index a
+    # run of rows that np.add.reduceat sums in one call; the runs' sums then land on
+    # distinct rows, where a plain fancy += is exact.
+    ax = out.ndim + axis
+    src = np.broadcast_to(src, out.shape[:ax] + index.shape + out.shape[ax + 1:])
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    starts = np.flatnonzero(ordered[1:] != ordered[:-1])
+    starts += 1
+    starts = np.concatenate((_ns(index).zeros(1, dtype=starts.dtype), starts))
+    sums = np.add.reduceat(np.take(src, order, axis=ax), starts, axis=ax)
+    out[_along(out.ndim, axis, ordered[starts])] += sums
     return out
 
 

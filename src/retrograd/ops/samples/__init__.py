@@ -207,8 +207,13 @@ def _linear(rng):
 
 def _cross_entropy(rng):
     y = np.array([0, 2, 1, 2, 0])
-    return [([rng.standard_normal((5, 3)), y], {"reduction": r, "smoothing": s})
-            for r in ("mean", "sum", "none") for s in (0.0, 0.2)]
+    out = [([rng.standard_normal((5, 3)), y], {"reduction": r, "smoothing": s})
+           for r in ("mean", "sum", "none") for s in (0.0, 0.2)]
+    # rows labelled `ignore` dropped: padding (-1), and a class label (2)
+    return out + [([rng.standard_normal((5, 3)), np.array([0, -1, 1, -1, 2])],
+                   {"reduction": r, "smoothing": s, "ignore": -1})
+                  for r in ("mean", "sum", "none") for s in (0.0, 0.2)] + [
+        ([rng.standard_normal((5, 3)), y], {"reduction": "mean", "smoothing": 0.2, "ignore": 2})]
 
 
 def _max_pool2d(rng):

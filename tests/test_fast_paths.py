@@ -1,0 +1,145 @@
+"""The NumPy fast paths the names transformer runs on, against PyTorch: index_add's sorted
+sums (an embedding's backward), cross_entropy's rows dropped by ignore_index inside the
+fused op, and scaled_dot_product_attention as one node."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+from retrograd.nn import functional as F
+
+TF = torch.nn.functional
+TOL = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
+
+
+# ---------------------------------------------------------------- index_add / embedding
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_backward_sums_repeated_rows_like_torch(dtype):
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((27, 16)).astype(dtype)
+    idx = rng.integers(0, 27, (64, 16))
+    idx[0, :5] = 3  # a run of one row, and rows never looked up
+    idx[idx == 7] = 8
+    g = rng.standard_normal((64, 16, 16)).astype(dtype)
+    rw = rg.tensor(w, requires_grad=True)
+    F.embedding(rg.tensor(idx), rw).backward(rg.tensor(g))
+    tw = torch.tensor(w, requires_grad=True)
+    TF.embedding(torch.tensor(idx), tw).backward(torch.tensor(g))
+    np.testing.assert_allclose(rw.grad.data, tw.grad.numpy(), **TOL[dtype])
+    assert rw.grad.dtype == w.dtype and not rw.grad.data[7].any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim,n", [((5, 7), 1, 40), ((3, 5, 4), 1, 33), ((6,), 0, 50),
+                                         ((4, 3, 2), 0, 2), ((4, 3), 0, 1)])
+def test_index_add_with_repeats_matches_torch(dtype, shape, dim, n):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(dtype)
+    idx = rng.integers(0, shape[dim], n)
+    src_shape = list(shape)
+    src_shape[dim] = n
+    src = rng.standard_normal(src_shape).astype(dtype)
+    rx, rs = rg.tensor(x, requires_grad=True), rg.tensor(src, requires_grad=True)
+    tx, ts = torch.tensor(x, requires_grad=True), torch.tensor(src, requires_grad=True)
+    out = rg.index_add(rx, dim, rg.tensor(idx), rs)
+    tout = torch.index_add(tx, dim, torch.tensor(idx), ts)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), **TOL[dtype])
+    g = rng.standard_normal(shape).astype(dtype)
+    out.backward(rg.tensor(g))
+    tout.backward(torch.tensor(g))
+    np.testing.assert_allclose(rx.grad.data, tx.grad.numpy(), **TOL[dtype])
+    np.testing.assert_allclose(rs.grad.data, ts.grad.numpy(), **TOL[dtype])
+
+
+# ---------------------------------------------------------------- cross_entropy, ignore_index
+
+def _xent_pair(z, y, dtype, create_graph=False, **kw):
+    rz = rg.tensor(z.astype(dtype), requires_grad=True)
+    tz = torch.tensor(z.astype(dtype), requires_grad=True)
+    loss = F.cross_entropy(rz, rg.tensor(y), **kw)
+    tloss = TF.cross_entropy(tz, torch.tensor(y), **kw)
+    return rz, tz, loss, tloss
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("labels,ignore", [([1, -1, 2, 0, -1, -1], -1),
+                                            ([2, 0, 2, 1, 3, 2], 2),
+                                            ([-1] * 6, -1),
+                                            ([0, 1, 2, 3, 0, 1], -1),
+                                            ([0, -100, 1, 3, -100, 2], -100)])
+def test_cross_entropy_drops_ignored_rows_in_one_node_like_torch(dtype, reduction, smoothing,
+                                                                 labels, ignore):
+    rng = np.random.default_rng(2)
+    z = rng.standard_normal((6, 4)) * 3
+    y = np.array(labels)
+    rz, tz, loss, tloss = _xent_pair(z, y, dtype, ignore_index=ignore, reduction=reduction,
+                                     label_smoothing=smoothing)
+    assert loss.grad_fn.op.name == "cross_entropy"  # the fused op, not the composed path
+    assert loss.dtype == rz.dtype and loss.shape == tuple(tloss.shape)
+    np.testing.assert_allclose(loss.data, tloss.detach().numpy(), **TOL[dtype])
+    g = rng.standard_normal(loss.shape).astype(dtype)
+    loss.backward(rg.tensor(g))
+    tloss.backward(torch.tensor(g))
+    np.testing.assert_allclose(rz.grad.data, tz.grad.numpy(), **TOL[dtype])
+    if reduction == "mean" and (y == ignore).all():
+        assert np.isnan(loss.data) and not rz.grad.data.any()  # nan, and a zero gradient
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_ignore_index_second_derivatives_match_torch(reduction):
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((5, 3))
+    y = np.array([0, -1, 2, -1, 1])
+    rz, tz, loss, tloss = _xent_pair(z, y, np.float64, ignore_index=-1, reduction=reduction,
+                                     label_smoothing=0.1)
+    v = rng.standard_normal((5, 3))
+    (gz,) = rg.autograd.grad(loss, rz, create_graph=True)
+    (rg.sum(gz * rg.tensor(v))).backward()
+    (tgz,) = torch.autograd.grad(tloss, tz, create_graph=True)
+    (tgz * torch.tensor(v)).sum().backward()
+    np.testing.assert_allclose(gz.data, tgz.detach().numpy(), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(rz.grad.data, tz.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_forward_mode_with_ignored_rows_matches_torch():
+    rng = np.random.default_rng(4)
+    z, t = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+    for labels in ([0, -1, 2, -1, 1], [-1] * 5):
+        y = np.array(labels)
+        for reduction in ("mean", "sum", "none"):
+            def f(z, reduction=reduction, y=y):
+                return F.cross_entropy(z, rg.tensor(y), ignore_index=-1, reduction=reduction)
+            _, tangent = rg.func.jvp(f, (rg.tensor(z),), (rg.tensor(t),))
+            _, ttangent = torch.func.jvp(
+                lambda z, reduction=reduction, y=y: TF.cross_entropy(
+                    z, torch.tensor(y), ignore_index=-1, reduction=reduction),
+                (torch.tensor(z),), (torch.tensor(t),))
+            np.testing.assert_allclose(tangent.data, ttangent.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_cross_entropy_with_padding_replays_under_jit_with_each_calls_labels():
+    rng = np.random.default_rng(5)
+    w = rg.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    x = rg.tensor(rng.standard_normal((6, 3)))
+
+    def step(x, y):
+        loss = F.cross_entropy(F.linear(x, w), y, ignore_index=-1)
+        (g,) = rg.autograd.grad(loss, w)
+        return loss, g
+
+    fast = rg.jit(step)
+    for labels in ([1, 2, -1, 0, -1, 3], [3, -1, -1, -1, 2, 2], [0, 1, 2, 3, 0, 1],
+                   [-1] * 6):
+        y = rg.tensor(np.array(labels))
+        (v, g), (rv, rg_) = fast(x, y), step(x, y)
+        np.testing.assert_allclose(v.data, rv.data, rtol=1e-12)
+        np.testing.assert_allclose(g.data, rg_.data, rtol=1e-12)
+    assert fast.trace_count == 1
+    with pytest.raises(IndexError, match="target 4 is out of bounds"):
+        fast(x, rg.tensor(np.array([0, 1, 4, -1, 0, 1])))
