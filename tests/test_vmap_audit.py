@@ -290,20 +290,30 @@ INVALID_MORE = {  # valid in the first batch element, invalid in the second
                              [_t([0.5, 0.5]), _t(1)], [_t([0.5, 0.5]), _t(2)], ValueError),
     "Dirichlet": (lambda a, v: D.Dirichlet(a).log_prob(v), [_t([1.0, 2.0]), _t([0.5, 0.5])],
                   [_t([-1.0, 2.0]), _t([0.5, 0.5])], ValueError),
+    "nn.utils.get_total_norm": (
+        lambda g: rg.nn.utils.get_total_norm([g], error_if_nonfinite=True), [_t([1.0, 2.0])],
+        [_t([np.inf, 2.0])], RuntimeError),
 }
 
 
+@pytest.mark.parametrize("nested", [False, True])
 @pytest.mark.parametrize("key", sorted(set(INVALID) | set(INVALID_MORE)))
-def test_vmap_over_an_invalid_batch_element_raises_as_the_loop_does(key):
+def test_vmap_over_an_invalid_batch_element_raises_as_the_loop_does(key, nested):
     """Checks of the values (ranges, supports, labels) must see every batch element, not
-    only the one a batched tensor's `.data` holds."""
+    only the one a batched tensor's `.data` holds (nested: the last of a 2 x 2 batch)."""
     fn, good, bad, error = {**INVALID, **INVALID_MORE}[key]
     fn(*good)
     with pytest.raises(error):
         fn(*bad)
-    batch = [rg.tensor(np.stack([g.data, b.data])) for g, b in zip(good, bad)]
+    if nested:
+        batch = [rg.tensor(np.stack([g.data, g.data, g.data, b.data]).reshape(
+            (2, 2) + g.shape)) for g, b in zip(good, bad)]
+        f = rg.func.vmap(rg.func.vmap(fn))
+    else:
+        batch = [rg.tensor(np.stack([g.data, b.data])) for g, b in zip(good, bad)]
+        f = rg.func.vmap(fn)
     with pytest.raises(Exception) as e:  # noqa: PT011 - which one is checked below
-        rg.func.vmap(fn)(*batch)
+        f(*batch)
     assert isinstance(e.value, error) or "vmap" in str(e.value), \
         f"{key}: {type(e.value).__name__}: {e.value}"
 
@@ -330,3 +340,36 @@ def test_vmap_of_conversions_and_copies_keeps_the_batch(name, requires_grad):
     draws = _draws(case, SEEDS)
     in_dims, batched, per = _arguments(draws, (True,), (0,) if requires_grad else ())
     assert _vmap_or_refuse(case.fn, in_dims, batched, per, name) is True
+
+
+# ---------------------------------------------------------------- nested vmap
+
+NESTED = [  # a sample: routes by ops for batched values, checks, refusals, fallback loops
+    "rg.interp", "rg.interp[sides]", "F.nll_loss[weight]", "F.cross_entropy[nd]",
+    "F.cross_entropy[ignore]", "F.embedding", "F.max_unpool2d", "rg.gather", "rg.sort",
+    "rg.masked_select", "rg.nonzero", "rg.allclose", "linalg.qr[complete]", "rg.kthvalue",
+    "linalg.lstsq", "F.binary_cross_entropy", "rg.repeat_interleave[tensor]", "rg.median",
+    "F.one_hot", "special.multigammaln", "rg.cdist", "F.layer_norm",
+]
+
+
+@pytest.mark.parametrize("key", NESTED)
+def test_nested_vmap_equals_a_double_loop_or_refuses(key):
+    """vmap(vmap(f)) over a 2 x 2 batch: every value read and check sees all four elements."""
+    rg.set_default_dtype(np.float64)
+    case = CASES[key]
+    draws = _draws(case, (31, 32, 33, 34))
+    n = len(case.gens)
+    batched = [rg.tensor(np.stack([d[k] for d in draws]).reshape((2, 2) + draws[0][k].shape))
+               for k in range(n)]
+    rows = [_flat(case.fn)(*[rg.tensor(a.copy()) for a in d]) for d in draws]
+    want = _stacked(rows, key)
+    refusal = _refusal(key, "all")
+    try:
+        got = tuple(_leaves(rg.func.vmap(rg.func.vmap(case.fn))(*batched)))
+    except Exception as e:  # noqa: BLE001 - the message decides
+        assert refusal is not None and refusal in str(e), f"{key}: {type(e).__name__}: {e}"
+        return
+    assert refusal is None, f"{key}: expected to refuse under vmap"
+    got = tuple(g.reshape((4,) + g.shape[2:]) if isinstance(g, rg.Tensor) else g for g in got)
+    _compare(got, want, f"{key} [nested]")

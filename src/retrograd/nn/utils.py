@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import api as _f
+from .._values import every_value
 from ..grad_mode import no_grad, state
 from ..tensor import Tensor
 
@@ -42,7 +43,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
         raise JitError("clip_grad_norm_/get_total_norm with error_if_nonfinite=True inside "
                        "rg.jit: the check reads the norm's value, which a replay cannot do; "
                        "pass error_if_nonfinite=False, or check the returned norm outside")
-    if error_if_nonfinite and not np.isfinite(total.data):
+    if error_if_nonfinite and not np.all(np.isfinite(every_value(total))):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
                            "is non-finite, so it cannot be clipped. To disable this error and "
                            "scale the gradients by the non-finite norm anyway, set "
