@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._values import batched
 from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -141,6 +142,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
         axes = tuple(a - x.ndim for a in range(x.ndim) if a != 1)
         y = apply(ops.standardize, x, axes=axes, eps=float(eps))
         if rm is not None or rv is not None:
+            if batched(x, rm, rv):
+                raise RuntimeError(
+                    "rg.func.vmap: batch_norm in training mode updates running_mean and "
+                    "running_var in-place with statistics that differ per batch element, "
+                    "which vmap cannot batch; pass running_mean=None and running_var=None (a "
+                    "layer: track_running_stats=False), or use eval mode")
             _update_running(x, rm, rv, momentum, count)
     else:
         if rm is None or rv is None:
