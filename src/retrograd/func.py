@@ -583,7 +583,11 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
     batching rules (`retrograd.batching`). Reading a batched value in Python
     (`item()`, `bool()`, `numpy()`, indexing with a batched tensor), changing one
     in place, drawing random numbers, and `backward()` inside `f` raise, as in
-    torch.func.vmap.
+    torch.func.vmap; so do library functions that need a batched tensor's values
+    in Python (a result whose shape depends on them, as `nonzero`; `allclose`;
+    `one_hot` inferring the class count; batch_norm updating running statistics).
+    Their checks (label and index ranges, distribution supports) see every batch
+    element.
     """
     @functools.wraps(f)
     def vmapped(*args, **kwargs):
