@@ -93,6 +93,7 @@ class _Gammainc(torch.autograd.Function):
 
     @staticmethod
     def _dx(a, x, upper):
+        a = a.to(x.dtype)  # an integer a: lgamma in x's precision, not the default float's
         d = torch.exp((a - 1) * torch.log(x) - x - torch.special.gammaln(a))
         return -d if upper else d
 

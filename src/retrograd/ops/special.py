@@ -226,6 +226,8 @@ zeta = elementwise("zeta", _zeta, lambda m, g, out, x, q, *, n=0: g * m.zeta(x, 
 # ---------------------------------------------------------------- incomplete gamma
 
 def _gammainc_dx(m, g, out, a, x):
+    # a in x's dtype first: an integer a would give gammaln the default float dtype
+    a = m.cast(a, dtype=x.dtype)
     return g * m.exp((a - 1.0) * m.log(x) - x - m.gammaln(a))
 
 
