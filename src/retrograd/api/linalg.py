@@ -16,6 +16,7 @@ def einsum(spec: str, *operands) -> Tensor:
         operands = tuple(operands[0])
     ts = [_t(t) for t in operands]
     _einsum_parse(spec, [t.shape for t in ts])  # validate before recording
+    _same_dtype("einsum", ts)
     return apply(ops.einsum, *ts, spec=spec)
 
 
@@ -31,6 +32,17 @@ def matmul(x, y) -> Tensor:
     if kx != ky:
         raise ValueError(f"matmul(): shapes {x.shape} and {y.shape} do not align "
                          f"({kx} != {ky})")
+    if x.data.dtype is not y.data.dtype:
+        _same_dtype("matmul", (x, y))
     return apply(ops.matmul, x, y)
+
+
+def _same_dtype(name: str, ts) -> None:
+    """Products do not promote, as in PyTorch: operands of different dtypes are refused."""
+    dts = {t.data.dtype for t in ts}
+    if len(dts) > 1:
+        raise RuntimeError(f"{name}(): expected operands of the same dtype, got "
+                           f"{', '.join(str(t.data.dtype) for t in ts)}; convert one with "
+                           ".to(dtype) first")
 
 
