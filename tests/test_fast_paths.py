@@ -143,3 +143,90 @@ def test_cross_entropy_with_padding_replays_under_jit_with_each_calls_labels():
     assert fast.trace_count == 1
     with pytest.raises(IndexError, match="target 4 is out of bounds"):
         fast(x, rg.tensor(np.array([0, 1, 4, -1, 0, 1])))
+
+
+# ---------------------------------------------------------------- attention as one node
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("shapes", [((3, 4, 16, 8), (3, 4, 16, 8), (3, 4, 16, 8)),
+                                    ((2, 5, 3), (2, 7, 3), (2, 7, 6)),
+                                    ((6, 4), (3, 4), (3, 2))])
+def test_attention_is_one_node_and_matches_torch(dtype, causal, shapes):
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    rq, rk, rv = (rg.tensor(a, requires_grad=True) for a in arrays)
+    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in arrays)
+    out = F.scaled_dot_product_attention(rq, rk, rv, is_causal=causal)
+    tout = TF.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+    assert out.grad_fn.op.name == "attention" and out.dtype == rq.dtype
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else TOL[dtype]
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), **tol)
+    g = rng.standard_normal(out.shape).astype(dtype)
+    out.backward(rg.tensor(g))
+    tout.backward(torch.tensor(g))
+    for r, t in ((rq, tq), (rk, tk), (rv, tv)):
+        np.testing.assert_allclose(r.grad.data, t.grad.numpy(), **tol)
+
+
+def test_attention_rows_with_scores_beyond_exps_range_stay_exact():
+    """A row whose scores spread further than exp's range: shifted by its own diagonal
+    score it would overflow, so the row's maximum takes over."""
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((2, 4, 3))
+    q[0, 3] *= 400.0
+    q[1, 2] *= 300.0
+    k, v = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 4, 3))
+    for causal in (True, False):
+        rq, rk, rv = (rg.tensor(a, requires_grad=True) for a in (q, k, v))
+        tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
+        out = F.scaled_dot_product_attention(rq, rk, rv, is_causal=causal, scale=2.0)
+        tout = TF.scaled_dot_product_attention(tq, tk, tv, is_causal=causal, scale=2.0)
+        np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12, atol=1e-13)
+        out.sum().backward()
+        tout.sum().backward()
+        for r, t in ((rq, tq), (rk, tk), (rv, tv)):
+            np.testing.assert_allclose(r.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_attention_second_derivatives_match_torch_math_path():
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal((2, 5, 3)) for _ in range(3)]
+    rq, rk, rv = (rg.tensor(a, requires_grad=True) for a in arrays)
+    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in arrays)
+    out = F.scaled_dot_product_attention(rq, rk, rv, is_causal=True)
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        tout = TF.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+    c = rng.standard_normal(out.shape)
+    grads = rg.autograd.grad(rg.sum(out * rg.tensor(c)), [rq, rk, rv], create_graph=True)
+    tgrads = torch.autograd.grad((tout * torch.tensor(c)).sum(), [tq, tk, tv],
+                                 create_graph=True)
+    rg.sum(sum(rg.sum(gr * gr) for gr in grads)).backward()
+    sum((t * t).sum() for t in tgrads).backward()
+    for r, t in ((rq, tq), (rk, tk), (rv, tv)):
+        np.testing.assert_allclose(r.grad.data, t.grad.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_attention_block_trains_under_jit_like_eager():
+    from retrograd.models.names import CausalSelfAttention
+
+    rng = np.random.default_rng(9)
+    rg.manual_seed(0)
+    eager_attn = CausalSelfAttention(8, 2)
+    rg.manual_seed(0)
+    jit_attn = CausalSelfAttention(8, 2)
+
+    def step(model, x):
+        loss = rg.sum(model(x) ** 2)
+        grads = rg.autograd.grad(loss, list(model.parameters()))
+        return loss, grads
+
+    fast = rg.jit(lambda x: step(jit_attn, x))
+    for _ in range(3):
+        x = rg.tensor(rng.standard_normal((3, 5, 8)).astype(np.float32))
+        (lv, gs), (rlv, rgs) = fast(x), step(eager_attn, x)
+        np.testing.assert_allclose(lv.data, rlv.data, rtol=1e-6)
+        for a, b in zip(gs, rgs):
+            assert a.dtype == b.dtype == np.float32
+            np.testing.assert_allclose(a.data, b.data, rtol=1e-5, atol=1e-6)
+    assert fast.trace_count == 1

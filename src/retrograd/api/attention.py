@@ -1,6 +1,7 @@
 """Scaled dot-product attention, PyTorch's `F.scaled_dot_product_attention`.
 
-A composition of recorded ops (two matrix products and a softmax), so its
+Without a mask tensor or dropout (causal or not), one fused op (`ops.attention`);
+otherwise a composition of recorded ops (two matrix products and a softmax), so its
 gradient, higher derivatives, forward mode and `rg.jit` replay come from theirs.
 """
 
@@ -10,8 +11,9 @@ import math
 
 import numpy as np
 
-from .. import creation
+from .. import creation, ops
 from ..devices import namespace_of
+from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
 from .elementwise import where
@@ -73,6 +75,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                          f"value {v.shape} do not broadcast (different head counts need "
                          f"enable_gqa=True)") from None
     L, S = q.shape[-2], k.shape[-2]
+    s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if attn_mask is None and dropout_p == 0.0 and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] \
+            and q.size and k.size and v.size:
+        # one node: the weights' softmax and its backward as fused NumPy passes
+        return apply(ops.attention, q, k, v, scale=s, causal=bool(is_causal))
     scores_shape = batch + (L, S)
     mask = dead = None
     if attn_mask is not None:
@@ -88,7 +95,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             raise TypeError(f"{fn}: attn_mask must be bool or floating, got {mask.dtype}")
     if is_causal:
         mask = Tensor(np.tril(np.ones((L, S), dtype=bool)))
-    s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     scores = matmul(q * s, transpose(k, -2, -1))
     if mask is not None:  # tensor ops: rg.jit replays them for each call's mask
         if mask.dtype == np.bool_:

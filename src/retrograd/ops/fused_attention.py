@@ -1,0 +1,165 @@
+"""Scaled dot-product attention as one node, with a NumPy fast path (a fused file: its
+rules may ask `m is NUMPY`).
+
+`attention(q, k, v, scale=s, causal=c)` over (..., L, E) queries, (..., S, E) keys and
+(..., S, Ev) values of one batch shape computes
+
+    w = softmax(s * q @ k^T + mask),   out = w @ v
+
+where the mask is 0, or -inf above the diagonal when `causal` (query i sees keys
+0..i, PyTorch's `is_causal`; every row sees key 0, so none is empty when S >= 1).
+
+The composition of ops makes per-row reductions over rows of S entries (max, sum,
+the softmax's vjp), which NumPy runs slowly for short rows. The fast forward
+shifts each row by one of its own scores instead of its maximum (see
+`_weights_np`) and sums rows by a product with ones; it saves the weights w. The
+fast backward computes all three gradients on the first rule's call:
+
+    dv = w^T g,  dw = g v^T,  ds = w * (dw - rowsum(dw * w)),  dq = s ds k,  dk = s ds^T q
+
+The generic path (create_graph, forward mode, other devices) records the same
+maths with ops, so it differentiates again.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..devices import const_like
+from ..primitive import NUMPY, defop
+from .fused_rnn import _rules, _Saved
+
+
+@functools.lru_cache(maxsize=32)
+def _causal(L: int, S: int, dtype: np.dtype) -> np.ndarray:
+    """(L, S): 0 where query i sees key j (j <= i), -inf elsewhere, added to the scores."""
+    table = np.where(np.tri(L, S, dtype=bool), 0.0, -np.inf).astype(dtype)
+    table.flags.writeable = False
+    return table
+
+
+@functools.lru_cache(maxsize=32)
+def _arange(n: int) -> np.ndarray:
+    r = np.arange(n)
+    r.flags.writeable = False
+    return r
+
+
+@functools.lru_cache(maxsize=32)
+def _last(L: int, S: int) -> np.ndarray:
+    """Per query, the last key it sees: min(i, S - 1)."""
+    r = np.minimum(np.arange(L), S - 1)
+    r.flags.writeable = False
+    return r
+
+
+@functools.lru_cache(maxsize=32)
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    one = np.ones(n, dtype=dtype)
+    one.flags.writeable = False
+    return one
+
+
+def _fast(*arrays) -> bool:
+    """Host float32/float64 arrays of one dtype: the NumPy fast path applies."""
+    dt = arrays[0].dtype
+    return dt in (np.float32, np.float64) and all(
+        a.__class__ is np.ndarray and a.dtype == dt for a in arrays)
+
+
+def _swap(a):
+    return a.swapaxes(-1, -2)
+
+
+def _weights_np(q, k, scale, causal):
+    """softmax(scale * q k^T + mask) on arrays.
+
+    Each row is shifted by one of its own visible scores (the diagonal's, or the last
+    key's for queries past the keys) rather than by its maximum: a maximum over short
+    rows is the slowest pass NumPy makes here. The shifted row's sum is then at least 1
+    (that entry is exp(0)); only if another score exceeds it so far that the sum
+    overflows does the row's maximum take over. A row's weights read that row's scores
+    only, so a query's result never depends on the keys it may not see (bit for bit)."""
+    s = np.matmul(q, _swap(k))
+    s *= scale
+    L, S = s.shape[-2:]
+    if causal:
+        s += _causal(L, S, s.dtype)
+    ref = np.diagonal(s, axis1=-2, axis2=-1) if L <= S else s[..., _arange(L), _last(L, S)]
+    one = _ones(S, s.dtype)
+    e = np.exp(s - ref[..., None])
+    total = e @ one
+    if not np.maximum.reduce(total, axis=None) < np.inf:  # also catches nan
+        e = np.exp(s - np.maximum.reduce(s, axis=-1, keepdims=True))
+        total = e @ one
+    e /= total[..., None]
+    return e
+
+
+def _attention_saving(q, k, v, *, scale, causal):
+    if not _fast(q, k, v):
+        return _attention(q, k, v, scale=scale, causal=causal), None
+    w = _weights_np(q, k, scale, causal)
+    return np.matmul(w, v), _Saved(w)
+
+
+def _attention(q, k, v, *, scale, causal):
+    if _fast(q, k, v):
+        return np.matmul(_weights_np(q, k, scale, causal), v)
+    return NUMPY.matmul(_weights(NUMPY, q, k, scale, causal), v)
+
+
+def _fast_backward(g, q, k, v, w, *, scale, causal):
+    dv = np.matmul(_swap(w), g)
+    ds = np.matmul(g, _swap(v))
+    ds -= ((ds * w) @ _ones(w.shape[-1], w.dtype))[..., None]
+    ds *= w
+    ds *= scale
+    return np.matmul(ds, k), np.matmul(_swap(ds), q), dv
+
+
+# ---------------------------------------------------------------- generic rules (ops)
+
+def _swap_axes(nd: int) -> tuple:
+    return tuple(range(nd - 2)) + (nd - 1, nd - 2)
+
+
+def _t(m, a):
+    return m.permute(a, axes=_swap_axes(a.ndim))
+
+
+def _weights(m, q, k, scale, causal):
+    s = m.matmul(q, _t(m, k)) * scale
+    if causal:
+        s = s + const_like(_causal(q.shape[-2], k.shape[-2], q.dtype), q)
+    return m.softmax(s, axis=-1)
+
+
+def _generic_vjp(m, g, q, k, v, *, scale, causal, which):
+    w = _weights(m, q, k, scale, causal)
+    if which == 2:
+        return m.matmul(_t(m, w), g)
+    dw = m.matmul(g, _t(m, v))
+    ds = w * (dw - m.sum(dw * w, axis=-1, keepdims=True)) * scale
+    return m.matmul(ds, k) if which == 0 else m.matmul(_t(m, ds), q)
+
+
+def _jvp(which):
+    """Input `which`'s jvp: batchable (matrix products broadcast a tangent's leading
+    dimensions; the row sums count axes from the end)."""
+    def rule(m, t, out, q, k, v, *, scale, causal):
+        w = _weights(m, q, k, scale, causal)
+        if which == 2:
+            return m.matmul(w, t)
+        ds = m.matmul(t, _t(m, k)) if which == 0 else m.matmul(q, _t(m, t))
+        ds = ds * scale
+        return m.matmul(w * (ds - m.sum(ds * w, axis=-1, keepdims=True)), v)
+    return rule
+
+
+attention = defop(
+    "attention", _attention,
+    _rules(3, _fast_backward, _generic_vjp), tuple(_jvp(i) for i in range(3)),
+    saving=_attention_saving, tuned=True, fresh=True, fresh_vjps=True)
