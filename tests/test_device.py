@@ -458,3 +458,26 @@ def test_retrograd_train_device_flag_errors(tmp_path, capsys):
     assert main(["train", "--device", "cuda", "--out", str(tmp_path / "y")]) == 2
     err = capsys.readouterr().err
     assert "tpu" in err and "cuda is not available" in err
+
+
+@pytest.mark.parametrize("model_name", ["bigram", "mlp", "rnn", "gru", "transformer"])
+def test_retrograd_train_names_on_the_device(tmp_path, capsys, model_name):
+    """The names task follows --device like digits: the same losses as on the host."""
+    import json
+
+    from retrograd.cli import main
+
+    data = tmp_path / "names.txt"
+    data.write_text("\n".join(["anna", "emma", "olivia", "ava", "isabella", "sophia", "mia",
+                               "amelia", "harper", "evelyn", "abigail", "emily"] * 5) + "\n")
+    runs = {}
+    for device in ("cpu", "cuda"):
+        out = tmp_path / device
+        assert main(["train", "--task", "names", "--model", model_name, "--steps", "6",
+                     "--batch-size", "8", "--data", str(data), "--device", device,
+                     "--out", str(out)]) == 0
+        runs[device] = json.loads((out / "metrics.json").read_text())
+    np.testing.assert_allclose(runs["cuda"]["test_loss"], runs["cpu"]["test_loss"], rtol=1e-4)
+    np.testing.assert_allclose(runs["cuda"]["history"][-1]["train_loss"],
+                               runs["cpu"]["history"][-1]["train_loss"], rtol=1e-4)
+    capsys.readouterr()

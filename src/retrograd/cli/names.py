@@ -69,7 +69,7 @@ class Names:
         _d["jit"] = JIT_DEFAULT[_m]
     del _m, _d
     headline = "test_loss"
-    default_device = "cpu"  # the only one it runs on for now
+    default_device = None  # cuda when available, else cpu
     _on = ", ".join(m for m in models if JIT_DEFAULT[m])
     _off = ", ".join(m for m in models if not JIT_DEFAULT[m])
     jit_help = (f"names: run each training step under rg.jit (default: on where it measured "
@@ -117,10 +117,11 @@ class Names:
         was_training = model.training
         model.eval()
         total = 0.0
+        device = next(model.parameters()).device  # evaluate where the model is
         with no_grad():
             for start in range(0, len(X), EVAL_CHUNK):
-                logits = model(Tensor(X[start:start + EVAL_CHUNK]))
-                y = Tensor(Y[start:start + EVAL_CHUNK].reshape(-1))
+                logits = model(Tensor(X[start:start + EVAL_CHUNK]).to(device))
+                y = Tensor(Y[start:start + EVAL_CHUNK].reshape(-1)).to(device)
                 total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y,
                                                ignore_index=IGNORE, reduction="sum").item())
         model.train(was_training)
@@ -178,9 +179,6 @@ class _Run:
 
     def __init__(self, task_cls: type[Names], cfg) -> None:
         self.cfg = cfg
-        if cfg.device != "cpu":
-            raise UsageError(f"argument --device: the names task runs on the CPU only "
-                             f"(got {cfg.device})")
         if cfg.distributed:
             raise UsageError("argument --distributed: the names task runs in one process")
         try:
@@ -202,7 +200,7 @@ class _Run:
         cfg, task = self.cfg, self.task
         self.out = runfiles.make_folder(Path(cfg.out))
         creation.manual_seed(cfg.seed)
-        self.model = model = task.build_model()
+        self.model = model = task.build_model().to(cfg.device)
         opt = optim.AdamW(model.parameters(), lr=cfg.lr, betas=BETAS, weight_decay=WEIGHT_DECAY)
 
         def train_step(x: Tensor, y: Tensor) -> Tensor:
@@ -252,7 +250,10 @@ class _Run:
             lr = cfg.lr if s <= decay_at else cfg.lr * 0.1  # two values: jit traces twice
             for group in opt.param_groups:
                 group["lr"] = lr
-            loss = float(step(*next(batches)).item())
+            batch = next(batches)
+            if cfg.device != "cpu":
+                batch = tuple(t.to(cfg.device) for t in batch)
+            loss = float(step(*batch).item())
             if not math.isfinite(loss):
                 raise _Diverged(loss, s)
             self.steps_done = s
@@ -294,11 +295,12 @@ class _Run:
         self.seconds, self.cpu = time.perf_counter() - t0, time.process_time() - c0
         task, model = self.task, self.model
         self.extra["final_train_loss"] = task.split_loss(model, "train")
-        reloaded = task.build_model()
+        reloaded = task.build_model()  # on the host: rg.load gives host arrays
         reloaded.load_state_dict(serialization.load(self.out / runfiles.CHECKPOINT))
         self.extra["checkpoint_test_loss"] = task.split_loss(reloaded, "test")
         self.extra["samples"] = task.sample(reloaded, N_SAMPLES, seed=self.cfg.seed)
         self._plot()
+        model.to("cpu")  # the picture reads values and gradients on the host
         try:
             loss, labels = task.example(model)
             self.files["graph"] = runfiles.draw_graph(

@@ -159,7 +159,7 @@ class MLP(nn.Module):
     def forward(self, idx: rg.Tensor) -> rg.Tensor:
         B, T = idx.shape
         emb = self.wte(idx)  # (B, T, E)
-        start = self.wte(rg.zeros((B, self.window - 1), dtype=rg.int64))
+        start = self.wte(rg.zeros((B, self.window - 1), dtype=rg.int64, device=idx.device))
         padded = rg.cat([start, emb], dim=1)  # (B, window - 1 + T, E)
         # position t sees tokens t - window + 1 .. t: the windows, side by side
         x = rg.cat([padded[:, j:j + T] for j in range(self.window)], dim=-1)
@@ -250,7 +250,7 @@ class Transformer(nn.Module):
         if T > self.context:
             raise ValueError(f"a sequence of {T} tokens is longer than the context "
                              f"({self.context})")
-        x = self.wte(idx) + self.wpe(rg.arange(T))
+        x = self.wte(idx) + self.wpe(rg.arange(T, device=idx.device))
         for block in self.blocks:
             x = block(x)
         return self.head(self.ln_f(x))
