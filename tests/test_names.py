@@ -240,7 +240,6 @@ def test_bad_data_exits_2_and_writes_nothing(tmp_path, capsys, content):
     (["train", "--steps", "3"], "--steps"),
     (["train", "--task", "names", "--model", "cnn"], "unknown model"),
     (["train", "--task", "names", "--steps", "0"], "positive"),
-    (["train", "--task", "names", "--distributed"], "--distributed"),
     (["sample"], "--run"),
     (["sample", "--run", "nowhere"], "no such run folder"),
     (["sample", "--run", ".", "--temperature", "0"], "positive"),

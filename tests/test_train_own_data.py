@@ -98,3 +98,25 @@ def test_a_global_batch_that_does_not_split_is_refused(tmp_path):
     assert r.returncode != 0
     assert "--batch-size" in r.stderr and "2 ranks" in r.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_names_on_two_ranks_follows_one_process(tmp_path):
+    data = tmp_path / "names.txt"
+    data.write_text("\n".join(["anna", "emma", "olivia", "ava", "isabella", "sophia", "mia",
+                               "amelia", "harper", "evelyn", "abigail", "emily"] * 4) + "\n")
+    flags = ["--task", "names", "--model", "mlp", "--steps", "10", "--batch-size", "8",
+             "--data", str(data), "--no-jit"]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    runs = {}
+    for ranks in (1, 2):
+        out = tmp_path / f"r{ranks}"
+        cmd = [str(RETROGRAD), "train", *flags, "--out", str(out)]
+        if ranks > 1:
+            cmd = [str(MPIEXEC), "-n", "2"] + cmd + ["--distributed"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+        runs[ranks] = _metrics(out)
+    assert runs[2]["ranks"] == 2
+    np.testing.assert_allclose(runs[2]["test_loss"], runs[1]["test_loss"], rtol=1e-5)
+    np.testing.assert_allclose([h["train_loss"] for h in runs[2]["history"]],
+                               [h["train_loss"] for h in runs[1]["history"]], rtol=1e-5)

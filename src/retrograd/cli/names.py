@@ -179,8 +179,18 @@ class _Run:
 
     def __init__(self, task_cls: type[Names], cfg) -> None:
         self.cfg = cfg
+        self.world = None  # a distributed run's MPI world; rank 0 alone evaluates and writes
         if cfg.distributed:
-            raise UsageError("argument --distributed: the names task runs in one process")
+            from .. import distributed
+
+            try:
+                self.world = distributed.init()
+            except (ImportError, RuntimeError) as e:
+                raise CommandFailed(f"--distributed: {e}") from None
+            if cfg.batch_size % self.world.size:
+                raise UsageError(f"argument --batch-size: the global batch {cfg.batch_size} "
+                                 f"does not split evenly over {self.world.size} ranks")
+        self.lead = self.world is None or self.world.rank == 0
         try:
             self.plt, self.tqdm = runfiles.train_extras()
         except ImportError as e:
@@ -198,10 +208,15 @@ class _Run:
 
     def run(self) -> int:
         cfg, task = self.cfg, self.task
-        self.out = runfiles.make_folder(Path(cfg.out))
+        self.out = runfiles.make_folder(Path(cfg.out)) if self.lead else None
         creation.manual_seed(cfg.seed)
         self.model = model = task.build_model().to(cfg.device)
         opt = optim.AdamW(model.parameters(), lr=cfg.lr, betas=BETAS, weight_decay=WEIGHT_DECAY)
+        if self.world is not None:
+            from .. import distributed
+
+            distributed.broadcast_parameters(model)
+            opt = distributed.DistributedOptimizer(opt)
 
         def train_step(x: Tensor, y: Tensor) -> Tensor:
             # reads only the model and the optimizer (rg.jit guards all it can reach)
@@ -211,29 +226,55 @@ class _Run:
             opt.step()
             return loss
 
-        step = jit(train_step) if cfg.jit else train_step
+        def shard_step(x: Tensor, y: Tensor) -> float:
+            # this rank's rows of the global batch; its mean over its own characters is
+            # weighted by its share of the batch's characters, since ranks' gradients are
+            # averaged: the update is the one-process update
+            from .. import distributed
+
+            rank, size = self.world.rank, self.world.size
+            per = len(x) // size
+            x, y = x[rank * per:(rank + 1) * per], y[rank * per:(rank + 1) * per]
+            mine = int((y.numpy() != IGNORE).sum()) if cfg.device == "cpu" else \
+                int((y != IGNORE).sum().item())
+            weight = mine * size / distributed.allreduce(mine, op="sum")
+            loss = M.loss(model, x, y) * weight
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return distributed.allreduce(float(loss.item()), op="sum") / size
+
+        jitted = cfg.jit and self.world is None  # the allreduce runs outside rg.jit
+        step = shard_step if self.world is not None else jit(train_step) if jitted \
+            else train_step
         _one_blas_thread()
         t0, c0 = time.perf_counter(), time.process_time()
-        bar = self.tqdm(total=cfg.steps, desc=f"{cfg.model}{' (jit)' if cfg.jit else ''}",
-                        unit="step", file=sys.stderr, dynamic_ncols=True)
+        bar = self.tqdm(total=cfg.steps, desc=f"{cfg.model}{' (jit)' if jitted else ''}",
+                        unit="step", file=sys.stderr, dynamic_ncols=True,
+                        disable=not self.lead)
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 self._loop(step, opt, bar, t0, c0)
         except KeyboardInterrupt:
             bar.close()
+            if not self.lead:
+                return 130
             kept = self._stop("interrupted", t0, c0)
             print(f"retrograd: interrupted at step {self.steps_done} of {cfg.steps}; {kept}",
                   file=sys.stderr)
             return 130
         except _Diverged as d:
             bar.close()
-            kept = self._stop("diverged", t0, c0)
+            kept = self._stop("diverged", t0, c0) if self.lead else "rank 0 keeps the record"
             raise CommandFailed(f"training diverged: the loss became {d.args[0]} at step "
                                 f"{d.args[1]}; try a smaller --lr (now {cfg.lr}); {kept}") \
                 from None
         bar.close()
+        if not self.lead:
+            return 0
         self._finish(t0, c0)
-        print(f"{task.summary(self.history[-1])} ({cfg.model}, {cfg.steps} steps, "
+        ranks = f", {self.world.size} ranks" if self.world is not None else ""
+        print(f"{task.summary(self.history[-1])} ({cfg.model}, {cfg.steps} steps{ranks}, "
               f"{self.seconds:.1f} s, {self.cpu:.1f} s CPU)")
         print("samples: " + " ".join(self.extra["samples"]))
         print(f"wrote {self.out}{os.sep}{{{', '.join(self.files.values())}}}")
@@ -253,7 +294,8 @@ class _Run:
             batch = next(batches)
             if cfg.device != "cpu":
                 batch = tuple(t.to(cfg.device) for t in batch)
-            loss = float(step(*batch).item())
+            loss = step(*batch)
+            loss = loss if isinstance(loss, float) else float(loss.item())
             if not math.isfinite(loss):
                 raise _Diverged(loss, s)
             self.steps_done = s
@@ -262,7 +304,7 @@ class _Run:
             bar.update(1)
             if s % 10 == 0 or s == cfg.steps:
                 bar.set_postfix_str(f"loss {running:.4f}", refresh=False)
-            if s % every == 0 or s == cfg.steps:
+            if (s % every == 0 or s == cfg.steps) and self.lead:
                 row = {"step": s, "lr": lr, "train_loss": float(np.mean(interval)),
                        "test_loss": self.task.split_loss(self.model, "test")}
                 interval = []
@@ -316,7 +358,8 @@ class _Run:
         metrics = {
             "model": cfg.model, "status": self.status, "seed": cfg.seed,
             "steps": cfg.steps, "steps_done": self.steps_done, "batch_size": cfg.batch_size,
-            "lr": cfg.lr, "jit": bool(cfg.jit),
+            "lr": cfg.lr, "jit": bool(cfg.jit) and self.world is None,
+            "ranks": 1 if self.world is None else self.world.size,
             "optimizer": f"AdamW(betas={BETAS}, weight_decay={WEIGHT_DECAY}), lr x0.1 after "
                          f"{DECAY_AT:.0%} of the steps",
             **task.info(),
