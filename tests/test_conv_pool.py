@@ -454,7 +454,7 @@ def test_unpool_layers_and_return_indices_match_torch():
 def test_conv_transpose_output_size_like_torch():
     ours, theirs = rg.nn.ConvTranspose2d(2, 3, 3, stride=2), torch.nn.ConvTranspose2d(2, 3, 3,
                                                                                       stride=2)
-    x = rng.standard_normal((1, 2, 4, 4))
+    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
     assert ours(rg.tensor(x), output_size=(10, 9)).shape == \
         tuple(theirs(torch.tensor(x, dtype=torch.float32), output_size=(10, 9)).shape)
     with pytest.raises(ValueError, match="not reachable"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..engine import apply
+from ..grad_mode import state as _state
 from ..ops.linalg import _einsum_parse
 from ..tensor import Tensor
 from ._args import _t
@@ -38,9 +39,10 @@ def matmul(x, y) -> Tensor:
 
 
 def _same_dtype(name: str, ts) -> None:
-    """Products do not promote, as in PyTorch: operands of different dtypes are refused."""
+    """Products do not promote, as in PyTorch: operands of different dtypes are refused
+    (but for a complex-step gradient check, which perturbs one real input at a time)."""
     dts = {t.data.dtype for t in ts}
-    if len(dts) > 1:
+    if len(dts) > 1 and not (_state.complex_step and {d.kind for d in dts} == {"f", "c"}):
         raise RuntimeError(f"{name}(): expected operands of the same dtype, got "
                            f"{', '.join(str(t.data.dtype) for t in ts)}; convert one with "
                            ".to(dtype) first")
