@@ -230,3 +230,27 @@ def test_attention_block_trains_under_jit_like_eager():
             assert a.dtype == b.dtype == np.float32
             np.testing.assert_allclose(a.data, b.data, rtol=1e-5, atol=1e-6)
     assert fast.trace_count == 1
+
+
+# ---------------------------------------------------------------- tanh-GELU, tanh saved
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tanh_gelu_saved_tanh_backward_matches_torch(dtype):
+    rng = np.random.default_rng(10)
+    x = np.concatenate([rng.standard_normal(500) * 3, [-30.0, -8.0, -1e-3, 0.0, 1e-3, 8.0, 30.0]])
+    x = x.astype(dtype).reshape(-1, 3)
+    rx, tx = rg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out = F.gelu(rx, approximate="tanh")
+    tout = TF.gelu(tx, approximate="tanh")
+    assert out.grad_fn.op.name == "gelu"
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), **TOL[dtype])
+    with rg.no_grad():  # the unrecorded forward runs the same arithmetic
+        np.testing.assert_array_equal(F.gelu(rg.tensor(x), approximate="tanh").data, out.data)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    out.backward(rg.tensor(g))
+    tout.backward(torch.tensor(g))
+    np.testing.assert_allclose(rx.grad.data, tx.grad.numpy(), **TOL[dtype])
+    fast = rg.jit(lambda a: rg.autograd.grad(rg.sum(F.gelu(a, approximate="tanh") * g), a)[0])
+    for _ in range(2):
+        got = fast(rg.tensor(x, requires_grad=True))
+        np.testing.assert_allclose(got.data, tx.grad.numpy(), **TOL[dtype])

@@ -11,7 +11,6 @@ check` and the generated tests. Importing this package registers every op in
 from ..primitive import NUMPY, OPS, Op, defop, elementwise, sum_to
 from .activations import (
     elu,
-    gelu,
     hardsigmoid,
     hardswish,
     hardtanh,
@@ -67,6 +66,7 @@ from .elementwise import (
 )
 from .fft import fft_c2c, fft_c2r, fft_r2c
 from .fused import LabelError, cross_entropy, linear, max_pool2d, one_hot
+from .fused_activations import gelu
 from .fused_attention import attention
 from .fused_norms import layer_norm
 from .fused_rnn import gru_scan, lstm_scan, rnn_relu_scan, rnn_tanh_scan

@@ -1,6 +1,7 @@
-"""Activation functions, one node each: `gelu`, `silu`, `mish`, `softplus`,
-`logsigmoid`, `elu` (also `celu` and `selu`, by its attributes), `leaky_relu`,
-`hardtanh` (also `relu6`), `hardsigmoid`, `hardswish`, `softsign`, `threshold`.
+"""Activation functions, one node each: `gelu` (its row is in `fused_activations.py`),
+`silu`, `mish`, `softplus`, `logsigmoid`, `elu` (also `celu` and `selu`, by its
+attributes), `leaky_relu`, `hardtanh` (also `relu6`), `hardsigmoid`, `hardswish`,
+`softsign`, `threshold`.
 
 The forwards are numerically stable: `softplus`, `logsigmoid` and `mish` go
 through `logaddexp`, so they neither overflow nor lose the tail for large |x|.
@@ -122,7 +123,6 @@ def _threshold(x, *, threshold, value):
     return np.where(x > threshold, x, x.dtype.type(value))
 
 
-gelu = elementwise("gelu", _gelu, _gelu_d, fresh=True)
 silu = elementwise("silu", _silu, _silu_d, fresh=True)
 mish = elementwise("mish", _mish, _mish_d, fresh=True)
 softplus = elementwise("softplus", _softplus, _softplus_d, fresh=True)

@@ -89,8 +89,9 @@ def _weights_np(q, k, scale, causal):
         s += _causal(L, S, s.dtype)
     ref = np.diagonal(s, axis1=-2, axis2=-1) if L <= S else s[..., _arange(L), _last(L, S)]
     one = _ones(S, s.dtype)
-    e = np.exp(s - ref[..., None])
-    total = e @ one
+    with np.errstate(over="ignore"):  # an overflow is caught below
+        e = np.exp(s - ref[..., None])
+        total = e @ one
     if not np.maximum.reduce(total, axis=None) < np.inf:  # also catches nan
         e = np.exp(s - np.maximum.reduce(s, axis=-1, keepdims=True))
         total = e @ one
