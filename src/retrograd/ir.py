@@ -310,7 +310,8 @@ def to_source(outputs: Sequence[IRNode], inputs: Sequence[IRNode], name: str = "
               prologue: Sequence[str] = (),
               epilogue: Callable[[str, IRNode], str] | None = None,
               free: bool = True, single: bool = False,
-              emit: Callable[[IRNode, list, dict], str | None] | None = None) -> tuple[str, dict]:
+              emit: Callable[[IRNode, list, dict], str | None] | None = None,
+              traced_order: bool = False) -> tuple[str, dict]:
     """Straight-line Python source of a NumPy function computing `outputs` from `inputs`.
 
     Returns the source and the globals it needs (op forwards and constants
@@ -322,10 +323,11 @@ def to_source(outputs: Sequence[IRNode], inputs: Sequence[IRNode], name: str = "
     old array is freed at once, and few arrays are alive at any time); `single`
     returns the one output itself rather than a 1-tuple; `emit(node, args,
     env)` may return a custom right-hand side for a node (adding what it needs to
-    `env`), e.g. rg.jit's in-place fused ops.
+    `env`), e.g. rg.jit's in-place fused ops; `traced_order` computes the nodes in the
+    order they were made (`toposort`) rather than each just before its first use.
     """
     index = {n: k for k, n in enumerate(inputs)}
-    order = schedule(outputs)
+    order = toposort(outputs) if traced_order else schedule(outputs)
     missing = [n for n in order if n.op == VAR and n not in index]
     if missing:
         names = ", ".join(repr(n.attr("name")) for n in missing)

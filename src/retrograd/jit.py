@@ -554,7 +554,7 @@ def compile_program(prog: Program) -> Callable:
         env[name] = OPS[node.op].into
         return f"{name}({', '.join(args)}, out={args[node.inputs.index(reuse)]})"
 
-    fn = ir.compile(prog.outputs, prog.inputs, name="jitted", emit=emit)
+    fn = ir.compile(prog.outputs, prog.inputs, name="jitted", emit=emit, traced_order=True)
     prog.source = fn.source
     prog.fused = len(plan)
     return fn
