@@ -103,22 +103,30 @@ def _attention_saving(q, k, v, *, scale, causal):
     if not _fast(q, k, v):
         return _attention(q, k, v, scale=scale, causal=causal), None
     w = _weights_np(q, k, scale, causal)
-    return np.matmul(w, v), _Saved(w)
+    return _product(w, v, q), _Saved(w)
+
+
+def _product(a, b, like):
+    """a @ b in an array whose axes lie in memory in the order of `like`'s (as PyTorch's
+    kernels lay out results): heads split from (B, T, H * d) stay in that order, so
+    merging them back after a transpose is a view rather than a copy."""
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    return np.matmul(a, b, out=np.empty_like(like, shape=shape))
 
 
 def _attention(q, k, v, *, scale, causal):
     if _fast(q, k, v):
-        return np.matmul(_weights_np(q, k, scale, causal), v)
+        return _product(_weights_np(q, k, scale, causal), v, q)
     return NUMPY.matmul(_weights(NUMPY, q, k, scale, causal), v)
 
 
 def _fast_backward(g, q, k, v, w, *, scale, causal):
-    dv = np.matmul(_swap(w), g)
+    dv = _product(_swap(w), g, v)
     ds = np.matmul(g, _swap(v))
     ds -= ((ds * w) @ _ones(w.shape[-1], w.dtype))[..., None]
     ds *= w
     ds *= scale
-    return np.matmul(ds, k), np.matmul(_swap(ds), q), dv
+    return _product(ds, k, q), _product(_swap(ds), q, k), dv
 
 
 # ---------------------------------------------------------------- generic rules (ops)
