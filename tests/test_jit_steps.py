@@ -253,3 +253,24 @@ def test_layer_kinds_train_under_jit_like_eager(kind):
     for p, q in zip(m_jit.parameters(), m_eager.parameters(), strict=True):
         np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
     assert run.trace_count <= 2
+
+
+def test_a_float32_parameter_gets_a_float32_gradient_under_jit_as_in_eager():
+    import numpy as np
+
+    import retrograd as rg
+
+    lin = rg.nn.Linear(3, 2)
+    x = rg.tensor(np.ones((4, 3)))  # float64 input, float32 weight
+
+    def grads(x):
+        return rg.autograd.grad(lin(x).sum(), [lin.weight])[0]
+
+    eager = grads(x)
+    jitted = rg.jit(grads)
+    for _ in range(2):
+        got = jitted(x)
+    assert eager.dtype == got.dtype == np.float32
+    np.testing.assert_allclose(got.data, eager.data)
+    second = rg.autograd.grad(lin(x).sum(), [lin.weight], create_graph=True)[0]
+    assert second.dtype == np.float32

@@ -56,6 +56,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if not isinstance(g, Tensor):
             g = devices.as_result(g)
             g = Tensor._wrap(g if g.dtype == t.dtype else g.astype(t.dtype))
+        elif g.dtype != t.dtype and t.dtype.kind in "fc":
+            g = g.to(t.dtype)  # recorded (create_graph, rg.jit): a gradient has its input's dtype
         result.append(g)
     return tuple(result)
 
