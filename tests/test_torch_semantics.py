@@ -462,3 +462,19 @@ def test_conv2d_bad_arguments_raise_naming_them(kwargs, word):
         F.conv2d(x, w, **kwargs)
     with pytest.raises((ValueError, TypeError, RuntimeError)):
         TF.conv2d(torch.ones(1, 2, 5, 5), torch.ones(3, 2, 3, 3), **kwargs)
+
+
+@pytest.mark.parametrize("start, end, dtype", [(0, 300, "uint8"), (0, 2**31, "int32"),
+                                               (-200, 0, "int8")])
+def test_linspace_refuses_bounds_its_integer_dtype_cannot_hold_like_torch(start, end, dtype):
+    import torch
+    with pytest.raises(RuntimeError):
+        torch.linspace(start, end, 7, dtype=getattr(torch, dtype))
+    with pytest.raises(RuntimeError, match="overflow"):
+        rg.linspace(start, end, 7, dtype=np.dtype(dtype))
+
+
+def test_linspace_refuses_a_negative_start_for_uint8():
+    # a deliberate difference: torch wraps -1 to 255 here and returns [255, 213, ...]
+    with pytest.raises(RuntimeError, match="overflow"):
+        rg.linspace(-1, 5, 7, dtype=np.uint8)

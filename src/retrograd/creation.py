@@ -166,6 +166,11 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     if dt.kind not in "iu":
         return _make(_create(device, lambda xp: xp.linspace(start, end, steps, dtype=dt)),
                      requires_grad)
+    info = np.iinfo(dt)
+    for name, v in (("start", start), ("end", end)):
+        if not info.min <= int(v) <= info.max:
+            raise RuntimeError(f"linspace(): {name}={v!r} cannot be converted to {dt} without "
+                               "overflow")
     lo, hi = float(int(start)), float(int(end))
     step = (hi - lo) / (steps - 1) if steps > 1 else 0.0
     i = np.arange(steps, dtype=np.float64)
