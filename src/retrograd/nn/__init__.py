@@ -122,3 +122,23 @@ __all__ += [  # normalisation, embedding, recurrent and attention layers, contai
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "ModuleDict",
     "ParameterList", "ParameterDict", "Unflatten",
 ]
+
+# more of torch.nn's layers: activations, dropout variants, ...
+from .activation import Hardshrink, PReLU, RReLU, Softmax2d, Softshrink  # noqa: E402
+from .dropout import (  # noqa: E402
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+
+__all__ += [
+    "PReLU", "RReLU", "Hardshrink", "Softshrink", "Softmax2d", "Dropout1d", "Dropout2d",
+    "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+]
+
+# sequence models: the rest of torch.nn's recurrent and transformer layers
+from .rnn import RNNCellBase  # noqa: E402
+
+__all__ += ["RNNCellBase"]

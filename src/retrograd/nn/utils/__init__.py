@@ -1,4 +1,5 @@
-"""`rg.nn.utils`: gradient clipping, `clip_grad_norm_` and `clip_grad_value_`.
+"""`rg.nn.utils`: gradient clipping, `clip_grad_norm_` and `clip_grad_value_`; and
+`rg.nn.utils.rnn`, variable-length sequences (`PackedSequence`, `pack_padded_sequence`, ...).
 
 Both change the gradients in place with tensor ops under no_grad, so a training
 step traced by `rg.jit` replays them.
@@ -10,12 +11,14 @@ import math
 
 import numpy as np
 
-from .. import api as _f
-from .._values import every_value
-from ..grad_mode import no_grad, state
-from ..tensor import Tensor
+from ... import api as _f
+from ..._values import every_value
+from ...grad_mode import no_grad, state
+from ...tensor import Tensor
+from . import rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
+           "rnn"]
 
 
 def _params(parameters) -> list:
@@ -38,7 +41,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     norms = [_f.vector_norm(g, norm_type) for g in tensors]
     total = _f.vector_norm(_f.stack(norms), norm_type)
     if error_if_nonfinite and state.tracer is not None:
-        from ..jit import JitError
+        from ...jit import JitError
 
         raise JitError("clip_grad_norm_/get_total_norm with error_if_nonfinite=True inside "
                        "rg.jit: the check reads the norm's value, which a replay cannot do; "
