@@ -1,14 +1,19 @@
-"""Losses and misc functional ops with PyTorch's names, arguments and defaults:
+"""Regression and likelihood losses with PyTorch's names, arguments and defaults:
 `binary_cross_entropy`, `l1_loss`, `smooth_l1_loss`, `huber_loss`, `kl_div`,
-`cosine_embedding_loss`, `margin_ranking_loss`, `one_hot`, `embedding` and the
-dropout variants.
+`gaussian_nll_loss`, `poisson_nll_loss`; then `one_hot`, `embedding` and the dropout
+variants. The margin losses are in `margin_losses.py`, CTC in `ctc.py`.
 
-All are compositions of recorded ops (so gradients, forward mode and `rg.jit`
-replays come from the op table); arguments are checked first, with errors that
-name them and their shapes.
+All are compositions of recorded ops (so gradients, forward mode, `rg.func.vmap` and
+`rg.jit` replays come from the op table); arguments are checked first, with errors
+that name them and their shapes (`_loss_args.py`). The deprecated `size_average` and
+`reduce` flags are honoured as PyTorch does, with its warning.
 """
 
 from __future__ import annotations
+
+import builtins
+import math
+import warnings
 
 import numpy as np
 
@@ -16,70 +21,69 @@ from .. import creation, ops
 from .._values import every_value, values_of
 from ..devices import namespace_of
 from ..engine import apply
-from ..grad_mode import no_grad
+from ..grad_mode import no_grad, state
 from ..ops.checks import check_within
 from ..tensor import Tensor
-from ._args import _t
+from ._args import _t, promote
+from ._loss_args import (
+    LossShapeError,
+    LossValueError,
+    broadcast_shape,
+    check_reduction,
+    float_pair,
+    floating,
+    legacy_reduction,
+)
+from ._loss_args import (
+    reduce as _reduce,
+)
 from .elementwise import abs as _abs
-from .elementwise import clamp, log, where
+from .elementwise import clamp, exp, log, log1p, where
 from .indexing import index_select
 from .math import xlogy
 from .norms import vector_norm
-from .reductions import mean, sum
+from .reductions import sum
+from .shape import unsqueeze
 
 __all__ = ["binary_cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
-           "cosine_embedding_loss", "margin_ranking_loss", "one_hot", "embedding",
+           "gaussian_nll_loss", "poisson_nll_loss", "one_hot", "embedding",
            "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
-_REDUCTIONS = ("mean", "sum", "none")
+
+def _in_unit_interval(x: Tensor, fn: str, name: str) -> Tensor:
+    """A 0-d one to multiply into the result: an op that raises at every call (rg.jit
+    replays included) if `x` leaves [0, 1]; checked here first, so that eager mode raises
+    PyTorch's RuntimeError."""
+    message = f"{fn}: all elements of {name} should be between 0 and 1"
+    if state.tracer is None:
+        v = every_value(x)
+        if v.size and not bool(((v >= 0) & (v <= 1)).all()):
+            raise LossValueError(message)
+    return apply(check_within, x.detach(), lo=0.0, hi=1.0, open_lo=False, message=message)
 
 
-def _reduction(reduction: str, fn: str, extra: tuple = ()) -> None:
-    if reduction not in _REDUCTIONS + extra:
-        allowed = ", ".join(repr(r) for r in _REDUCTIONS + extra)
-        raise ValueError(f"{fn}: reduction must be one of {allowed}, got {reduction!r}")
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return mean(loss)
-    if reduction == "sum":
-        return sum(loss)
-    return loss
-
-
-def _same_shape(x: Tensor, y: Tensor, fn: str, a: str = "input", b: str = "target") -> None:
-    if x.shape != y.shape:
-        raise ValueError(f"{fn}: {b} of shape {y.shape} must have the same shape as {a} "
-                         f"{x.shape} (broadcasting a loss is almost always a bug)")
-
-
-def _float_pair(input, target, fn: str) -> tuple:
-    x, y = _t(input), _t(target)
-    if x.dtype.kind != "f":
-        raise TypeError(f"{fn}: input must be floating, got {x.dtype}")
-    _same_shape(x, y, fn)
-    if y.dtype != x.dtype:
-        y = y.to(x.dtype)
-    return x, y
-
-
-def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
     """-w (t log(x) + (1 - t) log(1 - x)) for probabilities x in [0, 1]; each log is clamped
-    at -100, as in PyTorch, so x = 0 or 1 gives a finite loss."""
-    _reduction(reduction, "binary_cross_entropy")
-    x, t = _float_pair(input, target, "binary_cross_entropy")
-    one = apply(check_within, x.detach(), lo=0.0, hi=1.0, open_lo=False, message=(
-        "binary_cross_entropy: all elements of input should be between 0 and 1 (apply a "
-        "sigmoid, or use binary_cross_entropy_with_logits)"))  # an op: checked at each replay
-    loss = -(t * _clamped_log(x) + (1.0 - t) * _clamped_log(1.0 - x))
+    at -100, as in PyTorch, so x = 0 or 1 gives a finite loss (and a zero gradient there,
+    where PyTorch's is (x - t) / 1e-12). `weight` broadcasts to the input's shape."""
+    fn = "binary_cross_entropy"
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
+    x, t = _t(input), _t(target)
+    if x.shape != t.shape:
+        raise ValueError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape "
+                         f"as input {tuple(x.shape)}")
+    x, t = promote(x, t)
+    floating(x, fn)
+    one = _in_unit_interval(x, fn, "input (apply a sigmoid, or use "
+                            "binary_cross_entropy_with_logits)")
+    one = one * _in_unit_interval(t, fn, "target")
+    loss = (t - 1.0) * _clamped_log1p_neg(x) - t * _clamped_log(x)
     if weight is not None:
         w = _t(weight)
-        try:
-            np.broadcast_shapes(w.shape, x.shape)
-        except ValueError:
-            raise ValueError(f"binary_cross_entropy: weight of shape {w.shape} does not "
-                             f"broadcast to input of shape {x.shape}") from None
+        if broadcast_shape(fn, weight=w, input=x) != x.shape:
+            raise LossShapeError(f"{fn}: weight of shape {tuple(w.shape)} does not broadcast "
+                                 f"to the input's shape {tuple(x.shape)}")
         loss = loss * w
     return _reduce(loss, reduction) * one
 
@@ -90,99 +94,156 @@ def _clamped_log(x: Tensor) -> Tensor:
     return clamp(where(pos, log(where(pos, x, 1.0)), -100.0), min=-100.0)
 
 
-def l1_loss(input, target, reduction: str = "mean") -> Tensor:
-    """|input - target| (subgradient 0 at equality)."""
-    _reduction(reduction, "l1_loss")
-    x, y = _float_pair(input, target, "l1_loss")
-    return _reduce(_abs(x - y), reduction)
+def _clamped_log1p_neg(x: Tensor) -> Tensor:
+    """max(log1p(-x), -100), PyTorch's second term, with a zero gradient where x is 1."""
+    below = x < 1
+    return clamp(where(below, log1p(-where(below, x, 0.0)), -100.0), min=-100.0)
 
 
-def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def _weighted(loss: Tensor, weight, x: Tensor, reduction: str, fn: str, by_weight: bool):
+    """PyTorch 2.13's optional per-element `weight` of l1_loss (mean: sum(w l) / sum(w))
+    and huber_loss (mean: mean(w l))."""
+    w = _t(weight)
+    if w.shape != x.shape:
+        raise ValueError(f"{fn}: weight of shape {tuple(w.shape)} and input of shape "
+                         f"{tuple(x.shape)}: weights and input must have the same size")
+    loss = loss * w
+    if reduction == "mean" and by_weight:
+        return sum(loss) / sum(w)
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+            weight=None) -> Tensor:
+    """|input - target| (subgradient 0 at equality); with `weight`, 'mean' is the
+    weighted mean sum(w |d|) / sum(w), as in PyTorch."""
+    fn = "l1_loss"
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
+    x, y = float_pair(input, target, fn)
+    loss = _abs(x - y)
+    if weight is not None:
+        return _weighted(loss, weight, x, reduction, fn, by_weight=True)
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - beta / 2 (beta = 0: the L1 loss)."""
-    _reduction(reduction, "smooth_l1_loss")
+    fn = "smooth_l1_loss"
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    x, y = _float_pair(input, target, "smooth_l1_loss")
-    d = x - y
-    a = _abs(d)
+        raise LossValueError(f"{fn}: beta must be non-negative, got {beta}")
+    x, y = float_pair(input, target, fn)
+    z = _abs(x - y)
     if beta == 0:
-        return _reduce(a, reduction)
-    return _reduce(where(a < beta, (0.5 / beta) * d * d, a - 0.5 * beta), reduction)
+        return _reduce(z, reduction)
+    return _reduce(where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
 
 
-def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Tensor:
-    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2)."""
-    _reduction(reduction, "huber_loss")
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
+               weight=None) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2); with `weight`, each
+    element's loss is scaled and 'mean' is the plain mean, as in PyTorch."""
+    fn = "huber_loss"
+    check_reduction(reduction, fn)
     if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    x, y = _float_pair(input, target, "huber_loss")
-    d = x - y
-    a = _abs(d)
-    return _reduce(where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)), reduction)
+        raise LossValueError(f"{fn}: delta must be positive, got {delta}")
+    x, y = float_pair(input, target, fn)
+    z = _abs(x - y)
+    loss = where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    if weight is not None:
+        return _weighted(loss, weight, x, reduction, fn, by_weight=False)
+    return _reduce(loss, reduction)
 
 
-def kl_div(input, target, reduction: str = "mean", log_target: bool = False) -> Tensor:
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
     """KL divergence with `input` log-probabilities: target (log target - input), 0 where the
     target is 0. 'batchmean' divides the sum by the batch size (the true KL mean); 'mean'
-    is over every element, as in PyTorch."""
-    _reduction(reduction, "kl_div", ("batchmean",))
+    is over every element, as in PyTorch (which warns about it; so do we)."""
+    fn = "kl_div"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn("kl_div: reduction='mean' divides the total loss by both the batch size "
+                      "and the support size; 'batchmean' divides only by the batch size, as "
+                      "the KL divergence's definition does", stacklevel=2)
+    check_reduction(reduction, fn, ("batchmean",))
     x, t = _t(input), _t(target)
-    if x.dtype.kind != "f":
-        raise TypeError(f"kl_div: input must be floating, got {x.dtype}")
-    try:
-        np.broadcast_shapes(x.shape, t.shape)
-    except ValueError:
-        raise ValueError(f"kl_div: target of shape {t.shape} does not broadcast with input "
-                         f"of shape {x.shape}") from None
-    if t.dtype != x.dtype:
-        t = t.to(x.dtype)
-    if log_target:
-        loss = apply(ops.exp, t) * (t - x)
-    else:
-        loss = xlogy(t, t) - t * x
+    floating(x, fn, "input")
+    floating(t, fn, "target")
+    broadcast_shape(fn, input=x, target=t)
+    x, t = promote(x, t)
+    loss = exp(t) * (t - x) if log_target else xlogy(t, t) - t * x
     if reduction == "batchmean":
-        return sum(loss) / (x.shape[0] if x.ndim else 1)
+        total = sum(loss)
+        return total / x.shape[0] if x.ndim else total
     return _reduce(loss, reduction)
 
 
-def _targets(target, n_shape: tuple, fn: str, dtype) -> Tensor:
-    y = _t(target)
-    if y.shape != n_shape:
-        raise ValueError(f"{fn}: target must have shape {n_shape}, got {y.shape}")
-    return y if y.dtype == dtype else y.to(dtype)
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def cosine_embedding_loss(input1, input2, target, margin: float = 0.0,
-                          reduction: str = "mean") -> Tensor:
-    """1 - cos(x1, x2) where target is 1, max(0, cos - margin) where it is -1 (cosine along
-    the last dim, with PyTorch's 1e-12 added to each squared norm)."""
-    _reduction(reduction, "cosine_embedding_loss")
-    a, b = _t(input1), _t(input2)
-    fn = "cosine_embedding_loss"
-    if a.shape != b.shape or a.ndim not in (1, 2):
-        raise ValueError(f"{fn}: input1 and input2 must have one shape, (N, D) or (D,); got "
-                         f"{a.shape} and {b.shape}")
-    y = _targets(target, a.shape[:-1], fn, a.dtype)
-    prod = sum(a * b, -1)
-    m1 = sum(a * a, -1) + 1e-12
-    m2 = sum(b * b, -1) + 1e-12
-    cos = prod / apply(ops.sqrt, m1 * m2)
-    zero = np.zeros((), a.dtype)
-    loss = where(y == 1, 1.0 - cos, zero) + where(y == -1, clamp(cos - margin, min=0.0), zero)
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) with
+    `full`). `var` is a tensor of the input's shape, or one dimension short of it, or with
+    one dimension of size 1 (homoscedastic), or a number. The clamp at `eps` lets the
+    gradient through unchanged, as PyTorch's (done in place without grad) does."""
+    fn = "gaussian_nll_loss"
+    x = _t(input)
+    if isinstance(var, (int, float)) and not isinstance(var, bool):
+        if var < 0:
+            raise ValueError(f"{fn}: var has negative entry/entries ({var})")
+        v = creation.full_like(x, float(var))
+        one = None
+    else:
+        v = _t(var)
+        message = f"{fn}: var has negative entry/entries"
+        if state.tracer is None:
+            vals = every_value(v)
+            if vals.size and bool((vals < 0).any()):
+                raise ValueError(message)
+        one = apply(check_within, v.detach(), lo=0.0, hi=math.inf, open_lo=False,
+                    message=message)
+        if v.shape != x.shape:
+            if x.shape[:-1] == v.shape:
+                v = unsqueeze(v, -1)
+            elif not (x.ndim == v.ndim and builtins.sum(
+                    b for a, b in zip(x.shape, v.shape) if a != b) == 1):
+                raise ValueError(f"{fn}: var of shape {tuple(v.shape)} is of incorrect size "
+                                 f"for input of shape {tuple(x.shape)} (the input's shape, "
+                                 f"one dimension short of it, or one dimension of size 1)")
+    check_reduction(reduction, fn)
+    broadcast_shape(fn, input=x, target=_t(target), var=v)
+    vd = v.detach()
+    v = where(vd < eps, v - vd + eps, v)  # clamped, with the gradient let through
+    d = x - _t(target)
+    loss = 0.5 * (log(v) + d * d / v)
+    if full:
+        loss = loss + _HALF_LOG_2PI
+    loss = _reduce(loss, reduction)
+    return loss if one is None else loss * one
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of `target` counts under Poisson(rate): exp(input) - target *
+    input with `log_input` (input is the log rate), else input - target * log(input + eps);
+    `full` adds Stirling's approximation of log(target!) where target > 1."""
+    fn = "poisson_nll_loss"
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
+    x, t = _t(input), _t(target)
+    broadcast_shape(fn, input=x, target=t)
+    x, t = promote(x, t, floating=True)
+    loss = exp(x) - t * x if log_input else x - t * log(x + eps)
+    if full:
+        big = t > 1
+        ts = where(big, t, 2.0)  # the term is 0 elsewhere: no log(0) in its gradient
+        stirling = ts * log(ts) - ts + 0.5 * log(2 * math.pi * ts)
+        loss = loss + where(big, stirling, 0.0)
     return _reduce(loss, reduction)
-
-
-def margin_ranking_loss(input1, input2, target, margin: float = 0.0,
-                        reduction: str = "mean") -> Tensor:
-    """max(0, -target (x1 - x2) + margin)."""
-    _reduction(reduction, "margin_ranking_loss")
-    a, b, y = _t(input1), _t(input2), _t(target)
-    if not (a.shape == b.shape == y.shape):
-        raise ValueError(f"margin_ranking_loss: input1, input2 and target must have one shape; "
-                         f"got {a.shape}, {b.shape} and {y.shape}")
-    if y.dtype != a.dtype:
-        y = y.to(a.dtype)
-    return _reduce(clamp(-y * (a - b) + margin, min=0.0), reduction)
 
 
 def one_hot(tensor, num_classes: int = -1) -> Tensor:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import api as _f
-from .. import creation, ops
+from .. import ops
 from .._values import every_value
 from ..api.activations import (
+    _implicit_dim,
     celu,
     elu,
     gelu,
@@ -59,7 +60,6 @@ from ..api.windows import (
     max_unpool2d,
     max_unpool3d,
 )
-from ..devices import namespace_of
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -113,9 +113,10 @@ def linear(input, weight, bias=None) -> Tensor:
     return apply(ops.linear, x, w, bias)
 
 
-def relu(input) -> Tensor:
-    """max(x, 0) element-wise. Like `torch.nn.functional.relu`."""
-    return _f.relu(input)
+def relu(input, inplace: bool = False) -> Tensor:
+    """max(x, 0) element-wise (written into `input` with `inplace`). Like
+    `torch.nn.functional.relu`."""
+    return relu_(input) if inplace else _f.relu(input)
 
 
 def tanh(input) -> Tensor:
@@ -128,36 +129,25 @@ def sigmoid(input) -> Tensor:
     return _f.sigmoid(input)
 
 
-def softmax(input, dim: int = -1) -> Tensor:
-    """Softmax along `dim` (default the last; PyTorch's implicit choice is deprecated)."""
-    return _f.softmax(input, dim)
-
-
-def log_softmax(input, dim: int = -1) -> Tensor:
-    """log(softmax(x)) along `dim` (default the last), computed stably. Like
-    `torch.nn.functional.log_softmax`; with `nll_loss` it makes `cross_entropy`."""
-    return _f.log_softmax(input, dim)
-
-
-def dropout(input, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only).
-
-    The mask comes from the global generator, so `rg.manual_seed` makes it
-    reproducible.
-    """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+def _softmax_args(input, dim, dtype, name: str) -> tuple:
+    """The input (cast to `dtype` first, as PyTorch does) and the dim; no dim is PyTorch's
+    deprecated implicit choice (0 for 0-, 1- and 3-D inputs, else 1), with its warning."""
     x = _t(input)
-    if not training or p == 0.0:
-        return x
-    if x.dtype.kind not in "fc":
-        raise TypeError(f"dropout needs a floating tensor, got {x.dtype}")
-    if p == 1.0:
-        return x * namespace_of(x.data).zeros(x.shape, dtype=x.dtype)
-    keep = creation.generator(like=x.data).random(x.shape) >= p
-    mask = keep.astype(x.dtype)
-    mask *= 1.0 / (1.0 - p)
-    return x * mask
+    if dtype is not None:
+        x = x.to(dtype)
+    return x, _implicit_dim(x.ndim, name) if dim is None else dim
+
+
+def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """Softmax along `dim` (computed in `dtype` when given). Like
+    `torch.nn.functional.softmax`."""
+    return _f.softmax(*_softmax_args(input, dim, dtype, "softmax"))
+
+
+def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """log(softmax(x)) along `dim`, computed stably. Like
+    `torch.nn.functional.log_softmax`; with `nll_loss` it makes `cross_entropy`."""
+    return _f.log_softmax(*_softmax_args(input, dim, dtype, "log_softmax"))
 
 
 # ---------------------------------------------------------------- losses
@@ -386,20 +376,17 @@ __all__ += ["unfold", "fold"]
 # ---------------------------------------------------------------- normalisation, losses, misc
 
 from ..api.losses import (  # noqa: E402
-    alpha_dropout,
     binary_cross_entropy,
-    cosine_embedding_loss,
-    dropout1d,
-    dropout2d,
-    dropout3d,
     embedding,
-    feature_alpha_dropout,
     huber_loss,
     kl_div,
     l1_loss,
-    margin_ranking_loss,
     one_hot,
     smooth_l1_loss,
+)
+from ..api.margin_losses import (  # noqa: E402
+    cosine_embedding_loss,
+    margin_ranking_loss,
 )
 from ..api.norms import (  # noqa: E402
     batch_norm,
@@ -416,4 +403,35 @@ __all__ += [
     "cosine_embedding_loss", "margin_ranking_loss", "one_hot", "embedding", "dropout1d",
     "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "layer_norm",
     "group_norm", "batch_norm", "rms_norm", "normalize", "cdist", "cosine_similarity",
+]
+
+# ---------------------------------------------------------------- more layers (torch.nn's)
+
+from ..api.activations import (  # noqa: E402
+    celu_,
+    elu_,
+    gumbel_softmax,
+    hardshrink,
+    hardtanh_,
+    leaky_relu_,
+    prelu,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    threshold_,
+)
+from ..api.dropout import (  # noqa: E402
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+
+__all__ += [
+    "prelu", "rrelu", "rrelu_", "hardshrink", "softshrink", "gumbel_softmax", "relu_", "elu_",
+    "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_",
 ]
