@@ -70,6 +70,7 @@ from .fused_activations import gelu
 from .fused_attention import attention
 from .fused_norms import layer_norm
 from .fused_rnn import gru_scan, lstm_scan, rnn_relu_scan, rnn_tanh_scan
+from .grid_sample import grid_sample, grid_sample_t
 from .indexing import (
     diag_scatter,
     diagonal,
@@ -88,6 +89,7 @@ from .linalg_decomp import (
     eigh,
     inv,
     logabsdet,
+    lu,
     matrix_exp,
     pinv,
     qr,
@@ -168,6 +170,7 @@ from .reductions import (
     sum,
 )
 from .resample import pad_constant, resample, resample_t
+from .sampling import standard_gamma_grad, standard_gamma_reparam
 from .shape import (
     cast,
     cat,
