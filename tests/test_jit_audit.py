@@ -475,6 +475,49 @@ CASES: dict[str, Case] = {
     "special.gammaincc": C(special.gammaincc, pos(3, 4), pos(3, 4), grad=(1,)),
 }
 
+# ---- the losses of torch.nn.functional and their torch.* spellings (tests/test_losses_more.py)
+def _ctc_case(fn, **kw):
+    """log_probs (T=6, N=3, C=4), padded targets (3, 2) without the blank, lengths."""
+    return C(lambda lp, y, il, tl: fn(lp, y, il, tl, **kw), fl(6, 3, 4, lo=-3.0, hi=0.0),
+             ints(3, 2, lo=1, hi=4), ints(3, lo=4, hi=7), ints(3, lo=0, hi=3))
+
+
+CASES.update({
+    "F.l1_loss[weight]": C(lambda x, y, w: F.l1_loss(x, y, weight=w), X, Y, pos(3, 4)),
+    "F.huber_loss[weight]": C(lambda x, y, w: F.huber_loss(x, y, weight=w), X, Y, pos(3, 4)),
+    "F.gaussian_nll_loss": C(F.gaussian_nll_loss, X, Y, pos(3, 4)),
+    "F.gaussian_nll_loss[short]": C(lambda x, y, v: F.gaussian_nll_loss(x, y, v, full=True),
+                                    X, Y, pos(3)),
+    "F.poisson_nll_loss": C(lambda x, y: F.poisson_nll_loss(x, y, full=True), X,
+                            fl(3, 4, lo=0.0, hi=4.0)),
+    "F.poisson_nll_loss[rate]": C(lambda x, y: F.poisson_nll_loss(x, y, log_input=False),
+                                  pos(3, 4), pos(3, 4)),
+    "F.hinge_embedding_loss": C(F.hinge_embedding_loss, X, signs(3, 4)),
+    "F.soft_margin_loss": C(F.soft_margin_loss, X, signs(3, 4)),
+    "F.multilabel_soft_margin_loss": C(F.multilabel_soft_margin_loss, X, unit(3, 4), pos(4)),
+    "F.multi_margin_loss": C(lambda x, y, w: F.multi_margin_loss(x, y, 2, 0.5, w), X,
+                             ints(3, hi=4), pos(4)),
+    "F.multilabel_margin_loss": C(F.multilabel_margin_loss, X, ints(3, 4, lo=-1, hi=4)),
+    "F.triplet_margin_loss": C(lambda a, p, n: F.triplet_margin_loss(a, p, n, swap=True), X,
+                               Y, fl(3, 4)),
+    "F.triplet_margin_with_distance_loss": C(F.triplet_margin_with_distance_loss, X, Y,
+                                             fl(3, 4)),
+    "F.ctc_loss": _ctc_case(F.ctc_loss),
+    "F.ctc_loss[none]": _ctc_case(F.ctc_loss, reduction="none", zero_infinity=True),
+    "rg.ctc_loss": _ctc_case(rg.ctc_loss, reduction=2),
+    "rg.binary_cross_entropy_with_logits": C(
+        lambda x, y, w, p: rg.binary_cross_entropy_with_logits(x, y, w, p, 1), X, unit(3, 4),
+        pos(4), pos(4)),
+    "rg.cosine_embedding_loss": C(rg.cosine_embedding_loss, X, Y, signs(3)),
+    "rg.hinge_embedding_loss": C(rg.hinge_embedding_loss, X, signs(3, 4)),
+    "rg.kl_div": C(lambda x, y: rg.kl_div(x, y, 1, log_target=True), X, Y),
+    "rg.margin_ranking_loss": C(rg.margin_ranking_loss, X, Y, signs(3, 1)),
+    "rg.poisson_nll_loss": C(lambda x, y: rg.poisson_nll_loss(x, y, True, True, 1e-8, 2), X,
+                             fl(3, 4, lo=0.0, hi=4.0)),
+    "rg.triplet_margin_loss": C(rg.triplet_margin_loss, X, Y, fl(3, 4)),
+})
+
+
 # Public callables that take no tensor (creation from Python values, settings, files,
 # the transforms themselves): nothing to trace.
 NO_TENSORS = {
@@ -504,6 +547,94 @@ REFUSES = {
     # a Python value computed from the tensors
     "rg.allclose": "rg.isclose(...).all()", "rg.allclose[near]": "rg.isclose(...).all()",
 }
+
+
+# ---- PyTorch's matrix products, top-level linear-algebra spellings, matrices and statistics
+# (values against torch: tests/test_torch_linalg_names.py)
+
+
+def _pivots(m, k):
+    return lambda rng: np.array([rng.integers(j + 1, m + 1) for j in range(k)])
+
+
+def _spd_as(n, shape):
+    return lambda rng: spd(n)(rng).reshape(shape)
+
+
+CASES.update({
+    "rg.mm": C(rg.mm, fl(2, 3), fl(3, 4)),
+    "rg.bmm": C(rg.bmm, fl(2, 2, 3), fl(2, 3, 4)),
+    "rg.mv": C(rg.mv, fl(2, 3), fl(3)),
+    "rg.vdot": C(rg.vdot, fl(3), fl(3)),
+    "rg.addmm": C(rg.addmm, fl(2, 4), fl(2, 3), fl(3, 4)),
+    "rg.addmm[beta]": C(lambda i, a, b: rg.addmm(i, a, b, beta=0.5, alpha=2.0), fl(4),
+                        fl(2, 3), fl(3, 4)),
+    "rg.addmm[beta0]": C(lambda i, a, b: rg.addmm(i, a, b, beta=0), fl(2, 4), fl(2, 3),
+                         fl(3, 4)),
+    "rg.addmv": C(rg.addmv, fl(2), fl(2, 3), fl(3)),
+    "rg.addr": C(lambda i, a, b: rg.addr(i, a, b, alpha=3.0), fl(2, 3), fl(2), fl(3)),
+    "rg.baddbmm": C(rg.baddbmm, fl(2, 2, 4), fl(2, 2, 3), fl(2, 3, 4)),
+    "rg.addbmm": C(rg.addbmm, fl(2, 4), fl(2, 2, 3), fl(2, 3, 4)),
+    "rg.addcmul": C(lambda x, a, b: rg.addcmul(x, a, b, value=0.5), X, X, Y),
+    "rg.addcdiv": C(lambda x, a, b: rg.addcdiv(x, a, b, value=2.0), X, X, pos(3, 4)),
+    "rg.chain_matmul": C(rg.chain_matmul, fl(2, 3), fl(3, 4), fl(4, 2)),
+    "rg.ger": C(rg.ger, fl(3), fl(4)),
+    "rg.cross": C(rg.cross, fl(3, 4), fl(3, 4)),
+    "rg.det": C(rg.det, fl(3, 3)),
+    "rg.logdet": C(rg.logdet, spd(3)),
+    "rg.slogdet": C(rg.slogdet, fl(3, 3)),
+    "rg.inverse": C(rg.inverse, spd(3)),
+    "rg.pinverse": C(rg.pinverse, fl(4, 3)),
+    "rg.matrix_power": C(lambda a: rg.matrix_power(a, 3), fl(3, 3)),
+    "rg.matrix_exp": C(rg.matrix_exp, fl(3, 3)),
+    "rg.cholesky": C(rg.cholesky, spd(3)),
+    "rg.cholesky_inverse": C(rg.cholesky_inverse, lower(3)),
+    "rg.qr": C(rg.qr, fl(4, 3)),
+    "rg.svd": C(rg.svd, fl(4, 3)),
+    "rg.svd[compute_uv]": C(lambda a: rg.svd(a, compute_uv=False), fl(4, 3)),
+    "rg.lu": C(lambda a: rg.lu(a, get_infos=True), fl(3, 3)),
+    "rg.lu_unpack": C(lambda a: rg.lu_unpack(*linalg.lu_factor(a)), fl(3, 4)),
+    "rg.lu_solve": C(lambda a, b: rg.lu_solve(b, *linalg.lu_factor(a)), spd(3), fl(3, 2)),
+    "rg.triangular_solve": C(lambda b, a: rg.triangular_solve(b, a, upper=False), fl(3, 2),
+                             lower(3)),
+    "rg.nuclear_norm": C(rg.nuclear_norm, fl(3, 3)),
+    "rg.frobenius_norm": C(lambda x: rg.frobenius_norm(x, (0, 1)), X),
+    "rg.geqrf": C(rg.geqrf, fl(4, 3)),
+    "rg.orgqr": C(rg.orgqr, fl(4, 3), fl(2)),
+    "rg.ormqr": C(rg.ormqr, fl(4, 3), fl(2), fl(4, 2)),
+    "rg.block_diag": C(lambda a, b: rg.block_diag(a, b), fl(2, 2), fl(3)),
+    "rg.cartesian_prod": C(rg.cartesian_prod, fl(2), fl(3)),
+    "rg.combinations": C(rg.combinations, fl(4)),
+    "rg.vander": C(rg.vander, fl(3)),
+    "rg.diagflat": C(rg.diagflat, fl(2, 2)),
+    "rg.cov": C(rg.cov, fl(3, 5)),
+    "rg.cov[weights]": C(lambda x, f, a: rg.cov(x, fweights=f, aweights=a), fl(3, 5),
+                         ints(5, lo=0, hi=3), pos(5)),
+    "rg.corrcoef": C(rg.corrcoef, fl(3, 5)),
+    "rg.dist": C(rg.dist, X, Y),
+    "rg.renorm": C(lambda x: rg.renorm(x, 2, 0, 0.8), X),
+    "linalg.lu_factor": C(linalg.lu_factor, fl(3, 3)),
+    "linalg.lu_factor_ex": C(linalg.lu_factor_ex, fl(3, 4)),
+    "linalg.lu": C(linalg.lu, fl(3, 4)),
+    "linalg.lu_solve": C(lambda a, b: linalg.lu_solve(*linalg.lu_factor(a), b, adjoint=True),
+                         spd(3), fl(3, 2)),
+    "linalg.lu_solve[pivots]": C(linalg.lu_solve, fl(3, 3, lo=1.0, hi=2.0), _pivots(3, 3),
+                                 fl(3, 2)),
+    "linalg.inv_ex": C(linalg.inv_ex, spd(3)),
+    "linalg.cholesky_ex": C(linalg.cholesky_ex, spd(3)),
+    "linalg.solve_ex": C(linalg.solve_ex, spd(3), fl(3, 2)),
+    "linalg.cond": C(linalg.cond, fl(3, 3)),
+    "linalg.cond[fro]": C(lambda a: linalg.cond(a, "fro"), spd(3)),
+    "linalg.diagonal": C(linalg.diagonal, fl(3, 3)),
+    "linalg.matmul": C(linalg.matmul, fl(2, 3), fl(3, 4)),
+    "linalg.vecdot": C(linalg.vecdot, X, Y),
+    "linalg.vander": C(linalg.vander, fl(3)),
+    "linalg.tensorinv": C(lambda a: linalg.tensorinv(a, 1), _spd_as(4, (4, 2, 2))),
+    "linalg.tensorsolve": C(linalg.tensorsolve, _spd_as(4, (2, 2, 4)), fl(2, 2)),
+    "linalg.householder_product": C(linalg.householder_product, fl(4, 3), fl(2)),
+})
+NO_TENSORS |= {"rg.tril_indices", "rg.triu_indices", "rg.logspace"}
+REFUSES.update({"rg.geqrf": "use rg.linalg.qr"})
 
 
 def public_callables():
@@ -859,6 +990,27 @@ class _with_src_mask(nn.Module):
 
 
 LAYERS = _layers()
+LAYERS.update({  # the other losses (tests/test_losses_more.py)
+    **{n: (lambda n=n: getattr(nn, n)(), [X, Y]) for n in [
+        "L1Loss", "SmoothL1Loss", "HuberLoss"]},
+    "KLDivLoss": (lambda: nn.KLDivLoss(reduction="batchmean", log_target=True), [X, Y]),
+    "BCELoss": (lambda: nn.BCELoss(), [unit(3, 4), unit(3, 4)]),
+    "NLLLoss2d": (lambda: nn.NLLLoss2d(), [fl(2, 3, 2, 2), ints(2, 2, 2)]),
+    "GaussianNLLLoss": (lambda: nn.GaussianNLLLoss(), [X, Y, pos(3, 4)]),
+    "PoissonNLLLoss": (lambda: nn.PoissonNLLLoss(), [X, fl(3, 4, lo=0.0, hi=4.0)]),
+    "HingeEmbeddingLoss": (lambda: nn.HingeEmbeddingLoss(), [X, signs(3, 4)]),
+    "SoftMarginLoss": (lambda: nn.SoftMarginLoss(), [X, signs(3, 4)]),
+    "MultiLabelSoftMarginLoss": (lambda: nn.MultiLabelSoftMarginLoss(), [X, unit(3, 4)]),
+    "CosineEmbeddingLoss": (lambda: nn.CosineEmbeddingLoss(0.1), [X, Y, signs(3)]),
+    "MarginRankingLoss": (lambda: nn.MarginRankingLoss(0.1), [fl(5), fl(5), signs(5)]),
+    "MultiMarginLoss": (lambda: nn.MultiMarginLoss(), [X, ints(3, hi=4)]),
+    "MultiLabelMarginLoss": (lambda: nn.MultiLabelMarginLoss(), [X, ints(3, 4, lo=-1, hi=4)]),
+    "TripletMarginLoss": (lambda: nn.TripletMarginLoss(), [X, Y, fl(3, 4)]),
+    "TripletMarginWithDistanceLoss": (lambda: nn.TripletMarginWithDistanceLoss(swap=True),
+                                      [X, Y, fl(3, 4)]),
+    "CTCLoss": (lambda: nn.CTCLoss(), [fl(6, 3, 4, lo=-3.0, hi=0.0), ints(3, 2, lo=1, hi=4),
+                                       ints(3, lo=4, hi=7), ints(3, lo=0, hi=3)]),
+})
 LAYER_REFUSES = {"Dropout[train]"}  # random numbers
 
 

@@ -246,7 +246,7 @@ def test_dropout_is_reproducible():
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_mse_loss(reduction):
     r = _rng(3)
-    _check(lambda a, b: nn.MSELoss(reduction)(a, b),
+    _check(lambda a, b: nn.MSELoss(reduction=reduction)(a, b),
            lambda a, b: torch.nn.MSELoss(reduction=reduction)(a, b),
            r.standard_normal((4, 3)), r.standard_normal((4, 3)))
 

@@ -226,7 +226,102 @@ from .api.complex import (
     view_as_complex,
     view_as_real,
 )
+from .api.index_writes import (
+    diagonal_scatter,
+    index_copy,
+    index_fill,
+    index_put,
+    index_put_,
+    index_reduce,
+    masked_scatter,
+    put,
+    select_scatter,
+    slice_scatter,
+)
+from .api.indexing import argwhere, select, take
+from .api.numeric import (
+    float_power,
+    frexp,
+    gcd,
+    heaviside,
+    isneginf,
+    isposinf,
+    isreal,
+    lcm,
+    ldexp,
+    nextafter,
+    sgn,
+    signbit,
+)
+from .api.quantiles import nanmedian, nanquantile, quantile
+from .api.reductions import amax, amin, aminmax, count_nonzero
+from .api.sets import (
+    bincount,
+    bucketize,
+    histc,
+    histogram,
+    isin,
+    searchsorted,
+    unique,
+    unique_consecutive,
+)
+from .api.splits import dsplit, hsplit, split_with_sizes, vsplit
+from .api.grid import affine_grid_generator, grid_sampler
 from .api.resample import pixel_shuffle, pixel_unshuffle
+from .api.modes import (
+    get_num_threads,
+    inference_mode,
+    is_inference_mode_enabled,
+    set_grad_enabled,
+    set_num_threads,
+)
+from .api.rng import bernoulli, get_rng_state, initial_seed, normal, poisson, seed, set_rng_state
+from .api.torch_names import (
+    add,
+    as_tensor,
+    asarray,
+    broadcast_shapes,
+    broadcast_tensors,
+    can_cast,
+    clamp_max,
+    clamp_min,
+    clone,
+    concat,
+    detach,
+    eq,
+    equal,
+    finfo,
+    from_numpy,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    iinfo,
+    is_floating_point,
+    is_nonzero,
+    is_same_size,
+    is_tensor,
+    le,
+    less,
+    less_equal,
+    lt,
+    mul,
+    multiply,
+    ne,
+    neg,
+    negative,
+    not_equal,
+    numel,
+    positive,
+    pow,
+    promote_types,
+    result_type,
+    rsub,
+    scalar_tensor,
+    sub,
+    subtract,
+    t,
+)
 from .api.windows import (
     adaptive_avg_pool1d,
     avg_pool1d,
@@ -290,6 +385,70 @@ from .devices import device
 from .value import Value
 from . import fft, linalg  # noqa: I001  (rg.fft, rg.linalg; after methods)
 from .linalg import cholesky_solve, dot, inner, kron, outer, tensordot, trace
+from .api.linalg import (  # PyTorch's BLAS-style products
+    addbmm,
+    addcdiv,
+    addcmul,
+    addmm,
+    addmv,
+    addr,
+    baddbmm,
+    bmm,
+    mm,
+    mv,
+    vdot,
+)
+from .api.matrices import (
+    block_diag,
+    cartesian_prod,
+    combinations,
+    corrcoef,
+    cov,
+    diagflat,
+    dist,
+    logspace,
+    renorm,
+    tril_indices,
+    triu_indices,
+    vander,
+)
+from .linalg_aliases import (  # torch.det, torch.svd, ...: PyTorch's top-level spellings
+    chain_matmul,
+    cholesky,
+    cholesky_inverse,
+    cross,
+    det,
+    frobenius_norm,
+    geqrf,
+    ger,
+    inverse,
+    logdet,
+    lu,
+    lu_solve,
+    lu_unpack,
+    matrix_exp,
+    matrix_power,
+    nuclear_norm,
+    orgqr,
+    ormqr,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+    triangular_solve,
+)
+from .api.torch_losses import (  # noqa: I001  (torch's own spellings: rg.kl_div, rg.ctc_loss, ...)
+    binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
+    ctc_loss,
+    hinge_embedding_loss,
+    kl_div,
+    margin_ranking_loss,
+    poisson_nll_loss,
+    triplet_margin_loss,
+)
+from .api import inplace as _inplace  # noqa: I001
+_inplace.bind(Tensor)  # in-place forms of methods bound after retrograd.methods, if any
 
 __version__ = "0.1.0"
 

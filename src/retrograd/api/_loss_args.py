@@ -41,6 +41,10 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     warning): both true (or unset) 'mean', `reduce` alone 'sum', `reduce=False` 'none'."""
     if size_average is None and reduce is None:
         return reduction
+    for name, v in (("size_average", size_average), ("reduce", reduce)):
+        if v is not None and not isinstance(v, (bool, int, np.bool_, np.integer)):
+            raise TypeError(f"{name} (deprecated) must be None or a bool, got {v!r}; PyTorch "
+                            f"would read it as {bool(v)}; pass reduction=... by keyword")
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     out = "mean" if size_average and reduce else "sum" if reduce else "none"

@@ -65,6 +65,13 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
         raise LossShapeError(f"{fn}: input1, input2 and target must have one number of "
                              f"dimensions; got {tuple(a.shape)}, {tuple(b.shape)} and "
                              f"{tuple(y.shape)}")
+    return margin_ranking(a, b, y, margin, reduction, fn)
+
+
+def margin_ranking(a: Tensor, b: Tensor, y: Tensor, margin: float, reduction: str,
+                   fn: str) -> Tensor:
+    """`margin_ranking_loss` without its check on the number of dimensions (which
+    `torch.margin_ranking_loss` does not make)."""
     broadcast_shape(fn, input1=a, input2=b, target=y)
     return _reduce(clamp(-y * (a - b) + float(margin), min=0.0), reduction)
 
@@ -296,11 +303,13 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     reduction = _legacy(size_average, reduce, reduction, fn)
     if margin <= 0:
         raise ValueError(f"{fn}: margin must be greater than 0, got {margin}")
-    return _triplet_aten(anchor, positive, negative, margin, p, eps, swap, reduction, fn)
+    return triplet(anchor, positive, negative, margin, p, eps, swap, reduction, fn)
 
 
-def _triplet_aten(anchor, positive, negative, margin, p, eps, swap, reduction: str,
-                  fn: str) -> Tensor:
+def triplet(anchor, positive, negative, margin: float, p: float, eps: float, swap: bool,
+            reduction: str, fn: str) -> Tensor:
+    """`triplet_margin_loss` without its check that the margin is positive (which
+    `torch.triplet_margin_loss` does not make)."""
     a, pos, neg = _t(anchor), _t(positive), _t(negative)
     _same_ndim(a, pos, neg, fn)
     broadcast_shape(fn, anchor=a, positive=pos, negative=neg)

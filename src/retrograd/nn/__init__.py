@@ -16,7 +16,7 @@ This file only re-exports; each kind of module lives in the file named for it:
     rnn.py         RNN, LSTM, GRU and their cells
     transformer.py MultiheadAttention, TransformerEncoderLayer, TransformerEncoder
     activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax, GELU, SiLU, ELU, ... (torch.nn's)
-    loss.py        MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss
+    loss.py        MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, CTCLoss, ... (torch.nn's)
     functional.py  the functions the modules call (`rg.nn.functional`, `F`)
     init.py        weight initialisation (`rg.nn.init`)
 
@@ -55,7 +55,30 @@ from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Conv
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
-from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    NLLLoss2d,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm
 from .padding import (
@@ -125,6 +148,7 @@ __all__ += [  # normalisation, embedding, recurrent and attention layers, contai
 
 # more of torch.nn's layers: activations, dropout variants, ...
 from .activation import Hardshrink, PReLU, RReLU, Softmax2d, Softshrink  # noqa: E402
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .dropout import (  # noqa: E402
     AlphaDropout,
     Dropout1d,
@@ -132,13 +156,28 @@ from .dropout import (  # noqa: E402
     Dropout3d,
     FeatureAlphaDropout,
 )
+from .normalization import (  # noqa: E402
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+)
 
 __all__ += [
     "PReLU", "RReLU", "Hardshrink", "Softshrink", "Softmax2d", "Dropout1d", "Dropout2d",
-    "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
 ]
 
 # sequence models: the rest of torch.nn's recurrent and transformer layers
 from .rnn import RNNCellBase  # noqa: E402
+from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer  # noqa: E402
 
-__all__ += ["RNNCellBase"]
+__all__ += ["RNNCellBase", "Transformer", "TransformerDecoderLayer", "TransformerDecoder"]
+
+__all__ += [  # the other losses
+    "L1Loss", "NLLLoss2d", "BCELoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
+    "GaussianNLLLoss", "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+    "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss",
+    "MultiLabelMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+]

@@ -37,6 +37,7 @@ from ..api.activations import (
     threshold,
 )
 from ..api.attention import scaled_dot_product_attention
+from ..api.grid import affine_grid, grid_sample
 from ..api.resample import interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample
 from ..api.windows import (
     adaptive_avg_pool1d,
@@ -82,6 +83,7 @@ __all__ += [  # convolution, pooling, padding, resampling, attention
     "adaptive_max_pool1d", "adaptive_max_pool2d", "pad", "interpolate", "upsample",
     "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
 ]
+__all__ += ["grid_sample", "affine_grid"]  # sampling grids
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -375,18 +377,28 @@ __all__ += ["unfold", "fold"]
 
 # ---------------------------------------------------------------- normalisation, losses, misc
 
+from ..api.ctc import ctc_loss  # noqa: E402
 from ..api.losses import (  # noqa: E402
     binary_cross_entropy,
     embedding,
+    gaussian_nll_loss,
     huber_loss,
     kl_div,
     l1_loss,
     one_hot,
+    poisson_nll_loss,
     smooth_l1_loss,
 )
 from ..api.margin_losses import (  # noqa: E402
     cosine_embedding_loss,
+    hinge_embedding_loss,
     margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ..api.norms import (  # noqa: E402
     batch_norm,
@@ -403,6 +415,11 @@ __all__ += [
     "cosine_embedding_loss", "margin_ranking_loss", "one_hot", "embedding", "dropout1d",
     "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "layer_norm",
     "group_norm", "batch_norm", "rms_norm", "normalize", "cdist", "cosine_similarity",
+]
+__all__ += [  # the other losses
+    "gaussian_nll_loss", "poisson_nll_loss", "hinge_embedding_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "soft_margin_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss",
 ]
 
 # ---------------------------------------------------------------- more layers (torch.nn's)
@@ -430,8 +447,21 @@ from ..api.dropout import (  # noqa: E402
     dropout3d,
     feature_alpha_dropout,
 )
+from ..api.norms import (  # noqa: E402
+    instance_norm,
+    local_response_norm,
+    pairwise_distance,
+    pdist,
+)
 
 __all__ += [
     "prelu", "rrelu", "rrelu_", "hardshrink", "softshrink", "gumbel_softmax", "relu_", "elu_",
-    "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_",
+    "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "instance_norm",
+    "local_response_norm", "pairwise_distance", "pdist",
 ]
+
+# ---------------------------------------------------------------- multi-head attention
+
+from ..api.attention import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]
