@@ -40,6 +40,16 @@ def _qr(A):
     return torch.cat([Q, R.mT], dim=-2)
 
 
+def _lu(A):
+    """[LU | rows of P^T A | 1-based pivots] as the op packs them."""
+    LU, piv = torch.linalg.lu_factor(A)
+    rows = torch.linalg.lu(A.detach())[0].argmax(dim=-2).to(A.dtype)
+    k = min(A.shape[-2:])
+    pv = torch.zeros(A.shape[:-1], dtype=A.dtype)
+    pv[..., :k] = piv.to(A.dtype)
+    return torch.cat([LU, rows.unsqueeze(-1), pv.unsqueeze(-1)], dim=-1)
+
+
 TWINS = {
     "inv": torch.linalg.inv, "det": _det,
     "logabsdet": lambda A: torch.linalg.slogdet(A)[1],
@@ -50,5 +60,5 @@ TWINS = {
     "cholesky": lambda A: torch.linalg.cholesky(_sym(A)),
     "eigh": _eigh, "svd": _svd, "qr": _qr,
     "pinv": lambda A, atol, rtol: torch.linalg.pinv(A, atol=atol, rtol=rtol),
-    "matrix_exp": torch.linalg.matrix_exp,
+    "matrix_exp": torch.linalg.matrix_exp, "lu": _lu,
 }

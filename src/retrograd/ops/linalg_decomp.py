@@ -554,3 +554,179 @@ matrix_exp = defop(
     "matrix_exp", _expm,
     (lambda m, g, out, A: _frechet(m, _mT(m, A), g),),
     (lambda m, t, out, A: _frechet(m, A, t),), fresh=True)
+
+
+# ---------------------------------------------------------------- lu
+
+def perm_from_pivots(piv, m: int):
+    """LAPACK's pivots (0-based row swaps, (..., k)) as the permutation they make: rows[i]
+    is the row of A that becomes row i of P^T A."""
+    piv = np.asarray(piv)
+    flat = piv.reshape(-1, piv.shape[-1])
+    rows = np.tile(np.arange(m), (flat.shape[0], 1))
+    ar = np.arange(flat.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j]
+        a, b = rows[ar, j].copy(), rows[ar, p]
+        rows[ar, j], rows[ar, p] = b, a
+    return rows.reshape(piv.shape[:-1] + (m,))
+
+
+def _getrf(A):
+    """(LU packed, 0-based pivots) by partial pivoting, batched: LAPACK's getrf per matrix
+    when SciPy is there, else the same elimination (the first largest pivot, as idamax)
+    vectorised over the batch in NumPy."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    sl = _scipy_linalg()
+    if sl is not None and A.size:
+        getrf = sl.get_lapack_funcs("getrf", (A,))
+        LU = np.empty(A.shape, getrf.dtype)
+        piv = np.empty(A.shape[:-2] + (k,), np.int64)
+        for i in np.ndindex(A.shape[:-2]):
+            LU[i], p, _ = getrf(A[i])
+            piv[i] = p[:k]
+        return LU, piv
+    LU = np.array(A, copy=True).reshape((-1, m, n))
+    piv = np.zeros((LU.shape[0], k), np.int64)
+    ar = np.arange(LU.shape[0])
+    for j in range(k):
+        p = j + np.argmax(np.abs(LU[:, j:, j]), axis=1)
+        piv[:, j] = p
+        a, b = LU[ar, j].copy(), LU[ar, p]
+        LU[ar, j], LU[ar, p] = b, a
+        d = LU[:, j, j][:, None]
+        LU[:, j + 1:, j] = np.where(d != 0, LU[:, j + 1:, j] / np.where(d != 0, d, 1), 0)
+        LU[:, j + 1:, j + 1:] -= LU[:, j + 1:, j, None] * LU[:, None, j, j + 1:]
+    return LU.reshape(A.shape), piv.reshape(A.shape[:-2] + (k,))
+
+
+def _lu(A, *, check=False):
+    """[LU | rows | pivots]: the packed factors (m x n), then the permutation as column n
+    and LAPACK's 1-based pivots in the first k rows of column n + 1 (floats, exact). With
+    `check`, a zero on U's diagonal raises (`rg.linalg.lu_factor`)."""
+    host = A if A.__class__ is np.ndarray else _host(A)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    LU, piv = _getrf(host)
+    if check and k:
+        zero = np.diagonal(LU[..., :k, :k], axis1=-2, axis2=-1) == 0
+        if zero.any():
+            where = np.argwhere(zero)[0]
+            at = f" (batch element {tuple(int(i) for i in where[:-1])})" if A.ndim > 2 else ""
+            j = int(where[-1]) + 1
+            raise LinAlgError(f"linalg.lu_factor: U[{j},{j}] of the input{at} is zero, and "
+                              "lu_solve would divide by it; to factor a singular matrix call "
+                              "linalg.lu or linalg.lu_factor_ex")
+    out = np.zeros(A.shape[:-2] + (m, n + 2), A.dtype)
+    out[..., :n] = LU
+    out[..., n] = perm_from_pivots(piv, m)
+    out[..., :k, n + 1] = piv + 1
+    return out if A.__class__ is np.ndarray else _c(out, A)
+
+
+def _host(A):
+    from ..devices import host
+    return host(A)
+
+
+def _split_lu(m, P, rows, cols):
+    """(L, U, permutation matrix) of a packed `lu` output: A = P L U."""
+    k = min(rows, cols)
+    dt = P.dtype
+    LU = m.getitem(P, idx=(Ellipsis, slice(None), slice(0, cols)))
+    L = m.getitem(LU, idx=(Ellipsis, slice(None), slice(0, k)))
+    L = L * _c(np.tril(np.ones((rows, k), dt), -1), L) + _c(np.eye(rows, k, dtype=dt), L)
+    U = m.getitem(LU, idx=(Ellipsis, slice(0, k), slice(None)))
+    U = U * _c(np.triu(np.ones((k, cols), dt)), U)
+    perm = m.getitem(P, idx=(Ellipsis, slice(None), slice(cols, cols + 1)))
+    perm = m.reshape(perm, shape=perm.shape[:-2] + (1, rows))
+    Pm = m.cast(m.eq(perm, _c(np.arange(rows, dtype=dt).reshape(rows, 1), perm)), dtype=dt)
+    return L, U, Pm
+
+
+def _right_solve(m, X, U):
+    """X U^-1 for upper triangular U (a left solve with U^T)."""
+    return _mT(m, m.solve_triangular(_mT(m, U), _mT(m, X), upper=False))
+
+
+def _right_solve_T(m, X, U):
+    """X U^-T for upper triangular U (a left solve with U)."""
+    return _mT(m, m.solve_triangular(U, _mT(m, X), upper=True))
+
+
+def _lu_vjp(m, g, out, A, *, check=False):
+    """PyTorch's linalg_lu_backward (Giles' rule for A = P L U, square, wide or tall): for
+    square A, gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T; a wide A's extra columns
+    of U and a tall A's extra rows of L add their own terms."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    dt = A.dtype
+    L, U, Pm = _split_lu(m, out, rows, cols)
+    G = m.getitem(g, idx=(Ellipsis, slice(None), slice(0, cols)))
+    gL = m.getitem(G, idx=(Ellipsis, slice(None), slice(0, k)))
+    gL = gL * _c(np.tril(np.ones((rows, k), dt), -1), gL)
+    gU = m.getitem(G, idx=(Ellipsis, slice(0, k), slice(None)))
+    gU = gU * _c(np.triu(np.ones((k, cols), dt)), gU)
+    low = _c(np.tril(np.ones((k, k), dt), -1), G)
+    up = _c(np.triu(np.ones((k, k), dt)), G)
+    if rows == cols:
+        M = m.matmul(_mT(m, L), gL) * low + m.matmul(gU, _mT(m, U)) * up
+        gA = m.solve_triangular(_mT(m, L), _right_solve_T(m, M, U), upper=True,
+                                unit=True)
+    elif rows < cols:  # A = L [U1 | U2]
+        U1 = m.getitem(U, idx=(Ellipsis, slice(None), slice(0, k)))
+        U2 = m.getitem(U, idx=(Ellipsis, slice(None), slice(k, cols)))
+        gU1 = m.getitem(gU, idx=(Ellipsis, slice(None), slice(0, k)))
+        gU2 = m.getitem(gU, idx=(Ellipsis, slice(None), slice(k, cols)))
+        M = (m.matmul(_mT(m, L), gL) - m.matmul(gU2, _mT(m, U2))) * low \
+            + m.matmul(gU1, _mT(m, U1)) * up
+        gA = m.cat(_right_solve_T(m, M, U1), gU2, axis=-1)
+        gA = m.solve_triangular(_mT(m, L), gA, upper=True, unit=True)
+    else:  # A = [L1; L2] U
+        L1 = m.getitem(L, idx=(Ellipsis, slice(0, k), slice(None)))
+        L2 = m.getitem(L, idx=(Ellipsis, slice(k, rows), slice(None)))
+        gL1 = m.getitem(gL, idx=(Ellipsis, slice(0, k), slice(None)))
+        gL2 = m.getitem(gL, idx=(Ellipsis, slice(k, rows), slice(None)))
+        M = m.matmul(_mT(m, L1), gL1) * low \
+            + (m.matmul(gU, _mT(m, U)) - m.matmul(_mT(m, L2), gL2)) * up
+        gA = m.cat(m.solve_triangular(_mT(m, L1), M, upper=True, unit=True), gL2, axis=-2)
+        gA = _right_solve_T(m, gA, U)
+    return m.matmul(Pm, gA)
+
+
+def _lu_jvp(m, t, out, A, *, check=False):
+    """With t' = P^T dA and X = L1^-1 t'_1 U1^-1 on the square block: dL1 = L1 tril(X, -1),
+    dU1 = triu(X) U1; a wide A's dU2 = L^-1 (t'_2 - dL U2), a tall A's
+    dL2 = (t'_2 - L2 dU) U^-1. Packed like the output, zero for the permutation."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    dt = A.dtype
+    L, U, Pm = _split_lu(m, out, rows, cols)
+    tp = m.matmul(_mT(m, Pm), t)
+    low = _c(np.tril(np.ones((k, k), dt), -1), t)
+    up = _c(np.triu(np.ones((k, k), dt)), t)
+    L1 = m.getitem(L, idx=(Ellipsis, slice(0, k), slice(None)))
+    U1 = m.getitem(U, idx=(Ellipsis, slice(None), slice(0, k)))
+    t1 = m.getitem(tp, idx=(Ellipsis, slice(0, k), slice(0, k)))
+    X = _right_solve(m, m.solve_triangular(L1, t1, upper=False, unit=True), U1)
+    dL1 = m.matmul(L1, X * low)
+    dU1 = m.matmul(X * up, U1)
+    packed = dL1 + dU1
+    if cols > k:
+        U2 = m.getitem(U, idx=(Ellipsis, slice(None), slice(k, cols)))
+        t2 = m.getitem(tp, idx=(Ellipsis, slice(None), slice(k, cols)))
+        dU2 = m.solve_triangular(L, t2 - m.matmul(dL1, U2), upper=False, unit=True)
+        packed = m.cat(packed, dU2, axis=-1)
+    elif rows > k:
+        L2 = m.getitem(L, idx=(Ellipsis, slice(k, rows), slice(None)))
+        t2 = m.getitem(tp, idx=(Ellipsis, slice(k, rows), slice(None)))
+        dL2 = _right_solve(m, t2 - m.matmul(L2, dU1), U)
+        packed = m.cat(packed, dL2, axis=-2)
+    zeros = m.getitem(packed, idx=(Ellipsis, slice(None), slice(0, 1))) * 0.0
+    return m.cat(packed, zeros, zeros, axis=-1)
+
+
+lu = defop("lu", _lu, (_lu_vjp,), (_lu_jvp,), save_out=True, reads=(), fresh=True)
+"""A = P L U by partial pivoting, packed as `_lu` says; `rg.linalg.lu_factor` and kin slice it.
+The permutation is piecewise constant: it carries no derivative."""

@@ -77,10 +77,15 @@ def _matrix_exp(rng):
     return [([rng.uniform(-0.6, 0.6, (3, 3))], {}), ([rng.uniform(-0.6, 0.6, (2, 2, 2))], {})]
 
 
+def _lu(rng):
+    """Square, batched, wide and tall; entries spread apart so no pivot choice is close."""
+    return [([rng.uniform(-2, 2, s)], {}) for s in [(3, 3), (2, 4, 4), (3, 5), (5, 3)]]
+
+
 SAMPLES = {
     "inv": _square_cases, "det": _square_cases, "logabsdet": _square_cases,
     "slogdet_sign": lambda rng: [([-_well(rng, (3, 3))], {}), ([_well(rng, (2, 3, 3))], {})],
     "solve": _solve, "solve_triangular": _solve_triangular,
     "cholesky": lambda rng: _square_cases(rng, _spd), "eigh": _eigh, "svd": _svd, "qr": _qr,
-    "pinv": _pinv, "matrix_exp": _matrix_exp,
+    "pinv": _pinv, "matrix_exp": _matrix_exp, "lu": _lu,
 }
