@@ -5,6 +5,11 @@ Most are one node of the op table (`ops/activations.py`); `celu`, `selu` and
 `relu6` are `elu` and `hardtanh` with fixed attributes, and `softmin`, `glu`,
 `tanhshrink` are short compositions. `inplace=True` writes the result into the
 input (through `copy_`, so autograd sees the write, as PyTorch's does).
+
+`prelu`, `rrelu`, `hardshrink`, `softshrink` and `gumbel_softmax` are compositions
+of recorded ops (`where`, `*`, `softmax`), written so that values, NaNs and
+gradients agree with PyTorch's kernels; the trailing-underscore spellings
+(`relu_`, `elu_`, ...) are the in-place forms torch.nn.functional has.
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ import warnings
 
 import numpy as np
 
-from .. import ops
+from .. import creation, ops
+from ..devices import namespace_of
 from ..engine import apply, apply1
 from ..tensor import Tensor
 from ._args import _dims, _t
-from .elementwise import sigmoid, tanh
+from ._errors import ArgumentError, DtypeError, ShapeError
+from .elementwise import relu, sigmoid, tanh, where
 from .reductions import softmax
 from .shape import split
 
@@ -25,6 +32,10 @@ __all__ = [
     "gelu", "silu", "mish", "softplus", "elu", "celu", "selu", "leaky_relu", "relu6",
     "hardtanh", "hardswish", "hardsigmoid", "softsign", "logsigmoid", "softmin", "glu",
     "tanhshrink", "threshold",
+]
+__all__ += [  # PyTorch's parametric, randomised and shrinking activations; in-place forms
+    "prelu", "rrelu", "rrelu_", "hardshrink", "softshrink", "gumbel_softmax", "relu_", "elu_",
+    "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -34,8 +45,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def _float(input, name: str) -> Tensor:
     x = _t(input)
     if x.data.dtype.kind != "f":
-        raise TypeError(f"{name}() needs a floating tensor, got {x.dtype}; convert with "
-                        ".float()")
+        raise DtypeError(f"{name}() needs a floating tensor, got {x.dtype}; convert with "
+                         ".float()")
     return x
 
 
@@ -186,3 +197,144 @@ def glu(input, dim: int = -1) -> Tensor:
         raise ValueError(f"glu(): halving dimension must be even, but dimension {d} is size {n}")
     a, b = split(x, n // 2, d)
     return a * sigmoid(b)
+
+
+# ---------------------------------------------------------------- parametric and randomised
+
+def prelu(input, weight) -> Tensor:
+    """x where x > 0, else weight * x, with one learned slope per channel (dim 1) or one for
+    all: `weight` is 0-d or 1-D of size 1 or C. Like `torch.nn.functional.prelu`."""
+    x, w = _float(input, "prelu"), _t(weight)
+    if w.dtype != x.dtype:
+        raise DtypeError(f"prelu: weight of dtype {w.dtype} does not match the input's dtype "
+                         f"{x.dtype} (no type promotion here, as in PyTorch)")
+    if w.ndim > 1:
+        raise ShapeError(f"prelu: expected `weight` to be a scalar or 1-D tensor, but got "
+                           f"shape {w.shape}")
+    channels = x.shape[1] if x.ndim >= 2 else 1
+    if w.size != 1 and w.size != channels:
+        raise ShapeError(f"prelu: mismatch of parameter numbers and input channel size: "
+                           f"weight has {w.size} parameters, input of shape {x.shape} has "
+                           f"{channels} channel(s) (dim 1)")
+    if w.size != 1 and x.ndim > 2:
+        w = w.reshape((channels,) + (1,) * (x.ndim - 2))
+    elif w.ndim and x.ndim < w.ndim:
+        w = w.reshape(())
+    return where(x > 0, x, w * x)
+
+
+def _bounds(lower: float, upper: float) -> tuple:
+    lo, hi = _number(lower, "lower", "rrelu"), _number(upper, "upper", "rrelu")
+    if lo > hi:
+        raise ArgumentError(f"rrelu(): lower bound should be less than or equal to the upper "
+                           f"bound, got lower={lo}, upper={hi}")
+    return lo, hi
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomised leaky ReLU: in training each x <= 0 is multiplied by its own slope drawn
+    uniformly from [lower, upper]; in eval by the mean slope (lower + upper) / 2.
+
+    The slopes come from the global generator (`rg.manual_seed` makes them reproducible).
+    """
+    x = _float(input, "rrelu")
+    lo, hi = _bounds(lower, upper)
+    if not training:
+        return _run(x, inplace, lambda v: apply(ops.leaky_relu, v, negative_slope=(lo + hi) / 2))
+    u = creation.generator(like=x.data).random(x.shape)
+    slope = (lo + (hi - lo) * u).astype(x.dtype)
+    return _run(x, inplace, lambda v: where(v <= 0, v * slope, v))
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """`rrelu` written into `input`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def _lambd(lambd, name: str) -> float:
+    return _number(lambd, "lambd", name)
+
+
+def hardshrink(input, lambd: float = 0.5) -> Tensor:
+    """0 where -lambd <= x <= lambd, x elsewhere (NaN kept). Like
+    `torch.nn.functional.hardshrink`."""
+    x = _float(input, "hardshrink")
+    lam = _lambd(lambd, "hardshrink")
+    return where((x >= -lam) & (x <= lam), 0.0, x)
+
+
+def softshrink(input, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (lambd >= 0). Like
+    `torch.nn.functional.softshrink`."""
+    x = _float(input, "softshrink")
+    lam = _lambd(lambd, "softshrink")
+    if not lam >= 0:
+        raise ArgumentError(f"softshrink(): lambd must be non-negative, got {lam}")
+    return where((x >= -lam) & (x <= lam), 0.0, where(x > lam, x - lam, x + lam))
+
+
+def gumbel_softmax(logits, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample from the Gumbel-softmax (Concrete) distribution: softmax((logits + g) / tau)
+    along `dim`, g standard Gumbel noise from the global generator. With `hard`, the
+    one-hot of the largest entry in the forward pass and the soft sample's gradient
+    (straight-through: y_hard - y_soft.detach() + y_soft, as PyTorch computes it)."""
+    x = _t(logits)
+    if x.dtype.kind != "f":
+        raise DtypeError(f"gumbel_softmax(): logits must be floating (the Gumbel noise is "
+                           f"continuous), got {x.dtype}")
+    if eps != 1e-10:
+        warnings.warn("gumbel_softmax(): `eps` parameter is deprecated and has no effect.",
+                      UserWarning, stacklevel=2)
+    d = _dims(dim, None, x.ndim, "gumbel_softmax")
+    u = creation.generator(like=x.data).random(x.shape)
+    xp = namespace_of(u)
+    gumbels = (-xp.log(-xp.log1p(-u))).astype(x.dtype)  # -log of Exponential(1) draws
+    y_soft = softmax((x + gumbels) / tau, d)
+    if not hard:
+        return y_soft
+    idx = y_soft.detach().argmax(d, keepdim=True)
+    y_hard = apply(ops.zeros_like, y_soft.detach()).scatter(d, idx, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# ---------------------------------------------------------------- in-place forms
+
+def relu_(input) -> Tensor:
+    """max(x, 0) written into `input`."""
+    return _run(_t(input), True, relu)
+
+
+def elu_(input, alpha: float = 1.0) -> Tensor:
+    """`elu` written into `input`."""
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input, alpha: float = 1.0) -> Tensor:
+    """`celu` written into `input`."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input) -> Tensor:
+    """`selu` written into `input`."""
+    return selu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01) -> Tensor:
+    """`leaky_relu` written into `input`."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """`hardtanh` written into `input`."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold: float, value: float) -> Tensor:
+    """`threshold` written into `input`."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_threshold = threshold

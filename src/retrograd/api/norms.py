@@ -1,5 +1,6 @@
-"""Normalisation and norms: `layer_norm`, `group_norm`, `batch_norm`, `rms_norm`,
-`normalize`, `norm`, `std_mean`, `var_mean`, `cdist`, `cosine_similarity`.
+"""Normalisation and norms: `layer_norm`, `group_norm`, `batch_norm`, `instance_norm`,
+`rms_norm`, `local_response_norm`, `normalize`, `norm`, `std_mean`, `var_mean`, and the
+distances `cdist`, `pdist`, `pairwise_distance`, `cosine_similarity`.
 
 `layer_norm` is one fused node (`ops.layer_norm`: normalise, scale and shift);
 the other normalisations are the `standardize` op (one node for mean, variance and
@@ -14,23 +15,28 @@ import math
 
 import numpy as np
 
-from .. import ops
+from .. import devices, ops
 from .._values import batched
 from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ._args import _dims, _t
+from ._errors import ArgumentError, DtypeError, ShapeError
 from .elementwise import abs as _abs
-from .elementwise import clamp, sqrt
+from .elementwise import clamp, sqrt, where
+from .indexing import index_select
 from .reductions import mean, sum, var
+from .resample import pad
+from .windows import avg_pool2d, avg_pool3d
 
 __all__ = ["layer_norm", "group_norm", "batch_norm", "rms_norm", "normalize", "norm",
-           "vector_norm", "std_mean", "var_mean", "cdist", "cosine_similarity"]
+           "vector_norm", "std_mean", "var_mean", "cdist", "cosine_similarity",
+           "instance_norm", "local_response_norm", "pairwise_distance", "pdist"]
 
 
 def _floating(x: Tensor, fn: str) -> None:
     if x.dtype.kind != "f":
-        raise TypeError(f"{fn}: expected a floating input, got {x.dtype}")
+        raise DtypeError(f"{fn}: expected a floating input, got {x.dtype}")
 
 
 def _param(p, shape: tuple, fn: str, name: str):
@@ -39,7 +45,7 @@ def _param(p, shape: tuple, fn: str, name: str):
         return None
     p = _t(p)
     if p.shape != shape:
-        raise ValueError(f"{fn}: {name} must have shape {shape}, got {p.shape}")
+        raise ShapeError(f"{fn}: {name} must have shape {shape}, got {p.shape}")
     return p
 
 
@@ -51,7 +57,7 @@ def _shape_arg(normalized_shape) -> tuple:
 
 def _check_trailing(x: Tensor, shape: tuple, fn: str) -> None:
     if not shape or x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
-        raise ValueError(f"{fn}: given normalized_shape={list(shape)}, expected input with "
+        raise ShapeError(f"{fn}: given normalized_shape={list(shape)}, expected input with "
                          f"shape [*, {', '.join(map(str, shape))}], but got input of size "
                          f"{list(x.shape)}")
 
@@ -102,10 +108,10 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     x = _t(input)
     _floating(x, "group_norm")
     if x.ndim < 2:
-        raise ValueError(f"group_norm: expected an input of shape (N, C, *), got {x.shape}")
+        raise ShapeError(f"group_norm: expected an input of shape (N, C, *), got {x.shape}")
     n, c = x.shape[0], x.shape[1]
     if not isinstance(num_groups, (int, np.integer)) or num_groups <= 0 or c % num_groups:
-        raise ValueError(f"group_norm: expected the number of channels in input to be "
+        raise ShapeError(f"group_norm: expected the number of channels in input to be "
                          f"divisible by num_groups, but got input of shape {list(x.shape)} "
                          f"and num_groups={num_groups}")
     w = _param(weight, (c,), "group_norm", "weight")
@@ -128,7 +134,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     x = _t(input)
     _floating(x, "batch_norm")
     if x.ndim < 2:
-        raise ValueError(f"batch_norm: expected an input of shape (N, C, *), got {x.shape}")
+        raise ShapeError(f"batch_norm: expected an input of shape (N, C, *), got {x.shape}")
     c = x.shape[1]
     rm = _param(running_mean, (c,), "batch_norm", "running_mean")
     rv = _param(running_var, (c,), "batch_norm", "running_var")
@@ -151,8 +157,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
             _update_running(x, rm, rv, momentum, count)
     else:
         if rm is None or rv is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when not "
-                             "training")
+            raise ArgumentError("batch_norm: running_mean and running_var are needed when not "
+                                "training")
         scale = apply(ops.rsqrt, rv + eps)
         if w is not None:
             scale = scale * w
@@ -197,8 +203,8 @@ def _p_arg(p, fn: str) -> float:
 
 
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
-    """(sum |x|^ord)^(1/ord) over `dim` (all by default); ord inf/-inf are max/min |x|,
-    ord 0 counts non-zeros. The gradient at a zero vector is 0, as in PyTorch."""
+    """(sum |x|^ord)^(1/ord) over `dim` (all by default), for negative ord too; ord inf/-inf
+    are max/min |x|, ord 0 counts non-zeros. The gradient at a zero vector is 0, as in PyTorch."""
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
@@ -211,9 +217,14 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     if p in (math.inf, -math.inf):  # ties share the gradient equally, as in PyTorch
         return apply(ops.max if p > 0 else ops.min, _abs(x), axis=ax, keepdims=bool(keepdim))
     if p == 0:
-        return sum((x != 0).to(x.dtype), ax, keepdim)
-    if p < 0:
-        raise ValueError(f"norm: p must be positive (or 0, inf, -inf), got {p}")
+        count = sum((x != 0).to(x.dtype), ax, keepdim)
+        if not x.requires_grad:
+            return count
+        # PyTorch's count is differentiable, with a zero gradient: add a recorded zero
+        never = apply(ops.zeros_like, x.detach()) != 0
+        return count + sum(where(never, x, 0.0), ax, keepdim)
+    if p < 0:  # (sum |x|^p)^(1/p), a "norm" PyTorch computes too (0 where any x is 0)
+        return sum(_abs(x) ** p, ax, keepdim) ** (1.0 / p)
     if p == 1:
         return sum(_abs(x), ax, keepdim)
     return apply(ops.pnorm, x, p=p, axis=ax, keepdims=bool(keepdim))
@@ -245,22 +256,71 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor
     return x / clamp(vector_norm(x, p, dim, keepdim=True), min=eps)
 
 
+def _clamped_norm(x: Tensor, d: int, eps: float) -> Tensor:
+    """||x|| along `d` (kept), at least `eps`; as PyTorch clamps it without recording the
+    clamp, the gradient flows through the norm even where the clamp holds."""
+    n = vector_norm(x, 2, d, keepdim=True)
+    nd = n.detach()
+    return where(nd < eps, (n - nd) + eps, n)
+
+
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along `dim` (broadcast first)."""
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along `dim` (broadcast first).
+    Like `torch.nn.functional.cosine_similarity`."""
     a, b = _t(x1), _t(x2)
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        raise ValueError(f"cosine_similarity: x1 of shape {a.shape} and x2 of shape {b.shape} "
+        raise ShapeError(f"cosine_similarity: x1 of shape {a.shape} and x2 of shape {b.shape} "
                          "do not broadcast") from None
+    dt = np.result_type(a.dtype, b.dtype)
+    if dt.kind != "f":
+        raise DtypeError(f"cosine_similarity: expected floating inputs, got {a.dtype} and "
+                         f"{b.dtype}")
     d = _dims(dim, None, len(shape), "cosine_similarity")
+    a, b = (t if t.dtype == dt else t.to(dt) for t in (a, b))
     if a.shape != shape:
         a = a.expand(shape)
     if b.shape != shape:
         b = b.expand(shape)
-    na = clamp(vector_norm(a, 2, d, keepdim=True), min=eps)
-    nb = clamp(vector_norm(b, 2, d, keepdim=True), min=eps)
-    return sum((a / na) * (b / nb), d)
+    return sum((a / _clamped_norm(a, d, eps)) * (b / _clamped_norm(b, d, eps)), d)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last dimension (broadcast first). Like
+    `torch.nn.functional.pairwise_distance`."""
+    a, b = _t(x1), _t(x2)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ShapeError(f"pairwise_distance: x1 of shape {a.shape} and x2 of shape "
+                         f"{b.shape} do not broadcast") from None
+    return vector_norm(a - b + eps, p, -1, keepdim)
+
+
+def pdist(input, p: float = 2.0) -> Tensor:
+    """The p-norm distance between every pair of rows of a 2-D input (N, M): the upper
+    triangle of `cdist(input, input)` row by row, N * (N - 1) / 2 values. Like
+    `torch.nn.functional.pdist` (a zero distance has a zero gradient; for p = inf every
+    tied coordinate gets the full gradient, as PyTorch's backward gives it)."""
+    x = _t(input)
+    if x.ndim != 2:
+        raise ShapeError(f"pdist: only supports 2-D tensors (N, M), got shape {x.shape}")
+    if x.dtype.kind != "f":
+        raise DtypeError(f"pdist: only supports floating-point dtypes, got {x.dtype}")
+    if not p >= 0:
+        raise ArgumentError(f"pdist: only supports non-negative p values, got {p}")
+    i, j = np.triu_indices(x.shape[0], 1)
+    rows = (Tensor(devices.const_like(k.astype(np.int64), x.data)) for k in (i, j))
+    diff = index_select(x, 0, next(rows)) - index_select(x, 0, next(rows))
+    if p != math.inf:
+        return vector_norm(diff, p, -1)
+    mag = _abs(diff)
+    dist = apply(ops.max, mag.detach(), axis=-1, keepdims=True) if diff.shape[-1] else \
+        sum(mag.detach(), -1, keepdim=True)
+    tied = (mag.detach() == dist).to(x.dtype)
+    return (dist + sum((mag - mag.detach()) * tied, -1, keepdim=True)).reshape(-1)
 
 
 def cdist(x1, x2, p: float = 2.0) -> Tensor:
@@ -274,3 +334,90 @@ def cdist(x1, x2, p: float = 2.0) -> Tensor:
         raise ValueError(f"cdist: p must be non-negative, got {p}")
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
     return vector_norm(diff, p, -1)
+
+
+# ---------------------------------------------------------------- instance and response norms
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Normalise each (sample, channel) of (N, C, *) over its positions, then a per-channel
+    scale and shift. With `use_input_stats` the running statistics, when given, move
+    towards the batch's average instance mean and (unbiased) variance, in place; without
+    it they normalise instead. Like `torch.nn.functional.instance_norm`."""
+    x = _t(input)
+    _floating(x, "instance_norm")
+    if x.ndim < 2:
+        raise ShapeError(f"instance_norm: expected an input of shape (N, C, *), got {x.shape}")
+    c = x.shape[1]
+    rm = _param(running_mean, (c,), "instance_norm", "running_mean")
+    rv = _param(running_var, (c,), "instance_norm", "running_var")
+    w = _param(weight, (c,), "instance_norm", "weight")
+    b = _param(bias, (c,), "instance_norm", "bias")
+    spatial = tuple(range(2 - x.ndim, 0))
+    if use_input_stats:
+        if math.prod(x.shape[2:]) == 1:
+            raise ValueError(f"instance_norm: expected more than 1 spatial element when "
+                             f"training, got input of size {list(x.shape)}")
+        y = apply(ops.standardize, x, axes=spatial, eps=float(eps))
+        if rm is not None or rv is not None:
+            if batched(x, rm, rv):
+                raise RuntimeError(
+                    "rg.func.vmap: instance_norm with use_input_stats updates running_mean and "
+                    "running_var in-place with statistics that differ per batch element, "
+                    "which vmap cannot batch; pass running_mean=None and running_var=None (a "
+                    "layer: track_running_stats=False), or use eval mode")
+            _update_instance_stats(x, rm, rv, momentum, spatial)
+    else:
+        if rm is None or rv is None:
+            raise ArgumentError("instance_norm: expected running_mean and running_var to be "
+                                "defined when use_input_stats is false")
+        y = (x - _channel_view(rm, x.ndim)) * _channel_view(apply(ops.rsqrt, rv + eps), x.ndim)
+    if w is not None:
+        y = y * _channel_view(w, x.ndim)
+    if b is not None:
+        y = y + _channel_view(b, x.ndim)
+    return y
+
+
+def _update_instance_stats(x: Tensor, rm, rv, momentum, spatial: tuple) -> None:
+    """running = (1 - momentum) * running + momentum * (the batch's mean of the instance
+    statistics), in place, as PyTorch (which runs batch norm on (1, N * C, *) and averages
+    the N updated copies)."""
+    f = float(momentum)
+    with no_grad():
+        xd = x.detach()
+        if rm is not None:
+            rm.mul_(1.0 - f)
+            rm.add_(mean(mean(xd, spatial), 0).to(rm.dtype) * f)
+        if rv is not None:
+            rv.mul_(1.0 - f)
+            rv.add_(mean(var(xd, spatial, correction=1), 0).to(rv.dtype) * f)
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta, the window
+    zero-padded at the channel ends (size // 2 before, (size - 1) // 2 after), for
+    (N, C, *) inputs. Like `torch.nn.functional.local_response_norm`."""
+    x = _t(input)
+    if x.ndim < 3:
+        raise ShapeError(f"local_response_norm: expected 3D or higher dimensionality input "
+                         f"(N, C, *), got {x.ndim} dimensions (shape {x.shape})")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size <= 0:
+        raise ArgumentError(f"local_response_norm: size must be a positive int, got {size!r}")
+    if x.size == 0:
+        return x
+    if x.dtype.kind != "f":  # PyTorch averages integer squares with integer division
+        raise DtypeError(f"local_response_norm: expected a floating input, got {x.dtype} "
+                         "(convert with .float())")
+    sq = x * x
+    before, after = size // 2, (size - 1) // 2
+    if x.ndim == 3:
+        div = pad(sq.unsqueeze(1), (0, 0, before, after))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        n, c = x.shape[:2]
+        div = pad(sq.reshape(n, 1, c, x.shape[2], -1), (0, 0, 0, 0, before, after))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).reshape(x.shape)
+    return x / (div * alpha + k) ** beta

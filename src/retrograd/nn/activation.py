@@ -1,26 +1,42 @@
 """Activation modules: `ReLU`, `Tanh`, `Sigmoid`, `Softmax`, `LogSoftmax`, and the rest of
-`torch.nn`'s (`GELU`, `SiLU`, `ELU`, `Hardtanh`, ...), each a thin call into `functional`."""
+`torch.nn`'s (`GELU`, `SiLU`, `ELU`, `Hardtanh`, `PReLU`, `RReLU`, ...), each a thin call
+into `functional`. `PReLU` is the one with a parameter (its slopes, `weight`)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ops
+from ..api.activations import _implicit_dim
 from ..engine import apply1
+from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
-from .module import Module
+from ._utils import _dtype
+from .module import Module, Parameter
 
 __all__ = [
     "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "GELU", "SiLU", "Mish", "Softplus",
     "ELU", "CELU", "SELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid",
-    "Softsign", "LogSigmoid", "Softmin", "GLU", "Tanhshrink", "Threshold",
+    "Softsign", "LogSigmoid", "Softmin", "GLU", "Tanhshrink", "Threshold", "PReLU", "RReLU",
+    "Hardshrink", "Softshrink", "Softmax2d",
 ]
 
 
 class ReLU(Module):
     """Applies `F.relu` (`retrograd.nn.functional.relu`) to its input, with the
     same arguments. Like `torch.nn.ReLU`: `rg.nn.ReLU()(x)`."""
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
+        if self.inplace:
+            return F.relu(x, inplace=True)
         return apply1(ops.relu, x) if x.__class__ is Tensor else F.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -39,20 +55,41 @@ class Sigmoid(Module):
 
 class Softmax(Module):
     """Applies `F.softmax` (`retrograd.nn.functional.softmax`) to its input, with the
-    same arguments. Like `torch.nn.Softmax`: `rg.nn.Softmax(dim=-1)(x)`."""
-    def __init__(self, dim: int = -1) -> None:
+    same arguments. Like `torch.nn.Softmax`: `rg.nn.Softmax(dim=-1)(x)`; without `dim`,
+    PyTorch's deprecated implicit choice (dim 0 for 0-, 1- and 3-D inputs, else 1),
+    with its warning."""
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
+    def _dim(self, x) -> int:
+        if self.dim is not None:
+            return self.dim
+        return _implicit_dim(getattr(x, "ndim", 0), type(self).__name__.lower())
+
     def forward(self, x):
-        return F.softmax(x, self.dim)
+        return F.softmax(x, self._dim(x))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
     """Applies `F.log_softmax` (`retrograd.nn.functional.log_softmax`) to its input, with the
     same arguments. Like `torch.nn.LogSoftmax`: `rg.nn.LogSoftmax(dim=-1)(x)`."""
     def forward(self, x):
-        return F.log_softmax(x, self.dim)
+        return F.log_softmax(x, self._dim(x))
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a (N, C, H, W) or (C, H, W) input, at every
+    position. Like `torch.nn.Softmax2d`."""
+    def forward(self, x):
+        if getattr(x, "ndim", None) not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got "
+                             f"{getattr(x, 'ndim', None)}D instead (shape "
+                             f"{getattr(x, 'shape', None)})")
+        return F.softmax(x, -3)
 
 
 # ---------------------------------------------------------------- the rest of torch.nn's
@@ -119,11 +156,17 @@ class Hardswish(_Inplace):
     same arguments. Like `torch.nn.Hardswish`: `rg.nn.Hardswish()(x)`."""
     _fn = staticmethod(F.hardswish)
 
+    def extra_repr(self) -> str:  # PyTorch shows no inplace for this one
+        return ""
+
 
 class Hardsigmoid(_Inplace):
     """Applies `F.hardsigmoid` (`retrograd.nn.functional.hardsigmoid`) to its input, with the
     same arguments. Like `torch.nn.Hardsigmoid`: `rg.nn.Hardsigmoid()(x)`."""
     _fn = staticmethod(F.hardsigmoid)
+
+    def extra_repr(self) -> str:  # PyTorch shows no inplace for this one
+        return ""
 
 
 class Softplus(Module):
@@ -257,3 +300,59 @@ class GLU(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """x where x > 0, else a * x, with `a` learned: one slope for all channels
+    (`num_parameters=1`) or one per channel (dim 1), each initialised to `init`.
+    Like `torch.nn.PReLU`; its parameter is `weight`."""
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, dtype=None) -> None:
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(np.full(num_parameters, init, dtype=_dtype(dtype)))
+
+    def reset_parameters(self) -> None:
+        with no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU (`F.rrelu`): random slopes in [lower, upper] for x <= 0 in
+    training mode, their mean in eval mode. Like `torch.nn.RReLU`."""
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, x):
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                           else "")
+
+
+class Hardshrink(Module):
+    """Applies `F.hardshrink`: 0 where |x| <= lambd, x elsewhere. Like `torch.nn.Hardshrink`."""
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, x):
+        return F.hardshrink(x, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """Applies `F.softshrink`: x shrunk towards 0 by lambd, 0 where |x| <= lambd. Like
+    `torch.nn.Softshrink`."""
+    def forward(self, x):
+        return F.softshrink(x, self.lambd)

@@ -1,11 +1,14 @@
-"""Normalisation layers: `LayerNorm`, `RMSNorm`, `GroupNorm`, `BatchNorm1d`, `BatchNorm2d`.
+"""Normalisation layers: `LayerNorm`, `RMSNorm`, `GroupNorm`, `BatchNorm1d/2d/3d`,
+`InstanceNorm1d/2d/3d`, `LocalResponseNorm`.
 
 PyTorch's parameter names, initialisation (weight ones, bias zeros) and, for
-batch norm, its buffers: `running_mean`, `running_var` and `num_batches_tracked`,
-saved in `state_dict` and updated in training mode only.
+batch and instance norm, its buffers: `running_mean`, `running_var` and
+`num_batches_tracked`, saved in `state_dict` and updated in training mode only.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -15,7 +18,8 @@ from . import functional as F
 from ._utils import _dtype
 from .module import Module, Parameter
 
-__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
 
 
 def _shape(normalized_shape) -> tuple:
@@ -56,7 +60,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
@@ -85,7 +89,7 @@ class GroupNorm(Module):
     """Normalise (N, C, *) over groups of channels; a per-channel scale and shift."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, dtype=None) -> None:
+                 affine: bool = True, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups <= 0 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
@@ -95,7 +99,10 @@ class GroupNorm(Module):
         dt = _dtype(dtype)
         if affine:
             self.weight = Parameter(np.ones(num_channels, dtype=dt))
-            self.bias = Parameter(np.zeros(num_channels, dtype=dt))
+            if bias:
+                self.bias = Parameter(np.zeros(num_channels, dtype=dt))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -107,7 +114,8 @@ class GroupNorm(Module):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class _BatchNorm(Module):
@@ -116,14 +124,18 @@ class _BatchNorm(Module):
     _dims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, dtype=None) -> None:
+                 affine: bool = True, track_running_stats: bool = True, dtype=None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dt = _dtype(dtype)
         if affine:
             self.weight = Parameter(np.ones(num_features, dtype=dt))
-            self.bias = Parameter(np.zeros(num_features, dtype=dt))
+            if bias:
+                self.bias = Parameter(np.zeros(num_features, dtype=dt))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -148,7 +160,8 @@ class _BatchNorm(Module):
         if self.affine:
             with no_grad():
                 self.weight.fill_(1.0)
-                self.bias.zero_()
+                if self.bias is not None:
+                    self.bias.zero_()
 
     def _check_input(self, x) -> None:
         if not isinstance(x, Tensor) or x.ndim not in self._dims:
@@ -176,7 +189,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -195,3 +209,74 @@ class BatchNorm3d(_BatchNorm):
     """Batch norm over (N, C, D, H, W)."""
 
     _dims = (5,)
+
+
+class _InstanceNorm(_BatchNorm):
+    """Per-(sample, channel) normalisation over the positions; running statistics only with
+    `track_running_stats` (then used in eval mode). As in PyTorch, `num_batches_tracked`
+    is kept but never counted, and momentum=None means 0."""
+
+    _nd = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias=bias)
+
+    def forward(self, x):
+        name, nd = type(self).__name__, self._nd
+        if not isinstance(x, Tensor) or x.ndim not in (nd + 1, nd + 2):
+            raise ValueError(f"{name}: expected {nd + 1}D or {nd + 2}D input (got "
+                             f"{getattr(x, 'ndim', None)}D input of shape "
+                             f"{getattr(x, 'shape', None)})")
+        d = x.ndim - nd - 1  # the channel dimension
+        if x.shape[d] != self.num_features:
+            if self.affine:
+                raise ValueError(f"{name}: expected input's size at dim={d} to match "
+                                 f"num_features ({self.num_features}), but got: {x.shape[d]} "
+                                 f"(input of shape {x.shape})")
+            warnings.warn(f"input's size at dim={d} does not match num_features. You can "
+                          "silence this warning by not passing in num_features, which is not "
+                          "used because affine=False", UserWarning, stacklevel=2)
+        unbatched = x.ndim == nd + 1
+        if unbatched:
+            x = x.unsqueeze(0)
+        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats,
+                            0.0 if self.momentum is None else self.momentum, self.eps)
+        return y.squeeze(0) if unbatched else y
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or (C, L). Like `torch.nn.InstanceNorm1d`."""
+
+    _nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (N, C, H, W) or (C, H, W). Like `torch.nn.InstanceNorm2d`."""
+
+    _nd = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (N, C, D, H, W) or (C, D, H, W). Like `torch.nn.InstanceNorm3d`."""
+
+    _nd = 3
+
+
+class LocalResponseNorm(Module):
+    """Each value divided by (k + alpha * mean of squares over `size` neighbouring
+    channels)^beta (`F.local_response_norm`). Like `torch.nn.LocalResponseNorm`."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x):
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

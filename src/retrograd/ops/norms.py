@@ -99,11 +99,16 @@ def _pnorm(x, *, p, axis=None, keepdims=False):
 
 def _pnorm_local(m, out, x, p, axis, keepdims):
     """d norm / d x = sign(x) |x|^(p-1) / norm^(p-1), and 0 where the norm is 0 (x is all
-    zeros there, so only the denominator needs guarding), as in PyTorch."""
+    zeros there, so only the denominator needs guarding) and, for p < 1, where x is 0,
+    as in PyTorch."""
     nk = keep(m, out, x.shape, axis, keepdims)
     safe = nk + (nk == 0)
     if p == 2:
         return x / safe
+    if p < 1:  # |x|^(p-1) is infinite at x = 0, where PyTorch's gradient is 0
+        zero = x == 0
+        a = m.where(zero, 1.0, m.abs(x))
+        return m.where(zero, 0.0, m.sign(x) * a ** (p - 1) / safe ** (p - 1))
     return m.sign(x) * m.abs(x) ** (p - 1) / safe ** (p - 1)
 
 

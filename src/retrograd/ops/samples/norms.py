@@ -19,7 +19,7 @@ SAMPLES = {"standardize": _standardize}
 def _pnorm(rng):
     cases = []
     for shape, axis in [((4,), None), ((3, 4), 1), ((3, 4), (0, 1)), ((2, 3, 4), (0, 2))]:
-        for p in (2.0, 1.5, 3.0):
+        for p in (2.0, 1.5, 3.0, 0.5):
             for keepdims in (False, True):
                 x = rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
                 cases.append(([x], {"p": p, "axis": axis, "keepdims": keepdims}))

@@ -1,0 +1,33 @@
+"""Distance layers: `CosineSimilarity` and `PairwiseDistance`, thin calls into `functional`
+with PyTorch's arguments (they hold no parameters)."""
+
+from __future__ import annotations
+
+from . import functional as F
+from .module import Module
+
+__all__ = ["CosineSimilarity", "PairwiseDistance"]
+
+
+class CosineSimilarity(Module):
+    """Cosine similarity of two inputs along `dim` (`F.cosine_similarity`). Like
+    `torch.nn.CosineSimilarity`."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """The p-norm of x1 - x2 + eps along the last dimension (`F.pairwise_distance`). Like
+    `torch.nn.PairwiseDistance`."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
