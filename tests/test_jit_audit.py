@@ -388,6 +388,24 @@ CASES: dict[str, Case] = {
     "F.interpolate[bicubic]": C(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"),
                                 fl(1, 1, 3, 3)),
     "F.upsample": C(lambda x: F.upsample(x, scale_factor=2, mode="nearest"), fl(1, 2, 3, 3)),
+    # sampling grids (api/grid.py)
+    "F.grid_sample": C(lambda x, g: F.grid_sample(x, g, align_corners=False), fl(1, 2, 3, 4),
+                       fl(1, 2, 3, 2, lo=-1.2, hi=1.2)),
+    "F.grid_sample[bicubic]": C(
+        lambda x, g: F.grid_sample(x, g, mode="bicubic", padding_mode="reflection",
+                                   align_corners=True), fl(2, 1, 3, 3), fl(2, 2, 2, 2, lo=-1.3,
+                                                                             hi=1.3)),
+    "F.grid_sample[3d]": C(
+        lambda x, g: F.grid_sample(x, g, mode="nearest", padding_mode="border",
+                                   align_corners=False), fl(1, 2, 2, 3, 3), fl(1, 2, 1, 2, 3)),
+    "F.affine_grid": C(lambda t: F.affine_grid(t, (2, 1, 3, 4), align_corners=False),
+                       fl(2, 2, 3)),
+    "F.affine_grid[3d]": C(lambda t: F.affine_grid(t, (1, 1, 2, 2, 3), align_corners=True),
+                           fl(1, 3, 4)),
+    "rg.grid_sampler": C(lambda x, g: rg.grid_sampler(x, g, 0, 2, False), fl(1, 2, 3, 4),
+                         fl(1, 2, 2, 2)),
+    "rg.affine_grid_generator": C(lambda t: rg.affine_grid_generator(t, (2, 1, 3, 3), False),
+                                  fl(2, 2, 3)),
     "F.scaled_dot_product_attention": C(F.scaled_dot_product_attention, fl(2, 3, 4),
                                         fl(2, 5, 4), fl(2, 5, 3)),
     "F.scaled_dot_product_attention[bool]": C(F.scaled_dot_product_attention, fl(2, 3, 4),
@@ -635,6 +653,72 @@ CASES.update({
 })
 NO_TENSORS |= {"rg.tril_indices", "rg.triu_indices", "rg.logspace"}
 REFUSES.update({"rg.geqrf": "use rg.linalg.qr"})
+
+
+# ---- reductions, sets, statistics, number functions and index writes
+# (tests/test_torch_reduce_names.py compares them with torch)
+CASES.update({
+    "rg.amax": C(lambda x: rg.amax(x, 1), X),
+    "rg.amin": C(rg.amin, X),
+    "rg.aminmax": C(lambda x: rg.aminmax(x, dim=1), X),
+    "rg.count_nonzero": C(lambda x: rg.count_nonzero(x, 1), ints(3, 4)),
+    "rg.argwhere": C(rg.argwhere, bools(3, 4)),
+    "rg.nanmedian": C(rg.nanmedian, X),
+    "rg.nanmedian[dim]": C(lambda x: rg.nanmedian(x, 1), X),
+    "rg.quantile": C(lambda x, q: rg.quantile(x, q, 1), X, unit(2)),
+    "rg.quantile[nearest]": C(lambda x: rg.quantile(x, 0.4, interpolation="nearest"), X),
+    "rg.nanquantile": C(rg.nanquantile, X, unit(3)),
+    "rg.unique": C(lambda x: rg.unique(x, return_inverse=True, return_counts=True),
+                   ints(3, 4)),
+    "rg.unique_consecutive": C(rg.unique_consecutive, ints(6)),
+    "rg.bincount": C(rg.bincount, ints(5)),
+    "rg.histc": C(lambda x: rg.histc(x, 4, -0.5, 0.5), X),
+    "rg.histc[data range]": C(lambda x: rg.histc(x, 4), X),
+    "rg.histogram": C(lambda x, w: rg.histogram(x, 3, weight=w, density=True), X, pos(3, 4)),
+    "rg.histogram[edges]": C(rg.histogram, X, increasing(4)),
+    "rg.bucketize": C(rg.bucketize, X, increasing(5)),
+    "rg.searchsorted": C(lambda s, v: rg.searchsorted(s, v, right=True), increasing(5), X),
+    "rg.isin": C(rg.isin, ints(3, 4, hi=5), ints(3, hi=5)),
+    **{f"rg.{n}": C(getattr(rg, n), X) for n in [
+        "isneginf", "isposinf", "isreal", "sgn", "signbit", "frexp"]},
+    "rg.heaviside": C(lambda x, v: rg.heaviside(rg.round(x), v),
+                      fl(3, 4, lo=-1.5, hi=1.5), X),
+    "rg.float_power": C(rg.float_power, pos(3, 4), X),
+    "rg.ldexp": C(rg.ldexp, X, ints(3, 4, lo=-2, hi=3)),
+    "rg.gcd": C(rg.gcd, ints(3, 4, hi=20), ints(3, 4, hi=20)),
+    "rg.lcm": C(rg.lcm, ints(3, 4, hi=20), ints(3, 4, hi=20)),
+    "rg.nextafter": C(rg.nextafter, X, Y),
+    "rg.take": C(rg.take, X, ints(5, lo=-12, hi=12)),
+    "rg.select": C(lambda x: rg.select(x, 1, -1), X),
+    "rg.index_fill": C(lambda x, i: rg.index_fill(x, 1, i, 0.5), X, ints(2, lo=-4, hi=4)),
+    "rg.index_fill[tensor]": C(lambda x, i, v: rg.index_fill(x, 1, i, v), X, ints(2, hi=4),
+                               fl()),
+    "rg.index_copy": C(lambda x, i, s: rg.index_copy(x, 1, i, s), X, ints(2, hi=4), fl(3, 2)),
+    "rg.index_put": C(lambda x, i, v: rg.index_put(x, (i,), v, accumulate=True), X,
+                      ints(4, hi=3), fl(4, 4)),
+    "rg.index_put[pairs]": C(lambda x, i, j, v: rg.index_put(x, (i, j), v), X, ints(3, hi=3),
+                             ints(3, lo=-4, hi=4), fl(3)),
+    # grad=False: an in-place write into a tensor that requires grad, replayed by rg.jit,
+    # refuses on the second call (as x.masked_fill_ does), a limit of rg.jit
+    "rg.index_put_": C(lambda x, i, v: rg.index_put_(x * 1, (i,), v), X, ints(2, hi=3),
+                       fl(4), grad=False),
+    "rg.index_reduce": C(lambda x, i, s: rg.index_reduce(x, 0, i, s, "amax"), X,
+                         ints(2, hi=3), fl(2, 4)),
+    "rg.put": C(lambda x, i, s: rg.put(x, i, s, accumulate=True), X, ints(3, lo=-12, hi=12),
+                fl(3)),
+    "rg.masked_scatter": C(rg.masked_scatter, X, bools(3, 4), fl(12)),
+    "rg.select_scatter": C(lambda x, s: rg.select_scatter(x, s, 0, 1), X, fl(4)),
+    "rg.slice_scatter": C(lambda x, s: rg.slice_scatter(x, s, 1, 0, 4, 2), X, fl(3, 2)),
+    "rg.diagonal_scatter": C(lambda x, s: rg.diagonal_scatter(x, s, 1), X, fl(3)),
+    "rg.split_with_sizes": C(lambda x: rg.split_with_sizes(x, [1, 3], 1), X),
+    "rg.hsplit": C(lambda x: rg.hsplit(x, 2), X),
+    "rg.vsplit": C(lambda x: rg.vsplit(x, [1]), X),
+    "rg.dsplit": C(lambda x: rg.dsplit(x, 2), fl(2, 2, 4)),
+})
+REFUSES.update({  # the result's length depends on the values
+    "rg.unique": "distinct values", "rg.unique_consecutive": "distinct values",
+    "rg.bincount": "largest value + 1", "rg.argwhere": "keep the shape with a mask",
+})
 
 
 def public_callables():
@@ -966,6 +1050,19 @@ def _layers():
                 nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True), 2)),
             [fl(2, 3, 4), bools(2, 3)]),
         "Sequential": (lambda: nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1)), [X]),
+        "LSTM[proj]": (lambda: nn.LSTM(3, 4, bidirectional=True, proj_size=2), [fl(5, 2, 3)]),
+        "MultiheadAttention[bias_kv]": (
+            lambda: nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, kdim=3),
+            [fl(3, 2, 4), fl(5, 2, 3), fl(5, 2, 4)]),
+        "TransformerDecoderLayer": (
+            lambda: nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True),
+            [fl(2, 3, 4), fl(2, 5, 4)]),
+        "TransformerDecoder": (
+            lambda: nn.TransformerDecoder(
+                nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, norm_first=True), 2),
+            [fl(3, 2, 4), fl(5, 2, 4)]),
+        "Transformer": (lambda: nn.Transformer(4, 2, 1, 1, 8, dropout=0.0, batch_first=True),
+                        [fl(2, 5, 4), fl(2, 3, 4)]),
     }
 
 

@@ -1,4 +1,5 @@
-"""Scaled dot-product attention, PyTorch's `F.scaled_dot_product_attention`.
+"""Scaled dot-product attention, PyTorch's `F.scaled_dot_product_attention`, and
+multi-head attention, `F.multi_head_attention_forward` (what `nn.MultiheadAttention` runs).
 
 Without a mask tensor or dropout (causal or not), one fused op (`ops.attention`);
 otherwise a composition of recorded ops (two matrix products and a softmax), so its
@@ -8,6 +9,7 @@ gradient, higher derivatives, forward mode and `rg.jit` replay come from theirs.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -20,10 +22,10 @@ from .elementwise import where
 from .linalg import matmul
 from .math import all as _all
 from .math import any as _any
-from .reductions import softmax
-from .shape import transpose
+from .reductions import mean, softmax
+from .shape import cat, transpose
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
 def _repeat_heads(x: Tensor, groups: int) -> Tensor:
@@ -117,3 +119,274 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             keep *= 1.0 / (1.0 - dropout_p)
         weights = weights * keep
     return matmul(weights, v)
+
+
+# ---------------------------------------------------------------- multi-head attention
+
+class AttentionShapeError(ValueError, AssertionError):
+    """A query, key, value or mask of the wrong shape for multi-head attention (PyTorch
+    asserts; a ValueError too)."""
+
+
+class AttentionMaskShapeError(ValueError, RuntimeError):
+    """An `attn_mask` of the wrong shape (a RuntimeError in PyTorch; a ValueError too)."""
+
+
+class AttentionMaskTypeError(TypeError, AssertionError):
+    """A mask that is neither bool nor floating (PyTorch asserts; a TypeError too)."""
+
+
+def canonical_mask(mask, mask_name: str, other_type, other_name: str, target_type,
+                   check_other: bool = True):
+    """A bool mask (True: do not attend) as an additive float mask (-inf / 0) in
+    `target_type`; a float mask as it is; None stays None. As PyTorch's `_canonical_mask`,
+    warning when `mask` and the other mask differ in type."""
+    if mask is None:
+        return None
+    m = _t(mask)
+    if m.dtype != np.bool_ and m.dtype.kind != "f":
+        raise AttentionMaskTypeError(f"only bool and floating types of {mask_name} are "
+                                     f"supported, got {m.dtype}")
+    if check_other and other_type is not None and m.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                      "Use same type for both instead.", stacklevel=3)
+    if m.dtype == np.bool_:  # a tensor op, so rg.jit replays it for each call's mask
+        return where(m, -math.inf, 0.0).to(target_type)
+    return m
+
+
+def _append_zero(mask: Tensor | None) -> Tensor | None:
+    """A zero (attend) column appended to an additive mask's last dimension."""
+    if mask is None:
+        return None
+    zero = creation.zeros(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
+    return cat([mask, zero], -1)
+
+
+def _linear(x, w, b=None) -> Tensor:
+    return apply(ops.linear, x, w, b)
+
+
+def _weights_dropout(w: Tensor, p: float) -> Tensor:
+    if p == 0.0:
+        return w
+    if p == 1.0:
+        return w * namespace_of(w.data).zeros(w.shape, dtype=w.dtype)
+    keep = (creation.generator(like=w.data).random(w.shape) >= p).astype(w.dtype)
+    keep *= 1.0 / (1.0 - p)
+    return w * keep
+
+
+def _check_mha_shapes(q: Tensor, k: Tensor, v: Tensor, key_padding_mask, attn_mask,
+                      num_heads: int) -> bool:
+    """Whether the call is batched (3-D query), after PyTorch's dimension checks."""
+    if q.ndim == 3:
+        if k.ndim != 3 or v.ndim != 3:
+            raise AttentionShapeError(f"For batched (3-D) `query`, expected `key` and `value` "
+                                      f"to be 3-D but found shapes {k.shape} and {v.shape}")
+        if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            raise AttentionShapeError(f"For batched (3-D) `query`, expected `key_padding_mask` "
+                                      f"to be `None` or 2-D but found shape "
+                                      f"{key_padding_mask.shape}")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AttentionShapeError(f"For batched (3-D) `query`, expected `attn_mask` to be "
+                                      f"`None`, 2-D or 3-D but found shape {attn_mask.shape}")
+        return True
+    if q.ndim == 2:
+        if k.ndim != 2 or v.ndim != 2:
+            raise AttentionShapeError(f"For unbatched (2-D) `query`, expected `key` and "
+                                      f"`value` to be 2-D but found shapes {k.shape} and "
+                                      f"{v.shape}")
+        if key_padding_mask is not None and key_padding_mask.ndim != 1:
+            raise AttentionShapeError(f"For unbatched (2-D) `query`, expected "
+                                      f"`key_padding_mask` to be `None` or 1-D but found shape "
+                                      f"{key_padding_mask.shape}")
+        if attn_mask is not None:
+            if attn_mask.ndim not in (2, 3):
+                raise AttentionShapeError(f"For unbatched (2-D) `query`, expected `attn_mask` "
+                                          f"to be `None`, 2-D or 3-D but found shape "
+                                          f"{attn_mask.shape}")
+            want = (num_heads, q.shape[0], k.shape[0])
+            if attn_mask.ndim == 3 and attn_mask.shape != want:
+                raise AttentionShapeError(f"Expected `attn_mask` shape to be {want} but got "
+                                          f"{attn_mask.shape}")
+        return False
+    raise AttentionShapeError(f"query should be unbatched 2D or batched 3D tensor but received "
+                              f"a {q.ndim}-D query of shape {q.shape}")
+
+
+def multi_head_attention_forward(
+        query, key, value, embed_dim_to_check: int, num_heads: int, in_proj_weight,
+        in_proj_bias, bias_k, bias_v, add_zero_attn: bool, dropout_p: float, out_proj_weight,
+        out_proj_bias, training: bool = True, key_padding_mask=None, need_weights: bool = True,
+        attn_mask=None, use_separate_proj_weight: bool = False, q_proj_weight=None,
+        k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,
+        average_attn_weights: bool = True, is_causal: bool = False,
+        _dead_rows_nan: bool = False) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention over sequence-first (L, N, E) inputs, as PyTorch's
+    `F.multi_head_attention_forward` (the function `nn.MultiheadAttention` calls).
+
+    Projects query, key and value (packed `in_proj_weight`, or separate `q/k/v_proj_weight`
+    with `use_separate_proj_weight`), appends `bias_k`/`bias_v` and a zero key with
+    `add_zero_attn`, attends per head with `attn_mask` ((L, S) or (N * num_heads, L, S))
+    and `key_padding_mask` ((N, S)) (bool: True masks out; float: added to the scores),
+    and projects the result. Returns (output, weights): the weights (N, L, S), averaged
+    over heads unless `average_attn_weights=False` ((N, num_heads, L, S)), or None
+    without `need_weights`. `is_causal` is a hint that `attn_mask` is causal: without a
+    key padding mask and weights it stands for it. A query row that may see no key gives
+    zeros without `need_weights` and NaN with it, as in PyTorch.
+    """
+    q, k, v = _t(query), _t(key), _t(value)
+    kpm = None if key_padding_mask is None else _t(key_padding_mask)
+    am = None if attn_mask is None else _t(attn_mask)
+    batched = _check_mha_shapes(q, k, v, kpm, am, num_heads)
+    if not batched:
+        q, k, v = q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1)
+        kpm = None if kpm is None else kpm.unsqueeze(0)
+    tgt_len, bsz, embed_dim = q.shape
+    src_len = k.shape[0]
+    kpm = canonical_mask(kpm, "key_padding_mask", None if am is None else am.dtype,
+                         "attn_mask", q.dtype)
+    if is_causal and am is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and kpm is None and not need_weights and not _dead_rows_nan:
+        am = None  # the hint stands for the mask: causal attention
+    else:
+        am = canonical_mask(am, "attn_mask", None, "", q.dtype, check_other=False)
+        if kpm is not None:
+            is_causal = False
+    if _dead_rows_nan:
+        is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AttentionShapeError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                                  f"but got query of shape {_t(query).shape}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AttentionShapeError(f"embed_dim {embed_dim} not divisible by num_heads "
+                                  f"{num_heads}")
+    if use_separate_proj_weight:
+        if k.shape[:2] != v.shape[:2]:
+            raise AttentionShapeError(f"key's sequence and batch dims {k.shape[:2]} do not "
+                                      f"match value's {v.shape[:2]}")
+    elif k.shape != v.shape:
+        raise AttentionShapeError(f"key shape {k.shape} does not match value shape {v.shape}")
+    if k.shape[1] != bsz:
+        raise AttentionMaskShapeError(f"query and key must have the same batch size; got "
+                                      f"query of shape {_t(query).shape} and key of shape "
+                                      f"{_t(key).shape}")
+    if kpm is not None and kpm.shape != (bsz, src_len):
+        got = _t(key_padding_mask).shape
+        want = (bsz, src_len) if batched else (src_len,)
+        raise AttentionShapeError(f"expecting key_padding_mask shape of {want} (batch, source "
+                                  f"length), but got {got}")
+    # the input projections
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AttentionShapeError("use_separate_proj_weight is False but in_proj_weight is "
+                                      "None")
+        w = _t(in_proj_weight)
+        e = embed_dim
+        ws = (w[:e], w[e:2 * e], w[2 * e:])
+    else:
+        ws = (q_proj_weight, k_proj_weight, v_proj_weight)
+        for name, wi, x in zip("qkv", ws, (q, k, v)):
+            if wi is None:
+                raise AttentionShapeError(f"use_separate_proj_weight is True but "
+                                          f"{name}_proj_weight is None")
+            if _t(wi).shape != (embed_dim, x.shape[-1]):
+                raise AttentionShapeError(f"expecting {dict(q='query', k='key', v='value')[name]}"
+                                          f" weights shape of {(embed_dim, x.shape[-1])}, but got "
+                                          f"{_t(wi).shape}")
+    if in_proj_bias is None:
+        bs = (None, None, None)
+    else:
+        b = _t(in_proj_bias)
+        bs = (b[:embed_dim], b[embed_dim:2 * embed_dim], b[2 * embed_dim:])
+    q, k, v = (_linear(x, _t(wi), bi) for x, wi, bi in zip((q, k, v), ws, bs))
+    if am is not None:
+        if am.ndim == 2:
+            if am.shape != (tgt_len, src_len):
+                raise AttentionMaskShapeError(f"The shape of the 2-D attn_mask is {am.shape}, "
+                                              f"but should be {(tgt_len, src_len)}.")
+            am = am.unsqueeze(0)
+        elif am.ndim == 3:
+            if am.shape != (bsz * num_heads, tgt_len, src_len):
+                raise AttentionMaskShapeError(f"The shape of the 3-D attn_mask is {am.shape}, "
+                                              f"but should be "
+                                              f"{(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise AttentionMaskShapeError(f"attn_mask's dimension {am.ndim} is not supported "
+                                          f"(shape {am.shape})")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key or value")
+        k = cat([k, _t(bias_k).expand(1, bsz, embed_dim)])
+        v = cat([v, _t(bias_v).expand(1, bsz, embed_dim)])
+        am, kpm = _append_zero(am), _append_zero(kpm)
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k and bias_v must be given together")
+    # heads: (N * H, L, head_dim), batch-major
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if static_k is None:
+        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        k = _t(static_k)
+        if k.ndim != 3 or k.shape[0] != bsz * num_heads or k.shape[2] != head_dim:
+            raise AttentionShapeError(f"expecting static_k of shape ({bsz * num_heads}, S, "
+                                      f"{head_dim}), but got {k.shape}")
+    if static_v is None:
+        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        v = _t(static_v)
+        if v.ndim != 3 or v.shape[0] != bsz * num_heads or v.shape[2] != head_dim:
+            raise AttentionShapeError(f"expecting static_v of shape ({bsz * num_heads}, S, "
+                                      f"{head_dim}), but got {v.shape}")
+    if add_zero_attn:
+        zeros = creation.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
+        k, v = cat([k, zeros], 1), cat([v, zeros], 1)
+        am, kpm = _append_zero(am), _append_zero(kpm)
+    src_len = k.shape[1]
+    if kpm is not None:
+        if kpm.shape != (bsz, src_len):
+            raise AttentionShapeError(f"expecting key_padding_mask shape of {(bsz, src_len)}, "
+                                      f"but got {kpm.shape}")
+        kpm = kpm.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len) \
+            .reshape(bsz * num_heads, 1, src_len)
+        am = kpm if am is None else am + kpm
+    if not training:
+        dropout_p = 0.0
+    if need_weights or _dead_rows_nan:
+        if am is not None and am.dtype != q.dtype:
+            raise RuntimeError(f"multi_head_attention_forward: attn_mask of dtype {am.dtype} "
+                               f"and query of dtype {q.dtype} must have the same dtype")
+        scores = matmul(q * math.sqrt(1.0 / float(head_dim)), transpose(k, -2, -1))
+        if am is not None:
+            scores = scores + am
+        weights = softmax(scores, -1)
+        out = matmul(_weights_dropout(weights, dropout_p), v)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    else:
+        if am is not None:
+            am = am.unsqueeze(0) if am.shape[0] == 1 else \
+                am.reshape(bsz, num_heads, am.shape[-2], src_len)
+        out = scaled_dot_product_attention(
+            q.reshape(bsz, num_heads, tgt_len, head_dim),
+            k.reshape(bsz, num_heads, src_len, head_dim),
+            v.reshape(bsz, num_heads, src_len, head_dim), am, dropout_p, bool(is_causal))
+        out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+        weights = None
+    out = _linear(out, _t(out_proj_weight),
+                  None if out_proj_bias is None else _t(out_proj_bias))
+    out = out.reshape(tgt_len, bsz, out.shape[-1])
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = mean(weights, 1)
+    if not batched:
+        weights = weights.squeeze(0)
+    return out, weights

@@ -14,7 +14,8 @@ This file only re-exports; each kind of module lives in the file named for it:
     normalization.py  LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d
     sparse.py      Embedding
     rnn.py         RNN, LSTM, GRU and their cells
-    transformer.py MultiheadAttention, TransformerEncoderLayer, TransformerEncoder
+    transformer.py MultiheadAttention, TransformerEncoder(Layer), TransformerDecoder(Layer),
+                   Transformer
     activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax, GELU, SiLU, ELU, ... (torch.nn's)
     loss.py        MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, CTCLoss, ... (torch.nn's)
     functional.py  the functions the modules call (`rg.nn.functional`, `F`)
@@ -156,17 +157,24 @@ from .dropout import (  # noqa: E402
     Dropout3d,
     FeatureAlphaDropout,
 )
+from .fold import Fold, Unfold  # noqa: E402
+from .linear import Bilinear  # noqa: E402
 from .normalization import (  # noqa: E402
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
     LocalResponseNorm,
 )
+from .pooling import AdaptiveMaxPool3d, LPPool1d, LPPool2d, LPPool3d  # noqa: E402
+from .shuffle import ChannelShuffle  # noqa: E402
+from .upsampling import UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 
 __all__ += [
     "PReLU", "RReLU", "Hardshrink", "Softshrink", "Softmax2d", "Dropout1d", "Dropout2d",
     "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "InstanceNorm1d", "InstanceNorm2d",
     "InstanceNorm3d", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
+    "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "Fold", "Unfold", "Bilinear",
+    "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d",
 ]
 
 # sequence models: the rest of torch.nn's recurrent and transformer layers

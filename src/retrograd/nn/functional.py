@@ -439,6 +439,7 @@ from ..api.activations import (  # noqa: E402
     softshrink,
     threshold_,
 )
+from ..api.bilinear import bilinear  # noqa: E402
 from ..api.dropout import (  # noqa: E402
     alpha_dropout,
     dropout,
@@ -453,11 +454,33 @@ from ..api.norms import (  # noqa: E402
     pairwise_distance,
     pdist,
 )
+from ..api.resample import (  # noqa: E402
+    channel_shuffle,
+    native_channel_shuffle,
+    upsample_bilinear,
+    upsample_nearest,
+)
+from ..api.windows import (  # noqa: E402
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d_with_indices,
+)
 
 __all__ += [
     "prelu", "rrelu", "rrelu_", "hardshrink", "softshrink", "gumbel_softmax", "relu_", "elu_",
     "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "instance_norm",
-    "local_response_norm", "pairwise_distance", "pdist",
+    "local_response_norm", "pairwise_distance", "pdist", "adaptive_max_pool3d", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "bilinear",
+    "channel_shuffle", "native_channel_shuffle", "upsample_nearest", "upsample_bilinear",
 ]
 
 # ---------------------------------------------------------------- multi-head attention
