@@ -98,6 +98,11 @@ def _torch_jvp(name, inputs, attrs, tangents):
 
 
 JVP_OPS = sorted(n for n in SAMPLES if ops.OPS[n].jvps is not None)
+# PyTorch's derivative is an approximation (see test_ops.APPROXIMATE_GRADS): looser there;
+# atol too, as the tangents of alpha and alpha0 cancel (each error is relative to its own).
+APPROXIMATE_GRADS = {"standard_gamma_reparam": dict(rtol=2e-3, atol=2e-4)}
+# Ops whose second derivative is refused (as PyTorch refuses it): both compositions raise.
+NO_SECOND_ORDER = {"standard_gamma_reparam": "standard_gamma_grad"}
 
 
 def test_every_differentiable_op_has_a_jvp_rule_beside_its_vjp():
@@ -127,8 +132,8 @@ def test_jvp_matches_central_differences_and_torch(name):
         np.testing.assert_allclose(t.data, num, rtol=1e-5, atol=1e-6,
                                    err_msg=f"{name} {attrs} vs central differences")
         ref = _torch_jvp(name, xs, attrs, ts)
-        np.testing.assert_allclose(t.data, ref, rtol=1e-10, atol=1e-12,
-                                   err_msg=f"{name} {attrs} vs torch.func.jvp")
+        np.testing.assert_allclose(t.data, ref, **APPROXIMATE_GRADS.get(
+            name, dict(rtol=1e-10, atol=1e-12)), err_msg=f"{name} {attrs} vs torch.func.jvp")
         # the recorded (Tensor) path gives the same numbers as the NumPy fast path
         _, t2 = _push(op, _fresh_inputs(inputs, requires_grad=True), attrs, ts)
         np.testing.assert_allclose(t2.data, t.data, rtol=1e-12, atol=1e-14)
@@ -209,6 +214,12 @@ def test_forward_over_reverse_equals_reverse_over_forward(name):
 
         prim = tuple(xs[k] for k in pos)
         argn = tuple(range(len(pos)))
+        if name in NO_SECOND_ORDER:
+            with pytest.raises(RuntimeError, match=NO_SECOND_ORDER[name]):
+                F.jvp(F.grad(g, argnums=argn), prim, us)
+            with pytest.raises(RuntimeError, match=NO_SECOND_ORDER[name]):
+                F.grad(lambda *d, g=g, us=us: F.jvp(g, d, us)[1], argnums=argn)(*prim)
+            continue
         fwd_rev = F.jvp(F.grad(g, argnums=argn), prim, us)[1]
         rev_fwd = F.grad(lambda *d, g=g, us=us: F.jvp(g, d, us)[1], argnums=argn)(*prim)
         for a, b in zip(fwd_rev, rev_fwd):

@@ -139,12 +139,20 @@ def _torch_inputs(inputs, dtype):
     return out
 
 
+# Ops whose PyTorch gradient is an approximation: their gradients are compared at this
+# tolerance (values as usual), and checked tightly against finite differences above.
+# standard_gamma_reparam: torch._standard_gamma_grad uses fitted approximations, off by up
+# to 8e-4 relative (tests/test_distributions_rsample.py measures it; ours to ~1e-13).
+APPROXIMATE_GRADS = {"standard_gamma_reparam": dict(rtol=2e-3, atol=1e-5)}
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_matches_pytorch(name, dtype):
     op = ops.OPS[name]
     tdtype = getattr(torch, dtype)
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    gtol = APPROXIMATE_GRADS.get(name, tol)
     rng = np.random.default_rng(2)
     for inputs, attrs in cases(name, seed=2):
         ours = [rg.Tensor(x.data.astype(dtype), requires_grad=x.requires_grad)
@@ -161,7 +169,7 @@ def test_matches_pytorch(name, dtype):
         ref.backward(torch.tensor(seed, dtype=ref.dtype))
         for x, t in zip(ours, theirs):
             if isinstance(x, rg.Tensor) and x.requires_grad:
-                np.testing.assert_allclose(x.grad.data, t.grad.numpy(), **tol)
+                np.testing.assert_allclose(x.grad.data, t.grad.numpy(), **gtol)
                 assert x.grad.dtype == x.dtype
 
 
