@@ -258,13 +258,14 @@ def test_categorical_and_dirichlet_sample_frequencies():
 
 
 def test_rsample_refused_where_not_reparameterised():
-    for d in (D.Gamma(2.0, 1.0), D.Beta(2.0, 2.0), D.Poisson(1.0), D.StudentT(3.0),
-              D.Categorical(rg.tensor([0.5, 0.5])), D.Dirichlet(rg.tensor([1.0, 1.0]))):
+    for d in (D.Poisson(1.0), D.Categorical(rg.tensor([0.5, 0.5])), D.Bernoulli(0.5)):
         assert not d.has_rsample
         with pytest.raises(NotImplementedError, match="rsample"):
             d.rsample()
-    for d in (D.Normal(0.0, 1.0), D.Uniform(0.0, 1.0), D.Exponential(1.0), D.Laplace(0.0, 1.0)):
-        assert d.has_rsample
+    for d in (D.Normal(0.0, 1.0), D.Uniform(0.0, 1.0), D.Exponential(1.0), D.Laplace(0.0, 1.0),
+              D.Gamma(2.0, 1.0), D.Chi2(3.0), D.Beta(2.0, 2.0), D.StudentT(3.0),
+              D.Dirichlet(rg.tensor([1.0, 1.0]))):
+        assert d.has_rsample  # Gamma and the four built on it: tests/test_distributions_rsample.py
 
 
 def test_python_number_parameters_take_the_default_dtype():

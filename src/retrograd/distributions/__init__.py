@@ -7,9 +7,11 @@
     x = d.rsample((100,))                                   # reparameterised draws
 
 `log_prob`, `cdf`, `icdf`, `entropy` and the moments are differentiable in the
-parameters and in the value; `rsample` (Normal, MultivariateNormal, Uniform,
-Exponential, Laplace) in the parameters. Gamma, Chi2, Beta, Dirichlet, StudentT,
-Poisson, Bernoulli and Categorical draw with `sample` only (their `rsample` raises).
+parameters and in the value; `rsample` (every continuous distribution here) in the
+parameters: Gamma, Chi2, Beta, Dirichlet and StudentT through gamma draws with
+PyTorch's implicit reparameterisation (first derivatives only; a second derivative
+through a draw raises, as in PyTorch). Poisson, Bernoulli and Categorical draw with
+`sample` only (their `rsample` raises).
 With `validate_args` (on by default, as in PyTorch) an invalid parameter or value
 raises ValueError naming it. Some functions (`gammaln`, `digamma`, `gammainc`) need
 SciPy: `pip install 'retrograd[special]'`.

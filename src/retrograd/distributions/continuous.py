@@ -1,5 +1,6 @@
-"""Univariate continuous distributions: Normal, Uniform, Exponential, Laplace (all
-reparameterisable), Gamma, Chi2, Beta, StudentT (sampled without a gradient)."""
+"""Univariate continuous distributions: Normal, Uniform, Exponential, Laplace, Gamma,
+Chi2, Beta, StudentT, all reparameterisable (`rsample`): the last four through gamma
+draws differentiated implicitly (`gamma_draws.py`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..creation import generator
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution, broadcast_all
+from .gamma_draws import below_one, standard_gamma, standard_normal, tiny
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -236,10 +238,11 @@ class Laplace(Distribution):
 
 class Gamma(Distribution):
     """The gamma distribution with shape `concentration` and `rate` (mean
-    concentration / rate). Sampled without a gradient (no rsample)."""
+    concentration / rate); `rsample` is differentiable in both."""
 
     arg_constraints = {"concentration": C.positive, "rate": C.positive}
     support = C.nonnegative
+    has_rsample = True
 
     def __init__(self, concentration, rate, validate_args: bool | None = None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -257,12 +260,11 @@ class Gamma(Distribution):
     def variance(self) -> Tensor:
         return self.concentration / self.rate ** 2
 
-    def sample(self, sample_shape=()) -> Tensor:
-        shape = self._extended_shape(sample_shape)
-        a = np.broadcast_to(self.concentration.data, shape)
-        x = generator().standard_gamma(a) / np.broadcast_to(self.rate.data, shape)
-        tiny = np.finfo(self.concentration.data.dtype).tiny
-        return Tensor(np.maximum(x, tiny).astype(self.concentration.data.dtype))
+    def rsample(self, sample_shape=()) -> Tensor:
+        """Gamma(concentration, 1) draws divided by rate (raised to the dtype's smallest
+        normal number where they underflow, as PyTorch does)."""
+        x = standard_gamma(self.concentration, self._extended_shape(sample_shape))
+        return (x / self.rate).clamp(min=tiny(x))
 
     def log_prob(self, value) -> Tensor:
         value = self._validate_sample(value)
@@ -291,10 +293,12 @@ class Chi2(Gamma):
 
 class Beta(Distribution):
     """The beta distribution on [0, 1] with concentrations `concentration1` (alpha) and
-    `concentration0` (beta). Sampled without a gradient (no rsample)."""
+    `concentration0` (beta); `rsample` is G1 / (G1 + G0) of gamma draws G1 ~
+    Gamma(alpha), G0 ~ Gamma(beta), differentiable in both."""
 
     arg_constraints = {"concentration1": C.positive, "concentration0": C.positive}
     support = C.unit_interval
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args: bool | None = None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1,
@@ -316,14 +320,12 @@ class Beta(Distribution):
         total = a + b
         return a * b / (total ** 2 * (total + 1))
 
-    def sample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape=()) -> Tensor:
+        """G1 / (G1 + G0), kept inside [tiny, 1 - eps] of the dtype."""
         shape = self._extended_shape(sample_shape)
-        g = generator()
-        x = g.standard_gamma(np.broadcast_to(self.concentration1.data, shape))
-        y = g.standard_gamma(np.broadcast_to(self.concentration0.data, shape))
-        dt = self.concentration1.data.dtype
-        eps = np.finfo(dt).tiny
-        return Tensor(np.clip(x / (x + y), eps, 1 - np.finfo(dt).eps).astype(dt))
+        x = standard_gamma(self.concentration1, shape)
+        y = standard_gamma(self.concentration0, shape)
+        return (x / (x + y)).clamp(tiny(x), below_one(x))
 
     def log_prob(self, value) -> Tensor:
         value = self._validate_sample(value)
@@ -340,11 +342,13 @@ class Beta(Distribution):
 
 
 class StudentT(Distribution):
-    """Student's t distribution with `df` degrees of freedom, location and scale. Sampled
-    without a gradient (no rsample)."""
+    """Student's t distribution with `df` degrees of freedom, location and scale;
+    `rsample` is loc + scale * Z / sqrt(V / df), Z ~ N(0, 1), V ~ Chi2(df), differentiable
+    in all three."""
 
     arg_constraints = {"df": C.positive, "loc": C.real, "scale": C.positive}
     support = C.real
+    has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args: bool | None = None):
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
@@ -365,11 +369,12 @@ class StudentT(Distribution):
         v = where(df <= 2, np.inf, v)
         return where(df <= 1, np.nan, v)
 
-    def sample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape=()) -> Tensor:
+        """loc + scale * Z * rsqrt(V / df), V = 2 G with G ~ Gamma(df / 2, 1)."""
         shape = self._extended_shape(sample_shape)
-        t = generator().standard_t(np.broadcast_to(self.df.data, shape))
-        out = self.loc.data + self.scale.data * t
-        return Tensor(np.asarray(out, dtype=self.loc.data.dtype))
+        z = standard_normal(shape, self.loc)
+        v = standard_gamma(0.5 * self.df, shape) * 2.0
+        return self.loc + self.scale * (z * (v / self.df).rsqrt())
 
     def log_prob(self, value) -> Tensor:
         value = self._validate_sample(value)

@@ -13,6 +13,7 @@ from ..creation import generator
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution
+from .gamma_draws import below_one, standard_gamma, tiny
 
 
 def _linalg():
@@ -148,11 +149,13 @@ class MultivariateNormal(Distribution):
 
 class Dirichlet(Distribution):
     """The Dirichlet distribution on the simplex with `concentration` (last dimension: the
-    categories). Sampled without a gradient (no rsample)."""
+    categories); `rsample` is G / G.sum(-1) of gamma draws G ~ Gamma(concentration),
+    differentiable in the concentration."""
 
     arg_constraints = {"concentration": C.Constraint(
         "independent(positive, 1)", lambda a, _: np.all(a > 0, axis=-1), 1)}
     support = C.simplex
+    has_rsample = True
 
     def __init__(self, concentration, validate_args: bool | None = None):
         c = _floating(concentration)
@@ -176,12 +179,10 @@ class Dirichlet(Distribution):
         c0 = c.sum(-1, keepdim=True)
         return c * (c0 - c) / (c0 ** 2 * (c0 + 1))
 
-    def sample(self, sample_shape=()) -> Tensor:
-        shape = self._extended_shape(sample_shape)
-        g = generator().standard_gamma(np.broadcast_to(self.concentration.data, shape))
-        dt = self.concentration.data.dtype
-        x = np.clip(g / g.sum(-1, keepdims=True), np.finfo(dt).tiny, 1 - np.finfo(dt).eps)
-        return Tensor(x.astype(dt))
+    def rsample(self, sample_shape=()) -> Tensor:
+        """G / G.sum(-1), kept inside [tiny, 1 - eps] of the dtype."""
+        g = standard_gamma(self.concentration, self._extended_shape(sample_shape))
+        return (g / g.sum(-1, keepdim=True)).clamp(tiny(g), below_one(g))
 
     def log_prob(self, value) -> Tensor:
         value = self._validate_sample(value)
