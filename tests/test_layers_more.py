@@ -532,3 +532,120 @@ def test_cosine_similarity_matches_torch_including_tiny_norms():
                  lambda: TF.cosine_similarity(torch.tensor(_x(2, 3)), torch.tensor(_x(4, 3))))
     out = F.cosine_similarity(rg.tensor(np.ones((2, 3), np.float32)), rg.tensor(np.ones((2, 3))))
     assert out.dtype == np.float64
+
+
+# ---------------------------------------------------------------- pooling
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("p,k,s,ceil", [(2, 2, None, False), (3, 3, 2, True), (1.5, 2, 1, False),
+                                        (float("inf"), 2, None, False),
+                                        (-float("inf"), 2, 1, True)])
+def test_lp_pool_matches_torch(nd, p, k, s, ceil):
+    cls = f"LPPool{nd}d"
+    mod, ref = getattr(nn, cls)(p, k, s, ceil), getattr(torch.nn, cls)(p, k, s, ceil)
+    assert repr(mod) == repr(ref)
+    shape = (2, 3) + (7, 5, 4)[:nd]
+    a = np.abs(_x(*shape)) + 0.1 if p == 1.5 else _x(*shape)  # x^1.5 needs x >= 0
+    _twin(mod, ref, a, load=False)
+
+
+def test_lp_pool_zero_windows_and_unbatched():
+    a = _x(2, 6)
+    a[:, :2] = 0.0  # a window of zeros: torch's gradient there is 0, not nan
+    _twin(nn.LPPool1d(2, 2), torch.nn.LPPool1d(2, 2), a, load=False)
+    _twin(nn.LPPool2d(2, (2, 3)), torch.nn.LPPool2d(2, (2, 3)), _x(3, 4, 6), load=False)
+
+
+@pytest.mark.parametrize("size", [2, (3, None, 2), (1, 2, 3)])
+def test_adaptive_max_pool3d_matches_torch(size):
+    mod, ref = nn.AdaptiveMaxPool3d(size, True), torch.nn.AdaptiveMaxPool3d(size, True)
+    assert repr(mod) == repr(ref)
+    _twin(mod, ref, _x(2, 3, 5, 4, 3), load=False)
+    _twin(nn.AdaptiveMaxPool3d(size), torch.nn.AdaptiveMaxPool3d(size), _x(3, 5, 4, 3),
+          load=False)
+
+
+def test_pool_with_indices_always_return_indices():
+    a = _x(2, 3, 6, 5, 4)
+    for nd in (1, 2, 3):
+        x = a.reshape((2, 3) + (6, 5, 4)[:nd] + (-1,))[..., 0] if nd < 3 else a
+        for name, args in [(f"max_pool{nd}d_with_indices", (2,)),
+                           (f"adaptive_max_pool{nd}d_with_indices", (3,))]:
+            out, want = getattr(F, name)(rg.tensor(x), *args), getattr(TF, name)(
+                torch.tensor(x), *args)
+            assert isinstance(out, tuple) and len(out) == 2
+            _same(out, want)
+            assert not out[1].requires_grad and out[1].dtype == np.int64
+
+
+# ---------------------------------------------------------------- bilinear, fold, shuffle, upsampling
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("lead", [(4,), (2, 3), ()])
+def test_bilinear_matches_torch(bias, lead):
+    mod, ref = nn.Bilinear(3, 4, 5, bias), torch.nn.Bilinear(3, 4, 5, bias).double()
+    assert repr(mod) == repr(ref) and list(mod.state_dict()) == list(ref.state_dict())
+    assert mod.weight.shape == (5, 3, 4)
+    _twin(mod, ref, _x(*lead, 3), _x(*lead, 4))
+
+
+def test_bilinear_init_and_errors_like_torch():
+    w = nn.Bilinear(4, 2, 300).weight.numpy()
+    assert np.abs(w).max() <= 0.5 and np.abs(w).max() > 0.45  # uniform(+-1/sqrt(in1))
+    _raises_like(lambda: nn.Bilinear(0, 2, 3), lambda: torch.nn.Bilinear(0, 2, 3), "in1")
+    w, b = _x(5, 3, 4), _x(5)
+    cases = [((_x(2, 2), _x(2, 4), w), "weight"), ((_x(2, 3), _x(3, 4), w), "batch"),
+             ((_x(2, 3), _x(2, 4), w, _x(4)), "bias"), ((_x(2, 3), _x(2, 4), _x(3, 4)), None),
+             ((_x(2, 3), _x(2, 4).astype(np.float32), w), "dtype")]
+    for args, match in cases:
+        _raises_like(lambda a=args: F.bilinear(*map(rg.tensor, a)),
+                     lambda a=args: TF.bilinear(*map(torch.tensor, a)), match)
+    got = F.bilinear(rg.tensor(np.ones((2, 3), np.int64)), rg.tensor(np.ones((2, 4), np.int64)),
+                     rg.tensor(np.ones((5, 3, 4), np.int64)))
+    assert got.dtype == np.int64 and (got.numpy() == 12).all()
+    args = (_x(3), _x(4), w, b)  # unbatched
+    _same(F.bilinear(*map(rg.tensor, args)), TF.bilinear(*map(torch.tensor, args)))
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=(2, 3), dilation=2,
+                                                           padding=1, stride=(1, 2))])
+def test_fold_and_unfold_modules_match_torch(kw):
+    mod, ref = nn.Unfold(**kw), torch.nn.Unfold(**kw)
+    assert repr(mod) == repr(ref)
+    cols, cols_t = _twin(mod, ref, _x(2, 3, 6, 7), load=False)
+    mod, ref = nn.Fold((6, 7), **kw), torch.nn.Fold((6, 7), **kw)
+    assert repr(mod) == repr(ref)
+    _twin(mod, ref, cols_t.detach().numpy(), load=False)
+
+
+def test_channel_shuffle_matches_torch():
+    mod, ref = nn.ChannelShuffle(3), torch.nn.ChannelShuffle(3)
+    assert repr(mod) == repr(ref)
+    _twin(mod, ref, _x(2, 6, 4), load=False)
+    _twin(mod, ref, _x(2, 6, 2, 3), load=False)
+    a = np.arange(24).reshape(1, 6, 4)
+    _same(F.native_channel_shuffle(rg.tensor(a), 2), TF.native_channel_shuffle(
+        torch.tensor(a), 2))
+    for shape, g, match in [((2, 3, 4), 2, "divisible"), ((2, 4), 2, "dims"),
+                            ((2, 4, 3), 0, "positive"), ((2, 4, 3), -2, "positive")]:
+        a = _x(*shape)
+        _raises_like(lambda a=a, g=g: F.channel_shuffle(rg.tensor(a), g),
+                     lambda a=a, g=g: TF.channel_shuffle(torch.tensor(a), g), match)
+
+
+def test_upsampling_layers_and_functions_match_torch():
+    for kw in (dict(scale_factor=2), dict(size=(5, 3))):
+        for cls in ("UpsamplingNearest2d", "UpsamplingBilinear2d"):
+            mod, ref = getattr(nn, cls)(**kw), getattr(torch.nn, cls)(**kw)
+            assert repr(mod) == repr(ref)
+            _twin(mod, ref, _x(2, 3, 4, 3), load=False)
+        for fn in ("upsample_nearest", "upsample_bilinear"):
+            a = _x(1, 2, 3, 4)
+            with pytest.warns(UserWarning, match="deprecated"):
+                out = getattr(F, fn)(rg.tensor(a), **kw)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _same(out, getattr(TF, fn)(torch.tensor(a), **kw))
+    assert repr(nn.Upsample(scale_factor=(2, 3))) == repr(torch.nn.Upsample(scale_factor=(2, 3)))
+    with pytest.warns(UserWarning, match="deprecated"):
+        F.upsample(rg.tensor(_x(1, 1, 2, 2)), scale_factor=2)

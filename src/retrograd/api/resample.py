@@ -1,4 +1,4 @@
-"""Padding, interpolation and pixel shuffling, PyTorch's names and semantics
+"""Padding, interpolation, pixel and channel shuffling, PyTorch's names and semantics
 (`rg.nn.functional` re-exports them).
 
 Constant padding is the `pad_constant` op; reflect, replicate and circular
@@ -9,6 +9,7 @@ dimension, with the source indices and weights PyTorch uses.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -16,9 +17,11 @@ from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
+from ._errors import ArgumentError, ShapeError
 from .shape import permute
 
-__all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+           "upsample_nearest", "upsample_bilinear", "channel_shuffle", "native_channel_shuffle"]
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -214,8 +217,26 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
 
 def upsample(input, size=None, scale_factor=None, mode: str = "nearest",
              align_corners=None) -> Tensor:
-    """`interpolate` under its older name."""
+    """`interpolate` under its older, deprecated name (with PyTorch's warning)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
+    """`interpolate(..., mode='nearest')` under its deprecated name (with PyTorch's
+    warning). Like `torch.nn.functional.upsample_nearest`."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
+    """`interpolate(..., mode='bilinear', align_corners=True)` under its deprecated name
+    (with PyTorch's warning). Like `torch.nn.functional.upsample_bilinear`."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # ---------------------------------------------------------------- pixel shuffle
@@ -256,3 +277,31 @@ def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
     y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     y = permute(y, tuple(range(k + 1)) + (k + 2, k + 4, k + 1, k + 3))
     return y.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+# ---------------------------------------------------------------- channel shuffle
+
+def channel_shuffle(input, groups: int) -> Tensor:
+    """(N, C, *) with its C channels, seen as `groups` groups of C // groups, interleaved:
+    channel g * (C // groups) + k moves to k * groups + g. Like
+    `torch.nn.functional.channel_shuffle`."""
+    x = _t(input)
+    if x.ndim <= 2:
+        raise ShapeError(f"channel_shuffle: expects input with > 2 dims (N, C, *), but got "
+                         f"input of shape {x.shape}")
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise ArgumentError(f"channel_shuffle: the number of groups to divide channels in "
+                            f"must be a positive int, got groups={groups!r}")
+    n, c = x.shape[:2]
+    if c % groups:
+        raise ShapeError(f"channel_shuffle: number of channels must be divisible by groups, "
+                         f"got {c} channels (input of shape {x.shape}) and {groups} groups")
+    rest = x.shape[2:]
+    y = permute(x.reshape((n, int(groups), c // groups) + rest),
+                (0, 2, 1) + tuple(range(3, x.ndim + 1)))
+    return y.reshape(x.shape)
+
+
+def native_channel_shuffle(input, groups: int) -> Tensor:
+    """`channel_shuffle` (PyTorch's kernel-level spelling; same result)."""
+    return channel_shuffle(input, groups)

@@ -21,6 +21,8 @@ from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..tensor import Tensor
 from ._args import _t
+from .elementwise import abs as _abs
+from .elementwise import where
 from .linalg import matmul
 from .reductions import sum
 from .shape import permute
@@ -30,6 +32,9 @@ __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool1d",
     "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
 ]
 
 _DIMS = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -533,3 +538,87 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over adaptive windows of (N, C, H, W); indices flat over H*W as in PyTorch."""
     return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over adaptive windows of (N, C, D, H, W); indices flat over D*H*W as in PyTorch."""
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+# ---------------------------------------------------------------- with indices, always
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False) -> tuple:
+    """`max_pool1d` and its indices (whatever `return_indices` says), as PyTorch's."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False) -> tuple:
+    """`max_pool2d` and its indices (whatever `return_indices` says), as PyTorch's."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False) -> tuple:
+    """`max_pool3d` and its indices (whatever `return_indices` says), as PyTorch's."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False) -> tuple:
+    """`adaptive_max_pool1d` and its indices, as PyTorch's."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False) -> tuple:
+    """`adaptive_max_pool2d` and its indices, as PyTorch's."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False) -> tuple:
+    """`adaptive_max_pool3d` and its indices, as PyTorch's."""
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+# ---------------------------------------------------------------- power-average pooling
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd: int, fn: str) -> Tensor:
+    """PyTorch's composition: (sum over the window of x^p)^(1/p) as an average pool of x^p
+    times the window size; p = inf / -inf are max / -max pools of |x| / -|x|."""
+    x = _t(input)
+    k = _tuple(kernel_size, nd, "kernel_size", fn)
+    if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float, np.integer,
+                                                                   np.floating)):
+        raise TypeError(f"{fn}: norm_type must be a number, got {norm_type!r}")
+    pools = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d),
+             3: (max_pool3d, avg_pool3d)}
+    max_pool, avg_pool = pools[nd]
+    if norm_type == math.inf:
+        return max_pool(_abs(x), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-_abs(x), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(x ** norm_type, kernel_size, stride, 0, ceil_mode)
+    # PyTorch's sign(out) * relu(|out|) is `out` with a zero gradient where out = 0 (where
+    # the root's derivative is infinite): the same, with that point routed around the root
+    zero = out.detach() == 0
+    root = where(zero, 1.0, out * math.prod(k)) ** (1.0 / norm_type)
+    return where(zero, 0.0 if norm_type > 0 else math.inf, root)
+
+
+def lp_pool1d(input, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over (N, C, L): (sum of x^p over each window)^(1/p). Like
+    `torch.nn.functional.lp_pool1d`."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
+
+
+def lp_pool2d(input, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over (N, C, H, W). Like `torch.nn.functional.lp_pool2d`."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
+
+
+def lp_pool3d(input, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over (N, C, D, H, W). Like `torch.nn.functional.lp_pool3d`."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")

@@ -1,20 +1,28 @@
-"""Dense layers: `Linear` (y = x @ W.T + b) and `Identity`."""
+"""Dense layers: `Linear` (y = x @ W.T + b), `Bilinear` (y = x1 W x2 + b) and `Identity`."""
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from ._utils import _weight_and_bias
-from .module import Module
+from ._utils import _dtype, _weight_and_bias
+from .module import Module, Parameter
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
-    """Returns its input unchanged (a placeholder layer). Like `torch.nn.Identity`."""
+    """Returns its input unchanged (a placeholder layer; any constructor arguments are
+    ignored). Like `torch.nn.Identity`."""
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
     def forward(self, x):
         return x
 
@@ -45,3 +53,38 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """y = x1^T W x2 + b for x1 (*, in1_features), x2 (*, in2_features): weight
+    (out_features, in1_features, in2_features), bias (out_features,), both uniform in
+    +-1/sqrt(in1_features) as PyTorch initialises them. Like `torch.nn.Bilinear`."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, dtype=None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        dt = _dtype(dtype)
+        self.weight = Parameter(np.empty((out_features, in1_features, in2_features), dtype=dt))
+        if bias:
+            self.bias = Parameter(np.empty(out_features, dtype=dt))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.in1_features <= 0:
+            raise ValueError(f"Bilinear: in1_features must be > 0, but got "
+                             f"(in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.in1_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x1, x2):
+        return F.bilinear(x1, x2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -1,4 +1,5 @@
-"""Pooling layers: max, average, unpooling and adaptive pools over 1-3 spatial dims."""
+"""Pooling layers: max, average, power-average (LP), unpooling and adaptive pools over 1-3
+spatial dims."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
 
 
 class _MaxPool(Module):
@@ -176,3 +178,43 @@ class AdaptiveMaxPool2d(_AdaptiveMax):
     """Max pooling to a fixed `output_size` (optionally with indices).
     Like `torch.nn.AdaptiveMaxPool2d`."""
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMax):
+    """Max pooling to a fixed `output_size` (optionally with indices).
+    Like `torch.nn.AdaptiveMaxPool3d`."""
+    _fn = staticmethod(F.adaptive_max_pool3d)
+
+
+class _LPPool(Module):
+    _fn = None
+
+    def __init__(self, norm_type: float, kernel_size, stride=None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, x):
+        return type(self)._fn(x, float(self.norm_type), self.kernel_size, self.stride,
+                              self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPool):
+    """Power-average pooling over (N, C, L): (sum of x^p over each window)^(1/p).
+    Like `torch.nn.LPPool1d`."""
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPool):
+    """Power-average pooling over (N, C, H, W). Like `torch.nn.LPPool2d`."""
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPool):
+    """Power-average pooling over (N, C, D, H, W). Like `torch.nn.LPPool3d`."""
+    _fn = staticmethod(F.lp_pool3d)
