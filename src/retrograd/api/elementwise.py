@@ -100,8 +100,12 @@ def relu(x) -> Tensor:
 
 
 def sign(x) -> Tensor:
-    """-1, 0 or 1 element-wise; its derivative is 0. Like `torch.sign`."""
-    return apply1(ops.sign, x if x.__class__ is Tensor else _t(x))
+    """-1, 0 or 1 element-wise; its derivative is 0. Like `torch.sign` (of a bool tensor,
+    a copy of it)."""
+    x = x if x.__class__ is Tensor else _t(x)
+    if x.data.dtype == np.bool_:
+        return x.clone()
+    return apply1(ops.sign, x)
 
 
 def maximum(x, y) -> Tensor:

@@ -14,6 +14,7 @@ from ..dtypes import get_default_dtype
 from ..engine import apply, apply1
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
+from ._errors import DtypeError
 
 __all__ = [
     "floor", "ceil", "trunc", "fix", "round", "frac", "log2", "log10", "exp2", "expm1",
@@ -89,11 +90,17 @@ def _rounding(opname: str, doc: str):
     op = ops.OPS[opname]
 
     def fn(input) -> Tensor:
-        return apply1(op, _real(input, opname))
+        return apply1(op, _not_bool(_real(input, opname), opname))
 
     fn.__name__ = fn.__qualname__ = opname
     fn.__doc__ = doc
     return fn
+
+
+def _not_bool(x: Tensor, name: str) -> Tensor:
+    if x.data.dtype == np.bool_:  # PyTorch has no rounding kernels for bool
+        raise DtypeError(f"{name}() is not implemented for bool tensors; convert with .long()")
+    return x
 
 
 floor = _rounding("floor", "Largest whole number <= x (integers unchanged); zero gradient.")
@@ -106,7 +113,7 @@ def round(input, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
     """Round half to even, to `decimals` places (negative: tens, hundreds...); zero gradient."""
     if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
         raise TypeError(f"round(): 'decimals' must be an int, got {decimals!r}")
-    x = _real(input, "round")
+    x = _not_bool(_real(input, "round"), "round")
     if decimals and x.data.dtype.kind in "biu":
         raise TypeError(f"round(): 'decimals' is only supported for floating tensors, got "
                         f"{x.dtype}")

@@ -12,6 +12,7 @@ from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _dims, _t, promote
+from ._errors import ShapeError
 
 
 def _shape_args(shape):
@@ -78,14 +79,14 @@ def expand(x, *sizes) -> Tensor:
     sizes = _shape_args(sizes)
     lead = len(sizes) - x.ndim
     if lead < 0:
-        raise ValueError(f"expand(): cannot expand shape {x.shape} to fewer dimensions {sizes}")
+        raise ShapeError(f"expand(): cannot expand shape {x.shape} to fewer dimensions {sizes}")
     shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     try:
         np.broadcast_shapes(x.shape, shape)
         if np.broadcast_shapes(x.shape, shape) != shape:
             raise ValueError
     except ValueError:
-        raise ValueError(f"expand(): cannot expand shape {x.shape} to {sizes}") from None
+        raise ShapeError(f"expand(): cannot expand shape {x.shape} to {sizes}") from None
     return apply(ops.expand, x, shape=shape)
 
 
