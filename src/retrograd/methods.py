@@ -173,9 +173,6 @@ class _Methods:
             return apply(ops.cast, self, dtype=self.data.dtype)
         return Tensor._wrap(self.data.copy())
 
-    def contiguous(self) -> Tensor:
-        return self
-
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's `.grad`."""
@@ -544,15 +541,10 @@ def _inplace_as(fn):
 for _name in ("masked_fill scatter scatter_add scatter_reduce index_add tril triu").split():
     setattr(Tensor, _name + "_", _inplace_as(getattr(F, _name)))
 Tensor.view = Tensor.reshape
-Tensor.t = lambda self: F.transpose(self)
 Tensor.expand_as = lambda self, other: F.expand(self, *other.shape)
 Tensor.view_as = lambda self, other: F.reshape(self, *other.shape)
-Tensor.pow = Tensor.__pow__
-Tensor.add = Tensor.__add__
-Tensor.sub = Tensor.__sub__
 Tensor.mul = Tensor.__mul__
 Tensor.div = Tensor.__truediv__
-Tensor.neg = Tensor.__neg__
 
 # Element-wise math, logic and the integer operators (`api/math.py`).
 for _name in ("floor ceil trunc fix round frac log2 log10 exp2 expm1 rsqrt reciprocal square "
@@ -702,3 +694,83 @@ from . import special as _special  # noqa: E402
 for _name in ("lgamma digamma i0 sinc logit mvlgamma igamma igammac").split():
     setattr(Tensor, _name, getattr(_special, _name))
 Tensor.polygamma = lambda self, n: _special.polygamma(n, self)
+
+# Reductions, sets, statistics, number functions and index writes (PyTorch's names;
+# api/reductions.py, quantiles.py, sets.py, numeric.py, indexing.py, index_writes.py,
+# splits.py), and the in-place forms of the index writes.
+from .api import index_writes as _index_writes  # noqa: E402
+from .api import numeric as _numeric  # noqa: E402
+from .api import quantiles as _quantiles  # noqa: E402
+from .api import reductions as _reductions  # noqa: E402
+from .api import sets as _sets  # noqa: E402
+from .api import splits as _splits  # noqa: E402
+
+for _mod, _names in (
+        (_reductions, "amax amin aminmax count_nonzero sum_to_size"),
+        (_quantiles, "nanmedian quantile nanquantile"),
+        (_sets, "unique unique_consecutive bincount histc histogram"),
+        (_numeric, "isneginf isposinf isreal sgn signbit heaviside float_power ldexp frexp gcd "
+                   "lcm nextafter"),
+        (_indexing, "take select argwhere"),
+        (_index_writes, "index_fill index_copy index_put index_reduce put masked_scatter "
+                        "select_scatter slice_scatter diagonal_scatter index_put_"),
+        (_splits, "split_with_sizes hsplit vsplit dsplit")):
+    for _name in _names.split():
+        setattr(Tensor, _name, getattr(_mod, _name))
+for _name in "index_fill_ index_copy_ index_reduce_ put_ masked_scatter_".split():
+    setattr(Tensor, _name, getattr(_index_writes, _name))
+
+# PyTorch's other names (`api/tensor_methods.py`): spellings such as x.eq(y), x.add(y,
+# alpha=2), x.pow(e), x.t(); memory facts (stride, storage_offset, is_contiguous); new_*;
+# the random fills (normal_, uniform_, ...); the in-place form of every element-wise method.
+from .api import tensor_methods as _tensor_methods  # noqa: E402
+
+_tensor_methods.bind(Tensor)
+
+# Matrix products and linear algebra, PyTorch's method spellings (`api/linalg.py`,
+# `api/matrices.py`, `linalg.py`, `linalg_aliases.py`), and the in-place products.
+from . import linalg as _linalg  # noqa: E402
+from . import linalg_aliases as _linalg_aliases  # noqa: E402
+from .api import linalg as _products  # noqa: E402
+from .api import matrices as _matrices  # noqa: E402
+
+for _mod, _names in (
+        (_products, "mm bmm mv vdot addmm addmv addr baddbmm addbmm addcmul addcdiv"),
+        (_linalg, "dot inner outer kron trace cholesky_solve"),
+        (_linalg_aliases, "ger cross det logdet slogdet inverse pinverse matrix_power matrix_exp "
+                          "cholesky cholesky_inverse qr svd lu lu_solve triangular_solve geqrf "
+                          "orgqr ormqr"),
+        (_matrices, "cov corrcoef dist renorm diagflat")):
+    for _name in _names.split():
+        setattr(Tensor, _name, getattr(_mod, _name))
+
+
+def _inplace_product(fn):
+    """`x.name_(...)`: `fn(x, ...)` written into x, which must keep its shape and dtype (as
+    PyTorch refuses otherwise); computed from a copy of x when gradients are recorded, so
+    the values the product saved are not the ones the write overwrites."""
+    name = fn.__name__ + "_"
+
+    def method(self, *args, **kwargs):
+        recorded = state.enabled and (self.requires_grad or any(
+            isinstance(a, Tensor) and a.requires_grad for a in (*args, *kwargs.values())))
+        if recorded:  # self as an operand too (x.addcmul_(y, x)) reads the copy
+            me = self.clone()
+            args = tuple(me if a is self else a for a in args)
+            kwargs = {k: me if v is self else v for k, v in kwargs.items()}
+        result = fn(me if recorded else self, *args, **kwargs)
+        if result.shape != self.shape:
+            raise RuntimeError(f"{name}(): the result has shape {result.shape}, which differs "
+                               f"from the shape {self.shape} of the tensor written in place")
+        if not can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the "
+                               f"tensor's dtype {self.dtype}")
+        return self.copy_(result)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place `{fn.__name__}`: the result written into self (PyTorch's)."
+    return method
+
+
+for _fn in (_products.addmm, _products.addmv, _products.addr, _products.baddbmm,
+            _products.addbmm, _products.addcmul, _products.addcdiv, _matrices.renorm):
+    setattr(Tensor, _fn.__name__ + "_", _inplace_product(_fn))

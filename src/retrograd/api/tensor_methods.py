@@ -1,0 +1,284 @@
+"""Tensor methods PyTorch code reaches for that are not `rg.*` functions: memory facts
+(`stride`, `storage_offset`, `is_contiguous`, `data_ptr`, `element_size`, `nbytes`),
+type names and conversions (`type`, `type_as`), siblings (`new_zeros`, `new_full`,
+`new_tensor`, ...), `reshape_as`, `detach_`, `retains_grad`, `x.where(cond, y)`.
+
+`bind(Tensor)` puts these, the PyTorch spellings (`api/torch_names.py`), the random
+fills (`api/rng.py`) and the generated in-place forms (`api/inplace.py`) on the class;
+`methods.py` calls it once. Strides and offsets describe our arrays as PyTorch
+would describe its tensors: in elements, the offset counted from the start of the
+memory block the data lives in (a view's offset is its distance from its base).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .. import creation, devices
+from ..grad_mode import state
+from ..tensor import Tensor
+from . import inplace, rng, torch_names
+from ._errors import DtypeError
+from .elementwise import where as _where
+from .shape import broadcast_to, reshape
+
+# ---------------------------------------------------------------- memory facts
+
+
+def _ptr(arr) -> int:
+    """The address of an array's first element (host or device)."""
+    iface = getattr(arr, "__array_interface__", None) or \
+        getattr(arr, "__cuda_array_interface__", None)
+    if iface is not None:
+        return int(iface["data"][0])
+    return int(arr.data.ptr)  # a CuPy-like array without the interfaces
+
+
+def stride(self, dim=None):
+    """The step, in elements, between neighbours along each dimension (a tuple), or along
+    `dim` (an int). 0 along an expanded dimension, negative along a NumPy-flipped one.
+    Like `torch.Tensor.stride`."""
+    arr = self.data
+    steps = tuple(s // arr.itemsize for s in arr.strides)
+    if dim is None:
+        return steps
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"stride(): dim must be an int, got {dim!r}")
+    if not arr.ndim:
+        raise IndexError(f"stride(): dim {dim} given but the tensor has no dimensions")
+    if not -arr.ndim <= dim < arr.ndim:
+        raise IndexError(f"stride(): dimension out of range (expected to be in range of "
+                         f"[{-arr.ndim}, {arr.ndim - 1}], but got {dim})")
+    return steps[dim]
+
+
+def storage_offset(self) -> int:
+    """How many elements the first element lies past the start of the memory block the
+    data lives in: 0 for a tensor that owns its memory, `k` for a view starting `k`
+    elements into its base. Like `torch.Tensor.storage_offset`."""
+    arr = root = self.data
+    while root.base is not None and root.base.__class__ is arr.__class__:
+        root = root.base
+    return (_ptr(arr) - _ptr(root)) // arr.itemsize
+
+
+def is_contiguous(self, memory_format=None) -> bool:
+    """True if the elements lie in memory in row-major order without gaps (`memory_format`
+    is accepted and ignored: there is one layout). Like `torch.Tensor.is_contiguous`."""
+    return bool(self.data.flags.c_contiguous)
+
+
+def contiguous(self, memory_format=None) -> Tensor:
+    """self if its elements are in row-major order (`is_contiguous`), else a row-major
+    copy that stays in the graph. Like `torch.Tensor.contiguous`."""
+    if self.data.flags.c_contiguous:
+        return self
+    out = self.clone()
+    if not out.data.flags.c_contiguous and state.tracer is None and out._fw is None:
+        # clone() keeps the layout; the copy is new and nothing holds its array yet
+        out.data = devices.namespace_of(out.data).ascontiguousarray(out.data)
+    return out
+
+
+def data_ptr(self) -> int:
+    """The memory address of the first element. Like `torch.Tensor.data_ptr`."""
+    return _ptr(self.data)
+
+
+def element_size(self) -> int:
+    """Bytes per element. Like `torch.Tensor.element_size`."""
+    return self.data.itemsize
+
+
+def nelement(self) -> int:
+    """The number of elements (`numel`). Like `torch.Tensor.nelement`."""
+    return self.data.size
+
+
+def ndimension(self) -> int:
+    """The number of dimensions (`dim`). Like `torch.Tensor.ndimension`."""
+    return self.data.ndim
+
+
+def get_device(self) -> int:
+    """The index of the device holding the data: -1 on the CPU. Like
+    `torch.Tensor.get_device`."""
+    if self.data.__class__ is np.ndarray:
+        return -1
+    return devices.parse(self.device)[1] or 0
+
+
+def is_signed(self) -> bool:
+    """False for bool and unsigned integer dtypes, True otherwise. Like
+    `torch.Tensor.is_signed`."""
+    return self.data.dtype.kind not in "bu"
+
+
+# ---------------------------------------------------------------- type names
+
+_TYPE_NAMES = {np.dtype(k): v for k, v in (
+    (np.float32, "FloatTensor"), (np.float64, "DoubleTensor"), (np.float16, "HalfTensor"),
+    (np.int64, "LongTensor"), (np.int32, "IntTensor"), (np.int16, "ShortTensor"),
+    (np.int8, "CharTensor"), (np.uint8, "ByteTensor"), (np.bool_, "BoolTensor"),
+    (np.complex64, "ComplexFloatTensor"), (np.complex128, "ComplexDoubleTensor"))}
+_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+_TYPE_STRING = re.compile(r"torch\.(cuda\.)?(\w+)")
+
+
+def tensor_type(self, dtype=None, non_blocking: bool = False, **kwargs):
+    """With no argument, PyTorch's name of the tensor's type ('torch.FloatTensor',
+    'torch.cuda.LongTensor', ...); with a dtype or such a name, the tensor converted to
+    it (self if nothing changes). Like `torch.Tensor.type`."""
+    if dtype is None:
+        name = _TYPE_NAMES.get(self.data.dtype)
+        if name is None:
+            raise DtypeError(f"type(): PyTorch has no tensor type name for dtype {self.dtype}")
+        return ("torch.cuda." if self.is_cuda else "torch.") + name
+    if isinstance(dtype, str):
+        m = _TYPE_STRING.fullmatch(dtype)
+        if m is None or m.group(2) not in _BY_TYPE_NAME:
+            raise ValueError(f"type(): invalid type: {dtype!r} (expected a name such as "
+                             "'torch.FloatTensor' or 'torch.cuda.LongTensor')")
+        target = devices.device("cuda") if m.group(1) else devices.CPU
+        t = self if (self.device == target or (m.group(1) and self.is_cuda)) else self.to(target)
+        return t.to(_BY_TYPE_NAME[m.group(2)])
+    return self.to(np.dtype(dtype))
+
+
+def type_as(self, other: Tensor) -> Tensor:
+    """self in `other`'s dtype and on its device (self if already so). Like
+    `torch.Tensor.type_as`."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"type_as(): 'other' must be a Tensor, not {type(other).__name__}")
+    return self.to(other.device, other.dtype)
+
+
+def reshape_as(self, other: Tensor) -> Tensor:
+    """self reshaped to `other`'s shape. Like `torch.Tensor.reshape_as`."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"reshape_as(): 'other' must be a Tensor, not {type(other).__name__}")
+    return reshape(self, *other.shape)
+
+
+# ---------------------------------------------------------------- siblings: new_*
+
+def _size(fn: str, size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"{fn}(): size must be ints or a tuple of ints, got {size!r}")
+        if s < 0:
+            raise ValueError(f"{fn}(): size {size} has a negative dimension")
+    return tuple(int(s) for s in size)
+
+
+def _where_to(self, dtype, device):
+    return (self.data.dtype if dtype is None else np.dtype(dtype),
+            (None if self.data.__class__ is np.ndarray else self.device)
+            if device is None else device)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of `size`, in self's dtype and on its device unless given. Like
+    `torch.Tensor.new_zeros`."""
+    dt, dev = _where_to(self, dtype, device)
+    return creation.zeros(_size("new_zeros", size), dtype=dt, device=dev,
+                          requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of `size`, in self's dtype and on its device unless given. Like
+    `torch.Tensor.new_ones`."""
+    dt, dev = _where_to(self, dtype, device)
+    return creation.ones(_size("new_ones", size), dtype=dt, device=dev,
+                         requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of `size` (here: zeros), in self's dtype and on its device
+    unless given. Like `torch.Tensor.new_empty`."""
+    return new_zeros(self, *size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """`fill_value` in a tensor of `size` (a sequence), in self's dtype (the value cast to
+    it) and on its device unless given. Like `torch.Tensor.new_full`."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full(): size must be a tuple of ints, not {type(size).__name__}")
+    dt, dev = _where_to(self, dtype, device)
+    return creation.full(_size("new_full", (size,)), fill_value, dtype=dt, device=dev,
+                         requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of `data` (numbers, lists, arrays, tensors: detached),
+    in self's dtype and on its device unless given. Like `torch.Tensor.new_tensor`."""
+    dt, dev = _where_to(self, dtype, device)
+    if isinstance(data, Tensor):
+        data = data.detach()
+    t = creation.tensor(data, dtype=dt, device=dev)  # a copy: the dtype is always given
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# ---------------------------------------------------------------- autograd facts
+
+def retains_grad(self) -> bool:
+    """True for a non-leaf tensor whose `.grad` is kept after backward (`retain_grad()`
+    was called). Like `torch.Tensor.retains_grad`."""
+    node = self.grad_fn
+    ref = getattr(node, "retain", None) if node is not None else None
+    return ref is not None and ref() is self
+
+
+def detach_(self) -> Tensor:
+    """Cut self from the graph in place: it becomes a leaf that does not require grad.
+    A view cannot be detached in place (use `detach()`). Like `torch.Tensor.detach_`."""
+    node = self.grad_fn
+    if node is not None and getattr(node.op, "view", False):
+        raise RuntimeError(f"detach_(): can't detach a view (from '{node.name}', shape "
+                           f"{self.shape}) in place; use detach() instead")
+    self.grad_fn = None
+    self.requires_grad = False
+    return self
+
+
+def where_method(self, condition, y) -> Tensor:
+    """self where `condition` holds, else `y` (`rg.where(condition, self, y)`). Like
+    `torch.Tensor.where`."""
+    c = condition if isinstance(condition, Tensor) else Tensor(condition)
+    if c.data.dtype != np.bool_:
+        raise DtypeError(f"where(): condition must be a bool tensor, got dtype {c.dtype}")
+    return _where(c, self, y)
+
+
+# ---------------------------------------------------------------- binding
+
+_SPELLINGS = ("eq ne lt le gt ge greater greater_equal less less_equal not_equal equal add sub "
+              "subtract multiply pow neg negative positive t clamp_min clamp_max "
+              "is_floating_point is_nonzero is_same_size").split()
+
+
+def bind(cls) -> None:
+    """Put the methods of this module, PyTorch's spellings, the random fills and the
+    in-place forms on `cls` (the Tensor class)."""
+    for name in _SPELLINGS:
+        setattr(cls, name, getattr(torch_names, name))
+    for f in (stride, storage_offset, is_contiguous, contiguous, data_ptr, element_size,
+              nelement, ndimension, get_device, is_signed, type_as, reshape_as, new_zeros,
+              new_ones, new_empty, new_full, new_tensor, detach_):
+        setattr(cls, f.__name__, f)
+    cls.type = tensor_type
+    cls.where = where_method
+    cls.broadcast_to = broadcast_to
+    cls.retains_grad = property(retains_grad)
+    cls.is_cpu = property(lambda self: self.data.__class__ is np.ndarray,
+                          doc="True if the data is in host memory (a NumPy array).")
+    cls.itemsize = property(element_size, doc="Bytes per element (`element_size()`).")
+    cls.nbytes = property(lambda self: self.data.size * self.data.itemsize,
+                          doc="Bytes the elements take: numel() * element_size().")
+    rng.bind(cls)
+    inplace.bind(cls)
