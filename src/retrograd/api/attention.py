@@ -20,9 +20,8 @@ from ..tensor import Tensor
 from ._args import _t
 from .elementwise import where
 from .linalg import matmul
-from .math import all as _all
-from .math import any as _any
 from .reductions import mean, softmax
+from .reductions import sum as rg_sum
 from .shape import cat, transpose
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -100,10 +99,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     scores = matmul(q * s, transpose(k, -2, -1))
     if mask is not None:  # tensor ops: rg.jit replays them for each call's mask
         if mask.dtype == np.bool_:
-            dead = ~_any(mask, -1, keepdim=True)  # rows that see no key
+            # rows that see no key (a count: the all/any rows run on the host only)
+            dead = rg_sum(mask.to(np.int32), -1, keepdim=True) == 0
             bias = where(mask | dead, 0.0, -math.inf).to(q.dtype)
         else:
-            dead = _all(mask == -math.inf, -1, keepdim=True)
+            dead = rg_sum((mask == -math.inf).to(np.int32), -1, keepdim=True) == mask.shape[-1]
             bias = where(dead, 0.0, mask)  # keep such a row finite, zero it after the softmax
             bias = bias if bias.dtype == q.dtype else bias.to(q.dtype)
         scores = scores + bias

@@ -340,7 +340,8 @@ class TransformerEncoder(Module):
             kpm = src_key_padding_mask
             valid = kpm == 0  # PyTorch's logical_not of the additive mask
             if self.mask_check:  # packed only when every row's padding is at its end
-                ordered = _f.all(valid[:, 1:].to(np.int8) <= valid[:, :-1].to(np.int8))
+                rises = valid[:, 1:].to(np.int32) > valid[:, :-1].to(np.int32)
+                ordered = _f.sum(rises.to(np.int32)) == 0
                 padded = (~valid) & ordered
             else:  # each sequence: its first (number of unpadded positions) positions
                 count = _f.sum(valid.to(np.int64), -1, keepdim=True)

@@ -136,20 +136,23 @@ def invert_permutation(permutation) -> Tensor | None:
     if permutation is None:
         return None
     p = _t(permutation)
-    arr = values_of(p, "invert_permutation", "invert it outside rg.jit")
+    arr = _int_array(p, "permutation", "invert_permutation", host_only=False)
     out = np.empty_like(arr)
     out[arr] = np.arange(arr.size, dtype=arr.dtype)
-    return Tensor(out)
+    return Tensor(out) if p.data.__class__ is np.ndarray else Tensor(out).to(p.device)
 
 
 # ---------------------------------------------------------------- layout helpers
 
-def _int_array(x, what: str, fn: str) -> np.ndarray:
-    """A host int64 array of `x` (a list, an array or a CPU tensor), read in Python."""
+def _int_array(x, what: str, fn: str, host_only: bool = True) -> np.ndarray:
+    """A host int64 array of `x` (a list, an array or a CPU tensor; a device tensor too
+    unless `host_only`), read in Python."""
     if isinstance(x, Tensor):
         if x.data.__class__ is not np.ndarray:
-            raise RuntimeError(f"{fn}: '{what}' should be a 1D CPU int64 tensor, but it is on "
-                               f"{x.device}")
+            if host_only:
+                raise RuntimeError(f"{fn}: '{what}' should be a 1D CPU int64 tensor, but it "
+                                   f"is on {x.device}")
+            x = x.cpu()
         arr = values_of(x, f"{fn} with '{what}' as a tensor",
                         f"pass '{what}' as a list (each new value retraces)")
     else:
@@ -217,10 +220,12 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
                                "`enforce_sorted=False` to pack_padded_sequence and/or "
                                "pack_sequence to sidestep this requirement")
     else:
-        order = np.argsort(-lens, kind="stable")
+        order = np.argsort(-lens, kind="stable").astype(np.int64)
         lens = lens[order]
-        sorted_indices = Tensor(order.astype(np.int64))
-        x = _f.index_select(x, bdim, Tensor(order.astype(np.int64)))
+        sorted_indices = Tensor(order)
+        if x.data.__class__ is not np.ndarray:
+            sorted_indices = sorted_indices.to(x.device)
+        x = _f.index_select(x, bdim, sorted_indices)
     if np.any(lens <= 0):
         raise RuntimeError(f"{fn}: length of all samples has to be greater than 0, but found "
                            f"an element in 'lengths' that is <= 0: {lens.tolist()}")
@@ -263,7 +268,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     padded = _f.cat([data, pad], 0)[where.T if batch_first else where]
     lengths = Tensor(lens)
     if sequence.unsorted_indices is not None:
-        order = _int_array(sequence.unsorted_indices, "unsorted_indices", "pad_packed_sequence")
+        order = _int_array(sequence.unsorted_indices, "unsorted_indices", "pad_packed_sequence",
+                           host_only=False)
         padded = padded[order] if batch_first else padded[:, order]
         lengths = Tensor(lens[order])
     return padded, lengths
