@@ -87,7 +87,8 @@ def ctc(log_probs, targets, input_lengths, target_lengths, blank: int, reduction
     y = _targets(_t(targets), tl, n, unbatched, lp)
     s = y.shape[1]
     checks = [_within(il, 0, t_max, "input_lengths", f"at most T={t_max}"),
-              _within(tl, 0, s, "target_lengths", f"at most the targets' width {s}")]
+              _within(tl, s if unbatched and _t(targets).ndim == 1 else 0, s, "target_lengths",
+                      f"at most the targets' width {s}")]
     xp = namespace_of(lp.data)
     listed = reshape(_arange(xp, s, y), 1, s) < unsqueeze(tl, 1)       # (N, S)
     checks.append(_labels(y, listed, c, blank))
@@ -169,7 +170,10 @@ def _targets(y: Tensor, tl: Tensor, n: int, unbatched: bool, lp: Tensor) -> Tens
     if y.ndim not in (1, 2):
         raise LossShapeError(f"{_FN}: targets must be padded (N, S) or concatenated "
                              f"(sum(target_lengths),), got shape {tuple(y.shape)}")
-    if unbatched and y.ndim == 1:
+    if unbatched and y.ndim == 1:  # one sequence: all of it is the target
+        if state.tracer is None and not bool((every_value(tl) == y.shape[0]).all()):
+            raise LossShapeError(f"{_FN}: an unbatched target of shape {tuple(y.shape)} must "
+                                 f"hold target_length={int(every_value(tl).flat[0])} labels")
         return unsqueeze(y, 0)
     if y.ndim == 2:
         if y.shape[0] != n:

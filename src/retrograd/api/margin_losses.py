@@ -143,7 +143,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     want = 2 if y.ndim == 1 else 1
     if a.ndim != want or b.ndim != want:
         raise LossShapeError(f"{fn}: a {y.ndim}-d target expects {want}-d inputs, got input1 "
-                             f"{tuple(a.shape)} and input2 {tuple(b.shape)}")
+                             f"{tuple(a.shape)}, input2 {tuple(b.shape)} and target "
+                             f"{tuple(y.shape)}")
     try:
         np.broadcast_shapes(broadcast_shape(fn, input1=a, input2=b)[:-1], y.shape)
     except ValueError:
