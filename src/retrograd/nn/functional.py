@@ -380,7 +380,6 @@ __all__ += ["unfold", "fold"]
 from ..api.ctc import ctc_loss  # noqa: E402
 from ..api.losses import (  # noqa: E402
     binary_cross_entropy,
-    embedding,
     gaussian_nll_loss,
     huber_loss,
     kl_div,
@@ -448,6 +447,7 @@ from ..api.dropout import (  # noqa: E402
     dropout3d,
     feature_alpha_dropout,
 )
+from ..api.embedding import embedding, embedding_bag  # noqa: E402
 from ..api.norms import (  # noqa: E402
     instance_norm,
     local_response_norm,
@@ -481,6 +481,7 @@ __all__ += [
     "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "bilinear",
     "channel_shuffle", "native_channel_shuffle", "upsample_nearest", "upsample_bilinear",
+    "embedding_bag",
 ]
 
 # ---------------------------------------------------------------- multi-head attention
