@@ -578,7 +578,7 @@ def test_pool_with_indices_always_return_indices():
             assert not out[1].requires_grad and out[1].dtype == np.int64
 
 
-# ---------------------------------------------------------------- bilinear, fold, shuffle, upsampling
+# -------------------------------------------------------- bilinear, fold, shuffle, upsampling
 
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("lead", [(4,), (2, 3), ()])
@@ -649,3 +649,103 @@ def test_upsampling_layers_and_functions_match_torch():
     assert repr(nn.Upsample(scale_factor=(2, 3))) == repr(torch.nn.Upsample(scale_factor=(2, 3)))
     with pytest.warns(UserWarning, match="deprecated"):
         F.upsample(rg.tensor(_x(1, 1, 2, 2)), scale_factor=2)
+
+
+# ---------------------------------------------------------------- embeddings
+
+def test_embedding_scale_grad_by_freq_and_max_norm_like_torch():
+    idx = np.array([[1, 1, 2], [3, 1, 0]])
+    for kw in (dict(scale_grad_by_freq=True), dict(scale_grad_by_freq=True, padding_idx=1),
+               dict(max_norm=1.0, scale_grad_by_freq=True), dict(sparse=True)):
+        mod, ref = nn.Embedding(5, 3, **kw), torch.nn.Embedding(5, 3, **kw).double()
+        with torch.no_grad():
+            ref.weight.mul_(3.0)
+        assert repr(mod) == repr(ref)
+        _load(mod, ref)
+        out, out_t = mod(rg.tensor(idx)), ref(torch.tensor(idx))
+        _same(out, out_t)
+        _same(mod.weight.detach(), ref.weight.detach())  # max_norm renormalised in place
+        w = _x(*out_t.shape)
+        (out * rg.tensor(w)).sum().backward()
+        (out_t * torch.tensor(w)).sum().backward()
+        grad_t = ref.weight.grad.to_dense() if ref.weight.grad.is_sparse else ref.weight.grad
+        _same(mod.weight.grad, grad_t)
+
+
+BAG_CASES = [
+    (np.array([1, 2, 4, 5, 4, 3, 2]), np.array([0, 3]), {}),
+    (np.array([1, 2, 4, 5, 4, 3, 2]), np.array([0, 3, 3, 7]), {}),  # empty bags
+    (np.array([1, 2, 4, 5, 4, 3, 2]), np.array([0, 3, 5, 7]), dict(include_last_offset=True)),
+    (np.array([1, 2, 4, 5, 4, 3, 2]), np.array([0, 3]), dict(padding_idx=4)),
+    (np.array([4, 4, 1, 2]), np.array([0, 2]), dict(padding_idx=-2)),  # a bag of padding
+    (np.array([[1, 2, 0], [5, 5, 3]]), None, {}),
+    (np.array([1, 1, 2]), np.array([0]), {}),  # a row twice in one bag
+    (np.zeros(0, dtype=np.int64), np.array([0, 0]), {}),
+]
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("case", range(len(BAG_CASES)))
+def test_embedding_bag_matches_torch(mode, case):
+    idx, offsets, kw = BAG_CASES[case]
+    mod, ref = nn.EmbeddingBag(6, 3, mode=mode, **kw), torch.nn.EmbeddingBag(
+        6, 3, mode=mode, **kw).double()
+    assert repr(mod) == repr(ref)
+    args = (idx,) if offsets is None else (idx, offsets)
+    _twin(mod, ref, *args)
+
+
+def test_embedding_bag_ties_nans_weights_and_frequency():
+    w = np.array([[1.0, 5.0], [1.0, 2.0], [0.0, 7.0]])
+    for idx in ([0, 1], [1, 0], [1, 2, 0]):  # equal maxima: the first one gets the gradient
+        mod, ref = nn.EmbeddingBag(3, 2, mode="max"), torch.nn.EmbeddingBag(3, 2, mode="max")
+        with torch.no_grad():
+            ref.weight.copy_(torch.tensor(w))
+        ref.double()
+        _twin(mod, ref, np.array(idx), np.array([0]))
+    nan = rg.tensor([[np.nan, 1.0], [2.0, 3.0]])
+    for idx, want in (([0, 1], [np.nan, 3.0]), ([1, 0], [2.0, 3.0])):  # a NaN wins if first
+        got = F.embedding_bag(rg.tensor(idx), nan, rg.tensor([0]), mode="max").numpy()
+        np.testing.assert_array_equal(got[0], want)
+    mod = nn.EmbeddingBag(6, 3, mode="sum")
+    ref = torch.nn.EmbeddingBag(6, 3, mode="sum").double()
+    _twin(mod, ref, np.array([1, 2, 4, 5, 4, 3, 2]), np.array([0, 3]), _x(7))  # per-sample
+    w = rg.tensor(np.ones((4, 3)), requires_grad=True)  # index 1 twice, 3 once (pytorch#190063)
+    F.embedding_bag(rg.tensor([1, 1, 3]), w, rg.tensor([0]), mode="sum",
+                    scale_grad_by_freq=True).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [0.0, 1.0, 0.0, 1.0])
+    w = rg.tensor(np.ones((4, 3)), requires_grad=True)
+    F.embedding_bag(rg.tensor([3, 1, 1, 3, 3]), w, rg.tensor([0, 2]), mode="mean",
+                    scale_grad_by_freq=True).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy()[:, 0], [0.0, (1 / 2 + 1 / 3) / 2, 0.0,
+                                                   (1 / 2 + 2 / 3) / 3])
+
+
+def test_embedding_bag_from_pretrained_and_errors_like_torch():
+    w = _x(6, 3)
+    mod = nn.EmbeddingBag.from_pretrained(rg.tensor(w), mode="sum")
+    ref = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(w), mode="sum")
+    assert not mod.weight.requires_grad and repr(mod) == repr(ref)
+    _same(mod(rg.tensor([[0, 5]])), ref(torch.tensor([[0, 5]])))
+    i, o = np.array([1, 2, 4]), np.array([0, 2])
+    cases = [
+        (dict(input=i, offsets=np.array([1, 2])), "offsets\\[0\\]"),
+        (dict(input=i, offsets=np.array([0, 9])), "offsets\\[-1\\]"),
+        (dict(input=np.array([6]), offsets=np.array([0])), "range"),
+        (dict(input=i, offsets=o, padding_idx=6), "padding_idx"),
+        (dict(input=i.astype(np.float64), offsets=o), "integer"),
+        (dict(input=i, offsets=o, per_sample_weights=np.ones(3)), "per_sample_weights"),
+        (dict(input=i, offsets=o, mode="sum", per_sample_weights=np.ones(2)), "shape"),
+        (dict(input=i.reshape(1, 3), offsets=o), "offsets has to be None"),
+        (dict(input=i.reshape(1, 3, 1)), "1D or 2D"),
+        (dict(input=i), "offsets"),
+        (dict(input=i, offsets=o, mode="max", scale_grad_by_freq=True), "frequency"),
+        (dict(input=i, offsets=o, mode="min"), "mode"),
+    ]
+    for kw, match in cases:
+        def call(mod, t, kw=kw):
+            args = {k: t(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+            return mod.embedding_bag(args.pop("input"), t(w), **args)
+        _raises_like(lambda c=call: c(F, rg.tensor), lambda c=call: c(TF, torch.tensor), match)
+    with pytest.raises(ValueError, match="include_last_offset"):  # torch: kernel-dependent
+        F.embedding_bag(rg.tensor(i), rg.tensor(w), rg.tensor(o), include_last_offset=True)

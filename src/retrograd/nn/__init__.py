@@ -167,6 +167,7 @@ from .normalization import (  # noqa: E402
 )
 from .pooling import AdaptiveMaxPool3d, LPPool1d, LPPool2d, LPPool3d  # noqa: E402
 from .shuffle import ChannelShuffle  # noqa: E402
+from .sparse import EmbeddingBag  # noqa: E402
 from .upsampling import UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 
 __all__ += [
@@ -174,7 +175,7 @@ __all__ += [
     "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "InstanceNorm1d", "InstanceNorm2d",
     "InstanceNorm3d", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
     "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "Fold", "Unfold", "Bilinear",
-    "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag",
 ]
 
 # sequence models: the rest of torch.nn's recurrent and transformer layers
