@@ -341,3 +341,31 @@ def test_rnn_cell_base_is_exported_with_torchs_parameters():
         nn.RNNCell(2, 3)(rg.zeros(4, 3))
     with pytest.raises(RuntimeError):
         torch.nn.RNNCell(2, 3)(torch.zeros(4, 3))
+
+
+def test_packed_layers_on_a_device_equal_the_host():
+    """On the stand-in GPU (CuPy's rules: no silent host copies) a packed bidirectional
+    LSTM, its gradients and the padding utilities give the host's numbers."""
+    import fake_device
+
+    rg.set_default_dtype(np.float64)
+    fake_device.install()
+    try:
+        mod = nn.LSTM(2, 3, bidirectional=True, proj_size=2)
+        x = RNG.standard_normal((4, 3, 2))
+        results = []
+        for dev in ("cpu", "cuda"):
+            m = mod.to(dev)
+            xs = rg.tensor(x).to(dev).requires_grad_(True)
+            p = R.pack_padded_sequence(xs, [2, 4, 3], enforce_sorted=False)
+            out, (h, c) = m(p)
+            y, lengths = R.pad_packed_sequence(out, batch_first=True, padding_value=-1.0)
+            assert lengths.device.type == "cpu" and y.device.type == dev
+            (y.sum() + (h * c[:, :, :2]).sum()).backward()
+            results.append([t.cpu().numpy() for t in (y, h, c, xs.grad, m.weight_hr_l0.grad)])
+            m.zero_grad()
+        for a, b in zip(*results):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    finally:
+        fake_device.uninstall()
+        rg.set_default_dtype(np.float32)

@@ -457,3 +457,37 @@ def test_encoder_layer_inference_path_gives_nan_rows_as_torch():
     b = ref(torch.tensor(x), src_mask=torch.tensor(am))
     assert not np.isnan(b.detach().numpy()).any()
     _close(a, b)
+
+
+def test_masked_attention_on_a_device_equals_the_host():
+    """On the stand-in GPU (CuPy's rules: no silent host copies): masked attention with
+    and without weights, a Transformer step, and the encoder's inference zeroing."""
+    import fake_device
+
+    fake_device.install()
+    try:
+        mha = nn.MultiheadAttention(E, H, add_bias_kv=True, batch_first=True, dtype=rg.float64)
+        tr = nn.Transformer(E, H, 1, 1, 8, dropout=0.0, batch_first=True, dtype=rg.float64)
+        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(E, H, 8, batch_first=True,
+                                                               dtype=rg.float64), 1).eval()
+        x = RNG.standard_normal((N, L, E))
+        kpm = np.array([[False, False, True], [True, True, True]])
+        results = []
+        for dev in ("cpu", "cuda"):
+            q = rg.tensor(x).to(dev).requires_grad_(True)
+            pad = rg.tensor(kpm).to(dev)
+            a, w = mha.to(dev)(q, q, q, key_padding_mask=pad, attn_mask=rg.tensor(
+                np.triu(np.ones((L, L), bool), 1)).to(dev))
+            b, _ = mha(q, q, q, key_padding_mask=pad, need_weights=False)
+            causal = nn.Transformer.generate_square_subsequent_mask(L, device=dev,
+                                                                    dtype=rg.float64)
+            t = tr.to(dev)(q, q, tgt_mask=causal, src_key_padding_mask=pad[:1].expand(N, L))
+            (a.sum() + b.sum() + t.sum()).backward()
+            with rg.no_grad():
+                z = enc.to(dev)(q, src_key_padding_mask=pad)
+            results.append([v.detach().cpu().numpy() for v in (a, w, b, t, q.grad, z)])
+        for u, v in zip(*results):
+            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-15, equal_nan=True)
+        assert np.all(results[0][-1][1] == 0)  # the fully padded sequence: zeros
+    finally:
+        fake_device.uninstall()
