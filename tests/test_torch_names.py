@@ -1155,3 +1155,22 @@ def test_bernoulli_and_poisson():
                     lambda n=name, v=v, kw=kw: getattr(torch, n)(torch.tensor(v), **kw))
     raises_like(lambda: rg.zeros(3).bernoulli(rg.ones(3)),
                 lambda: torch.zeros(3).bernoulli(torch.ones(3)))
+
+
+def test_draws_fills_and_siblings_stay_on_the_stand_in_device():
+    import fake_device
+
+    fake_device.install()
+    try:
+        x = rg.zeros(2, 3, device="cuda")
+        made = [x.normal_(), x.uniform_(), x.bernoulli_(0.5), x.random_(5), x.fill_diagonal_(1.0),
+                x.exp_(), x.clamp_min_(0.5), x.new_zeros(2), x.new_full((2,), 1.0),
+                x.new_tensor([1.0]), x.type_as(x), rg.normal(x, 1.0), rg.bernoulli(x / x.max()),
+                rg.poisson(x), rg.add(x, x, alpha=2), rg.pow(2, x), rg.eq(x, 1.0),
+                rg.clamp_max(x, x[0]), x.t().contiguous()]
+        for t in made:
+            assert t.device == "cuda:0" and isinstance(t.data, fake_device.FakeArray)
+        assert x.get_device() == 0 and not x.is_cpu and x.type() == "torch.cuda.FloatTensor"
+        assert rg.equal(x, x) and not rg.equal(x, x + 1)
+    finally:
+        fake_device.uninstall()

@@ -19,6 +19,7 @@ import builtins
 import numpy as np
 
 from .. import creation, devices, ops
+from .._values import values_of
 from ..dtypes import can_cast as _can_cast
 from ..dtypes import get_default_dtype, scalar_array
 from ..dtypes import promote_types as _promote_types
@@ -192,6 +193,9 @@ def pow(input, exponent, *, out=None) -> Tensor:  # noqa: A001 - PyTorch's name
     integer tensor of exponents may hold negative values (then 1 ** e is 1, (-1) ** e
     is +-1 and any other base gives 0); bool tensors to bool tensors are refused.
     Like `torch.pow`: `rg.pow(2, rg.arange(3))` is `tensor([1, 2, 4])`."""
+    if out is None and input.__class__ is Tensor and input.data.dtype.kind in "fc" and (
+            exponent.__class__ is float or exponent.__class__ is int):
+        return input ** exponent  # the operator's fast path: same result
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if isinstance(input, _NUMBER) and isinstance(exponent, _NUMBER):
             raise TypeError("pow(): one of 'input' and 'exponent' must be a tensor; for two "
@@ -281,7 +285,9 @@ def equal(input, other) -> bool:
     x, y = _tensor("equal", "input", input), _tensor("equal", "other", other)
     if x.shape != y.shape:
         return False
-    return bool(apply(ops.OPS["eq"], *promote(x, y)).all())
+    same = apply(ops.OPS["eq"], *promote(x, y))
+    return bool(values_of(same, "equal() (a Python bool)",
+                          "use rg.eq(x, y).all(), a tensor, instead").all())
 
 
 # ---------------------------------------------------------------- tensors: copies, facts
