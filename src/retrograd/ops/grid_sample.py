@@ -70,7 +70,7 @@ def _reflect(c, size, align):
     dt = c.dtype.type
     low, twice = (dt(0), dt(2 * (size - 1))) if align else (dt(-0.5), dt(2 * size))
     if twice <= 0:
-        return np.zeros_like(c), np.zeros(c.shape, bool)
+        return np.zeros_like(c), np.zeros_like(c, dtype=bool)
     d = c - low
     a = np.abs(d)
     extra = a - np.trunc(a / twice) * twice
@@ -164,8 +164,7 @@ def _axis_taps(g, size, mode, padding, align, order, nd):
                 t = c - base
                 taps = [(base, 1 - t), (base + 1, t)]
             else:
-                s = scale if f is None else f * scale
-                s = np.broadcast_to(s, c.shape)
+                s = np.full_like(c, scale) if f is None else f * scale
                 taps = [(base, -s), (base + 1, s)]
     out = []
     for p, w in taps:
