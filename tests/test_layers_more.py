@@ -749,3 +749,56 @@ def test_embedding_bag_from_pretrained_and_errors_like_torch():
         _raises_like(lambda c=call: c(F, rg.tensor), lambda c=call: c(TF, torch.tensor), match)
     with pytest.raises(ValueError, match="include_last_offset"):  # torch: kernel-dependent
         F.embedding_bag(rg.tensor(i), rg.tensor(w), rg.tensor(o), include_last_offset=True)
+
+
+# ---------------------------------------------------------------- lazy layers
+
+LAZY = [("LazyLinear", (3,), (2, 5)), ("LazyConv1d", (4, 3), (2, 2, 6)),
+        ("LazyConv2d", (4, 3), (2, 2, 5, 5)), ("LazyConv3d", (2, 2), (1, 2, 3, 3, 3)),
+        ("LazyConvTranspose1d", (4, 3), (2, 2, 6)), ("LazyConvTranspose2d", (4, 2),
+                                                     (1, 2, 3, 3)),
+        ("LazyConvTranspose3d", (2, 2), (1, 2, 2, 2, 2)), ("LazyBatchNorm1d", (), (4, 3)),
+        ("LazyBatchNorm2d", (), (2, 3, 2, 2)), ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2)),
+        ("LazyInstanceNorm1d", (), (2, 3, 4)), ("LazyInstanceNorm2d", (), (2, 3, 2, 2)),
+        ("LazyInstanceNorm3d", (), (2, 3, 2, 2, 2))]
+
+
+@pytest.mark.parametrize("name,args,shape", LAZY)
+def test_lazy_layers_infer_their_input_size_like_torch(name, args, shape):
+    mod, ref = getattr(nn, name)(*args), getattr(torch.nn, name)(*args).double()
+    assert repr(mod) == repr(ref)
+    assert list(mod.state_dict()) == list(ref.state_dict())
+    assert mod.has_uninitialized_params() and ref.has_uninitialized_params()
+    params = list(mod.parameters())  # an optimizer built now holds the trained objects
+    a = _x(*shape)
+    mod(rg.tensor(a))
+    ref(torch.tensor(a))
+    assert type(mod).__name__ == type(ref).__name__ == name[4:]
+    assert repr(mod) == repr(ref)
+    assert all(p is q for p, q in zip(params, mod.parameters()))
+    assert [type(p) for p in mod.parameters()] == [nn.Parameter] * len(params)
+    for n, p in mod.named_parameters():
+        assert p.shape == tuple(ref.state_dict()[n].shape)
+    _twin(mod, ref, a)  # loaded with torch's weights: now the eager layer
+
+
+def test_lazy_layers_load_a_checkpoint_before_their_first_call():
+    ref = torch.nn.Linear(5, 3).double()
+    mod = nn.LazyLinear(3)
+    mod.load_state_dict({k: v.numpy() for k, v in ref.state_dict().items()})
+    assert mod.in_features == 5 and not mod.has_uninitialized_params()
+    _twin(mod, ref, _x(2, 5), load=False)
+    assert type(mod) is nn.Linear
+    conv = nn.LazyConv2d(4, 3, groups=2)
+    conv.load_state_dict({k: v.numpy() for k, v in torch.nn.Conv2d(6, 4, 3, groups=2)
+                          .state_dict().items()})
+    assert conv.in_channels == 6
+    u = nn.UninitializedParameter()
+    assert repr(u) == "<UninitializedParameter>" and u.requires_grad
+    u.materialize((2, 3))
+    assert type(u) is nn.Parameter and u.shape == (2, 3)
+    b = nn.UninitializedBuffer()
+    b.materialize(4)
+    assert type(b) is rg.Tensor and b.shape == (4,) and not b.requires_grad
+    with pytest.raises(RuntimeError, match="input"):
+        nn.LazyConv2d(4, 3)(rg.tensor(_x(2, 5)))

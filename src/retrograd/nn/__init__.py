@@ -158,6 +158,23 @@ from .dropout import (  # noqa: E402
     FeatureAlphaDropout,
 )
 from .fold import Fold, Unfold  # noqa: E402
+from .lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 from .linear import Bilinear  # noqa: E402
 from .normalization import (  # noqa: E402
     InstanceNorm1d,
@@ -176,6 +193,10 @@ __all__ += [
     "InstanceNorm3d", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
     "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "Fold", "Unfold", "Bilinear",
     "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag",
+    "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "UninitializedParameter", "UninitializedBuffer",
 ]
 
 # sequence models: the rest of torch.nn's recurrent and transformer layers
