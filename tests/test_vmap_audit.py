@@ -48,10 +48,15 @@ REFUSES = {
     "linalg.lstsq[gelsd]@all": VALUES, "linalg.lstsq[gelsd]@first": VALUES,
     # values computed outside the op table
     "linalg.qr[complete]": VALUES, "linalg.svd[full]": VALUES,
+    "rg.geqrf": VALUES,  # LAPACK's geqrf by NumPy, no op (and not differentiable)
     # running statistics (and max_norm's rows) are updated in place with batched values
     "F.batch_norm[train]@all": "running_mean=None", "F.batch_norm[train]@first": "eval mode",
     "F.embedding[max_norm]": INPLACE,
 }
+REFUSES.update({  # reductions, sets and index writes: lengths that depend on the values
+    "rg.unique": VALUES, "rg.unique_consecutive": VALUES, "rg.bincount": VALUES,
+    "rg.argwhere": VALUES, "rg.index_put_": INPLACE,
+})
 
 
 def _refusal(key: str, mode: str) -> str | None:

@@ -21,6 +21,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t
+from ._errors import DtypeError
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
 
@@ -226,6 +227,43 @@ def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
     return _back(apply(ops.index_add, x, idx, src, axis=d - x.ndim), zero_d)
 
 
+def take(input, index) -> Tensor:
+    """The entries of `input`, seen as flat, at positions `index` (any shape; negative
+    counts from the end), in `index`'s shape. Like `torch.take`."""
+    x = _t(input)
+    if isinstance(index, Tensor) and index.dtype.kind not in "iu":
+        raise DtypeError(f"take(): index must be an integer tensor (int64), got {index.dtype}")
+    idx = _index_arg(index, "take")
+    n = x.size
+    flat = reshape(x, -1)
+    if idx.size == 0:
+        return reshape(flat[:0], idx.shape)
+    values = every_value(idx)
+    lo, hi = int(values.min()), int(values.max())
+    if lo < -n or hi >= n:
+        raise IndexError(f"take(): index {lo if lo < -n else hi} is out of range for a tensor "
+                         f"of {n} elements (shape {x.shape})")
+    i = reshape(idx.to(np.int64), -1)
+    i = where(i < 0, i + n, i)
+    return reshape(apply(ops.gather, flat, i, axis=-1), idx.shape)
+
+
+def select(input, dim: int, index: int) -> Tensor:
+    """The slice of `input` at position `index` along `dim` (that dim removed; a view).
+    Like `torch.select`."""
+    x = _t(input)
+    if x.ndim == 0:
+        raise IndexError("select(): cannot be applied to a 0-d tensor")
+    d = _dim(dim, x.ndim, "select")
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"select(): index must be an int, got {index!r}")
+    n = x.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} is out of range for dimension {d} of size "
+                         f"{n} (shape {x.shape})")
+    return x[(slice(None),) * d + (int(index),)]
+
+
 # ----------------------------------------------------------------- masks
 
 
@@ -296,6 +334,12 @@ def nonzero(input, *, as_tuple: bool = False):
     if x.ndim == 0:
         return (out.sum(-1),)  # zeros, one per hit (an op: the count depends on the values)
     return tuple(out[:, k] for k in range(x.ndim))
+
+
+def argwhere(input) -> Tensor:
+    """The indices of the nonzero entries, one row per entry: `nonzero(input)`. Like
+    `torch.argwhere`."""
+    return nonzero(input)
 
 
 # ----------------------------------------------------------------- diagonals and triangles

@@ -12,6 +12,7 @@ from ..engine import apply
 from ..ops.elementwise import _real_only
 from ..tensor import Tensor
 from ._args import _count, _dims, _keep, _t
+from ._errors import ArgumentError, DtypeError
 from .elementwise import maximum, minimum, sqrt, where
 
 
@@ -206,3 +207,102 @@ def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
                  keepdims=_keep(keepdim, keepdims))
 
 
+
+
+# ----------------------------------------------------------------- amax, amin, aminmax
+
+
+def _reduce_dims(dim, ndim: int, fn: str):
+    """`dim` of amax/amin/count_nonzero: None or an empty tuple for every dim, an int, or
+    a tuple/list of ints (a repeated one refused as PyTorch does, RuntimeError)."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return None
+    try:
+        return _rdims(dim, None, ndim, fn)
+    except ValueError as e:
+        raise ArgumentError(str(e)) from None
+
+
+def _check_extreme_input(x: Tensor, ax, fn: str) -> None:
+    if x.dtype.kind == "c":
+        raise DtypeError(f"{fn}(): complex tensors have no order (got {x.dtype})")
+    if x.size == 0:
+        if ax is None:
+            raise ArgumentError(
+                f"{fn}(): input of shape {x.shape} is empty; name the reduction dim with the "
+                "'dim' argument (a reduction over every element has no identity)")
+        for a in (ax if isinstance(ax, tuple) else (ax,)):
+            if x.shape[a] == 0:
+                raise IndexError(f"{fn}(): reduction dim {a} of shape {x.shape} has size 0 "
+                                 "(the reduction has no identity)")
+
+
+def _amax_amin(op, fn, input, dim, keepdim) -> Tensor:
+    x = _t(input)
+    ax = _reduce_dims(dim, x.ndim, fn)
+    _check_extreme_input(x, ax, fn)
+    return apply(op, x, axis=ax, keepdims=bool(keepdim))
+
+
+def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+    """The largest value over `dim` (an int or a tuple; all dims by default).
+
+    Like `torch.amax`: unlike `max(x, dim)` it returns the values alone and its
+    gradient is shared equally among the elements that tie for the maximum."""
+    return _amax_amin(ops.max, "amax", input, dim, keepdim)
+
+
+def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+    """The smallest value over `dim` (an int or a tuple; all dims by default); the
+    gradient is shared equally among ties. Like `torch.amin`."""
+    return _amax_amin(ops.min, "amin", input, dim, keepdim)
+
+
+aminmax_result = namedtuple("aminmax", ["min", "max"])
+"""What `aminmax` returns, as `torch.return_types.aminmax`: `min`, `max`."""
+
+
+def aminmax(input, *, dim: int | None = None, keepdim: bool = False):
+    """`(min, max)` over all elements or along the int `dim`, as a named pair; each
+    gradient is shared equally among ties (as `amin`/`amax`). Like `torch.aminmax`."""
+    x = _t(input)
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer))):
+        raise TypeError(f"aminmax(): argument 'dim' must be an int, got {dim!r}")
+    ax = None if dim is None else _rdims(int(dim), None, x.ndim, "aminmax")
+    if x.size == 0 and dim is None:
+        raise ArgumentError(f"aminmax(): cannot reduce the empty tensor of shape "
+                                 f"{x.shape} (the operation has no identity)")
+    _check_extreme_input(x, ax, "aminmax")
+    keep = bool(keepdim)
+    return aminmax_result(apply(ops.min, x, axis=ax, keepdims=keep),
+                          apply(ops.max, x, axis=ax, keepdims=keep))
+
+
+def count_nonzero(input, dim=None) -> Tensor:
+    """The number of nonzero entries over `dim` (an int or a tuple; all by default), as
+    int64. Like `torch.count_nonzero`."""
+    x = _t(input)
+    ax = _reduce_dims(dim, x.ndim, "count_nonzero")
+    nz = x != 0
+    return apply(ops.sum, nz.to(np.int64), axis=ax, keepdims=False)
+
+
+def sum_to_size(input, *size) -> Tensor:
+    """Tensor.sum_to_size: `input` summed down to `size`, which must broadcast to input's
+    shape (the reverse of `expand`: leading dims summed away, size-1 dims kept)."""
+    x = _t(input)
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if not size and x.ndim:
+        raise TypeError("sum_to_size() missing the argument 'size'")
+    size = tuple(int(s) for s in size)
+    lead = x.ndim - len(size)
+    if lead < 0 or any(s not in (1, n) for s, n in zip(size, x.shape[lead:])):
+        raise ArgumentError(f"sum_to_size(): size {size} is not expandable to the input's "
+                            f"size {x.shape}")
+    axes = tuple(range(lead)) + tuple(lead + k for k, (s, n) in enumerate(
+        zip(size, x.shape[lead:])) if s == 1 and n != 1)
+    if not axes:
+        return x
+    out = apply(ops.sum, x, axis=axes, keepdims=True)
+    return apply(ops.reshape, out, shape=size) if lead else out
