@@ -564,6 +564,25 @@ def test_in_place_index_writes():
         leaf.index_fill_(0, rg.tensor([0]), 1.0)
 
 
+def test_in_place_number_functions():
+    for name, x, args in (("sgn_", F32, ()), ("ldexp_", F32, (np.arange(8) - 4,)),
+                          ("heaviside_", F32, (np.array(0.5, np.float32),)),
+                          ("nextafter_", F32[:6], (np.zeros(6, np.float32),)),
+                          ("float_power_", np.array([1.5, -2.0]), (2,)),
+                          ("gcd_", INTS, (np.array([6, 4, 4]),)),
+                          ("lcm_", INTS, (np.array([6, 4, 4]),))):
+        ours, theirs = rg.tensor(x.copy()), torch.tensor(x.copy())
+        conv = [(rg.tensor(a), torch.tensor(a)) if isinstance(a, np.ndarray) else (a, a)
+                for a in args]
+        assert getattr(ours, name)(*[a for a, _ in conv]) is ours
+        getattr(theirs, name)(*[b for _, b in conv])
+        np.testing.assert_array_equal(ours.data, theirs.numpy())
+    with pytest.raises(RuntimeError, match="float64"):  # torch refuses to round it
+        rg.tensor([1.5, 2.0]).float_power_(2)
+    with pytest.raises(RuntimeError):
+        torch.tensor([1.5, 2.0]).float_power_(2)
+
+
 def test_in_place_forms_give_torch_gradients():
     x, tx = rg.tensor(X.copy(), requires_grad=True), torch.tensor(X.copy(), requires_grad=True)
     s = rng.standard_normal((3, 2))

@@ -709,8 +709,8 @@ for _mod, _names in (
         (_reductions, "amax amin aminmax count_nonzero sum_to_size"),
         (_quantiles, "nanmedian quantile nanquantile"),
         (_sets, "unique unique_consecutive bincount histc histogram"),
-        (_numeric, "isneginf isposinf isreal sgn signbit heaviside float_power ldexp frexp gcd "
-                   "lcm nextafter"),
+        (_numeric, "isneginf isposinf isreal sgn signbit heaviside float_power float_power_ "
+                   "ldexp frexp gcd lcm nextafter"),
         (_indexing, "take select argwhere"),
         (_index_writes, "index_fill index_copy index_put index_reduce put masked_scatter "
                         "select_scatter slice_scatter diagonal_scatter index_put_"),

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import apply
+from ..grad_mode import state
 from ..ops import discrete
 from ..tensor import Tensor
 from ._args import _t, promote
@@ -118,6 +119,20 @@ def float_power(input, exponent) -> Tensor:
 
     x, e = cast(input), cast(exponent)
     return x ** e if isinstance(x, Tensor) else e.__rpow__(x)
+
+
+def float_power_(input, exponent) -> Tensor:
+    """In place: `input ** exponent` written into `input`, which must already be float64
+    (complex128 for a complex result), as PyTorch's `Tensor.float_power_` refuses to
+    round the float64 result into a narrower tensor."""
+    complex_ = input.dtype.kind == "c" or np.asarray(
+        exponent.data if isinstance(exponent, Tensor) else exponent).dtype.kind == "c"
+    dt = np.dtype(np.complex128 if complex_ else np.float64)
+    if input.dtype != dt:
+        raise DtypeError(f"float_power_(): the base has dtype {input.dtype} but the result "
+                         f"needs dtype {dt}; convert it with .to({dt}) first")
+    src = input.clone() if state.enabled and input.requires_grad else input
+    return input.copy_(float_power(src, exponent))
 
 
 def ldexp(input, other) -> Tensor:
