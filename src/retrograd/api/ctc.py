@@ -4,31 +4,26 @@ The loss of one sequence is -log of the total probability of every alignment of
 its target with the input frames: the target with a blank before, between and after
 its labels (the extended labels, 2S + 1 of them) is walked left to right, one frame
 at a time, staying on a label, stepping to the next, or skipping a blank between two
-different labels. The forward variables alpha (log-probabilities of the alignments
-ending at each extended label) are computed for the whole batch at once, one
-recorded step per frame:
+different labels.
 
-    alpha_t(s) = logsumexp(alpha_{t-1}(s), alpha_{t-1}(s-1), alpha_{t-1}(s-2) if skip)
-                 + log_probs[t, n, label(s)]
-
-and frames past a sequence's input length keep its alpha. The loss is
--logsumexp(alpha(2 S_n), alpha(2 S_n - 1)) at the sequence's target length S_n.
-
-The steps are ops of the table, so the gradient (the alpha-beta posterior,
--P(label at t) per frame), higher derivatives, forward mode, `rg.jit` and
-`rg.func.vmap` come from autograd through the recursion. The log-sum-exp is written
-so that unreachable states (-inf) give zero gradients, never NaN. The gradient is
-the true derivative: PyTorch's adds exp(log_probs) to it (the gradient with respect
-to the logits of a log_softmax), which is the same once it has passed through
-`log_softmax`, as it always does in practice. An impossible alignment (input too
-short for its target) gives an infinite loss and, as in PyTorch, NaN gradients for
-its frames, or 0 and a zero gradient with `zero_infinity=True`.
+Here the arguments are checked (lengths and labels by ops too, so that an `rg.jit`
+replay checks each call's), the targets padded and extended, and each frame's
+log-probability of each extended label gathered: `emit` (T, N, 2S + 1), a recorded
+op. The alpha recursion over the frames and its alpha-beta gradient are one node of
+the op table, `ops/ctc.py`, computed on arrays for the whole batch (a Python loop over
+T only). The gradient is the loss's derivative, -P(state at frame t) summed per
+label: PyTorch's adds exp(log_probs) to it (the gradient with respect to the logits
+of a log_softmax), which is the same once it has passed through `log_softmax`, as it
+does in practice. CTC is differentiable once, as in PyTorch. An impossible alignment
+(an input too short for its target) gives an infinite loss and, as in PyTorch, NaN
+gradients for its frames, or 0 and a zero gradient with `zero_infinity=True`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import ops
 from .._values import every_value, values_of
 from ..devices import namespace_of
 from ..engine import apply
@@ -43,7 +38,7 @@ from ._loss_args import (
     LossValueError,
     check_reduction,
 )
-from .elementwise import clamp, exp, log, maximum, where
+from .elementwise import clamp, where
 from .indexing import gather
 from .reductions import mean, sum
 from .shape import cat, expand, reshape, stack, unsqueeze
@@ -93,11 +88,10 @@ def ctc(log_probs, targets, input_lengths, target_lengths, blank: int, reduction
     listed = reshape(_arange(xp, s, y), 1, s) < unsqueeze(tl, 1)       # (N, S)
     checks.append(_labels(y, listed, c, blank))
     y = where(listed, y, blank)
-    ext, skip = _extended(y, blank, xp, lp.dtype)                      # (N, L)
+    ext, skip = _extended(y, blank, xp)                                # (N, L)
     big_l = ext.shape[1]
     emit = gather(lp, 2, expand(unsqueeze(ext, 0), t_max, n, big_l))  # (T, N, L)
-    ll = _log_likelihood(emit, skip, il, tl, xp)
-    loss = -ll
+    loss = -apply(ops.ctc_loglik, emit, skip, il, tl)
     inf = loss == np.inf
     if zero_infinity:
         loss = where(inf, np.zeros((), loss.dtype), loss)
@@ -199,54 +193,18 @@ def _targets(y: Tensor, tl: Tensor, n: int, unbatched: bool, lp: Tensor) -> Tens
     return Tensor(padded)
 
 
-def _extended(y: Tensor, blank: int, xp, dtype) -> tuple:
-    """The extended labels (N, 2S + 1): blank, y1, blank, y2, ..., blank; and the log-mask
-    (0 or -inf) of the positions s that may be reached from s - 2 (a label that differs
-    from the previous label)."""
+def _extended(y: Tensor, blank: int, xp) -> tuple:
+    """The extended labels (N, 2S + 1): blank, y1, blank, y2, ..., blank; and where a
+    position may be reached from two back (a label that differs from the previous one)."""
     n, s = y.shape
     blanks = Tensor(xp.full((n, s), blank, np.int64))
     ext = cat([reshape(stack([blanks, y], 2), n, 2 * s),
                Tensor(xp.full((n, 1), blank, np.int64))], 1)
     big_l = 2 * s + 1
-    prev2 = cat([Tensor(xp.full((n, 2), -1, np.int64)), ext[:, :big_l - 2]], 1)
+    prev2 = cat([Tensor(xp.full((n, min(2, big_l)), -1, np.int64)),
+                 ext[:, :max(big_l - 2, 0)]], 1)
     odd = Tensor(xp.asarray(np.arange(big_l) % 2 == 1) & xp.asarray(np.arange(big_l) >= 2))
-    skip = (ext != prev2) & odd
-    return ext, where(skip, np.zeros((), dtype), np.array(-np.inf, dtype))
-
-
-def _lse(*terms: Tensor) -> Tensor:
-    """log(sum(exp(terms))) element-wise; -inf where every term is -inf, with a zero (not
-    NaN) gradient there and to every -inf term."""
-    m = terms[0].detach()
-    for t in terms[1:]:
-        m = maximum(m, t.detach())
-    m = where(m == -np.inf, np.zeros((), m.dtype), m)
-    total = exp(terms[0] - m)
-    for t in terms[1:]:
-        total = total + exp(t - m)
-    some = total > 0
-    return where(some, log(where(some, total, np.ones((), total.dtype))) + m,
-                 np.array(-np.inf, total.dtype))
-
-
-def _log_likelihood(emit: Tensor, skip: Tensor, il: Tensor, tl: Tensor, xp) -> Tensor:
-    """The forward recursion over the T frames, then the two final states of each
-    sequence: log p(target | input), shape (N,)."""
-    t_max, n, big_l = emit.shape
-    dtype = emit.dtype
-    start = np.full((n, big_l), -np.inf, dtype)
-    start[:, 0] = 0.0  # before the first frame: on the leading blank, with probability 1
-    alpha = Tensor(xp.asarray(start))
-    pad = Tensor(xp.full((n, 2), -np.inf, dtype))
-    running = unsqueeze(_arange(xp, t_max, il), 1) < reshape(il, 1, n)  # (T, N)
-    for t in range(t_max):
-        shifted = cat([pad, alpha], 1)
-        step = _lse(alpha, shifted[:, 1:big_l + 1], shifted[:, :big_l] + skip) + emit[t]
-        alpha = where(unsqueeze(running[t], 1), step, alpha)
-    last = unsqueeze(2 * tl, 1)
-    ends = gather(alpha, 1, cat([last, clamp(last - 1, min=0)], 1))     # (N, 2)
-    no_label = where(tl > 0, np.zeros((), dtype), np.array(-np.inf, dtype))
-    return _lse(ends[:, 0], ends[:, 1] + no_label)
+    return ext, (ext != prev2) & odd
 
 
 def _nan_gradient(lp: Tensor, il: Tensor, inf: Tensor, xp) -> Tensor:
