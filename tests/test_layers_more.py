@@ -802,3 +802,64 @@ def test_lazy_layers_load_a_checkpoint_before_their_first_call():
     assert type(b) is rg.Tensor and b.shape == (4,) and not b.requires_grad
     with pytest.raises(RuntimeError, match="input"):
         nn.LazyConv2d(4, 3)(rg.tensor(_x(2, 5)))
+
+
+# ---------------------------------------------------------------- torch.* spellings
+
+def test_torch_top_level_layer_functions_take_atens_arguments():
+    x, w, b, rm, rv = _x(4, 3, 5), _x(3), _x(3), _x(3), np.abs(_x(3)) + 0.5
+    T = torch.tensor
+    for training in (True, False):
+        rm_r, rv_r, rm_t, rv_t = rg.tensor(rm.copy()), rg.tensor(rv.copy()), T(rm), T(rv)
+        _same(rg.batch_norm(rg.tensor(x), rg.tensor(w), rg.tensor(b), rm_r, rv_r, training,
+                            0.2, 1e-5, False),
+              torch.batch_norm(T(x), T(w), T(b), rm_t, rv_t, training, 0.2, 1e-5, False))
+        _same(rm_r, rm_t)
+        _same(rg.instance_norm(rg.tensor(x), rg.tensor(w), None, rm_r, rv_r, training, 0.2,
+                               1e-5, False),
+              torch.instance_norm(T(x), T(w), None, rm_t, rv_t, training, 0.2, 1e-5, False))
+        _same(rv_r, rv_t)
+    _same(rg.layer_norm(rg.tensor(x), (5,)), torch.layer_norm(T(x), (5,)))
+    _same(rg.group_norm(rg.tensor(x), 3, rg.tensor(w)), torch.group_norm(T(x), 3, T(w)))
+    _same(rg.rms_norm(rg.tensor(x), (5,)), torch.rms_norm(T(x), (5,)))
+    table, idx = _x(6, 2), np.array([[0, 5, 5], [1, 2, 5]])
+    for pad in (-1, 5):
+        wr, wt = rg.tensor(table, requires_grad=True), T(table, requires_grad=True)
+        out, want = rg.embedding(wr, rg.tensor(idx), pad), torch.embedding(wt, T(idx), pad)
+        _same(out, want)
+        out.sum().backward()
+        want.sum().backward()
+        _same(wr.grad, wt.grad)
+    for name in ("prelu", "bilinear", "pdist", "pairwise_distance", "cosine_similarity",
+                 "channel_shuffle", "native_channel_shuffle", "hardshrink"):
+        args = {"prelu": (x, w), "bilinear": (_x(2, 3), _x(2, 4), _x(5, 3, 4)),
+                "pdist": (_x(4, 3),), "pairwise_distance": (_x(4, 3), _x(4, 3)),
+                "cosine_similarity": (_x(4, 3), _x(4, 3)), "hardshrink": (x,),
+                "channel_shuffle": (x, 3), "native_channel_shuffle": (x, 3)}[name]
+        _same(getattr(rg, name)(*(rg.tensor(a) if isinstance(a, np.ndarray) else a
+                                  for a in args)),
+              getattr(torch, name)(*(T(a) if isinstance(a, np.ndarray) else a for a in args)))
+    _same(rg.rrelu(rg.tensor(x)), torch.rrelu(T(x)))
+    _same(rg.adaptive_max_pool1d(rg.tensor(x), 2), torch.adaptive_max_pool1d(T(x), 2))
+    _same(rg.max_pool1d_with_indices(rg.tensor(x), 2), torch.max_pool1d_with_indices(T(x), 2))
+    for name in ("relu_", "selu_", "celu_"):
+        y = rg.tensor(x.copy())
+        assert getattr(rg, name)(y) is y
+        _same(y, getattr(torch, name)(T(x)))
+    y = rg.tensor(x.copy())
+    assert rg.threshold_(y, 0.1, 2.0) is y and rg.rrelu_(y) is y
+
+
+def test_torch_top_level_dropout_family():
+    x = rg.tensor(np.ones((40, 30, 4)))
+    for name in ("dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"):
+        assert getattr(rg, name)(x, 0.3, False) is x
+        y = getattr(rg, name)(x, 0.3, True).numpy()
+        assert y.shape == x.shape and not np.array_equal(y, x.numpy())
+        if name.startswith("feature"):
+            assert (y == y[..., :1]).all()
+        z = rg.tensor(np.ones((40, 30, 4)))
+        assert getattr(rg, name + "_")(z, 0.3, True) is z
+        assert not np.array_equal(z.numpy(), x.numpy())
+        _raises_like(lambda n=name: getattr(rg, n)(x, 1.5, True),
+                     lambda n=name: getattr(torch, n)(torch.ones(2, 3), 1.5, True), "between")

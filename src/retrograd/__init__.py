@@ -447,6 +447,28 @@ from .api.torch_losses import (  # noqa: I001  (torch's own spellings: rg.kl_div
     poisson_nll_loss,
     triplet_margin_loss,
 )
+from .api.torch_layers import (  # noqa: I001  (torch's own layer functions: rg.dropout, ...)
+    adaptive_max_pool1d,
+    alpha_dropout,
+    alpha_dropout_,
+    batch_norm,
+    dropout,
+    dropout_,
+    embedding,
+    feature_alpha_dropout,
+    feature_alpha_dropout_,
+    feature_dropout,
+    feature_dropout_,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    max_pool1d_with_indices,
+    rrelu,
+)
+from .api.activations import celu_, hardshrink, prelu, relu_, rrelu_, selu_, threshold_  # noqa: I001,E501
+from .api.bilinear import bilinear  # noqa: I001
+from .api.norms import cosine_similarity, pairwise_distance, pdist, rms_norm  # noqa: I001
+from .api.resample import channel_shuffle, native_channel_shuffle  # noqa: I001
 from .api import inplace as _inplace  # noqa: I001
 _inplace.bind(Tensor)  # in-place forms of methods bound after retrograd.methods, if any
 

@@ -1,6 +1,7 @@
-"""Dropout, PyTorch's whole family: `dropout`, `dropout1d/2d/3d` (whole channels),
-`alpha_dropout` and `feature_alpha_dropout` (for SELU networks), with `inplace`, and the
-`torch.*` spellings (`rg.dropout(input, p, train)`, `rg.feature_dropout`, `rg.dropout_`, ...).
+"""Dropout, `torch.nn.functional`'s whole family: `dropout`, `dropout1d/2d/3d` (whole
+channels), `alpha_dropout` and `feature_alpha_dropout` (for SELU networks), with
+`inplace` (the `torch.*` spellings, `rg.dropout(input, p, train)`, `rg.feature_dropout`,
+`rg.dropout_`, ..., are in `torch_layers.py`).
 
 One rule serves them all, as in ATen's `_dropout_impl`: nothing happens outside
 training, for p = 0 or an empty input; p = 1 multiplies by zero; otherwise a mask
@@ -21,8 +22,7 @@ from ._args import _t
 from ._errors import ArgumentError, DtypeError, ShapeError
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-           "feature_alpha_dropout", "feature_dropout", "dropout_", "feature_dropout_",
-           "alpha_dropout_", "feature_alpha_dropout_"]
+           "feature_alpha_dropout"]
 
 _ALPHA = 1.7580993408473766  # -SELU(-inf): SELU's scale * alpha
 
@@ -137,35 +137,3 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
     `torch.nn.functional.feature_alpha_dropout`."""
     return _drop(_t(input), _check_p(p, "feature_alpha_dropout"), training, inplace,
                  "feature_alpha_dropout", feature=True, alpha=True)
-
-
-# ---------------------------------------------------------------- torch.* spellings
-
-def feature_dropout(input, p: float, train: bool) -> Tensor:
-    """Dropout of whole channels of (N, C, *) (no dimension check). Like
-    `torch.feature_dropout`."""
-    return _drop(_t(input), _check_p(p, "feature_dropout"), train, False, "feature_dropout",
-                 feature=True)
-
-
-def dropout_(input, p: float, train: bool) -> Tensor:
-    """`dropout` written into `input`. Like `torch.dropout_`."""
-    return _drop(_t(input), _check_p(p, "dropout_"), train, True, "dropout_")
-
-
-def feature_dropout_(input, p: float, train: bool) -> Tensor:
-    """`feature_dropout` written into `input`. Like `torch.feature_dropout_`."""
-    return _drop(_t(input), _check_p(p, "feature_dropout_"), train, True, "feature_dropout_",
-                 feature=True)
-
-
-def alpha_dropout_(input, p: float, train: bool) -> Tensor:
-    """`alpha_dropout` written into `input`. Like `torch.alpha_dropout_`."""
-    return _drop(_t(input), _check_p(p, "alpha_dropout_"), train, True, "alpha_dropout_",
-                 alpha=True)
-
-
-def feature_alpha_dropout_(input, p: float, train: bool) -> Tensor:
-    """`feature_alpha_dropout` written into `input`. Like `torch.feature_alpha_dropout_`."""
-    return _drop(_t(input), _check_p(p, "feature_alpha_dropout_"), train, True,
-                 "feature_alpha_dropout_", feature=True, alpha=True)
