@@ -18,7 +18,8 @@ from collections import namedtuple
 import numpy as np
 
 from . import ops
-from ._values import values_of
+from ._values import by_ops, values_of
+from .api import linalg as _products
 from .api import norms as _norms
 from .api._args import _t
 from .engine import apply, apply1
@@ -28,11 +29,22 @@ from .tensor import Tensor
 __all__ = ["det", "slogdet", "inv", "solve", "solve_triangular", "cholesky", "cholesky_solve",
            "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_norm",
            "vector_norm", "norm", "matrix_power", "matrix_exp", "cross", "multi_dot", "trace",
-           "matrix_rank", "LinAlgError", "outer", "inner", "dot", "tensordot", "kron"]
+           "matrix_rank", "LinAlgError", "outer", "inner", "dot", "tensordot", "kron",
+           "lu_factor", "lu_factor_ex", "lu", "lu_solve", "inv_ex", "cholesky_ex", "solve_ex",
+           "cond", "diagonal", "matmul", "vecdot", "vander", "tensorinv", "tensorsolve",
+           "householder_product"]
 
 
 class LinAlgShapeError(ValueError, RuntimeError):
     """Shapes that do not fit (a RuntimeError in PyTorch, and a ValueError)."""
+
+
+class LinAlgDtypeError(TypeError, RuntimeError):
+    """A dtype the function does not take (a RuntimeError in PyTorch, and a TypeError)."""
+
+
+class LinAlgValueError(ValueError, RuntimeError):
+    """An argument's value out of its range (a RuntimeError in PyTorch, and a ValueError)."""
 
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -46,10 +58,10 @@ def _float(A, name: str, complex_ok: bool = False) -> Tensor:
     A = _t(A)
     kind = A.dtype.kind
     if kind == "c" and not complex_ok:
-        raise TypeError(f"linalg.{name}: complex input is not supported (only real floating "
+        raise LinAlgDtypeError(f"linalg.{name}: complex input is not supported (only real floating "
                         f"tensors), got {A.dtype}")
     if kind not in "fc":
-        raise TypeError(f"linalg.{name}: expected a floating point tensor as input, got "
+        raise LinAlgDtypeError(f"linalg.{name}: expected a floating point tensor as input, got "
                         f"{A.dtype}")
     return A
 
@@ -381,11 +393,17 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 # ---------------------------------------------------------------- products and powers
 
 def matrix_power(A, n: int) -> Tensor:
-    """A^n by repeated squaring; n = 0 gives the identity, n < 0 powers of inv(A)."""
-    A = _square(A, "matrix_power", complex_ok=True)
+    """A^n by repeated squaring; n = 0 gives the identity, n < 0 powers of inv(A) (floating
+    A only; integer matrices take n >= 0, as in PyTorch)."""
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     n = int(n)
+    A = _t(A)
+    if A.dtype.kind not in "iu" or n < 0:  # integer matrices: non-negative powers, as torch
+        A = _square(A, "matrix_power", complex_ok=True)
+    elif A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise LinAlgShapeError(f"linalg.matrix_power: A must be batches of square matrices, "
+                               f"got shape {A.shape}")
     if n == 0:
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape).copy()
         return Tensor(eye)
@@ -408,19 +426,22 @@ def matrix_exp(A) -> Tensor:
     return apply1(ops.matrix_exp, _square(A, "matrix_exp", complex_ok=True))
 
 
-def cross(input, other, *, dim: int = -1) -> Tensor:
-    """Cross product of 3-vectors along `dim` (broadcast)."""
+def cross(input, other, *, dim: int = -1) -> Tensor:  # noqa: A002
+    """Cross product of 3-vectors along `dim` (broadcast); one dtype for both operands (as in
+    PyTorch, integers too)."""
     from .api.indexing import roll
-    a, b = _float(input, "cross", True), _float(other, "cross", True)
+    a, b = _t(input), _t(other)
+    _products._same_dtype("linalg.cross", (a, b))
+    _products._no_bool("linalg.cross", (a, b))
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise LinAlgShapeError(f"linalg.cross: shapes {a.shape} and {b.shape} do not "
                                "broadcast") from None
-    a, b = _expand(a, shape), _expand(b, shape)
-    if not shape or shape[dim] != 3:
+    if not shape or not -len(shape) <= dim < len(shape) or shape[dim] != 3:
         raise LinAlgShapeError(f"linalg.cross: inputs dimension {dim} must have length 3, got "
-                               f"shape {shape}")
+                               f"shapes {a.shape} and {b.shape}")
+    a, b = _expand(a, shape), _expand(b, shape)
     return roll(a, -1, dim) * roll(b, -2, dim) - roll(a, -2, dim) * roll(b, -1, dim)
 
 
@@ -507,6 +528,7 @@ def outer(input, vec2) -> Tensor:
 def dot(input, other) -> Tensor:
     """Inner product of two 1-D tensors of the same length (PyTorch's `dot`)."""
     a, b = _t(input), _t(other)
+    _products._same_dtype("dot", (a, b))
     if a.ndim != 1 or b.ndim != 1:
         raise LinAlgShapeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D "
                                "tensors")
@@ -550,8 +572,7 @@ def tensordot(a, b, dims=2) -> Tensor:
         sb[j] = sa[i]
     out = [c for k, c in enumerate(sa) if k not in da] + [c for k, c in enumerate(sb)
                                                           if k not in db]
-    from .api.linalg import einsum
-    return einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)
+    return _products.einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)
 
 
 def kron(input, other) -> Tensor:
@@ -565,3 +586,349 @@ def kron(input, other) -> Tensor:
     ea = _reshape(a, tuple(x for s in a.shape for x in (s, 1)))
     eb = _reshape(b, tuple(x for s in b.shape for x in (1, s)))
     return _reshape(ea * eb, tuple(p * q for p, q in zip(a.shape, b.shape)))
+
+
+# ---------------------------------------------------------------- LU
+
+lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+lu_result = namedtuple("linalg_lu", ["P", "L", "U"])
+
+
+def _pivot_only(name: str, pivot: bool) -> None:
+    if not pivot:
+        raise RuntimeError(f"linalg.{name}: LU without pivoting is not implemented (as on "
+                           "PyTorch's CPU); pass pivot=True")
+
+
+def _lu_packed(A, name: str, check: bool = False):
+    """(LU, pivots, rows): the packed factors, LAPACK's 1-based int32 pivots, and the
+    permutation (row i of P^T A is row rows[i] of A, as floats)."""
+    A = _matrix(A, name)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    out = apply(ops.lu, A, check=bool(check))
+    const = out.detach()
+    pivots = apply(ops.getitem, const, idx=(Ellipsis, slice(0, k), n + 1)).to(np.int32)
+    return _slice(out, cols=slice(0, n)), pivots, apply(ops.getitem, const, idx=(Ellipsis,
+                                                                                   slice(None), n))
+
+
+def _lu_info(LU: Tensor) -> Tensor:
+    """LAPACK's getrf info: the 1-based index of the first zero on U's diagonal, else 0."""
+    from .api.elementwise import where
+    from .api.indexing import diagonal
+    from .api.math import any as _any
+    from .api.reductions import argmax
+    k = min(LU.shape[-2:])
+    if k == 0:
+        return Tensor(np.zeros(LU.shape[:-2], np.int32))
+    zero = diagonal(_slice(LU.detach(), slice(0, k), slice(0, k)), 0, -2, -1) == 0.0
+    first = argmax(zero.to(np.int32), -1) + 1
+    return where(_any(zero, -1), first, 0).to(np.int32)
+
+
+def _perm_matrix(rows: Tensor, dtype) -> Tensor:
+    """P with P[r, i] = 1 where rows[i] == r (so P^T A takes row rows[i] of A to row i)."""
+    m = rows.shape[-1]
+    r = _reshape(rows, rows.shape[:-1] + (1, m))
+    return (r == Tensor(np.arange(m, dtype=r.dtype).reshape(m, 1))).to(dtype)
+
+
+def lu_factor(A, *, pivot: bool = True):
+    """(LU, pivots) of A = P L U by partial pivoting: L (unit lower) and U packed in one
+    matrix, LAPACK's 1-based int32 pivots; raises `LinAlgError` when U has a zero on its
+    diagonal (use `lu_factor_ex` or `lu` to factor a singular matrix). Differentiable in A."""
+    _pivot_only("lu_factor", pivot)
+    LU, pivots, _ = _lu_packed(A, "lu_factor", check=True)
+    return lu_factor_result(LU, pivots)
+
+
+def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):
+    """(LU, pivots, info) as `lu_factor`, with LAPACK's info (the index of the first zero on
+    U's diagonal, 0 if none) instead of an error, unless `check_errors`."""
+    _pivot_only("lu_factor_ex", pivot)
+    LU, pivots, _ = _lu_packed(A, "lu_factor_ex", check=check_errors)
+    return lu_factor_ex_result(LU, pivots, _lu_info(LU))
+
+
+def lu(A, *, pivot: bool = True):
+    """(P, L, U) with A = P L U: P a permutation matrix, L (m x k) unit lower triangular,
+    U (k x n) upper triangular, k = min(m, n); differentiable in A (PyTorch's rule)."""
+    from .api.indexing import tril, triu
+    _pivot_only("lu", pivot)
+    A = _matrix(A, "lu")
+    LU, _, rows = _lu_packed(A, "lu")
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    L = tril(_slice(LU, cols=slice(0, k)), -1) + Tensor(np.eye(m, k, dtype=A.dtype))
+    return lu_result(_perm_matrix(rows, A.dtype), L, triu(_slice(LU, slice(0, k))))
+
+
+def _pivot_rows(pivots, m: int, name: str) -> Tensor:
+    """The permutation rows (int64) that LAPACK's 1-based pivots make, for m rows: in NumPy
+    eagerly, by ops (one swap per pivot) under rg.jit or a vmap over the pivots."""
+    from .api.elementwise import where
+    from .api.indexing import take_along_dim
+    from .ops.checks import check_within
+    from .ops.linalg_decomp import perm_from_pivots
+    piv = _t(pivots)
+    if piv.dtype.kind not in "iu":
+        raise LinAlgDtypeError(f"{name}: pivots must be an integer tensor (LAPACK's, from "
+                               f"lu_factor), got {piv.dtype}")
+    if piv.ndim < 1 or piv.shape[-1] > m:
+        raise LinAlgShapeError(f"{name}: pivots of shape {piv.shape} do not fit a matrix of "
+                               f"{m} rows")
+    message = f"{name}: pivots must be between 1 and {m} (LAPACK's, from lu_factor)"
+    if not by_ops(piv):
+        p = piv.data
+        if p.size and (p.min() < 1 or p.max() > m):
+            raise LinAlgShapeError(message + f", got values from {p.min()} to {p.max()}")
+        return Tensor(perm_from_pivots(p.astype(np.int64) - 1, m))
+    one = apply(check_within, piv.detach(), lo=1, hi=m, open_lo=False, message=message)
+    p = (piv * one).to(np.int64) - 1
+    rows = Tensor(np.broadcast_to(np.arange(m), piv.shape[:-1] + (m,)).copy())
+    at = Tensor(np.arange(m))
+    for j in range(piv.shape[-1]):
+        pj = apply(ops.getitem, p, idx=(Ellipsis, slice(j, j + 1)))
+        a = apply(ops.getitem, rows, idx=(Ellipsis, slice(j, j + 1)))
+        rows = where(at == j, take_along_dim(rows, pj, -1), where(at == pj, a, rows))
+    return rows
+
+
+def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tensor:
+    """X with A X = B from A's `lu_factor` (X A = B with `left=False`, A^T for `adjoint`);
+    batches broadcast; differentiable in LU and B."""
+    LU = _square(LU, "lu_solve")
+    B = _matrix(B, "lu_solve")
+    if LU.dtype != B.dtype:
+        raise LinAlgDtypeError(f"linalg.lu_solve: expected LU and B of the same dtype, got "
+                               f"{LU.dtype} and {B.dtype}")
+    n = LU.shape[-1]
+    if B.shape[-2 if left else -1] != n:
+        shapes = (f"{n}x{n} and {B.shape[-2]}x{B.shape[-1]}" if left else
+                  f"{B.shape[-2]}x{B.shape[-1]} and {n}x{n}")
+        raise LinAlgShapeError(f"linalg.lu_solve: Incompatible shapes of A and B for the "
+                               f"equation {'AX = B' if left else 'XA = B'} ({shapes})")
+    P = _perm_matrix(_pivot_rows(pivots, n, "linalg.lu_solve"), LU.dtype)
+    if not left:  # X A = B is A^T X^T = B^T
+        return _mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint))
+    if adjoint:  # A^T = U^T L^T P^T
+        Y = solve_triangular(_mT(LU), B, upper=False)
+        return apply(ops.matmul, P, solve_triangular(_mT(LU), Y, upper=True,
+                                                     unitriangular=True))
+    Y = solve_triangular(LU, apply(ops.matmul, _mT(P), B), upper=False, unitriangular=True)
+    return solve_triangular(LU, Y, upper=True)
+
+
+# ---------------------------------------------------------------- the _ex forms
+
+inv_ex_result = namedtuple("linalg_inv_ex", ["inverse", "info"])
+cholesky_ex_result = namedtuple("linalg_cholesky_ex", ["L", "info"])
+solve_ex_result = namedtuple("linalg_solve_ex", ["result", "info"])
+
+
+def _getrf_info(a: np.ndarray) -> np.ndarray:
+    from .ops.linalg_decomp import _getrf
+    LU, _ = _getrf(a)
+    d = np.diagonal(LU, axis1=-2, axis2=-1) == 0
+    return np.where(d.any(-1), d.argmax(-1) + 1, 0).astype(np.int32)
+
+
+def _potrf_info(a: np.ndarray) -> np.ndarray:
+    S = (a + np.swapaxes(a, -1, -2)) * 0.5
+    info = np.zeros(a.shape[:-2], np.int32)
+    for i in np.ndindex(a.shape[:-2]):
+        for k in range(1, a.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(S[i][:k, :k])
+            except np.linalg.LinAlgError:
+                info[i] = k
+                break
+    return info
+
+
+def _ex(fn, A: Tensor, check_errors: bool, info_of, name: str, core: int = 2):
+    """(fn(A), info): where a batch element fails (singular, not positive-definite) its
+    result is nan and its info LAPACK's, instead of an error (unless `check_errors`); the
+    other elements are computed (and differentiated) as usual. `core`: the result's own
+    dimensions after the batch."""
+    from .api.elementwise import where
+    try:
+        return fn(A), Tensor(np.zeros(A.shape[:-2], np.int32))
+    except LinAlgError:
+        if check_errors:
+            raise
+    info = info_of(values_of(A, f"linalg.{name} of a failing matrix",
+                             f"call linalg.{name.removesuffix('_ex')} (which raises)"))
+    bad = np.asarray(info != 0)
+    eye = Tensor(np.eye(A.shape[-1], dtype=A.dtype))
+    out = fn(where(Tensor(bad.reshape(bad.shape + (1, 1))), eye, A))
+    return where(Tensor(bad.reshape(bad.shape + (1,) * core)), math.nan, out), Tensor(info)
+
+
+def inv_ex(A, *, check_errors: bool = False):
+    """(inverse, info): `inv` that reports a singular matrix in `info` (LAPACK's getrf
+    index, nan inverse) instead of raising, unless `check_errors`."""
+    A = _square(A, "inv_ex", complex_ok=True)
+    return inv_ex_result(*_ex(inv, A, check_errors, _getrf_info, "inv_ex"))
+
+
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):
+    """(L, info): `cholesky` that reports a matrix that is not positive-definite in `info`
+    (the order of its first failing leading minor, nan factor) instead of raising."""
+    A = _square(A, "cholesky_ex")
+    return cholesky_ex_result(*_ex(lambda a: cholesky(a, upper=upper), A, check_errors,
+                                   _potrf_info, "cholesky_ex"))
+
+
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
+    """(result, info): `solve` that reports a singular A in `info` (nan result) instead of
+    raising, unless `check_errors`."""
+    A = _square(A, "solve_ex", complex_ok=True)
+    B = _float(B, "solve_ex", complex_ok=True)
+    core = 1 if left and _is_vector_rhs(A, B) else 2
+    return solve_ex_result(*_ex(lambda a: solve(a, B, left=left), A, check_errors,
+                                _getrf_info, "solve_ex", core))
+
+
+# ---------------------------------------------------------------- more torch.linalg names
+
+def cond(A, p=None) -> Tensor:
+    """The condition number: largest / smallest singular value for p None or 2 (-2: the
+    inverse), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A ('fro', 'nuc',
+    inf, -inf, 1, -1), inf for a singular matrix there, as `torch.linalg.cond`."""
+    from .api.elementwise import where
+    if p in (None, 2, -2):
+        S = svdvals(_matrix(A, "cond"))
+        big = apply(ops.getitem, S, idx=(Ellipsis, 0))
+        small = apply(ops.getitem, S, idx=(Ellipsis, -1))
+        return big / small if p in (None, 2) else small / big
+    if p not in ("fro", "nuc", math.inf, -math.inf, 1, -1):
+        raise LinAlgValueError(f"linalg.cond: got an invalid norm type: {p!r}")
+    A = _square(A, f"cond(ord={p})")
+    Ainv, info = inv_ex(A)
+    r = matrix_norm(A, p) * matrix_norm(where(Ainv == Ainv, Ainv, 0.0), p)
+    return where(info > 0, math.inf, r)
+
+
+def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The `offset` diagonal of each matrix (dims dim1, dim2) as the last dimension."""
+    from .api.indexing import diagonal as _diagonal
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def matmul(input, other) -> Tensor:  # noqa: A002
+    """`rg.matmul` (as `torch.linalg.matmul`)."""
+    return _products.matmul(input, other)
+
+
+def vecdot(x, y, *, dim: int = -1) -> Tensor:
+    """sum(conj(x) * y) along `dim`, broadcast; floating or complex, one dtype, as
+    `torch.linalg.vecdot`."""
+    from .api.reductions import sum as _sum
+    a, b = _float(x, "vecdot", True), _float(y, "vecdot", True)
+    if a.dtype != b.dtype:
+        raise LinAlgDtypeError(f"linalg.vecdot: expected x and y of the same dtype, got "
+                               f"{a.dtype} and {b.dtype}")
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise LinAlgShapeError(f"linalg.vecdot: shapes {a.shape} and {b.shape} do not "
+                               "broadcast") from None
+    if a.dtype.kind == "c":
+        a = apply(ops.conj, a)
+    return _sum(a * b, dim)
+
+
+def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
+    """Powers x^0, x^1, ..., x^(N-1) of the last dimension, as a new last dimension (N
+    defaults to its length, at least 2), by a cumulative product: right at x = 0 too."""
+    from .api.cumulative import cumprod
+    x = _t(x)
+    if x.ndim == 0:
+        raise LinAlgShapeError("linalg.vander: x must have at least one dimension, got a 0-d "
+                               "tensor")
+    N = x.shape[-1] if N is None else N
+    if not isinstance(N, (int, np.integer)) or N <= 1:
+        raise LinAlgValueError(f"linalg.vander: N must be greater than 1, got {N!r}")
+    if x.dtype.kind == "b":
+        x = x.to(np.int64)
+    col = _reshape(x, x.shape + (1,))
+    ones = apply(ops.ones_like, col)
+    return cumprod(apply(ops.cat, ones, _expand(col, x.shape + (int(N) - 1,)), axis=-1), -1)
+
+
+def tensorinv(A, ind: int = 2) -> Tensor:
+    """The inverse of A seen as a linear map from its last dims to its first `ind` dims (the
+    result maps back: shape A.shape[ind:] + A.shape[:ind])."""
+    A = _float(A, "tensorinv", True)
+    if not isinstance(ind, (int, np.integer)) or ind <= 0:
+        raise LinAlgValueError(f"linalg.tensorinv: ind must be a positive int, got {ind!r}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise LinAlgShapeError(f"linalg.tensorinv: prod(A.shape[ind:]) must equal "
+                               f"prod(A.shape[:ind]), got {cols} != {rows} for shape {A.shape}"
+                               f" and ind={ind}")
+    return _reshape(inv(_reshape(A, (rows, rows))), A.shape[ind:] + A.shape[:ind])
+
+
+def tensorsolve(A, B, dims=None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B: the dims `dims` of A moved to the end first, A's
+    leading dims are B's shape and its trailing dims X's."""
+    A, B = _float(A, "tensorsolve", True), _float(B, "tensorsolve", True)
+    if dims is not None:
+        d = [int(k) % A.ndim for k in dims]
+        A = apply(ops.permute, A, axes=tuple(k for k in range(A.ndim) if k not in d) + tuple(d))
+    rows, cols = math.prod(A.shape[:B.ndim]), math.prod(A.shape[B.ndim:])
+    if A.shape[:B.ndim] != B.shape or rows != cols:
+        raise LinAlgShapeError(f"linalg.tensorsolve: A's leading dims must be B's shape "
+                               f"{B.shape} and hold as many elements as its trailing ones, got "
+                               f"A of shape {A.shape}")
+    A, B = _promote(A, B)
+    X = solve(_reshape(A, (rows, cols)), _reshape(B, (rows,)))
+    return _reshape(X, A.shape[B.ndim:])
+
+
+def householder_product(A, tau) -> Tensor:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i column i of
+    A below the diagonal and a 1 on it (geqrf's reflectors), as
+    `torch.linalg.householder_product`; a composition, differentiable in A and tau."""
+    A, tau = _matrix(A, "householder_product", True), _float(tau, "householder_product", True)
+    m, n = A.shape[-2:]
+    if m < n:
+        raise LinAlgShapeError(f"linalg.householder_product: A must have at least as many rows "
+                               f"as columns, got shape {A.shape}")
+    if tau.ndim < 1 or tau.shape[-1] > n or tau.shape[:-1] != A.shape[:-2]:
+        raise LinAlgShapeError(f"linalg.householder_product: tau of shape {tau.shape} does not "
+                               f"fit A of shape {A.shape} (batch {A.shape[:-2]}, at most {n})")
+    if tau.dtype != A.dtype:
+        raise LinAlgDtypeError(f"linalg.householder_product: tau dtype {tau.dtype} does not "
+                               f"match A's {A.dtype}")
+    return _apply_reflectors(A, tau, Tensor(np.eye(m, n, dtype=A.dtype)), left=True,
+                             transpose=False)
+
+
+def _apply_reflectors(A: Tensor, tau: Tensor, C: Tensor, *, left: bool,
+                      transpose: bool) -> Tensor:
+    """Q C (Q^H C with `transpose`; C Q or C Q^H with left=False), Q = H_1 ... H_k the
+    reflectors stored in A and tau, one rank-one update per reflector."""
+    from .api.indexing import tril
+    m = A.shape[-2]
+    k = tau.shape[-1]
+    V = tril(A, -1) + Tensor(np.eye(m, A.shape[-1], dtype=A.dtype))
+    conj = A.dtype.kind == "c"
+    # Q C applies H_k first; Q^H C applies H_1^H first; C Q applies H_1 first.
+    first_to_last = transpose if left else not transpose
+    for i in (range(k) if first_to_last else range(k - 1, -1, -1)):
+        v = apply(ops.getitem, V, idx=(Ellipsis, slice(None), slice(i, i + 1)))   # (.., m, 1)
+        t = apply(ops.getitem, tau, idx=(Ellipsis, slice(i, i + 1)))
+        t = _reshape(t, t.shape + (1,))                                           # (.., 1, 1)
+        if conj and transpose:
+            t = apply(ops.conj, t)
+        vh = _mT(apply(ops.conj, v) if conj else v)
+        if left:   # H C = C - tau v (v^H C)
+            C = C - apply(ops.matmul, v, apply(ops.matmul, vh, C)) * t
+        else:      # C H = C - tau (C v) v^H
+            C = C - apply(ops.matmul, apply(ops.matmul, C, v), vh) * t
+    return C

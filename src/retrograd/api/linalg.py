@@ -1,13 +1,16 @@
-"""Linear algebra: `rg.matmul`, `rg.einsum`."""
+"""Linear algebra: `rg.matmul`, `rg.einsum`, and PyTorch's BLAS-style products `mm`, `bmm`, `mv`,
+`vdot`, `addmm`, `addmv`, `addr`, `baddbmm`, `addbmm`, `addcmul`, `addcdiv`."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from .. import ops
 from ..engine import apply
 from ..grad_mode import state as _state
 from ..ops.linalg import _einsum_parse
 from ..tensor import Tensor
-from ._args import _t
+from ._args import _t, promote
 
 
 def einsum(spec: str, *operands) -> Tensor:
@@ -48,3 +51,211 @@ def _same_dtype(name: str, ts) -> None:
                            ".to(dtype) first")
 
 
+
+
+# ---------------------------------------------------------------- PyTorch's BLAS-style products
+#
+# `mm`, `bmm`, `mv` and the fused `addmm` family check shapes and dtypes as PyTorch does
+# (operands of one dtype, no broadcasting of the matrices) and then are `matmul` (or an
+# einsum), so their derivatives, forward mode, vmap and rg.jit come from those ops.
+
+def _no_bool(name: str, ts) -> None:
+    if any(t.data.dtype.kind == "b" for t in ts):
+        raise NotImplementedError(f"{name}(): not implemented for bool tensors (as in "
+                                  "PyTorch); convert with .to(rg.int64) or .float() first")
+
+
+def _ndim(name: str, what: str, t: Tensor, nd: int) -> None:
+    if t.ndim != nd:
+        kind = {1: "a vector (1-D)", 2: "a matrix (2-D)", 3: "a batch of matrices (3-D)"}[nd]
+        raise RuntimeError(f"{name}(): {what} must be {kind}, got shape {t.shape}")
+
+
+def _product_operands(name: str, *pairs):
+    """The operands as tensors, checked: (what, tensor, ndim) each; one dtype, no bool."""
+    ts = []
+    for what, x, nd in pairs:
+        t = _t(x)
+        _ndim(name, what, t, nd)
+        ts.append(t)
+    _same_dtype(name, ts)
+    _no_bool(name, ts)
+    return ts
+
+
+def _inner_dims(name: str, a: Tensor, b: Tensor) -> None:
+    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        raise RuntimeError(f"{name}(): shapes {a.shape} and {b.shape} cannot be multiplied "
+                           f"({a.shape[-1]} != {b.shape[-2 if b.ndim > 1 else 0]})")
+
+
+def mm(input, mat2) -> Tensor:  # noqa: A002
+    """The matrix product of two 2-D tensors, (n, m) @ (m, p) -> (n, p); no broadcasting
+    and one dtype, as `torch.mm` (`rg.matmul` for vectors and batches)."""
+    a, b = _product_operands("mm", ("input", input, 2), ("mat2", mat2, 2))
+    _inner_dims("mm", a, b)
+    return apply(ops.matmul, a, b)
+
+
+def bmm(input, mat2) -> Tensor:  # noqa: A002
+    """Batched matrix product of two 3-D tensors, (b, n, m) @ (b, m, p) -> (b, n, p), with
+    the same batch size b (no broadcasting), as `torch.bmm`."""
+    a, b = _product_operands("bmm", ("input", input, 3), ("mat2", mat2, 3))
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"bmm(): input and mat2 must have the same batch size, got shapes "
+                           f"{a.shape} and {b.shape}")
+    _inner_dims("bmm", a, b)
+    return apply(ops.matmul, a, b)
+
+
+def mv(input, vec) -> Tensor:  # noqa: A002
+    """Matrix-vector product, (n, m) @ (m,) -> (n,), as `torch.mv`."""
+    a, v = _product_operands("mv", ("input", input, 2), ("vec", vec, 1))
+    _inner_dims("mv", a, v)
+    return apply(ops.matmul, a, v)
+
+
+def vdot(input, other) -> Tensor:  # noqa: A002
+    """sum(conj(input) * other) of two 1-D tensors of one length and dtype, as `torch.vdot`
+    (the first operand conjugated; `rg.dot` does not conjugate)."""
+    a, b = _product_operands("vdot", ("input", input, 1), ("other", other, 1))
+    if a.shape != b.shape:
+        raise RuntimeError(f"vdot(): expected two vectors of the same length, got shapes "
+                           f"{a.shape} and {b.shape}")
+    if a.dtype.kind == "c":
+        a = apply(ops.conj, a)
+    return apply(ops.matmul, a, b)
+
+
+def _coefficient(name: str, arg: str, value, dtype: np.dtype):
+    """beta, alpha or value as a Python number fit for `dtype` (PyTorch's checks: no
+    floating coefficient for integer tensors, no complex one for real tensors)."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"{name}(): {arg} must be a number, got a tensor of shape "
+                               f"{value.shape}")
+        value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return int(value)
+    if not isinstance(value, (int, float, complex)):
+        raise TypeError(f"{name}(): {arg} must be a number, got {type(value).__name__}")
+    if dtype.kind in "biu" and isinstance(value, (float, complex)):
+        raise RuntimeError(f"{name}(): for integral input tensors, argument {arg} must not be a "
+                           f"floating point number, got {arg}={value!r}")
+    if dtype.kind != "c" and isinstance(value, complex):
+        raise RuntimeError(f"{name}(): for real input tensors, argument {arg} must not be a "
+                           f"complex number, got {arg}={value!r}")
+    return value
+
+
+def _scaled_sum(name: str, input: Tensor, product: Tensor, beta, alpha) -> Tensor:  # noqa: A002
+    """beta * input + alpha * product, `input` broadcast to the product's shape (and never
+    the other way). With beta == 0 the input's values are ignored (a nan or inf in it does
+    not propagate) and its gradient is zero, as in PyTorch."""
+    shape = product.shape
+    try:
+        ok = np.broadcast_shapes(input.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"{name}(): input of shape {input.shape} cannot be broadcast to the "
+                           f"product's shape {shape}")
+    dt = product.data.dtype
+    beta = _coefficient(name, "beta", beta, dt)
+    alpha = _coefficient(name, "alpha", alpha, dt)
+    if dt.kind == "b":
+        from .math import logical_and, logical_or
+        out = product if alpha else logical_and(product, False)
+        return logical_or(out, input) if beta else out
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        from .elementwise import where
+        ignored = where(Tensor(np.zeros((), np.bool_)), input, 0)  # zero gradient, no nan
+        return product + ignored if input.requires_grad else product
+    return product + (input if beta == 1 else input * beta)
+
+
+def _same_dtype_input(name: str, input, operands) -> Tensor:  # noqa: A002
+    i = _t(input)
+    _same_dtype(name, [i, *operands])
+    return i
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * (mat1 @ mat2), `input` broadcast to (n, p); as `torch.addmm`
+    (one dtype for the three; with beta=0 the input is ignored)."""
+    a, b = _product_operands("addmm", ("mat1", mat1, 2), ("mat2", mat2, 2))
+    _inner_dims("addmm", a, b)
+    i = _same_dtype_input("addmm", input, (a, b))
+    return _scaled_sum("addmm", i, apply(ops.matmul, a, b), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * (mat @ vec), `input` broadcast to (n,); as `torch.addmv`."""
+    a, v = _product_operands("addmv", ("mat", mat, 2), ("vec", vec, 1))
+    _inner_dims("addmv", a, v)
+    i = _same_dtype_input("addmv", input, (a, v))
+    return _scaled_sum("addmv", i, apply(ops.matmul, a, v), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * bmm(batch1, batch2), `input` broadcast to (b, n, p); as
+    `torch.baddbmm`."""
+    prod = bmm(batch1, batch2)
+    i = _same_dtype_input("baddbmm", input, (prod,))
+    return _scaled_sum("baddbmm", i, prod, beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b], `input` broadcast to (n, p); as
+    `torch.addbmm` (the batch summed inside one einsum)."""
+    a, b = _product_operands("addbmm", ("batch1", batch1, 3), ("batch2", batch2, 3))
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"addbmm(): batch1 and batch2 must have the same number of "
+                           f"batches, got shapes {a.shape} and {b.shape}")
+    _inner_dims("addbmm", a, b)
+    i = _same_dtype_input("addbmm", input, (a, b))
+    return _scaled_sum("addbmm", i, apply(ops.einsum, a, b, spec="bij,bjk->ik"), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * outer(vec1, vec2), `input` broadcast to (n, m); as `torch.addr`
+    the three are promoted to a common dtype (bool tensors: logical or of and's)."""
+    i, a, b = promote(_t(input), _t(vec1), _t(vec2))
+    for what, t in (("vec1", a), ("vec2", b)):
+        _ndim("addr", what, t, 1)
+    prod = apply(ops.reshape, a, shape=a.shape + (1,))
+    if a.data.dtype.kind == "b":
+        from .math import logical_and
+        prod = logical_and(prod, b)
+    else:
+        prod = prod * b
+    return _scaled_sum("addr", i, prod, beta, alpha)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
+    """input + value * tensor1 * tensor2, broadcast and promoted, as `torch.addcmul` (a
+    floating `value` with integer tensors is refused: PyTorch truncates it)."""
+    i, a, b = promote(_t(input), _t(tensor1), _t(tensor2))
+    dt = i.data.dtype
+    _no_bool("addcmul", [i])
+    value = _coefficient("addcmul", "value", value, dt)
+    prod = a * b
+    return i + (prod if value == 1 else prod * value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
+    """input + value * tensor1 / tensor2, broadcast and promoted, as `torch.addcdiv`: integer
+    tensor1 and tensor2 together are refused (PyTorch no longer divides them)."""
+    t1, t2 = _t(tensor1), _t(tensor2)
+    if t1.data.dtype.kind in "biu" and t2.data.dtype.kind in "biu":
+        raise RuntimeError(f"addcdiv(): integer division of tensor1 ({t1.dtype}) by tensor2 "
+                           f"({t2.dtype}) is not supported (as in PyTorch); use "
+                           "input + value * rg.div(tensor1, tensor2, rounding_mode=...)")
+    i, a, b = promote(input, t1, t2)
+    value = _coefficient("addcdiv", "value", value, i.data.dtype)
+    q = a / b
+    return i + (q if value == 1 else q * value)
