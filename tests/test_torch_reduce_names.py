@@ -795,3 +795,55 @@ def test_bad_arguments_raise_torchs_exception_type_naming_the_problem(k):
         call(rg)
     for w in words:
         assert w in str(ours.value), (w, str(ours.value))
+
+
+# ----------------------------------------------------------------- the stand-in GPU
+
+
+DEVICE_CALLS = {
+    "amax": lambda d: rg.amax(d(X), 1), "aminmax": lambda d: rg.aminmax(d(X)),
+    "count_nonzero": lambda d: rg.count_nonzero(d(X), 1),
+    "nanmedian": lambda d: rg.nanmedian(d(X)), "nanmedian[dim]": lambda d: rg.nanmedian(d(X), 1),
+    "quantile": lambda d: rg.quantile(d(X), d([0.2, 0.5]), 1, interpolation="midpoint"),
+    "nanquantile": lambda d: rg.nanquantile(d(X), 0.3),
+    "unique": lambda d: rg.unique(d([3, 1, 3]), return_inverse=True, return_counts=True),
+    "unique[dim]": lambda d: rg.unique(d([[3, 1], [3, 1]]), dim=0),
+    "bincount": lambda d: rg.bincount(d([1, 2, 2]), d([1., 2., 3.])),
+    "histc": lambda d: rg.histc(d(X), 4),
+    "histogram": lambda d: rg.histogram(d(X), 4, density=True),
+    "histogram[edges]": lambda d: rg.histogram(d(X), d([-1., 0., 1.])),
+    "searchsorted": lambda d: rg.searchsorted(d([3., 1., 2.]), d([1.5]), sorter=d([1, 2, 0])),
+    "isin": lambda d: rg.isin(d([1, 2]), d([2])), "signbit": lambda d: rg.signbit(d(F32)),
+    "sgn": lambda d: rg.sgn(d(X + 1j)), "float_power": lambda d: rg.float_power(d(X), 2),
+    "frexp": lambda d: rg.frexp(d(X)), "lcm": lambda d: rg.lcm(d([4, 6]), d([6, 4])),
+    "nextafter": lambda d: rg.nextafter(d(X), d(X * 2)),
+    "take": lambda d: rg.take(d(X), d([0, -1])), "argwhere": lambda d: rg.argwhere(d(X > 0)),
+    "index_fill": lambda d: rg.index_fill(d(X), 1, d([0, -1]), 2.0),
+    "index_put": lambda d: rg.index_put(d(X), (d([0, 1]), d([1, -1])), d(1.0)),
+    "put": lambda d: rg.put(d(X), d([0, -1]), d([1., 2.]), True),
+    "masked_scatter": lambda d: rg.masked_scatter(d(X), d(X > 0), d(np.ones(12))),
+    "diagonal_scatter": lambda d: rg.diagonal_scatter(d(X), d(np.ones(3))),
+    "index_fill_": lambda d: d(X).index_fill_(1, d([0]), 1.0),
+}
+
+
+def test_results_stay_on_the_stand_in_device_and_equal_the_host():
+    import fake_device
+
+    from retrograd import devices
+
+    fake_device.install()
+    try:
+        for name, call in DEVICE_CALLS.items():
+            here = _leaves(call(lambda a: rg.tensor(np.asarray(a))))
+            there = _leaves(call(lambda a: rg.tensor(np.asarray(a), device="cuda")))
+            for h, t in zip(here, there, strict=True):
+                assert t.device == "cuda:0" and isinstance(t.data, fake_device.FakeArray), name
+                np.testing.assert_array_equal(devices.host(t.data), h.data, err_msg=name)
+        x = rg.tensor(X, device="cuda", requires_grad=True)
+        (rg.quantile(x, 0.3, 1).sum() + rg.nanmedian(x) + rg.frexp(x).mantissa.sum()
+         + rg.masked_scatter(x, x > 0, rg.ones(12, dtype=rg.float64, device="cuda")).sum()
+         ).backward()
+        assert x.grad.device == "cuda:0"
+    finally:
+        fake_device.uninstall()

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import ops
+from .. import devices, ops
 from .._values import every_value, refuse, values_of
 from ..engine import apply
 from ..grad_mode import state
@@ -36,7 +36,7 @@ def _wrap_check(index: Tensor, size: int, d: int, fn: str, name: str = "index") 
     """`index` with negative entries counted from the end (PyTorch allows them here),
     after checking every entry is in [-size, size)."""
     if index.size:
-        values = every_value(index)
+        values = devices.host(every_value(index))
         lo, hi = int(values.min()), int(values.max())
         if lo < -size or hi >= size:
             bad = lo if lo < -size else hi
@@ -106,11 +106,12 @@ def index_fill(input, dim: int, index, value) -> Tensor:
     else:
         value = Tensor(np.asarray(value).astype(x.dtype))
     idx = _wrap_check(idx, n, d, "index_fill")
-    # read through the positions 0..n-1 (the same values), so that a replay of a traced
-    # call with an index out of range raises here as eager mode does, not fills nothing
-    idx = apply(ops.index_select, as_tensor(np.arange(n)), idx, axis=-1)
-    hit = apply(ops.any, reshape(as_tensor(np.arange(n)), (n, 1)) == reshape(idx, (1, -1)),
-                axis=-1, keepdims=False)  # each position at most once
+    positions = Tensor._wrap(devices.like(np.arange(n), x.data))
+    # read through the positions (the same values), so that a replay of a traced call
+    # with an index out of range raises as eager mode does, instead of filling nothing
+    idx = apply(ops.index_select, positions, idx, axis=-1)
+    hit = apply(ops.max, reshape(positions, (n, 1)) == reshape(idx, (1, -1)), axis=-1,
+                keepdims=False)  # any: each position at most once
     mask = reshape(hit, tuple(n if k == d else 1 for k in range(x1.ndim)))
     return _back(where(mask, value, x1), x.ndim == 0)
 
@@ -208,7 +209,7 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
         raise IndexError(f"index_put(): index shapes {[i.shape for i in idxs]} cannot be "
                          "broadcast together") from None
     lead, rest = x.shape[:k], x.shape[k:]
-    lin = Tensor(np.zeros((), np.int64))
+    lin = Tensor._wrap(devices.like(np.zeros((), np.int64), x.data))
     for j, i in enumerate(idxs):
         lin = lin + _wrap_check(i, lead[j], j, "index_put") * math.prod(lead[j + 1:])
     lin = reshape(expand(lin, *bshape) if lin.shape != bshape else lin, -1)
@@ -245,7 +246,7 @@ def masked_scatter(input, mask, source) -> Tensor:
     except ValueError:
         raise ArgumentError(f"masked_scatter(): mask of shape {m.shape} and input of shape "
                             f"{x.shape} do not broadcast") from None
-    arr = np.asarray(every_value(m))  # under vmap: every batch element's mask
+    arr = devices.host(every_value(m))  # under vmap: every batch element's mask
     per = arr.reshape(arr.shape[:arr.ndim - m.ndim] + (-1,))
     hits = int(per.sum(-1).max()) * (math.prod(shape) // builtins.max(m.size, 1)) \
         if per.size else 0
@@ -323,7 +324,7 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     attrs = dict(offset=off, axis1=d1 - x.ndim, axis2=d2 - x.ndim, shape=x.shape)
     placed = apply(ops.diag_scatter, src, **attrs)
     mask = ops.NUMPY.diag_scatter(np.ones(src.shape, np.bool_), **attrs)
-    return where(Tensor._wrap(mask), placed, x)
+    return where(Tensor._wrap(devices.like(mask, x.data)), placed, x)
 
 
 def _int_position(index, size: int, d: int, fn: str) -> int:

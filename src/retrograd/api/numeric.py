@@ -16,7 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import ops
+from .. import devices, ops
 from ..engine import apply
 from ..grad_mode import state
 from ..ops import discrete
@@ -24,7 +24,7 @@ from ..tensor import Tensor
 from ._args import _t, promote
 from ._errors import DtypeError
 from .elementwise import abs, sign, where
-from .math import copysign, isnan, logical_not, logical_or
+from .math import isnan, logical_not, logical_or
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 """What `frexp` returns, as `torch.return_types.frexp`: `mantissa`, `exponent`."""
@@ -71,7 +71,8 @@ def signbit(input) -> Tensor:
         return x != x
     if x.dtype.kind in "iu":
         return x < 0
-    return copysign(1.0, x) < 0
+    bits = np.dtype(f"i{x.dtype.itemsize}")  # the sign bit is the integer's sign
+    return apply(ops.bitcast, x, dtype=bits) < 0
 
 
 def sgn(input) -> Tensor:
@@ -108,7 +109,7 @@ def float_power(input, exponent) -> Tensor:
     the inputs' dtypes. Like `torch.float_power`."""
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power(): input or exponent must be a tensor")
-    complex_ = any(np.asarray(v.data if isinstance(v, Tensor) else v).dtype.kind == "c"
+    complex_ = any((v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype).kind == "c"
                    for v in (input, exponent))
     dt = np.complex128 if complex_ else np.float64
 
@@ -125,8 +126,9 @@ def float_power_(input, exponent) -> Tensor:
     """In place: `input ** exponent` written into `input`, which must already be float64
     (complex128 for a complex result), as PyTorch's `Tensor.float_power_` refuses to
     round the float64 result into a narrower tensor."""
-    complex_ = input.dtype.kind == "c" or np.asarray(
-        exponent.data if isinstance(exponent, Tensor) else exponent).dtype.kind == "c"
+    complex_ = input.dtype.kind == "c" or (
+        exponent.dtype if isinstance(exponent, Tensor) else np.asarray(exponent).dtype
+    ).kind == "c"
     dt = np.dtype(np.complex128 if complex_ else np.float64)
     if input.dtype != dt:
         raise DtypeError(f"float_power_(): the base has dtype {input.dtype} but the result "
@@ -151,8 +153,10 @@ def frexp(input):
     if x.dtype.kind != "f":
         raise DtypeError(f"frexp(): only floating-point dtypes are supported, got {x.dtype}")
     e = apply(discrete.frexp_exponent, x)
-    half = e // 2  # two steps, so that neither power of two overflows (subnormal inputs)
-    two = Tensor(np.array(2.0, x.dtype))
+    # two steps, so that neither power of two overflows (subnormal inputs): e >> 1 is
+    # floor(e / 2)
+    half = apply(ops.right_shift, e, devices.like(np.array(1, np.int32), x.data))
+    two = Tensor._wrap(devices.like(np.array(2.0, x.dtype), x.data))
     m = x * two ** (-half).to(x.dtype) * two ** (half - e).to(x.dtype)
     return frexp_result(m, e)
 

@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import ops
+from .. import devices, ops
 from .._values import every_value
 from ..engine import apply
 from ..tensor import Tensor
@@ -46,7 +46,8 @@ def _nanmedian_index(x: Tensor, ax: int) -> Tensor:
     first entry where all are NaN."""
     order = apply(ops.argsort, x, axis=ax, descending=False)  # stable; NaN sorts last
     count = apply(ops.sum, logical_not(isnan(x)), axis=ax, keepdims=True)
-    pos = (count - 1) // 2
+    pos = apply(ops.right_shift, count - 1, devices.like(np.array(1, np.int64), x.data))
+    # (count - 1) >> 1 is floor((count - 1) / 2): -1 where all are NaN
     pos = where(pos < 0, 0, pos)
     return apply(ops.gather, order, pos, axis=ax)
 
@@ -79,7 +80,7 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False):
         if flat.shape[0] == 0:
             if x.dtype.kind != "f":
                 raise ArgumentError(f"nanmedian(): input of shape {x.shape} is empty")
-            return Tensor(np.array(np.nan, x.dtype))
+            return Tensor._wrap(devices.like(np.array(np.nan, x.dtype), x.data))
         v = reshape(apply(ops.gather, flat, _nanmedian_index(flat, -1), axis=-1), ())
         return _shared(flat, v) if x.dtype.kind == "f" else v
     d = _dim(dim, x.ndim, "nanmedian")
@@ -110,7 +111,7 @@ def _q_arg(q, x: Tensor, fn: str) -> tuple[Tensor, bool]:
         if q.dtype != x.dtype:
             raise DtypeError(f"{fn}(): q of dtype {q.dtype} must have the input's "
                                      f"dtype {x.dtype}")
-        vals = every_value(q)
+        vals = devices.host(every_value(q))
         if vals.size and not bool(np.all((vals >= 0) & (vals <= 1))):
             raise ArgumentError(f"{fn}(): q values must be in the range [0, 1], got "
                                      f"{vals.min()} to {vals.max()}")
@@ -118,7 +119,7 @@ def _q_arg(q, x: Tensor, fn: str) -> tuple[Tensor, bool]:
     if isinstance(q, (bool, int, float, np.integer, np.floating)):
         if not 0 <= q <= 1:
             raise ArgumentError(f"{fn}(): q must be in the range [0, 1] but got {q}")
-        return Tensor(np.array([q], x.dtype)), True
+        return Tensor._wrap(devices.like(np.array([q], x.dtype), x.data)), True
     raise TypeError(f"{fn}(): q must be a number or a tensor, got {type(q).__name__}")
 
 
@@ -144,7 +145,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, fn) -> Tensor:
         ranks = qt * (count - 1)
         ranks = where(ranks < 0, 0.0, ranks)
     else:  # a NaN in a row makes its quantiles NaN: rank the last (NaN) entry
-        has_nan = apply(ops.any, isnan(vals), axis=-1, keepdims=True)
+        has_nan = apply(ops.max, isnan(vals), axis=-1, keepdims=True)  # any
         ranks = where(has_nan, float(n - 1), qt * (n - 1))
     if interpolation == "lower":
         ranks = floor(ranks)
@@ -156,7 +157,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, fn) -> Tensor:
     out = apply(ops.gather, vals, below, axis=-1)
     if interpolation in ("linear", "midpoint"):
         weights = ranks - below if interpolation == "linear" else \
-            Tensor(np.full(ranks.shape, 0.5, x.dtype))
+            Tensor._wrap(devices.like(np.full(ranks.shape, 0.5, x.dtype), x.data))
         above = apply(ops.gather, vals, ceil(ranks).to(np.int64), axis=-1)
         out = lerp(out, above, weights)
     out = movedim(out, -1, 0)  # the quantiles first, then the kept dims

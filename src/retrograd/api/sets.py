@@ -16,7 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import ops
+from .. import devices, ops
 from .._values import every_value, refuse, values_of
 from ..engine import apply
 from ..ops import discrete
@@ -51,7 +51,7 @@ def _unique(x: Tensor, sort: bool, dim, fn: str):
     refuse(f"{fn}() (the result's length is the number of distinct values)",
            "keep the shape, e.g. compare with a fixed set of values, or call it outside the "
            "jitted or vmapped function", x)
-    a = values_of(x, fn, "call it outside")
+    a = devices.host(values_of(x, fn, "call it outside"))
     if dim is None:
         flat = a.reshape(-1)
         order = np.argsort(flat, kind="stable") if sort else np.arange(flat.size)
@@ -82,14 +82,14 @@ def _unique(x: Tensor, sort: bool, dim, fn: str):
 
 
 def _unique_result(x, values, inverse, counts, return_inverse, return_counts):
-    out = Tensor._wrap(np.ascontiguousarray(values))
+    out = Tensor._wrap(devices.like(np.ascontiguousarray(values), x.data))
     if not (return_inverse or return_counts):
         return out
     res = [out]
     if return_inverse:
-        res.append(Tensor._wrap(inverse))
+        res.append(Tensor._wrap(devices.like(inverse, x.data)))
     if return_counts:
-        res.append(Tensor._wrap(counts))
+        res.append(Tensor._wrap(devices.like(counts, x.data)))
     return tuple(res)
 
 
@@ -157,15 +157,15 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     refuse("bincount() (the result's length is the largest value + 1)",
            "use scatter_add or index_add into a tensor of a fixed length, or call it outside",
            x, *([] if w is None else [w]))
-    a = values_of(x, "bincount()", "call it outside")
+    a = devices.host(values_of(x, "bincount()", "call it outside"))
     if a.size and a.min() < 0:
         raise ArgumentError(f"bincount(): input must be non-negative, got {a.min()}")
     n = builtins.max(int(a.max()) + 1 if a.size else 0, int(minlength))
     if w is None:
-        return Tensor._wrap(np.bincount(a, minlength=n).astype(np.int64))
+        return Tensor._wrap(devices.like(np.bincount(a, minlength=n).astype(np.int64), x.data))
     if w.dtype.kind not in "f":
         w = w.to(np.float64)
-    zeros = Tensor._wrap(np.zeros(n, dtype=w.dtype))
+    zeros = Tensor._wrap(devices.like(np.zeros(n, dtype=w.dtype), x.data))
     return apply(ops.index_add, zeros, x, w, axis=-1)
 
 
@@ -219,7 +219,7 @@ def histogram(input, bins, *, range=None, weight=None, density: bool = False):  
             raise ArgumentError(f"histogram(): weight of shape {w.shape} must have the input's "
                                 f"shape {x.shape}")
     else:
-        w = Tensor._wrap(np.ones(x.shape, dtype=x.dtype))
+        w = apply(ops.ones_like, x)
     if isinstance(bins, Tensor):
         if range is not None:
             raise TypeError("histogram(): range is only accepted with an int bins")
@@ -283,7 +283,7 @@ def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool
         if s.shape != seq.shape:
             raise ArgumentError(f"searchsorted(): sorter of shape {s.shape} must have "
                                 f"sorted_sequence's shape {seq.shape}")
-        vals = every_value(s)
+        vals = devices.host(every_value(s))
         if vals.size and (vals.min() < 0 or vals.max() >= seq.shape[-1]):
             raise ArgumentError(f"searchsorted(): sorter index out of range [0, "
                                 f"{seq.shape[-1]})")

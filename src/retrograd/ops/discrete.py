@@ -75,14 +75,14 @@ def _histc(x, *, bins, lo, hi):
 histc = defop("histc", _histc, fresh=True)
 
 
-def _linspace(lo, hi, steps, dt):
+def _linspace(lo, hi, steps, dt, xp=np):
     """PyTorch's CPU linspace in `dt`: the first half counted up from `lo`, the second
     down from `hi`, each value `lo + step * i` rounded once (a fused multiply-add, done
     here in a wider dtype), so the edges equal PyTorch's bit for bit."""
     lo, hi = dt.type(lo), dt.type(hi)
     step = (hi - lo) / dt.type(steps - 1)
-    wide = np.float64 if dt.itemsize < 8 else np.longdouble
-    i = np.arange(steps)
+    wide = np.float64 if dt.itemsize < 8 or xp is not np else np.longdouble
+    i = xp.arange(steps)
     up = wide(lo) + wide(step) * i.astype(wide)
     down = wide(hi) - wide(step) * (steps - i - 1).astype(wide)
     return np.where(i < steps // 2, up, down).astype(dt)
@@ -99,7 +99,7 @@ def _histogram_edges(x, *, bins, lo=None, hi=None):
         raise RuntimeError(f"histogram(): min should not exceed max, but got min {lo} max {hi}")
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
-    return _linspace(lo, hi, bins + 1, x.dtype)
+    return _linspace(lo, hi, bins + 1, x.dtype, _ns(x))
 
 
 histogram_edges = defop("histogram_edges", _histogram_edges, fresh=True)
@@ -124,7 +124,7 @@ def _histogram(x, edges, weight, *, density=False, local=False):
     else:
         pos = np.searchsorted(edges, flat, side="right") - 1
     pos[pos == nb] = nb - 1
-    hist = np.zeros(nb, dtype=x.dtype)
+    hist = _ns(x).zeros(nb, dtype=x.dtype)
     np.add.at(hist, pos, w)
     if density:
         hist = hist / hist.sum() / np.diff(edges)
