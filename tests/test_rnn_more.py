@@ -164,6 +164,7 @@ def test_packed_input_matches_torch(kind, kw, sort, with_state):
 def test_packed_equals_each_sequence_run_alone(kind):
     """h_n and the outputs of a packed batch are those of each sequence run unbatched for
     its own length (both directions), with no reference to PyTorch."""
+    dtype = rg.get_default_dtype()
     rg.set_default_dtype(np.float64)
     try:
         mod = getattr(nn, kind)(2, 3, num_layers=2, bidirectional=True)
@@ -182,12 +183,13 @@ def test_packed_equals_each_sequence_run_alone(kind):
             else:
                 np.testing.assert_allclose(h[:, i].numpy(), hi.numpy(), rtol=1e-12)
     finally:
-        rg.set_default_dtype(np.float32)
+        rg.set_default_dtype(dtype)
 
 
 def test_packed_lstm_gradcheck():
     """Finite differences through packing, a bidirectional projected LSTM on sequences of
     different lengths, and the initial states."""
+    dtype = rg.get_default_dtype()
     rg.set_default_dtype(np.float64)
     try:
         mod = nn.LSTM(2, 2, bidirectional=True, proj_size=1)
@@ -202,7 +204,7 @@ def test_packed_lstm_gradcheck():
 
         assert rg.gradcheck(f, [x, h, c])
     finally:
-        rg.set_default_dtype(np.float32)
+        rg.set_default_dtype(dtype)
 
 
 def test_packed_input_errors_are_torchs():
@@ -348,6 +350,8 @@ def test_packed_layers_on_a_device_equal_the_host():
     LSTM, its gradients and the padding utilities give the host's numbers."""
     import fake_device
 
+    dtype = rg.get_default_dtype()
+
     rg.set_default_dtype(np.float64)
     fake_device.install()
     try:
@@ -368,4 +372,14 @@ def test_packed_layers_on_a_device_equal_the_host():
             np.testing.assert_allclose(a, b, rtol=1e-12)
     finally:
         fake_device.uninstall()
-        rg.set_default_dtype(np.float32)
+        rg.set_default_dtype(dtype)
+
+
+def test_packed_sequences_inside_jit_refuse_rather_than_freeze():
+    lstm = nn.LSTM(2, 3)
+    f = rg.jit(lambda x: lstm(R.pack_padded_sequence(x, [3, 2]))[0].data)
+    with pytest.raises(rg.JitError, match="batch sizes decide the shapes"):
+        f(rg.randn(3, 2, 2))
+    g = rg.jit(lambda x, y: R.pad_sequence([x, y], batch_first=True))
+    a, b = rg.randn(2, 3), rg.randn(4, 3)
+    np.testing.assert_array_equal(g(a, b).numpy(), R.pad_sequence([a, b], True).numpy())

@@ -216,6 +216,7 @@ def test_functional_static_key_and_value():
 
 
 def test_multihead_attention_gradcheck_with_masks():
+    dtype = rg.get_default_dtype()
     rg.set_default_dtype(np.float64)
     try:
         mod = nn.MultiheadAttention(4, 2, add_bias_kv=True, kdim=3)
@@ -232,7 +233,7 @@ def test_multihead_attention_gradcheck_with_masks():
 
         assert rg.gradcheck(f, [q, k, v])
     finally:
-        rg.set_default_dtype(np.float32)
+        rg.set_default_dtype(dtype)
 
 
 def _raises_both(exc, match, ours, theirs):

@@ -221,8 +221,8 @@ def multi_head_attention_forward(
         out_proj_bias, training: bool = True, key_padding_mask=None, need_weights: bool = True,
         attn_mask=None, use_separate_proj_weight: bool = False, q_proj_weight=None,
         k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,
-        average_attn_weights: bool = True, is_causal: bool = False,
-        _dead_rows_nan: bool = False) -> tuple[Tensor, Tensor | None]:
+        average_attn_weights: bool = True, is_causal: bool = False
+        ) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention over sequence-first (L, N, E) inputs, as PyTorch's
     `F.multi_head_attention_forward` (the function `nn.MultiheadAttention` calls).
 
@@ -236,6 +236,21 @@ def multi_head_attention_forward(
     key padding mask and weights it stands for it. A query row that may see no key gives
     zeros without `need_weights` and NaN with it, as in PyTorch.
     """
+    return mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+                       in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,
+                       out_proj_bias, training, key_padding_mask, need_weights, attn_mask,
+                       use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight,
+                       static_k, static_v, average_attn_weights, is_causal)
+
+
+def mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                training, key_padding_mask, need_weights, attn_mask, use_separate_proj_weight,
+                q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
+                average_attn_weights, is_causal, dead_rows_nan: bool = False):
+    """`multi_head_attention_forward`; with `dead_rows_nan`, as PyTorch's inference fast
+    path: the output through an explicit softmax (a query row that may see no key gives
+    NaN) and any `is_causal` hint ignored for the mask given."""
     q, k, v = _t(query), _t(key), _t(value)
     kpm = None if key_padding_mask is None else _t(key_padding_mask)
     am = None if attn_mask is None else _t(attn_mask)
@@ -251,13 +266,13 @@ def multi_head_attention_forward(
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to "
                            "create this mask.")
-    if is_causal and kpm is None and not need_weights and not _dead_rows_nan:
+    if is_causal and kpm is None and not need_weights and not dead_rows_nan:
         am = None  # the hint stands for the mask: causal attention
     else:
         am = canonical_mask(am, "attn_mask", None, "", q.dtype, check_other=False)
         if kpm is not None:
             is_causal = False
-    if _dead_rows_nan:
+    if dead_rows_nan:
         is_causal = False
     if embed_dim != embed_dim_to_check:
         raise AttentionShapeError(f"was expecting embedding dimension of {embed_dim_to_check}, "
@@ -357,7 +372,7 @@ def multi_head_attention_forward(
         am = kpm if am is None else am + kpm
     if not training:
         dropout_p = 0.0
-    if need_weights or _dead_rows_nan:
+    if need_weights or dead_rows_nan:
         if am is not None and am.dtype != q.dtype:
             raise RuntimeError(f"multi_head_attention_forward: attn_mask of dtype {am.dtype} "
                                f"and query of dtype {q.dtype} must have the same dtype")

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import api as _f
 from .. import creation
-from ..api.attention import AttentionShapeError, canonical_mask, multi_head_attention_forward
+from ..api.attention import AttentionShapeError, canonical_mask, mha_forward
 from ..grad_mode import state
 from ..tensor import Tensor
 from . import functional as F
@@ -164,14 +164,12 @@ class MultiheadAttention(Module):
             else:
                 q, k, v = q.transpose(1, 0), k.transpose(1, 0), v.transpose(1, 0)
         same = self._qkv_same_embed_dim
-        out, weights = multi_head_attention_forward(
+        out, weights = mha_forward(
             q, k, v, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight,
-            self.out_proj.bias, training=self.training, key_padding_mask=key_padding_mask,
-            need_weights=need_weights, attn_mask=attn_mask, use_separate_proj_weight=not same,
-            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-            is_causal=is_causal, _dead_rows_nan=fast)
+            self.out_proj.bias, self.training, key_padding_mask, need_weights, attn_mask,
+            not same, self.q_proj_weight, self.k_proj_weight, self.v_proj_weight, None, None,
+            average_attn_weights, is_causal, dead_rows_nan=fast)
         if self.batch_first and q.ndim == 3:
             out = out.transpose(1, 0)
         return out, weights

@@ -144,7 +144,8 @@ def invert_permutation(permutation) -> Tensor | None:
 
 # ---------------------------------------------------------------- layout helpers
 
-def _int_array(x, what: str, fn: str, host_only: bool = True) -> np.ndarray:
+def _int_array(x, what: str, fn: str, host_only: bool = True,
+               instead: str | None = None) -> np.ndarray:
     """A host int64 array of `x` (a list, an array or a CPU tensor; a device tensor too
     unless `host_only`), read in Python."""
     if isinstance(x, Tensor):
@@ -154,7 +155,7 @@ def _int_array(x, what: str, fn: str, host_only: bool = True) -> np.ndarray:
                                    f"is on {x.device}")
             x = x.cpu()
         arr = values_of(x, f"{fn} with '{what}' as a tensor",
-                        f"pass '{what}' as a list (each new value retraces)")
+                        instead or f"pass '{what}' as a list (each new value retraces)")
     else:
         arr = np.asarray(x)
     if arr.dtype.kind not in "iufb" and arr.size:
@@ -164,7 +165,9 @@ def _int_array(x, what: str, fn: str, host_only: bool = True) -> np.ndarray:
 
 def batch_sizes_of(packed: PackedSequence) -> np.ndarray:
     """A packed sequence's batch sizes as a host int64 array (read in Python)."""
-    return _int_array(packed.batch_sizes, "batch_sizes", "PackedSequence")
+    return _int_array(packed.batch_sizes, "batch_sizes", "PackedSequence", instead=(
+        "its batch sizes decide the shapes: unpack it, run the recurrent layer or "
+        "pad_packed_sequence outside rg.jit, or give the jitted function a padded batch"))
 
 
 def lengths_of(sizes: np.ndarray) -> np.ndarray:
