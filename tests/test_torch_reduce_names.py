@@ -673,6 +673,7 @@ ERRORS = [
     (lambda L: L.aminmax(L.zeros(0, 3)), ["empty"]),
     (lambda L: L.count_nonzero(L.tensor(F), 3), ["dim 3"]),
     (lambda L: L.nanmedian(L.zeros(0, 3), 0), ["dim 0", "size 0"]),
+    (lambda L: L.nanmedian(L.ones(2, 3), keepdim=True), ["keepdim", "dim"]),
     (lambda L: L.quantile(L.tensor(F), 1.3), ["q", "[0, 1]", "1.3"]),
     (lambda L: L.quantile(L.tensor(F), L.tensor([0.3, 1.5], dtype=L.float64)), ["q", "[0, 1]"]),
     (lambda L: L.quantile(L.tensor(F), L.tensor([[0.3]])), ["q", "(1, 1)"]),

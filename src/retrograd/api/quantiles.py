@@ -76,6 +76,9 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False):
     if x.dtype.kind == "c":
         raise DtypeError(f"nanmedian(): complex tensors have no order (got {x.dtype})")
     if dim is None:
+        if keepdim:
+            raise TypeError("nanmedian(): keepdim needs a dim (over all entries the result is "
+                            "a single value)")
         flat = reshape(x, -1)
         if flat.shape[0] == 0:
             if x.dtype.kind != "f":
