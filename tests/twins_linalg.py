@@ -50,6 +50,16 @@ def _lu(A):
     return torch.cat([LU, rows.unsqueeze(-1), pv.unsqueeze(-1)], dim=-1)
 
 
+def _eig(A):
+    """Eigenvalues above eigenvectors, each with its largest entry made real positive (the
+    phase factor taken from the vector itself, so the result is phase-free, as the op's)."""
+    w, V = torch.linalg.eig(A)
+    with torch.no_grad():
+        big = V.abs().argmax(dim=-2, keepdim=True)
+    p = torch.gather(V, -2, big)
+    return torch.cat([w.unsqueeze(-2), V * (p.conj() / p.abs())], dim=-2)
+
+
 TWINS = {
     "inv": torch.linalg.inv, "det": _det,
     "logabsdet": lambda A: torch.linalg.slogdet(A)[1],
@@ -60,5 +70,5 @@ TWINS = {
     "cholesky": lambda A: torch.linalg.cholesky(_sym(A)),
     "eigh": _eigh, "svd": _svd, "qr": _qr,
     "pinv": lambda A, atol, rtol: torch.linalg.pinv(A, atol=atol, rtol=rtol),
-    "matrix_exp": torch.linalg.matrix_exp, "lu": _lu,
+    "matrix_exp": torch.linalg.matrix_exp, "lu": _lu, "eig": _eig,
 }

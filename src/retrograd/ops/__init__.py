@@ -87,6 +87,7 @@ from .linalg import einsum, matmul
 from .linalg_decomp import (
     cholesky,
     det,
+    eig,
     eigh,
     inv,
     logabsdet,

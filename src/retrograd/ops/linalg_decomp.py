@@ -730,3 +730,77 @@ def _lu_jvp(m, t, out, A, *, check=False):
 lu = defop("lu", _lu, (_lu_vjp,), (_lu_jvp,), save_out=True, reads=(), fresh=True)
 """A = P L U by partial pivoting, packed as `_lu` says; `rg.linalg.lu_factor` and kin slice it.
 The permutation is piecewise constant: it carries no derivative."""
+
+
+# ---------------------------------------------------------------- eig
+
+def _eig(A):
+    """[eigenvalues; eigenvectors] (complex, (n + 1) x n) by LAPACK's geev, as PyTorch's
+    order; each eigenvector of unit norm with its largest-magnitude entry real positive (a
+    smooth choice of the free phase, so every output has a derivative)."""
+    host = A if A.__class__ is np.ndarray else _host(A)
+    cdt = np.result_type(A.dtype, np.complex64)
+    w, V = np.linalg.eig(host)
+    V = V.astype(cdt, copy=False)
+    big = np.take_along_axis(V, np.argmax(np.abs(V), axis=-2)[..., None, :], axis=-2)
+    size = np.abs(big)
+    V = V * (np.conj(big) / np.where(size == 0, 1, size))
+    out = np.concatenate([w.astype(cdt, copy=False)[..., None, :], V], axis=-2)
+    return out if A.__class__ is np.ndarray else _c(out, A)
+
+
+def _split_eig(m, P, n):
+    w = m.reshape(m.getitem(P, idx=(Ellipsis, slice(0, 1), slice(None))),
+                  shape=P.shape[:-2] + (n,))
+    return w, m.getitem(P, idx=(Ellipsis, slice(1, n + 1), slice(None)))
+
+
+def _phase_rows(m, V, n):
+    """(mask of each column's largest-magnitude entry, that entry, real) of the eigenvectors
+    (piecewise constant: the phase is fixed there)."""
+    rdt = np.finfo(V.dtype).dtype
+    big = m.argmax(m.cabs(V), axis=-2, keepdims=True)
+    mask = m.cast(m.eq(big, _c(np.arange(n).reshape(n, 1), V)), dtype=rdt)
+    return mask, m.sum(m.real(V) * mask, axis=-2)
+
+
+def _eig_vjp(m, g, out, A):
+    """PyTorch's linalg_eig_backward in the table's convention, after the phase choice:
+    c_A = V^-T (M) V^T, M = (V^T c_V - V^T conj(V) diag(Re diag(V^T c_V))) / E off the
+    diagonal (E_ij = w_j - w_i), c_w on it; c_V first gets the part the phase choice
+    adds at each column's fixed entry (-i Im(sum_j c_ji v_ji) / |v_ki|)."""
+    n = A.shape[-1]
+    eye = _c(np.eye(n, dtype=A.dtype), g)
+    w, V = _split_eig(m, out, n)
+    cw, cV = _split_eig(m, g, n)
+    mask, r = _phase_rows(m, V, n)
+    s = m.sum(cV * V, axis=-2)
+    cV = cV + mask * _row(m, m.imag(s) / r) * -1j
+    VtcV = m.matmul(_mT(m, V), cV)
+    re = m.real(m.sum(VtcV * eye, axis=-1))
+    M = VtcV - m.matmul(_mT(m, V), m.conj(V) * _row(m, re))
+    E = _row(m, w) - _colv(m, w) + eye
+    M = M / E * (1 - eye) + _row(m, cw) * eye
+    cA = m.solve(_mT(m, V), m.matmul(M, _mT(m, V)))
+    return cA if A.dtype.kind == "c" else m.real(cA)  # a real A's cotangent is real
+
+
+def _eig_jvp(m, t, out, A):
+    """dP = V^-1 dA V: dw = diag(dP); dV = V C, C = dP / E off the diagonal and
+    C_ii = -Re(V^H V C)_ii (unit norm); then the phase choice's -i v_i Im(dv_ki) / |v_ki|."""
+    n = A.shape[-1]
+    eye = _c(np.eye(n, dtype=A.dtype), t)
+    w, V = _split_eig(m, out, n)
+    dP = m.solve(V, m.matmul(t, V))
+    dw = m.sum(dP * eye, axis=-1)
+    C = dP * (1 - eye) / (_row(m, w) - _colv(m, w) + eye)
+    VhV = m.matmul(_mT(m, m.conj(V)), V)
+    C = C - eye * _row(m, m.real(m.sum(m.matmul(VhV, C) * eye, axis=-2)))
+    dV = m.matmul(V, C)
+    mask, r = _phase_rows(m, V, n)
+    dV = dV - V * _row(m, m.imag(m.sum(dV * mask, axis=-2)) / r) * 1j
+    return m.cat(m.reshape(dw, shape=dw.shape[:-1] + (1, n)), dV, axis=-2)
+
+
+eig = defop("eig", _eig, (_eig_vjp,), (_eig_jvp,), save_out=True, reads=(), fresh=True)
+"""A = V diag(w) V^-1 for a general square matrix, complex results packed as `_eig` says."""

@@ -82,10 +82,18 @@ def _lu(rng):
     return [([rng.uniform(-2, 2, s)], {}) for s in [(3, 3), (2, 4, 4), (3, 5), (5, 3)]]
 
 
+def _eig(rng):
+    """General matrices (a complex pair among the eigenvalues of the first) with separated
+    eigenvalues and a clear largest entry in each eigenvector."""
+    rot = np.array([[0.6, -1.4, 0.0], [1.4, 0.6, 0.0], [0.0, 0.0, -1.5]])
+    return [([rot + rng.uniform(-0.1, 0.1, (3, 3))], {}),
+            ([np.diag([1.0, -2.0, 3.0, 0.5]) + rng.uniform(-0.3, 0.3, (2, 4, 4))], {})]
+
+
 SAMPLES = {
     "inv": _square_cases, "det": _square_cases, "logabsdet": _square_cases,
     "slogdet_sign": lambda rng: [([-_well(rng, (3, 3))], {}), ([_well(rng, (2, 3, 3))], {})],
     "solve": _solve, "solve_triangular": _solve_triangular,
     "cholesky": lambda rng: _square_cases(rng, _spd), "eigh": _eigh, "svd": _svd, "qr": _qr,
-    "pinv": _pinv, "matrix_exp": _matrix_exp, "lu": _lu,
+    "pinv": _pinv, "matrix_exp": _matrix_exp, "lu": _lu, "eig": _eig,
 }
