@@ -650,6 +650,8 @@ CASES.update({
     "linalg.tensorinv": C(lambda a: linalg.tensorinv(a, 1), _spd_as(4, (4, 2, 2))),
     "linalg.tensorsolve": C(linalg.tensorsolve, _spd_as(4, (2, 2, 4)), fl(2, 2)),
     "linalg.householder_product": C(linalg.householder_product, fl(4, 3), fl(2)),
+    "linalg.eig": C(linalg.eig, fl(3, 3)),
+    "linalg.eigvals": C(linalg.eigvals, fl(3, 3)),
 })
 NO_TENSORS |= {"rg.tril_indices", "rg.triu_indices", "rg.logspace"}
 REFUSES.update({"rg.geqrf": "use rg.linalg.qr"})
@@ -718,6 +720,91 @@ CASES.update({
 REFUSES.update({  # the result's length depends on the values
     "rg.unique": "distinct values", "rg.unique_consecutive": "distinct values",
     "rg.bincount": "largest value + 1", "rg.argwhere": "keep the shape with a mask",
+})
+
+
+# ---- more of torch.nn.functional's layers and torch's own spellings of them
+# (values against torch: tests/test_layers_more.py)
+
+def _bag_offsets(rng):
+    """Offsets of 3 bags over 7 indices, the middle one possibly empty."""
+    return np.array([0, rng.integers(0, 4), 4])
+
+
+CASES.update({
+    "F.prelu": C(F.prelu, fl(2, 3, 4), fl(3)),
+    "F.rrelu": C(F.rrelu, X),
+    "F.rrelu[train]": C(lambda x: F.rrelu(x, training=True), X),
+    "F.rrelu_": C(lambda x: F.rrelu_(x * 1.0), X, grad=False),
+    "F.hardshrink": C(lambda x: F.hardshrink(x, 0.3), X),
+    "F.softshrink": C(lambda x: F.softshrink(x, 0.3), X),
+    "F.gumbel_softmax": C(F.gumbel_softmax, X),
+    # the in-place forms on tensors that do not require grad: rg.jit refuses a recorded
+    # write whose operand read its target (y.add_(y) too), on the second call
+    **{f"F.{n}": C(lambda x, n=n: getattr(F, n)(x * 1.0), X, grad=False) for n in [
+        "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_"]},
+    "F.threshold_": C(lambda x: F.threshold_(x * 1.0, 0.1, 2.0), X, grad=False),
+    "F.instance_norm": C(lambda x, w, b: F.instance_norm(x, weight=w, bias=b), fl(2, 3, 4),
+                         fl(3), fl(3)),
+    "F.instance_norm[stats]": C(lambda x, m, v: (
+        F.instance_norm(x, m, v, momentum=0.3), m * 1, v * 1), fl(2, 3, 4), fl(3), pos(3),
+        grad=(0,)),
+    "F.instance_norm[eval]": C(lambda x, m, v: F.instance_norm(x, m, v, use_input_stats=False),
+                               fl(2, 3, 4), fl(3), pos(3)),
+    "F.local_response_norm": C(lambda x: F.local_response_norm(x, 3), fl(2, 4, 3)),
+    "F.local_response_norm[4d]": C(lambda x: F.local_response_norm(x, 2), fl(1, 3, 2, 2)),
+    "F.pairwise_distance": C(F.pairwise_distance, X, Y),
+    "F.pdist": C(F.pdist, X),
+    "F.pdist[inf]": C(lambda x: F.pdist(x, float("inf")), X),
+    "F.adaptive_max_pool3d": C(lambda x: F.adaptive_max_pool3d(x, 2, True),
+                               fl(1, 2, 3, 3, 3)),
+    **{f"F.lp_pool{d}d": C(lambda x, d=d: getattr(F, f"lp_pool{d}d")(x, 2, 2),
+                           fl(1, 2, *(4,) * d)) for d in (1, 2, 3)},
+    **{f"F.max_pool{d}d_with_indices": C(
+        lambda x, d=d: getattr(F, f"max_pool{d}d_with_indices")(x, 2), fl(1, 2, *(4,) * d))
+       for d in (1, 2, 3)},
+    **{f"F.adaptive_max_pool{d}d_with_indices": C(
+        lambda x, d=d: getattr(F, f"adaptive_max_pool{d}d_with_indices")(x, 2),
+        fl(1, 2, *(3,) * d)) for d in (1, 2, 3)},
+    "F.bilinear": C(F.bilinear, fl(2, 3), fl(2, 4), fl(5, 3, 4), fl(5)),
+    "F.channel_shuffle": C(lambda x: F.channel_shuffle(x, 2), fl(2, 4, 3)),
+    "F.native_channel_shuffle": C(lambda x: F.native_channel_shuffle(x, 2), fl(2, 4, 3)),
+    "F.upsample_nearest": C(lambda x: F.upsample_nearest(x, scale_factor=2), fl(1, 2, 3, 3)),
+    "F.upsample_bilinear": C(lambda x: F.upsample_bilinear(x, (4, 5)), fl(1, 2, 3, 3)),
+    "F.embedding[freq]": C(lambda i, w: F.embedding(i, w, scale_grad_by_freq=True),
+                           ints(5, hi=4), fl(4, 2)),
+    **{f"F.embedding_bag[{m}]": C(lambda i, w, o, m=m: F.embedding_bag(i, w, o, mode=m),
+                                  ints(7, hi=5), fl(5, 2), _bag_offsets)
+       for m in ("sum", "mean", "max")},
+    "F.embedding_bag[2d]": C(lambda i, w: F.embedding_bag(i, w, padding_idx=0, mode="max"),
+                             ints(3, 2, hi=5), fl(5, 2)),
+    "F.embedding_bag[weights]": C(lambda i, w, o, p: F.embedding_bag(
+        i, w, o, mode="sum", per_sample_weights=p, scale_grad_by_freq=True), ints(7, hi=5),
+        fl(5, 2), _bag_offsets, fl(7)),
+    "rg.dropout": C(lambda x: rg.dropout(x, 0.5, False), X),
+    "rg.dropout[train]": C(lambda x: rg.dropout(x, 0.5, True), X),
+    "rg.dropout_": C(lambda x: rg.dropout_(x * 1.0, 0.5, False), X, grad=False),
+    **{f"rg.{n}": C(lambda x, n=n: getattr(rg, n)(x * 1.0, 0.5, True), fl(2, 3, 4)) for n in [
+        "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
+        "feature_dropout", "feature_dropout_"]},
+    "rg.batch_norm": C(lambda x, w, b, m, v: rg.batch_norm(x, w, b, m, v, False, 0.1, 1e-5,
+                                                           False), fl(4, 3), fl(3), fl(3),
+                       fl(3), pos(3)),
+    "rg.instance_norm": C(lambda x, w, b: rg.instance_norm(x, w, b, None, None, True, 0.1,
+                                                           1e-5, False), fl(2, 3, 4), fl(3),
+                          fl(3)),
+    "rg.layer_norm": C(lambda x, w: rg.layer_norm(x, (4,), w), X, fl(4)),
+    "rg.group_norm": C(lambda x: rg.group_norm(x, 2), fl(2, 4, 3)),
+    "rg.embedding": C(lambda w, i: rg.embedding(w, i, 0), fl(5, 2), ints(3, hi=5)),
+    "rg.rrelu": C(rg.rrelu, X),
+    "rg.adaptive_max_pool1d": C(lambda x: rg.adaptive_max_pool1d(x, 2), fl(1, 2, 5)),
+    "rg.max_pool1d_with_indices": C(lambda x: rg.max_pool1d_with_indices(x, 2), fl(1, 2, 6)),
+})
+REFUSES.update({  # random numbers
+    "F.rrelu[train]": RANDOM, "F.gumbel_softmax": RANDOM, "rg.dropout[train]": RANDOM,
+    **{f"rg.{n}": RANDOM for n in [
+        "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
+        "feature_dropout", "feature_dropout_"]},
 })
 
 
@@ -1087,6 +1174,52 @@ class _with_src_mask(nn.Module):
 
 
 LAYERS = _layers()
+
+
+def _called(layer, *shape):
+    """A lazy layer after its first (eager) call: its sizes known, it is the eager layer."""
+    layer(rg.randn(*shape, dtype=rg.float64))
+    return layer
+
+
+LAYERS.update({  # more of torch.nn's layers (tests/test_layers_more.py)
+    "PReLU": (lambda: nn.PReLU(3), [fl(2, 3, 4)]),
+    "RReLU": (lambda: nn.RReLU(), [X]),
+    "Hardshrink": (lambda: nn.Hardshrink(0.3), [X]),
+    "Softshrink": (lambda: nn.Softshrink(0.3), [X]),
+    "Softmax2d": (lambda: nn.Softmax2d(), [fl(1, 3, 2, 2)]),
+    "Dropout1d": (lambda: nn.Dropout1d(), [fl(2, 3, 4)]),
+    "Dropout2d": (lambda: nn.Dropout2d(), [fl(2, 3, 2, 2)]),
+    "Dropout3d": (lambda: nn.Dropout3d(), [fl(2, 3, 2, 2, 2)]),
+    "AlphaDropout": (lambda: nn.AlphaDropout(), [X]),
+    "FeatureAlphaDropout": (lambda: nn.FeatureAlphaDropout(), [fl(2, 3, 4)]),
+    "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3, affine=True), [fl(2, 3, 4)]),
+    "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3, track_running_stats=True),
+                       [fl(2, 3, 2, 2)]),
+    "InstanceNorm3d": (lambda: nn.InstanceNorm3d(2), [fl(2, 2, 2, 2, 2)]),
+    "LocalResponseNorm": (lambda: nn.LocalResponseNorm(2), [fl(2, 4, 3)]),
+    "CosineSimilarity": (lambda: nn.CosineSimilarity(), [X, Y]),
+    "PairwiseDistance": (lambda: nn.PairwiseDistance(), [X, Y]),
+    "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d(2), [fl(1, 2, 3, 3, 3)]),
+    "LPPool1d": (lambda: nn.LPPool1d(2, 2), [fl(1, 2, 4)]),
+    "LPPool2d": (lambda: nn.LPPool2d(2, 2), [fl(1, 2, 4, 4)]),
+    "LPPool3d": (lambda: nn.LPPool3d(2, 2), [fl(1, 2, 2, 2, 2)]),
+    "Fold": (lambda: nn.Fold((3, 3), 2), [fl(1, 8, 4)]),
+    "Unfold": (lambda: nn.Unfold(2), [fl(1, 2, 3, 3)]),
+    "Bilinear": (lambda: nn.Bilinear(3, 4, 2), [fl(2, 3), fl(2, 4)]),
+    "ChannelShuffle": (lambda: nn.ChannelShuffle(2), [fl(1, 4, 3)]),
+    "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2), [fl(1, 2, 2, 2)]),
+    "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d((3, 4)), [fl(1, 2, 2, 2)]),
+    "EmbeddingBag": (lambda: nn.EmbeddingBag(5, 2, mode="max"), [ints(2, 3, hi=5)]),
+    "EmbeddingBag[offsets]": (lambda: nn.EmbeddingBag(5, 2), [ints(7, hi=5), _bag_offsets]),
+    "LazyLinear": (lambda: _called(nn.LazyLinear(2), 3, 4), [X]),
+    **{f"Lazy{k}{d}d": (lambda k=k, d=d: _called(getattr(nn, f"Lazy{k}{d}d")(2, 2),
+                                                  1, 2, *(3,) * d), [fl(1, 2, *(3,) * d)])
+       for k in ("Conv", "ConvTranspose") for d in (1, 2, 3)},
+    **{f"Lazy{k}{d}d": (lambda k=k, d=d: _called(getattr(nn, f"Lazy{k}{d}d")(),
+                                                  2, 2, *(2,) * d), [fl(2, 2, *(2,) * d)])
+       for k in ("BatchNorm", "InstanceNorm") for d in (1, 2, 3)},
+})
 LAYERS.update({  # the other losses (tests/test_losses_more.py)
     **{n: (lambda n=n: getattr(nn, n)(), [X, Y]) for n in [
         "L1Loss", "SmoothL1Loss", "HuberLoss"]},
@@ -1107,13 +1240,23 @@ LAYERS.update({  # the other losses (tests/test_losses_more.py)
                                       [X, Y, fl(3, 4)]),
     "CTCLoss": (lambda: nn.CTCLoss(), [fl(6, 3, 4, lo=-3.0, hi=0.0), ints(3, 2, lo=1, hi=4),
                                        ints(3, lo=4, hi=7), ints(3, lo=0, hi=3)]),
+    "LinearCrossEntropyLoss": (lambda: nn.LinearCrossEntropyLoss(4, 3, bias=True),
+                               [X, ints(3)]),
+    "LinearCrossEntropyLoss[kdim]": (
+        lambda: nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), label_smoothing=0.1),
+        [X, ints(3, 2)]),
+    "AdaptiveLogSoftmaxWithLoss": (lambda: nn.AdaptiveLogSoftmaxWithLoss(16, 8, [2, 5]),
+                                   [fl(5, 16), ints(5, hi=8)]),
 })
 LAYER_REFUSES = {"Dropout[train]"}  # random numbers
+LAYER_REFUSES |= {f"{n}[train]" for n in ["RReLU", "Dropout1d", "Dropout2d", "Dropout3d",
+                                           "AlphaDropout", "FeatureAlphaDropout"]}
 
 
 def test_every_nn_layer_has_a_case():
     skip = {"Parameter", "Module", "ModuleList", "ModuleDict", "ParameterList",
-            "ParameterDict", "RNNBase", "RNNCellBase"}
+            "ParameterDict", "RNNBase", "RNNCellBase", "UninitializedParameter",
+            "UninitializedBuffer"}
     named = {k.split("[")[0] for k in LAYERS}
     missing = [n for n in nn.__all__ if inspect.isclass(getattr(nn, n))
                and n not in skip and n not in named]

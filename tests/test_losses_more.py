@@ -677,3 +677,77 @@ def test_ctc_refuses_what_torch_computes_silently():
     np.testing.assert_allclose(F.ctc_loss(lp, rg.tensor(y), IL, TL, reduction="none").numpy(),
                                F.ctc_loss(lp, rg.tensor(PADDED), IL, TL,
                                           reduction="none").numpy())
+
+
+# ---------------------------------------------------------------- layers with a loss
+
+def _copy_params(mod, ref) -> None:
+    mod.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
+
+
+def _grads_match(mod, ref) -> None:
+    for (k, p), (k2, q) in zip(sorted(mod.named_parameters()), sorted(ref.named_parameters())):
+        assert k == k2
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12,
+                                   err_msg=k)
+
+
+@pytest.mark.parametrize("kwargs,x_shape,y_shape", [
+    ({}, (5, 6), (5,)),
+    ({"bias": True, "out_features": (2, 3), "label_smoothing": 0.1}, (5, 6), (5, 2, 3)),
+    ({"bias": True, "ignore_index": 1, "reduction": "none"}, (6,), ()),
+    ({"reduction": "sum", "weight": np.array([1.0, 2.0, 0.5, 1.5])}, (5, 6), (5,)),
+])
+def test_linear_cross_entropy_loss_matches_torch(kwargs, x_shape, y_shape):
+    torch.manual_seed(0)
+    t_kw = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    r_kw = {k: rg.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    ref = torch.nn.LinearCrossEntropyLoss(6, 4, **t_kw).double()
+    mod = rg.nn.LinearCrossEntropyLoss(6, 4, dtype=rg.float64, **r_kw)
+    _copy_params(mod, ref)
+    rng = np.random.default_rng(16)
+    x, y = rng.standard_normal(x_shape), rng.integers(0, 4, y_shape)
+    xr, xt = rg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, want = mod(xr, rg.tensor(y)), ref(xt, torch.tensor(y))
+    _same(out, want, 1e-10, 1e-12)
+    out.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+    _grads_match(mod, ref)
+    with pytest.raises(RuntimeError):
+        rg.nn.LinearCrossEntropyLoss(6, 4, weight=rg.ones(3))
+    with pytest.raises(RuntimeError):
+        mod(rg.tensor(rng.standard_normal((5, 7))), rg.tensor(y))
+
+
+def test_adaptive_log_softmax_with_loss_matches_torch():
+    torch.manual_seed(0)
+    ref = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0,
+                                              head_bias=True).double()
+    mod = rg.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=True,
+                                           dtype=rg.float64)
+    _copy_params(mod, ref)
+    rng = np.random.default_rng(17)
+    x, y = rng.standard_normal((6, 8)), np.array([0, 4, 9, 2, 7, 5])
+    xr, xt = rg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, want = mod(xr, rg.tensor(y)), ref(xt, torch.tensor(y))
+    _same(out.output, want.output, 1e-10, 1e-12)
+    _same(out.loss, want.loss, 1e-10, 1e-12)
+    out.loss.backward()
+    want.loss.backward()
+    np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+    _grads_match(mod, ref)
+    _same(mod.log_prob(rg.tensor(x)), ref.log_prob(torch.tensor(x)), 1e-10, 1e-12)
+    _same(mod.predict(rg.tensor(x)), ref.predict(torch.tensor(x)), 0)
+    one, one_t = mod(rg.tensor(x[1]), rg.tensor(y[1])), ref(torch.tensor(x[1]),
+                                                           torch.tensor(y[1]))
+    _same(one.output, one_t.output, 1e-10, 1e-12)
+    for bad in (np.array([0, 10, 1, 1, 1, 1]), np.array([0, -1, 1, 1, 1, 1])):
+        with pytest.raises(RuntimeError):
+            ref(torch.tensor(x), torch.tensor(bad))
+        with pytest.raises(RuntimeError, match="target values"):
+            mod(rg.tensor(x), rg.tensor(bad))
+    with pytest.raises(RuntimeError):
+        mod(rg.tensor(x), rg.tensor(y[:3]))
+    with pytest.raises(ValueError):
+        rg.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])

@@ -18,6 +18,7 @@ This file only re-exports; each kind of module lives in the file named for it:
                    Transformer
     activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax, GELU, SiLU, ELU, ... (torch.nn's)
     loss.py        MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, CTCLoss, ... (torch.nn's)
+    adaptive.py    AdaptiveLogSoftmaxWithLoss
     functional.py  the functions the modules call (`rg.nn.functional`, `F`)
     init.py        weight initialisation (`rg.nn.init`)
 
@@ -51,6 +52,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout
@@ -67,6 +69,7 @@ from .loss import (
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    LinearCrossEntropyLoss,
     MarginRankingLoss,
     MSELoss,
     MultiLabelMarginLoss,
@@ -210,4 +213,5 @@ __all__ += [  # the other losses
     "GaussianNLLLoss", "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
     "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss",
     "MultiLabelMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+    "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
 ]

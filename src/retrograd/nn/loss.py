@@ -6,10 +6,12 @@ silently read `MSELoss('sum')` as size_average=True, i.e. 'mean')."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
-from ..api._loss_args import legacy_reduction
+from ..api._loss_args import LossShapeError, LossValueError, legacy_reduction
 from . import functional as F
+from .linear import Linear
 from .module import Module
 
 __all__ = [
@@ -17,7 +19,7 @@ __all__ = [
     "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "GaussianNLLLoss",
     "PoissonNLLLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss", "LinearCrossEntropyLoss",
 ]
 
 
@@ -324,3 +326,88 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+# ---------------------------------------------------------------- a layer and its loss
+
+def _linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                          reduction: str = "mean", ignore_index: int | None = None,
+                          label_smoothing: float = 0.0):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), with PyTorch's
+    `linear_cross_entropy` checks: `linear_weight` (C, d1, ..., dK, in_features) gives
+    K-dimensional logits (N, C, d1, ..., dK); `ignore_index` None means -100 (and must be
+    None for class-probability targets)."""
+    fn = "linear_cross_entropy"
+    if not 1 <= input.ndim <= 2:
+        raise LossShapeError(f"{fn}: expected input with dimensionality 1 or 2, got shape "
+                             f"{tuple(input.shape)}")
+    if linear_weight.ndim < 2:
+        raise LossShapeError(f"{fn}: expected linear_weight with dimensionality at least 2, "
+                             f"got shape {tuple(linear_weight.shape)}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise LossShapeError(f"{fn}: input {tuple(input.shape)} and linear_weight "
+                             f"{tuple(linear_weight.shape)} must have one last dimension "
+                             "(in_features)")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise LossShapeError(f"{fn}: expected linear_bias of shape {(classes, *out_features)}, "
+                             f"got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise LossShapeError(f"{fn}: K-dimensional loss (linear_weight "
+                             f"{tuple(linear_weight.shape)}) requires batched input (N, "
+                             f"{in_features}), got {tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise LossValueError(f"{fn}: ignore_index cannot be given when target contains "
+                             "probabilities")
+    if out_features:
+        rows = math.prod(out_features, start=classes)
+        linear_weight = linear_weight.reshape(rows, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = F.linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return F.cross_entropy(logits, target, weight=weight, reduction=reduction,
+                           ignore_index=-100 if ignore_index is None else ignore_index,
+                           label_smoothing=label_smoothing)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer (in_features -> num_classes x out_features, no bias by default) and the
+    cross-entropy of its logits, as one module. Like `torch.nn.LinearCrossEntropyLoss`;
+    `options` (PyTorch's chunking, which saves memory and gives the same values) is kept
+    but the whole batch is computed at once."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (),
+                 bias: bool = False, device=None, dtype=None, reduction: str = "mean",
+                 weight=None, ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options=None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise LossShapeError(f"LinearCrossEntropyLoss: expected weight shape "
+                                 f"{(num_classes,)}, got {tuple(weight.shape)}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise LossValueError(f"LinearCrossEntropyLoss: expected label_smoothing to be in "
+                                 f"range [0, 1], got {label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
+                             bias=bias, dtype=dtype)
+        if device is not None:
+            self.linear.to(device)
+        self.options = options
+
+    def forward(self, input, target):
+        w = self.linear.weight.reshape(self.num_classes, *self.out_features,
+                                       self.linear.in_features)
+        b = None if self.linear.bias is None else self.linear.bias.reshape(
+            self.num_classes, *self.out_features)
+        return _linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
+                                     reduction=self.reduction, ignore_index=self.ignore_index,
+                                     label_smoothing=self.label_smoothing)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}")
