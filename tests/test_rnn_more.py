@@ -351,7 +351,6 @@ def test_packed_layers_on_a_device_equal_the_host():
     import fake_device
 
     dtype = rg.get_default_dtype()
-
     rg.set_default_dtype(np.float64)
     fake_device.install()
     try:
