@@ -57,6 +57,15 @@ REFUSES.update({  # reductions, sets and index writes: lengths that depend on th
     "rg.unique": VALUES, "rg.unique_consecutive": VALUES, "rg.bincount": VALUES,
     "rg.argwhere": VALUES, "rg.index_put_": INPLACE,
 })
+REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place forms, statistics
+    **{k: RANDOM for k in [
+        "F.rrelu[train]", "F.gumbel_softmax", "rg.dropout[train]", "rg.alpha_dropout",
+        "rg.alpha_dropout_", "rg.feature_alpha_dropout", "rg.feature_alpha_dropout_",
+        "rg.feature_dropout", "rg.feature_dropout_"]},
+    **{f"F.{n}": INPLACE for n in [
+        "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]},
+    "F.instance_norm[stats]": "running_mean=None",
+})
 
 
 def _refusal(key: str, mode: str) -> str | None:
@@ -239,6 +248,13 @@ LAYER_REFUSES = {  # (layer, mode) -> what the error says
        for n in ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]},
     ("Embedding[max_norm]", "train"): INPLACE, ("Embedding[max_norm]", "eval"): INPLACE,
 }
+LAYER_REFUSES.update({  # more layers (test_layers_more.py)
+    **{(n, "train"): RANDOM for n in ["RReLU", "Dropout1d", "Dropout2d", "Dropout3d",
+                                      "AlphaDropout", "FeatureAlphaDropout"]},
+    **{(n, "train"): "track_running_stats=False" for n in [
+        "InstanceNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+        "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]},
+})
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])
