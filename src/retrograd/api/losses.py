@@ -1,7 +1,7 @@
 """Regression and likelihood losses with PyTorch's names, arguments and defaults:
 `binary_cross_entropy`, `l1_loss`, `smooth_l1_loss`, `huber_loss`, `kl_div`,
-`gaussian_nll_loss`, `poisson_nll_loss`; then `one_hot`, `embedding` and the dropout
-variants. The margin losses are in `margin_losses.py`, CTC in `ctc.py`.
+`gaussian_nll_loss`, `poisson_nll_loss`; then `one_hot` and `embedding`. The margin
+losses are in `margin_losses.py`, CTC in `ctc.py`, the dropout family in `dropout.py`.
 
 All are compositions of recorded ops (so gradients, forward mode, `rg.func.vmap` and
 `rg.jit` replays come from the op table); arguments are checked first, with errors
@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import creation, ops
 from .._values import every_value, values_of
-from ..devices import namespace_of
 from ..engine import apply
 from ..grad_mode import no_grad, state
 from ..ops.checks import check_within
@@ -46,8 +45,7 @@ from .reductions import sum
 from .shape import unsqueeze
 
 __all__ = ["binary_cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
-           "gaussian_nll_loss", "poisson_nll_loss", "one_hot", "embedding",
-           "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+           "gaussian_nll_loss", "poisson_nll_loss", "one_hot", "embedding"]
 
 
 def _in_unit_interval(x: Tensor, fn: str, name: str) -> Tensor:
@@ -314,69 +312,3 @@ def _renorm_rows(w: Tensor, idx: Tensor, max_norm: float, p: float) -> None:
                      apply(ops.ones_like, flat).to(norms.dtype), axis=-1)
         big = (hits > 0) & (norms > max_norm)
         w.mul_(where(big, max_norm / (norms + 1e-7), 1.0).to(w.dtype).reshape(-1, 1))
-
-
-# ---------------------------------------------------------------- dropout variants
-
-def _channel_dropout(x, p: float, training: bool, fn: str, dims: int) -> Tensor:
-    """Zero whole channels: a mask of shape (N, C, 1, ...) (or (C, 1, ...) unbatched)."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
-    x = _t(x)
-    if x.ndim not in (dims + 1, dims + 2):
-        raise ValueError(f"{fn}: expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) "
-                         f"input, got shape {x.shape}")
-    if not training or p == 0.0:
-        return x
-    lead = x.ndim - dims
-    shape = x.shape[:lead] + (1,) * dims
-    if p == 1.0:
-        return x * namespace_of(x.data).zeros(shape, dtype=x.dtype)
-    mask = (creation.generator(like=x.data).random(shape) >= p).astype(x.dtype)
-    mask *= 1.0 / (1.0 - p)
-    return x * mask
-
-
-def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, L) or (C, L) with probability p; scale the rest."""
-    return _channel_dropout(input, p, training, "dropout1d", 1)
-
-
-def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) or (C, H, W) with probability p; scale the rest."""
-    return _channel_dropout(input, p, training, "dropout2d", 2)
-
-
-def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p."""
-    return _channel_dropout(input, p, training, "dropout3d", 3)
-
-
-_SELU_NEG = -1.7580993408473766  # -scale * alpha of SELU: where SELU sends -inf
-
-
-def _alpha(x, p: float, training: bool, fn: str, shape) -> Tensor:
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
-    x = _t(x)
-    if not training or p == 0.0:
-        return x
-    if p == 1.0:
-        return x * 0.0
-    keep = creation.generator(like=x.data).random(shape(x)) >= p
-    a = ((1.0 - p) * (1.0 + p * _SELU_NEG ** 2)) ** -0.5
-    b = (1.0 - keep) * (a * _SELU_NEG) - a * _SELU_NEG * p
-    return x * (keep * a).astype(x.dtype) + b.astype(x.dtype)
-
-
-def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """Dropout that keeps a SELU network's mean and variance: dropped values are set to
-    SELU's negative saturation, then an affine map restores the statistics."""
-    return _alpha(input, p, training, "alpha_dropout", lambda x: x.shape)
-
-
-def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
-                          inplace: bool = False) -> Tensor:
-    """`alpha_dropout` of whole channels (dims after the second are masked together)."""
-    return _alpha(input, p, training, "feature_alpha_dropout",
-                  lambda x: x.shape[:2] + (1,) * (x.ndim - 2))
