@@ -52,6 +52,18 @@ def _svd_parts(M, out):
     return S, (U * S.unsqueeze(-2)) @ V.mT, U @ U.mT, V @ V.mT
 
 
+def _phase_free(M, out):
+    """eig's (w, V) with each eigenvector's largest entry made real positive by a factor
+    taken from the vector itself: what rg.linalg.eig returns, and a phase-invariant function
+    of torch's, whose gradient torch defines."""
+    w, V = out
+    with (torch.no_grad() if M is torch else rg.no_grad()):
+        big = V.abs().argmax(dim=-2, keepdim=True) if M is torch else \
+            rg.tensor(np.argmax(np.abs(V.data), axis=-2)[..., None, :])
+    p = M.gather(V, -2, big)
+    return w, V * (p.conj() / p.abs())
+
+
 def _leaves(out):
     if isinstance(out, (tuple, list)):
         return [v for o in out for v in _leaves(o)]
@@ -256,6 +268,11 @@ LINALG = {
                          [_well(6, 6).reshape(6, 2, 3).transpose(0, 2, 1), _r(6)]),
     "householder_product": (lambda M, a, t: M.linalg.householder_product(a, t),
                             [_r(2, 5, 3), _r(2, 2)]),
+    "eig": (lambda M, a: _phase_free(M, M.linalg.eig(a)), [_r(2, 3, 3)]),
+    "eig_complex": (lambda M, a: _phase_free(M, M.linalg.eig(a)), [_r(3, 3) + 1j * _r(3, 3)]),
+    "eig_phase_invariant_loss": (lambda M, a: (M.linalg.eig(a)[1].abs() ** 2,
+                                               M.linalg.eig(a)[0].real), [_r(4, 4)]),
+    "eigvals": (lambda M, a: M.linalg.eigvals(a), [_r(2, 4, 4)]),
     "householder_product_complex": (lambda M, a, t: M.linalg.householder_product(a, t),
                                     [_r(4, 3) + 1j * _r(4, 3), _r(3) + 1j * _r(3)]),
 }
@@ -311,7 +328,8 @@ def test_float32_results_stay_float32():
     a, b = _r(2, 3).astype(np.float32), _r(3, 4).astype(np.float32)
     for fn in (lambda M, a, b: M.mm(a, b), lambda M, a, b: M.addmm(M.ones(2, 4), a, b),
                lambda M, a, b: tuple(M.linalg.lu_factor(b[:, :3])),
-               lambda M, a, b: M.cov(a), lambda M, a, b: M.svd(a).S):
+               lambda M, a, b: M.cov(a), lambda M, a, b: M.svd(a).S,
+               lambda M, a, b: _phase_free(M, M.linalg.eig(b[:, :3]))):
         _check(fn, [a, b], tol=1e-5)
 
 
@@ -413,6 +431,7 @@ FD = {
     "lu_tall": (lambda a: rg.linalg.lu(a)[1:], [_r(4, 2)]),
     "svd_V": (lambda a: _svd_parts(rg, rg.svd(a))[1], [_r(3, 2)]),
     "householder_product": (rg.linalg.householder_product, [_r(4, 3), _r(3)]),
+    "eig": (lambda a: tuple(rg.view_as_real(o) for o in rg.linalg.eig(a)), [_r(3, 3)]),
     "ormqr": (lambda a, t, c: rg.ormqr(a, t, c, left=False), [_r(3, 2), _r(2), _r(2, 3)]),
     "tensorsolve": (rg.linalg.tensorsolve, [_well(4, 4).reshape(2, 2, 4), _r(2, 2)]),
     "cond": (lambda a: rg.linalg.cond(a, 1), [_well(3, 3)]),

@@ -32,7 +32,7 @@ __all__ = ["det", "slogdet", "inv", "solve", "solve_triangular", "cholesky", "ch
            "matrix_rank", "LinAlgError", "outer", "inner", "dot", "tensordot", "kron",
            "lu_factor", "lu_factor_ex", "lu", "lu_solve", "inv_ex", "cholesky_ex", "solve_ex",
            "cond", "diagonal", "matmul", "vecdot", "vander", "tensorinv", "tensorsolve",
-           "householder_product"]
+           "householder_product", "eig", "eigvals"]
 
 
 class LinAlgShapeError(ValueError, RuntimeError):
@@ -245,6 +245,27 @@ def eigh(A, UPLO: str = "L"):
     P = apply1(ops.eigh, A)
     w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
     return eigh_result(w, _slice(P, slice(1, n + 1)))
+
+
+eig_result = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+
+
+def eig(A):
+    """(eigenvalues, eigenvectors) of a general square matrix, complex (complex64 for
+    float32), in LAPACK's order as PyTorch's; A = V diag(w) V^-1. Each eigenvector has unit
+    norm and, as its phase is free, its largest-magnitude entry real and positive: the same
+    vectors as PyTorch's up to that phase, and differentiable for any loss (PyTorch refuses a
+    loss that depends on the phase; for one that does not, the gradients agree)."""
+    A = _square(A, "eig", complex_ok=True)
+    n = A.shape[-1]
+    P = apply1(ops.eig, A)
+    w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
+    return eig_result(w, _slice(P, slice(1, n + 1)))
+
+
+def eigvals(A) -> Tensor:
+    """The eigenvalues of a general square matrix, complex, in LAPACK's order (`eig`'s)."""
+    return eig(A).eigenvalues
 
 
 def eigvalsh(A, UPLO: str = "L") -> Tensor:
