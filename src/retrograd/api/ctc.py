@@ -133,7 +133,7 @@ def _within(v: Tensor, lo: int, hi: int, name: str, what: str) -> Tensor:
     if state.tracer is None:
         vals = every_value(v)
         if vals.size and not bool(((vals >= lo) & (vals <= hi)).all()):
-            bad = int(vals[(vals < lo) | (vals > hi)].flat[0])
+            bad = int(vals[(vals < lo) | (vals > hi)].ravel()[0])
             raise LossValueError(f"{message}, got {bad}")
     return apply(check_within, v.detach(), lo=lo, hi=hi, open_lo=False, message=message)
 
@@ -148,8 +148,8 @@ def _labels(y: Tensor, listed: Tensor, c: int, blank: int) -> Tensor:
     if state.tracer is None:
         flags = every_value(bad)
         if flags.size and bool(flags.any()):
-            vals = np.broadcast_to(every_value(y), flags.shape)
-            v = int(vals[flags].flat[0])
+            vals = namespace_of(flags).broadcast_to(every_value(y), flags.shape)
+            v = int(vals[flags].ravel()[0])
             error = LossValueError if v == blank else LossTargetError
             raise error(f"{message}, got {v}")
     return apply(check_within, bad.to(np.int64), lo=0, hi=0, open_lo=False, message=message)
@@ -167,7 +167,7 @@ def _targets(y: Tensor, tl: Tensor, n: int, unbatched: bool, lp: Tensor) -> Tens
     if unbatched and y.ndim == 1:  # one sequence: all of it is the target
         if state.tracer is None and not bool((every_value(tl) == y.shape[0]).all()):
             raise LossShapeError(f"{_FN}: an unbatched target of shape {tuple(y.shape)} must "
-                                 f"hold target_length={int(every_value(tl).flat[0])} labels")
+                                 f"hold target_length={int(every_value(tl).ravel()[0])} labels")
         return unsqueeze(y, 0)
     if y.ndim == 2:
         if y.shape[0] != n:
@@ -187,9 +187,10 @@ def _targets(y: Tensor, tl: Tensor, n: int, unbatched: bool, lp: Tensor) -> Tens
     xp = namespace_of(flat)
     s = int(lengths.max()) if lengths.size else 0
     padded = xp.zeros((n, s), np.int64)
-    ends = np.cumsum(np.asarray(lengths))
-    for k, (start, end) in enumerate(zip(ends - np.asarray(lengths), ends)):
-        padded[k, :end - start] = flat[start:end]
+    start = 0
+    for k, length in enumerate(lengths.tolist()):  # host ints, whatever the device
+        padded[k, :length] = flat[start:start + length]
+        start += length
     return Tensor(padded)
 
 

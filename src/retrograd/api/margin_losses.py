@@ -171,7 +171,7 @@ def _class_range(y: Tensor, lo: int, hi: int, fn: str) -> Tensor:
     if state.tracer is None:
         v = every_value(y)
         if v.size and not bool(((v >= lo) & (v <= hi)).all()):
-            bad = int(v[(v < lo) | (v > hi)].flat[0])
+            bad = int(v[(v < lo) | (v > hi)].ravel()[0])
             raise LossTargetError(f"{message}, got {bad}")
     return apply(check_within, y.detach(), lo=lo, hi=hi, open_lo=False, message=message)
 
