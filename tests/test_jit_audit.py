@@ -652,9 +652,14 @@ CASES.update({
     "linalg.householder_product": C(linalg.householder_product, fl(4, 3), fl(2)),
     "linalg.eig": C(linalg.eig, fl(3, 3)),
     "linalg.eigvals": C(linalg.eigvals, fl(3, 3)),
+    "rg.adjoint": C(rg.adjoint, fl(2, 3, 4)),
+    "rg.addmv_": C(lambda i, a, v: rg.addmv_(i * 1.0, a, v), fl(2), fl(2, 3), fl(3)),
+    "rg.svd_lowrank": C(lambda a: rg.svd_lowrank(a, q=2), fl(4, 3)),
+    "rg.pca_lowrank": C(rg.pca_lowrank, fl(4, 3)),
 })
 NO_TENSORS |= {"rg.tril_indices", "rg.triu_indices", "rg.logspace"}
-REFUSES.update({"rg.geqrf": "use rg.linalg.qr"})
+REFUSES.update({"rg.geqrf": "use rg.linalg.qr", "rg.svd_lowrank": "random numbers",
+                "rg.pca_lowrank": "random numbers"})
 
 
 # ---- reductions, sets, statistics, number functions and index writes
@@ -799,9 +804,16 @@ CASES.update({
     "rg.rrelu": C(rg.rrelu, X),
     "rg.adaptive_max_pool1d": C(lambda x: rg.adaptive_max_pool1d(x, 2), fl(1, 2, 5)),
     "rg.max_pool1d_with_indices": C(lambda x: rg.max_pool1d_with_indices(x, 2), fl(1, 2, 6)),
+    **{f"F.fractional_max_pool{d}d{w}": C(
+        lambda x, u, d=d, w=w: getattr(F, f"fractional_max_pool{d}d{w}")(
+            x, 2, 3, _random_samples=u), fl(1, 2, *(6,) * d), unit(1, 2, d), grad=(0,))
+       for d in (2, 3) for w in ("", "_with_indices")},
+    "F.fractional_max_pool2d[random]": C(lambda x: F.fractional_max_pool2d(x, 2, 3),
+                                         fl(1, 2, 6, 6)),
 })
 REFUSES.update({  # random numbers
-    "F.rrelu[train]": RANDOM, "F.gumbel_softmax": RANDOM, "rg.dropout[train]": RANDOM,
+    "F.fractional_max_pool2d[random]": RANDOM, "F.rrelu[train]": RANDOM,
+    "F.gumbel_softmax": RANDOM, "rg.dropout[train]": RANDOM,
     **{f"rg.{n}": RANDOM for n in [
         "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
         "feature_dropout", "feature_dropout_"]},
@@ -1212,6 +1224,11 @@ LAYERS.update({  # more of torch.nn's layers (tests/test_layers_more.py)
     "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d((3, 4)), [fl(1, 2, 2, 2)]),
     "EmbeddingBag": (lambda: nn.EmbeddingBag(5, 2, mode="max"), [ints(2, 3, hi=5)]),
     "EmbeddingBag[offsets]": (lambda: nn.EmbeddingBag(5, 2), [ints(7, hi=5), _bag_offsets]),
+    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_ratio=0.5,
+                                                           return_indices=True),
+                            [fl(1, 2, 6, 6)]),
+    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(
+        2, 2, _random_samples=rg.tensor([[[0.3, 0.6, 0.1]]])), [fl(1, 1, 4, 4, 4)]),
     "LazyLinear": (lambda: _called(nn.LazyLinear(2), 3, 4), [X]),
     **{f"Lazy{k}{d}d": (lambda k=k, d=d: _called(getattr(nn, f"Lazy{k}{d}d")(2, 2),
                                                   1, 2, *(3,) * d), [fl(1, 2, *(3,) * d)])
@@ -1251,6 +1268,7 @@ LAYERS.update({  # the other losses (tests/test_losses_more.py)
 LAYER_REFUSES = {"Dropout[train]"}  # random numbers
 LAYER_REFUSES |= {f"{n}[train]" for n in ["RReLU", "Dropout1d", "Dropout2d", "Dropout3d",
                                            "AlphaDropout", "FeatureAlphaDropout"]}
+LAYER_REFUSES |= {"FractionalMaxPool2d[train]", "FractionalMaxPool2d[eval]"}  # random windows
 
 
 def test_every_nn_layer_has_a_case():

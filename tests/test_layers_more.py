@@ -863,3 +863,42 @@ def test_torch_top_level_dropout_family():
         assert not np.array_equal(z.numpy(), x.numpy())
         _raises_like(lambda n=name: getattr(rg, n)(x, 1.5, True),
                      lambda n=name: getattr(torch, n)(torch.ones(2, 3), 1.5, True), "between")
+
+
+# ---------------------------------------------------------------- fractional max pooling
+
+@pytest.mark.parametrize("nd,shape,k,kw", [
+    (2, (2, 3, 7, 9), (2, 3), dict(output_size=(4, 5))),
+    (2, (3, 10, 6), 3, dict(output_ratio=0.5)),
+    (2, (1, 1, 8, 8), 2, dict(output_size=(1, 3))),
+    (3, (2, 2, 5, 6, 7), (2, 2, 3), dict(output_size=(3, 4, 3))),
+    (3, (2, 5, 4, 4), 2, dict(output_ratio=(0.5, 0.5, 0.5)))])
+def test_fractional_max_pool_matches_torch_for_the_same_samples(nd, shape, k, kw):
+    samples = RNG.random(((shape[0] if len(shape) == nd + 2 else 1), shape[-nd - 1], nd))
+    cls = f"FractionalMaxPool{nd}d"
+    mod = getattr(nn, cls)(k, return_indices=True, _random_samples=rg.tensor(samples), **kw)
+    ref = getattr(torch.nn, cls)(k, return_indices=True,
+                                 _random_samples=torch.tensor(samples), **kw)
+    assert repr(mod) == repr(ref) and list(mod.state_dict()) == list(ref.state_dict())
+    _twin(mod, ref, _x(*shape), load=False)
+
+
+def test_fractional_max_pool_float32_ties_random_windows_and_errors():
+    a = np.round(_x(2, 3, 9, 9) * 2).astype(np.float32)  # ties: the first maximum, as torch
+    s = RNG.random((2, 3, 2)).astype(np.float32)
+    out = F.fractional_max_pool2d(rg.tensor(a), 3, (5, 4), return_indices=True,
+                                  _random_samples=rg.tensor(s))
+    want = TF.fractional_max_pool2d(torch.tensor(a), 3, (5, 4), return_indices=True,
+                                    _random_samples=torch.tensor(s))
+    _same(out, want)
+    x = rg.tensor(_x(1, 1, 20, 20))
+    a, b = F.fractional_max_pool2d(x, 2, 8), F.fractional_max_pool2d(x, 2, 8)
+    assert a.shape == (1, 1, 8, 8) and not np.array_equal(a.numpy(), b.numpy())  # drawn anew
+    cases = [(lambda f, t: f.fractional_max_pool2d(t(_x(1, 1, 4, 4)), 3, 3), "input"),
+             (lambda f, t: f.fractional_max_pool3d(t(_x(1, 1, 4, 4, 4)), 2, 3), "input"),
+             (lambda f, t: f.fractional_max_pool2d(t(_x(1, 1, 4, 4)), 2), "output")]
+    for call, match in cases:
+        _raises_like(lambda c=call: c(F, rg.tensor), lambda c=call: c(TF, torch.tensor), match)
+    for kw in (dict(), dict(output_size=2, output_ratio=0.5), dict(output_ratio=1.5)):
+        _raises_like(lambda kw=kw: nn.FractionalMaxPool2d(2, **kw),
+                     lambda kw=kw: torch.nn.FractionalMaxPool2d(2, **kw))

@@ -49,6 +49,7 @@ REFUSES = {
     # values computed outside the op table
     "linalg.qr[complete]": VALUES, "linalg.svd[full]": VALUES,
     "rg.geqrf": VALUES,  # LAPACK's geqrf by NumPy, no op (and not differentiable)
+    "rg.svd_lowrank": RANDOM, "rg.pca_lowrank": RANDOM,
     # running statistics (and max_norm's rows) are updated in place with batched values
     "F.batch_norm[train]@all": "running_mean=None", "F.batch_norm[train]@first": "eval mode",
     "F.embedding[max_norm]": INPLACE,
@@ -60,6 +61,7 @@ REFUSES.update({  # reductions, sets and index writes: lengths that depend on th
 REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place forms, statistics
     **{k: RANDOM for k in [
         "F.rrelu[train]", "F.gumbel_softmax", "rg.dropout[train]", "rg.alpha_dropout",
+        "F.fractional_max_pool2d[random]",
         "rg.alpha_dropout_", "rg.feature_alpha_dropout", "rg.feature_alpha_dropout_",
         "rg.feature_dropout", "rg.feature_dropout_"]},
     **{f"F.{n}": INPLACE for n in [
@@ -251,6 +253,7 @@ LAYER_REFUSES = {  # (layer, mode) -> what the error says
 LAYER_REFUSES.update({  # more layers (test_layers_more.py)
     **{(n, "train"): RANDOM for n in ["RReLU", "Dropout1d", "Dropout2d", "Dropout3d",
                                       "AlphaDropout", "FeatureAlphaDropout"]},
+    ("FractionalMaxPool2d", "train"): RANDOM, ("FractionalMaxPool2d", "eval"): RANDOM,
     **{(n, "train"): "track_running_stats=False" for n in [
         "InstanceNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
         "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]},

@@ -15,17 +15,19 @@ import math
 
 import numpy as np
 
-from .. import devices, ops
+from .. import creation, devices, ops
 from .._values import every_value
 from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..tensor import Tensor
 from ._args import _t
+from ._errors import ShapeError
 from .elementwise import abs as _abs
 from .elementwise import where
+from .indexing import flip, gather
 from .linalg import matmul
 from .reductions import sum
-from .shape import permute
+from .shape import cat, permute
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -35,6 +37,8 @@ __all__ = [
     "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
 ]
 
 _DIMS = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -622,3 +626,120 @@ def lp_pool3d(input, norm_type: float, kernel_size, stride=None,
               ceil_mode: bool = False) -> Tensor:
     """Power-average pooling over (N, C, D, H, W). Like `torch.nn.functional.lp_pool3d`."""
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
+
+
+# ---------------------------------------------------------------- fractional max pooling
+
+def _fractional_starts(samples: Tensor, n: int, out: int, k: int) -> Tensor:
+    """PyTorch's pseudo-random window starts along one dimension, one row per (sample,
+    channel): start_i = int((i + u) * alpha) - int(u * alpha), alpha = (n - k) / (out - 1),
+    and the last window ends the input; computed in the samples' dtype with ops (so rg.jit
+    replays them for new samples)."""
+    dt = samples.dtype
+    lead = samples.shape
+    last = Tensor(devices.const_like(np.full(lead + (1,), n - k, dtype=np.int64),
+                                     samples.data))
+    if out == 1:
+        return last
+    alpha = float(np.asarray(n - k, dt) / np.asarray(out - 1, dt))
+    i = Tensor(devices.const_like(np.arange(out - 1, dtype=dt), samples.data))
+    u = samples.unsqueeze(-1)
+    starts = ((i + u) * alpha).to(np.int64) - (u * alpha).to(np.int64)
+    return cat([starts, last], -1)
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples,
+                         nd: int, fn: str) -> tuple:
+    x, squeeze = _batched(_t(input), nd, fn)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+    k = _tuple(kernel_size, nd, "kernel_size", fn)
+    sizes = x.shape[2:]
+    if output_size is None:
+        ratio = (float(output_ratio),) * nd if isinstance(output_ratio, (int, float)) else \
+            tuple(float(r) for r in output_ratio)
+        if len(ratio) != nd:
+            raise ValueError(f"{fn}: output_ratio must be a number or {nd} numbers, got "
+                             f"{output_ratio!r}")
+        outs = tuple(int(n * r) for n, r in zip(sizes, ratio))
+    else:
+        outs = _tuple(output_size, nd, "output_size", fn)
+    strict = nd == 3  # PyTorch's 3-D kernel wants output + kernel - 1 < input, the 2-D <=
+    for n, o, kk in zip(sizes, outs, k):
+        if kk <= 0 or o <= 0 or o + kk - 1 > n - strict:
+            raise ShapeError(f"{fn}: pool size {k} and output size {outs} do not fit input "
+                             f"of shape {tuple(sizes)} (need output + kernel - 1 "
+                             f"{'<' if strict else '<='} input, all positive)")
+    batch, channels = x.shape[:2]
+    if _random_samples is None:
+        u = creation.generator(like=x.data).random((batch, channels, nd)).astype(x.dtype)
+        samples = Tensor(u)
+    else:
+        samples = _t(_random_samples)
+        if samples.shape != (batch, channels, nd) or samples.dtype != x.dtype:
+            raise ShapeError(f"{fn}: _random_samples must have shape {(batch, channels, nd)} "
+                             f"and the input's dtype {x.dtype}, got {samples.shape} "
+                             f"{samples.dtype}")
+    # the samples run over the dimensions last to first for 2-D, first to last for 3-D,
+    # as in PyTorch's kernels
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    flat = None  # (N, C, *outs, *k): each window element's flat index into the positions
+    for d in range(nd):
+        s = _fractional_starts(samples[..., order[d]], sizes[d], outs[d], k[d])
+        pos = s.reshape((batch, channels) + (1,) * d + (outs[d],) + (1,) * (nd - 1 - d)
+                        + (1,) * nd)
+        off = Tensor(devices.const_like(
+            np.arange(k[d], dtype=np.int64).reshape((1,) * (2 + nd + d) + (k[d],)
+                                                    + (1,) * (nd - 1 - d)), x.data))
+        coord = pos + off
+        flat = coord if flat is None else flat * sizes[d] + coord
+    kk, p = math.prod(k), math.prod(outs)
+    flat = flat.reshape(batch, channels, p * kk)
+    cols = gather(x.reshape(batch, channels, -1), -1, flat).reshape(batch, channels, p, kk)
+    flat = flat.reshape(batch, channels, p, kk)
+    # the element PyTorch keeps: the first maximum, or the last NaN (a NaN replaces it)
+    v = cols.detach()
+    nan = v != v
+    last_nan = (kk - 1) - flip(nan.to(np.int64), (-1,)).argmax(-1)
+    pick = where(nan.any(-1), last_nan, v.argmax(-1)).unsqueeze(-1)
+    out = gather(cols, -1, pick).reshape((batch, channels) + outs)
+    idx = gather(flat, -1, pick).reshape((batch, channels) + outs)
+    return _unbatch(out, squeeze), _unbatch(idx, squeeze)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices=False,
+                                       _random_samples=None) -> tuple:
+    """`fractional_max_pool2d` and its indices (always), as PyTorch's."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples,
+                                2, "fractional_max_pool2d")
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Max pooling of (N, C, H, W) over pseudo-random overlapping windows of `kernel_size`
+    giving `output_size` (or `output_ratio` of the input), the windows drawn from
+    `_random_samples` (uniform [0, 1), (N, C, 2); drawn from the global generator when
+    None). Like `torch.nn.functional.fractional_max_pool2d`."""
+    out, idx = fractional_max_pool2d_with_indices(input, kernel_size, output_size,
+                                                  output_ratio, True, _random_samples)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices=False,
+                                       _random_samples=None) -> tuple:
+    """`fractional_max_pool3d` and its indices (always), as PyTorch's."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples,
+                                3, "fractional_max_pool3d")
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Fractional max pooling of (N, C, D, H, W) (`_random_samples` (N, C, 3)). Like
+    `torch.nn.functional.fractional_max_pool3d`."""
+    out, idx = fractional_max_pool3d_with_indices(input, kernel_size, output_size,
+                                                  output_ratio, True, _random_samples)
+    return (out, idx) if return_indices else out

@@ -4,19 +4,26 @@ This file only re-exports; each kind of module lives in the file named for it:
 
     module.py      Module (registration, traversal, modes, state_dict) and Parameter
     containers.py  Sequential, ModuleList
-    linear.py      Linear, Identity
+    linear.py      Linear, Bilinear, Identity
     conv.py        Conv1d, Conv2d, Conv3d, ConvTranspose1d/2d/3d
-    pooling.py     MaxPool1d/2d/3d, AvgPool1d/2d/3d, MaxUnpool, adaptive pools
+    pooling.py     MaxPool1d/2d/3d, AvgPool1d/2d/3d, LPPool, FractionalMaxPool, MaxUnpool,
+                   adaptive pools
     padding.py     ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad (1d-3d)
-    upsampling.py  Upsample, PixelShuffle, PixelUnshuffle
-    flatten.py     Flatten
-    dropout.py     Dropout
-    normalization.py  LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d
-    sparse.py      Embedding
+    upsampling.py  Upsample, UpsamplingNearest2d/Bilinear2d, PixelShuffle, PixelUnshuffle
+    shuffle.py     ChannelShuffle
+    fold.py        Fold, Unfold
+    flatten.py     Flatten, Unflatten
+    dropout.py     Dropout, Dropout1d/2d/3d, AlphaDropout, FeatureAlphaDropout
+    normalization.py  LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d,
+                   LocalResponseNorm
+    distance.py    CosineSimilarity, PairwiseDistance
+    sparse.py      Embedding, EmbeddingBag
+    lazy.py        LazyLinear, LazyConv*, LazyBatchNorm*, LazyInstanceNorm*, Uninitialized*
     rnn.py         RNN, LSTM, GRU and their cells
     transformer.py MultiheadAttention, TransformerEncoder(Layer), TransformerDecoder(Layer),
                    Transformer
-    activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax, GELU, SiLU, ELU, ... (torch.nn's)
+    activation.py  ReLU, Tanh, Sigmoid, Softmax, LogSoftmax, GELU, SiLU, ELU, PReLU, RReLU,
+                   ... (torch.nn's)
     loss.py        MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, CTCLoss, ... (torch.nn's)
     adaptive.py    AdaptiveLogSoftmaxWithLoss
     functional.py  the functions the modules call (`rg.nn.functional`, `F`)
@@ -185,7 +192,14 @@ from .normalization import (  # noqa: E402
     InstanceNorm3d,
     LocalResponseNorm,
 )
-from .pooling import AdaptiveMaxPool3d, LPPool1d, LPPool2d, LPPool3d  # noqa: E402
+from .pooling import (  # noqa: E402
+    AdaptiveMaxPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+)
 from .shuffle import ChannelShuffle  # noqa: E402
 from .sparse import EmbeddingBag  # noqa: E402
 from .upsampling import UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
@@ -199,7 +213,7 @@ __all__ += [
     "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
     "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
     "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-    "UninitializedParameter", "UninitializedBuffer",
+    "UninitializedParameter", "UninitializedBuffer", "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]
 
 # sequence models: the rest of torch.nn's recurrent and transformer layers

@@ -465,6 +465,10 @@ from ..api.windows import (  # noqa: E402
     adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
     lp_pool1d,
     lp_pool2d,
     lp_pool3d,
@@ -481,7 +485,8 @@ __all__ += [
     "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "bilinear",
     "channel_shuffle", "native_channel_shuffle", "upsample_nearest", "upsample_bilinear",
-    "embedding_bag",
+    "embedding_bag", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
 ]
 
 # ---------------------------------------------------------------- multi-head attention

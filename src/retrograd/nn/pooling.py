@@ -9,7 +9,8 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPool(Module):
@@ -218,3 +219,47 @@ class LPPool2d(_LPPool):
 class LPPool3d(_LPPool):
     """Power-average pooling over (N, C, D, H, W). Like `torch.nn.LPPool3d`."""
     _fn = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPool(Module):
+    _fn = None
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None) -> None:
+        super().__init__()
+        name, nd = type(self).__name__, self._nd
+
+        def tup(v):
+            return None if v is None else tuple(v) if isinstance(v, (tuple, list)) \
+                else (v,) * nd
+        self.kernel_size, self.return_indices = tup(kernel_size), return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size, self.output_ratio = tup(output_size), tup(output_ratio)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             "ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError(f"{name}: only one of output_size and output_ratio may be "
+                             "specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"{name}: output_ratio must be between 0 and 1 (got "
+                             f"{output_ratio})")
+
+    def forward(self, x):
+        return type(self)._fn(x, self.kernel_size, self.output_size, self.output_ratio,
+                              self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """Max pooling of (N, C, H, W) over pseudo-random overlapping windows to `output_size`
+    (or `output_ratio` of the input); the windows are drawn anew at each call unless
+    `_random_samples` is given. Like `torch.nn.FractionalMaxPool2d`."""
+    _fn = staticmethod(F.fractional_max_pool2d)
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """Fractional max pooling of (N, C, D, H, W). Like `torch.nn.FractionalMaxPool3d`."""
+    _fn = staticmethod(F.fractional_max_pool3d)
+    _nd = 3
