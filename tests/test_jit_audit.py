@@ -653,7 +653,8 @@ CASES.update({
     "linalg.eig": C(linalg.eig, fl(3, 3)),
     "linalg.eigvals": C(linalg.eigvals, fl(3, 3)),
     "rg.adjoint": C(rg.adjoint, fl(2, 3, 4)),
-    "rg.addmv_": C(lambda i, a, v: rg.addmv_(i * 1.0, a, v), fl(2), fl(2, 3), fl(3)),
+    "rg.addmv_": C(lambda i, a, v: rg.addmv_(i * 1.0, a, v), fl(2), fl(2, 3), fl(3),
+                   grad=False),  # an in-place write, as F.relu_'s case
     "rg.svd_lowrank": C(lambda a: rg.svd_lowrank(a, q=2), fl(4, 3)),
     "rg.pca_lowrank": C(rg.pca_lowrank, fl(4, 3)),
 })
@@ -810,6 +811,7 @@ CASES.update({
        for d in (2, 3) for w in ("", "_with_indices")},
     "F.fractional_max_pool2d[random]": C(lambda x: F.fractional_max_pool2d(x, 2, 3),
                                          fl(1, 2, 6, 6)),
+    "F.conv_tbc": C(lambda x, w, b: F.conv_tbc(x, w, b, 1), fl(5, 2, 3), fl(3, 3, 4), fl(4)),
 })
 REFUSES.update({  # random numbers
     "F.fractional_max_pool2d[random]": RANDOM, "F.rrelu[train]": RANDOM,

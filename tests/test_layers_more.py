@@ -902,3 +902,22 @@ def test_fractional_max_pool_float32_ties_random_windows_and_errors():
     for kw in (dict(), dict(output_size=2, output_ratio=0.5), dict(output_ratio=1.5)):
         _raises_like(lambda kw=kw: nn.FractionalMaxPool2d(2, **kw),
                      lambda kw=kw: torch.nn.FractionalMaxPool2d(2, **kw))
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2, -1])
+def test_conv_tbc_matches_torch(pad):
+    x, w, b = _x(5, 2, 3), _x(3, 3, 4), _x(4)
+    xs = [rg.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    out, want = F.conv_tbc(*xs, pad), torch.conv_tbc(*ts, pad)
+    _same(out, want)
+    g = _x(*want.shape)
+    (out * rg.tensor(g)).sum().backward()
+    (want * torch.tensor(g)).sum().backward()
+    for a, t in zip(xs, ts):
+        _same(a.grad, t.grad)
+    assert rg.conv_tbc is F.conv_tbc
+    for args, match in [((_x(5, 2), w, b), "3 dims"), ((x, _x(3, 2, 4), b), "dim 1"),
+                        ((x, w, _x(3)), "bias")]:
+        _raises_like(lambda a=args: F.conv_tbc(*map(rg.tensor, a)),
+                     lambda a=args: torch.conv_tbc(*map(torch.tensor, a)), match)

@@ -413,6 +413,8 @@ from .api.matrices import (
     vander,
 )
 from .linalg_aliases import (  # torch.det, torch.svd, ...: PyTorch's top-level spellings
+    addmv_,
+    adjoint,
     chain_matmul,
     cholesky,
     cholesky_inverse,
@@ -431,10 +433,12 @@ from .linalg_aliases import (  # torch.det, torch.svd, ...: PyTorch's top-level 
     nuclear_norm,
     orgqr,
     ormqr,
+    pca_lowrank,
     pinverse,
     qr,
     slogdet,
     svd,
+    svd_lowrank,
     triangular_solve,
 )
 from .api.torch_losses import (  # noqa: I001  (torch's own spellings: rg.kl_div, rg.ctc_loss, ...)
@@ -469,6 +473,7 @@ from .api.activations import celu_, hardshrink, prelu, relu_, rrelu_, selu_, thr
 from .api.bilinear import bilinear  # noqa: I001
 from .api.norms import cosine_similarity, pairwise_distance, pdist, rms_norm  # noqa: I001
 from .api.resample import channel_shuffle, native_channel_shuffle  # noqa: I001
+from .api.windows import conv_tbc  # noqa: I001
 from .api import inplace as _inplace  # noqa: I001
 _inplace.bind(Tensor)  # in-place forms of methods bound after retrograd.methods, if any
 

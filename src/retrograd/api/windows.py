@@ -38,7 +38,7 @@ __all__ = [
     "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
-    "fractional_max_pool3d_with_indices",
+    "fractional_max_pool3d_with_indices", "conv_tbc",
 ]
 
 _DIMS = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -743,3 +743,32 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
     out, idx = fractional_max_pool3d_with_indices(input, kernel_size, output_size,
                                                   output_ratio, True, _random_samples)
     return (out, idx) if return_indices else out
+
+
+# ---------------------------------------------------------------- time-batch-channel layout
+
+def conv_tbc(input, weight, bias, pad: int = 0) -> Tensor:
+    """1-D convolution of a (time, batch, in_channels) sequence with weight (kernel_width,
+    in_channels, out_channels) and bias (out_channels,), `pad` zeros at both ends of time (a
+    negative pad crops): output (time + 2 pad - kernel_width + 1, batch, out_channels). Like
+    `torch.conv_tbc`; it is `conv1d` with the axes moved."""
+    x, w, b = _t(input), _t(weight), _t(bias)
+    if x.ndim != 3:
+        raise ShapeError(f"conv_tbc: input must have 3 dims (time, batch, in_channels), got "
+                         f"shape {x.shape}")
+    if w.ndim != 3 or w.shape[1] != x.shape[2]:
+        raise ShapeError(f"conv_tbc: weight (kernel_width, in_channels, out_channels) of "
+                         f"shape {w.shape} does not fit input of shape {x.shape}: dim 1 must "
+                         f"be {x.shape[2]}")
+    if b.shape != (w.shape[2],):
+        raise ShapeError(f"conv_tbc: bias size must equal dim 2 of the weight (output "
+                         f"channels, {w.shape[2]}), got shape {b.shape}")
+    pad = int(pad)
+    if pad < 0:
+        x = x[-pad:x.shape[0] + pad]
+        pad = 0
+    if x.shape[0] + 2 * pad < w.shape[0]:
+        raise ShapeError(f"conv_tbc: kernel width {w.shape[0]} is longer than the padded "
+                         f"input ({x.shape[0]} steps, pad {pad})")
+    out = conv1d(permute(x, (1, 2, 0)), permute(w, (2, 1, 0)), b, padding=pad)
+    return permute(out, (2, 0, 1))

@@ -465,6 +465,7 @@ from ..api.windows import (  # noqa: E402
     adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,
+    conv_tbc,
     fractional_max_pool2d,
     fractional_max_pool2d_with_indices,
     fractional_max_pool3d,
@@ -486,7 +487,7 @@ __all__ += [
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "bilinear",
     "channel_shuffle", "native_channel_shuffle", "upsample_nearest", "upsample_bilinear",
     "embedding_bag", "fractional_max_pool2d", "fractional_max_pool3d",
-    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "conv_tbc",
 ]
 
 # ---------------------------------------------------------------- multi-head attention
