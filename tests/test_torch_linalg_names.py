@@ -71,7 +71,7 @@ def _leaves(out):
 
 
 def _np(x):
-    return x.detach().numpy() if isinstance(x, torch.Tensor) else x.data
+    return x.detach().resolve_conj().numpy() if isinstance(x, torch.Tensor) else x.data
 
 
 def _dtype_name(x):
@@ -169,6 +169,9 @@ PRODUCTS = {
     "dot_inner_outer_kron": (lambda M, a, b: (a.dot(b), a.inner(b), a.outer(b), a.kron(b)),
                              [_r(3), _r(3)]),
     "trace": (lambda M, a: a.trace(), [A34]),
+    "adjoint": (lambda M, a: (M.adjoint(a), a.mH, a[0].H, a[0].adjoint()),
+                [_r(2, 3, 4) + 1j * _r(2, 3, 4)]),
+    "adjoint_real": (lambda M, a: (M.adjoint(a), a.mH, a.H), [_r(3, 4)]),
 }
 
 DECOMPOSITIONS = {
@@ -394,6 +397,36 @@ def test_in_place_forms_write_into_the_tensor_with_torchs_gradients(name, call):
             np.testing.assert_allclose(a.grad.data, t.grad.numpy(), rtol=1e-9, atol=1e-10)
 
 
+def test_addmv_in_place_function():
+    x, tx = rg.tensor(_r(2)), torch.tensor(_r(2))
+    tx.copy_(torch.tensor(x.data))
+    a, v = _r(2, 3), _r(3)
+    assert rg.addmv_(x, a, v, beta=0.5) is x
+    torch.addmv_(tx, torch.tensor(a), torch.tensor(v), beta=0.5)
+    _same(x, tx)
+
+
+def test_randomized_low_rank_svd_and_pca_are_exact_at_low_rank():
+    """At rank <= q the randomized SVD is the SVD, whatever the draws: torch's values."""
+    A = _r(2, 7, 2) @ _r(2, 2, 5)
+    for fn in (lambda M, a: M.svd_lowrank(a, q=3), lambda M, a: M.svd_lowrank(a.mT, q=4),
+               lambda M, a: M.pca_lowrank(a, q=3), lambda M, a: M.pca_lowrank(a, center=False)):
+        U, S_, V = fn(rg, rg.tensor(A))
+        tU, tS, tV = fn(torch, torch.tensor(A))
+        assert U.shape == tuple(tU.shape) and V.shape == tuple(tV.shape)
+        np.testing.assert_allclose(S_.data, tS.numpy(), atol=1e-10)
+        np.testing.assert_allclose(((U * S_.unsqueeze(-2)) @ V.mT).data,
+                                   ((tU * tS.unsqueeze(-2)) @ tV.mT).numpy(), atol=1e-10)
+
+    def seeded(a):  # the same draws each call: a smooth function of A for gradcheck
+        rg.manual_seed(0)
+        U, S_, V = rg.svd_lowrank(a, q=2, niter=1)
+        return (U * S_.unsqueeze(-2)) @ V.mT
+    assert rg.gradcheck(seeded, [rg.tensor(_r(4, 3), requires_grad=True)])
+    with pytest.raises(rg.JitError, match="random numbers"):
+        rg.jit(lambda a: rg.svd_lowrank(a, q=2)[1])(rg.tensor(_r(4, 3)))
+
+
 def test_in_place_form_with_itself_as_an_operand_gives_the_gradient():
     """x.addcmul_(y, x): torch refuses the backward (x was saved, then written); the
     product reads a copy of x here, so the gradient is the out-of-place one."""
@@ -505,6 +538,8 @@ BAD = {
     "bmm_inner": lambda M: M.bmm(M.ones(2, 2, 3), M.ones(2, 2, 2)),
     "mv_matrix": lambda M: M.mv(M.ones(2, 3), M.ones(3, 1)),
     "mv_size": lambda M: M.mv(M.ones(2, 3), M.ones(2)),
+    "adjoint_vector": lambda M: M.adjoint(M.ones(3)),
+    "H_batch": lambda M: M.ones(2, 3, 4).H,
     "vdot_2d": lambda M: M.vdot(M.ones(3, 1), M.ones(3, 1)),
     "vdot_len": lambda M: M.vdot(M.ones(3), M.ones(2)),
     "addmm_input": lambda M: M.addmm(M.ones(3), M.ones(2, 3), M.ones(3, 2)),

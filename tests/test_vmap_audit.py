@@ -50,6 +50,7 @@ REFUSES = {
     "linalg.qr[complete]": VALUES, "linalg.svd[full]": VALUES,
     "rg.geqrf": VALUES,  # LAPACK's geqrf by NumPy, no op (and not differentiable)
     "rg.svd_lowrank": RANDOM, "rg.pca_lowrank": RANDOM,
+    "rg.addmv_": INPLACE,
     # running statistics (and max_norm's rows) are updated in place with batched values
     "F.batch_norm[train]@all": "running_mean=None", "F.batch_norm[train]@first": "eval mode",
     "F.embedding[max_norm]": INPLACE,

@@ -16,16 +16,19 @@ from collections import namedtuple
 import numpy as np
 
 from . import linalg as _la
+from . import ops
 from ._values import values_of
 from .api._args import _t
 from .api.indexing import tril, triu
+from .engine import apply
 from .grad_mode import state as _state
 from .tensor import Tensor
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp",
            "cholesky", "cholesky_inverse", "qr", "svd", "lu", "lu_unpack", "lu_solve",
            "triangular_solve", "nuclear_norm", "frobenius_norm", "chain_matmul", "ger",
-           "cross", "geqrf", "orgqr", "ormqr"]
+           "cross", "geqrf", "orgqr", "ormqr", "adjoint", "addmv_", "svd_lowrank",
+           "pca_lowrank"]
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 qr_result = namedtuple("qr", ["Q", "R"])
@@ -261,3 +264,77 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tens
                            f"{tau.dtype} and {C.dtype}")
     return _la._apply_reflectors(A, tau, C, left=left, transpose=transpose)
 
+
+
+# ---------------------------------------------------------------- adjoint, in-place addmv
+
+def adjoint(input) -> Tensor:  # noqa: A002
+    """The conjugate transpose of each matrix (the last two dims swapped, conjugated), as
+    `torch.adjoint` and `Tensor.mH`; a 0-d tensor is its own conjugate."""
+    from .api.complex import conj
+    x = _t(input)
+    if x.ndim == 1:
+        raise RuntimeError(f"adjoint() is only supported on matrices or batches of matrices, "
+                           f"got shape {x.shape}")
+    return conj(x if x.ndim == 0 else _la._mT(x))
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """In-place `addmv`: beta * input + alpha * (mat @ vec) written into input, which is
+    returned (`torch.addmv_`)."""
+    return input.addmv_(mat, vec, beta=beta, alpha=alpha)
+
+
+# ---------------------------------------------------------------- randomized low-rank SVD
+
+def _random_basis(A: Tensor, q: int, niter: int, M) -> Tensor:
+    """An orthonormal basis of (nearly) A's range: Halko et al.'s randomized range finder
+    with `niter` subspace iterations, as PyTorch's `get_approximate_basis`."""
+    from .creation import randn
+
+    def product(X, Y, Mx):
+        P = apply(ops.matmul, X, Y)
+        return P if Mx is None else P - apply(ops.matmul, Mx, Y)
+    R = randn(A.shape[-1], q, dtype=A.dtype)
+    Q = _la.qr(product(A, R, M)).Q
+    for _ in range(niter):
+        Q = _la.qr(product(adjoint(A), Q, None if M is None else adjoint(M))).Q
+        Q = _la.qr(product(A, Q, M)).Q
+    return Q
+
+
+def svd_lowrank(A, q: int | None = 6, niter: int = 2, M=None):
+    """(U, S, V) of a rank-q approximation of A - M by a randomized SVD (Halko, Martinsson
+    and Tropp 2009, Algorithm 5), as `torch.svd_lowrank`: exact when A - M has rank <= q;
+    otherwise it depends on the random draws (`rg.manual_seed`; rg.jit and vmap refuse
+    them). Differentiable, as a composition of qr, svd and products."""
+    A = _la._matrix(A, "svd_lowrank")
+    q = 6 if q is None else int(q)
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = _la._expand(_t(M), A.shape)
+    if m < n:
+        A, M = adjoint(A), None if M is None else adjoint(M)
+    Q = _random_basis(A, q, 2 if niter is None else int(niter), M)
+    B = apply(ops.matmul, adjoint(Q), A)
+    if M is not None:
+        B = B - apply(ops.matmul, adjoint(Q), M)
+    U, S, Vh = _la.svd(B, full_matrices=False)
+    U, V = apply(ops.matmul, Q, U), adjoint(Vh)
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2):
+    """(U, S, V) of a randomized low-rank SVD of A with its columns centred (the principal
+    directions in V), as `torch.pca_lowrank`; q defaults to min(6, m, n)."""
+    A = _la._matrix(A, "pca_lowrank")
+    m, n = A.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    if not 0 <= q <= min(m, n):
+        raise ValueError(f"pca_lowrank(): q={q} must be between 0 and min(m, n) = {min(m, n)}")
+    if niter < 0:
+        raise ValueError(f"pca_lowrank(): niter={niter} must be non-negative")
+    if not center:
+        return svd_lowrank(A, q, niter=niter)
+    from .api.reductions import mean
+    return svd_lowrank(A - mean(A, -2, True), q, niter=niter)

@@ -774,3 +774,16 @@ def _inplace_product(fn):
 for _fn in (_products.addmm, _products.addmv, _products.addr, _products.baddbmm,
             _products.addbmm, _products.addcmul, _products.addcdiv, _matrices.renorm):
     setattr(Tensor, _fn.__name__ + "_", _inplace_product(_fn))
+
+
+def _H(self) -> Tensor:
+    """The conjugate transpose of a matrix (2-D; 0-d: itself conjugated), as `Tensor.H`."""
+    if self.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got shape "
+                           f"{self.shape}; for batches of matrices use tensor.mH")
+    return _linalg_aliases.adjoint(self)
+
+
+Tensor.adjoint = _linalg_aliases.adjoint
+Tensor.mH = property(_linalg_aliases.adjoint)
+Tensor.H = property(_H)
