@@ -38,6 +38,8 @@ GROUPS = {
     "api.cumulative": "Sorting and cumulative",
     "api.indexing": "Indexing, slicing, joining",
     "api.linalg": "Products and contractions",
+    "api.matrices": "Matrices and statistics",
+    "linalg_aliases": "Linear algebra, PyTorch's top-level names",
     "api.losses": "Losses",
     "api.norms": "Norms and statistics",
     "api.numpy_style": "NumPy-style functions",
