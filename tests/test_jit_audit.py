@@ -619,7 +619,7 @@ CASES.update({
     "rg.frobenius_norm": C(lambda x: rg.frobenius_norm(x, (0, 1)), X),
     "rg.geqrf": C(rg.geqrf, fl(4, 3)),
     "rg.orgqr": C(rg.orgqr, fl(4, 3), fl(2)),
-    "rg.ormqr": C(rg.ormqr, fl(4, 3), fl(2), fl(4, 2)),
+    "rg.ormqr": C(rg.ormqr, fl(4, 3), fl(3), fl(4, 2)),
     "rg.block_diag": C(lambda a, b: rg.block_diag(a, b), fl(2, 2), fl(3)),
     "rg.cartesian_prod": C(rg.cartesian_prod, fl(2), fl(3)),
     "rg.combinations": C(rg.combinations, fl(4)),
