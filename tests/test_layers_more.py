@@ -921,3 +921,57 @@ def test_conv_tbc_matches_torch(pad):
                         ((x, w, _x(3)), "bias")]:
         _raises_like(lambda a=args: F.conv_tbc(*map(rg.tensor, a)),
                      lambda a=args: torch.conv_tbc(*map(torch.tensor, a)), match)
+
+
+# ---------------------------------------------------------------- on a device
+
+DEVICE_LAYERS = {
+    "PReLU": (lambda: nn.PReLU(3), [(2, 3, 4)]),
+    "RReLU": (lambda: nn.RReLU().eval(), [(3, 4)]),
+    "Softshrink": (lambda: nn.Softshrink(), [(3, 4)]),
+    "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3, affine=True, track_running_stats=True),
+                       [(2, 3, 2, 2)]),
+    "LocalResponseNorm": (lambda: nn.LocalResponseNorm(3), [(2, 4, 3, 2)]),
+    "PairwiseDistance": (lambda: nn.PairwiseDistance(), [(3, 4), (3, 4)]),
+    "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d(2), [(1, 2, 3, 3, 3)]),
+    "LPPool2d": (lambda: nn.LPPool2d(2, 2), [(1, 2, 4, 4)]),
+    "Bilinear": (lambda: nn.Bilinear(3, 4, 2), [(2, 3), (2, 4)]),
+    "ChannelShuffle": (lambda: nn.ChannelShuffle(2), [(1, 4, 3)]),
+    "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d((3, 4)), [(1, 2, 2, 2)]),
+    "EmbeddingBag": (lambda: nn.EmbeddingBag(5, 2, mode="max"), ["bags"]),
+    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(
+        2, 3, _random_samples=rg.tensor([[[0.3, 0.7], [0.1, 0.5]]])), [(1, 2, 6, 6)]),
+    "LazyLinear": (lambda: nn.LazyLinear(3), [(2, 4)]),
+    "LazyBatchNorm1d": (lambda: nn.LazyBatchNorm1d(), [(4, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEVICE_LAYERS))
+def test_layers_run_on_a_stand_in_gpu_as_on_the_host(name):
+    """On fake_device's CuPy stand-in (which refuses any silent host copy): the outputs and
+    gradients of the host's twin."""
+    import fake_device
+
+    make, shapes = DEVICE_LAYERS[name]
+    arrays = [np.array([[1, 2, 0], [4, 4, 3]]) if s == "bags" else _x(*s) for s in shapes]
+    results, state = [], None
+    fake_device.install()
+    try:
+        for device in ("cpu", "cuda"):
+            mod = make().to(device)
+            xs = [rg.tensor(a).to(device).requires_grad_(a.dtype.kind == "f") for a in arrays]
+            mod(*xs)  # a first call (lazy layers take their sizes), then the host's weights
+            if state is None:
+                state = {k: v.numpy().copy() for k, v in mod.state_dict().items()}
+            else:
+                mod.load_state_dict(state)
+            out = mod(*xs)
+            assert out.device.startswith(device)
+            out.sum().backward()
+            results.append([out.cpu().numpy()] + [x.grad.cpu().numpy() for x in xs
+                                                  if x.grad is not None]
+                           + [p.grad.cpu().numpy() for p in mod.parameters()])
+    finally:
+        fake_device.uninstall()
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

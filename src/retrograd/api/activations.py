@@ -296,7 +296,8 @@ def gumbel_softmax(logits, tau: float = 1.0, hard: bool = False, eps: float = 1e
     if not hard:
         return y_soft
     idx = y_soft.detach().argmax(d, keepdim=True)
-    y_hard = apply(ops.zeros_like, y_soft.detach()).scatter(d, idx, 1.0)
+    ones = apply(ops.ones_like, idx).to(y_soft.dtype)  # (on the input's device)
+    y_hard = apply(ops.zeros_like, y_soft.detach()).scatter(d, idx, ones)
     return y_hard - y_soft.detach() + y_soft
 
 

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .. import ops
+from .. import devices, ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
@@ -24,6 +24,12 @@ __all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
            "upsample_nearest", "upsample_bilinear", "channel_shuffle", "native_channel_shuffle"]
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _on(x: Tensor, table):
+    """A host table (indices, weights) that an op takes as an attribute, on x's device (the
+    op's forward gathers with it there)."""
+    return devices.const_like(table, x.data)
 
 
 def _pad_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
@@ -90,7 +96,7 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
                              f"shape {x.shape})")
     for i, (n, (b, a)) in enumerate(zip(sizes, pads)):
         if b or a:
-            x = apply(ops.resample, x, axis=i - nd, index=_pad_index(n, b, a, mode))
+            x = apply(ops.resample, x, axis=i - nd, index=_on(x, _pad_index(n, b, a, mode)))
     return x
 
 
@@ -203,15 +209,16 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         if mode in ("nearest", "nearest-exact"):
             if n == o and sc in (None, 1.0):
                 continue
-            x = apply(ops.resample, x, axis=axis, index=_nearest(n, o, sc, mode != "nearest"))
+            x = apply(ops.resample, x, axis=axis,
+                      index=_on(x, _nearest(n, o, sc, mode != "nearest")))
         elif mode == "bicubic":
             idx, w = _cubic_taps(n, o, sc, bool(align_corners))
-            x = apply(ops.resample, x, axis=axis, index=idx, weight=w)
+            x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
         else:
             if n == o and (align_corners or sc in (None, 1.0)):
                 continue
             idx, w = _linear_taps(n, o, sc, bool(align_corners))
-            x = apply(ops.resample, x, axis=axis, index=idx, weight=w)
+            x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
     return x
 
 

@@ -44,6 +44,11 @@ __all__ = [
 _DIMS = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
 
 
+def _on(x: Tensor, table):
+    """A host table (indices, weights) that an op takes as an attribute, on x's device."""
+    return devices.const_like(table, x.data)
+
+
 def _tuple(v, nd: int, name: str, fn: str) -> tuple:
     """An int or a sequence of `nd` ints as a tuple of `nd` ints."""
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
@@ -484,7 +489,7 @@ def _adaptive_avg(input, output_size, nd, fn):
             continue
         idx, length = _adaptive_windows(n, o)
         w = (np.arange(idx.shape[1]) < length[:, None]) / length[:, None]
-        x = apply(ops.resample, x, axis=i - nd, index=idx, weight=w)
+        x = apply(ops.resample, x, axis=i - nd, index=_on(x, idx), weight=_on(x, w))
     return _unbatch(x, squeeze)
 
 
@@ -515,7 +520,7 @@ def _adaptive_max(input, output_size, return_indices, nd, fn):
         idx, _ = _adaptive_windows(n, o)
         tables.append(idx.reshape(-1))
         if idx.shape[1] * o != n or not np.array_equal(idx.reshape(-1), np.arange(n)):
-            g = apply(ops.resample, g, axis=i - nd, index=idx.reshape(-1, 1))
+            g = apply(ops.resample, g, axis=i - nd, index=_on(g, idx.reshape(-1, 1)))
     k = tuple(len(t) // o for t, o in zip(tables, outs))
     attrs = dict(kernel=k, stride=k, padding=(0,) * nd, dilation=(1,) * nd, ceil_mode=False)
     out = _unbatch(apply(ops.max_pool, g, **attrs), squeeze)
@@ -703,7 +708,7 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
     v = cols.detach()
     nan = v != v
     last_nan = (kk - 1) - flip(nan.to(np.int64), (-1,)).argmax(-1)
-    pick = where(nan.any(-1), last_nan, v.argmax(-1)).unsqueeze(-1)
+    pick = where(nan.to(np.int64).sum(-1) > 0, last_nan, v.argmax(-1)).unsqueeze(-1)
     out = gather(cols, -1, pick).reshape((batch, channels) + outs)
     idx = gather(flat, -1, pick).reshape((batch, channels) + outs)
     return _unbatch(out, squeeze), _unbatch(idx, squeeze)

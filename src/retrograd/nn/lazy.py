@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import namespace_of
 from ..tensor import Tensor
 from ._utils import _dtype
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -44,7 +45,8 @@ class _Uninitialized:
         """Give the placeholder `shape` (uninitialised values) and turn it, in place, into
         the tensor class it stands for."""
         shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        self.data = np.empty(shape, dtype=self.data.dtype if dtype is None else dtype)
+        xp = namespace_of(self.data)  # on the placeholder's device (after Module.to)
+        self.data = xp.empty(shape, dtype=self.data.dtype if dtype is None else dtype)
         self.__class__ = self.cls_to_become
 
     def __repr__(self) -> str:
