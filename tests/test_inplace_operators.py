@@ -200,3 +200,25 @@ def test_matmul_assign_rebinds_like_torch():
     assert (a is alias) == (ta is talias) is False
     np.testing.assert_array_equal(alias.numpy(), m)
     np.testing.assert_array_equal(a.numpy(), ta.numpy())
+
+
+def test_inplace_mul_keeps_the_value_it_overwrote_as_pytorch_does():
+    """x.mul_(w) needs the old x for w's gradient: later in-place changes of x must not
+    invalidate it (PyTorch saves the original; we used to raise a version error)."""
+    import torch
+
+    def run(lib, **kw):
+        a = lib.tensor([1.0, 2.0, 3.0], **kw, requires_grad=True)
+        b = lib.tensor([2.0, 3.0, 4.0], **kw, requires_grad=True)
+        x = a * 2
+        x.mul_(b)
+        x.add_(1)
+        x.mul_(b)
+        x *= b
+        x.sum().backward()
+        return a.grad.detach().numpy() if lib is torch else a.grad.numpy(), \
+            b.grad.detach().numpy() if lib is torch else b.grad.numpy()
+
+    got, want = run(rg, dtype=rg.float64), run(torch, dtype=torch.float64)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

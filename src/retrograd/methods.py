@@ -331,9 +331,16 @@ class _Methods:
         if state.forward is not None:
             state.forward.check_inplace(self, other, op)
         if recording:
-            old = Tensor._wrap(self.data)
-            old.grad_fn, old.requires_grad, old._vc = self.grad_fn, self.requires_grad, \
-                self._cell()
+            if state.tracer is None and _reads_old(op, other):
+                # the rules read the value before the write (x.mul_(w) needs x for w's
+                # gradient): keep a copy, as PyTorch saves the original, so later in-place
+                # changes of self do not invalidate this step
+                old = Tensor._wrap(self.data.copy())
+                old.grad_fn, old.requires_grad = self.grad_fn, self.requires_grad
+            else:
+                old = Tensor._wrap(self.data)
+                old.grad_fn, old.requires_grad, old._vc = self.grad_fn, self.requires_grad, \
+                    self._cell()
             if op is not ops.setitem:
                 old, other = promote(old, other, floating=op is ops.div)
             result = apply(op, old, other, **attrs)  # records the node before the write
@@ -408,6 +415,16 @@ class _Methods:
             raise ValueError(f"copy_(): source of shape {src.shape} cannot be broadcast to "
                              f"{self.shape}") from None
         return self._inplace(ops.setitem, src, idx=Ellipsis)
+
+
+def _reads_old(op, other) -> bool:
+    """Whether `op`'s rules read input 0 (the value an in-place op overwrites)."""
+    reads = op.reads
+    if reads is None:
+        return True
+    if reads == "others":
+        return isinstance(other, Tensor) and other.requires_grad
+    return 0 in reads
 
 
 def _data(x):
