@@ -209,3 +209,30 @@ def test_layer_buffers_updated_in_place_are_replayed():
         np.testing.assert_allclose(getattr(traced[1], name).data, getattr(eager[1], name).data,
                                    rtol=1e-12)
     assert f.trace_count == 1
+
+
+def test_inplace_write_reading_its_own_target_replays():
+    """y.add_(y) links y and its node in a reference cycle; the trace must not mistake the
+    cycle for a tensor stored into outside state (it refused every second call)."""
+    w = rg.tensor(np.random.default_rng(0).standard_normal((4, 4)), requires_grad=True)
+
+    def step(x):
+        y = (x @ w).tanh() * 1
+        y.add_(y)
+        y.mul_(2)
+        loss = (y * y).sum()
+        loss.backward()
+        return loss
+
+    jitted = rg.jit(step)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        x = rg.tensor(rng.standard_normal((2, 4)))
+        w.grad = None
+        got = jitted(x)
+        got_grad = w.grad.numpy().copy()
+        w.grad = None
+        want = step(x)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got_grad, w.grad.numpy(), rtol=1e-12)
+    assert jitted.trace_count == 1

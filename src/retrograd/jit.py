@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import gc
 import hashlib
 import operator
 import sys
@@ -1181,6 +1182,9 @@ class Jitted:
         tracer.roots.clear()
         tracer.pending.clear()
         escaped = any(r() is not None for r in refs)
+        if escaped:  # or only held by a reference cycle (y.add_(y) links y and its node)
+            gc.collect()
+            escaped = any(r() is not None for r in refs)
         if escaped:
             if self._escaped:
                 self._escaped = False
