@@ -9,13 +9,19 @@ them), and returns the tensor.
 from __future__ import annotations
 
 import math
+import warnings
 
-from .. import creation, engine
+import numpy as np
+
+from .. import creation, devices, engine
 from ..tensor import Tensor
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
     "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "trunc_normal_", "orthogonal_", "eye_", "dirac_", "sparse_",
+    "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+    "kaiming_normal", "orthogonal", "sparse",
 ]
 
 
@@ -71,26 +77,150 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def _rng(tensor: Tensor, generator=None):
+    """The generator to draw from: `generator` (a NumPy Generator, or any object with its
+    methods) when given, else the global one of the tensor's device."""
+    if generator is None:
+        return creation.generator(like=tensor.data)
+    if not hasattr(generator, "normal"):
+        raise TypeError(f"generator must be a random generator (e.g. numpy.random.Generator), "
+                        f"got {type(generator).__name__}")
+    return generator
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples from U(a, b)."""
-    return _write(tensor, creation.generator(like=tensor.data).uniform(a, b, tensor.shape))
+    return _write(tensor, _rng(tensor, generator).uniform(a, b, tensor.shape))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with samples from N(mean, std^2)."""
-    return _write(tensor, creation.generator(like=tensor.data).normal(mean, std, tensor.shape))
+    return _write(tensor, _rng(tensor, generator).normal(mean, std, tensor.shape))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with the value `val`."""
     return _write(tensor, val)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros."""
     return _write(tensor, 0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones."""
     return _write(tensor, 1)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
+    """Fill with N(mean, std^2) truncated to [a, b], by PyTorch's inverse-CDF method:
+    uniform in [cdf(a), cdf(b)], mapped back through erfinv, then clamped to [a, b]."""
+    from ..ops._special import erfinv
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    u = devices.host(np.asarray(_rng(tensor, generator).uniform(2 * lo - 1, 2 * hi - 1,
+                                                                 tensor.shape)))
+    vals = erfinv(np.asarray(u, dtype=np.float64)) * (std * math.sqrt(2.0)) + mean
+    vals = np.clip(vals, a, b)
+    if tensor.data.__class__ is not np.ndarray:
+        vals = devices.to(vals.astype(tensor.data.dtype), tensor.device)
+    return _write(tensor, vals)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity (ones on the diagonal, as `torch.eye`)."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: only tensors with 2 dimensions are supported, got shape "
+                         f"{tensor.shape}")
+    tensor.data[...] = 0
+    n = min(tensor.shape)
+    idx = np.arange(n)
+    tensor.data[idx, idx] = 1
+    _bump(tensor)
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3/4/5-D convolution weight with the Dirac delta: the identity convolution
+    (per group), keeping as many input channels as there are output channels."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got "
+                         f"shape {tensor.shape}")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError(f"dirac_: dim 0 (size {sizes[0]}) must be divisible by groups "
+                         f"({groups})")
+    per = sizes[0] // groups
+    tensor.data[...] = 0
+    centre = tuple(k // 2 for k in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per, sizes[1])):
+            tensor.data[(g * per + d, d) + centre] = 1
+    _bump(tensor)
+    return tensor
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix from the QR decomposition of a Gaussian one;
+    dimensions after the first are flattened, so rows (or columns, if fewer) are orthonormal
+    times `gain`."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
+                         f"got shape {tensor.shape}")
+    if tensor.data.size == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.data.size // rows
+    flat = np.asarray(devices.host(np.asarray(_rng(tensor, generator).normal(0.0, 1.0,
+                                                                             (rows, cols)))),
+                      dtype=np.float64)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    d = np.sign(np.diag(r))
+    q = q * d
+    if rows < cols:
+        q = q.T
+    vals = (gain * q).reshape(tensor.shape).astype(tensor.data.dtype)
+    if tensor.data.__class__ is not np.ndarray:
+        vals = devices.to(vals, tensor.device)
+    return _write(tensor, vals)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill a 2-D tensor from N(0, std^2), then zero ceil(sparsity * rows) random entries in
+    every column."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
+                         f"{tensor.shape}")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    rng = _rng(tensor, generator)
+    vals = np.array(devices.host(np.asarray(rng.normal(0.0, std, (rows, cols)))),
+                    dtype=tensor.data.dtype)
+    for c in range(cols):
+        perm = np.asarray(devices.host(np.asarray(rng.permutation(rows))))
+        vals[perm[:num_zeros], c] = 0
+    if tensor.data.__class__ is not np.ndarray:
+        vals = devices.to(vals, tensor.device)
+    return _write(tensor, vals)
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
@@ -132,3 +262,31 @@ def _default_layer_init(weight: Tensor, bias: Tensor | None) -> None:
         bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
         uniform_(bias, -bound, bound)
 
+
+
+def _make_deprecate(meth):
+    """The old spelling without the trailing underscore: warns (FutureWarning, as PyTorch)
+    and does the same."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"Deprecated spelling of `{new_name}` (warns, then calls it)."
+    deprecated_init.__name__ = old_name
+    deprecated_init.__qualname__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
