@@ -1,5 +1,8 @@
 """`rg.nn.utils`: gradient clipping, `clip_grad_norm_` and `clip_grad_value_`; and
 `rg.nn.utils.rnn`, variable-length sequences (`PackedSequence`, `pack_padded_sequence`, ...).
+Also, in modules of their own: `parameters_to_vector`/`vector_to_parameters`, the
+BatchNorm fusions, `skip_init`, `parametrize` and `parametrizations`, the old
+`weight_norm`/`spectral_norm` hooks and `stateless.functional_call`.
 
 Both change the gradients in place with tensor ops under no_grad, so a training
 step traced by `rg.jit` replays them.
@@ -8,6 +11,7 @@ step traced by `rg.jit` replays them.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -15,10 +19,32 @@ from ... import api as _f
 from ..._values import every_value
 from ...grad_mode import no_grad, state
 from ...tensor import Tensor
-from . import rnn
+from . import (
+    convert_parameters,
+    fusion,
+    init,
+    parametrizations,
+    parametrize,
+    rnn,
+    stateless,
+)
+from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from .init import skip_init
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
-           "rnn"]
+           "rnn", "clip_grad_norm", "parameters_to_vector", "vector_to_parameters",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+           "fuse_linear_bn_weights", "skip_init", "weight_norm", "remove_weight_norm",
+           "spectral_norm", "remove_spectral_norm", "convert_parameters", "fusion", "init",
+           "parametrize", "parametrizations", "stateless"]
 
 
 def _params(parameters) -> list:
@@ -77,6 +103,14 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
         total = get_total_norm(grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
     return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """Deprecated PyTorch spelling of `clip_grad_norm_` (warns, then calls it)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
