@@ -3,13 +3,15 @@
 
     optimizer.py     Optimizer (parameter groups, state, state_dict), SGD, Adam, AdamW
     adaptive.py      RMSprop, Adagrad, Adamax, NAdam
+    first_order.py   RAdam, Adadelta, Rprop, ASGD
     lr_scheduler.py  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
                      OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau
 """
 
 from . import lr_scheduler
 from .adaptive import Adagrad, Adamax, NAdam, RMSprop
+from .first_order import ASGD, Adadelta, RAdam, Rprop
 from .optimizer import SGD, Adam, AdamW, Optimizer, required
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "lr_scheduler"]
+           "RAdam", "Adadelta", "Rprop", "ASGD", "lr_scheduler"]
