@@ -37,14 +37,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import forward, ops
-from .autograd import grad as _autograd_grad
+from .autograd._core import grad as _autograd_grad
 from .devices import namespace_of
 from .engine import Node, apply
 from .grad_mode import enable_grad, state
 from .tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
-           "hvp", "vmap"]
+           "hvp", "vmap",
+           "grad_and_value", "linearize", "functional_call", "stack_module_state"]
 
 _depth = [0]  # transforms whose function is running: results must stay differentiable
 _internal: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # leaves made by _fresh
@@ -239,13 +240,26 @@ def _substitute(args, nums, values) -> list:
 
 # ---------------------------------------------------------------- reverse mode
 
+def _is_tree(x) -> bool:
+    """A dict, or a tuple/list holding tensors or containers: differentiated leaf by leaf
+    (as torch.func does); a list of plain numbers stays one tensor-like argument."""
+    return isinstance(x, dict) or (isinstance(x, (tuple, list)) and any(
+        isinstance(e, (Tensor, dict, tuple, list)) for e in x))
+
+
 def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
     nums, single = _argnums(argnums, len(args), what)
-    xs = [_float_input(args[i], f"{what}: argument {i}") for i in nums]
+    trees = [args[i] if _is_tree(args[i]) else _float_input(args[i], f"{what}: argument {i}")
+             for i in nums]
+    xs: list = []
+    for i, t in zip(nums, trees):
+        _tree_map(t, lambda leaf, i=i: xs.append(_float_input(leaf, f"{what}: argument {i}")))
     caller = state.enabled
     with enable_grad():
         diffs = [_fresh(x) for x in xs]
-        out, aux = _split_aux(_call(f, _substitute(args, nums, diffs), kwargs), has_aux, what)
+        it = iter(diffs)
+        new = [_tree_map(t, lambda _: next(it)) for t in trees]
+        out, aux = _split_aux(_call(f, _substitute(args, nums, new), kwargs), has_aux, what)
         out = _as_tensor(out, f"{what}: the output")
         if out.data.size != 1:
             raise RuntimeError(
@@ -257,6 +271,8 @@ def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
         gs = _grads([out], [None], diffs, cg)
     if not cg:
         out = _detach(out)
+    it = iter(gs)
+    gs = [_tree_map(t, lambda _: next(it)) for t in trees]
     return out, aux, _pack(gs, single)
 
 
@@ -287,6 +303,18 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
         return (g, aux) if has_aux else g
 
     return grad_f
+
+
+def grad_and_value(f: Callable, argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable:
+    """torch.func's name: `(grad, value)`, or `(grad, (value, aux))` -- the reverse of
+    `value_and_grad`'s order."""
+    @functools.wraps(f)
+    def grad_and_value_f(*args, **kwargs):
+        out, aux, g = _value_and_grad(f, argnums, has_aux, "grad_and_value", args, kwargs)
+        return g, ((out, aux) if has_aux else out)
+
+    return grad_and_value_f
 
 
 def vjp(f: Callable, *primals, has_aux: bool = False):
@@ -693,3 +721,67 @@ def _vmap_output(o, d, lv, size: int, where: str):
         raise ValueError(f"vmap: out_dim {d} is out of range for {where} with "
                          f"{value.ndim} dimensions (batch included)")
     return _move_from_front(value, int(d) % value.ndim)
+
+
+# ---------------------------------------------------------------- modules as functions
+
+def linearize(func: Callable, *primals) -> tuple:
+    """`(output, jvp_fn)`: `func(*primals)` and a function giving its directional derivative
+    at `primals` along given tangents, `jvp_fn(*tangents)` (recomputed by forward mode on
+    each call; torch.func traces it once)."""
+    out = func(*primals)
+
+    def jvp_fn(*tangents):
+        if len(tangents) != len(primals):
+            raise RuntimeError(f"linearize: expected {len(primals)} tangent(s), one per primal, "
+                               f"got {len(tangents)}")
+        for k, (p, t) in enumerate(zip(primals, tangents)):
+            if isinstance(p, Tensor) and isinstance(t, Tensor) and p.shape != t.shape:
+                raise RuntimeError(f"linearize: tangent {k} has shape {tuple(t.shape)}, but "
+                                   f"its primal has shape {tuple(p.shape)}")
+        return jvp(func, primals, tangents)[1]
+
+    return _tree_map(out, lambda o: _detach(o) if isinstance(o, Tensor) else o), jvp_fn
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights: bool = True, strict: bool = False):
+    """Call `module(*args, **kwargs)` with its parameters and buffers replaced by the given
+    tensors (a dict by dotted name, or a tuple of dicts), the module itself left unchanged;
+    composes with `grad`/`vmap` for per-sample gradients and model ensembles."""
+    from .nn.utils.stateless import _functional_call
+
+    return _functional_call(module, parameter_and_buffer_dicts, args, kwargs,
+                            tie_weights=tie_weights, strict=strict)
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """The parameters and buffers of same-class `models`, each stacked on a new leading
+    dimension: `(params, buffers)` dicts for `vmap(functional_call)` over an ensemble.
+    Stacked parameters are new leaves that require grad."""
+    from .api import stack
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def leaf(tensors, name):
+        req = [t.requires_grad for t in tensors]
+        if any(req) and not all(req):
+            raise RuntimeError(f"Expected {name} from each model to have the same "
+                               ".requires_grad")
+        out = stack([t.detach() for t in tensors])
+        if all(req):
+            out.requires_grad_(True)
+        return out
+
+    all_params = [dict(m.named_parameters()) for m in models]
+    params = {k: leaf([p[k] for p in all_params], k) for k in all_params[0]}
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    buffers = {k: leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers
