@@ -159,3 +159,143 @@ def test_bad_hyperparameters_raise_torchs_type(name, kw):
         getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kw)
     with pytest.raises(e_t.type):
         getattr(rg.optim, name)([rg.zeros(2, requires_grad=True)], **kw)
+
+
+def _factor(epoch):
+    return 0.95
+
+
+SCHEDULERS = {
+    "ConstantLR": ("SGD", lambda m, o: m.ConstantLR(o, factor=0.5, total_iters=7)),
+    "ConstantLR-default": ("SGD", lambda m, o: m.ConstantLR(o)),
+    "MultiplicativeLR": ("SGD", lambda m, o: m.MultiplicativeLR(o, _factor)),
+    "MultiplicativeLR-lambda": ("SGD", lambda m, o: m.MultiplicativeLR(
+        o, lambda e: 0.9 + e / 1000)),
+    "PolynomialLR": ("SGD", lambda m, o: m.PolynomialLR(o, total_iters=30, power=2.0)),
+    "PolynomialLR-default": ("SGD", lambda m, o: m.PolynomialLR(o)),
+    "CosineAnnealingWarmRestarts": ("SGD", lambda m, o: m.CosineAnnealingWarmRestarts(
+        o, T_0=7, eta_min=0.01)),
+    "CosineAnnealingWarmRestarts-mult": ("SGD", lambda m, o: m.CosineAnnealingWarmRestarts(
+        o, T_0=3, T_mult=2)),
+    "CyclicLR-triangular": ("SGD", lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=4)),
+    "CyclicLR-triangular2": ("SGD", lambda m, o: m.CyclicLR(
+        o, [0.01, 0.02], 0.1, step_size_up=3, step_size_down=5, mode="triangular2")),
+    "CyclicLR-exp_range": ("Adam", lambda m, o: m.CyclicLR(
+        o, 0.01, [0.1, 0.2], step_size_up=6, mode="exp_range", gamma=0.97)),
+    "CyclicLR-scale_fn": ("SGD", lambda m, o: m.CyclicLR(
+        o, 0.01, 0.1, step_size_up=5, scale_fn=lambda x: 1 / (1 + x), scale_mode="iterations",
+        cycle_momentum=False)),
+    "ChainedScheduler": ("SGD", lambda m, o: m.ChainedScheduler(
+        [m.ConstantLR(o, factor=0.3, total_iters=4), m.ExponentialLR(o, gamma=0.9)])),
+    "ChainedScheduler-cosine": ("SGD", lambda m, o: m.ChainedScheduler(
+        [m.CosineAnnealingWarmRestarts(o, T_0=5), m.MultiplicativeLR(o, _factor)], o)),
+}
+
+
+def _sched_pair(name):
+    kind, make = SCHEDULERS[name]
+    w = [rg.zeros(3, requires_grad=True)], [rg.zeros(2, requires_grad=True)]
+    w_t = [torch.zeros(3, requires_grad=True)], [torch.zeros(2, requires_grad=True)]
+    kw = {"momentum": 0.9} if kind == "SGD" else {}
+    opt = getattr(rg.optim, kind)([{"params": w[0]}, {"params": w[1], "lr": 0.2}], lr=0.1,
+                                  **kw)
+    opt_t = getattr(torch.optim, kind)([{"params": w_t[0]}, {"params": w_t[1], "lr": 0.2}],
+                                       lr=0.1, **kw)
+    return opt, make(rg.optim.lr_scheduler, opt), opt_t, make(torch.optim.lr_scheduler, opt_t)
+
+
+def _momenta(opt):
+    return [g.get("momentum", g.get("betas", (None,))[0]) for g in opt.param_groups]
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_scheduler_matches_torch_over_50_steps(name):
+    opt, sched, opt_t, sched_t = _sched_pair(name)
+    assert type(sched).__name__ == type(sched_t).__name__
+    for _ in range(50):
+        np.testing.assert_allclose(sched.get_last_lr(), sched_t.get_last_lr(), rtol=1e-13)
+        np.testing.assert_allclose([g["lr"] for g in opt.param_groups],
+                                   [g["lr"] for g in opt_t.param_groups], rtol=1e-13)
+        np.testing.assert_allclose(_momenta(opt), _momenta(opt_t), rtol=1e-13)
+        opt.step()
+        opt_t.step()
+        sched.step()
+        sched_t.step()
+    assert list(sched.state_dict()) == list(sched_t.state_dict())
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_scheduler_state_dict_round_trip(name, tmp_path):
+    opt, sched, _, _ = _sched_pair(name)
+    opt2, sched2, _, _ = _sched_pair(name)
+    for _ in range(13):
+        sched.step()
+        sched2.step()
+    rg.save({"opt": opt2.state_dict(), "sched": sched2.state_dict()}, tmp_path / "s.pt")
+    opt3, sched3, _, _ = _sched_pair(name)
+    saved = rg.load(tmp_path / "s.pt")
+    opt3.load_state_dict(saved["opt"])
+    sched3.load_state_dict(saved["sched"])
+    assert sched3.get_last_lr() == sched.get_last_lr()
+    for _ in range(20):
+        sched.step()
+        sched3.step()
+        assert sched3.get_last_lr() == sched.get_last_lr()
+        assert _momenta(opt3) == _momenta(opt)
+
+
+@pytest.mark.parametrize("T_mult", [1, 2])
+def test_cosine_warm_restarts_fractional_epochs(T_mult):
+    opt, _, opt_t, _ = _sched_pair("ConstantLR")
+    sched = rg.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=T_mult)
+    sched_t = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt_t, T_0=3, T_mult=T_mult)
+    for epoch in range(8):
+        for i in range(4):
+            sched.step(epoch + i / 4)
+            sched_t.step(epoch + i / 4)
+            np.testing.assert_allclose(sched.get_last_lr(), sched_t.get_last_lr(), rtol=1e-13)
+            assert sched.last_epoch == sched_t.last_epoch
+    sched.step(26)
+    sched_t.step(26)
+    sched.step()
+    sched_t.step()
+    np.testing.assert_allclose(sched.get_last_lr(), sched_t.get_last_lr(), rtol=1e-13)
+
+
+def _bad_scheduler_cases():
+    return [
+        lambda m, o: m.ConstantLR(o, factor=1.5),
+        lambda m, o: m.ConstantLR(o, factor=-0.1),
+        lambda m, o: m.MultiplicativeLR(o, 0.5),
+        lambda m, o: m.MultiplicativeLR(o, [_factor] * 3),
+        lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=0),
+        lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=2.5),
+        lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=0),
+        lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3, eta_min="0"),
+        lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3).step(-1),
+        lambda m, o: m.CyclicLR(o, 0.01, 0.1, mode="sawtooth"),
+        lambda m, o: m.CyclicLR(o, [0.01] * 3, 0.1),
+        lambda m, o: m.CyclicLR(m.ConstantLR(o).optimizer.__class__, 0.01, 0.1),
+        lambda m, o: m.ChainedScheduler([]),
+        lambda m, o: m.ChainedScheduler([m.ReduceLROnPlateau(o)]),
+    ]
+
+
+@pytest.mark.parametrize("k", range(len(_bad_scheduler_cases())))
+def test_bad_scheduler_arguments_raise_torchs_type(k):
+    make = _bad_scheduler_cases()[k]
+    opt_t = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1, momentum=0.9)
+    with pytest.raises(Exception) as e_t:
+        make(torch.optim.lr_scheduler, opt_t)
+    opt = rg.optim.SGD([rg.zeros(2, requires_grad=True)], lr=0.1, momentum=0.9)
+    with pytest.raises(e_t.type):
+        make(rg.optim.lr_scheduler, opt)
+
+
+def test_cyclic_lr_needs_momentum_when_cycling():
+    opt_t = torch.optim.Adagrad([torch.zeros(2, requires_grad=True)], lr=0.1)
+    with pytest.raises(ValueError):
+        torch.optim.lr_scheduler.CyclicLR(opt_t, 0.01, 0.1)
+    opt = rg.optim.Adagrad([rg.zeros(2, requires_grad=True)], lr=0.1)
+    with pytest.raises(ValueError, match="momentum"):
+        rg.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)

@@ -5,7 +5,9 @@
     adaptive.py      RMSprop, Adagrad, Adamax, NAdam
     first_order.py   RAdam, Adadelta, Rprop, ASGD
     lr_scheduler.py  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
-                     OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau
+                     OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau, ConstantLR,
+                     MultiplicativeLR, PolynomialLR, CosineAnnealingWarmRestarts, CyclicLR,
+                     ChainedScheduler
 """
 
 from . import lr_scheduler

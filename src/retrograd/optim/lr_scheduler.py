@@ -20,7 +20,9 @@ from typing import Any
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LinearLR", "OneCycleLR", "LambdaLR", "SequentialLR", "ReduceLROnPlateau"]
+           "LinearLR", "OneCycleLR", "LambdaLR", "SequentialLR", "ReduceLROnPlateau",
+           "ConstantLR", "MultiplicativeLR", "PolynomialLR", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "ChainedScheduler"]
 
 
 def _lrs(optimizer: Optimizer) -> list:
@@ -514,3 +516,303 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class ConstantLR(LRScheduler):
+    """lr * factor for the first `total_iters` epochs, then lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError(f"ConstantLR: factor must be between 0 and 1, got {factor}")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in _lrs(self.optimizer)]
+        if self.last_epoch != self.total_iters:
+            return _lrs(self.optimizer)
+        return [lr * (1.0 / self.factor) for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self) -> list:
+        on = self.last_epoch >= self.total_iters
+        return [b * (self.factor + on * (1 - self.factor)) for b in self.base_lrs]
+
+
+class MultiplicativeLR(LRScheduler):
+    """lr * lr_lambda(epoch) at every epoch after the first (one function for all groups
+    or one per group); the factors compound."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | list,
+                 last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas,
+                                                            _lrs(self.optimizer))]
+
+
+class PolynomialLR(LRScheduler):
+    """base_lr * (1 - epoch / total_iters)^power, then constant (applied recursively)."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        e, n = self.last_epoch, self.total_iters
+        if self._is_initial or e > n:
+            return _lrs(self.optimizer)
+        factor = ((1.0 - e / n) / (1.0 - (e - 1) / n)) ** self.power
+        return [lr * factor for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self) -> list:
+        n = self.total_iters
+        return [b * (1.0 - min(n, self.last_epoch) / n) ** self.power for b in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: cosine annealing from base_lr to eta_min over T_i epochs, restarting with
+    T_i *= T_mult; `step(epoch)` accepts fractional epochs (epoch + batch / batches)."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
+                 eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min).__name__}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        lo = self.eta_min
+        return [lo + (b - lo) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for b in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance one epoch, or go to `epoch` (a float: epoch + i / iters within one)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = _lrs(self.optimizer)
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith): lr moves between base_lr and max_lr over
+    step_size_up + step_size_down iterations, scaled per cycle ('triangular',
+    'triangular2') or per iteration ('exp_range', gamma^iteration) or by `scale_fn`;
+    with `cycle_momentum`, momentum (or Adam's beta1) cycles the other way."""
+
+    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable | None = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"CyclicLR: mode {mode!r} is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for hi, lo, group in zip(self.max_momentums, self.base_momentums,
+                                         optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (hi, *group["betas"][1:])
+                    else:
+                        group["momentum"] = hi
+                    group["max_momentum"] = hi
+                    group["base_momentum"] = lo
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = _triangular
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = _triangular2
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = _ExpRange(self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x) -> float:
+        """The scaling policy: `scale_fn` if given, else the mode's."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def get_lr(self) -> list:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale = x / self.step_ratio
+        else:
+            scale = (x - 1) / (self.step_ratio - 1)
+        arg = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [b + (hi - b) * scale * self.scale_fn(arg)
+               for b, hi in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for lo, hi, group in zip(self.base_momentums, self.max_momentums,
+                                     self.optimizer.param_groups):
+                mom = hi - (hi - lo) * scale * self.scale_fn(arg)
+                if self.use_beta1:
+                    group["betas"] = (mom, *group["betas"][1:])
+                else:
+                    group["momentum"] = mom
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """As the base's, without the mode's scale function, and with the state of a
+        callable-object `scale_fn` (None for a plain function or lambda)."""
+        sd = super().state_dict()
+        sd.pop("_scale_fn_ref", None)
+        fn = sd.pop("_scale_fn_custom")
+        sd["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            sd["_scale_fn_custom"] = fn.__dict__.copy()
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        sd = dict(state_dict)
+        fn = sd.pop("_scale_fn_custom")
+        super().load_state_dict(sd)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+def _triangular(x: float) -> float:
+    return 1.0
+
+
+def _triangular2(x: float) -> float:
+    return 1 / (2.0 ** (x - 1))
+
+
+class _ExpRange:
+    def __init__(self, gamma: float) -> None:
+        self.gamma = gamma
+
+    def __call__(self, x: float) -> float:
+        return self.gamma ** x
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers of one optimizer together at every `step()` (their
+    recursive formulas compose)."""
+
+    def __init__(self, schedulers: list, optimizer: Optimizer | None = None) -> None:
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, "
+                             "but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, s in enumerate(schedulers):
+            if not hasattr(s, "optimizer"):
+                raise TypeError(f"ChainedScheduler at index {i} should have `optimizer` as its "
+                                "attribute.")
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(f"ChainedScheduler does not support `ReduceLROnPlateau` "
+                                 f"scheduler (at index {i}): it needs a metric at each step")
+            if s.optimizer is not optimizer:
+                raise ValueError(f"ChainedScheduler expects all schedulers to belong to the "
+                                 f"same optimizer, but scheduler {type(s).__name__} at index "
+                                 f"{i} has another")
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+    def step(self) -> None:  # type: ignore[override]
+        """Step every scheduler, in order."""
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+    def state_dict(self) -> dict[str, Any]:
+        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        sd = dict(state_dict)
+        saved = sd.pop("_schedulers")
+        self.__dict__.update(sd)
+        for s, st in zip(self._schedulers, saved):
+            s.load_state_dict(st)
