@@ -18,13 +18,29 @@ SciPy: `pip install 'retrograd[special]'`.
 """
 
 from .continuous import Beta, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
+from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, OneHotCategorical
 from .discrete import Bernoulli, Categorical, Poisson
 from .distribution import Distribution
 from .kl import kl_divergence, register_kl
 from .multivariate import Dirichlet, MultivariateNormal
+from .univariate import (
+    Cauchy,
+    FisherSnedecor,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    InverseGamma,
+    Kumaraswamy,
+    LogNormal,
+    Pareto,
+    Weibull,
+)
 
 __all__ = [
     "Distribution", "Normal", "MultivariateNormal", "StudentT", "Poisson", "Beta", "Gamma",
     "Chi2", "Dirichlet", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace",
     "kl_divergence", "register_kl",
+    "Cauchy", "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "Weibull", "Pareto",
+    "InverseGamma", "FisherSnedecor", "Kumaraswamy",
+    "Geometric", "Binomial", "NegativeBinomial", "Multinomial", "OneHotCategorical",
 ]

@@ -78,6 +78,28 @@ class Distribution:
     def _extended_shape(self, sample_shape=()) -> tuple:
         return _shape(sample_shape) + self._batch_shape + self._event_shape
 
+    def expand(self, batch_shape, _instance=None):
+        """The distribution with its batch dimensions broadcast to `batch_shape` (parameters
+        are expanded views: no copy, gradients flow back to the originals)."""
+        import copy
+
+        batch_shape = _shape(batch_shape)
+        try:
+            np.broadcast_shapes(self._batch_shape, batch_shape)
+        except ValueError:
+            raise ValueError(f"{type(self).__name__}.expand: batch_shape {batch_shape} is not "
+                             f"compatible with the batch shape {self._batch_shape}") from None
+        if np.broadcast_shapes(self._batch_shape, batch_shape) != batch_shape:
+            raise ValueError(f"{type(self).__name__}.expand: batch_shape {batch_shape} is not "
+                             f"compatible with the batch shape {self._batch_shape}")
+        new = copy.copy(self)
+        nb = len(self._batch_shape)
+        for key, value in list(self.__dict__.items()):
+            if isinstance(value, Tensor) and tuple(value.shape[:nb]) == self._batch_shape:
+                new.__dict__[key] = value.expand(*(batch_shape + tuple(value.shape[nb:])))
+        new._batch_shape = batch_shape
+        return new
+
     def _dtype(self) -> np.dtype:
         return next(v.data.dtype for v in self.__dict__.values() if isinstance(v, Tensor)
                     and v.data.dtype.kind == "f")
