@@ -822,6 +822,100 @@ REFUSES.update({  # random numbers
 })
 
 
+# ---- PyTorch's spellings of arithmetic, comparisons, copies and queries (api/torch_names.py;
+# values against torch: tests/test_torch_names.py), its random draws from tensors
+# (api/rng.py) and F.multi_head_attention_forward (api/attention.py)
+def _mha(need_weights: bool, **kw):
+    """F.multi_head_attention_forward on sequence-first (L, N, E) inputs, with every weight
+    an argument: 2 heads of 2, eval mode (no dropout)."""
+    return lambda q, k, v, w, b, ow, ob, *masks: F.multi_head_attention_forward(
+        q, k, v, 4, 2, w, b, None, None, False, 0.0, ow, ob, training=False,
+        need_weights=need_weights, **kw, **dict(zip(("key_padding_mask", "attn_mask"), masks)))
+
+
+_MHA_ARGS = (fl(3, 2, 4), fl(5, 2, 4), fl(5, 2, 4), fl(12, 4), fl(12), fl(4, 4), fl(4))
+
+
+def _last_key_kept(f):
+    """Masks that leave every query the last key to see (else NaN rows, as in PyTorch)."""
+    def g(*ts):
+        *rest, pad, att = ts
+        last = rg.arange(pad.shape[-1]) < pad.shape[-1] - 1
+        return f(*rest, pad & last, att & last)
+    return g
+
+
+CASES.update({
+    **{f"rg.{n}": C(getattr(rg, n), X, Y) for n in [
+        "add", "sub", "subtract", "mul", "multiply", "rsub", "eq", "ne", "lt", "le", "gt", "ge",
+        "greater", "greater_equal", "less", "less_equal", "not_equal", "is_same_size",
+        "result_type"]},
+    **{f"rg.{n}[int]": C(getattr(rg, n), ints(3, 4), ints(3, 4)) for n in [
+        "add", "sub", "mul", "rsub", "eq", "ne", "lt", "le", "gt", "ge"]},
+    "rg.add[alpha]": C(lambda x, y: rg.add(x, y, alpha=2.5), X, Y),
+    "rg.add[number]": C(lambda x: rg.add(x, 2.5, alpha=2), X),
+    "rg.add[broadcast]": C(rg.add, X, fl(4)),
+    "rg.add[out]": C(lambda x, y, o: rg.add(x, y, out=o), X, Y, fl(3, 4), grad=False),
+    "rg.sub[alpha]": C(lambda x, y: rg.sub(x, y, alpha=-0.5), X, Y),
+    "rg.rsub[alpha]": C(lambda x, y: rg.rsub(x, y, alpha=3), X, Y),
+    "rg.mul[bool]": C(rg.mul, bools(3, 4), bools(3, 4)),
+    "rg.mul[out]": C(lambda x, y, o: rg.mul(x, y, out=o), X, Y, fl(3, 4), grad=False),
+    "rg.pow": C(rg.pow, pos(3, 4), X),
+    "rg.pow[number]": C(lambda x: rg.pow(x, 3), X),
+    # grad=False: d/de of a number to a tensor power fails under func.grad / create_graph
+    # (the rule's m.log meets the base as a NumPy constant; engine.apply's one-input path),
+    # reported to the lead: restore the gradient check once fixed
+    "rg.pow[base]": C(lambda e: rg.pow(2.0, e), X, grad=False),
+    "rg.pow[int]": C(rg.pow, ints(3, 4, lo=-3, hi=4), ints(3, 4, lo=0, hi=4)),
+    "rg.pow[int negative]": C(rg.pow, ints(3, 4, lo=-2, hi=3), ints(3, 4, lo=-2, hi=3)),
+    **{f"rg.{n}": C(getattr(rg, n), X) for n in [
+        "neg", "negative", "positive", "clone", "detach", "numel", "t", "as_tensor", "asarray",
+        "is_tensor", "is_floating_point"]},
+    "rg.neg[int]": C(rg.neg, ints(3, 4, lo=-3, hi=3)),
+    "rg.t[1d]": C(rg.t, fl(4)),
+    "rg.as_tensor[dtype]": C(lambda x: rg.as_tensor(x, dtype=rg.float32), X),
+    "rg.asarray[copy]": C(lambda x: rg.asarray(x, dtype=rg.float32, copy=True), X),
+    "rg.is_floating_point[int]": C(rg.is_floating_point, ints(3, 4)),
+    "rg.result_type[int]": C(rg.result_type, ints(3, 4), bools(3, 4)),
+    "rg.broadcast_tensors": C(rg.broadcast_tensors, fl(3, 1), fl(1, 4), fl(4)),
+    "rg.clamp_min": C(lambda x: rg.clamp_min(x, -0.5), X),
+    "rg.clamp_max": C(lambda x: rg.clamp_max(x, 0.5), X),
+    "rg.clamp_min[tensor]": C(rg.clamp_min, X, Y),
+    "rg.clamp_max[tensor]": C(rg.clamp_max, X, fl(4)),
+    # a Python bool from the values
+    "rg.equal": C(rg.equal, X, Y),
+    "rg.equal[near]": C(lambda x, d: rg.equal(x, x + d), X, choose(0.0, 1.0)),
+    "rg.is_nonzero": C(rg.is_nonzero, fl(1)),
+    # random draws (as rg.rand_like)
+    "rg.bernoulli": C(rg.bernoulli, unit(3, 4)),
+    "rg.bernoulli[p]": C(lambda x: rg.bernoulli(x, 0.3), X),
+    "rg.normal": C(rg.normal, X, pos(3, 4)),
+    "rg.normal[mean]": C(lambda m: rg.normal(m, 2.0), X),
+    "rg.poisson": C(rg.poisson, pos(3, 4)),
+    # attention, as nn.MultiheadAttention calls it
+    "F.multi_head_attention_forward": C(_mha(True), *_MHA_ARGS),
+    "F.multi_head_attention_forward[heads]": C(_mha(True, average_attn_weights=False),
+                                               *_MHA_ARGS),
+    "F.multi_head_attention_forward[masks]": C(_last_key_kept(_mha(False)), *_MHA_ARGS,
+                                               bools(2, 5), bools(3, 5)),
+    "F.multi_head_attention_forward[dropout]": C(
+        lambda *ts: F.multi_head_attention_forward(
+            *ts[:3], 4, 2, ts[3], ts[4], None, None, False, 0.5, ts[5], ts[6],
+            training=True), *_MHA_ARGS),
+})
+NO_TENSORS |= {  # numbers, shapes, dtypes, NumPy arrays; the generator; settings
+    "rg.scalar_tensor", "rg.from_numpy", "rg.broadcast_shapes", "rg.promote_types",
+    "rg.can_cast", "rg.seed", "rg.initial_seed", "rg.get_rng_state",
+    "rg.set_rng_state",  # takes get_rng_state's bytes, not a tensor to compute with
+    "rg.get_num_threads", "rg.set_num_threads", "rg.is_inference_mode_enabled"}
+REFUSES.update({
+    "rg.equal": "rg.eq(x, y).all()", "rg.equal[near]": "rg.eq(x, y).all()",
+    "rg.is_nonzero": "bool() of a traced tensor",
+    **{k: RANDOM for k in ["rg.bernoulli", "rg.bernoulli[p]", "rg.normal", "rg.normal[mean]",
+                           "rg.poisson", "F.multi_head_attention_forward[dropout]"]},
+})
+
+
 def public_callables():
     for prefix, mod in NAMESPACES.items():
         for name in mod.__all__:

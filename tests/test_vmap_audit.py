@@ -69,6 +69,12 @@ REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place fo
         "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]},
     "F.instance_norm[stats]": "running_mean=None",
 })
+REFUSES.update({  # PyTorch's spellings (api/torch_names.py), draws from tensors, attention
+    **{k: RANDOM for k in ["rg.bernoulli", "rg.bernoulli[p]", "rg.normal", "rg.normal[mean]",
+                           "rg.poisson", "F.multi_head_attention_forward[dropout]"]},
+    "rg.equal": VALUES, "rg.equal[near]": VALUES, "rg.is_nonzero": VALUES,
+    "rg.add[out]": INPLACE, "rg.mul[out]": INPLACE,  # a write into `out`, as torch's vmap
+})
 
 
 def _refusal(key: str, mode: str) -> str | None:
@@ -142,8 +148,8 @@ def _vmap_or_refuse(fn, in_dims, batched: list, per_element: list[list], what: s
             rg.func.vmap(flat, in_dims=in_dims)(*batched)
         return RAISES
     want = _stacked(rows, what)
-    out_dims = tuple(None if w is None or isinstance(w, (bool, int, float, str)) else 0
-                     for w in want)
+    python = (bool, int, float, str, np.dtype)  # the same for every batch element
+    out_dims = tuple(None if w is None or isinstance(w, python) else 0 for w in want)
     try:
         if all(d == 0 for d in out_dims):  # the result as fn gives it (named tuples, nesting)
             got = tuple(_leaves(rg.func.vmap(fn, in_dims=in_dims)(*batched)))
