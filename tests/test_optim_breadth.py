@@ -299,3 +299,130 @@ def test_cyclic_lr_needs_momentum_when_cycling():
     opt = rg.optim.Adagrad([rg.zeros(2, requires_grad=True)], lr=0.1)
     with pytest.raises(ValueError, match="momentum"):
         rg.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)
+
+
+# L-BFGS: configurations whose iterations stay well-conditioned over 20 steps (with lr=1 and
+# 20 inner iterations, rounding differences of 1e-16 in dot products grow chaotically).
+LBFGS_CASES = [{"max_iter": 3, "lr": 0.5, "history_size": 5},
+               {"line_search_fn": "strong_wolfe", "max_iter": 3, "history_size": 4},
+               {"max_iter": 4, "history_size": 2, "lr": 0.3, "tolerance_change": 1e-4},
+               {"max_iter": 3, "tolerance_grad": 0.05, "lr": 0.5}]
+
+
+def _closure(mod, opt, x, y):
+    def closure():
+        opt.zero_grad()
+        loss = _loss(mod, x, y)
+        loss.backward()
+        return loss
+    return closure
+
+
+def _closure_t(ref, opt, x, y):
+    def closure():
+        opt.zero_grad()
+        loss = _loss_t(ref, x, y)
+        loss.backward()
+        return loss
+    return closure
+
+
+def _same_lbfgs_state(sd, sd_t):
+    (st,), (st_t,) = sd["state"].values(), sd_t["state"].values()
+    assert sorted(st) == sorted(st_t)
+    for k, v_t in st_t.items():
+        v = st[k]
+        if isinstance(v_t, list):
+            assert len(v) == len(v_t), k
+            pairs = list(zip(v, v_t))
+        else:
+            pairs = [(v, v_t)]
+        for a, b in pairs:
+            if b is None:
+                assert a is None, k
+                continue
+            a = np.asarray(a.numpy() if isinstance(a, rg.Tensor) else a)
+            b = b.numpy() if isinstance(b, torch.Tensor) else np.asarray(b)
+            assert a.shape == b.shape, k
+            np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-12, err_msg=k)
+    assert sd["param_groups"] == sd_t["param_groups"]
+
+
+@pytest.mark.parametrize("kw", LBFGS_CASES, ids=[str(i) for i in range(len(LBFGS_CASES))])
+def test_lbfgs_matches_torch_for_20_steps(kw):
+    mod, ref = _models()
+    opt = rg.optim.LBFGS(mod.parameters(), **kw)
+    opt_t = torch.optim.LBFGS(ref.parameters(), **kw)
+    for x, y in _batches(20):
+        loss = opt.step(_closure(mod, opt, x, y))
+        loss_t = opt_t.step(_closure_t(ref, opt_t, x, y))
+        assert loss.item() == pytest.approx(loss_t.item(), rel=RTOL)
+        _same_params(mod, ref)
+    _same_lbfgs_state(opt.state_dict(), opt_t.state_dict())
+
+
+@pytest.mark.parametrize("kw", LBFGS_CASES[:2], ids=["fixed", "strong_wolfe"])
+def test_lbfgs_save_load_round_trip(kw, tmp_path):
+    batches = _batches(6)
+    mod, _ = _models()
+    twin = copy.deepcopy(mod)
+    opt = rg.optim.LBFGS(mod.parameters(), **kw)
+    for x, y in batches:
+        opt.step(_closure(mod, opt, x, y))
+    opt2 = rg.optim.LBFGS(twin.parameters(), **kw)
+    for x, y in batches[:3]:
+        opt2.step(_closure(twin, opt2, x, y))
+    rg.save(opt2.state_dict(), tmp_path / "lbfgs.pt")
+    opt3 = rg.optim.LBFGS(twin.parameters(), **kw)
+    opt3.load_state_dict(rg.load(tmp_path / "lbfgs.pt"))
+    for x, y in batches[3:]:
+        opt3.step(_closure(twin, opt3, x, y))
+    for p, q in zip(mod.parameters(), twin.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_lbfgs_refuses_jit_groups_and_bad_arguments():
+    w = rg.tensor([1.0, 2.0], requires_grad=True)
+    opt = rg.optim.LBFGS([w])
+
+    def closure():
+        opt.zero_grad()
+        loss = (w ** 2).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(RuntimeError, match="rg.jit"):
+        rg.jit(lambda: opt.step(closure))()
+    for bad_t, bad in [
+        (lambda: torch.optim.LBFGS([torch.zeros(2, requires_grad=True)], lr=-1.0),
+         lambda: rg.optim.LBFGS([rg.zeros(2, requires_grad=True)], lr=-1.0)),
+        (lambda: torch.optim.LBFGS([{"params": [torch.zeros(2, requires_grad=True)]},
+                                    {"params": [torch.zeros(2, requires_grad=True)]}]),
+         lambda: rg.optim.LBFGS([{"params": [rg.zeros(2, requires_grad=True)]},
+                                 {"params": [rg.zeros(2, requires_grad=True)]}])),
+    ]:
+        with pytest.raises(Exception) as e_t:
+            bad_t()
+        with pytest.raises(e_t.type):
+            bad()
+    t = torch.tensor([1.0, 2.0], requires_grad=True)
+    opt_t = torch.optim.LBFGS([t], line_search_fn="backtracking")
+    w2 = rg.tensor([1.0, 2.0], requires_grad=True)
+    opt2 = rg.optim.LBFGS([w2], line_search_fn="backtracking")
+
+    def closure_t():
+        opt_t.zero_grad()
+        loss = (t ** 2).sum()
+        loss.backward()
+        return loss
+
+    def closure2():
+        opt2.zero_grad()
+        loss = (w2 ** 2).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(RuntimeError):
+        opt_t.step(closure_t)
+    with pytest.raises(RuntimeError, match="strong_wolfe"):
+        opt2.step(closure2)

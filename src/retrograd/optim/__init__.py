@@ -4,6 +4,7 @@
     optimizer.py     Optimizer (parameter groups, state, state_dict), SGD, Adam, AdamW
     adaptive.py      RMSprop, Adagrad, Adamax, NAdam
     first_order.py   RAdam, Adadelta, Rprop, ASGD
+    second_order.py  LBFGS (closure-based, optional strong-Wolfe line search)
     lr_scheduler.py  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
                      OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau, ConstantLR,
                      MultiplicativeLR, PolynomialLR, CosineAnnealingWarmRestarts, CyclicLR,
@@ -14,6 +15,8 @@ from . import lr_scheduler
 from .adaptive import Adagrad, Adamax, NAdam, RMSprop
 from .first_order import ASGD, Adadelta, RAdam, Rprop
 from .optimizer import SGD, Adam, AdamW, Optimizer, required
+from .second_order import LBFGS
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "RAdam", "Adadelta", "Rprop", "ASGD", "lr_scheduler"]
+           "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS",
+           "lr_scheduler"]
