@@ -1,7 +1,8 @@
 """Regression and likelihood losses with PyTorch's names, arguments and defaults:
 `binary_cross_entropy`, `l1_loss`, `smooth_l1_loss`, `huber_loss`, `kl_div`,
-`gaussian_nll_loss`, `poisson_nll_loss`; then `one_hot` and `embedding`. The margin
-losses are in `margin_losses.py`, CTC in `ctc.py`, the dropout family in `dropout.py`.
+`gaussian_nll_loss`, `poisson_nll_loss`; then `one_hot`. The margin losses are in
+`margin_losses.py`, CTC in `ctc.py`, the dropout family in `dropout.py`, `embedding` in
+`embedding.py`.
 
 All are compositions of recorded ops (so gradients, forward mode, `rg.func.vmap` and
 `rg.jit` replays come from the op table); arguments are checked first, with errors
@@ -20,7 +21,7 @@ import numpy as np
 from .. import creation, ops
 from .._values import every_value, values_of
 from ..engine import apply
-from ..grad_mode import no_grad, state
+from ..grad_mode import state
 from ..ops.checks import check_within
 from ..tensor import Tensor
 from ._args import _t, promote
@@ -38,14 +39,12 @@ from ._loss_args import (
 )
 from .elementwise import abs as _abs
 from .elementwise import clamp, exp, log, log1p, where
-from .indexing import index_select
 from .math import xlogy
-from .norms import vector_norm
 from .reductions import sum
 from .shape import unsqueeze
 
 __all__ = ["binary_cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
-           "gaussian_nll_loss", "poisson_nll_loss", "one_hot", "embedding"]
+           "gaussian_nll_loss", "poisson_nll_loss", "one_hot"]
 
 
 def _in_unit_interval(x: Tensor, fn: str, name: str) -> Tensor:
@@ -264,51 +263,3 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
         raise ValueError(f"one_hot: class values must be smaller than num_classes="
                          f"{num_classes} (largest is {int(d.max()) if d.size else None})")
     return apply(ops.one_hot, y, classes=int(num_classes), dtype=np.dtype(np.int64))
-
-
-def embedding(input, weight, padding_idx: int | None = None, max_norm: float | None = None,
-              norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-              sparse: bool = False) -> Tensor:
-    """Rows of `weight` (num_embeddings, dim) at the integer indices `input`: shape
-    input.shape + (dim,). The row `padding_idx` gets no gradient; with `max_norm`, the
-    rows looked up are first rescaled in place to norm at most `max_norm`, as in PyTorch."""
-    idx, w = _t(input), _t(weight)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"embedding: input must hold integer indices (int64), got {idx.dtype}")
-    if w.ndim != 2:
-        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
-                         f"shape {w.shape}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not "
-                                  "supported")
-    n = w.shape[0]
-    if padding_idx is not None:
-        if not -n <= padding_idx < n:
-            raise ValueError(f"embedding: padding_idx {padding_idx} must be within the "
-                             f"num_embeddings ({n})")
-        padding_idx %= n
-    d = every_value(idx)
-    if d.size and (d.min() < 0 or d.max() >= n):
-        bad = int(d[(d < 0) | (d >= n)].flat[0])
-        raise IndexError(f"embedding: index {bad} is out of range for {n} embeddings")
-    if max_norm is not None:
-        _renorm_rows(w, idx, float(max_norm), float(norm_type))
-    flat = idx.reshape(-1)
-    rows = index_select(w, 0, flat)
-    if padding_idx is not None and w.requires_grad:
-        keep = (flat != padding_idx).reshape(-1, 1)
-        rows = where(keep, rows, index_select(w.detach(), 0, flat))
-    return rows.reshape(idx.shape + (w.shape[1],))
-
-
-def _renorm_rows(w: Tensor, idx: Tensor, max_norm: float, p: float) -> None:
-    """Rescale in place the rows of `w` that `idx` looks up to norm at most `max_norm`, as
-    PyTorch does before the lookup; computed with ops, so rg.jit replays it for each call's
-    indices (rows not looked up are multiplied by exactly 1)."""
-    with no_grad():
-        norms = vector_norm(w, p, dim=1)
-        flat = idx.reshape(-1)
-        hits = apply(ops.index_add, apply(ops.zeros_like, norms), flat,
-                     apply(ops.ones_like, flat).to(norms.dtype), axis=-1)
-        big = (hits > 0) & (norms > max_norm)
-        w.mul_(where(big, max_norm / (norms + 1e-7), 1.0).to(w.dtype).reshape(-1, 1))

@@ -30,6 +30,11 @@ __all__ = ["binary_cross_entropy_with_logits", "cosine_embedding_loss", "ctc_los
 _NAMES = {0: "none", 1: "mean", 2: "sum"}
 
 
+class LossTargetDtypeError(TypeError, RuntimeError):
+    """A target of the wrong dtype (PyTorch raises RuntimeError): integer labels for
+    binary_cross_entropy_with_logits, float ones where class indices are expected."""
+
+
 def _reduction(reduction, fn: str) -> str:
     """ATen's reduction enum (or its name) as a name."""
     if isinstance(reduction, str):
@@ -57,6 +62,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if broadcast_shape(fn, **named) != x.shape:
         shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in named.items())
         raise LossShapeError(f"{fn}: {shapes}: each must broadcast to the input's shape")
+    if t.dtype.kind != "f":
+        raise LossTargetDtypeError(f"{fn}: target must be a floating tensor (0/1 labels or "
+                                   f"probabilities), got {t.dtype}; convert it with .float()")
     x, t = promote(x, t)
     floating(x, fn)
     log_sig = logsigmoid(x)

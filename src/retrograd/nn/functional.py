@@ -10,8 +10,6 @@ probability targets) are composed from primitives.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import api as _f
 from .. import ops
 from .._values import every_value
@@ -162,40 +160,60 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def mse_loss(input, target, reduction: str = "mean") -> Tensor:
-    """Mean squared error; `input` and `target` must have the same shape."""
-    _check_reduction(reduction, "mse_loss")
+import math  # noqa: E402
+import warnings  # noqa: E402
+
+from ..api import torch_losses as _torch_losses  # noqa: E402
+from ..api._loss_args import (  # noqa: E402
+    LossShapeError,
+    LossValueError,
+    check_reduction,
+    float_pair,
+    legacy_reduction,
+)
+from ..api.torch_losses import LossTargetDtypeError  # noqa: E402
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None) -> Tensor:
+    """Mean squared error; `input` and `target` must have the same shape (PyTorch warns
+    and broadcasts; retrograd refuses). With `weight` (the input's shape), 'mean' is
+    sum(w d^2) / sum(w), as in PyTorch. Like `torch.nn.functional.mse_loss`."""
+    fn = "mse_loss"
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
     x, y = _t(input), _t(target)
     if x.shape != y.shape:
-        raise ValueError(f"mse_loss: input shape {x.shape} and target shape {y.shape} differ; "
-                         "reshape one of them (broadcasting here is almost always a bug)")
+        raise LossShapeError(f"{fn}: input of shape {tuple(x.shape)} and target of shape "
+                             f"{tuple(y.shape)} differ; reshape one of them (broadcasting "
+                             "here is almost always a bug)")
+    x, y = float_pair(x, y, fn)
     d = x - y
-    return _reduce(d * d, reduction)
+    loss = d * d
+    if weight is None:
+        return _reduce(loss, reduction)
+    w = _t(weight)
+    if w.shape != x.shape:
+        raise ValueError(f"{fn}: weight of shape {tuple(w.shape)} and input of shape "
+                         f"{tuple(x.shape)}: weights and input must have the same size")
+    loss = loss * w
+    return _f.sum(loss) / _f.sum(w) if reduction == "mean" else _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction: str = "mean",
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction: str = "mean",
                                      pos_weight=None) -> Tensor:
-    """Sigmoid and binary cross-entropy in one numerically stable expression.
-
-    loss = (1 - t) x + (1 + (pw - 1) t) softplus(-x); softplus is written with
-    `maximum` so that the gradient at x = 0 is exactly sigmoid(0) - t.
-    """
-    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    """Sigmoid and binary cross-entropy in one numerically stable expression:
+    (1 - t) x - (1 + (pos_weight - 1) t) log sigmoid(x), times `weight`. `target` must
+    have the input's shape; `weight` and `pos_weight` broadcast to it. Like
+    `torch.nn.functional.binary_cross_entropy_with_logits` (it shares
+    `rg.binary_cross_entropy_with_logits`)."""
+    fn = "binary_cross_entropy_with_logits"
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
     x, t = _t(input), _t(target)
     if x.shape != t.shape:
-        raise ValueError(f"binary_cross_entropy_with_logits: target shape {t.shape} must equal "
-                         f"input shape {x.shape}")
-    if t.dtype.kind not in "fc":
-        t = t.to(x.dtype)
-    softplus_neg = _f.log1p(_f.exp(-_f.abs(x))) + _f.maximum(-x, np.zeros((), x.dtype))
-    if pos_weight is not None:
-        lw = 1.0 + (_t(pos_weight) - 1.0) * t
-        loss = (1.0 - t) * x + lw * softplus_neg
-    else:
-        loss = (1.0 - t) * x + softplus_neg
-    if weight is not None:
-        loss = loss * _t(weight)
-    return _reduce(loss, reduction)
+        raise ValueError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape as "
+                         f"input {tuple(x.shape)}")
+    return _torch_losses.binary_cross_entropy_with_logits(x, t, weight, pos_weight, reduction)
 
 
 def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> Tensor:
@@ -204,11 +222,11 @@ def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> T
     y = target.data
     want = (x.shape[0],) + x.shape[2:]
     if y.dtype.kind not in "iu":
-        raise TypeError(f"{name}: target must hold integer class indices (int64), got dtype "
-                        f"{y.dtype}; for class probabilities pass a float target of the input's "
-                        f"shape {x.shape}" if name == "cross_entropy" else
-                        f"{name}: target must hold integer class indices (int64), got dtype "
-                        f"{y.dtype}")
+        raise LossTargetDtypeError(
+            f"{name}: target must hold integer class indices (int64), got dtype {y.dtype}; for "
+            f"class probabilities pass a float target of the input's shape {x.shape}"
+            if name == "cross_entropy" else
+            f"{name}: target must hold integer class indices (int64), got dtype {y.dtype}")
     if y.shape != want:
         raise ValueError(f"{name}: target of shape {y.shape} does not fit input of shape "
                          f"{x.shape}; expected class indices of shape {want}")
@@ -238,13 +256,16 @@ def _unbatched(x: Tensor, target: Tensor) -> tuple:
     return _f.unsqueeze(x, 0), _f.unsqueeze(target, 0)
 
 
-def nll_loss(input, target, weight=None, ignore_index: int = -100,
-             reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`.
+    Like `torch.nn.functional.nll_loss`."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     x, target = _t(input), _t(target)
     if x.ndim == 1:  # unbatched (C,) with a 0-d target
-        out = nll_loss(*_unbatched(x, target), weight, ignore_index, reduction)
+        out = nll_loss(*_unbatched(x, target), weight, ignore_index=ignore_index,
+                       reduction=reduction)
         return _f.reshape(out, ()) if reduction == "none" else out
     if x.ndim < 2:
         raise ValueError(f"nll_loss: input must have shape (N, C) or (N, C, d1, ...), got "
@@ -258,8 +279,8 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100,
 def _class_weight(weight, n_classes: int, dtype) -> Tensor:
     w = _t(weight)
     if w.shape != (n_classes,):
-        raise ValueError(f"weight must have shape ({n_classes},) (one per class), got "
-                         f"{w.shape}")
+        raise LossShapeError(f"weight must have shape ({n_classes},) (one per class), got "
+                             f"{w.shape}")
     return w if w.dtype == dtype else w.to(dtype)
 
 
@@ -291,14 +312,17 @@ def _mean_by(total: Tensor, weight_sum: Tensor) -> Tensor:
     return total / _f.where(none, 1.0, weight_sum) + _f.where(none, float("nan"), 0.0)
 
 
-def cross_entropy(input, target, weight=None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross-entropy of scores `input` (N, C, ...) against `target`.
 
     `target` is either integer class indices of shape (N, ...) or class
     probabilities of the input's shape (float). PyTorch's `weight`,
-    `ignore_index`, `reduction` and `label_smoothing` are supported.
+    `ignore_index`, `reduction` and `label_smoothing` are supported, and its deprecated
+    `size_average`/`reduce` (with its warning). Like `torch.nn.functional.cross_entropy`.
     """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
     # Fast path, checked cheaply: (N, C) scores, N class indices, no weights. The op drops
     # the rows labelled ignore_index itself (so a jit replay reads each call's labels).
     if (input.__class__ is Tensor and target.__class__ is Tensor or state.tracer is not None
@@ -314,21 +338,22 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
                 pass  # out of range: the general path says which
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
-                         f"{label_smoothing}")
+        raise LossValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                             f"{label_smoothing}")
     x, target = _t(input), _t(target)
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: input must hold floating scores, got {x.dtype}")
     if x.ndim == 1:  # unbatched
-        out = cross_entropy(*_unbatched(x, target), weight, ignore_index, reduction,
-                            label_smoothing)
+        out = cross_entropy(*_unbatched(x, target), weight, ignore_index=ignore_index,
+                            reduction=reduction, label_smoothing=label_smoothing)
         return _f.reshape(out, ()) if reduction == "none" else out
     if x.ndim == 0:
         raise ValueError("cross_entropy: input must have shape (N, C) or (N, C, d1, ...)")
     if target.dtype.kind == "f" and target.shape == x.shape:
         return _soft_cross_entropy(x, target, weight, reduction, label_smoothing)
     if target.dtype.kind == "f" and target.shape != x.shape:
-        raise TypeError(f"cross_entropy: target must hold integer class indices (int64) of "
+        raise LossTargetDtypeError(
+                        f"cross_entropy: target must hold integer class indices (int64) of "
                         f"shape {(x.shape[0],) + x.shape[2:]}, got dtype {target.dtype} and shape "
                         f"{target.shape}; a float target means class probabilities and must "
                         f"have the input's shape {x.shape}")
@@ -361,11 +386,68 @@ def _soft_cross_entropy(x, target, weight, reduction, label_smoothing):
     if weight is not None:
         w = _t(weight)
         if w.shape != (n_classes,):
-            raise ValueError(f"weight must have shape ({n_classes},) (one per class), got "
-                             f"{w.shape}")
+            raise LossShapeError(f"weight must have shape ({n_classes},) (one per class), "
+                                 f"got {w.shape}")
         q = q * _f.reshape(w.to(x.dtype), (1, n_classes) + (1,) * (x.ndim - 2))
     loss = -_f.sum(lp * q, 1)
     return _reduce(loss, reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), with PyTorch's
+    checks: `linear_weight` (C, d1, ..., dK, in_features) gives K-dimensional logits
+    (N, C, d1, ..., dK); `ignore_index` None means -100 (and must be None for
+    class-probability targets). `options` (PyTorch's chunking, which saves memory and
+    gives the same values) is accepted, with PyTorch's warning where it would not apply,
+    but the whole batch is computed at once. Like `torch.nn.functional.linear_cross_entropy`."""
+    fn = "linear_cross_entropy"
+    input, linear_weight, target = _t(input), _t(linear_weight), _t(target)
+    if not 1 <= input.ndim <= 2:
+        raise LossShapeError(f"{fn}: expected input with dimensionality 1 or 2, got shape "
+                             f"{tuple(input.shape)}")
+    if linear_weight.ndim < 2:
+        raise LossShapeError(f"{fn}: expected linear_weight with dimensionality at least 2, "
+                             f"got shape {tuple(linear_weight.shape)}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise LossShapeError(f"{fn}: input {tuple(input.shape)} and linear_weight "
+                             f"{tuple(linear_weight.shape)} must have one last dimension "
+                             "(in_features)")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None:
+        linear_bias = _t(linear_bias)
+        if tuple(linear_bias.shape) != (classes, *out_features):
+            raise LossShapeError(f"{fn}: expected linear_bias of shape "
+                                 f"{(classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise LossShapeError(f"{fn}: K-dimensional loss (linear_weight "
+                             f"{tuple(linear_weight.shape)}) requires batched input (N, "
+                             f"{in_features}), got {tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise LossValueError(f"{fn}: ignore_index cannot be given when target contains "
+                             "probabilities")
+    if options is not None and (out_features or reduction not in _REDUCTIONS
+                                or label_smoothing != 0.0 or target.dtype != "int64"):
+        warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs "
+                      f"reduction in {{'mean','sum','none'}}, label_smoothing == 0, "
+                      f"target.dtype == int64, out_features == (). Got reduction={reduction!r}, "
+                      f"label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={out_features}", stacklevel=2)
+    if out_features:
+        rows = math.prod(out_features, start=classes)
+        linear_weight = linear_weight.reshape(rows, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
+
+
+__all__ += ["linear_cross_entropy"]
 
 
 # ---------------------------------------------------------------- im2col

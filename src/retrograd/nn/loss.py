@@ -330,48 +330,6 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 # ---------------------------------------------------------------- a layer and its loss
 
-def _linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
-                          reduction: str = "mean", ignore_index: int | None = None,
-                          label_smoothing: float = 0.0):
-    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), with PyTorch's
-    `linear_cross_entropy` checks: `linear_weight` (C, d1, ..., dK, in_features) gives
-    K-dimensional logits (N, C, d1, ..., dK); `ignore_index` None means -100 (and must be
-    None for class-probability targets)."""
-    fn = "linear_cross_entropy"
-    if not 1 <= input.ndim <= 2:
-        raise LossShapeError(f"{fn}: expected input with dimensionality 1 or 2, got shape "
-                             f"{tuple(input.shape)}")
-    if linear_weight.ndim < 2:
-        raise LossShapeError(f"{fn}: expected linear_weight with dimensionality at least 2, "
-                             f"got shape {tuple(linear_weight.shape)}")
-    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
-    if in_features != linear_weight.shape[-1]:
-        raise LossShapeError(f"{fn}: input {tuple(input.shape)} and linear_weight "
-                             f"{tuple(linear_weight.shape)} must have one last dimension "
-                             "(in_features)")
-    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
-    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
-        raise LossShapeError(f"{fn}: expected linear_bias of shape {(classes, *out_features)}, "
-                             f"got {tuple(linear_bias.shape)}")
-    if out_features and not batches:
-        raise LossShapeError(f"{fn}: K-dimensional loss (linear_weight "
-                             f"{tuple(linear_weight.shape)}) requires batched input (N, "
-                             f"{in_features}), got {tuple(input.shape)}")
-    logits_shape = (*batches, classes, *out_features)
-    if tuple(target.shape) == logits_shape and ignore_index is not None:
-        raise LossValueError(f"{fn}: ignore_index cannot be given when target contains "
-                             "probabilities")
-    if out_features:
-        rows = math.prod(out_features, start=classes)
-        linear_weight = linear_weight.reshape(rows, in_features)
-        if linear_bias is not None:
-            linear_bias = linear_bias.reshape(rows)
-    logits = F.linear(input, linear_weight, linear_bias).reshape(logits_shape)
-    return F.cross_entropy(logits, target, weight=weight, reduction=reduction,
-                           ignore_index=-100 if ignore_index is None else ignore_index,
-                           label_smoothing=label_smoothing)
-
-
 class LinearCrossEntropyLoss(_WeightedLoss):
     """A Linear layer (in_features -> num_classes x out_features, no bias by default) and the
     cross-entropy of its logits, as one module. Like `torch.nn.LinearCrossEntropyLoss`;
@@ -402,9 +360,9 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                                        self.linear.in_features)
         b = None if self.linear.bias is None else self.linear.bias.reshape(
             self.num_classes, *self.out_features)
-        return _linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
-                                     reduction=self.reduction, ignore_index=self.ignore_index,
-                                     label_smoothing=self.label_smoothing)
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
