@@ -455,3 +455,14 @@ def test_hessians_through_layers_match_torch():
         theirs(xi))
     close(F.jacfwd(pool)(ours(xi)), ref)
     close(F.jacrev(pool)(ours(xi)), ref)
+
+
+def test_number_to_a_tensor_power_differentiates_twice():
+    """d/de 2**e under rg.func (the rule takes log of the number base: a bare array)."""
+    import torch
+    e = np.array([0.5, 1.0, -2.0])
+    got = rg.func.hessian(lambda e: (2.0 ** e).sum())(rg.tensor(e)).numpy()
+    want = torch.func.hessian(lambda e: (2.0 ** e).sum())(torch.tensor(e)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    g = rg.func.grad(lambda e: rg.pow(3.0, e).sum())(rg.tensor(e)).numpy()
+    np.testing.assert_allclose(g, 3.0 ** e * np.log(3.0), rtol=1e-12)

@@ -74,7 +74,7 @@ def apply(op, *inputs, **attrs):
     """Run `op` on tensors or numbers and record it when gradients are wanted."""
     T = Tensor
     needs = None
-    if len(inputs) == 1:
+    if len(inputs) == 1 and inputs[0].__class__ is T:  # (a rule may pass a bare array)
         x = inputs[0]
         datas = (x.data,)
         if x.requires_grad:
@@ -483,8 +483,20 @@ def _write_leaves(leaves, captured, target_keys, accumulate: bool, recorded: boo
                 if leaf.grad is None and g.__class__ is ndarray and g.dtype == d.dtype \
                         and g.shape == d.shape and state.tracer is None:
                     leaf.grad = _wrap(g)  # the common case of _accumulate_grad
+                    if POST_ACCUMULATE:
+                        _post_accumulate(leaf)
                     continue
             _accumulate_grad(leaf, g)
+            if POST_ACCUMULATE:
+                _post_accumulate(leaf)
+
+
+POST_ACCUMULATE: dict = {}  # id(leaf) -> hooks (Tensor.register_post_accumulate_grad_hook)
+
+
+def _post_accumulate(leaf) -> None:
+    for hook in list(POST_ACCUMULATE.get(id(leaf), ())):
+        hook(leaf)
 
 
 def _node_hooks(node, g, tensors: bool):
