@@ -18,7 +18,8 @@ def skip_init(module_cls, *args, **kwargs):
     to its state before, so no random number is used up; `device=` moves it afterwards.
     """
     if not inspect.isclass(module_cls):
-        raise RuntimeError(f"Expected a Module class; got {module_cls!r}")
+        raise TypeError(f"skip_init: module_cls must be a Module class, got "
+                        f"{type(module_cls).__name__} instance {module_cls!r}")
     from ..module import Module
 
     if not issubclass(module_cls, Module):
