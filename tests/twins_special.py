@@ -108,7 +108,54 @@ class _Gammainc(torch.autograd.Function):
         return tx * _Gammainc._dx(a, x, upper)
 
 
+def _with_derivative(value, derivative):
+    """A twin whose value is PyTorch's `value(x)` (which has no gradient in PyTorch) and whose
+    derivative is `derivative(x)`, itself written with twins, so every order chains."""
+    class _Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return value(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.x = inputs[0]
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * derivative(x)
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * derivative(ctx.x)
+
+    return _Fn.apply
+
+
+_S = torch.special
+_j0 = _with_derivative(_S.bessel_j0, lambda x: -_j1(x))
+_j1 = _with_derivative(_S.bessel_j1, lambda x: _j0(x) - _j1(x) / x)
+_y0 = _with_derivative(_S.bessel_y0, lambda x: -_y1(x))
+_y1 = _with_derivative(_S.bessel_y1, lambda x: _y0(x) - _y1(x) / x)
+_k0 = _with_derivative(_S.modified_bessel_k0, lambda x: -_k1(x))
+_k1 = _with_derivative(_S.modified_bessel_k1, lambda x: -_k0(x) - _k1(x) / x)
+_k0e = _with_derivative(_S.scaled_modified_bessel_k0, lambda x: _k0e(x) - _k1e(x))
+_k1e = _with_derivative(_S.scaled_modified_bessel_k1,
+                        lambda x: _k1e(x) - _k0e(x) - _k1e(x) / x)
+
+
+def _sph_j1(x):  # not in PyTorch: sin(x) / x**2 - cos(x) / x (samples keep away from 0)
+    return torch.sin(x) / x ** 2 - torch.cos(x) / x
+
+
+_sph_j0 = _with_derivative(_S.spherical_bessel_j0, lambda x: -_sph_j1(x))
+
 TWINS = {
+    "bessel_j0": _j0, "bessel_j1": _j1, "bessel_y0": _y0, "bessel_y1": _y1,
+    "modified_bessel_k0": _k0, "modified_bessel_k1": _k1, "scaled_modified_bessel_k0": _k0e,
+    "scaled_modified_bessel_k1": _k1e, "spherical_bessel_j0": _sph_j0,
+    "spherical_bessel_j1": _sph_j1,
     "gammaln": torch.special.gammaln, "digamma": _Digamma.apply,
     "polygamma": lambda x, n: _polygamma(n, x),
     "erfcx": torch.special.erfcx, "ndtr": torch.special.ndtr, "ndtri": torch.special.ndtri,

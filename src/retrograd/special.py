@@ -39,6 +39,14 @@ __all__ = [
     "erfinv", "expit", "logit", "xlogy", "xlog1py", "i0", "i0e", "i1", "i1e", "logsumexp",
     "softmax", "log_softmax", "entr", "sinc", "ndtr", "ndtri", "log_ndtr", "zeta",
     "gammainc", "gammaincc", "exp2", "expm1", "log1p", "round",
+    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p",
 ]
 
 
@@ -157,3 +165,100 @@ lgamma = gammaln
 mvlgamma = multigammaln
 igamma = gammainc
 igammac = gammaincc
+
+
+# ---------------------------------------------------------------- PyTorch's newer Bessel
+# functions and orthogonal polynomials. PyTorch differentiates none of them; the Bessel
+# functions here have their classical derivatives (to every order, see `ops/special.py`),
+# `airy_ai` and the polynomials none (their results never require grad, as PyTorch's).
+
+def _real_float(x, name: str) -> Tensor:
+    """Like `_float_input`, but a complex tensor raises NotImplementedError, as PyTorch's
+    kernels (which have no complex version) do."""
+    x = _t(x)
+    if x.data.dtype.kind == "c":
+        raise NotImplementedError(f"special.{name}() is not implemented for complex tensors "
+                                  f"(got {x.dtype})")
+    return x if x.data.dtype.kind == "f" else x.to(get_default_dtype())
+
+
+def _bessel(opname: str, doc: str, rowname: str | None = None):
+    op = ops.OPS[rowname or opname]
+
+    def fn(input) -> Tensor:
+        return apply1(op, _real_float(input, opname))
+
+    fn.__name__ = fn.__qualname__ = opname
+    fn.__doc__ = doc
+    return fn
+
+
+bessel_j0 = _bessel("bessel_j0", "The Bessel function of the first kind, order 0 (j0' = -j1).")
+bessel_j1 = _bessel("bessel_j1", "The Bessel function of the first kind, order 1 "
+                                 "(j1' = j0 - j1 / x).")
+bessel_y0 = _bessel("bessel_y0", "The Bessel function of the second kind, order 0 "
+                                 "(y0' = -y1; -inf at 0, nan below).")
+bessel_y1 = _bessel("bessel_y1", "The Bessel function of the second kind, order 1 "
+                                 "(y1' = y0 - y1 / x).")
+modified_bessel_i0 = _bessel("modified_bessel_i0", "The modified Bessel function of the first "
+                                                   "kind, order 0 (the same as `i0`).", "i0")
+modified_bessel_i1 = _bessel("modified_bessel_i1", "The modified Bessel function of the first "
+                                                   "kind, order 1 (the same as `i1`).", "i1")
+modified_bessel_k0 = _bessel("modified_bessel_k0", "The modified Bessel function of the "
+                                                   "second kind, order 0 (k0' = -k1).")
+modified_bessel_k1 = _bessel("modified_bessel_k1", "The modified Bessel function of the "
+                                                   "second kind, order 1 (k1' = -k0 - k1 / x).")
+scaled_modified_bessel_k0 = _bessel("scaled_modified_bessel_k0",
+                                    "exp(x) k0(x), which does not underflow for large x.")
+scaled_modified_bessel_k1 = _bessel("scaled_modified_bessel_k1",
+                                    "exp(x) k1(x), which does not underflow for large x.")
+spherical_bessel_j0 = _bessel("spherical_bessel_j0", "The spherical Bessel function of the "
+                                                     "first kind, order 0: sin(x) / x.")
+
+
+def airy_ai(input) -> Tensor:
+    """The Airy function Ai(x). No gradient, as in PyTorch (the result never requires
+    grad)."""
+    return apply1(ops.OPS["airy_ai"], _real_float(input, "airy_ai").detach())
+
+
+def _polynomial(kind: str, doc: str):
+    name = (f"shifted_chebyshev_polynomial_{kind[8:]}" if kind.startswith("shifted_")
+            else {"h": "hermite_polynomial_h", "he": "hermite_polynomial_he",
+                  "l": "laguerre_polynomial_l", "p": "legendre_polynomial_p"}.get(
+                      kind, f"chebyshev_polynomial_{kind}"))
+
+    def fn(input, n) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"special.{name}(): 'input' or 'n' must be a tensor, got "
+                            f"{type(input).__name__} and {type(n).__name__}")
+        for arg, v in (("input", input), ("n", n)):
+            if isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.kind == "c"):
+                raise NotImplementedError(f"special.{name}(): '{arg}' is complex; not "
+                                          "implemented for complex values")
+        x, deg = _operands(name, input, n, floating=True)
+        x, deg = (v.detach() if isinstance(v, Tensor) else v for v in (x, deg))
+        return apply(ops.OPS["orthopoly"], x, deg, kind=kind)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc + " `n` (a tensor or a number) is the degree, truncated to an integer; " \
+        "0 for n < 0. No gradient, as in PyTorch (the result never requires grad)."
+    return fn
+
+
+chebyshev_polynomial_t = _polynomial("t", "The Chebyshev polynomial of the first kind T_n(x).")
+chebyshev_polynomial_u = _polynomial("u", "The Chebyshev polynomial of the second kind U_n(x).")
+chebyshev_polynomial_v = _polynomial("v", "The Chebyshev polynomial of the third kind V_n(x).")
+chebyshev_polynomial_w = _polynomial("w", "The Chebyshev polynomial of the fourth kind W_n(x).")
+shifted_chebyshev_polynomial_t = _polynomial("shifted_t", "T_n(2x - 1), the Chebyshev "
+                                             "polynomial of the first kind on [0, 1].")
+shifted_chebyshev_polynomial_u = _polynomial("shifted_u", "U_n(2x - 1), the Chebyshev "
+                                             "polynomial of the second kind on [0, 1].")
+shifted_chebyshev_polynomial_v = _polynomial("shifted_v", "V_n(2x - 1), the Chebyshev "
+                                             "polynomial of the third kind on [0, 1].")
+shifted_chebyshev_polynomial_w = _polynomial("shifted_w", "W_n(2x - 1), the Chebyshev "
+                                             "polynomial of the fourth kind on [0, 1].")
+hermite_polynomial_h = _polynomial("h", "The physicists' Hermite polynomial H_n(x).")
+hermite_polynomial_he = _polynomial("he", "The probabilists' Hermite polynomial He_n(x).")
+laguerre_polynomial_l = _polynomial("l", "The Laguerre polynomial L_n(x).")
+legendre_polynomial_p = _polynomial("p", "The Legendre polynomial P_n(x).")

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..devices import special_of
-from ..primitive import elementwise
+from ..primitive import defop, elementwise
 from ._special import erfc as _erfc
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -246,3 +246,108 @@ gammainc = elementwise("gammainc", _scipy("gammainc"), _no_grad_in_a("gammainc")
                        _gammainc_dx, fresh=True)
 gammaincc = elementwise("gammaincc", _scipy("gammaincc"), _no_grad_in_a("gammaincc"),
                         _gammaincc_dx, fresh=True)
+
+
+# ---------------------------------------------------------------- Bessel functions (torch's
+# `bessel_*`, `modified_bessel_k*`, `spherical_bessel_j0`). PyTorch has no derivatives for
+# these; ours are the classical ones, each written with rows of this table:
+# j0' = -j1, j1' = j0 - j1 / x (1/2 at 0), y0' = -y1, y1' = y0 - y1 / x, k0' = -k1,
+# k1' = -k0 - k1 / x, k0e' = k0e - k1e, k1e' = k1e - k0e - k1e / x, and the spherical
+# j0' = -j1, j1' = j0 - 2 j1 / x (1/3 at 0; exact at 0 to the third derivative of j0).
+
+def _spherical(order: int):
+    def forward(x):
+        with np.errstate(all="ignore"):
+            r = _kernels(x).spherical_jn(order, x)
+        return _as(r, _float_type(x))
+    forward.__name__ = f"spherical_j{order}"
+    return forward
+
+
+def _bessel_j1_dx(m, g, out, x):
+    return g * m.where(x == 0, 0.5, m.bessel_j0(x) - out / _safe(m, x))
+
+
+bessel_j0 = elementwise("bessel_j0", _scipy("j0"), lambda m, g, out, x: g * -m.bessel_j1(x),
+                        fresh=True)
+bessel_j1 = elementwise("bessel_j1", _scipy("j1"), _bessel_j1_dx, save_out=True, fresh=True)
+bessel_y0 = elementwise("bessel_y0", _scipy("y0"), lambda m, g, out, x: g * -m.bessel_y1(x),
+                        fresh=True)
+bessel_y1 = elementwise("bessel_y1", _scipy("y1"),
+                        lambda m, g, out, x: g * (m.bessel_y0(x) - out / x),
+                        save_out=True, fresh=True)
+modified_bessel_k0 = elementwise("modified_bessel_k0", _scipy("k0"),
+                                 lambda m, g, out, x: g * -m.modified_bessel_k1(x), fresh=True)
+modified_bessel_k1 = elementwise(
+    "modified_bessel_k1", _scipy("k1"),
+    lambda m, g, out, x: g * -(m.modified_bessel_k0(x) + out / x), save_out=True, fresh=True)
+scaled_modified_bessel_k0 = elementwise(
+    "scaled_modified_bessel_k0", _scipy("k0e"),
+    lambda m, g, out, x: g * (out - m.scaled_modified_bessel_k1(x)), save_out=True, fresh=True)
+scaled_modified_bessel_k1 = elementwise(
+    "scaled_modified_bessel_k1", _scipy("k1e"),
+    lambda m, g, out, x: g * (out - m.scaled_modified_bessel_k0(x) - out / x),
+    save_out=True, fresh=True)
+spherical_bessel_j0 = elementwise(
+    "spherical_bessel_j0", _spherical(0),
+    lambda m, g, out, x: g * -m.spherical_bessel_j1(x), fresh=True)
+spherical_bessel_j1 = elementwise(
+    "spherical_bessel_j1", _spherical(1),
+    lambda m, g, out, x: g * m.where(x == 0, 1.0 / 3.0,
+                                     m.spherical_bessel_j0(x) - out * 2.0 / _safe(m, x)),
+    save_out=True, fresh=True)
+
+
+def _airy_ai(x):
+    with np.errstate(all="ignore"):
+        r = _kernels(x).airy(x)[0]
+    return _as(r, _float_type(x))
+
+
+airy_ai = defop("airy_ai", _airy_ai, fresh=True)  # no gradient, as in PyTorch
+
+
+# ---------------------------------------------------------------- orthogonal polynomials
+# Values only (PyTorch has no gradient for them either): the three-term recurrence in
+# float64, vectorised over x and the degree n (truncated to an integer, as PyTorch casts
+# it; 0 for n < 0). The shifted Chebyshev polynomials are the plain ones at 2x - 1.
+
+_FIRST = {"t": lambda x: x, "u": lambda x: 2.0 * x, "v": lambda x: 2.0 * x - 1.0,
+          "w": lambda x: 2.0 * x + 1.0, "h": lambda x: 2.0 * x, "he": lambda x: x,
+          "l": lambda x: 1.0 - x, "p": lambda x: x}
+
+
+def _step(kind, k, x, p1, p0):
+    """p_{k+1} from p_k = p1 and p_{k-1} = p0."""
+    if kind in ("t", "u", "v", "w"):
+        return 2.0 * x * p1 - p0
+    if kind == "h":
+        return 2.0 * x * p1 - (2.0 * k) * p0
+    if kind == "he":
+        return x * p1 - k * p0
+    if kind == "l":
+        return ((2.0 * k + 1.0 - x) * p1 - k * p0) / (k + 1.0)
+    return ((2.0 * k + 1.0) * x * p1 - k * p0) / (k + 1.0)  # Legendre
+
+
+def _orthopoly(x, n, *, kind):
+    dtype = _float_type(x, n)
+    nd = np.asarray(n)
+    with np.errstate(all="ignore"):
+        deg = np.trunc(nd).astype(np.int64) if nd.dtype.kind in "fc" else nd.astype(np.int64)
+        xd, deg = np.broadcast_arrays(np.asarray(x, dtype=np.float64), deg)
+        if kind.startswith("shifted_"):
+            kind = kind[len("shifted_"):]
+            xd = 2.0 * xd - 1.0
+        p0 = np.ones_like(xd)
+        p1 = _FIRST[kind](xd)
+        out = np.where(deg == 0, p0, p1)
+        top = int(deg.max()) if deg.size else 0
+        for k in range(1, top):
+            p0, p1 = p1, _step(kind, k, xd, p1, p0)
+            out = np.where(deg == k + 1, p1, out)
+        out = np.where(deg < 0, 0.0, out)
+    return np.asarray(out, dtype=dtype)
+
+
+orthopoly = defop("orthopoly", _orthopoly, fresh=True)  # no gradient, as in PyTorch
