@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import devices
-from .dtypes import get_default_dtype
+from .dtypes import default_complex_dtype, get_default_dtype
 from .grad_mode import state
 from .tensor import Tensor
 
@@ -107,6 +107,8 @@ def full(shape, fill_value, dtype=None, requires_grad: bool = False, device=None
     if dtype is None:
         dtype = np.asarray(fill_value).dtype if not isinstance(fill_value, float) else None
         dtype = np.int64 if dtype is not None and dtype.kind in "iu" else dtype
+        if isinstance(fill_value, complex):  # a Python complex: the default complex dtype
+            dtype = default_complex_dtype()
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     shape, dt = _shape(shape), _dt(dtype)
     return _make(_create(device, lambda xp: xp.full(shape, fill_value, dtype=dt)),

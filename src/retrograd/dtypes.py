@@ -46,8 +46,9 @@ def is_float(dtype: np.dtype) -> bool:
 def as_array(data, dtype=None) -> np.ndarray:
     """Turn Python numbers, nested lists and NumPy arrays into an ndarray.
 
-    Python floats become the default dtype, ints int64 and bools bool; NumPy
-    arrays keep their dtype unless `dtype` is given.
+    Python floats become the default dtype, complex numbers the default complex
+    dtype (complex64 beside float32), ints int64 and bools bool; NumPy arrays keep
+    their dtype unless `dtype` is given.
     """
     if data.__class__ is not np.ndarray and devices.is_device_array(data):
         return data.astype(np.dtype(dtype)) if dtype is not None else data  # as CuPy holds it
@@ -63,7 +64,9 @@ def as_array(data, dtype=None) -> np.ndarray:
         return arr.astype(_default[0], copy=False)
     if kind == "i" or kind == "u":
         return arr.astype(np.int64, copy=False)
-    if kind in "bc":
+    if kind == "c":  # Python complex numbers: the default complex dtype, as in PyTorch
+        return arr.astype(default_complex_dtype(), copy=False)
+    if kind == "b":
         return arr
     raise TypeError(
         f"cannot make a tensor from {type(data).__name__} (NumPy dtype {arr.dtype}); "

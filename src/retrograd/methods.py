@@ -16,6 +16,7 @@ from . import devices, engine, ops
 from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import promote
+from .api._errors import DtypeError, check_broadcast
 from .dtypes import can_cast, float_result_type, is_float, result_type, scalar_array
 from .engine import apply, apply2
 from .grad_mode import state
@@ -52,7 +53,11 @@ def _binop(op, reflected=False, true_div=False):
                 if op is ops.pow and _is_bool_power(self, other, reflected):
                     return self if other else apply(ops.ones_like, self)  # as in PyTorch
                 self, other = _promote_pair(op, self, other, true_div)
-        return apply2(op, other, self) if reflected else apply2(op, self, other)
+        try:
+            return apply2(op, other, self) if reflected else apply2(op, self, other)
+        except ValueError:
+            check_broadcast(op.name, *((other, self) if reflected else (self, other)))
+            raise
 
     method.__name__ = f"__{'r' if reflected else ''}{op.name}__"
     return method
@@ -220,7 +225,12 @@ class _Methods:
         return F.abs(self)
 
     def _compare(self, op, other):
-        return apply(op, *_promote_pair(op, self, other))
+        x, y = _promote_pair(op, self, other)
+        try:
+            return apply(op, x, y)
+        except ValueError:
+            check_broadcast(op.name, x, y)
+            raise
 
     def __eq__(self, other):  # noqa: D105 - element-wise, as in NumPy and PyTorch
         return self._compare(ops.OPS["eq"], other)
@@ -307,6 +317,8 @@ class _Methods:
             other = other.to(self.device)  # an assignment copies across devices (copy_), and
             # a host scalar tensor meets a device tensor, as in PyTorch
         if op is not ops.setitem:
+            if other.__class__ is Tensor and other.shape != self.shape:
+                check_broadcast(op.name, self, other)
             if op is ops.sub and (_is_bool(self) or _is_bool(other)):
                 raise TypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "
                                 f"{type(other).__name__}) is not supported")
@@ -444,8 +456,12 @@ def _bitwise(name, x, other):
     Python ints to the tensor's dtype)."""
     x, other = _promote_pair(ops.OPS[name], x, other)
     if x.dtype.kind not in "biu":
-        raise TypeError(f"'{name}' needs bool or integer tensors, got {x.dtype}")
-    return apply(ops.OPS[name], x, other)
+        raise DtypeError(f"'{name}' needs bool or integer tensors, got {x.dtype}")
+    try:
+        return apply(ops.OPS[name], x, other)
+    except ValueError:
+        check_broadcast(name, x, other)
+        raise
 
 
 def _inverse(perm):
@@ -587,8 +603,8 @@ def _inplace_method(opname: str, integer: bool = False):
         if integer and (self.data.dtype.kind not in "biu" or (isinstance(other, Tensor) and
                                                               other.data.dtype.kind not in "biu")
                         or isinstance(other, float)):
-            raise TypeError(f"in-place '{opname}' needs bool or integer tensors, got "
-                            f"{self.dtype}")
+            raise DtypeError(f"in-place '{opname}' needs bool or integer tensors, got "
+                             f"{self.dtype}")
         return self._inplace(ops.OPS[opname], other)
     method.__name__ = f"__i{opname}__"
     return method

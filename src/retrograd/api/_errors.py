@@ -8,6 +8,8 @@ both, so `except RuntimeError` in ported code and `except TypeError` /
 
 from __future__ import annotations
 
+import numpy as np
+
 
 class DtypeError(TypeError, NotImplementedError):
     """A dtype the operation does not support, or a result that cannot be written into
@@ -26,6 +28,18 @@ class ArgumentError(ValueError, RuntimeError):
 class ArgumentTypeError(TypeError, RuntimeError):
     """An argument of the wrong kind where PyTorch raises RuntimeError (a float thread
     count, a bool alpha for a numeric result)."""
+
+
+def check_broadcast(name: str, x, y) -> None:
+    """Raise ShapeError naming both shapes if `x` and `y` (tensors, arrays, numbers or
+    lists) do not broadcast. For an operator's error path: called after NumPy refused
+    them, so the fast path pays nothing."""
+    sx = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+    sy = tuple(y.shape) if hasattr(y, "shape") else np.shape(y)
+    try:
+        np.broadcast_shapes(sx, sy)
+    except ValueError:
+        raise ShapeError(f"{name}(): shapes {sx} and {sy} do not broadcast") from None
 
 
 ArgumentDtypeError = DtypeError  # the names the first users of this module gave them

@@ -20,11 +20,12 @@ import numpy as np
 
 from .. import creation, ops
 from ..devices import namespace_of
+from ..dtypes import get_default_dtype
 from ..engine import apply, apply1
 from ..tensor import Tensor
 from ._args import _dims, _t
 from ._errors import ArgumentError, DtypeError, ShapeError
-from .elementwise import relu, sigmoid, tanh, where
+from .elementwise import clamp, relu, sigmoid, tanh, where
 from .reductions import softmax
 from .shape import split
 
@@ -48,6 +49,39 @@ def _float(input, name: str) -> Tensor:
         raise DtypeError(f"{name}() needs a floating tensor, got {x.dtype}; convert with "
                          ".float()")
     return x
+
+
+def _real(input, name: str) -> Tensor:
+    """`input`, and an integer one as a tensor of the default float dtype (PyTorch's
+    result dtype for `softsign` and `tanhshrink` of integers); bool refused."""
+    x = _t(input)
+    kind = x.data.dtype.kind
+    if kind in "iu":
+        return x.to(get_default_dtype())
+    return x if kind == "f" else _float(x, name)
+
+
+def _int_limit(v, x: Tensor, arg: str, name: str) -> int:
+    """A number for an integer tensor as PyTorch takes it: a float truncated toward zero if
+    it lies in x's range, an int wrapped if it is a small negative for an unsigned dtype;
+    refused otherwise."""
+    n = int(v)
+    info = np.iinfo(x.data.dtype)
+    if info.min <= v <= info.max:
+        return n
+    if info.min == 0 and isinstance(v, (int, np.integer)) and -info.max <= n < 0:
+        return n + info.max + 1
+    raise ArgumentError(f"{name}(): '{arg}' ({v!r}) cannot be converted to {x.dtype} (input "
+                        f"of shape {x.shape}) without overflow")
+
+
+def _hardtanh_int(x: Tensor, lo: float, hi: float, name: str) -> Tensor:
+    """hardtanh of an integer tensor: a clamp to the truncated bounds, in x's dtype."""
+    if x.data.dtype.kind == "u" and (int(lo) < 0 or int(hi) < 0):
+        raise ArgumentError(f"{name}(): cannot do hardtanh on an unsigned type ({x.dtype}) "
+                            f"with negative limits ({lo}, {hi})")
+    return clamp(x, _int_limit(int(lo), x, "min_val", name),
+                 _int_limit(int(hi), x, "max_val", name))
 
 
 def _number(v, arg: str, name: str) -> float:
@@ -128,13 +162,19 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0,
     hi = _number(max_val, "max_val", "hardtanh")
     if lo > hi:
         raise ValueError(f"hardtanh(): 'min_val' ({lo}) cannot be greater than 'max_val' ({hi})")
-    return _run(_float(input, "hardtanh"), inplace,
+    x = _t(input)
+    if x.data.dtype.kind in "iu":  # integers keep their dtype, as in PyTorch
+        return _run(x, inplace, lambda v: _hardtanh_int(v, lo, hi, "hardtanh"))
+    return _run(_float(x, "hardtanh"), inplace,
                 lambda v: apply(ops.hardtanh, v, min_val=lo, max_val=hi))
 
 
 def relu6(input, inplace: bool = False) -> Tensor:
     """min(max(x, 0), 6): `hardtanh(x, 0, 6)`."""
-    return _run(_float(input, "relu6"), inplace,
+    x = _t(input)
+    if x.data.dtype.kind in "iu":  # integers keep their dtype, as in PyTorch
+        return _run(x, inplace, lambda v: _hardtanh_int(v, 0, 6, "relu6"))
+    return _run(_float(x, "relu6"), inplace,
                 lambda v: apply(ops.hardtanh, v, min_val=0.0, max_val=6.0))
 
 
@@ -150,7 +190,7 @@ def hardswish(input, inplace: bool = False) -> Tensor:
 
 def softsign(input) -> Tensor:
     """x / (1 + |x|)."""
-    return apply1(ops.softsign, _float(input, "softsign"))
+    return apply1(ops.softsign, _real(input, "softsign"))
 
 
 def logsigmoid(input) -> Tensor:
@@ -160,7 +200,7 @@ def logsigmoid(input) -> Tensor:
 
 def tanhshrink(input) -> Tensor:
     """x - tanh(x)."""
-    x = _float(input, "tanhshrink")
+    x = _real(input, "tanhshrink")
     return x - tanh(x)
 
 
@@ -168,7 +208,12 @@ def threshold(input, threshold: float, value: float, inplace: bool = False) -> T
     """x where x > threshold, else `value`."""
     th = _number(threshold, "threshold", "threshold")
     val = _number(value, "value", "threshold")
-    return _run(_float(input, "threshold"), inplace,
+    x = _t(input)
+    if x.data.dtype.kind in "iu":  # integers keep their dtype; the numbers are truncated
+        t = _int_limit(threshold, x, "threshold", "threshold")
+        w = _int_limit(value, x, "value", "threshold")
+        return _run(x, inplace, lambda v: where(v > t, v, creation.full_like(v, w)))
+    return _run(_float(x, "threshold"), inplace,
                 lambda v: apply(ops.threshold, v, threshold=th, value=val))
 
 

@@ -18,6 +18,7 @@ from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _dims, _t
+from .quantiles import _shared
 from .shape import reshape
 
 _PAIR = ("values", "indices")
@@ -167,16 +168,20 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
 
 def median(input, dim: int | None = None, keepdim: bool = False):
     """The lower median (of an even count, the smaller middle entry): with no `dim`, of all
-    entries (a value); along `dim`, (values, indices). NaN is the median of a row
-    holding one."""
+    entries (a value, whose gradient entries equal to it share, as in PyTorch); along `dim`,
+    (values, indices). NaN is the median of a row holding one."""
     x = _t(input)
     _check_sortable(x, "median")
     if dim is None:
+        if keepdim:  # PyTorch's overload without dim takes no keepdim
+            raise TypeError("median(): keepdim needs a dim (over all entries the result is a "
+                            "single value)")
         if x.size == 0:
             raise ValueError("median(): input is empty")
         flat = reshape(x, -1)
         idx = apply(ops.median_index, flat, axis=-1)
-        return reshape(apply(ops.gather, flat, idx, axis=-1), ())
+        v = reshape(apply(ops.gather, flat, idx, axis=-1), ())
+        return _shared(flat, v) if x.dtype.kind == "f" else v  # ties share the gradient
     x, ax, zero_d = _prepare(x, dim, "median")
     if x.shape[ax] == 0:
         raise ValueError(f"median(): dimension {dim} of shape {x.shape} is empty")

@@ -14,7 +14,7 @@ from ..dtypes import get_default_dtype
 from ..engine import apply, apply1
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
-from ._errors import DtypeError
+from ._errors import DtypeError, check_broadcast
 
 __all__ = [
     "floor", "ceil", "trunc", "fix", "round", "frac", "log2", "log10", "exp2", "expm1",
@@ -213,7 +213,11 @@ def _integer_friendly(name: str, op, x, y) -> Tensor:
     x, y = _operands(name, x, y)
     if _dtype(x) == np.bool_:
         raise TypeError(f"{name}() is not supported for bool tensors; convert with .long()")
-    return apply(op, x, y)
+    try:
+        return apply(op, x, y)
+    except ValueError:
+        check_broadcast(name, x, y)  # PyTorch's RuntimeError for shapes that do not fit
+        raise
 
 
 def fmod(input, other) -> Tensor:
@@ -345,8 +349,8 @@ def any(input, dim=None, keepdim: bool = False, *, axis=None,  # noqa: A001 - Py
 def _bitwise(opname: str, name: str, x, y, bool_ok: bool = True) -> Tensor:
     x, y = _operands(name, x, y, real=False)
     if _dtype(x).kind not in ("biu" if bool_ok else "iu"):
-        raise TypeError(f"{name}() needs {'bool or ' if bool_ok else ''}integer tensors, got "
-                        f"{_dtype(x)}")
+        raise DtypeError(f"{name}() needs {'bool or ' if bool_ok else ''}integer tensors, got "
+                         f"{_dtype(x)}")  # NotImplementedError in PyTorch, and a TypeError
     return apply(ops.OPS[opname], x, y)
 
 
@@ -369,7 +373,7 @@ def bitwise_not(input) -> Tensor:
     """Bitwise NOT of an integer or bool tensor (the `~` operator). Like `torch.bitwise_not`."""
     x = _t(input)
     if x.data.dtype.kind not in "biu":
-        raise TypeError(f"bitwise_not() needs a bool or integer tensor, got {x.dtype}")
+        raise DtypeError(f"bitwise_not() needs a bool or integer tensor, got {x.dtype}")
     return apply1(ops.OPS["bitwise_not"], x)
 
 

@@ -45,8 +45,12 @@ def _relu(x):
 
 def _no_bool(x, name):
     if x.dtype == np.bool_:
-        raise TypeError(f"'{name}' is not defined for bool tensors (as in PyTorch); convert "
-                        "with .long() or .float() first")
+        # PyTorch: RuntimeError for relu, NotImplementedError for abs; both TypeErrors here
+        # (imported at the error: the api package imports this module)
+        from ..api._errors import ArgumentTypeError, DtypeError
+        cls = ArgumentTypeError if name == "relu" else DtypeError
+        raise cls(f"'{name}' is not defined for bool tensors (as in PyTorch); convert "
+                  "with .long() or .float() first")
 
 
 def _relu_into(x, out):
@@ -61,7 +65,10 @@ def _abs(x):
 
 def _sign(x):
     _real_only(x, "sign")
-    return np.sign(x)
+    r = np.sign(x)
+    if r.dtype.kind == "f":  # sign(nan) is 0 in PyTorch (NaN in NumPy)
+        r = np.where(r != r, r.dtype.type(0), r)
+    return r
 
 
 def _maximum(x, y):
