@@ -14,7 +14,8 @@ from .engine import apply
 from .tensor import Tensor
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
-           "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
+           "fftn", "ifftn", "rfftn", "irfftn", "hfft2", "hfftn", "ihfft2", "ihfftn",
+           "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -202,6 +203,32 @@ def ihfft(input, n=None, dim: int = -1, norm=None) -> Tensor:
     """The inverse of `hfft`: the first half of the inverse transform of real input."""
     from .api.complex import conj
     return conj(rfft(_input(input, "ihfft", real=True), n, dim, _DUAL[_norm(norm)]))
+
+
+def hfftn(input, s=None, dim=None, norm=None, *, name: str = "hfftn") -> Tensor:
+    """The real N-dimensional transform of a signal Hermitian-symmetric in the last of
+    `dim`, given by its first half there: `irfftn` of the conjugate with the dual norm (the
+    last output length s[-1], default 2 (m - 1))."""
+    from .api.complex import conj
+    x = _complex(_input(input, name))
+    return irfftn(conj(x), s, dim, _DUAL[_norm(norm)], name=name)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """`hfftn` over the last two dimensions. Like `torch.fft.hfft2`."""
+    return hfftn(input, s, dim, norm, name="hfft2")
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, name: str = "ihfftn") -> Tensor:
+    """The inverse of `hfftn`: the half spectrum (last of `dim`) of the inverse N-dimensional
+    transform of real input, the conjugate of `rfftn` with the dual norm."""
+    from .api.complex import conj
+    return conj(rfftn(_input(input, name, real=True), s, dim, _DUAL[_norm(norm)], name=name))
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """`ihfftn` over the last two dimensions. Like `torch.fft.ihfft2`."""
+    return ihfftn(input, s, dim, norm, name="ihfft2")
 
 
 def _shift(input, dim, sign: int) -> Tensor:
