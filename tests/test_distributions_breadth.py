@@ -323,3 +323,141 @@ def test_multinomial_and_one_hot_values_are_checked():
         D.OneHotCategorical(rg.tensor([0.5, 0.5])).log_prob(rg.tensor([1.0, 1.0]))
     with pytest.raises(ValueError, match="parameter probs"):
         D.Multinomial(3, rg.tensor([0.5, -0.5]))
+
+
+# ---------------------------------------------------------------- transforms
+
+T = D.transforms
+TT = TD.transforms
+
+
+def _transform_pairs():
+    s = RNG.uniform(0.5, 2, (3,))
+    return [
+        (T.ExpTransform(), TT.ExpTransform(), RNG.normal(size=(2, 3))),
+        (T.AffineTransform(0.5, -2.0), TT.AffineTransform(0.5, -2.0), RNG.normal(size=(2, 3))),
+        (T.AffineTransform(rg.tensor(s), rg.tensor(s)),
+         TT.AffineTransform(torch.tensor(s), torch.tensor(s)), RNG.normal(size=(2, 3))),
+        (T.AffineTransform(0.0, rg.tensor(s), event_dim=1),
+         TT.AffineTransform(0.0, torch.tensor(s), event_dim=1), RNG.normal(size=(2, 3))),
+        (T.SigmoidTransform(), TT.SigmoidTransform(), RNG.normal(size=(2, 3))),
+        (T.TanhTransform(), TT.TanhTransform(), RNG.normal(size=(2, 3))),
+        (T.SoftplusTransform(), TT.SoftplusTransform(), RNG.normal(size=(2, 3))),
+        (T.PowerTransform(2.5), TT.PowerTransform(torch.tensor(2.5, dtype=torch.float64)),
+         RNG.uniform(0.5, 2, (2, 3))),
+        (T.ComposeTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)]),
+         TT.ComposeTransform([TT.ExpTransform(), TT.AffineTransform(1.0, 3.0)]),
+         RNG.normal(size=(2, 3))),
+        (T.ExpTransform().inv, TT.ExpTransform().inv, RNG.uniform(0.5, 2, (2, 3))),
+    ]
+
+
+def test_transforms_match_torch():
+    for ours, theirs, x0 in _transform_pairs():
+        x, tx = rg.tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+        y, ty = ours(x), theirs(tx)
+        _compare(y, ty, [x], [tx])
+        _compare(ours.log_abs_det_jacobian(x, y), theirs.log_abs_det_jacobian(tx, ty),
+                 [x], [tx])
+        back = ours.inv(y)
+        np.testing.assert_allclose(back.data, x0, rtol=1e-10, atol=1e-12)
+        _compare(back, theirs.inv(ty), [x], [tx], rtol=1e-10, atol=1e-12)
+    x = rg.tensor([-1.5, 2.0])
+    np.testing.assert_array_equal(T.AbsTransform()(x).data, [1.5, 2.0])
+    assert not T.AbsTransform().bijective
+
+
+def test_transformed_distribution_matches_torch():
+    loc, scale = RNG.normal(size=(3,)), RNG.uniform(0.5, 2, (3,))
+    ours = [rg.tensor(loc, requires_grad=True), rg.tensor(scale, requires_grad=True)]
+    theirs = [torch.tensor(loc, requires_grad=True), torch.tensor(scale, requires_grad=True)]
+    cases = [
+        (D.TransformedDistribution(D.Normal(*ours), [T.ExpTransform()]),
+         TD.TransformedDistribution(TD.Normal(*theirs), [TT.ExpTransform()]),
+         RNG.uniform(0.2, 3, (4, 3))),
+        (D.TransformedDistribution(D.Normal(*ours),
+                                   [T.SigmoidTransform(), T.AffineTransform(1.0, -2.0)]),
+         TD.TransformedDistribution(TD.Normal(*theirs),
+                                    [TT.SigmoidTransform(), TT.AffineTransform(1.0, -2.0)]),
+         RNG.uniform(-0.9, 0.9, (4, 3))),
+        (D.TransformedDistribution(D.Normal(*ours), T.TanhTransform()),
+         TD.TransformedDistribution(TD.Normal(*theirs), TT.TanhTransform()),
+         RNG.uniform(-0.9, 0.9, (4, 3))),
+        (D.TransformedDistribution(D.Normal(*ours),
+                                   T.AffineTransform(0.0, rg.ones(3), event_dim=1)),
+         TD.TransformedDistribution(TD.Normal(*theirs),
+                                    TT.AffineTransform(0.0, torch.ones(3), event_dim=1)),
+         RNG.normal(size=(4, 3))),
+    ]
+    for d, t, v in cases:
+        assert d.batch_shape == tuple(t.batch_shape) and d.event_shape == tuple(t.event_shape)
+        assert d.has_rsample
+        x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+        _compare(d.log_prob(x), t.log_prob(tx), ours + [x], theirs + [tx])
+        if not d.event_shape:
+            _compare(d.cdf(x), t.cdf(tx), ours + [x], theirs + [tx])
+            u = RNG.uniform(0.1, 0.9, (4, 3))
+            _compare(d.icdf(rg.tensor(u)), t.icdf(torch.tensor(u)), ours, theirs)
+        assert d.rsample((5,)).shape == (5, 3)
+        assert d.expand((2, 3)).sample().shape == tuple(t.expand((2, 3)).sample().shape)
+    assert isinstance(D.LogNormal(0.0, 1.0), D.TransformedDistribution)
+    assert isinstance(D.LogNormal(0.0, 1.0).base_dist, D.Normal)
+    with pytest.raises(ValueError, match="transforms"):
+        D.TransformedDistribution(D.Normal(0.0, 1.0), [lambda x: x])
+
+
+def test_independent_matches_torch():
+    loc, scale = RNG.normal(size=(2, 3)), RNG.uniform(0.5, 2, (2, 3))
+    ours = [rg.tensor(loc, requires_grad=True), rg.tensor(scale, requires_grad=True)]
+    theirs = [torch.tensor(loc, requires_grad=True), torch.tensor(scale, requires_grad=True)]
+    d, t = D.Independent(D.Normal(*ours), 1), TD.Independent(TD.Normal(*theirs), 1)
+    assert d.batch_shape == (2,) and d.event_shape == (3,) and d.has_rsample
+    v = RNG.normal(size=(4, 2, 3))
+    x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    _compare(d.log_prob(x), t.log_prob(tx), ours + [x], theirs + [tx])
+    _compare(d.entropy(), t.entropy(), ours, theirs)
+    _compare(d.mean, t.mean, ours, theirs)
+    _compare(d.variance, t.variance, ours, theirs)
+    e = d.expand((5, 2))
+    assert e.batch_shape == (5, 2) and e.event_shape == (3,)
+    assert e.rsample((4,)).shape == (4, 5, 2, 3)
+    with pytest.raises(ValueError, match="reinterpreted_batch_ndims"):
+        D.Independent(D.Normal(*ours), 3)
+
+
+def test_mixture_same_family_matches_torch():
+    w = RNG.uniform(0.2, 1, (2, 3))
+    loc, scale = RNG.normal(size=(2, 3)), RNG.uniform(0.5, 2, (2, 3))
+    ours = [rg.tensor(a, requires_grad=True) for a in (w, loc, scale)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (w, loc, scale)]
+    d = D.MixtureSameFamily(D.Categorical(ours[0]), D.Normal(ours[1], ours[2]))
+    t = TD.MixtureSameFamily(TD.Categorical(theirs[0]), TD.Normal(theirs[1], theirs[2]))
+    assert d.batch_shape == (2,) and d.event_shape == () and not d.has_rsample
+    v = RNG.normal(size=(4, 2))
+    x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    _compare(d.log_prob(x), t.log_prob(tx), ours + [x], theirs + [tx])
+    _compare(d.cdf(x), t.cdf(tx), ours + [x], theirs + [tx])
+    _compare(d.mean, t.mean, ours, theirs)
+    _compare(d.variance, t.variance, ours, theirs)
+    rg.manual_seed(2)
+    s = d.sample((40_000,))
+    assert s.shape == (40_000, 2) and not s.requires_grad
+    sd = np.sqrt(d.variance.data / 40_000)
+    np.testing.assert_allclose(s.data.mean(0), d.mean.data, atol=4 * sd.max())
+    np.testing.assert_allclose(s.data.var(0), d.variance.data, rtol=0.1)
+    # multivariate components
+    cov = np.eye(2) * RNG.uniform(0.5, 2, (3, 1, 1))
+    mv = D.MixtureSameFamily(D.Categorical(rg.tensor(w[0])),
+                             D.MultivariateNormal(rg.tensor(RNG.normal(size=(3, 2))),
+                                                  rg.tensor(cov)))
+    tmv = TD.MixtureSameFamily(TD.Categorical(torch.tensor(w[0])),
+                               TD.MultivariateNormal(
+                                   torch.tensor(mv.component_distribution.loc.data),
+                                   torch.tensor(cov)))
+    v = RNG.normal(size=(5, 2))
+    np.testing.assert_allclose(mv.log_prob(rg.tensor(v)).data,
+                               tmv.log_prob(torch.tensor(v)).numpy(), rtol=1e-11)
+    assert mv.sample((7,)).shape == (7, 2)
+    assert d.expand((4, 2)).log_prob(x[0]).shape == (4, 2)
+    with pytest.raises(ValueError, match="categories"):
+        D.MixtureSameFamily(D.Categorical(rg.ones(4)), D.Normal(rg.zeros(3), 1.0))

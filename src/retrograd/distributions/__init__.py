@@ -17,6 +17,8 @@ raises ValueError naming it. Some functions (`gammaln`, `digamma`, `gammainc`) n
 SciPy: `pip install 'retrograd[special]'`.
 """
 
+from . import transforms
+from .composite import Independent, MixtureSameFamily, TransformedDistribution
 from .continuous import Beta, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, OneHotCategorical
 from .discrete import Bernoulli, Categorical, Poisson
@@ -42,5 +44,6 @@ __all__ = [
     "kl_divergence", "register_kl",
     "Cauchy", "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "Weibull", "Pareto",
     "InverseGamma", "FisherSnedecor", "Kumaraswamy",
+    "Independent", "MixtureSameFamily", "TransformedDistribution", "transforms",
     "Geometric", "Binomial", "NegativeBinomial", "Multinomial", "OneHotCategorical",
 ]

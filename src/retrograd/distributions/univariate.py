@@ -14,9 +14,11 @@ from ..api._args import _t
 from ..api.elementwise import where
 from ..tensor import Tensor
 from . import distribution as C
-from .continuous import _HALF_LOG_2PI, _draw
+from .composite import TransformedDistribution
+from .continuous import _HALF_LOG_2PI, Normal, _draw
 from .distribution import Distribution, broadcast_all
 from .gamma_draws import standard_gamma, tiny
+from .transforms import AbsTransform, ExpTransform
 
 _EULER = 0.57721566490153286061
 _LOG2 = math.log(2.0)
@@ -84,7 +86,7 @@ class Cauchy(Distribution):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class HalfCauchy(Distribution):
+class HalfCauchy(TransformedDistribution):
     """|X| for X ~ Cauchy(0, scale)."""
 
     arg_constraints = {"scale": C.positive}
@@ -93,8 +95,8 @@ class HalfCauchy(Distribution):
 
     def __init__(self, scale, validate_args: bool | None = None):
         (self.scale,) = broadcast_all(scale)
-        super().__init__(self.scale.shape, validate_args=validate_args)
-        self.base_dist = Cauchy(0.0 * self.scale.detach(), self.scale, validate_args=False)
+        super().__init__(Cauchy(0.0 * self.scale.detach(), self.scale, validate_args=False),
+                         AbsTransform(), validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
@@ -130,7 +132,7 @@ class HalfCauchy(Distribution):
         return HalfCauchy(self.scale.expand(*batch_shape), validate_args=False)
 
 
-class HalfNormal(Distribution):
+class HalfNormal(TransformedDistribution):
     """|X| for X ~ Normal(0, scale)."""
 
     arg_constraints = {"scale": C.positive}
@@ -139,7 +141,11 @@ class HalfNormal(Distribution):
 
     def __init__(self, scale, validate_args: bool | None = None):
         (self.scale,) = broadcast_all(scale)
-        super().__init__(self.scale.shape, validate_args=validate_args)
+        super().__init__(Normal(0.0 * self.scale.detach(), self.scale, validate_args=False),
+                         AbsTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return HalfNormal(self.scale.expand(*batch_shape), validate_args=False)
 
     @property
     def mean(self) -> Tensor:
@@ -174,7 +180,7 @@ class HalfNormal(Distribution):
         return 0.5 + _HALF_LOG_2PI + self.scale.log() - _LOG2
 
 
-class LogNormal(Distribution):
+class LogNormal(TransformedDistribution):
     """exp(X) for X ~ Normal(loc, scale)."""
 
     arg_constraints = {"loc": C.real, "scale": C.positive}
@@ -183,7 +189,12 @@ class LogNormal(Distribution):
 
     def __init__(self, loc, scale, validate_args: bool | None = None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
+        super().__init__(Normal(self.loc, self.scale, validate_args=False), ExpTransform(),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return LogNormal(self.loc.expand(*batch_shape), self.scale.expand(*batch_shape),
+                         validate_args=False)
 
     @property
     def mean(self) -> Tensor:
