@@ -28,6 +28,9 @@ CASES = [
     ("Rprop", {"maximize": True}),
     ("ASGD", {}), ("ASGD", {"lr": 0.05, "t0": 5, "lambd": 0.01, "weight_decay": 0.1}),
     ("ASGD", {"lr": 0.05, "alpha": 0.5, "maximize": True}),
+    ("Adafactor", {}), ("Adafactor", {"lr": 0.05, "weight_decay": 0.1, "d": 1.5,
+                                      "beta2_decay": -0.5}),
+    ("Adafactor", {"eps": (1e-6, 1e-2), "maximize": True}),
 ]
 IDS = [f"{n}-{i}" for i, (n, _) in enumerate(CASES)]
 
@@ -150,6 +153,11 @@ BAD = [
     ("Adadelta", {"weight_decay": -0.5}),
     ("Rprop", {"etas": (1.5, 1.2)}), ("Rprop", {"etas": (0.5, 0.9)}), ("Rprop", {"lr": -1.0}),
     ("ASGD", {"lr": -1.0}), ("ASGD", {"weight_decay": -1.0}),
+    ("Adafactor", {"lr": -1.0}), ("Adafactor", {"beta2_decay": 0.5}),
+    ("Adafactor", {"eps": (-1.0, 1e-3)}), ("Adafactor", {"eps": (None, -1.0)}),
+    ("Adafactor", {"d": 0.5}), ("Adafactor", {"weight_decay": -1.0}),
+    ("SparseAdam", {"lr": 0.0}), ("SparseAdam", {"eps": 0.0}),
+    ("SparseAdam", {"betas": (0.9, 1.0)}), ("SparseAdam", {"betas": (-0.1, 0.9)}),
 ]
 
 
@@ -426,3 +434,20 @@ def test_lbfgs_refuses_jit_groups_and_bad_arguments():
         opt_t.step(closure_t)
     with pytest.raises(RuntimeError, match="strong_wolfe"):
         opt2.step(closure2)
+
+
+def test_sparse_adam_refuses_dense_gradients_as_torch():
+    t = torch.zeros(3, requires_grad=True)
+    opt_t = torch.optim.SparseAdam([t])
+    (t * 2).sum().backward()
+    with pytest.raises(RuntimeError):
+        opt_t.step()
+    w = rg.zeros(3, requires_grad=True)
+    opt = rg.optim.SparseAdam([w])
+    assert opt.param_groups[0]["betas"] == tuple(opt_t.param_groups[0]["betas"])
+    assert set(opt.state_dict()["param_groups"][0]) == set(opt_t.state_dict()["param_groups"][0])
+    opt.step()  # no gradient yet: nothing to do
+    (w * 2).sum().backward()
+    with pytest.raises(RuntimeError, match="dense gradients"):
+        opt.step()
+    np.testing.assert_array_equal(w.numpy(), np.zeros(3))

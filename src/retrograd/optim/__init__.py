@@ -5,6 +5,8 @@
     adaptive.py      RMSprop, Adagrad, Adamax, NAdam
     first_order.py   RAdam, Adadelta, Rprop, ASGD
     second_order.py  LBFGS (closure-based, optional strong-Wolfe line search)
+    factored.py      Adafactor
+    sparse.py        SparseAdam (constructor and checks; dense gradients are refused)
     lr_scheduler.py  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
                      OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau, ConstantLR,
                      MultiplicativeLR, PolynomialLR, CosineAnnealingWarmRestarts, CyclicLR,
@@ -13,10 +15,12 @@
 
 from . import lr_scheduler
 from .adaptive import Adagrad, Adamax, NAdam, RMSprop
+from .factored import Adafactor
 from .first_order import ASGD, Adadelta, RAdam, Rprop
 from .optimizer import SGD, Adam, AdamW, Optimizer, required
 from .second_order import LBFGS
+from .sparse import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS",
+           "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS", "Adafactor", "SparseAdam",
            "lr_scheduler"]

@@ -156,7 +156,7 @@ class Optimizer:
             for k, v in st.items():
                 if isinstance(v, (Tensor, np.ndarray)):
                     arr = np.array(devices.host(v.data if isinstance(v, Tensor) else v))
-                    if arr.ndim and arr.shape != p.shape:
+                    if arr.ndim and arr.shape != self._state_shape(p, k):
                         raise ValueError(f"state '{k}' for parameter {i} has shape {arr.shape}, "
                                          f"the parameter has shape {p.shape}")
                     if arr.ndim:  # on the parameter's device, as the state it replaces
@@ -171,6 +171,10 @@ class Optimizer:
                 if k != "params":
                     mine[k] = tuple(v) if isinstance(v, list) else v
         self.state = new_state
+
+    def _state_shape(self, p: Tensor, key: str) -> tuple:
+        """The shape a non-scalar state entry `key` of parameter `p` must have."""
+        return p.shape
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
