@@ -383,6 +383,38 @@ def test_parametrizations_spectral_norm_vs_torch():
         parametrizations.spectral_norm(rg.nn.Linear(2, 2), dim=2)
 
 
+@pytest.mark.parametrize("shape,orth_map,triv", [
+    ((4, 4), None, True), ((5, 3), None, True), ((3, 5), None, True), ((4, 4), "cayley", True),
+    ((5, 3), "matrix_exp", True), ((3, 5), "householder", True), ((5, 3), "householder", False),
+    ((3, 5), "householder", False)])
+def test_parametrizations_orthogonal_vs_torch(shape, orth_map, triv):
+    rm, tm = _pair_linear(shape[1], shape[0])
+    torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=orth_map,
+                                               use_trivialization=triv)
+    parametrizations.orthogonal(rm, orthogonal_map=orth_map, use_trivialization=triv)
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    if not triv:  # the original is computed from the weight, deterministically
+        _close(rm.parametrizations.weight.original, tm.parametrizations.weight.original, 1e-9)
+    _load(rm, tm)
+    _close(rm.weight, tm.weight, 1e-9)
+    w = _np(rm.weight)
+    q = w if w.shape[0] >= w.shape[1] else w.T
+    np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=1e-10)
+    x = np.random.default_rng(0).normal(size=(2, shape[1]))
+    tm(torch.tensor(x)).pow(2).sum().backward()
+    rm(rg.tensor(x)).pow(2).sum().backward()
+    _close(rm.parametrizations.weight.original.grad, tm.parametrizations.weight.original.grad,
+           1e-8)
+
+
+def test_parametrizations_orthogonal_errors():
+    for mod, P in ((torch, torch.nn.utils.parametrizations), (rg, parametrizations)):
+        with pytest.raises(ValueError):
+            P.orthogonal(mod.nn.Linear(3, 3), orthogonal_map="qr")
+        with pytest.raises(ValueError):
+            P.orthogonal(mod.nn.Linear(3, 3), name="bias")
+
+
 def test_old_weight_norm_hooks_vs_torch():
     rm, tm = _pair_linear(3, 4)
     with pytest.warns(FutureWarning):

@@ -1,10 +1,14 @@
-"""`rg.nn.utils.parametrizations`: `weight_norm` and `spectral_norm` as parametrizations
+"""`rg.nn.utils.parametrizations`: `orthogonal`, `weight_norm` and `spectral_norm` as
+parametrizations
 (see `parametrize`), with PyTorch's state_dict layout
 (`parametrizations.weight.original0/original1`; `parametrizations.weight.original`
 plus the power-iteration buffers `parametrizations.weight.0._u` / `._v`)."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from ... import api as _f
 from ... import creation
 from ...api.linalg import mv, vdot
 from ...grad_mode import no_grad
@@ -15,7 +19,130 @@ from . import parametrize
 from ._norms import norm_except_dim, to_matrix
 from ._norms import weight_norm as _weight_norm
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
+
+
+_ORTH_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _is_orthogonal(q: Tensor) -> bool:
+    n, k = q.shape[-2], q.shape[-1]
+    eye = creation.eye(k, dtype=q.dtype)
+    eps = 10.0 * n * float(np.finfo(q.dtype).eps)
+    return bool(_f.allclose(q.mH @ q, eye, atol=eps))
+
+
+def _make_orthogonal(a: Tensor) -> Tensor:
+    """The Q of A = QR for a tall `a`, signs chosen so that diag(R) >= 0."""
+    from ... import linalg
+
+    q, r = linalg.qr(a)
+    return q * _f.unsqueeze(_f.diagonal(r, 0, -2, -1).sgn(), -2)
+
+
+class _Orthogonal(Module):
+    def __init__(self, weight: Tensor, orthogonal_map: str, *,
+                 use_trivialization: bool = True) -> None:
+        super().__init__()
+        if weight.dtype.kind == "c" and orthogonal_map == "householder":
+            raise ValueError("The householder parametrization does not support complex "
+                             "tensors.")
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        from ... import linalg
+
+        n, k = x.shape[-2], x.shape[-1]
+        transposed = n < k
+        if transposed:
+            x = x.mT
+            n, k = k, n
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            x = x.tril()
+            if n != k:
+                zeros = _f.expand(creation.zeros(n, n - k, dtype=x.dtype),
+                                  (*x.shape[:-2], n, n - k))
+                x = _f.cat([x, zeros], -1)
+            a = x - x.mH
+            if self.orthogonal_map == "matrix_exp":
+                q = linalg.matrix_exp(a)
+            else:
+                eye = creation.eye(n, dtype=a.dtype)
+                q = linalg.solve(eye - 0.5 * a, eye + 0.5 * a)
+            if n != k:
+                q = q[..., :k]
+        else:
+            a = x.tril(-1)
+            tau = 2.0 / (1.0 + (a * a).sum(-2))
+            q = linalg.householder_product(a, tau)
+            q = q * _f.unsqueeze(_f.diagonal(x, 0, -2, -1).detach().trunc(), -2)
+        if "base" in self._buffers and self.base is not None:
+            q = self.base @ q
+        if transposed:
+            q = q.mT
+        return q
+
+    def right_inverse(self, q: Tensor) -> Tensor:
+        with no_grad():
+            if q.shape != self.shape:
+                raise ValueError(f"Expected a matrix or batch of matrices of shape "
+                                 f"{self.shape}. Got a tensor of shape {q.shape}.")
+            q_init = q
+            n, k = q.shape[-2], q.shape[-1]
+            transpose = n < k
+            if transpose:
+                q = q.mT
+                n, k = k, n
+            if "base" not in self._buffers:
+                if self.orthogonal_map in ("cayley", "matrix_exp"):
+                    raise NotImplementedError(
+                        "It is not possible to assign to the matrix exponential or the Cayley "
+                        "parametrizations when use_trivialization=False.")
+                from ...linalg_aliases import geqrf
+
+                a, tau = geqrf(q)
+                d = _f.diagonal(a, 0, -2, -1)
+                sign = _f.where(tau == 0.0, -_f.sign(d), _f.sign(d))
+                a = a.clone()
+                idx = np.arange(sign.shape[-1])
+                a.data[..., idx, idx] = sign.data
+                return a.mT if transpose else a
+            if n == k:
+                q = _make_orthogonal(q) if not _is_orthogonal(q) else q.clone()
+            else:
+                noise = creation.randn(*(tuple(q.shape[:-2]) + (n, n - k)), dtype=q.dtype)
+                q = _make_orthogonal(_f.cat([q, noise], -1))
+            self.base = q
+            neg_id = creation.zeros_like(q_init)
+            idx = np.arange(min(neg_id.shape[-2:]))
+            neg_id.data[..., idx, idx] = -1.0
+            return neg_id
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Keep `module.<name>` (a matrix or batch of them) orthogonal/unitary: it is the image
+    of an unconstrained matrix under `orthogonal_map` ("matrix_exp", "cayley" or
+    "householder"; default matrix_exp for square or complex, else householder), times a
+    stored `base` with `use_trivialization`."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of "
+                         f"{weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = ("matrix_exp" if weight.shape[-2] == weight.shape[-1]
+                          or weight.dtype.kind == "c" else "householder")
+    if orthogonal_map not in _ORTH_MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
 
 
 class _WeightNorm(Module):
