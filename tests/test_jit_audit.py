@@ -912,6 +912,25 @@ REFUSES.update({
                            "rg.poisson", "F.multi_head_attention_forward[dropout]"]},
 })
 
+# api/torch_misc.py (rg.gradient, rg.fill, rg.unravel_index; the rest are settings,
+# creation from numbers, predicates, and the vmap/compile transforms)
+CASES.update({
+    "rg.gradient": C(lambda x: rg.gradient(x, edge_order=2), X),
+    "rg.gradient[spacing]": C(lambda x, c: rg.gradient(x, spacing=[c], dim=1), X,
+                              lambda rng: np.cumsum(rng.uniform(0.5, 1.5, 4))),
+    "rg.fill": C(lambda x, v: rg.fill(x, v), X, fl()),
+    "rg.unravel_index": C(lambda i: rg.unravel_index(i, (3, 4)), ints(5, lo=-12, hi=12)),
+})
+NO_TENSORS |= {
+    "rg.vmap", "rg.compile", "rg.set_printoptions", "rg.get_default_device",
+    "rg.set_default_device", "rg.use_deterministic_algorithms",
+    "rg.are_deterministic_algorithms_enabled", "rg.is_deterministic_algorithms_warn_only_enabled",
+    "rg.set_float32_matmul_precision", "rg.get_float32_matmul_precision", "rg.hann_window",
+    "rg.hamming_window", "rg.blackman_window", "rg.bartlett_window", "rg.kaiser_window",
+    "rg.empty_strided", "rg.frombuffer", "rg.range", "rg.is_anomaly_enabled",
+    "rg.set_anomaly_enabled", "rg.is_conj", "rg.is_signed", "rg.typename", "rg.is_storage",
+    "rg.get_device"}
+
 
 def public_callables():
     for prefix, mod in NAMESPACES.items():

@@ -276,6 +276,15 @@ from .api.modes import (
     set_num_threads,
 )
 from .api.rng import bernoulli, get_rng_state, initial_seed, normal, poisson, seed, set_rng_state
+from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
+    are_deterministic_algorithms_enabled, bartlett_window, blackman_window, compile,
+    empty_strided, fill, frombuffer, get_default_device, get_device,
+    get_float32_matmul_precision, gradient, hamming_window, hann_window, is_anomaly_enabled,
+    is_conj, is_deterministic_algorithms_warn_only_enabled, is_signed, is_storage,
+    kaiser_window, range, set_anomaly_enabled, set_default_device,
+    set_float32_matmul_precision, set_printoptions, typename, unravel_index,
+    use_deterministic_algorithms, vmap,
+)
 from .api.torch_names import (
     add,
     as_tensor,

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import ops
-from .autograd import grad
+from .autograd._core import grad
 from .engine import apply
 from .grad_mode import no_grad, state
 from .tensor import Tensor

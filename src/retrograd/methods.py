@@ -820,3 +820,19 @@ def _H(self) -> Tensor:
 Tensor.adjoint = _linalg_aliases.adjoint
 Tensor.mH = property(_linalg_aliases.adjoint)
 Tensor.H = property(_H)
+
+from .api import tensor_extras as _tensor_extras  # noqa: E402
+
+# PyTorch's remaining Tensor methods (api/tensor_extras.py): in-place shape changes,
+# resize_, as_strided, the unsafe_* splits, post-accumulate-grad hooks, apply_/map_, flags.
+for _name in "squeeze unsqueeze t transpose swapaxes swapdims".split():
+    setattr(Tensor, _name + "_", _tensor_extras._inplace_view(_name + "_", getattr(Tensor, _name)))
+for _name in ("resize_ resize_as_ as_strided new_empty_strided register_post_accumulate_grad_hook "
+              "apply_ map_ is_inference is_conj is_neg resolve_neg share_memory_ pin_memory "
+              "is_shared is_pinned").split():
+    setattr(Tensor, _name, getattr(_tensor_extras, _name))
+Tensor.unsafe_chunk = Tensor.chunk
+Tensor.unsafe_split = Tensor.split
+Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
+Tensor.absolute = Tensor.abs
+Tensor.absolute_ = Tensor.abs_

@@ -42,6 +42,11 @@ class _HookHandle:
             self._hooks.remove(self._fn)
 
 
+# What `repr` prints; `rg.set_printoptions` (api/torch_misc.py) changes it.
+PRINT_OPTIONS = {"precision": 4, "threshold": 100, "edgeitems": 3, "linewidth": 75,
+                 "sci_mode": None}
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -222,8 +227,15 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(devices.host(self.data), separator=", ", precision=4,
-                               threshold=100, prefix="tensor(")
+        o = PRINT_OPTIONS
+        fmt = None
+        if o["sci_mode"] is True and self.data.dtype.kind == "f":
+            fmt = {"float_kind": lambda v, p=o["precision"]: f"{v:.{p}e}"}
+        body = np.array2string(devices.host(self.data), separator=", ",
+                               precision=o["precision"], threshold=o["threshold"],
+                               edgeitems=o["edgeitems"], max_line_width=o["linewidth"],
+                               suppress_small=o["sci_mode"] is False, formatter=fmt,
+                               prefix="tensor(")
         extra = f", dtype={self.data.dtype}"
         if self.data.__class__ is not np.ndarray:
             extra = f", device='{self.device}'" + extra

@@ -1,4 +1,4 @@
-"""`rg.autograd`: gradients without touching `.grad`, custom ops, anomaly detection."""
+"""The core of `rg.autograd`: `grad` (gradients without touching `.grad`) and custom `Function`s."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import weakref
 
 import numpy as np
 
-from . import devices, engine, ops
-from .grad_mode import detect_anomaly, enable_grad, no_grad, state
-from .tensor import Tensor, _initial_grad
+from .. import devices, engine, ops
+from ..grad_mode import detect_anomaly, enable_grad, no_grad, state
+from ..tensor import Tensor, _initial_grad
 
 __all__ = ["grad", "Function", "FunctionCtx", "detect_anomaly", "no_grad", "enable_grad"]
 

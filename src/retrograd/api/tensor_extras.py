@@ -1,0 +1,242 @@
+"""Tensor methods PyTorch has that fit nowhere else: shape changes in place (`squeeze_`,
+`unsqueeze_`, `t_`, `transpose_`, `swapaxes_`, `swapdims_`), `resize_`/`resize_as_`,
+`as_strided`, the `unsafe_*` splits, `new_empty_strided`, post-accumulate-grad hooks,
+`apply_`/`map_`, and the flags retrograd has no use for (`is_inference`, `is_conj`,
+`is_neg`, `is_shared`, `is_pinned`; `share_memory_` and `pin_memory` return self).
+
+An in-place shape change rebinds the tensor to the view op's result (same memory,
+the op recorded with the old tensor's history as input), as PyTorch does; like other
+in-place ops it is refused on a leaf that requires grad, on a dual/batched tensor
+inside forward mode or vmap, and while rg.jit traces.
+
+`as_strided` reads the tensor's elements in row-major order as its storage (what
+torch does for a contiguous tensor; a non-contiguous one is refused) and gathers
+them by index, so it is differentiable but returns a copy, not a view.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import devices, engine
+from ..grad_mode import state
+from ..tensor import Tensor, _HookHandle
+
+
+def _inplace_view(name: str, fn: Callable) -> Callable:
+    def method(self, *args, **kwargs):
+        if state.enabled and self.requires_grad and self.grad_fn is None:
+            raise RuntimeError(f"{name}(): a leaf tensor that requires grad (shape "
+                               f"{self.shape}) is being used in an in-place operation")
+        if state.tracer is not None:
+            raise RuntimeError(f"{name}(): in-place shape changes are not supported under "
+                               "rg.jit; use the out-of-place form")
+        if self._fw is not None and state.forward is not None:
+            raise RuntimeError(f"{name}(): in-place shape change of a tensor that carries a "
+                               "forward-mode tangent or vmap batch; use the out-of-place form")
+        old = Tensor._wrap(self.data)
+        old.grad_fn, old.requires_grad, old._vc = self.grad_fn, self.requires_grad, self._cell()
+        old._vc[0] += 1  # before the view op records its input: older saved values go stale
+        engine.mark_inplace()
+        res = fn(old, *args, **kwargs)
+        self.data = res.data
+        if res.grad_fn is not None:
+            self.grad_fn = res.grad_fn
+        return self
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"In-place `{name[:-1]}`: self becomes the view (PyTorch's "
+                      f"`Tensor.{name}`).")
+    return method
+
+
+def _sizes(args, what: str) -> tuple:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    sizes = tuple(int(s) for s in args)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"{what}(): negative dimension in size {sizes}")
+    return sizes
+
+
+def resize_(self, *sizes) -> Tensor:
+    """Give self the shape `sizes`, keeping its first elements in row-major order (new ones are
+    zeros; torch leaves them uninitialised). Refused on a tensor that requires grad, as in
+    torch. Like `torch.Tensor.resize_`."""
+    sizes = _sizes(sizes, "resize_")
+    if self.requires_grad:
+        raise RuntimeError(f"resize_(): cannot resize a tensor that requires grad (shape "
+                           f"{self.shape}); resize self.detach() instead")
+    if state.tracer is not None:
+        raise RuntimeError("resize_(): not supported under rg.jit")
+    n = int(np.prod(sizes))
+    xp = devices.namespace_of(self.data)
+    flat = self.data.reshape(-1)
+    if n <= flat.size:
+        new = flat[:n].reshape(sizes)
+    else:
+        new = xp.zeros(n, dtype=self.data.dtype)
+        new[:flat.size] = flat
+        new = new.reshape(sizes)
+    self.data = new
+    self._cell()[0] += 1
+    engine.mark_inplace()
+    return self
+
+
+def resize_as_(self, tensor: Tensor, memory_format=None) -> Tensor:
+    """`resize_` to `tensor`'s shape. Like `torch.Tensor.resize_as_`."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"resize_as_(): 'tensor' must be a Tensor, got {type(tensor).__name__}")
+    return resize_(self, tensor.shape)
+
+
+def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
+    """The elements at `storage_offset + sum(i_k * stride_k)` of self read in row-major order,
+    shaped `size`; differentiable, a copy rather than a view (see the module). Like
+    `torch.Tensor.as_strided` on a contiguous tensor."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"as_strided(): mismatch in length of strides and shape: size {size}, "
+                           f"stride {stride}")
+    if any(s < 0 for s in size) or any(s < 0 for s in stride) or storage_offset < 0:
+        raise RuntimeError(f"as_strided(): size {size}, stride {stride} and storage offset "
+                           f"{storage_offset} must be non-negative")
+    d = self.data
+    if d.ndim > 1 and not d.flags.c_contiguous:
+        raise RuntimeError(f"as_strided(): supported on contiguous tensors only (shape "
+                           f"{self.shape} is a non-contiguous view); call .contiguous() first")
+    idx = np.full(size, storage_offset, dtype=np.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    need = int(idx.max()) + 1 if idx.size else 0
+    if need > d.size:
+        raise RuntimeError(f"as_strided(): size {size}, stride {stride} and storage offset "
+                           f"{storage_offset} need {need} elements, out of bounds for a tensor "
+                           f"of {d.size}")
+    index = Tensor._wrap(devices.to(idx, self.device) if d.__class__ is not np.ndarray else idx)
+    return self.reshape(-1)[index]
+
+
+def new_empty_strided(self, size, stride, dtype=None, device=None,
+                      requires_grad: bool = False) -> Tensor:
+    """A tensor of `size` with self's dtype and device unless given (zeros; the strides are
+    checked, not kept). Like `torch.Tensor.new_empty_strided`."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"new_empty_strided(): mismatch in length of strides and shape: "
+                           f"size {size}, stride {stride}")
+    t = self.new_zeros(size, dtype=dtype, device=device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def register_post_accumulate_grad_hook(self, hook: Callable) -> _HookHandle:
+    """Call `hook(self)` after backward has accumulated a gradient into this leaf's `.grad`
+    (not for `rg.autograd.grad`). Like `torch.Tensor.register_post_accumulate_grad_hook`."""
+    if not self.requires_grad:
+        raise RuntimeError("register_post_accumulate_grad_hook(): cannot register a hook on a "
+                           "tensor that does not require grad")
+    if self.grad_fn is not None:
+        raise RuntimeError("register_post_accumulate_grad_hook(): post accumulate grad hooks "
+                           "cannot be registered on non-leaf tensors")
+    key = id(self)
+    hooks = engine.POST_ACCUMULATE.get(key)
+    if hooks is None:
+        hooks = engine.POST_ACCUMULATE[key] = []
+        weakref.finalize(self, engine.POST_ACCUMULATE.pop, key, None)
+    hooks.append(hook)
+    return _HookHandle(hooks, hook)
+
+
+def _refuse_grad(self, name: str) -> None:
+    if self.requires_grad:
+        raise RuntimeError(f"{name}(): can't call it on a tensor that requires grad (shape "
+                           f"{self.shape}); use tensor.detach().{name}(...) instead")
+    if self.data.__class__ is not np.ndarray:
+        raise TypeError(f"{name}(): only implemented on CPU tensors, got device {self.device}")
+    if state.tracer is not None:
+        raise RuntimeError(f"{name}(): calls Python per element, which rg.jit cannot trace")
+
+
+def _write(self, values: np.ndarray) -> Tensor:
+    self.data[...] = values
+    self._cell()[0] += 1
+    engine.mark_inplace()
+    return self
+
+
+def apply_(self, callable: Callable) -> Tensor:  # noqa: A002 - PyTorch's name
+    """Replace each element `v` by `callable(v)` (a Python number), in place; CPU only, not
+    for tensors that require grad. Like `torch.Tensor.apply_`."""
+    _refuse_grad(self, "apply_")
+    out = np.array([callable(v) for v in self.data.reshape(-1).tolist()],
+                   dtype=self.data.dtype).reshape(self.shape)
+    return _write(self, out)
+
+
+def map_(self, tensor: Tensor, callable: Callable) -> Tensor:  # noqa: A002
+    """Replace each element `v` by `callable(v, w)`, `w` the matching element of `tensor`
+    broadcast to self's shape, in place. Like `torch.Tensor.map_`."""
+    _refuse_grad(self, "map_")
+    other = tensor.data if isinstance(tensor, Tensor) else np.asarray(tensor)
+    try:
+        other = np.broadcast_to(devices.host(other), self.shape)
+    except ValueError:
+        raise RuntimeError(f"map_(): 'tensor' of shape {np.shape(other)} cannot be broadcast "
+                           f"to self's shape {self.shape}") from None
+    pairs = zip(self.data.reshape(-1).tolist(), other.reshape(-1).tolist())
+    out = np.array([callable(a, b) for a, b in pairs], dtype=self.data.dtype)
+    return _write(self, out.reshape(self.shape))
+
+
+def _false(self) -> bool:
+    return False
+
+
+def _self(self, *args, **kwargs) -> Tensor:
+    return self
+
+
+def is_inference(self) -> bool:
+    """Always False: retrograd has no inference tensors (see `rg.inference_mode`)."""
+    return False
+
+
+def is_conj(self) -> bool:
+    """Always False: conjugation is eager, there is no lazy conjugate bit."""
+    return False
+
+
+def is_neg(self) -> bool:
+    """Always False: negation is eager, there is no lazy negative bit."""
+    return False
+
+
+def resolve_neg(self) -> Tensor:
+    """Self: there is no lazy negative bit to resolve. Like `torch.Tensor.resolve_neg`."""
+    return self
+
+
+def share_memory_(self) -> Tensor:
+    """A no-op returning self: retrograd has no shared-memory storages (torch moves the
+    storage to shared memory for multiprocessing)."""
+    return self
+
+
+def pin_memory(self, device=None) -> Tensor:
+    """Self: there is no pinned host memory (torch copies into page-locked memory)."""
+    return self
+
+
+def is_shared(self) -> bool:
+    """Always False (see `share_memory_`)."""
+    return False
+
+
+def is_pinned(self, device=None) -> bool:
+    """Always False (see `pin_memory`)."""
+    return False
