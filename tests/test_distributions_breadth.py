@@ -461,3 +461,105 @@ def test_mixture_same_family_matches_torch():
     assert d.expand((4, 2)).log_prob(x[0]).shape == (4, 2)
     with pytest.raises(ValueError, match="categories"):
         D.MixtureSameFamily(D.Categorical(rg.ones(4)), D.Normal(rg.zeros(3), 1.0))
+
+
+# ---------------------------------------------------------------- VonMises, low rank
+
+def test_von_mises_matches_torch_and_samples_its_law():
+    loc, k = RNG.uniform(-3, 3, (3,)), np.array([0.5, 2.0, 8.0])
+    ours = [rg.tensor(loc, requires_grad=True), rg.tensor(k, requires_grad=True)]
+    theirs = [torch.tensor(loc, requires_grad=True), torch.tensor(k, requires_grad=True)]
+    d, t = D.VonMises(*ours), TD.VonMises(*theirs)
+    assert not d.has_rsample and d.batch_shape == (3,)
+    v = RNG.uniform(-np.pi, np.pi, (4, 3))
+    x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    # torch's log I0 is a polynomial fit good to about 1e-7 relative; ours is SciPy's i0e
+    _compare(d.log_prob(x), t.log_prob(tx), ours + [x], theirs + [tx], rtol=1e-6, atol=1e-7)
+    _compare(d.variance, t.variance, ours, theirs, rtol=1e-6, atol=1e-7)
+    rg.manual_seed(5)
+    s = d.sample((40_000,))
+    rg.manual_seed(5)
+    np.testing.assert_array_equal(d.sample((40_000,)).data, s.data)
+    assert s.shape == (40_000, 3) and s.dtype == np.float64
+    assert np.all((s.data >= -np.pi) & (s.data < np.pi))
+    # circular moments: E cos(x - loc) = I1(k) / I0(k) = 1 - variance
+    c = np.cos(s.data - loc).mean(0)
+    np.testing.assert_allclose(c, 1 - d.variance.data, atol=0.01)
+    np.testing.assert_allclose(np.sin(s.data - loc).mean(0), 0, atol=0.015)
+    assert d.expand((2, 3)).sample().shape == (2, 3)
+
+
+def test_low_rank_multivariate_normal_matches_torch():
+    loc, W, diag = RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3, 2)), RNG.uniform(0.5, 2, 3)
+    ours = [rg.tensor(a, requires_grad=True) for a in (loc, W, diag)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (loc, W, diag)]
+    d, t = D.LowRankMultivariateNormal(*ours), TD.LowRankMultivariateNormal(*theirs)
+    assert d.batch_shape == (2,) and d.event_shape == (3,) and d.has_rsample
+    v = RNG.normal(size=(4, 2, 3))
+    x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    _compare(d.log_prob(x), t.log_prob(tx), ours + [x], theirs + [tx], rtol=1e-10)
+    _compare(d.entropy(), t.entropy(), ours, theirs, rtol=1e-10)
+    for m in ("mean", "variance", "covariance_matrix", "precision_matrix", "scale_tril"):
+        _compare(getattr(d, m), getattr(t, m), ours, theirs, rtol=1e-10)
+    rg.manual_seed(0)
+    s = d.rsample((100_000,))
+    assert s.shape == (100_000, 2, 3)
+    np.testing.assert_allclose(np.cov(s.data[:, 0].T), d.covariance_matrix.data[0],
+                               atol=0.06)
+    # d E|x|^2 / d cov_diag = 1, / d W = 2 W
+    gW, gD = rg.autograd.grad((s ** 2).sum(-1).mean(0).sum(), [ours[1], ours[2]])
+    np.testing.assert_allclose(gD.data, 2.0, atol=0.03)
+    np.testing.assert_allclose(gW.data, 2 * W, atol=0.05)
+    with pytest.raises(ValueError, match="cov_diag"):
+        D.LowRankMultivariateNormal(rg.zeros(3), rg.tensor(W[0]), -rg.ones(3))
+
+
+# ---------------------------------------------------------------- KL
+
+def test_kl_divergences_match_torch():
+    pairs = [
+        ("Cauchy", [RNG.normal(size=3), _pos(0.5, 2, 3)], [RNG.normal(size=3), _pos(0.5, 2, 3)]),
+        ("Gumbel", [RNG.normal(size=3), _pos(0.5, 2, 3)], [RNG.normal(size=3), _pos(0.5, 2, 3)]),
+        ("HalfNormal", [_pos(0.5, 2, 3)], [_pos(0.5, 2, 3)]),
+        ("LogNormal", [RNG.normal(size=3), _pos(0.5, 2, 3)],
+         [RNG.normal(size=3), _pos(0.5, 2, 3)]),
+        ("Geometric", [_pos(0.2, 0.8, 3)], [_pos(0.2, 0.8, 3)]),
+        ("Pareto", [_pos(1, 2, 3), _pos(1, 3, 3)], [_pos(0.5, 1, 3), _pos(1, 3, 3)]),
+        ("Pareto", [_pos(0.5, 1, 3), _pos(1, 3, 3)], [_pos(1, 2, 3), _pos(1, 3, 3)]),
+        ("OneHotCategorical", [_pos(0.1, 1, (2, 4))], [_pos(0.1, 1, (2, 4))]),
+    ]
+    for name, pp, qp in pairs:
+        op, tp, dp, tdp = _pair(name, pp)
+        oq, tq, dq, tdq = _pair(name, qp)
+        kl, tkl = D.kl_divergence(dp, dq), TD.kl_divergence(tdp, tdq)
+        np.testing.assert_allclose(kl.data, tkl.detach().numpy(), rtol=1e-11)
+        if np.all(np.isfinite(tkl.detach().numpy())):
+            _compare(kl, tkl, op + oq, tp + tq, **TRIGAMMA)
+    n, p, q = np.full(3, 5.0), _pos(0.2, 0.8, 3), _pos(0.2, 0.8, 3)
+    op, oq = rg.tensor(p, requires_grad=True), rg.tensor(q, requires_grad=True)
+    tp, tq = torch.tensor(p, requires_grad=True), torch.tensor(q, requires_grad=True)
+    _compare(D.kl_divergence(D.Binomial(rg.tensor(n), op), D.Binomial(rg.tensor(n), oq)),
+             TD.kl_divergence(TD.Binomial(torch.tensor(n), tp),
+                              TD.Binomial(torch.tensor(n), tq)), [op, oq], [tp, tq])
+    with pytest.raises(NotImplementedError):
+        D.kl_divergence(D.Binomial(rg.tensor(n), op), D.Binomial(rg.tensor(n + 1), oq))
+    a, b = [RNG.normal(size=(2, 3)), _pos(0.5, 2, (2, 3))], [RNG.normal(size=(2, 3)),
+                                                            _pos(0.5, 2, (2, 3))]
+    ours = [rg.tensor(x, requires_grad=True) for x in a + b]
+    theirs = [torch.tensor(x, requires_grad=True) for x in a + b]
+    _compare(D.kl_divergence(D.Independent(D.Normal(*ours[:2]), 1),
+                             D.Independent(D.Normal(*ours[2:]), 1)),
+             TD.kl_divergence(TD.Independent(TD.Normal(*theirs[:2]), 1),
+                              TD.Independent(TD.Normal(*theirs[2:]), 1)), ours, theirs)
+    W1, W2 = RNG.normal(size=(3, 2)), RNG.normal(size=(3, 1))
+    args = [RNG.normal(size=3), W1, _pos(0.5, 2, 3), RNG.normal(size=3), W2, _pos(0.5, 2, 3)]
+    ours = [rg.tensor(x, requires_grad=True) for x in args]
+    theirs = [torch.tensor(x, requires_grad=True) for x in args]
+    _compare(D.kl_divergence(D.LowRankMultivariateNormal(*ours[:3]),
+                             D.LowRankMultivariateNormal(*ours[3:])),
+             TD.kl_divergence(TD.LowRankMultivariateNormal(*theirs[:3]),
+                              TD.LowRankMultivariateNormal(*theirs[3:])), ours, theirs,
+             rtol=1e-10)
+    with pytest.raises(NotImplementedError):
+        D.kl_divergence(D.TransformedDistribution(D.Normal(0.0, 1.0), T.ExpTransform()),
+                        D.TransformedDistribution(D.Normal(0.0, 1.0), T.TanhTransform()))

@@ -17,6 +17,7 @@ raises ValueError naming it. Some functions (`gammaln`, `digamma`, `gammainc`) n
 SciPy: `pip install 'retrograd[special]'`.
 """
 
+from . import kl_breadth as _kl_breadth  # noqa: F401  (registers the pairs)
 from . import transforms
 from .composite import Independent, MixtureSameFamily, TransformedDistribution
 from .continuous import Beta, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
@@ -24,6 +25,7 @@ from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, OneHotCa
 from .discrete import Bernoulli, Categorical, Poisson
 from .distribution import Distribution
 from .kl import kl_divergence, register_kl
+from .lowrank import LowRankMultivariateNormal
 from .multivariate import Dirichlet, MultivariateNormal
 from .univariate import (
     Cauchy,
@@ -37,6 +39,7 @@ from .univariate import (
     Pareto,
     Weibull,
 )
+from .vonmises import VonMises
 
 __all__ = [
     "Distribution", "Normal", "MultivariateNormal", "StudentT", "Poisson", "Beta", "Gamma",
@@ -45,5 +48,6 @@ __all__ = [
     "Cauchy", "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "Weibull", "Pareto",
     "InverseGamma", "FisherSnedecor", "Kumaraswamy",
     "Independent", "MixtureSameFamily", "TransformedDistribution", "transforms",
+    "LowRankMultivariateNormal", "VonMises",
     "Geometric", "Binomial", "NegativeBinomial", "Multinomial", "OneHotCategorical",
 ]

@@ -56,6 +56,16 @@ class Transform:
         """log |dy/dx| at x (y = self(x))."""
         raise NotImplementedError(f"{type(self).__name__} has no log_abs_det_jacobian")
 
+    def __eq__(self, other) -> bool:
+        """Parameterless transforms of one type are equal (as in PyTorch); others only
+        to themselves."""
+        if self is other:
+            return True
+        return type(self) is type(other) and type(self) in _PARAMETERLESS
+
+    def __hash__(self) -> int:
+        return hash(type(self)) if type(self) in _PARAMETERLESS else id(self)
+
     def forward_shape(self, shape: tuple) -> tuple:
         return tuple(shape)
 
@@ -293,3 +303,7 @@ class ComposeTransform(Transform):
             total = total + term
             x = y_p
         return total
+
+
+_PARAMETERLESS = (ExpTransform, SigmoidTransform, TanhTransform, SoftplusTransform,
+                  AbsTransform, _Identity)
