@@ -836,3 +836,9 @@ Tensor.unsafe_split = Tensor.split
 Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
 Tensor.absolute = Tensor.abs
 Tensor.absolute_ = Tensor.abs_
+
+# The short-time Fourier transform (api/spectral.py).
+from .api import spectral as _spectral  # noqa: E402
+
+Tensor.stft = _spectral.stft
+Tensor.istft = _spectral.istft
