@@ -138,7 +138,7 @@ def test_init_is_no_grad_and_bumps_version():
                                       ("constant", (0.3,)), ("xavier_uniform", ()),
                                       ("xavier_normal", ()), ("kaiming_uniform", ()),
                                       ("kaiming_normal", ()), ("orthogonal", ()),
-                                      ("sparse", (0.5,))])
+                                      ("sparse", (0.5,)), ("eye", ())])
 def test_deprecated_spellings_warn_and_work(old, args):
     with pytest.warns(FutureWarning, match=f"nn.init.{old}_"):
         getattr(torch.nn.init, old)(torch.empty(4, 6), *args)
@@ -624,6 +624,37 @@ def test_grad_and_value_and_linearize():
     _close(ro, to)
     _close(rjvp(rg.tensor(t)), tjvp(torch.tensor(t)))
     _close(rjvp(rg.tensor(2 * t)), tjvp(torch.tensor(2 * t)))
+
+
+def test_replace_all_batch_norm_modules_():
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).double()
+    rm = rg.nn.Sequential(rg.nn.Linear(3, 4, dtype=np.float64),
+                          rg.nn.BatchNorm1d(4, dtype=np.float64))
+    _load(rm, tm)
+    assert torch.func.replace_all_batch_norm_modules_(tm) is tm
+    assert rg.func.replace_all_batch_norm_modules_(rm) is rm
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    assert rm[1].running_mean is None and not rm[1].track_running_stats
+    x = np.random.default_rng(0).normal(size=(5, 3))
+    tm.eval()
+    rm.eval()
+    _close(rm(rg.tensor(x)), tm(torch.tensor(x)))
+
+
+def test_gradcheck_through_parametrizations():
+    for register in (parametrizations.weight_norm, parametrizations.orthogonal):
+        m = rg.nn.Linear(3, 3, dtype=np.float64)
+        register(m)
+        originals = [p for n, p in m.named_parameters() if "original" in n]
+        x = rg.randn(2, 3, dtype=np.float64)
+
+        names = [n for n, _ in m.named_parameters() if "original" in n]
+
+        def f(*ps, m=m, names=names, x=x):
+            return rg.func.functional_call(m, dict(zip(names, ps)), (x,))
+
+        assert rg.gradcheck(f, tuple(p.detach().requires_grad_(True) for p in originals))
 
 
 def test_grad_dict_argument_matches_torch():

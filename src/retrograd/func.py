@@ -45,7 +45,8 @@ from .tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "vmap",
-           "grad_and_value", "linearize", "functional_call", "stack_module_state"]
+           "grad_and_value", "linearize", "functional_call", "stack_module_state",
+           "replace_all_batch_norm_modules_"]
 
 _depth = [0]  # transforms whose function is running: results must stay differentiable
 _internal: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # leaves made by _fresh
@@ -785,3 +786,19 @@ def stack_module_state(models) -> tuple[dict, dict]:
     all_buffers = [dict(m.named_buffers()) for m in models]
     buffers = {k: leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every BatchNorm in `root` stop tracking running statistics (running_mean,
+    running_var and num_batches_tracked become None), in place, so it can run under vmap;
+    returns `root`."""
+    from .nn.normalization import _BatchNorm, _InstanceNorm
+
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and not isinstance(m, _InstanceNorm) \
+                and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root

@@ -21,7 +21,7 @@ __all__ = [
     "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
     "trunc_normal_", "orthogonal_", "eye_", "dirac_", "sparse_",
     "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
-    "kaiming_normal", "orthogonal", "sparse",
+    "kaiming_normal", "orthogonal", "sparse", "eye", "dirac",
 ]
 
 
@@ -290,3 +290,5 @@ kaiming_uniform = _make_deprecate(kaiming_uniform_)
 kaiming_normal = _make_deprecate(kaiming_normal_)
 orthogonal = _make_deprecate(orthogonal_)
 sparse = _make_deprecate(sparse_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
