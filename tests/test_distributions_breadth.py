@@ -563,3 +563,71 @@ def test_kl_divergences_match_torch():
     with pytest.raises(NotImplementedError):
         D.kl_divergence(D.TransformedDistribution(D.Normal(0.0, 1.0), T.ExpTransform()),
                         D.TransformedDistribution(D.Normal(0.0, 1.0), T.TanhTransform()))
+
+
+# ---------------------------------------------------------------- relaxations
+
+@pytest.mark.parametrize("kind", ["probs", "logits"])
+def test_continuous_bernoulli_matches_torch(kind):
+    raw = np.array([0.1, 0.3, 0.4995, 0.7, 0.9]) if kind == "probs" else \
+        np.array([-2.0, -0.5, 0.001, 0.8, 2.5])
+    p, tp = rg.tensor(raw, requires_grad=True), torch.tensor(raw, requires_grad=True)
+    d, t = D.ContinuousBernoulli(**{kind: p}), TD.ContinuousBernoulli(**{kind: tp})
+    assert d.has_rsample and d.batch_shape == (5,)
+    v = RNG.uniform(0.05, 0.95, (3, 5))
+    x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    for m in ("log_prob", "cdf", "icdf"):
+        _compare(getattr(d, m)(x), getattr(t, m)(tx), [p, x], [tp, tx], rtol=1e-10)
+    _compare(d.entropy(), t.entropy(), [p], [tp], rtol=1e-10)
+    for m in ("mean", "variance", "stddev"):
+        _compare(getattr(d, m), getattr(t, m), [p], [tp], rtol=1e-10)
+    rg.manual_seed(4)
+    s = d.rsample((40_000,))
+    assert np.all((s.data >= 0) & (s.data <= 1))
+    sd = np.sqrt(d.variance.data / 40_000)
+    np.testing.assert_allclose(s.data.mean(0), d.mean.data, atol=4 * sd.max())
+    # rsample gradient of E[x] against the closed-form mean's gradient
+    (g,) = rg.autograd.grad(s.mean(0).sum(), [p])
+    (tg,) = torch.autograd.grad(t.mean.sum(), [tp])
+    # (inside torch's unstable region around 1/2, icdf is the identity: no gradient)
+    outside = np.abs(d.probs.data - 0.5) > 0.001
+    np.testing.assert_allclose(g.data[outside], tg.numpy()[outside], atol=0.02)
+    assert np.all(g.data[~outside] == 0)
+    with pytest.raises(ValueError):
+        D.ContinuousBernoulli(probs=rg.tensor(1.5))
+
+
+def test_relaxed_bernoulli_and_one_hot_match_torch():
+    temp, pr = np.array(0.7), RNG.uniform(0.2, 0.8, (3,))
+    ours = [rg.tensor(temp, requires_grad=True), rg.tensor(pr, requires_grad=True)]
+    theirs = [torch.tensor(temp, requires_grad=True), torch.tensor(pr, requires_grad=True)]
+    d, t = D.RelaxedBernoulli(ours[0], probs=ours[1]), TD.RelaxedBernoulli(theirs[0],
+                                                                           probs=theirs[1])
+    assert d.has_rsample and d.batch_shape == (3,) and d.event_shape == ()
+    v = RNG.uniform(0.05, 0.95, (4, 3))
+    x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    _compare(d.log_prob(x), t.log_prob(tx), ours + [x], theirs + [tx], rtol=1e-10)
+    rg.manual_seed(1)
+    s = d.rsample((20_000,))
+    assert s.shape == (20_000, 3) and np.all((s.data > 0) & (s.data < 1))
+    # at a low temperature the draws approach Bernoulli(probs)
+    cold = D.RelaxedBernoulli(rg.tensor(0.05), probs=rg.tensor(pr)).sample((20_000,))
+    np.testing.assert_allclose((cold.data > 0.5).mean(0), pr, atol=0.02)
+    (g,) = rg.autograd.grad(s.sum(), [ours[1]])
+    assert np.all(g.data > 0)  # larger probs push draws up
+    lg = RNG.normal(size=(2, 4))
+    ours = [rg.tensor(temp, requires_grad=True), rg.tensor(lg, requires_grad=True)]
+    theirs = [torch.tensor(temp, requires_grad=True), torch.tensor(lg, requires_grad=True)]
+    d = D.RelaxedOneHotCategorical(ours[0], logits=ours[1])
+    t = TD.RelaxedOneHotCategorical(theirs[0], logits=theirs[1])
+    assert d.batch_shape == (2,) and d.event_shape == (4,) and d.has_rsample
+    v = RNG.dirichlet(np.ones(4), (3, 2))
+    x, tx = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    _compare(d.log_prob(x), t.log_prob(tx), ours + [x], theirs + [tx], rtol=1e-10)
+    s = d.rsample((20_000,))
+    np.testing.assert_allclose(s.data.sum(-1), 1, rtol=1e-12)
+    cold = D.RelaxedOneHotCategorical(rg.tensor(0.05), logits=rg.tensor(lg)).sample((20_000,))
+    np.testing.assert_allclose(np.eye(4)[cold.data.argmax(-1)].mean(0),
+                               torch.softmax(torch.tensor(lg), -1).numpy(), atol=0.02)
+    with pytest.raises(ValueError, match="support"):
+        d.log_prob(rg.tensor([[0.5, 0.6, 0.1, 0.1]] * 2))

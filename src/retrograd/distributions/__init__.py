@@ -27,6 +27,13 @@ from .distribution import Distribution
 from .kl import kl_divergence, register_kl
 from .lowrank import LowRankMultivariateNormal
 from .multivariate import Dirichlet, MultivariateNormal
+from .relaxed import (
+    ContinuousBernoulli,
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
 from .univariate import (
     Cauchy,
     FisherSnedecor,
@@ -48,6 +55,7 @@ __all__ = [
     "Cauchy", "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "Weibull", "Pareto",
     "InverseGamma", "FisherSnedecor", "Kumaraswamy",
     "Independent", "MixtureSameFamily", "TransformedDistribution", "transforms",
-    "LowRankMultivariateNormal", "VonMises",
+    "LowRankMultivariateNormal", "VonMises", "ContinuousBernoulli", "LogitRelaxedBernoulli",
+    "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
     "Geometric", "Binomial", "NegativeBinomial", "Multinomial", "OneHotCategorical",
 ]
