@@ -346,9 +346,13 @@ def test_post_accumulate_grad_hook():
         close(a, b)
     rg.autograd.grad((x * 2).sum(), x)
     assert len(seen["rg"]) == 2  # not for autograd.grad
+    rg.autograd.backward((x * 3).sum(), inputs=[x])
+    torch.autograd.backward((tx * 3).sum(), inputs=[tx])
+    assert len(seen["rg"]) == len(seen["torch"]) == 3
+    close(seen["rg"][-1], seen["torch"][-1])
     hx.remove()
     (x * 2).sum().backward()
-    assert len(seen["rg"]) == 2
+    assert len(seen["rg"]) == 3
     for xx in (x * 2, tx * 2):
         with pytest.raises(RuntimeError):
             xx.register_post_accumulate_grad_hook(lambda t: None)

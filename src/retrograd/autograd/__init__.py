@@ -65,6 +65,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     for t, g in zip(inputs, got):
         if g is not None:
             engine._accumulate_grad(t, g)
+            if engine.POST_ACCUMULATE and t.grad_fn is None:
+                engine._post_accumulate(t)
 
 
 class set_detect_anomaly:
