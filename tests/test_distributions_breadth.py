@@ -527,6 +527,7 @@ def test_kl_divergences_match_torch():
         ("Pareto", [_pos(1, 2, 3), _pos(1, 3, 3)], [_pos(0.5, 1, 3), _pos(1, 3, 3)]),
         ("Pareto", [_pos(0.5, 1, 3), _pos(1, 3, 3)], [_pos(1, 2, 3), _pos(1, 3, 3)]),
         ("OneHotCategorical", [_pos(0.1, 1, (2, 4))], [_pos(0.1, 1, (2, 4))]),
+        ("ContinuousBernoulli", [np.array([0.2, 0.4995, 0.8])], [_pos(0.1, 0.9, 3)]),
     ]
     for name, pp, qp in pairs:
         op, tp, dp, tdp = _pair(name, pp)
@@ -560,6 +561,13 @@ def test_kl_divergences_match_torch():
              TD.kl_divergence(TD.LowRankMultivariateNormal(*theirs[:3]),
                               TD.LowRankMultivariateNormal(*theirs[3:])), ours, theirs,
              rtol=1e-10)
+    g, n = [RNG.normal(size=3), _pos(0.5, 2, 3)], [RNG.normal(size=3), _pos(0.5, 2, 3)]
+    ours = [rg.tensor(x, requires_grad=True) for x in g + n]
+    theirs = [torch.tensor(x, requires_grad=True) for x in g + n]
+    _compare(D.kl_divergence(D.Gumbel(*ours[:2]), D.Normal(*ours[2:])),
+             TD.kl_divergence(TD.Gumbel(*theirs[:2]), TD.Normal(*theirs[2:])), ours, theirs)
+    _compare(D.kl_divergence(D.Normal(*ours[2:]), D.Gumbel(*ours[:2])),
+             TD.kl_divergence(TD.Normal(*theirs[2:]), TD.Gumbel(*theirs[:2])), ours, theirs)
     with pytest.raises(NotImplementedError):
         D.kl_divergence(D.TransformedDistribution(D.Normal(0.0, 1.0), T.ExpTransform()),
                         D.TransformedDistribution(D.Normal(0.0, 1.0), T.TanhTransform()))

@@ -12,6 +12,11 @@ parameters: Gamma, Chi2, Beta, Dirichlet and StudentT through gamma draws with
 PyTorch's implicit reparameterisation (first derivatives only; a second derivative
 through a draw raises, as in PyTorch). Poisson, Bernoulli and Categorical draw with
 `sample` only (their `rsample` raises).
+The wider family (Cauchy, LogNormal, ..., RelaxedOneHotCategorical) follows
+torch.distributions too: the transformed ones through `rg.distributions.transforms`
+and TransformedDistribution; InverseGamma and FisherSnedecor draw through the gamma
+draws above; VonMises, the counts (Geometric, Binomial, NegativeBinomial, Multinomial,
+OneHotCategorical) and MixtureSameFamily draw with `sample` only, as in PyTorch.
 With `validate_args` (on by default, as in PyTorch) an invalid parameter or value
 raises ValueError naming it. Some functions (`gammaln`, `digamma`, `gammainc`) need
 SciPy: `pip install 'retrograd[special]'`.

@@ -1,14 +1,18 @@
 """The closed-form KL divergences PyTorch registers between pairs of the wider family:
 Binomial, Cauchy, Geometric, Gumbel, HalfNormal, Independent, LowRankMultivariateNormal,
-OneHotCategorical, Pareto and TransformedDistribution (same transforms)."""
+OneHotCategorical, Pareto, TransformedDistribution (same transforms), ContinuousBernoulli,
+and Gumbel against Normal both ways."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .. import special
 from ..api.elementwise import where
 from .composite import Independent, TransformedDistribution
+from .continuous import Normal
 from .counts import Binomial, Geometric, OneHotCategorical
 from .kl import (
     _kl_categorical_categorical,
@@ -19,6 +23,7 @@ from .kl import (
 )
 from .lowrank import LowRankMultivariateNormal
 from .multivariate import MultivariateNormal
+from .relaxed import ContinuousBernoulli
 from .transforms import _sum_rightmost
 from .univariate import Cauchy, Gumbel, HalfNormal, Pareto
 
@@ -110,3 +115,30 @@ def _kl_mvn_lowrank(p, q):
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrank_mvn(p, q):
     return _kl_mvn_mvn(_as_mvn(p), _as_mvn(q))
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_cb_cb(p: ContinuousBernoulli, q: ContinuousBernoulli):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._log_norm() + (-p.probs).log1p()
+    t3 = -q._log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p: Gumbel, q: Normal):
+    ratio = p.scale / q.scale
+    t1 = (ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * ratio * 0.5) ** 2 / 3
+    t3 = ((p.loc + p.scale * _EULER - q.loc) / q.scale) ** 2 * 0.5
+    return -t1 + t2 + t3 - (_EULER + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p: Normal, q: Gumbel):
+    mean_scale = p.loc / q.scale
+    var_sqr = (p.scale / q.scale) ** 2
+    loc_scale = q.loc / q.scale
+    t3 = (-mean_scale + 0.5 * var_sqr + loc_scale).exp()
+    return -var_sqr.log() * 0.5 + mean_scale - loc_scale + t3 \
+        - (0.5 * (1 + math.log(2 * math.pi)))
