@@ -491,6 +491,32 @@ CASES: dict[str, Case] = {
     "special.zeta": C(special.zeta, fl(3, 4, lo=1.5, hi=3.0), pos(3, 4)),
     "special.gammainc": C(special.gammainc, pos(3, 4), pos(3, 4), grad=(1,)),
     "special.gammaincc": C(special.gammaincc, pos(3, 4), pos(3, 4), grad=(1,)),
+    **{f"special.{n}": C(getattr(special, n), X) for n in [
+        "bessel_j0", "bessel_j1", "modified_bessel_i0", "modified_bessel_i1",
+        "spherical_bessel_j0"]},
+    **{f"special.{n}": C(getattr(special, n), pos(3, 4)) for n in [
+        "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+        "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"]},
+    # values only, as in PyTorch (no derivative defined)
+    "special.airy_ai": C(special.airy_ai, X, grad=False),
+    **{f"special.{n}": C(lambda x, n=n: getattr(special, n)(x, 3), X, grad=False) for n in [
+        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+        "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+        "laguerre_polynomial_l", "legendre_polynomial_p"]},
+    # ---- more fft, and the short-time transform
+    **{f"fft.{n}": C(getattr(fft, n), fl(4, 4)) for n in ["ihfft2", "ihfftn"]},
+    **{f"fft.{n}": C(lambda re, im, n=n: getattr(fft, n)(rg.complex(re, im)), fl(4, 3),
+                     fl(4, 3)) for n in ["hfft2", "hfftn"]},
+    "rg.stft": C(lambda x: rg.stft(x, 8, hop_length=2, window=rg.hann_window(8),
+                                   return_complex=True), fl(32)),
+    "rg.istft": C(lambda x: rg.istft(rg.stft(x, 8, hop_length=2, window=rg.hann_window(8),
+                                             return_complex=True),
+                                     8, hop_length=2, window=rg.hann_window(8), length=32),
+                  fl(32)),
+    "F.linear_cross_entropy": C(lambda x, w, y: F.linear_cross_entropy(x, w, y), fl(5, 4),
+                                fl(3, 4), ints(5)),
 }
 
 # ---- the losses of torch.nn.functional and their torch.* spellings (tests/test_losses_more.py)
@@ -813,6 +839,8 @@ CASES.update({
                                          fl(1, 2, 6, 6)),
     "F.conv_tbc": C(lambda x, w, b: F.conv_tbc(x, w, b, 1), fl(5, 2, 3), fl(3, 3, 4), fl(4)),
 })
+# istft checks the window's overlap-add (NOLA) on its values, as PyTorch does
+REFUSES.update({"rg.istft": "numpy() of a traced tensor"})
 REFUSES.update({  # random numbers
     "F.fractional_max_pool2d[random]": RANDOM, "F.rrelu[train]": RANDOM,
     "F.gumbel_softmax": RANDOM, "rg.dropout[train]": RANDOM,
