@@ -1174,3 +1174,24 @@ def test_draws_fills_and_siblings_stay_on_the_stand_in_device():
         assert rg.equal(x, x) and not rg.equal(x, x + 1)
     finally:
         fake_device.uninstall()
+
+
+def test_storage_flags_conversions_and_activation_methods_as_torch():
+    """Code written for PyTorch asks `g.is_sparse`, calls `x.cfloat()`, `x.hardshrink()`."""
+    x = np.array([[0.3, -1.2, 0.7], [2.0, -0.1, -0.6]])
+    r, t = rg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn",
+                 "is_nested", "is_mps", "is_xla"):
+        assert getattr(r, flag) is getattr(t, flag) is False, flag
+    for name in ("cfloat", "cdouble"):
+        got, want = getattr(r, name)(), getattr(t, name)()
+        assert str(got.dtype) == str(want.dtype).replace("torch.", ""), name
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
+    assert r.to_dense() is r
+    w = np.array([0.25])
+    for got, want in ((r.hardshrink(0.5), t.hardshrink(0.5)),
+                      (r.prelu(rg.tensor(w)), t.prelu(torch.tensor(w)))):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
+        g, = rg.autograd.grad(got.sum(), [r])
+        h, = torch.autograd.grad(want.sum(), [t])
+        np.testing.assert_allclose(g.numpy(), h.numpy())

@@ -19,7 +19,7 @@ import numpy as np
 from .. import creation, devices
 from ..grad_mode import state
 from ..tensor import Tensor
-from . import inplace, rng, torch_names
+from . import activations, inplace, rng, torch_names
 from ._errors import DtypeError
 from .elementwise import where as _where
 from .shape import broadcast_to, reshape
@@ -280,5 +280,21 @@ def bind(cls) -> None:
     cls.itemsize = property(element_size, doc="Bytes per element (`element_size()`).")
     cls.nbytes = property(lambda self: self.data.size * self.data.itemsize,
                           doc="Bytes the elements take: numel() * element_size().")
+    # storage kinds retrograd never has: code written for PyTorch asks (`if g.is_sparse:`)
+    for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn",
+                 "is_nested", "is_mps", "is_xla", "is_xpu", "is_ipu", "is_mtia", "is_maia",
+                 "is_vulkan"):
+        setattr(cls, flag, property(_false, doc="Always False: retrograd tensors are dense "
+                                                "arrays on the host or a CUDA device."))
+    cls.hardshrink = activations.hardshrink
+    cls.prelu = activations.prelu
+    cls.cfloat = lambda self: self.to(np.complex64)
+    cls.cdouble = lambda self: self.to(np.complex128)
+    cls.to_dense = lambda self, dtype=None, *, masked_grad=None: \
+        self if dtype is None else self.to(dtype)
     rng.bind(cls)
     inplace.bind(cls)
+
+
+def _false(self) -> bool:
+    return False
