@@ -260,3 +260,23 @@ def test_float_activations_unchanged_with_gradients():
         x.grad = None
         getattr(F, name)(x).sum().backward()
         _same(x.grad, t.grad)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2, 3) @ m.ones(4, 5),
+    lambda m: m.matmul(m.ones(3), m.ones(4)),
+    lambda m: m.maximum(m.ones(2), m.ones(3)),
+    lambda m: m.where(m.ones(2) > 0, m.ones(3), m.ones(2)),
+    lambda m: m.atan2(m.ones(2), m.ones(3)),
+    lambda m: m.fft.fft(m.ones(4), norm="bad"),
+], ids=["matmul-op", "matmul-1d", "maximum", "where", "atan2", "fft-norm"])
+def test_shape_and_argument_errors_are_runtime_errors_as_torch(call):
+    """PyTorch raises RuntimeError; ours is also a ValueError (Python's kind), and names
+    the shapes."""
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(RuntimeError) as info:
+        call(rg)
+    assert isinstance(info.value, ValueError)
+    msg = str(info.value)
+    assert "shapes" in msg or "normalization" in msg, msg

@@ -23,7 +23,7 @@ from numpy import ndarray
 from .devices import CPU, as_result, mixed_error
 from .devices import to as to_device
 from .grad_mode import state
-from .primitive import NUMPY, OPS, sum_to
+from .primitive import NUMPY, OPS, broadcast_error, sum_to
 from .tensor import Tensor
 
 _wrap = Tensor._wrap
@@ -98,10 +98,13 @@ def apply(op, *inputs, **attrs):
             out, saved = op.saving(*datas, **attrs)
         else:
             out = op.forward(*datas, **attrs)
-    except Exception:
+    except Exception as e:
         target = mixed_error(op.name, datas)  # tensors on two devices: say so (free until then)
         if target is None:
-            raise
+            err = broadcast_error(op.name, datas, e)
+            if err is e:
+                raise
+            raise err from None
         return apply(op, *_scalars_to(inputs, target), **attrs)
     if out.__class__ is not ndarray:
         out = as_result(out)
@@ -179,10 +182,13 @@ def apply2(op, x, y):
         yv = None
     try:
         out = op.forward(xd, yd)
-    except Exception:
+    except Exception as e:
         target = mixed_error(op.name, (xd, yd))  # operands on two devices: say so
         if target is None:
-            raise
+            err = broadcast_error(op.name, (xd, yd), e)
+            if err is e:
+                raise
+            raise err from None
         return apply(op, *_scalars_to((x, y), target))
     if out.__class__ is not ndarray:
         out = as_result(out)

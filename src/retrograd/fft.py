@@ -9,6 +9,7 @@ import numpy as np
 
 from . import ops
 from .api._args import _t
+from .api._errors import ArgumentError
 from .dtypes import get_default_dtype
 from .engine import apply
 from .tensor import Tensor
@@ -24,7 +25,7 @@ def _norm(norm) -> str:
     if norm is None:
         return "backward"
     if norm not in ("backward", "ortho", "forward"):
-        raise ValueError(f'Invalid normalization mode: "{norm}" (expected "backward", "ortho" '
+        raise ArgumentError(f'Invalid normalization mode: "{norm}" (expected "backward", "ortho" '
                          'or "forward")')
     return norm
 
@@ -57,7 +58,7 @@ def _axis(dim: int, ndim: int, name: str) -> int:
 def _resize(x: Tensor, axis: int, n: int, name: str) -> Tensor:
     """Crop or zero-pad `x` along `axis` (negative) to length `n`."""
     if n < 1:
-        raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
+        raise ArgumentError(f"fft.{name}: invalid number of data points ({n}) specified")
     have = x.shape[axis]
     if have == n:
         return x
@@ -77,11 +78,11 @@ def _dims(x: Tensor, s, dim, name: str):
         dims = [dim] if isinstance(dim, int) else list(dim)
         dims = [_axis(d, x.ndim, name) for d in dims]
         if len(set(dims)) != len(dims):
-            raise ValueError(f"fft.{name}: dims must be unique, got {dim}")
+            raise ArgumentError(f"fft.{name}: dims must be unique, got {dim}")
     if s is not None:
         s = list(s)
         if len(s) != len(dims):
-            raise ValueError(f"fft.{name}: when given, dim and shape arguments must have the "
+            raise ArgumentError(f"fft.{name}: when given, dim and shape arguments must have the "
                              f"same length, got s={s} and dim={dim}")
     if x.ndim == 0 and dims:
         raise IndexError(f"fft.{name}: expects a tensor with at least one dimension")
@@ -158,7 +159,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, name: str = "rfftn") -> Tensor:
     x = _input(input, name, real=True)
     dims, s = _dims(x, s, dim, name)
     if not dims:
-        raise ValueError(f"fft.{name}: must transform at least one axis")
+        raise ArgumentError(f"fft.{name}: must transform at least one axis")
     if s is not None:
         for d, n in zip(dims, s):
             if n != -1:
@@ -176,7 +177,7 @@ def irfftn(input, s=None, dim=None, norm=None, *, name: str = "irfftn") -> Tenso
     x = _complex(_input(input, name))
     dims, s = _dims(x, s, dim, name)
     if not dims:
-        raise ValueError(f"fft.{name}: must transform at least one axis")
+        raise ArgumentError(f"fft.{name}: must transform at least one axis")
     norm = _norm(norm)
     last = dims[-1]
     if s is not None:
@@ -185,7 +186,7 @@ def irfftn(input, s=None, dim=None, norm=None, *, name: str = "irfftn") -> Tenso
                 x = _resize(x, d, n, name)
     n = s[-1] if s is not None and s[-1] != -1 else 2 * (x.shape[last] - 1)
     if n < 1:
-        raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
+        raise ArgumentError(f"fft.{name}: invalid number of data points ({n}) specified")
     if len(dims) > 1:
         x = apply(ops.fft_c2c, x, axes=tuple(dims[:-1]), inverse=True, norm=norm)
     x = _resize(x, last, n // 2 + 1, name)

@@ -25,6 +25,20 @@ NUMPY = SimpleNamespace()
 """Rules computing on arrays: `NUMPY.<name>` is that op's NumPy forward."""
 
 
+class ShapeError(ValueError, RuntimeError):
+    """Shapes that do not broadcast, or do not fit the operation (PyTorch: RuntimeError);
+    both, so `except RuntimeError` in ported code and `except ValueError` catch it."""
+
+
+def broadcast_error(name: str, datas, error: Exception) -> Exception:
+    """NumPy's broadcasting ValueError from an op's forward as a ShapeError naming the op
+    and the shapes; any other error unchanged."""
+    if error.__class__ is ValueError and "operands could not be broadcast" in str(error):
+        shapes = " and ".join(str(tuple(getattr(d, "shape", ()))) for d in datas)
+        return ShapeError(f"{name}(): shapes {shapes} do not broadcast")
+    return error
+
+
 class Op:
     """A primitive: a NumPy forward plus per-input vjp and jvp rules, and facts about it.
 

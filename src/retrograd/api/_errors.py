@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..primitive import ShapeError  # noqa: F401  (defined in the core: the engine raises it)
+
 
 class DtypeError(TypeError, NotImplementedError):
     """A dtype the operation does not support, or a result that cannot be written into
     a tensor of a lower category (PyTorch: RuntimeError or NotImplementedError)."""
 
 
-class ShapeError(ValueError, RuntimeError):
-    """Shapes that do not broadcast, or do not fit the operation (PyTorch: RuntimeError)."""
 
 
 class ArgumentError(ValueError, RuntimeError):

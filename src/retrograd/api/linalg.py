@@ -11,6 +11,7 @@ from ..grad_mode import state as _state
 from ..ops.linalg import _einsum_parse
 from ..tensor import Tensor
 from ._args import _t, promote
+from ._errors import ShapeError
 
 
 def einsum(spec: str, *operands) -> Tensor:
@@ -29,12 +30,12 @@ def matmul(x, y) -> Tensor:
     and the `@` operator: `rg.matmul(rg.ones(2, 3), rg.ones(3))` is `tensor([3., 3.])`."""
     x, y = _t(x), _t(y)
     if x.ndim == 0 or y.ndim == 0:
-        raise ValueError(f"matmul(): both operands need at least one dimension, got shapes "
+        raise ShapeError(f"matmul(): both operands need at least one dimension, got shapes "
                          f"{x.shape} and {y.shape}")
     kx = x.shape[-1]
     ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
     if kx != ky:
-        raise ValueError(f"matmul(): shapes {x.shape} and {y.shape} do not align "
+        raise ShapeError(f"matmul(): shapes {x.shape} and {y.shape} do not align "
                          f"({kx} != {ky})")
     if x.data.dtype is not y.data.dtype:
         _same_dtype("matmul", (x, y))
