@@ -363,7 +363,24 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
     return [value] * n
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """A scheduler made of schedulers: its state_dict holds each one's state_dict
+    (PyTorch's layout for SequentialLR and ChainedScheduler)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        sd = dict(state_dict)
+        saved = sd.pop("_schedulers")
+        self.__dict__.update(sd)
+        for s, st in zip(self._schedulers, saved):
+            s.load_state_dict(st)
+
+
+class SequentialLR(_Composite):
     """Run `schedulers` one after another, switching at the `milestones` epochs."""
 
     def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list,
@@ -414,17 +431,6 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        sd = dict(state_dict)
-        saved = sd.pop("_schedulers")
-        self.__dict__.update(sd)
-        for s, st in zip(self._schedulers, saved):
-            s.load_state_dict(st)
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -775,7 +781,7 @@ class _ExpRange:
         return self.gamma ** x
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Step several schedulers of one optimizer together at every `step()` (their
     recursive formulas compose)."""
 
@@ -805,14 +811,3 @@ class ChainedScheduler(LRScheduler):
             s.step()
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
 
-    def state_dict(self) -> dict[str, Any]:
-        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        sd = dict(state_dict)
-        saved = sd.pop("_schedulers")
-        self.__dict__.update(sd)
-        for s, st in zip(self._schedulers, saved):
-            s.load_state_dict(st)
