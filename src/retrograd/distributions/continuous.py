@@ -26,8 +26,9 @@ def _draw(fn, shape, dtype) -> Tensor:
     return Tensor(np.asarray(fn(generator(), shape), dtype=dtype))
 
 
-class Normal(Distribution):
-    """The normal distribution N(loc, scale**2)."""
+class _LocScale(Distribution):
+    """A real location-scale family: `loc` and a positive `scale`, broadcast together,
+    reparameterisable (Normal, Laplace, Cauchy, Gumbel)."""
 
     arg_constraints = {"loc": C.real, "scale": C.positive}
     support = C.real
@@ -36,6 +37,10 @@ class Normal(Distribution):
     def __init__(self, loc, scale, validate_args: bool | None = None):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.shape, validate_args=validate_args)
+
+
+class Normal(_LocScale):
+    """The normal distribution N(loc, scale**2)."""
 
     @property
     def mean(self) -> Tensor:
@@ -185,16 +190,8 @@ class Exponential(Distribution):
         return 1.0 - self.rate.log()
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """The Laplace distribution with location `loc` and scale `scale`."""
-
-    arg_constraints = {"loc": C.real, "scale": C.positive}
-    support = C.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

@@ -15,7 +15,7 @@ from ..api.elementwise import where
 from ..tensor import Tensor
 from . import distribution as C
 from .composite import TransformedDistribution
-from .continuous import _HALF_LOG_2PI, Normal, _draw
+from .continuous import _HALF_LOG_2PI, Normal, _draw, _LocScale
 from .distribution import Distribution, broadcast_all
 from .gamma_draws import standard_gamma, tiny
 from .transforms import AbsTransform, ExpTransform
@@ -42,16 +42,8 @@ class _GreaterThanEq(C.Constraint):
                          lambda a, d: a >= getattr(d, attr).data)
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocScale):
     """The Cauchy (Lorentz) distribution with location `loc` and half-width `scale`."""
-
-    arg_constraints = {"loc": C.real, "scale": C.positive}
-    support = C.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
@@ -232,16 +224,8 @@ class LogNormal(TransformedDistribution):
         return 0.5 + _HALF_LOG_2PI + self.scale.log() + self.loc
 
 
-class Gumbel(Distribution):
+class Gumbel(_LocScale):
     """The Gumbel (type-I extreme value) distribution with location and scale."""
-
-    arg_constraints = {"loc": C.real, "scale": C.positive}
-    support = C.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
