@@ -25,15 +25,23 @@ finite.
 Tangents may carry leading batch dimensions (jacfwd, hessian, vmap): every rule
 multiplies with matmul (which broadcasts over them), indexes from the end, and
 masks with constant arrays shaped like the last two dimensions.
+
+On arrays, cholesky, its rule and solve_triangular call LAPACK and BLAS directly
+(`lapack_kernels`: no transposed copies, sygst for the rule's two solves), so the
+cholesky rule asks `m is NUMPY`; as tensors (higher order) and on devices the rules
+run as written.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from ..devices import const_like as _c
 from ..devices import namespace_of as _ns
-from ..primitive import defop
+from ..primitive import NUMPY, defop
+from . import lapack_kernels as _lk
 from .linalg import _mT
 
 
@@ -137,31 +145,36 @@ solve = defop(
     save_out=True, fresh=True)
 
 
+@functools.lru_cache(maxsize=4)
 def _tri_mask(n, upper, unit, dtype):
+    """A read-only 0/1 triangle, kept: the rules of a loop's solves ask for the same one."""
     k = 1 if unit else 0
     mask = np.triu(np.ones((n, n), dtype), k) if upper else np.tril(np.ones((n, n), dtype), -k)
     mask.flags.writeable = False
     return mask
 
 
-def _trtrs(sl, A, B, upper, unit):
-    """LAPACK's trtrs once per matrix (SciPy's solve_triangular wrapper costs ~0.3 ms a call)."""
-    trtrs = sl.get_lapack_funcs("trtrs", (A, B))
-    out = np.empty(B.shape, trtrs.dtype)
-    for i in np.ndindex(B.shape[:-2]):
-        out[i], info = trtrs(A[i], B[i], lower=not upper, unitdiag=unit)
-        if info > 0:
+def _trsm(A, B, upper, unit):
+    """BLAS's trsm once per matrix, on row-major arrays as they are (see `lapack_kernels`)."""
+    if not unit:
+        bad = np.argwhere(np.diagonal(A, 0, -2, -1) == 0)
+        if bad.size:
+            i, k = tuple(int(j) for j in bad[0, :-1]), int(bad[0, -1])
             where = f" (batch element {i})" if i else ""
             raise LinAlgError(f"linalg.solve_triangular: the triangular matrix{where} is "
-                              f"singular (its diagonal element {info} is zero)")
+                              f"singular (its diagonal element {k + 1} is zero)")
+    if B.ndim == 2:
+        return _lk.solve_triangular(A, B, upper=upper, unit=unit)
+    out = np.empty(B.shape, np.result_type(A.dtype, B.dtype))
+    for i in np.ndindex(B.shape[:-2]):
+        out[i] = _lk.solve_triangular(A[i], B[i], upper=upper, unit=unit)
     return out
 
 
 def _solve_triangular(A, B, *, upper, unit=False):
     A = _batched(A, B.shape[:-2])
-    sl = _scipy_linalg() if A.__class__ is np.ndarray else None  # a device: NumPy's way
-    if sl is not None and B.size:
-        return _trtrs(sl, A, B, upper, unit)
+    if B.size and _lk.available(A, B):
+        return _trsm(A, B, upper, unit)
     T = np.triu(A) if upper else np.tril(A)
     if unit:
         T = T.copy()
@@ -192,6 +205,10 @@ solve_triangular = defop(
 
 # ---------------------------------------------------------------- cholesky
 
+_LAPACK_FROM = 32
+"""From this order up, cholesky and its rule call LAPACK per matrix (`lapack_kernels`);
+below it NumPy's batched routines cost less than a call per matrix."""
+
 def _sym(m, x):
     return (x + _mT(m, x)) * 0.5
 
@@ -208,16 +225,30 @@ def _failing_minor(S) -> tuple:
     return (), S.shape[-1]
 
 
+def _not_pd(idx, k):
+    where = f" (batch element {idx})" if idx else ""
+    return LinAlgError(f"linalg.cholesky: the factorization could not be completed because "
+                       f"the input{where} is not positive-definite (the leading minor of "
+                       f"order {k} is not positive-definite)")
+
+
 def _cholesky(A):
-    S = (A + np.swapaxes(A, -1, -2)) * 0.5
+    if A.ndim == 2 and A.shape[-1] >= _LAPACK_FROM and _lk.available(A):
+        S = _lk.symmetric_part(A)
+    else:
+        S = (A + np.swapaxes(A, -1, -2)) * 0.5
+    if S.shape[-1] >= _LAPACK_FROM and _lk.available(S):  # potrf in place, no transposes
+        for i in np.ndindex(S.shape[:-2]):
+            L, info = _lk.cholesky_lower(S[i])
+            if info > 0:
+                raise _not_pd(i, info)
+            if not np.may_share_memory(L, S):
+                S[i] = L
+        return S
     try:
         return np.linalg.cholesky(S)
     except np.linalg.LinAlgError:
-        idx, k = _failing_minor(S)
-        where = f" (batch element {idx})" if idx else ""
-        raise LinAlgError(f"linalg.cholesky: the factorization could not be completed because "
-                          f"the input{where} is not positive-definite (the leading minor of "
-                          f"order {k} is not positive-definite)") from None
+        raise _not_pd(*_failing_minor(S)) from None
 
 
 def _phi(m, X, n, dtype):
@@ -225,10 +256,22 @@ def _phi(m, X, n, dtype):
     return X * _c(np.tril(np.ones((n, n), dtype), -1) + np.eye(n, dtype=dtype) * 0.5, X)
 
 
+def _cholesky_vjp_lapack(g, L):
+    """The rule below on arrays in 2 n^3 flops: trmm for L^T gL, sygst for the two solves."""
+    if L.ndim == 2:
+        return _lk.cholesky_backward(L, g)
+    out = np.empty(L.shape, np.result_type(L.dtype, g.dtype))
+    for i in np.ndindex(L.shape[:-2]):
+        out[i] = _lk.cholesky_backward(L[i], g[i])
+    return out
+
+
 def _cholesky_vjp(m, g, out, A):
     """Murray (2016) as PyTorch writes it: L^-T Phi(L^T gL) L^-1, symmetrised."""
     n = A.shape[-1]
     L = out
+    if m is NUMPY and n >= _LAPACK_FROM and g.shape == L.shape and _lk.available(L, g):
+        return _cholesky_vjp_lapack(g, L)
     P = m.matmul(_mT(m, L), g) * _c(np.tril(np.ones((n, n), A.dtype)), g)
     P = (P + _mT(m, P * _c(np.tril(np.ones((n, n), A.dtype), -1), g))) * 0.5
     Z = m.solve_triangular(_mT(m, L), P, upper=True)
