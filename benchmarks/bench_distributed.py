@@ -7,8 +7,13 @@
 Parts (every rank runs with one BLAS thread; the launcher is the venv's MPICH
 `mpiexec`, from the `dist` extra):
   train      steps/second of an MLP 784-1024-1024-10 (float32, ReLU, softmax
-             cross-entropy, SGD) on a global batch of 512, at 1 and 2 ranks
-             (2 ranks: 256 rows each, gradients averaged by DistributedOptimizer).
+             cross-entropy, SGD) at 1 and 2 ranks, gradients averaged by
+             DistributedOptimizer, in two ways (`--scaling`):
+               strong: a global batch of 512 (2 ranks: 256 rows each), so the
+                 speed-up is the ratio of steps/second;
+               weak: a batch of 512 on every rank (Horovod's way of measuring,
+                 the global batch grows with the ranks), so the speed-up is the
+                 ratio of rows/second, 2 x the ratio of steps/second.
              The 1-rank and 2-rank jobs alternate over rounds; the table shows the
              median and spread, the speed-up, and the share of a 2-rank step spent
              in the gradient allreduce (pack, Allreduce, unpack).
@@ -61,7 +66,7 @@ def _median_time(fn, repeats: int, comm) -> tuple[float, float]:
     return statistics.median(times), min(times)
 
 
-def worker_train(steps: int) -> dict:
+def worker_train(steps: int, weak: bool) -> dict:
     import numpy as np
 
     import retrograd as rg
@@ -77,10 +82,11 @@ def worker_train(steps: int) -> dict:
     dist.broadcast_parameters(model)
     opt = dist.DistributedOptimizer(rg.optim.SGD(model.parameters(), lr=0.01))
     rng = np.random.default_rng(0)
-    n = GLOBAL_BATCH * 4
+    batch = GLOBAL_BATCH * (world.size if weak else 1)
+    n = batch * 4
     X = rng.random((n, SIZES[0]), dtype=np.float32)
     y = rng.integers(0, SIZES[-1], n)
-    loader = rg.data.DataLoader((X, y), batch_size=GLOBAL_BATCH, shuffle=True, seed=0,
+    loader = rg.data.DataLoader((X, y), batch_size=batch, shuffle=True, seed=0,
                                 shard=(world.rank, world.size))
     sync: list[float] = []
     wait = cpu = 0.0
@@ -174,7 +180,7 @@ def worker_models(repeats: int) -> dict:
 
 def worker(args) -> None:
     if args.worker == "train":
-        res = worker_train(args.steps)
+        res = worker_train(args.steps, args.weak)
     elif args.worker == "allreduce":
         res = worker_allreduce([int(s) for s in args.sizes.split(",")], args.repeats)
     else:
@@ -185,6 +191,44 @@ def worker(args) -> None:
 
 
 # ---------------------------------------------------------------- driver
+
+def train_table(args, kind: str) -> dict:
+    """Run the 1- and 2-rank training jobs alternately and print their table."""
+    weak = kind == "weak"
+    runs = {1: [], 2: []}
+    for r in range(args.rounds):
+        for n in ((1, 2) if r % 2 == 0 else (2, 1)):
+            runs[n].append(launch(n, "train", "--steps", str(args.steps),
+                                  *(["--weak"] if weak else [])))
+    rows = (f"a batch of {GLOBAL_BATCH} on every rank (weak scaling)" if weak
+            else f"a global batch of {GLOBAL_BATCH} split over the ranks (strong scaling)")
+    print(f"\nMLP {'-'.join(map(str, SIZES))}, float32, {rows}, "
+          f"{args.steps} timed steps, {args.rounds} rounds")
+    print("| ranks | steps/s (median) | min-max | compute CPU s/step (slowest rank) | "
+          "waiting for the other rank | gradient allreduce |")
+    print("|---|---|---|---|---|---|")
+    med, cpu, sync, sync_min = {}, {}, {}, {}
+    for n, rs in runs.items():
+        sps = [x["steps_per_s"] for x in rs]
+        med[n] = statistics.median(sps)
+        cpu[n] = statistics.median(x["cpu_s"] for x in rs)
+        sync[n] = statistics.median(x["sync_s"] for x in rs)
+        sync_min[n] = min(x["sync_min_s"] for x in rs)
+        wait = statistics.median(x["wait_s"] for x in rs)
+        print(f"| {n} | {med[n]:.2f} | {min(sps):.2f}-{max(sps):.2f} | "
+              f"{cpu[n] * 1e3:.1f} ms | {wait * 1e3:.1f} ms | {sync[n] * 1e3:.2f} ms |")
+    rows2 = 2 if weak else 1  # rows per step at 2 ranks, relative to 1 rank
+    best, typical = cpu[2] + sync_min[2], cpu[2] + sync[2]
+    print(f"from CPU time (what two idle cores would give): 1 rank {1 / cpu[1]:.2f} "
+          f"steps/s; 2 ranks {1 / typical:.2f} steps/s with the median allreduce "
+          f"({rows2 * cpu[1] / typical:.2f}x), {1 / best:.2f} with the fastest "
+          f"({rows2 * cpu[1] / best:.2f}x)")
+    speedups = [rows2 * b["steps_per_s"] / a["steps_per_s"] for a, b in zip(runs[1], runs[2])]
+    what = "rows/second" if weak else "steps/second"
+    print(f"speed-up at 2 ranks ({what}): {rows2 * med[2] / med[1]:.2f}x (per round: "
+          f"{', '.join(f'{s:.2f}' for s in speedups)}); target >= 1.7x")
+    return {"runs": runs, "speedup": rows2 * med[2] / med[1]}
+
 
 def launch(n: int, *worker_args: str, timeout: float = 600) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_PREFIXES)}
@@ -230,6 +274,10 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=40)
     ap.add_argument("--parts", default="train,allreduce,eight")
+    ap.add_argument("--scaling", choices=("strong", "weak", "both"), default="both",
+                    help="train: a global batch of 512 split over the ranks (strong), a "
+                         "batch of 512 on every rank (weak), or both")
+    ap.add_argument("--weak", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--worker", choices=("train", "allreduce", "models"), help=argparse.SUPPRESS)
     ap.add_argument("--sizes", help=argparse.SUPPRESS)
@@ -244,34 +292,9 @@ def main() -> None:
           f"MPICH mpiexec at {MPIEXEC}")
 
     if "train" in parts:
-        runs = {1: [], 2: []}
-        for r in range(args.rounds):
-            for n in ((1, 2) if r % 2 == 0 else (2, 1)):
-                runs[n].append(launch(n, "train", "--steps", str(args.steps)))
-        results["train"] = runs
-        print(f"\nMLP {'-'.join(map(str, SIZES))}, float32, global batch {GLOBAL_BATCH}, "
-              f"{args.steps} timed steps, {args.rounds} rounds")
-        print("| ranks | steps/s (median) | min-max | compute CPU s/step (slowest rank) | "
-              "waiting for the other rank | gradient allreduce |")
-        print("|---|---|---|---|---|---|")
-        med, cpu, sync, sync_min = {}, {}, {}, {}
-        for n, rs in runs.items():
-            sps = [x["steps_per_s"] for x in rs]
-            med[n] = statistics.median(sps)
-            cpu[n] = statistics.median(x["cpu_s"] for x in rs)
-            sync[n] = statistics.median(x["sync_s"] for x in rs)
-            sync_min[n] = min(x["sync_min_s"] for x in rs)
-            wait = statistics.median(x["wait_s"] for x in rs)
-            print(f"| {n} | {med[n]:.2f} | {min(sps):.2f}-{max(sps):.2f} | "
-                  f"{cpu[n] * 1e3:.1f} ms | {wait * 1e3:.1f} ms | {sync[n] * 1e3:.2f} ms |")
-        best, typical = cpu[2] + sync_min[2], cpu[2] + sync[2]
-        print(f"from CPU time (what two idle cores would give): 1 rank {1 / cpu[1]:.2f} "
-              f"steps/s; 2 ranks {1 / typical:.2f} steps/s with the median allreduce "
-              f"({cpu[1] / typical:.2f}x), {1 / best:.2f} with the fastest "
-              f"({cpu[1] / best:.2f}x)")
-        speedups = [b["steps_per_s"] / a["steps_per_s"] for a, b in zip(runs[1], runs[2])]
-        print(f"speed-up at 2 ranks: {med[2] / med[1]:.2f}x (per round: "
-              f"{', '.join(f'{s:.2f}' for s in speedups)}); target >= 1.7x")
+        kinds = ("strong", "weak") if args.scaling == "both" else (args.scaling,)
+        for kind in kinds:
+            results[f"train_{kind}"] = train_table(args, kind)
 
     sizes = [2 ** k for k in range(10, 27, 2)]  # 1 KiB .. 64 MiB
     if "allreduce" in parts:
