@@ -1,15 +1,16 @@
 """Process-wide switches under PyTorch's names: `rg.set_grad_enabled` (a function, a
 context manager and a decorator), `rg.inference_mode` and
-`rg.is_inference_mode_enabled`, and the thread count of the BLAS library NumPy calls
-(`rg.get_num_threads`, `rg.set_num_threads`).
+`rg.is_inference_mode_enabled`, and the thread count of retrograd's own kernels and of
+the BLAS library NumPy calls (`rg.get_num_threads`, `rg.set_num_threads`).
 
 Grad mode is the engine's one switch (`grad_mode.state.enabled`, as `rg.no_grad`
 sets it). `inference_mode` is `no_grad` plus a flag that `is_inference_mode_enabled`
 reads: retrograd has no inference tensors, so a tensor made inside may later take
 part in autograd (PyTorch refuses that), which is the one difference.
-The thread count is set through threadpoolctl (it comes with scikit-learn) for every
-BLAS library NumPy has loaded; without threadpoolctl the number is only recorded
-(and returned by `get_num_threads`), as there is no portable way to change it then.
+The thread count is that of retrograd's intra-op threads (`threads`: batched
+decompositions, normalisation rows) and of BLAS, set through threadpoolctl (it comes
+with scikit-learn) for every BLAS library NumPy has loaded; without threadpoolctl BLAS
+keeps its own, as there is no portable way to change it then.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import threads as _intra
 from ..grad_mode import state
 from ._errors import ArgumentError, ArgumentTypeError
 
@@ -113,8 +115,9 @@ def _blas_threads() -> list[int]:
 
 
 def set_num_threads(int) -> None:  # noqa: A002 - PyTorch's name
-    """Use `int` threads in the BLAS library behind NumPy's matrix products (through
-    threadpoolctl; without it the number is recorded only). Like `torch.set_num_threads`."""
+    """Use `int` threads in retrograd's own kernels and in the BLAS library behind NumPy's
+    matrix products (through threadpoolctl; without it BLAS keeps its own). Like
+    `torch.set_num_threads`."""
     n = int
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (builtins.int, np.integer)):
         raise ArgumentTypeError(f"set_num_threads(): expects an int, got {type(n).__name__}")
@@ -127,6 +130,7 @@ def set_num_threads(int) -> None:  # noqa: A002 - PyTorch's name
     else:
         threadpool_limits(limits=builtins.int(n), user_api="blas")  # stays set after this call
     _threads[0] = builtins.int(n)
+    _intra.set_num_threads(builtins.int(n))
 
 
 def get_num_threads() -> int:

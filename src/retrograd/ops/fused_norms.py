@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import threads as _threads
 from ..primitive import NUMPY, defop
 from .fused import _ones
 from .norms import _count, _standardize_rule
@@ -32,10 +33,10 @@ def _fast(x, *params) -> bool:
     return all(p is None or (p.__class__ is np.ndarray and p.dtype == x.dtype) for p in params)
 
 
-def _rank2(a0, a1, b0, b1, shape):
+def _rank2(a0, a1, b0, b1, shape=None, out=None):
     """a0[:, None] * b0 + a1[:, None] * b1 as one BLAS product of rank 2 (NumPy's rank-1
     matmul and its broadcasting both run a slow loop per row), made as an array of `shape`
-    (not a view: a gradient that is a view would be copied)."""
+    (not a view: a gradient that is a view would be copied), or written into `out`."""
     r, n = a0.shape[0], b0.shape[0]
     u = np.empty((r, 2), dtype=a0.dtype)
     u[:, 0] = a0
@@ -43,7 +44,8 @@ def _rank2(a0, a1, b0, b1, shape):
     v = np.empty((2, n), dtype=a0.dtype)
     v[0] = b0
     v[1] = b1
-    out = np.empty(shape, dtype=a0.dtype)
+    if out is None:
+        out = np.empty(shape, dtype=a0.dtype)
     np.matmul(u, v, out=out.reshape(r, n))
     return out
 
@@ -57,33 +59,52 @@ first."""
 def _ln_rows(x, w, b, axes, eps):
     """(y, (base, shift, rstd)): the output; the rows (r, n) of x, or of x - mean when the
     rows' means are large against their spread; the mean taken off `base` in the output
-    (the mean, or zeros); each row's 1/std."""
+    (the mean, or zeros); each row's 1/std. Rows are split over the intra-op threads."""
     n = _count(x.shape, axes)
     base = np.ascontiguousarray(x).reshape(-1, n)
-    dt = x.dtype
-    mu = base @ _ones(n, dt)
-    mu /= n
-    var = np.einsum("ij,ij->i", base, base)
-    var /= n
-    var -= mu * mu
-    np.maximum(var, 0.0, out=var)
-    if (mu * mu > _SPREAD * var).any():  # E[x^2] - mean^2 would cancel: two passes
-        base = base - mu[:, None]
-        var = np.einsum("ij,ij->i", base, base)
-        var /= n
-        mu[...] = 0.0
-    var += eps
-    rstd = np.sqrt(var)
-    np.divide(1.0, rstd, out=rstd)
+    r, dt = base.shape[0], x.dtype
+    pieces = _threads.chunks(r, 8.0 * base.size)
+    mu, var = np.empty(r, dt), np.empty(r, dt)
+
+    def stats(a, z):
+        rows = base[a:z]
+        np.matmul(rows, _ones(n, dt), out=mu[a:z])
+        mu[a:z] /= n
+        np.einsum("ij,ij->i", rows, rows, out=var[a:z])
+        var[a:z] /= n
+        var[a:z] -= mu[a:z] * mu[a:z]
+        np.maximum(var[a:z], 0.0, out=var[a:z])
+        return bool((mu[a:z] * mu[a:z] > _SPREAD * var[a:z]).any())
+
+    centre = any(_threads.run(stats, pieces))  # E[x^2] - mean^2 would cancel: centre first
+    rows_in = base
+    if centre:
+        base = np.empty_like(base)
     wv = _ones(n, dt) if w is None else w.reshape(-1)
-    # y = (base - shift) * rstd * w + b = base * (rstd w') + (-shift rstd w' + 1 b')
-    y = _rank2(rstd, np.zeros_like(rstd), wv, wv, x.shape)
+    bv = None if b is None else b.reshape(-1)
+    y = np.empty(x.shape, dt)
     y2 = y.reshape(base.shape)
-    y2 *= base
-    shift = -mu * rstd
-    if b is not None or shift.any():
-        y2 += _rank2(shift, _ones(len(rstd), dt), wv,
-                     np.zeros(n, dt) if b is None else b.reshape(-1), base.shape)
+    rstd = np.empty(r, dt)
+
+    def output(a, z):
+        if centre:
+            np.subtract(rows_in[a:z], mu[a:z, None], out=base[a:z])
+            np.einsum("ij,ij->i", base[a:z], base[a:z], out=var[a:z])
+            var[a:z] /= n
+            mu[a:z] = 0.0
+        s = rstd[a:z]
+        np.add(var[a:z], eps, out=s)
+        np.sqrt(s, out=s)
+        np.divide(1.0, s, out=s)
+        # y = (base - shift) * rstd * w + b = base * (rstd w') + (-shift rstd w' + 1 b')
+        _rank2(s, np.zeros_like(s), wv, wv, out=y2[a:z])
+        y2[a:z] *= base[a:z]
+        shift = -mu[a:z] * s
+        if bv is not None or shift.any():
+            y2[a:z] += _rank2(shift, _ones(z - a, dt), wv,
+                              np.zeros(n, dt) if bv is None else bv, (z - a, n))
+
+    _threads.run(output, pieces)
     return y, (base, mu, rstd)
 
 
@@ -111,23 +132,29 @@ def _ln_vjp_x(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
         # with xc = base - shift: dx = G - mean(G) - xc rstd^2 mean(G xc), G = rstd g w
         base, shift, rstd = out
-        n = base.shape[1]
+        r, n = base.shape
         wv = _ones(n, x.dtype) if w is None else w.reshape(-1)
-        gx = _rank2(rstd, np.zeros_like(rstd), wv, wv, x.shape)
-        G = gx.reshape(base.shape)
-        G *= g.reshape(base.shape)
-        u = G @ _ones(n, G.dtype)
-        c = np.einsum("ij,ij->i", G, base)
-        c -= shift * u
-        c *= rstd
-        c *= rstd
-        c /= n
-        u /= n
-        d = shift * c
-        d -= u
-        t = base * c[:, None]
-        t -= d[:, None]
-        G -= t
+        gx = np.empty(x.shape, x.dtype)
+        G2, g2 = gx.reshape(base.shape), g.reshape(base.shape)
+
+        def rows(a, z):
+            G, s, sh = G2[a:z], rstd[a:z], shift[a:z]
+            _rank2(s, np.zeros_like(s), wv, wv, out=G)
+            G *= g2[a:z]
+            u = G @ _ones(n, G.dtype)
+            c = np.einsum("ij,ij->i", G, base[a:z])
+            c -= sh * u
+            c *= s
+            c *= s
+            c /= n
+            u /= n
+            d = sh * c
+            d -= u
+            t = base[a:z] * c[:, None]
+            t -= d[:, None]
+            G -= t
+
+        _threads.run(rows, _threads.chunks(r, 10.0 * base.size))
         return gx
     return _standardize_rule(m, g if w is None else g * w, None, x, axes=axes, eps=eps)
 
@@ -136,9 +163,15 @@ def _ln_vjp_w(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
         base, shift, rstd = out
         g2 = g.reshape(base.shape)
-        gw = rstd @ (g2 * base)
-        if shift.any():
-            gw -= (shift * rstd) @ np.ascontiguousarray(g2)
+        shifted = bool(shift.any())
+
+        def rows(a, z):  # this block of rows' part of the sum over rows
+            part = rstd[a:z] @ (g2[a:z] * base[a:z])
+            if shifted:
+                part -= (shift[a:z] * rstd[a:z]) @ np.ascontiguousarray(g2[a:z])
+            return part
+
+        gw = sum(_threads.run(rows, _threads.chunks(base.shape[0], 3.0 * base.size)))
         return gw if gw.shape == w.shape else gw.reshape(w.shape)
     xhat = m.standardize(x, axes=axes, eps=eps)
     return m.sum(g * xhat, axis=_lead(x, axes))
@@ -148,7 +181,9 @@ def _ln_vjp_b(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
         g2 = g.reshape(out[0].shape)
         if g2.flags.c_contiguous:
-            gb = _ones(g2.shape[0], g.dtype) @ g2
+            def rows(a, z):
+                return _ones(z - a, g.dtype) @ g2[a:z]
+            gb = sum(_threads.run(rows, _threads.chunks(g2.shape[0], g2.size)))
         else:  # a broadcast g: BLAS would copy it first
             gb = np.add.reduce(g2, axis=0)
         return gb if gb.shape == b.shape else gb.reshape(b.shape)

@@ -38,6 +38,7 @@ import functools
 
 import numpy as np
 
+from .. import threads as _threads
 from ..devices import const_like as _c
 from ..devices import namespace_of as _ns
 from ..primitive import NUMPY, defop
@@ -55,6 +56,21 @@ def _scipy_linalg():
     except ImportError:  # SciPy is optional: NumPy's general solve on the triangle instead
         return None
     return scipy.linalg
+
+
+def _over_batch(fn, A, flops: float, *args, **kwargs):
+    """fn(A, ...) for a NumPy routine that batches over A's leading dimensions, the batch
+    split over the intra-op threads (`threads`) when it is large enough: `flops` is the
+    work per matrix. The values are the same either way."""
+    batch = A.shape[:-2]
+    total = int(np.prod(batch)) if batch else 1
+    pieces = (_threads.chunks(total, total * flops)
+              if batch and A.__class__ is np.ndarray else [(0, total)])
+    if len(pieces) == 1:
+        return fn(A, *args, **kwargs)
+    flat = A.reshape((total,) + A.shape[-2:])
+    parts = _threads.run(lambda a, b: fn(flat[a:b], *args, **kwargs), pieces)
+    return tuple(np.concatenate(rs).reshape(batch + rs[0].shape[1:]) for rs in zip(*parts))
 
 
 def _batched(x, batch):
@@ -304,7 +320,7 @@ def _sign_fix(V):
 
 def _eigh(A):
     S = (A + np.swapaxes(A, -1, -2)) * 0.5
-    w, V = np.linalg.eigh(S)
+    w, V = _over_batch(np.linalg.eigh, S, 10.0 * S.shape[-1] ** 3)
     s = _sign_fix(V)
     return np.concatenate([w[..., None, :], V * s], axis=-2)
 
@@ -358,7 +374,8 @@ eigh = defop("eigh", _eigh, (_eigh_vjp,), (_eigh_jvp,), save_out=True, reads=(),
 # ---------------------------------------------------------------- svd
 
 def _svd(A):
-    U, S, Vh = np.linalg.svd(A, full_matrices=False)
+    U, S, Vh = _over_batch(np.linalg.svd, A, 20.0 * max(A.shape[-2:]) * min(A.shape[-2:]) ** 2,
+                           full_matrices=False)
     s = _sign_fix(U)
     U = U * s
     V = np.swapaxes(Vh, -1, -2) * s
@@ -434,7 +451,8 @@ svd = defop("svd", _svd, (_svd_vjp,), (_svd_jvp,), save_out=True, reads=(), fres
 # ---------------------------------------------------------------- qr
 
 def _qr(A):
-    Q, R = np.linalg.qr(A, mode="reduced")
+    Q, R = _over_batch(np.linalg.qr, A, 4.0 * max(A.shape[-2:]) * min(A.shape[-2:]) ** 2,
+                       mode="reduced")
     return np.concatenate([Q, np.swapaxes(R, -1, -2)], axis=-2)
 
 

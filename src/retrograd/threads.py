@@ -1,0 +1,105 @@
+"""Intra-op threads: one kernel's independent rows (or batch elements) split over a few
+threads, as PyTorch's CPU kernels do. NumPy's loops and LAPACK calls release the GIL, so
+the pieces run at once on separate cores.
+
+The number of threads is `rg.set_num_threads`'s (which also sets the BLAS library's);
+until it is called, RETROGRAD_NUM_THREADS, else OMP_NUM_THREADS (PyTorch's variable),
+else OPENBLAS_NUM_THREADS, else the CPUs this process may use. A kernel asks
+`chunks(n, work)` how to split n rows of `work` element-operations in all: one chunk
+(run inline, no thread) unless each piece is big enough to pay for a hand-off (~20 us),
+so small inputs never pay. Work split this way gives the same numbers as unsplit work
+wherever rows are independent; reductions across rows add per-chunk partial sums, so the
+last bits can depend on the number of threads (as in PyTorch).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+_MIN_WORK = 1 << 17
+"""Element-operations below which a piece is not worth handing to another thread."""
+
+_state = {"n": None, "pool": None, "size": 0}
+_local = threading.local()
+
+
+def _default() -> int:
+    for var in ("RETROGRAD_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        v = os.environ.get(var, "").strip()
+        if v.isdigit() and int(v) > 0:
+            return int(v)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def num_threads() -> int:
+    """How many threads one kernel may use."""
+    if _state["n"] is None:
+        _state["n"] = _default()
+    return _state["n"]
+
+
+def set_num_threads(n: int) -> None:
+    """Let one kernel use `n` threads (n >= 1; checked by the public caller)."""
+    _state["n"] = int(n)
+
+
+def chunks(n: int, work: float, min_work: float = _MIN_WORK) -> list[tuple[int, int]]:
+    """Split range(n) into contiguous (start, stop) pieces, one per thread, each with at
+    least `min_work` of the `work` in all; [(0, n)] when splitting does not pay, and
+    inside a piece already running on a pool thread (no nesting)."""
+    k = min(num_threads(), n, int(work // min_work) if min_work > 0 else n)
+    if k <= 1 or getattr(_local, "inside", False):
+        return [(0, n)]
+    step, extra = divmod(n, k)
+    out, start = [], 0
+    for i in range(k):
+        stop = start + step + (i < extra)
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def _pool(k: int) -> ThreadPoolExecutor:
+    if _state["pool"] is None or _state["size"] < k:
+        if _state["pool"] is not None:
+            _state["pool"].shutdown(wait=False)
+        _state["pool"] = ThreadPoolExecutor(k, thread_name_prefix="retrograd")
+        _state["size"] = k
+    return _state["pool"]
+
+
+def _inside(fn, a, b):
+    _local.inside = True
+    try:
+        return fn(a, b)
+    finally:
+        _local.inside = False
+
+
+def run(fn: Callable[[int, int], object], pieces: Sequence[tuple[int, int]]) -> list:
+    """[fn(start, stop) for each piece], the first piece on this thread and the others on
+    the pool at the same time; an exception in any piece is raised here."""
+    if len(pieces) == 1:
+        return [fn(*pieces[0])]
+    pool = _pool(len(pieces) - 1)
+    futures = [pool.submit(_inside, fn, a, b) for a, b in pieces[1:]]
+    try:
+        first = _inside(fn, *pieces[0])
+    finally:
+        rest = [f.result() for f in futures]  # wait for all before raising
+    return [first, *rest]
+
+
+def _after_fork() -> None:  # a forked child has no pool threads: start afresh
+    _state["pool"] = None
+    _state["size"] = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

@@ -1,0 +1,119 @@
+"""Intra-op threads (`retrograd.threads`): how work is split, and that kernels split over
+threads give PyTorch's values and the single-thread values."""
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+from retrograd import threads
+
+
+@pytest.fixture
+def nthreads():
+    """Set the intra-op thread count for one test, restoring it after."""
+    old = threads.num_threads()
+    yield threads.set_num_threads
+    threads.set_num_threads(old)
+
+
+def test_chunks_cover_the_range_once_and_respect_the_minimum_work(nthreads):
+    nthreads(3)
+    pieces = threads.chunks(10, 1e9)
+    assert pieces[0][0] == 0 and pieces[-1][1] == 10 and len(pieces) == 3
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    assert threads.chunks(10, 1.5 * threads._MIN_WORK) == [(0, 10)]  # too little to split
+    assert len(threads.chunks(10, 2.5 * threads._MIN_WORK)) == 2
+    assert threads.chunks(2, 1e9) == [(0, 1), (1, 2)]  # never more pieces than rows
+    nthreads(1)
+    assert threads.chunks(10, 1e9) == [(0, 10)]
+
+
+def test_run_does_not_nest_and_raises_a_piece_error(nthreads):
+    nthreads(2)
+    inner = []
+    threads.run(lambda a, b: inner.append(threads.chunks(100, 1e12)), [(0, 1), (1, 2)])
+    assert inner == [[(0, 100)], [(0, 100)]]  # a piece on a pool thread runs its work inline
+
+    def bad(a, b):
+        if a == 1:
+            raise ValueError("piece 1 failed")
+        return a
+
+    with pytest.raises(ValueError, match="piece 1 failed"):
+        threads.run(bad, [(0, 1), (1, 2)])
+    assert threads.run(lambda a, b: b - a, [(0, 3), (3, 4)]) == [3, 1]
+
+
+def test_rg_set_num_threads_sets_the_intra_op_count(nthreads):
+    old = rg.get_num_threads()
+    try:
+        rg.set_num_threads(3)
+        assert threads.num_threads() == 3
+    finally:
+        rg.set_num_threads(old)
+
+
+def test_default_count_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("RETROGRAD_NUM_THREADS", "5")
+    assert threads._default() == 5
+    monkeypatch.delenv("RETROGRAD_NUM_THREADS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert threads._default() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "junk")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert threads._default() >= 1
+
+
+def _layer_norm_both(x, w, b, gy):
+    xs = [rg.tensor(a, requires_grad=True) for a in (x, w, b)]
+    y = rg.nn.functional.layer_norm(xs[0], (x.shape[-1],), xs[1], xs[2])
+    (y * rg.tensor(gy)).sum().backward()
+    return [y.numpy()] + [a.grad.numpy() for a in xs]
+
+
+@pytest.mark.parametrize("shape,mean", [((1024, 256), 0.0), ((48, 40, 70), 0.0),
+                                        ((512, 256), 300.0)])
+def test_layer_norm_split_over_threads_matches_torch_and_one_thread(nthreads, shape, mean):
+    rng = np.random.default_rng(len(shape))
+    x = rng.standard_normal(shape) + mean
+    w, b = rng.standard_normal(shape[-1]), rng.standard_normal(shape[-1])
+    gy = rng.standard_normal(shape)
+    nthreads(1)
+    one = _layer_norm_both(x, w, b, gy)
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    yt = torch.nn.functional.layer_norm(ts[0], (shape[-1],), ts[1], ts[2])
+    (yt * torch.tensor(gy)).sum().backward()
+    ref = [yt.detach().numpy()] + [t.grad.numpy() for t in ts]
+    for k in (2, 3):
+        nthreads(k)
+        assert len(threads.chunks(int(np.prod(shape[:-1])), 10.0 * x.size)) == k
+        got = _layer_norm_both(x, w, b, gy)
+        for g, o, r in zip(got, one, ref):
+            np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-10)
+            np.testing.assert_allclose(g, o, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["eigh", "svd", "qr"])
+def test_batched_decompositions_split_over_threads_equal_one_thread(nthreads, fn):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 16, 24, 24))
+    a = (a + np.swapaxes(a, -1, -2)) / 2 if fn == "eigh" else a
+    results = []
+    for k in (1, 2):
+        nthreads(k)
+        t = rg.tensor(a, requires_grad=True)
+        outs = getattr(rg.linalg, fn)(t)
+        sum((o * o).sum() if fn != "eigh" or i == 0 else (o * o * o).sum()
+            for i, o in enumerate(outs)).backward()
+        results.append([o.numpy() for o in outs] + [t.grad.numpy()])
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)
+    ref = getattr(torch.linalg, fn)(torch.tensor(a))
+    if fn == "eigh":
+        np.testing.assert_allclose(results[1][0], ref[0].numpy(), rtol=1e-10, atol=1e-12)
+    elif fn == "svd":
+        np.testing.assert_allclose(results[1][1], ref[1].numpy(), rtol=1e-10, atol=1e-12)
+    else:
+        np.testing.assert_allclose(np.abs(results[1][1]), np.abs(ref[1].numpy()),
+                                   rtol=1e-10, atol=1e-12)
