@@ -1405,6 +1405,7 @@ LAYERS.update({  # the other losses (tests/test_losses_more.py)
     "AdaptiveLogSoftmaxWithLoss": (lambda: nn.AdaptiveLogSoftmaxWithLoss(16, 8, [2, 5]),
                                    [fl(5, 16), ints(5, hi=8)]),
 })
+LAYERS["DataParallel"] = (lambda: nn.DataParallel(nn.Linear(4, 3)), [X])  # runs the module
 LAYER_REFUSES = {"Dropout[train]"}  # random numbers
 LAYER_REFUSES |= {f"{n}[train]" for n in ["RReLU", "Dropout1d", "Dropout2d", "Dropout3d",
                                            "AlphaDropout", "FeatureAlphaDropout"]}

@@ -390,6 +390,9 @@ from .jit import JitError, jit
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
+from . import accelerator  # noqa: I001  (rg.accelerator: device-agnostic; asks rg.cuda)
+from . import backends  # noqa: I001  (rg.backends.cudnn/mps/cuda: settings)
+from . import onnx  # noqa: I001  (rg.onnx: importable; export refuses)
 from .devices import device
 from .value import Value
 from . import fft, linalg  # noqa: I001  (rg.fft, rg.linalg; after methods)

@@ -28,7 +28,8 @@ import numpy as np
 from . import devices
 from .tensor import Tensor
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "safe_globals", "add_safe_globals",
+           "get_safe_globals", "clear_safe_globals"]
 
 _META = "__retrograd__.json"
 _FORMAT = "retrograd-checkpoint"
@@ -40,6 +41,42 @@ _MAX_META = 64 << 20  # bytes of JSON structure: far above any real state dict
 
 class CheckpointError(ValueError):
     """The file is not a readable retrograd checkpoint (or the object cannot be saved)."""
+
+
+# PyTorch's allowlist for its pickle-based weights-only loader. retrograd's loader never
+# unpickles, so the list changes nothing; it is kept so scripts that set it run unchanged.
+_SAFE_GLOBALS: list = []
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Record classes and functions as allowed in checkpoints (no effect: nothing is
+    unpickled). Like `torch.serialization.add_safe_globals`."""
+    _SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals() -> list:
+    """The recorded allowlist. Like `torch.serialization.get_safe_globals`."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    """Empty the recorded allowlist. Like `torch.serialization.clear_safe_globals`."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """Context manager adding to the allowlist for its body. Like
+    `torch.serialization.safe_globals`."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self.safe_globals = list(safe_globals)
+
+    def __enter__(self) -> None:
+        self._saved = list(_SAFE_GLOBALS)
+        _SAFE_GLOBALS.extend(self.safe_globals)
+
+    def __exit__(self, *exc) -> None:
+        _SAFE_GLOBALS[:] = self._saved
 
 
 # ---------------------------------------------------------------- save

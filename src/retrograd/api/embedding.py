@@ -20,6 +20,7 @@ from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ._args import _t
+from ._fresh import fresh
 from ._errors import DtypeError, ShapeError
 from .elementwise import where
 from .indexing import gather, index_select, scatter_reduce
@@ -118,7 +119,7 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
     if padding_idx is not None and w.requires_grad:
         keep = (flat != padding_idx).reshape(-1, 1)
         rows = where(keep, rows, index_select(w.detach(), 0, flat))
-    return rows.reshape(idx.shape + (w.shape[1],))
+    return fresh(rows.reshape(idx.shape + (w.shape[1],)))
 
 
 _MODES = ("sum", "mean", "max")

@@ -21,6 +21,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t
+from ._fresh import fresh
 from ._errors import DtypeError
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
@@ -711,7 +712,7 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     n, c = x.shape[:2]
     cols = apply(ops.unfold, x, kernel=k, stride=s, padding=p, dilation=d, pad_value=0.0)
     out = reshape(cols, (n, c * k[0] * k[1], oh * ow))
-    return out if batched else reshape(out, out.shape[1:])
+    return fresh(out if batched else reshape(out, out.shape[1:]))
 
 
 def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

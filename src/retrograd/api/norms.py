@@ -21,6 +21,7 @@ from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ._args import _dims, _t
+from ._fresh import fresh
 from ._errors import ArgumentError, DtypeError, ShapeError
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
@@ -122,7 +123,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         y = y * _channel_view(w, x.ndim)
     if b is not None:
         y = y + _channel_view(b, x.ndim)
-    return y
+    return fresh(y)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,

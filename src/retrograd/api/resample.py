@@ -17,6 +17,7 @@ from .. import devices, ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
+from ._fresh import fresh
 from ._errors import ArgumentError, ShapeError
 from .shape import permute
 
@@ -264,7 +265,7 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
     k = len(lead)
     y = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
     y = permute(y, tuple(range(k + 1)) + (k + 3, k + 1, k + 4, k + 2))
-    return y.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+    return fresh(y.reshape(tuple(lead) + (c // (r * r), h * r, w * r)))
 
 
 def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
@@ -283,7 +284,7 @@ def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
     k = len(lead)
     y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     y = permute(y, tuple(range(k + 1)) + (k + 2, k + 4, k + 1, k + 3))
-    return y.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+    return fresh(y.reshape(tuple(lead) + (c * r * r, h // r, w // r)))
 
 
 # ---------------------------------------------------------------- channel shuffle

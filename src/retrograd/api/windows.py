@@ -21,6 +21,7 @@ from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..tensor import Tensor
 from ._args import _t
+from ._fresh import fresh
 from ._errors import ShapeError
 from .elementwise import abs as _abs
 from .elementwise import where
@@ -161,7 +162,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
         out = permute(out, (1, 0) + tuple(range(2, 2 + nd)))
         if bias is not None:
             out = out + bias.reshape((1, o) + (1,) * nd)
-        return _unbatch(out, squeeze)
+        return fresh(_unbatch(out, squeeze))
     cols = apply(ops.unfold, x, kernel=tuple(kernel), stride=s, padding=p, dilation=d)
     outs = cols.shape[2 + nd:]
     npix = n * math.prod(outs)
@@ -175,7 +176,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
     out = permute(out.reshape((o, n) + outs), (1, 0) + tuple(range(2, 2 + nd)))
     if bias is not None:
         out = out + bias.reshape((1, o) + (1,) * nd)
-    return _unbatch(out, squeeze)
+    return fresh(_unbatch(out, squeeze))
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:

@@ -33,7 +33,7 @@ A new layer goes in the file of its kind (or a new file named for it) and its
 name is added here.
 """
 
-from . import functional, init, utils
+from . import functional, init, modules, parallel, utils
 from .activation import (
     CELU,
     ELU,
@@ -229,3 +229,7 @@ __all__ += [  # the other losses
     "MultiLabelMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
     "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
 ]
+
+from .parallel import DataParallel  # noqa: E402  (torch.nn.DataParallel: runs the module)
+
+__all__ += ["DataParallel"]

@@ -1,0 +1,12 @@
+"""PyTorch's `torch.nn.modules.normalization` path: its layers, re-exported from retrograd.nn."""
+
+from ..normalization import (  # noqa: F401
+    GroupNorm,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
+
+__all__ = [
+    "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
+]

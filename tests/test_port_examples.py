@@ -1,0 +1,239 @@
+"""Patterns from pytorch/examples (mnist, dcgan, word_language_model, ...) that failed or
+differed when the scripts were run with retrograd in place of torch; each is reproduced
+here, small, and checked against PyTorch."""
+
+import importlib
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.modules as torch_modules
+
+import retrograd as rg
+import retrograd.nn as nn
+import retrograd.nn.functional as F
+
+RNG = np.random.default_rng(0)
+
+
+def _load(mod, ref) -> None:
+    """Copy `ref`'s parameters and buffers into `mod`."""
+    mod.load_state_dict({k: v.detach().numpy() for k, v in ref.state_dict().items()})
+
+
+def _close(got, want, tol=1e-5) -> None:
+    np.testing.assert_allclose(got.detach().numpy() if hasattr(got, "detach") else got,
+                               want.detach().numpy(), rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------- device selection
+
+def test_accelerator_device_choice_like_torch():
+    """`device = torch.accelerator.current_accelerator() if torch.accelerator.is_available()
+    else torch.device("cpu")` (every example's start)."""
+    assert rg.accelerator.is_available() == rg.cuda.is_available()
+    if not rg.cuda.is_available() and not torch.accelerator.is_available():
+        assert rg.accelerator.current_accelerator() is torch.accelerator.current_accelerator()
+        assert rg.accelerator.device_count() == torch.accelerator.device_count()
+        for fn, args in (("current_device_index", ()), ("set_device_index", (0,)),
+                         ("synchronize", ())):
+            with pytest.raises(RuntimeError) as want:
+                getattr(torch.accelerator, fn)(*args)
+            with pytest.raises(RuntimeError) as got:
+                getattr(rg.accelerator, fn)(*args)
+            assert str(got.value) == str(want.value)
+    dev = rg.accelerator.current_accelerator() if rg.accelerator.is_available() \
+        else rg.device("cpu")
+    assert nn.Linear(2, 2).to(dev)(rg.ones(1, 2).to(dev)).shape == (1, 2)
+    with rg.accelerator.device_index(None):
+        pass
+
+
+def test_backends_flags_like_torch():
+    """`torch.backends.cudnn.benchmark = True` and `torch.backends.mps.is_available()`."""
+    import retrograd.backends.cudnn as cudnn
+    tc = torch.backends.cudnn
+    assert (cudnn.enabled, cudnn.benchmark, cudnn.deterministic) == \
+        (tc.enabled, tc.benchmark, tc.deterministic)
+    if not torch.cuda.is_available():
+        assert cudnn.is_available() == tc.is_available()
+        assert cudnn.version() == tc.version()
+        assert rg.backends.cuda.is_built() == torch.backends.cuda.is_built()
+    assert rg.backends.mps.is_available() == torch.backends.mps.is_available()
+    assert rg.backends.mps.is_built() == torch.backends.mps.is_built()
+    old = cudnn.benchmark
+    try:
+        cudnn.benchmark = True
+        assert rg.backends.cudnn.benchmark is True
+    finally:
+        cudnn.benchmark = old
+
+
+# ---------------------------------------------------------------- module paths
+
+def _torch_module_paths():
+    """(submodule, class name) for every public class torch.nn.modules.<sub> defines that
+    retrograd.nn has too."""
+    out = []
+    for info in pkgutil.iter_modules(torch_modules.__path__):
+        if info.name.startswith("_"):
+            continue
+        m = importlib.import_module("torch.nn.modules." + info.name)
+        for name, v in vars(m).items():
+            if inspect.isclass(v) and v.__module__ == m.__name__ and not name.startswith("_") \
+                    and hasattr(nn, name):
+                out.append((info.name, name))
+    return out
+
+
+@pytest.mark.parametrize("sub,name", _torch_module_paths())
+def test_nn_modules_paths(sub, name):
+    """`torch.nn.modules.linear.Linear` and kin (word_language_model's safe_globals list)."""
+    mod = importlib.import_module("retrograd.nn.modules." + sub)
+    assert getattr(mod, name) is getattr(nn, name)
+
+
+def test_nn_modules_private_bases_and_utils():
+    from retrograd.nn.modules import batchnorm, conv, dropout, linear, loss, pooling, utils
+    from torch.nn.modules import utils as tu
+    assert isinstance(nn.MSELoss(), loss._Loss)
+    assert isinstance(nn.CrossEntropyLoss(), loss._WeightedLoss)
+    assert isinstance(nn.BatchNorm2d(3), batchnorm._BatchNorm)
+    assert isinstance(nn.Conv2d(1, 1, 1), conv._ConvNd)
+    assert isinstance(nn.ConvTranspose2d(1, 1, 1), conv._ConvTransposeNd)
+    assert isinstance(nn.Dropout(), dropout._DropoutNd)
+    assert isinstance(nn.MaxPool2d(2), pooling._MaxPoolNd)
+    assert isinstance(nn.AvgPool2d(2), pooling._AvgPoolNd)
+    q = linear.NonDynamicallyQuantizableLinear(3, 2)
+    assert isinstance(q, nn.Linear) and q(rg.ones(1, 3)).shape == (1, 2)
+    for x in (3, (1, 2), [4, 5, 6]):
+        for n in ("_single", "_pair", "_triple", "_quadruple"):
+            assert getattr(utils, n)(x) == getattr(tu, n)(x)
+    assert utils._reverse_repeat_tuple((1, 2), 2) == tu._reverse_repeat_tuple((1, 2), 2)
+
+
+def test_serialization_safe_globals_like_torch():
+    """`with torch.serialization.safe_globals([...]): model = torch.load(f)`."""
+    from retrograd import serialization as s
+    before = s.get_safe_globals()
+    with s.safe_globals([nn.Linear, F.relu]):
+        assert s.get_safe_globals()[-2:] == [nn.Linear, F.relu]
+    assert s.get_safe_globals() == before
+    s.add_safe_globals([nn.Dropout])
+    assert nn.Dropout in s.get_safe_globals()
+    s.clear_safe_globals()
+    assert s.get_safe_globals() == []
+    for fn in ("safe_globals", "add_safe_globals", "get_safe_globals", "clear_safe_globals"):
+        assert hasattr(torch.serialization, fn)
+
+
+def test_onnx_importable_and_export_refuses():
+    import retrograd.onnx as onnx
+    assert onnx.is_in_onnx_export() == torch.onnx.is_in_onnx_export()
+    with pytest.raises(NotImplementedError, match="ONNX"):
+        onnx.export(nn.Linear(2, 2), (rg.ones(1, 2),), "/nonexistent/model.onnx")
+
+
+# ---------------------------------------------------------------- nn.parallel (dcgan)
+
+def test_data_parallel_runs_the_module_like_torch_on_cpu():
+    t = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh())
+    r = nn.Sequential(nn.Linear(4, 3), nn.Tanh())
+    _load(r, t)
+    x = RNG.standard_normal((5, 4)).astype(np.float32)
+    tp, rp = torch.nn.DataParallel(t), nn.DataParallel(r)
+    assert list(rp.state_dict()) == list(tp.state_dict())
+    _close(rp(rg.tensor(x)), tp(torch.tensor(x)))
+    if not torch.cuda.is_available() and not rg.cuda.is_available():
+        with pytest.raises(RuntimeError) as want:
+            torch.nn.parallel.data_parallel(t, torch.tensor(x))
+        with pytest.raises(RuntimeError) as got:
+            nn.parallel.data_parallel(r, rg.tensor(x))
+        assert str(got.value) == str(want.value)
+
+
+# ---------------------------------------------------------------- in place after a layer
+
+def _inplace_after(fn_rg, fn_t, *shapes, ints=None):
+    xs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    rs = [rg.tensor(x, requires_grad=True) for x in xs]
+    ts = [torch.tensor(x, requires_grad=True) for x in xs]
+    if ints is not None:
+        rs.insert(0, rg.tensor(ints))
+        ts.insert(0, torch.tensor(ints))
+    yr, yt = fn_rg(*rs), fn_t(*ts)
+    F.leaky_relu(yr, 0.2, inplace=True)
+    torch.nn.functional.leaky_relu(yt, 0.2, inplace=True)
+    _close(yr, yt)
+    c = RNG.standard_normal(tuple(yt.shape)).astype(np.float32)
+    (yr * rg.tensor(c)).sum().backward()
+    (yt * torch.tensor(c)).sum().backward()
+    for r, t in zip(rs, ts):
+        if t.requires_grad:
+            _close(r.grad, t.grad, 1e-4)
+
+
+TF = torch.nn.functional
+
+
+@pytest.mark.parametrize("case", [
+    "conv1d", "conv2d", "conv2d_big", "conv3d", "pixel_shuffle", "pixel_unshuffle", "unfold",
+    "group_norm", "embedding"])
+def test_inplace_activation_after_layer_like_torch(case):
+    """dcgan's `nn.Conv2d(..., bias=False), nn.LeakyReLU(0.2, inplace=True)`: the layer's
+    result is a new tensor in PyTorch, so the in-place activation must work (and give
+    PyTorch's gradients), not be refused as a write into a view."""
+    if case == "conv1d":
+        _inplace_after(lambda x, w: F.conv1d(x, w), lambda x, w: TF.conv1d(x, w),
+                       (2, 3, 9), (4, 3, 3))
+    elif case == "conv2d":
+        _inplace_after(lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+                       lambda x, w: TF.conv2d(x, w, stride=2, padding=1), (2, 3, 8, 8),
+                       (4, 3, 4, 4))
+    elif case == "conv2d_big":  # the shifted-copies path for large unit-stride inputs
+        _inplace_after(lambda x, w: F.conv2d(x, w, padding=1),
+                       lambda x, w: TF.conv2d(x, w, padding=1), (2, 8, 48, 48), (4, 8, 3, 3))
+    elif case == "conv3d":
+        _inplace_after(lambda x, w: F.conv3d(x, w), lambda x, w: TF.conv3d(x, w),
+                       (1, 2, 5, 5, 5), (3, 2, 2, 2, 2))
+    elif case == "pixel_shuffle":
+        _inplace_after(lambda x: F.pixel_shuffle(x, 2), lambda x: TF.pixel_shuffle(x, 2),
+                       (2, 8, 3, 3))
+    elif case == "pixel_unshuffle":
+        _inplace_after(lambda x: F.pixel_unshuffle(x, 2), lambda x: TF.pixel_unshuffle(x, 2),
+                       (2, 2, 4, 4))
+    elif case == "unfold":
+        _inplace_after(lambda x: F.unfold(x, 2), lambda x: TF.unfold(x, 2), (2, 3, 4, 4))
+    elif case == "group_norm":
+        _inplace_after(lambda x: F.group_norm(x, 2), lambda x: TF.group_norm(x, 2),
+                       (2, 4, 3, 3))
+    else:
+        _inplace_after(lambda i, w: F.embedding(i, w), lambda i, w: TF.embedding(i, w),
+                       (5, 3), ints=np.array([[0, 2, 4], [1, 1, 3]]))
+
+
+def test_dcgan_discriminator_step_like_torch():
+    """dcgan's discriminator (bias-free convolutions, in-place LeakyReLU, BatchNorm,
+    Sigmoid, BCELoss) and one Adam step, from the same weights."""
+    def build(m):
+        return m.Sequential(
+            m.Conv2d(3, 4, 4, 2, 1, bias=False), m.LeakyReLU(0.2, inplace=True),
+            m.Conv2d(4, 8, 4, 2, 1, bias=False), m.BatchNorm2d(8),
+            m.LeakyReLU(0.2, inplace=True), m.Conv2d(8, 1, 4, 1, 0, bias=False), m.Sigmoid())
+    t, r = build(torch.nn), build(nn)
+    _load(r, t)
+    ot = torch.optim.Adam(t.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    orr = rg.optim.Adam(r.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    x = RNG.uniform(-1, 1, (4, 3, 16, 16)).astype(np.float32)
+    lt = torch.nn.BCELoss()(t(torch.tensor(x)).view(-1, 1).squeeze(1), torch.full((4,), 1.0))
+    lr_ = nn.BCELoss()(r(rg.tensor(x)).view(-1, 1).squeeze(1), rg.full((4,), 1.0))
+    _close(lr_, lt)
+    lt.backward()
+    lr_.backward()
+    ot.step()
+    orr.step()
+    for (k, pt), (_, pr) in zip(t.named_parameters(), r.named_parameters()):
+        _close(pr.grad, pt.grad, 1e-4)
+        _close(pr, pt, 1e-5)
