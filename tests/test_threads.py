@@ -117,3 +117,32 @@ def test_batched_decompositions_split_over_threads_equal_one_thread(nthreads, fn
     else:
         np.testing.assert_allclose(np.abs(results[1][1]), np.abs(ref[1].numpy()),
                                    rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["conv_transpose2d", "conv2d", "conv_transpose3d"])
+def test_fold_split_over_threads_matches_torch_and_one_thread(nthreads, op, monkeypatch):
+    monkeypatch.setattr(threads, "_MIN_WORK", 1)  # small inputs: split them anyway
+    calls = []
+    run = threads.run
+    monkeypatch.setattr(threads, "run", lambda fn, pieces: calls.append(len(pieces))
+                        or run(fn, pieces))
+    rng = np.random.default_rng(2)
+    nd = 3 if op.endswith("3d") else 2
+    x = rng.standard_normal((8, 6) + (12,) * nd)
+    w = rng.standard_normal((6, 5) + (3,) * nd) if "transpose" in op \
+        else rng.standard_normal((5, 6) + (3,) * nd)
+    kw = dict(stride=2, padding=1)
+    results = []
+    for k in (1, 2):
+        nthreads(k)
+        xs, ws = rg.tensor(x, requires_grad=True), rg.tensor(w, requires_grad=True)
+        y = getattr(rg.nn.functional, op)(xs, ws, **kw)
+        (y * y).sum().backward()
+        results.append([y.numpy(), xs.grad.numpy(), ws.grad.numpy()])
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    yt = getattr(torch.nn.functional, op)(xt, wt, **kw)
+    (yt * yt).sum().backward()
+    assert 2 in calls  # the fold did run in two pieces
+    for one, two, ref in zip(*results, [yt.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()]):
+        np.testing.assert_array_equal(one, two)
+        np.testing.assert_allclose(two, ref, rtol=1e-9, atol=1e-9)

@@ -49,10 +49,11 @@ def set_num_threads(n: int) -> None:
     _state["n"] = int(n)
 
 
-def chunks(n: int, work: float, min_work: float = _MIN_WORK) -> list[tuple[int, int]]:
+def chunks(n: int, work: float, min_work: float | None = None) -> list[tuple[int, int]]:
     """Split range(n) into contiguous (start, stop) pieces, one per thread, each with at
     least `min_work` of the `work` in all; [(0, n)] when splitting does not pay, and
     inside a piece already running on a pool thread (no nesting)."""
+    min_work = _MIN_WORK if min_work is None else min_work
     k = min(num_threads(), n, int(work // min_work) if min_work > 0 else n)
     if k <= 1 or getattr(_local, "inside", False):
         return [(0, n)]

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .. import threads as _threads
 from ..devices import as_strided
 from ..devices import namespace_of as _ns
 from ..primitive import defop
@@ -54,17 +55,26 @@ def _fold(cols, *, shape, kernel, stride, padding, dilation, pad_value=0.0):
     z = _ns(cols).zeros(tuple(shape[:-nd]) + tuple(n + 2 * p for n, p in zip(spatial, padding)),
                         dtype=cols.dtype)
     lead = (slice(None),) * (len(shape) - nd)
-    if nd == 2:  # the common case, unrolled: a loop over kernel offsets, never over pixels
-        (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, outs
-        for i in range(kh):
-            for j in range(kw):
-                z[..., i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                  j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[..., i, j, :, :]
-    else:
+
+    def add(a, b):  # samples a..b (a host array's batch is split over the intra-op threads)
+        zb, cb = (z[a:b], cols[a:b]) if lead else (z, cols)
+        if nd == 2:  # the common case, unrolled: a loop over kernel offsets, never pixels
+            (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, outs
+            for i in range(kh):
+                for j in range(kw):
+                    zb[..., i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                       j * dw:j * dw + sw * (ow - 1) + 1:sw] += cb[..., i, j, :, :]
+            return
         for offs in itertools.product(*(range(k) for k in kernel)):
             idx = tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
                         for o, d, s, n in zip(offs, dilation, stride, outs))
-            z[lead + idx] += cols[lead + offs]
+            zb[lead + idx] += cb[lead + offs]
+
+    n = shape[0] if lead else 1
+    if lead and z.__class__ is np.ndarray:
+        _threads.run(add, _threads.chunks(n, 2.0 * cols.size))
+    else:
+        add(0, n)
     if any(padding):
         z = z[lead + tuple(slice(p, p + n) for p, n in zip(padding, spatial))]
     return z
