@@ -58,19 +58,30 @@ def _scipy_linalg():
     return scipy.linalg
 
 
-def _over_batch(fn, A, flops: float, *args, **kwargs):
-    """fn(A, ...) for a NumPy routine that batches over A's leading dimensions, the batch
-    split over the intra-op threads (`threads`) when it is large enough: `flops` is the
-    work per matrix. The values are the same either way."""
-    batch = A.shape[:-2]
-    total = int(np.prod(batch)) if batch else 1
-    pieces = (_threads.chunks(total, total * flops)
-              if batch and A.__class__ is np.ndarray else [(0, total)])
+def _per_matrix(fn, arrays, flops: float):
+    """fn(*arrays) for a function of matrices batched over the arrays' shared leading
+    dimensions, the batch split over the intra-op threads (`threads`) when it is large
+    enough (`flops`: the work per matrix). fn returns one array; the values are the same
+    either way."""
+    batch = arrays[0].shape[:-2]
+    if not batch or any(a.__class__ is not np.ndarray or a.shape[:-2] != batch for a in arrays):
+        return fn(*arrays)
+    total = int(np.prod(batch))
+    pieces = _threads.chunks(total, total * flops)
     if len(pieces) == 1:
-        return fn(A, *args, **kwargs)
-    flat = A.reshape((total,) + A.shape[-2:])
-    parts = _threads.run(lambda a, b: fn(flat[a:b], *args, **kwargs), pieces)
-    return tuple(np.concatenate(rs).reshape(batch + rs[0].shape[1:]) for rs in zip(*parts))
+        return fn(*arrays)
+    flat = [a.reshape((total,) + a.shape[-2:]) for a in arrays]
+    parts = _threads.run(lambda a, b: fn(*(f[a:b] for f in flat)), pieces)
+    return np.concatenate(parts).reshape(batch + parts[0].shape[1:])
+
+
+def _on_arrays(rule, flops):
+    """A vjp rule that, on arrays (`m` is NUMPY), runs per block of matrices (`_per_matrix`)."""
+    def split(m, g, out, A):
+        if m is NUMPY:
+            return _per_matrix(lambda *a: rule(NUMPY, *a), (g, out, A), flops(A))
+        return rule(m, g, out, A)
+    return split
 
 
 def _batched(x, batch):
@@ -319,8 +330,12 @@ def _sign_fix(V):
 
 
 def _eigh(A):
+    return _per_matrix(_eigh_block, (A,), 10.0 * A.shape[-1] ** 3)
+
+
+def _eigh_block(A):
     S = (A + np.swapaxes(A, -1, -2)) * 0.5
-    w, V = _over_batch(np.linalg.eigh, S, 10.0 * S.shape[-1] ** 3)
+    w, V = np.linalg.eigh(S)
     s = _sign_fix(V)
     return np.concatenate([w[..., None, :], V * s], axis=-2)
 
@@ -368,14 +383,22 @@ def _eigh_jvp(m, t, out, A):
     return m.cat(m.reshape(dw, shape=dw.shape[:-1] + (1, n)), dV, axis=-2)
 
 
-eigh = defop("eigh", _eigh, (_eigh_vjp,), (_eigh_jvp,), save_out=True, reads=(), fresh=True)
+eigh = defop("eigh", _eigh, (_on_arrays(_eigh_vjp, lambda A: 6.0 * A.shape[-1] ** 3),),
+             (_eigh_jvp,), save_out=True, reads=(), fresh=True)
 
 
 # ---------------------------------------------------------------- svd
 
+def _svd_flops(A):
+    return 20.0 * max(A.shape[-2:]) * min(A.shape[-2:]) ** 2
+
+
 def _svd(A):
-    U, S, Vh = _over_batch(np.linalg.svd, A, 20.0 * max(A.shape[-2:]) * min(A.shape[-2:]) ** 2,
-                           full_matrices=False)
+    return _per_matrix(_svd_block, (A,), _svd_flops(A))
+
+
+def _svd_block(A):
+    U, S, Vh = np.linalg.svd(A, full_matrices=False)
     s = _sign_fix(U)
     U = U * s
     V = np.swapaxes(Vh, -1, -2) * s
@@ -445,14 +468,18 @@ def _svd_jvp(m, t, out, A):
     return m.cat(dU, m.reshape(dS, shape=dS.shape[:-1] + (1, k)), dV, axis=-2)
 
 
-svd = defop("svd", _svd, (_svd_vjp,), (_svd_jvp,), save_out=True, reads=(), fresh=True)
+svd = defop("svd", _svd, (_on_arrays(_svd_vjp, _svd_flops),), (_svd_jvp,), save_out=True,
+            reads=(), fresh=True)
 
 
 # ---------------------------------------------------------------- qr
 
 def _qr(A):
-    Q, R = _over_batch(np.linalg.qr, A, 4.0 * max(A.shape[-2:]) * min(A.shape[-2:]) ** 2,
-                       mode="reduced")
+    return _per_matrix(_qr_block, (A,), 4.0 * max(A.shape[-2:]) * min(A.shape[-2:]) ** 2)
+
+
+def _qr_block(A):
+    Q, R = np.linalg.qr(A, mode="reduced")
     return np.concatenate([Q, np.swapaxes(R, -1, -2)], axis=-2)
 
 
