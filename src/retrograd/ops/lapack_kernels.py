@@ -12,6 +12,8 @@ batches.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 _MODULES = []
@@ -26,6 +28,26 @@ def _scipy():
         else:
             _MODULES.append((blas, lapack))
     return _MODULES[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _routine(kind: str, name: str, char: str):
+    """SciPy's wrapper of BLAS (kind "blas") or LAPACK routine `name` for dtype `char`;
+    looking one up costs more than a small call to it."""
+    blas, lapack = _scipy()
+    find = blas.get_blas_funcs if kind == "blas" else lapack.get_lapack_funcs
+    return find(name, dtype=np.dtype(char))
+
+
+def _char(*arrays) -> str:
+    return np.result_type(*arrays).char
+
+
+@functools.lru_cache(maxsize=8)
+def _lower_mask(n: int):
+    mask = np.tri(n, dtype=bool)
+    mask.flags.writeable = False
+    return mask
 
 
 def available(*arrays) -> bool:
@@ -46,7 +68,7 @@ def _column_major(A, lower: bool):
 
 def cholesky_lower(S):
     """(L, info): S = L L^T for symmetric S (overwritten); info > 0 is potrf's failing minor."""
-    potrf = _scipy()[1].get_lapack_funcs("potrf", (S,))
+    potrf = _routine("lapack", "potrf", S.dtype.char)
     S = np.ascontiguousarray(S)
     U, info = potrf(S.T, lower=0, clean=1, overwrite_a=1)  # S^T = S: U^T U = S, U^T = L
     return U.T, info
@@ -54,8 +76,7 @@ def cholesky_lower(S):
 
 def solve_triangular(A, B, *, upper: bool, unit: bool = False):
     """op(A)^-1 B for triangular A (n, n) and B (n, k), as the transposed solve from the right."""
-    blas = _scipy()[0]
-    trsm = blas.get_blas_funcs("trsm", (A, B))
+    trsm = _routine("blas", "trsm", _char(A, B))
     F, f_lower, trans = _column_major(A, not upper)
     # X^T = B^T A^-T: solve Y A^T = B^T, where A^T is op(F) transposed
     Y = trsm(1.0, F, B.T, side=1, lower=f_lower, trans_a=1 - trans, diag=int(unit))
@@ -64,7 +85,7 @@ def solve_triangular(A, B, *, upper: bool, unit: bool = False):
 
 def triangular_times(L, G, alpha: float = 1.0):
     """alpha L^T G for lower-triangular L (n, n) and G (n, n), from the right: (G^T L)^T."""
-    trmm = _scipy()[0].get_blas_funcs("trmm", (L, G))
+    trmm = _routine("blas", "trmm", _char(L, G))
     F, f_lower, trans = _column_major(L, True)
     return trmm(alpha, F, G.T, side=1, lower=f_lower, trans_a=trans).T
 
@@ -73,11 +94,12 @@ def fill_upper(X, panel: int = 128):
     """Copy X's lower triangle onto its upper one, in place, a panel at a time (a whole
     transposed read is several times slower: it walks memory across the cache)."""
     n = X.shape[-1]
+    if n <= panel:
+        return np.where(_lower_mask(n), X, X.T)
     for i in range(0, n, panel):
         X[i:i + panel, i + panel:] = X[i + panel:, i:i + panel].T
         blk = X[i:i + panel, i:i + panel]
-        upper = np.triu_indices(blk.shape[0], 1)
-        blk[upper] = blk.T[upper]
+        np.copyto(blk, blk.T.copy(), where=~_lower_mask(blk.shape[0]))
     return X
 
 
@@ -99,7 +121,7 @@ def cholesky_backward(L, G):
     and K = J L^T J, L^-T S L^-1 = J K^-1 (J S J) K^-T J. Every reversal is a view or a
     row-major copy read forwards."""
     P = triangular_times(L, G, 0.5)  # row-major; only its lower triangle is used
-    sygst = _scipy()[1].get_lapack_funcs("sygst", (L, P))
+    sygst = _routine("lapack", "sygst", _char(L, P))
     K = np.ascontiguousarray(L[::-1, ::-1]).T  # column-major J L^T J
     A = np.ascontiguousarray(P[::-1, ::-1]).T  # column-major; lower triangle that of J S J
     R, info = sygst(A, K, itype=1, lower=1, overwrite_a=1)
