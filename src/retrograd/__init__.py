@@ -492,6 +492,13 @@ from .size import Size  # noqa: I001
 from .api import inplace as _inplace  # noqa: I001
 _inplace.bind(Tensor)  # in-place forms of methods bound after retrograd.methods, if any
 
+from .api.legacy_types import (  # noqa: E402,I001  (torch.LongTensor([1]), ...)
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor,
+)
+from .dtypes import TORCH_SPELLINGS as _TORCH_SPELLINGS  # noqa: E402,I001
+globals().update(_TORCH_SPELLINGS)  # rg.float, rg.int, rg.bool, rg.cfloat, ...: torch's names
+
 __version__ = "0.1.0"
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("float", "int", "bool")]

@@ -22,6 +22,15 @@ int8 = np.dtype(np.int8)
 uint8 = np.dtype(np.uint8)
 long = int64
 
+# PyTorch's spellings that are Python builtins or absent above (rg.float, rg.int, rg.cfloat, ...);
+# the package binds them at import so that `dtype=torch.float` code runs unchanged.
+TORCH_SPELLINGS = {
+    "float": float32, "int": int32, "bool": bool_, "uint16": np.dtype(np.uint16),
+    "uint32": np.dtype(np.uint32), "uint64": np.dtype(np.uint64),
+    "complex64": np.dtype(np.complex64), "cfloat": np.dtype(np.complex64),
+    "complex128": np.dtype(np.complex128), "cdouble": np.dtype(np.complex128),
+}
+
 _default = [float32]
 
 

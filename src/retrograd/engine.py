@@ -59,7 +59,17 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        return self.nexts
+        """PyTorch's pairs (node, 0) per tensor input, in order: the input's own node, an
+        `AccumulateGrad` holding a leaf that requires grad, or None for a constant."""
+        out = []
+        for i, x in enumerate(self.inputs):
+            if not isinstance(x, Tensor):
+                continue
+            if i not in self.needs:
+                out.append((None, 0))
+            else:
+                out.append((x.grad_fn or AccumulateGrad(x), 0))
+        return tuple(out)
 
     def register_hook(self, fn) -> None:
         if self.hooks is None:
@@ -68,6 +78,21 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.op.name}>"
+
+
+class AccumulateGrad:
+    """What `next_functions` shows for a leaf that requires grad (`.variable` is the leaf),
+    as PyTorch's node that accumulates into `.grad`."""
+
+    __slots__ = ("variable",)
+    name = "AccumulateGrad"
+    next_functions = ()
+
+    def __init__(self, variable) -> None:
+        self.variable = variable
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
 
 
 def apply(op, *inputs, **attrs):
@@ -317,7 +342,9 @@ def _check_versions(node) -> None:
         if isinstance(x, Tensor) and x._vc is not None and x._vc[0] != version:
             _modified(node, f"input {i} (shape {x.shape})", x._vc[0], version)
     if node.out_vc is not None and node.out_vc[0] != 0:
-        _modified(node, "its output", node.out_vc[0], 0)
+        so = node.op.save_out  # True, or the inputs whose rules read the output
+        if so.__class__ is not tuple or any(i in so for i in node.needs):
+            _modified(node, "its output", node.out_vc[0], 0)
 
 
 def _modified(node, what, now, then):

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import forward, ops
+from . import func_trees as _trees
 from .autograd._core import grad as _autograd_grad
 from .devices import namespace_of
 from .engine import Node, apply
@@ -324,6 +325,8 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     One entry per primal, as in JAX. With `has_aux=True`, `(out, vjp_fn, aux)`.
     `f` may return a Tensor or a tuple of them (then pass one cotangent each).
     """
+    if any(_trees.is_tree(p) for p in primals):  # dicts of parameters, ...: leaf by leaf
+        return _trees.vjp(vjp, f, primals, has_aux)
     xs = [_float_input(p, f"vjp: primal {k}") for k, p in enumerate(primals)]
     caller = state.enabled
     with enable_grad():
@@ -361,6 +364,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = F
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
+    if any(_trees.is_tree(p) for p in (*primals, *tangents)):
+        return _trees.jvp(jvp, f, primals, tangents, has_aux)
     xs = [_float_input(p, f"jvp: primal {k}") for k, p in enumerate(primals)]
     caller = state.enabled
     ts = []
@@ -383,6 +388,13 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = F
 
 
 # ---------------------------------------------------------------- Jacobians
+
+def _tree_args(args, argnums, what):
+    """(argnums, single) when an argument differentiated is a container (torch.func's
+    pytrees, e.g. a dict of parameters), else None."""
+    nums, single = _argnums(argnums, len(args), what)
+    return (nums, single) if any(_trees.is_tree(args[i]) for i in nums) else None
+
 
 def _jac_inputs(args, argnums, what):
     nums, single = _argnums(argnums, len(args), what)
@@ -408,6 +420,9 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     """
     @functools.wraps(f)
     def jacfwd_f(*args, **kwargs):
+        tree = _tree_args(args, argnums, "jacfwd")
+        if tree is not None:
+            return _trees.jac(jacfwd, f, *tree, has_aux, chunk_size, args, kwargs)
         nums, single_in, xs = _jac_inputs(args, argnums, "jacfwd")
         caller = state.enabled
         sizes = [x.data.size for x in xs]
@@ -454,6 +469,9 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     """
     @functools.wraps(f)
     def jacrev_f(*args, **kwargs):
+        tree = _tree_args(args, argnums, "jacrev")
+        if tree is not None:
+            return _trees.jac(jacrev, f, *tree, has_aux, chunk_size, args, kwargs)
         nums, single_in, xs = _jac_inputs(args, argnums, "jacrev")
         caller = state.enabled
         with enable_grad():

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import ops
+from . import forward, ops
 from .autograd._core import grad
 from .engine import apply
 from .grad_mode import no_grad, state
@@ -114,6 +114,27 @@ def _analytic(fn, inputs, diff) -> dict:
     return blocks
 
 
+def _analytic_forward(fn, inputs, diff) -> dict:
+    """Jacobian blocks from forward mode, one column per input element (one jvp each)."""
+    blocks = {}
+    for k in diff:
+        x = inputs[k]
+        cols = []
+        for j in range(x.data.size):
+            seed = np.zeros(x.shape, dtype=x.dtype)
+            seed.reshape(-1)[j] = 1
+            args = list(inputs)
+            with forward.level() as lv:
+                args[k] = forward.make_dual(x, Tensor._wrap(seed), lv)
+                outs = _outputs(fn, args)
+                ts = [forward.tangent_of(o, lv) for o in outs]
+            cols.append(np.concatenate([
+                np.zeros(o.data.size) if t is None else t.data.astype(np.float64).reshape(-1)
+                for o, t in zip(outs, ts)]) if outs else np.zeros(0))
+        blocks[k] = np.stack(cols, axis=1) if cols else np.zeros((0, 0))
+    return blocks
+
+
 def _fail(k, idx, shape, a, n, what="derivative") -> GradcheckError:
     return GradcheckError(
         f"gradcheck failed for input {k} (shape {shape}), element {idx}: analytic {what} "
@@ -122,41 +143,60 @@ def _fail(k, idx, shape, a, n, what="derivative") -> GradcheckError:
 
 def gradcheck(fn: Callable, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5,
               rtol: float = 1e-3, method: str = "central", fast: bool = False,
-              raise_exception: bool = True) -> bool:
-    """True if reverse-mode derivatives of `fn` at `inputs` match numerical ones.
-
-    Otherwise raise `GradcheckError` naming the input and element that disagree most.
+              raise_exception: bool = True, *, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """True if reverse-mode derivatives of `fn` at `inputs` (and forward-mode ones, with
+    `check_forward_ad=True`; `check_backward_ad=False` skips reverse mode) match
+    numerical ones. Otherwise raise `GradcheckError` naming the input and element that
+    disagree most. PyTorch's keywords are taken: `fast_mode` is `fast`; the checks of
+    undefined gradients and gradient dtypes hold by construction here (no undefined
+    gradients; gradients take their input's dtype); the batched checks are refused.
     """
+    if check_batched_grad or check_batched_forward_grad or masked:
+        raise NotImplementedError("gradcheck: check_batched_grad, check_batched_forward_grad "
+                                  "and masked are not supported")
+    fast = fast or fast_mode
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if method not in ("central", "complex_step"):
         raise ValueError(f"gradcheck: unknown method {method!r}; use 'central' or 'complex_step'")
     diff = _check_inputs(inputs)
     try:
-        if fast and _fast_ok(fn, inputs, diff, eps, atol, rtol, method):
+        modes = ([_analytic] if check_backward_ad else []) + (
+            [_analytic_forward] if check_forward_ad else [])
+        if fast and check_backward_ad and not check_forward_ad and _fast_ok(
+                fn, inputs, diff, eps, atol, rtol, method):
             return True
-        analytic = _analytic(fn, inputs, diff)
-        worst = None
-        for k in diff:
-            num = _numerical(fn, inputs, k, eps, method)
-            ana = analytic[k]
-            if num.shape != ana.shape:
-                num = num.reshape(ana.shape)
-            err = np.abs(ana - num) - (atol + rtol * np.abs(num))
-            bad = ~np.isfinite(ana) & np.isfinite(num) | (err > 0)
-            if np.any(bad):
-                score = np.where(bad, np.nan_to_num(err, nan=np.inf, posinf=np.inf), -np.inf)
-                r, c = np.unravel_index(np.argmax(score), score.shape)
-                if worst is None or score[r, c] > worst[0]:
-                    idx = np.unravel_index(c, inputs[k].shape) if inputs[k].ndim else ()
-                    worst = (score[r, c], k, idx, ana[r, c], num[r, c])
-        if worst is not None:
-            _, k, idx, a, n = worst
-            raise _fail(k, tuple(int(i) for i in idx), inputs[k].shape, a, n)
+        for mode in modes:
+            _compare(fn, inputs, diff, mode(fn, inputs, diff), eps, atol, rtol, method)
     except GradcheckError:
         if raise_exception:
             raise
         return False
     return True
+
+
+def _compare(fn, inputs, diff, analytic, eps, atol, rtol, method) -> None:
+    """Raise GradcheckError at the worst element where `analytic` and numerical differ."""
+    worst = None
+    for k in diff:
+        num = _numerical(fn, inputs, k, eps, method)
+        ana = analytic[k]
+        if num.shape != ana.shape:
+            num = num.reshape(ana.shape)
+        err = np.abs(ana - num) - (atol + rtol * np.abs(num))
+        bad = ~np.isfinite(ana) & np.isfinite(num) | (err > 0)
+        if np.any(bad):
+            score = np.where(bad, np.nan_to_num(err, nan=np.inf, posinf=np.inf), -np.inf)
+            r, c = np.unravel_index(np.argmax(score), score.shape)
+            if worst is None or score[r, c] > worst[0]:
+                idx = np.unravel_index(c, inputs[k].shape) if inputs[k].ndim else ()
+                worst = (score[r, c], k, idx, ana[r, c], num[r, c])
+    if worst is not None:
+        _, k, idx, a, n = worst
+        raise _fail(k, tuple(int(i) for i in idx), inputs[k].shape, a, n)
 
 
 def _fast_ok(fn, inputs, diff, eps, atol, rtol, method) -> bool:
@@ -190,8 +230,19 @@ def _fast_ok(fn, inputs, diff, eps, atol, rtol, method) -> bool:
 
 def gradgradcheck(fn: Callable, inputs: Sequence, grad_outputs=None, eps: float = 1e-6,
                   atol: float = 1e-5, rtol: float = 1e-3, method: str = "central",
-                  fast: bool = False, raise_exception: bool = True) -> bool:
-    """Check second derivatives: gradcheck of the vector-Jacobian product of `fn`."""
+                  fast: bool = False, raise_exception: bool = True, *,
+                  gen_non_contig_grad_outputs: bool = False, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False,
+                  masked: bool = False) -> bool:
+    """Check second derivatives: gradcheck of the vector-Jacobian product of `fn` (in
+    reverse mode, and in forward mode over it with `check_fwd_over_rev=True`). PyTorch's
+    keywords are taken as in `gradcheck`."""
+    if check_batched_grad or masked:
+        raise NotImplementedError("gradgradcheck: check_batched_grad and masked are not "
+                                  "supported")
+    fast = fast or fast_mode
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     diff = _check_inputs(inputs)
     outs = _outputs(fn, inputs)
@@ -211,4 +262,5 @@ def gradgradcheck(fn: Callable, inputs: Sequence, grad_outputs=None, eps: float 
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, method=method,
-                     fast=fast, raise_exception=raise_exception)
+                     fast=fast, raise_exception=raise_exception,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)

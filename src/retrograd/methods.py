@@ -679,7 +679,7 @@ def _is_device(a) -> bool:
     if isinstance(a, devices.device):
         return True
     if isinstance(a, str):
-        return a.split(":")[0] in ("cpu", "cuda") or a.split(":")[0] in devices._BY_NAME
+        return a.split(":")[0] in ("cpu", "cuda", "meta") or a.split(":")[0] in devices._BY_NAME
     return hasattr(a, "type") and hasattr(a, "index")
 
 

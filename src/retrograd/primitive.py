@@ -44,10 +44,11 @@ class Op:
 
     Flags a rule's reader may need: `broadcast` (inputs broadcast against each
     other; the runner sums gradients back to each input's shape), `save_out` (rules
-    read `out`), `reads` (indices of the inputs the rules read, for the in-place
-    version check; None: all, "others": all but the one differentiated), `view`
-    (the output shares input 0's memory), `variadic` (any number of inputs; one
-    rule, told `argnum`), `smooth` (twice differentiable almost everywhere),
+    read `out`; a tuple of input indices: only those inputs' rules read it), `reads`
+    (indices of the inputs the rules read, for the in-place version check; None: all,
+    "others": all but the one differentiated), `view` (the output shares input 0's
+    memory), `variadic` (any number of inputs; one rule, told `argnum`), `smooth`
+    (twice differentiable almost everywhere),
     `saving` (an optional forward returning `(output, saved)`, used when the op is
     recorded: the vjp rules then get `saved` as their `out`, so a forward can hand
     its backward an intermediate without recomputing it).

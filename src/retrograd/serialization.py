@@ -117,9 +117,11 @@ class _Encoder:
         if isinstance(obj, (list, tuple)):
             tag = "list" if isinstance(obj, list) else "tuple"
             return {tag: [self.encode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
+        hint = (" (a whole module or optimizer would need pickle: save its state_dict() and "
+                "load it into a new instance)") if hasattr(obj, "state_dict") else ""
         raise CheckpointError(f"cannot save an object of type {type(obj).__name__} at {where}: "
                               "checkpoints hold tensors, arrays, numbers, strings, None and "
-                              "dicts, lists and tuples of them")
+                              f"dicts, lists and tuples of them{hint}")
 
 
 def _write_zip(fileobj, tree, arrays) -> None:
@@ -147,13 +149,16 @@ def _umask() -> int:
     return mask
 
 
-def save(obj: Any, path) -> None:
+def save(obj: Any, path, pickle_module=None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True) -> None:
     """Write `obj` (e.g. a `state_dict()`) to exactly `path` (no suffix is added).
 
     The file is written to a temporary name beside `path` and renamed, so an
     interrupted save never leaves a half-written checkpoint. `path` may also be
-    a writable binary file object.
+    a writable binary file object. PyTorch's pickle arguments are accepted for its
+    call spellings; a `pickle_module` is refused, as nothing here is pickled.
     """
+    _no_pickle("save", pickle_module)
     enc = _Encoder()
     tree = enc.encode(obj)
     if hasattr(path, "write"):
@@ -293,14 +298,28 @@ def _sniff(head: bytes, where: str) -> None:
                 "truncated, corrupted or of another format, and is never unpickled)")
 
 
-def load(path, map_location=None) -> Any:
+def _no_pickle(fn: str, pickle_module) -> None:
+    if pickle_module is not None:
+        raise TypeError(f"rg.{fn}(): pickle_module is not supported: retrograd checkpoints hold "
+                        "no pickle (only JSON and raw array bytes)")
+
+
+def load(path, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args) -> Any:
     """Read a checkpoint written by `rg.save`; arrays saved as Tensors come back as Tensors,
     on the host or, with `map_location` ("cpu", "cuda:0"), on that device.
+
+    PyTorch's `weights_only` and `mmap` are accepted: a retrograd checkpoint only
+    ever holds data (weights_only=True is what every load does) and is read whole.
 
     Never executes code from the file. Raises `CheckpointError` (a ValueError)
     for anything that is not an intact retrograd checkpoint, and the usual
     `FileNotFoundError`/`PermissionError` when the file cannot be opened.
     """
+    _no_pickle("load", pickle_module)
+    if pickle_load_args:
+        raise TypeError(f"rg.load(): unexpected keyword argument {next(iter(pickle_load_args))!r}"
+                        " (pickle arguments do not apply: nothing is unpickled)")
     if hasattr(path, "read"):
         data = path.read()
         where = getattr(path, "name", "<file object>")

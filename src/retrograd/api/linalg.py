@@ -25,9 +25,13 @@ def einsum(spec: str, *operands) -> Tensor:
     return apply(ops.einsum, *ts, spec=spec)
 
 
-def matmul(x, y) -> Tensor:
+def matmul(x, y, *, out=None) -> Tensor:
     """Matrix product with NumPy's rules (vectors, batches broadcast). Like `torch.matmul`
-    and the `@` operator: `rg.matmul(rg.ones(2, 3), rg.ones(3))` is `tensor([3., 3.])`."""
+    and the `@` operator: `rg.matmul(rg.ones(2, 3), rg.ones(3))` is `tensor([3., 3.])`;
+    `out=` writes the result into a tensor, as PyTorch's."""
+    if out is not None:
+        from .torch_names import _into
+        return _into("matmul", matmul(x, y), out)
     x, y = _t(x), _t(y)
     if x.ndim == 0 or y.ndim == 0:
         raise ShapeError(f"matmul(): both operands need at least one dimension, got shapes "

@@ -144,7 +144,8 @@ def tensor_type(self, dtype=None, non_blocking: bool = False, **kwargs):
         target = devices.device("cuda") if m.group(1) else devices.CPU
         t = self if (self.device == target or (m.group(1) and self.is_cuda)) else self.to(target)
         return t.to(_BY_TYPE_NAME[m.group(2)])
-    return self.to(np.dtype(dtype))
+    legacy = getattr(dtype, "legacy_dtype", None)  # x.type(rg.LongTensor)
+    return self.to(legacy if isinstance(legacy, np.dtype) else np.dtype(dtype))
 
 
 def type_as(self, other: Tensor) -> Tensor:

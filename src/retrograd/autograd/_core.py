@@ -78,6 +78,8 @@ class FunctionCtx:
         self.materialize_grads = True
         self._versions = None   # (counter, version) per saved tensor, set when apply returns
         self._outputs = None    # {position in to_save: weak reference to the caller's output}
+        self._out_at = {}       # {position in to_save: index of the output it is}
+        self._record_args = None  # what apply recorded the outputs' nodes from
         self._non_diff: set = set()
         self._name = "Function"
 
@@ -100,6 +102,7 @@ class FunctionCtx:
         """Record the saved tensors' versions, and which of them are outputs (apply's end)."""
         versions = []
         where = {id(o): f for o, f in zip(outs, fresh)}
+        index = {id(o): j for j, o in enumerate(outs)}
         for k, t in enumerate(self.to_save):
             if t is None:
                 versions.append(None)
@@ -111,6 +114,7 @@ class FunctionCtx:
                 if self._outputs is None:
                     self._outputs = {}
                 self._outputs[k] = weakref.ref(f)
+                self._out_at[k] = index[id(t)]
         self._versions = tuple(versions)
 
     @property
@@ -131,10 +135,30 @@ class FunctionCtx:
                     "Avoid the in-place op, or clone() the tensor before changing it.")
             if self._outputs is not None and k in self._outputs:
                 live = self._outputs[k]()  # the caller's output, with its graph
+                if live is None and self._record_args is not None and state.enabled:
+                    live = self._rebuild_output(self._out_at[k], t, cell)
                 if live is not None:
                     t = live
             out.append(t)
         return tuple(out)
+
+
+def _rebuild(ctx: FunctionCtx, j: int, t: Tensor, cell) -> Tensor | None:
+    """Output `j` of a Function the caller dropped, saved for backward: a new tensor on a
+    new node of the same Function (as PyTorch keeps one node for all outputs), so that
+    differentiating the backward (create_graph) reaches the inputs through it."""
+    cls, args, datas, needs, meta, aliased, recorded = ctx._record_args
+    if j not in recorded:  # a non-differentiable output: no graph
+        return None
+    live = Tensor._wrap(t.data)
+    live._vc = cell
+    op = _FunctionOp(cls, ctx, j, len(meta), meta)
+    op.view = aliased[j]
+    engine._record(op, live, args, datas, {}, needs)
+    return live
+
+
+FunctionCtx._rebuild_output = _rebuild
 
 
 class _FunctionOp:
@@ -230,12 +254,15 @@ class Function:
         if state.enabled and needs:
             meta = [(o.shape, o.dtype) for o in outs]
             datas = tuple(a.data if isinstance(a, Tensor) else a for a in args)
+            recorded = set()
             for k, (o, old) in enumerate(zip(outs, result if not single else (result,))):
                 if o.dtype.kind in "fc" and id(old) not in non_diff:
+                    recorded.add(k)
                     op = _FunctionOp(cls, ctx, k, len(outs), meta)
                     if aliased[k]:
                         op.view = True  # changing it in place would change an input unseen
                     engine._record(op, o, args, datas, {}, needs)
+            ctx._record_args = (cls, args, datas, needs, meta, aliased, recorded)
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)

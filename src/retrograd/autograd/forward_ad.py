@@ -94,8 +94,15 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError(f"make_dual(): the tangent (shape {tangent.shape}) must have the "
                            f"same shape as the primal (shape {tensor.shape})")
     if tangent.dtype != tensor.dtype:
-        raise RuntimeError(f"make_dual(): the tangent (dtype {tangent.dtype}) must have the "
-                           f"same dtype as the primal (dtype {tensor.dtype})")
+        # PyTorch takes any floating or complex tangent; here it is cast to the primal's
+        # dtype (the rules assume one dtype), except where that would drop an imaginary part
+        if tangent.dtype.kind not in "fc":
+            raise TypeError(f"make_dual(): expected the tangent to be floating point or "
+                            f"complex, got dtype {tangent.dtype}")
+        if tangent.dtype.kind == "c" and tensor.dtype.kind != "c":
+            raise RuntimeError(f"make_dual(): a complex tangent (dtype {tangent.dtype}) for a "
+                               f"real primal (dtype {tensor.dtype}) is not supported")
+        tangent = tangent.to(tensor.dtype)
     return forward.make_dual(tensor, tangent, lv)
 
 

@@ -51,6 +51,14 @@ class _IncompatibleKeys(NamedTuple):
     missing_keys: list
     unexpected_keys: list
 
+    def __repr__(self) -> str:  # as PyTorch prints `model.load_state_dict(...)`'s result
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+    __str__ = __repr__
+
 
 class Module:
     """Base class of layers and models: subclass, assign layers in `__init__`, write `forward`."""

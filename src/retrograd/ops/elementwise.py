@@ -138,7 +138,7 @@ sub = elementwise("sub", np.subtract, lambda m, g, out, x, y: g, lambda m, g, ou
 mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
                   lambda m, g, out, x, y: g * x, reads="others", into=np.multiply)
 div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
-                  lambda m, g, out, x, y: -g * out / y, save_out=True, reads=(1,),
+                  lambda m, g, out, x, y: -g * out / y, save_out=(1,), reads=(1,),
                   into=np.true_divide)
 def _pow_dx(m, g, out, x, y):
     """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch)."""
@@ -153,7 +153,7 @@ def _pow_dy(m, g, out, x, y):
     return g * m.where(m.logical_and(x == 0, y >= 0), 0.0, out * m.log(x))
 
 
-pow = elementwise("pow", np.power, _pow_dx, _pow_dy, save_out=True, into=np.power)
+pow = elementwise("pow", np.power, _pow_dx, _pow_dy, save_out=(1,), into=np.power)
 maximum = elementwise("maximum", _maximum,
                       lambda m, g, out, x, y: _tie_share(g, x, y, x > y),
                       lambda m, g, out, x, y: _tie_share(g, x, y, y > x),
