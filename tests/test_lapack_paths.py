@@ -106,3 +106,21 @@ def test_singular_triangular_matrix_names_the_zero_diagonal():
     A[1, 12, 12] = 0.0
     with pytest.raises(RuntimeError, match=r"batch element \(1,\).*diagonal element 13"):
         rg.linalg.solve_triangular(rg.tensor(A), rg.tensor(np.ones((2, 40, 1))), upper=False)
+
+
+def test_without_scipy_the_numpy_paths_give_the_same_gradients(monkeypatch):
+    """SciPy is optional: with the kernels unavailable, cholesky and solve_triangular take
+    NumPy's routines and still match PyTorch."""
+    rng = np.random.default_rng(13)
+    n = 48
+    S, y = _spd(rng, (), n), rng.standard_normal((n, 2))
+    monkeypatch.setattr(lapack_kernels, "available", lambda *a: False)
+    St = rg.tensor(S, requires_grad=True)
+    L = rg.linalg.cholesky(St)
+    z = rg.linalg.solve_triangular(L, rg.tensor(y), upper=False)
+    ((z * z).sum() + rg.log(rg.diagonal(L, 0, -2, -1)).sum()).backward()
+    t = torch.tensor(S, requires_grad=True)
+    Lt = torch.linalg.cholesky(t)
+    zt = torch.linalg.solve_triangular(Lt, torch.tensor(y), upper=False)
+    ((zt * zt).sum() + torch.log(torch.diagonal(Lt)).sum()).backward()
+    np.testing.assert_allclose(St.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10)
