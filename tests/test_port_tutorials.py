@@ -382,3 +382,46 @@ def test_step_lr_takes_a_float_step_size_like_torch():
         np.testing.assert_allclose(lrs(rg, step), lrs(torch, step))
     with pytest.raises(ValueError):
         rg.optim.lr_scheduler.StepLR(rg.optim.SGD([rg.zeros(1, requires_grad=True)], lr=1.0), 0)
+
+
+# ---------------------------------------------------------------- conv/bn custom function tutorial
+
+def _square_once(L, mod):
+    class Sq(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @mod.once_differentiable
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+
+    return Sq
+
+
+def test_once_differentiable():
+    import torch.autograd.function as tfn
+
+    import retrograd.autograd.function as rfn
+
+    v = arr(4, dtype=np.float64)
+    for L, mod in ((rg, rfn), (torch, tfn)):
+        sq = _square_once(L, mod)
+        x = L.tensor(v, requires_grad=True)
+        g, = L.autograd.grad(sq.apply(x).sum(), x)
+        close(g, 2 * v)
+        assert L.autograd.gradcheck(sq.apply, (x,))
+        g, = L.autograd.grad(sq.apply(x).sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError):  # no graph: the backward was not recorded
+            L.autograd.grad(g.sum(), x)
+        seed = L.ones((), dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(sq.apply(x * 1).sum(), x, grad_outputs=seed, create_graph=True)
+        assert g.requires_grad
+        with pytest.raises(RuntimeError, match="not"):  # the chain is cut: unused
+            L.autograd.grad(g.sum(), x)
+        with pytest.raises(RuntimeError, match="once_differentiable"):
+            g.sum().backward()
+    assert rfn.Function is rg.autograd.Function
