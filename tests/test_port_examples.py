@@ -96,8 +96,9 @@ def test_nn_modules_paths(sub, name):
 
 
 def test_nn_modules_private_bases_and_utils():
-    from retrograd.nn.modules import batchnorm, conv, dropout, linear, loss, pooling, utils
     from torch.nn.modules import utils as tu
+
+    from retrograd.nn.modules import batchnorm, conv, dropout, linear, loss, pooling, utils
     assert isinstance(nn.MSELoss(), loss._Loss)
     assert isinstance(nn.CrossEntropyLoss(), loss._WeightedLoss)
     assert isinstance(nn.BatchNorm2d(3), batchnorm._BatchNorm)
@@ -234,6 +235,92 @@ def test_dcgan_discriminator_step_like_torch():
     lr_.backward()
     ot.step()
     orr.step()
-    for (k, pt), (_, pr) in zip(t.named_parameters(), r.named_parameters()):
+    for (_, pt), (_, pr) in zip(t.named_parameters(), r.named_parameters()):
         _close(pr.grad, pt.grad, 1e-4)
         _close(pr, pt, 1e-5)
+
+
+# ---------------------------------------------------------------- regression, gat, gcn
+
+@pytest.mark.parametrize("value", [1.5, -3, True])
+@pytest.mark.parametrize("spec", ["", "+.2f", "8.3f", ".3e", "5"])
+def test_format_of_a_0d_tensor_like_torch(value, spec):
+    """regression's `'{:+.2f}'.format(w)` over a tensor's elements."""
+    assert format(rg.tensor(value), spec) == format(torch.tensor(value), spec)
+
+
+def test_format_of_a_tensor_with_a_spec_refuses_like_torch():
+    with pytest.raises(TypeError):
+        format(torch.tensor([1.0, 2.0]), ".2f")
+    with pytest.raises(TypeError):
+        format(rg.tensor([1.0, 2.0]), ".2f")
+
+
+def test_tensor_sizes_constructor_like_torch():
+    """gcn's `nn.Parameter(torch.Tensor(input_dim, output_dim))` (then an init)."""
+    for dims in [(2, 3), (4, 1, 2)]:
+        r, t = rg.Tensor(*dims), torch.Tensor(*dims)
+        assert r.shape == tuple(t.shape) and r.dtype == rg.float32
+    assert rg.Tensor().shape == tuple(torch.Tensor().shape)
+    p = nn.Parameter(rg.Tensor(3, 2))
+    nn.init.xavier_normal_(p)
+    assert p.requires_grad and p.shape == (3, 2)
+    with pytest.raises(TypeError):
+        rg.Tensor(2, 3, -1)
+
+
+@pytest.mark.parametrize("fn", ["zeros", "ones", "empty", "rand", "randn"])
+def test_creation_size_keyword_like_torch(fn):
+    """gat's `torch.empty(size=(in_features, n_hidden * n_heads))`."""
+    for size in [(2, 3), [4], ()]:
+        assert getattr(rg, fn)(size=size).shape == tuple(getattr(torch, fn)(size=size).shape)
+    with pytest.raises(TypeError):
+        getattr(torch, fn)(2, size=(2,))
+    with pytest.raises(TypeError):
+        getattr(rg, fn)(2, size=(2,))
+
+
+def test_sparse_coo_tensor_dense_values_and_gradient_like_torch():
+    idx = np.array([[0, 1, 1, 0], [2, 0, 0, 2]])
+    v = RNG.standard_normal(4).astype(np.float32)
+    vr, vt = rg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    sr, st = rg.sparse_coo_tensor(idx, vr, (2, 3)), torch.sparse_coo_tensor(idx, vt, (2, 3))
+    _close(sr, st.to_dense())
+    assert sr.dtype == rg.float32
+    c = RNG.standard_normal((2, 3)).astype(np.float32)
+    (sr * rg.tensor(c)).sum().backward()
+    (st.to_dense() * torch.tensor(c)).sum().backward()
+    _close(vr.grad, vt.grad)
+    assert rg.sparse_coo_tensor(idx, [1.0, 2.0, 3.0, 4.0]).shape == \
+        tuple(torch.sparse_coo_tensor(idx, [1.0, 2.0, 3.0, 4.0]).shape)
+    ri = rg.sparse_coo_tensor(rg.tensor(idx), rg.ones(4), (2, 3), dtype=rg.int64)
+    ti = torch.sparse_coo_tensor(torch.tensor(idx), torch.ones(4), (2, 3), dtype=torch.int64)
+    assert ri.dtype == rg.int64
+    np.testing.assert_array_equal(ri.numpy(), ti.to_dense().numpy())
+    with pytest.raises(ValueError):
+        rg.sparse_coo_tensor(idx, rg.ones(4), (1, 3))  # index 1 out of range
+    with pytest.raises(ValueError):
+        rg.sparse_coo_tensor(idx, rg.ones(3), (2, 3))  # 4 indices, 3 values
+
+
+def test_gcn_normalised_adjacency_and_spmm_like_torch():
+    """gcn's load_cora and GraphConv: eye + sparse adjacency, degree scaling with
+    diag(...).to_sparse(), `torch.spmm(adj, x @ W)`, gradients to W."""
+    edges = np.array([[0, 1], [1, 2], [3, 0], [2, 3], [1, 0]])
+    n = 4
+    w = RNG.standard_normal((3, 2)).astype(np.float32)
+    x = RNG.standard_normal((n, 3)).astype(np.float32)
+    out = {}
+    for lib in (torch, rg):
+        adj = lib.sparse_coo_tensor(edges.T, lib.ones(len(edges)), (n, n), dtype=lib.int64)
+        adj = lib.eye(n) + adj
+        deg = lib.sqrt(1 / lib.sum(adj, dim=1))
+        deg = lib.diag(deg).to_sparse()
+        adj = (deg @ adj @ deg).to_sparse()
+        feats = lib.tensor(x).to_sparse()
+        W = lib.tensor(w, requires_grad=True)
+        y = lib.spmm(adj, lib.mm(feats, W))
+        y.pow(2).sum().backward()
+        out[lib] = (y, W.grad)
+    _close(out[rg][0], out[torch][0])
+    _close(out[rg][1], out[torch][1])

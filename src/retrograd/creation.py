@@ -65,6 +65,15 @@ def _shape(shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
+def _sized(shape: tuple, size, fn: str) -> tuple:
+    """`shape`, or `(size,)` for PyTorch's keyword form `torch.empty(size=(2, 3))`."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{fn}() got the shape both as arguments {shape} and as size={size!r}")
+    return (size,)
+
+
 def _make(arr, requires_grad) -> Tensor:
     t = Tensor._wrap(arr)
     if requires_grad:
@@ -88,16 +97,16 @@ def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor
     return t
 
 
-def zeros(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def zeros(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """A tensor of zeros of the given shape (`dtype` default float32, `device`,
     `requires_grad`). Like `torch.zeros`: `rg.zeros(2, 3)`."""
-    shape, dt = _shape(shape), _dt(dtype)
+    shape, dt = _shape(_sized(shape, size, "zeros")), _dt(dtype)
     return _make(_create(device, lambda xp: xp.zeros(shape, dtype=dt)), requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def ones(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """A tensor of ones of the given shape. Like `torch.ones`: `rg.ones(2, 3)`."""
-    shape, dt = _shape(shape), _dt(dtype)
+    shape, dt = _shape(_sized(shape, size, "ones")), _dt(dtype)
     return _make(_create(device, lambda xp: xp.ones(shape, dtype=dt)), requires_grad)
 
 
@@ -189,14 +198,16 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
     return _make(_create(device, lambda xp: xp.eye(n, m, dtype=dt)), requires_grad)
 
 
-def rand(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """Uniform samples in [0, 1)."""
+    shape = _sized(shape, size, "rand")
     return _make(generator(device=device).random(_shape(shape)).astype(_dt(dtype)),
                  requires_grad)
 
 
-def randn(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """Standard normal samples."""
+    shape = _sized(shape, size, "randn")
     return _make(generator(device=device).standard_normal(_shape(shape)).astype(_dt(dtype)),
                  requires_grad)
 
@@ -232,9 +243,9 @@ def full_like(t, fill_value, dtype=None, requires_grad: bool = False, device=Non
                          lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
 
 
-def empty(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def empty(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """Uninitialised memory (zeros here: NumPy's empty would leak old values into results)."""
-    return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device)
+    return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device, size=size)
 
 
 def empty_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

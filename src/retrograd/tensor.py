@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from . import devices
-from .dtypes import as_array, is_float
+from .dtypes import as_array, get_default_dtype, is_float
 from .grad_mode import state
 
 _SCALARS = (int, float, complex)
@@ -59,7 +59,16 @@ class Tensor:
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
 
-    def __init__(self, data, requires_grad: bool = False, dtype=None):
+    def __init__(self, data=(), requires_grad: bool = False, dtype=None, *sizes):
+        if type(data) is int and type(requires_grad) is int:
+            # Tensor(2, 3): PyTorch's sizes form, a zero-filled float tensor (one int alone
+            # stays a 0-d tensor: internal code wraps Python scalars with Tensor(x))
+            dims = (data, requires_grad) + (() if dtype is None else (dtype,)) + sizes
+            if not all(type(d) is int and d >= 0 for d in dims):
+                raise TypeError(f"Tensor(*sizes): sizes must be non-negative ints, got {dims}")
+            data, requires_grad, dtype = np.zeros(dims), False, get_default_dtype()
+        elif sizes:
+            raise TypeError("Tensor(data, requires_grad=False, dtype=None): too many arguments")
         source = data if isinstance(data, Tensor) else None
         if source is not None:
             data = data.data.copy() if dtype is None else data.data
@@ -225,6 +234,13 @@ class Tensor:
 
     def __hash__(self) -> int:
         return id(self)
+
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its Python number (`f"{loss:.4f}"`), as in PyTorch;
+        other tensors take only an empty spec."""
+        if self.data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __repr__(self) -> str:
         o = PRINT_OPTIONS

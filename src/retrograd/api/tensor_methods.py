@@ -19,7 +19,7 @@ import numpy as np
 from .. import creation, devices
 from ..grad_mode import state
 from ..tensor import Tensor
-from . import activations, inplace, rng, torch_names
+from . import activations, inplace, rng, sparse_dense, torch_names
 from ._errors import DtypeError
 from .elementwise import where as _where
 from .shape import broadcast_to, reshape
@@ -295,6 +295,7 @@ def bind(cls) -> None:
         self if dtype is None else self.to(dtype)
     rng.bind(cls)
     inplace.bind(cls)
+    sparse_dense.bind(cls)  # to_sparse(): a dense copy
 
 
 def _false(self) -> bool:
