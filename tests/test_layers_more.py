@@ -402,7 +402,7 @@ def test_instance_norm_functional_and_errors_like_torch():
     x = _x(2, 3, 5)
     rm, rv = np.zeros(3), np.ones(3)
     rm_t, rv_t = torch.tensor(rm), torch.tensor(rv)
-    out = F.instance_norm(rg.tensor(x), rg.tensor(rm), rg.tensor(rv), momentum=0.2)
+    out = F.instance_norm(rg.tensor(x), rg.from_numpy(rm), rg.from_numpy(rv), momentum=0.2)
     _same(out, TF.instance_norm(torch.tensor(x), rm_t, rv_t, momentum=0.2))
     np.testing.assert_allclose(rm, rm_t.numpy(), rtol=1e-12)  # updated in place
     np.testing.assert_allclose(rv, rv_t.numpy(), rtol=1e-12)

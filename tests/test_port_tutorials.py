@@ -425,3 +425,167 @@ def test_once_differentiable():
         with pytest.raises(RuntimeError, match="once_differentiable"):
             g.sum().backward()
     assert rfn.Function is rg.autograd.Function
+
+
+# ---------------------------------------------------------------- blitz autograd: finetuning
+
+def test_sequential_and_module_list_item_assignment_and_deletion():
+    got = []
+    for L in (rnn, torch.nn):
+        s = L.Sequential(L.Linear(1, 2), L.ReLU(), L.Linear(2, 3), L.Tanh())
+        s[2] = L.Linear(2, 5)
+        s[-1] = L.Sigmoid()
+        del s[1]
+        m = L.ModuleList([L.ReLU(), L.Tanh(), L.Linear(1, 1)])
+        m[0] = L.Sigmoid()
+        del m[0:2]
+        got.append((list(s.state_dict()), tuple(s[1].weight.shape), type(s[-1]).__name__,
+                    len(m), list(m.state_dict())))
+        with pytest.raises(IndexError):
+            s[5] = L.ReLU()
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_optimizer_over_frozen_and_trainable_parameters(opt):
+    w1, w2, x = arr(8, 4), arr(3, 8), arr(2, 4)
+    kw = {"lr": 1e-2, "momentum": 0.9} if opt in ("SGD", "RMSprop") else {"lr": 1e-2}
+    res = []
+    for L in (rg, torch):
+        frozen = L.tensor(w1)  # requires_grad False: a frozen layer
+        head = L.tensor(w2, requires_grad=True)
+        o = getattr(L.optim, opt)([frozen, head], **kw)
+        for _ in range(3):
+            o.zero_grad()
+            ((x_ := L.tensor(x)) @ frozen.T @ head.T).pow(2).sum().backward()
+            o.step()
+        assert frozen.grad is None and x_ is not None
+        res.append((frozen, head))
+    close(res[0][0], w1)
+    close(res[0][1], res[1][1], 1e-4)
+
+
+def test_tensor_copies_numpy_data_as_torch_does():
+    for L in (rg, torch):
+        a = np.ones(3, dtype=np.float32)
+        t = L.tensor(a)
+        t.add_(1)
+        np.testing.assert_array_equal(a, np.ones(3))  # torch.tensor: always a copy
+        b = np.ones(3, dtype=np.float32)
+        L.as_tensor(b).add_(1)
+        c = np.ones(3, dtype=np.float32)
+        L.from_numpy(c).add_(1)
+        np.testing.assert_array_equal(b, 2 * np.ones(3))  # these two share memory
+        np.testing.assert_array_equal(c, 2 * np.ones(3))
+        w = np.ones(2, dtype=np.float32)
+        p = L.tensor(w, requires_grad=True)
+        with L.no_grad():
+            p.mul_(3)
+        np.testing.assert_array_equal(w, np.ones(2))
+
+
+# ---------------------------------------------------------------- module forward hooks
+
+def _hooked_run(L, nnm):
+    np_rng = np.random.default_rng(3)
+    model = nnm.Sequential(nnm.Linear(4, 8), nnm.ReLU(), nnm.Linear(8, 3))
+    with L.no_grad():
+        for p in model.parameters():
+            p.copy_(L.tensor(np_rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    x = L.tensor(np_rng.standard_normal((2, 4)).astype(np.float32))
+    acts, out = {}, []
+    h = model[1].register_forward_hook(lambda m, i, o: acts.__setitem__("relu", o.detach()))
+    h2 = model[0].register_forward_pre_hook(lambda m, inp: (inp[0] * 2,))
+    out.append(model(x))
+    out.append(acts["relu"])
+    out.append(len(model[0]._forward_pre_hooks))
+    h2.remove()
+    out.append(model(x))
+    with model.register_forward_hook(lambda m, i, o: o + 1):
+        out.append(model(x))
+    out.append(model(x))
+    h.remove()
+    acts.clear()
+    model(x)
+    out.append(len(acts))
+    lin = nnm.Linear(4, 2)
+    lin.register_forward_pre_hook(lambda m, a, k: ((a[0] + 1,), k), with_kwargs=True)
+    lin.register_forward_hook(lambda m, a, o: o * 3, prepend=True)
+    with L.no_grad():
+        lin.weight.fill_(0.5)
+        lin.bias.fill_(0.25)
+    out.append(lin(x))
+    out.append(isinstance(model[1], nnm.ReLU) and type(model[1]).__name__ == "ReLU")
+    return out
+
+
+def test_forward_hooks_and_pre_hooks_like_torch():
+    ours, ref = _hooked_run(rg, rnn), _hooked_run(torch, torch.nn)
+    for a, b in zip(ours, ref):
+        if isinstance(b, torch.Tensor):
+            close(a, b)
+        else:
+            assert a == b
+
+
+# ---------------------------------------------------------------- pruning tutorial
+
+def _pruned_lenet(L, nnm, prune):
+    np_rng = np.random.default_rng(5)
+    model = nnm.Sequential(nnm.Conv2d(1, 4, 3), nnm.ReLU(), nnm.Flatten(), nnm.Linear(4 * 6 * 6, 5))
+    with L.no_grad():
+        for p in model.parameters():
+            p.copy_(L.tensor(np_rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    conv, fc = model[0], model[3]
+    out = [sorted(n for n, _ in conv.named_parameters())]
+    prune.l1_unstructured(conv, name="bias", amount=2)
+    prune.l1_unstructured(conv, name="weight", amount=0.3)
+    prune.ln_structured(conv, name="weight", amount=0.5, n=2, dim=0)  # a container now
+    out += [sorted(n for n, _ in conv.named_parameters()),
+            sorted(n for n, _ in conv.named_buffers()), conv.weight_mask, conv.bias_mask,
+            conv.weight, prune.is_pruned(model)]
+    hook = [h for h in conv._forward_pre_hooks.values() if h._tensor_name == "weight"][0]
+    out.append([type(h).__name__ for h in hook])
+    prune.global_unstructured([(conv, "weight"), (fc, "weight")],
+                              pruning_method=prune.L1Unstructured, amount=0.4)
+    out += [fc.weight_mask, conv.weight_mask]
+    prune.custom_from_mask(fc, name="bias", mask=L.tensor([0, 1, 0, 1, 1]))
+    x = L.tensor(np_rng.standard_normal((2, 1, 8, 8)).astype(np.float32))
+    y = model(x)
+    y.sum().backward()
+    out += [y, conv.weight_orig.grad, fc.bias_orig.grad]
+    with L.no_grad():
+        conv.weight_orig.add_(1.0)
+    out.append(model(x))  # the pre-hook recomputes weight from weight_orig
+    prune.remove(conv, "weight")
+    out += [sorted(n for n, _ in conv.named_parameters()), conv.weight, list(model.state_dict())]
+    return out
+
+
+def test_pruning_like_torch():
+    import torch.nn.utils.prune as tprune
+
+    from retrograd.nn.utils import prune as rprune
+
+    ours = _pruned_lenet(rg, rnn, rprune)
+    ref = _pruned_lenet(torch, torch.nn, tprune)
+    for a, b in zip(ours, ref, strict=True):
+        if isinstance(b, torch.Tensor):
+            close(a, b, 1e-4)
+        else:
+            assert a == b
+    with pytest.raises(ValueError, match="pruned before"):
+        rprune.remove(rnn.Linear(2, 2), "weight")
+
+
+def test_random_pruning_counts_like_torch():
+    from retrograd.nn.utils import prune as rprune
+
+    m = rnn.Conv2d(2, 6, 3)
+    rprune.random_unstructured(m, "weight", amount=0.3)
+    assert int(m.weight_mask.sum().item()) == 108 - round(0.3 * 108)
+    rprune.random_structured(m, "weight", amount=2, dim=0)
+    kept = (m.weight_mask.sum((1, 2, 3)) > 0).sum().item()
+    assert kept == 4
+    with pytest.raises(ValueError):
+        rprune.l1_unstructured(rnn.Linear(2, 2), "weight", amount=5)

@@ -88,7 +88,18 @@ def _dt(dtype):
 
 
 def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
-    """Same as `Tensor(data, requires_grad, dtype)`, on `device` (default: where `data` is)."""
+    """Same as `Tensor(data, requires_grad, dtype)`, on `device` (default: where `data` is),
+    always a copy, as `torch.tensor` is: writing to the tensor never changes the caller's
+    array (`rg.as_tensor` and `rg.from_numpy` share memory instead)."""
+    return share_tensor(data, requires_grad, dtype, device, _copy=True)
+
+
+def share_tensor(data, requires_grad: bool = False, dtype=None, device=None, *,
+                 _copy: bool = False) -> Tensor:
+    """`tensor` without the copy: a NumPy array of the right dtype is wrapped as is."""
+    if _copy and (isinstance(data, np.ndarray) or devices.is_device_array(data)) and (
+            dtype is None or np.dtype(dtype) == data.dtype):
+        data = data.copy()  # a conversion to another dtype copies anyway
     t = Tensor(data, requires_grad=requires_grad, dtype=dtype)
     if device is not None:
         t.data = devices.to(t.data, device)

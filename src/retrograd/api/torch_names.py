@@ -364,7 +364,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return _convert(data, dtype, device)
     if isinstance(data, np.ndarray) and dtype is not None and np.dtype(dtype) == data.dtype:
         dtype = None
-    return creation.tensor(data, dtype=dtype, device=device)
+    return creation.share_tensor(data, dtype=dtype, device=device)
 
 
 def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
@@ -420,7 +420,7 @@ def from_numpy(ndarray) -> Tensor:
     if not dt.isnative:
         raise ValueError(f"from_numpy(): the array's byte order ({dt}) is not the machine's; "
                          "convert it with arr.astype(arr.dtype.newbyteorder('='))")
-    return creation.tensor(ndarray)
+    return creation.share_tensor(ndarray)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

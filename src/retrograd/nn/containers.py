@@ -27,6 +27,32 @@ class _ModuleSequence(Module):
         self.add_module(str(len(self._modules)), module)
         return self
 
+    def _key(self, idx) -> str:
+        keys = list(self._modules)
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise TypeError(f"{type(self).__name__} indices must be integers or slices, not "
+                            f"{type(idx).__name__}")
+        if not -len(keys) <= idx < len(keys):
+            raise IndexError(f"index {idx} is out of range for a {type(self).__name__} of "
+                             f"{len(keys)} modules")
+        return keys[idx % len(keys)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        """Replace the module at position `idx` (`model[2] = nn.Linear(8, 10)`)."""
+        self.add_module(self._key(idx), module)
+
+    def __delitem__(self, idx) -> None:
+        """Remove the module(s) at `idx` (an int or a slice); the rest are renumbered
+        0, 1, ..., as in PyTorch."""
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._key(idx)]
+        for k in keys:
+            delattr(self, k)
+        rest = list(self._modules.values())
+        for k in list(self._modules):
+            delattr(self, k)
+        for i, m in enumerate(rest):
+            self.add_module(str(i), m)
+
 
 class Sequential(_ModuleSequence):
     """Modules applied one after another; registered as `0`, `1`, ... (or by the given names)."""

@@ -233,6 +233,20 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False):
+        """Run `hook(module, args)` before each forward (see `nn/hooks.py`)."""
+        from .hooks import register_forward_pre_hook
+
+        return register_forward_pre_hook(self, hook, prepend=prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """Run `hook(module, args, output)` after each forward (see `nn/hooks.py`)."""
+        from .hooks import register_forward_hook
+
+        return register_forward_hook(self, hook, prepend=prepend, with_kwargs=with_kwargs)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient (to None by default, as PyTorch does)."""
         clear_grads(self.parameters(), set_to_none)

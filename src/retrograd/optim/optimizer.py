@@ -70,8 +70,8 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError(f"can't optimize a non-leaf Tensor (parameter {k}, shape "
                                  f"{p.shape})")
-            if not p.requires_grad:
-                raise ValueError(f"parameter {k} (shape {p.shape}) does not require grad")
+            # a frozen parameter (requires_grad=False) is accepted, as in PyTorch: it never
+            # gets a .grad, and step() skips parameters without one
         ids = {id(p) for p in params}
         if len(ids) != len(params):
             raise ValueError("a parameter appears more than once in this parameter group")

@@ -25,6 +25,7 @@ from . import (
     init,
     parametrizations,
     parametrize,
+    prune,
     rnn,
     stateless,
 )
