@@ -324,3 +324,92 @@ def test_gcn_normalised_adjacency_and_spmm_like_torch():
         out[lib] = (y, W.grad)
     _close(out[rg][0], out[torch][0])
     _close(out[rg][1], out[torch][1])
+
+
+# ---------------------------------------------------------------- forward_forward, minGPT
+
+def _positional_params(fn):
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in inspect.signature(fn).parameters.values()
+            if p.kind in kinds and p.name != "self"]
+
+
+def _layers_with_device():
+    out = []
+    for name in nn.__all__:
+        ours, theirs = getattr(nn, name), getattr(torch.nn, name, None)
+        if inspect.isclass(ours) and inspect.isclass(theirs):
+            try:
+                params = inspect.signature(theirs.__init__).parameters
+            except (TypeError, ValueError):
+                continue
+            if "device" in params:
+                out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("name", _layers_with_device())
+def test_layer_constructors_take_device_like_torch(name):
+    """minGPT's `nn.Linear(n, n, device=device, dtype=dtype)`; forward_forward's
+    `super().__init__(in_features, out_features, bias, device, dtype)`: `device` sits
+    where PyTorch puts it."""
+    ours, theirs = getattr(nn, name), getattr(torch.nn, name)
+    assert "device" in inspect.signature(ours.__init__).parameters
+    pt = _positional_params(theirs.__init__)
+    if not any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(theirs.__init__).parameters
+               .values()):
+        assert _positional_params(ours.__init__)[:len(pt)] == pt
+
+
+def test_layers_built_with_device_and_dtype_positionally_like_torch():
+    t = torch.nn.Linear(4, 3, True, "cpu", torch.float64)
+    r = nn.Linear(4, 3, True, "cpu", rg.float64)
+    assert r.weight.dtype == rg.float64 and str(r.weight.device) == "cpu"
+    _load(r, t)
+    x = RNG.standard_normal((2, 4))
+    _close(r(rg.tensor(x)), t(torch.tensor(x)))
+    for build in (lambda m, **k: m.Conv2d(1, 2, 3, **k), lambda m, **k: m.LSTM(3, 4, **k),
+                  lambda m, **k: m.MultiheadAttention(4, 2, **k),
+                  lambda m, **k: m.Embedding(5, 2, **k), lambda m, **k: m.LayerNorm(3, **k),
+                  lambda m, **k: m.TransformerEncoderLayer(4, 2, 8, **k),
+                  lambda m, **k: m.BatchNorm2d(3, **k), lambda m, **k: m.GRUCell(2, 3, **k)):
+        tm = build(torch.nn, device="cpu", dtype=torch.float64)
+        rm = build(nn, device="cpu", dtype=rg.float64)
+        assert list(rm.state_dict()) == list(tm.state_dict())
+        assert all(p.dtype == rg.float64 for p in rm.parameters())
+
+
+def test_lazy_layers_still_build_after_the_device_argument():
+    """The lazy layers pass dtype on to the eager ones: by keyword now."""
+    assert nn.LazyLinear(3)(rg.ones(2, 5)).shape == (2, 3)
+    assert nn.LazyConv2d(2, 3)(rg.ones(1, 1, 5, 5)).shape == (1, 2, 3, 3)
+    assert nn.LazyInstanceNorm2d()(rg.ones(1, 3, 4, 4)).shape == (1, 3, 4, 4)
+    assert nn.InstanceNorm2d(3, affine=True).weight.shape == (3,)
+    assert nn.RNNCell(2, 3)(rg.ones(1, 2)).shape == (1, 3)
+
+
+def test_randint_high_with_size_keyword_like_torch():
+    """forward_forward's `torch.randint(len(allowed_indices), size=(1,))`."""
+    for args, kw in [((10,), {"size": (3,)}), ((3, 5), {"size": (2,)}), ((4, (2,)), {}),
+                     ((), {"high": 4, "size": (2,)})]:
+        r, t = rg.randint(*args, **kw), torch.randint(*args, **kw)
+        assert r.shape == tuple(t.shape) and r.dtype == rg.int64
+    drawn = rg.randint(3, 5, size=(50,)).numpy()
+    assert ((drawn >= 3) & (drawn < 5)).all()
+    for args, kw in [((), {"size": (2,)}), ((3,), {})]:
+        with pytest.raises(TypeError):
+            torch.randint(*args, **kw)
+        with pytest.raises(TypeError):
+            rg.randint(*args, **kw)
+
+
+def test_type_as_a_tensors_data_array():
+    """language_translation's `torch.ones(1, 1).type_as(src.data)`: retrograd's `.data` is
+    the array, so type_as takes it as the tensor it belongs to."""
+    src_r, src_t = rg.tensor([[3, 4]]), torch.tensor([[3, 4]])
+    r = rg.ones(1, 1).type_as(src_r.data).fill_(7)
+    t = torch.ones(1, 1).type_as(src_t.data).fill_(7)
+    assert r.dtype == rg.int64 and t.dtype == torch.int64
+    np.testing.assert_array_equal(r.numpy(), t.numpy())
+    with pytest.raises(TypeError):
+        rg.ones(1).type_as([1, 2])

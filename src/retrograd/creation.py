@@ -223,16 +223,22 @@ def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=Non
                  requires_grad)
 
 
-def randint(low: int = 0, high=None, size=None, dtype=None,
+def randint(low: int | None = None, high=None, size=None, dtype=None,
             requires_grad: bool = False, device=None) -> Tensor:
-    """Integers in [low, high) of shape `size`; `randint(high, size)` as in PyTorch."""
+    """Integers in [low, high) of shape `size`; `randint(high, size)` and
+    `randint(high, size=...)` as in PyTorch."""
     if size is None:
-        if high is None:
+        if high is None or low is None:
             raise TypeError("randint() needs a size: randint(low, high, size) or "
                             "randint(high, size)")
         low, high, size = 0, low, high
-    elif high is None:
-        raise TypeError("randint() needs high: randint(low, high, size) or randint(high, size)")
+    elif high is None:  # randint(high, size=...)
+        if low is None:
+            raise TypeError("randint() needs high: randint(low, high, size) or "
+                            "randint(high, size)")
+        low, high = 0, low
+    elif low is None:
+        low = 0
     if high <= low:
         raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
     size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)

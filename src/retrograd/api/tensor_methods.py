@@ -150,7 +150,10 @@ def tensor_type(self, dtype=None, non_blocking: bool = False, **kwargs):
 
 def type_as(self, other: Tensor) -> Tensor:
     """self in `other`'s dtype and on its device (self if already so). Like
-    `torch.Tensor.type_as`."""
+    `torch.Tensor.type_as`. `other` may also be a tensor's `.data` array (a NumPy or CuPy
+    array here, a tensor in PyTorch), as in `x.type_as(src.data)`."""
+    if devices.is_device_array(other) or isinstance(other, np.ndarray):
+        other = Tensor._wrap(other)
     if not isinstance(other, Tensor):
         raise TypeError(f"type_as(): 'other' must be a Tensor, not {type(other).__name__}")
     return self.to(other.device, other.dtype)

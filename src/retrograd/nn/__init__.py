@@ -233,3 +233,7 @@ __all__ += [  # the other losses
 from .parallel import DataParallel  # noqa: E402  (torch.nn.DataParallel: runs the module)
 
 __all__ += ["DataParallel"]
+
+from ._device_arg import accept_device as _accept_device  # noqa: E402
+
+_accept_device(v for v in list(globals().values()) if isinstance(v, type))  # device=

@@ -306,7 +306,8 @@ class PReLU(Module):
     """x where x > 0, else a * x, with `a` learned: one slope for all channels
     (`num_parameters=1`) or one per channel (dim 1), each initialised to `init`.
     Like `torch.nn.PReLU`; its parameter is `weight`."""
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, dtype=None) -> None:
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
+                 dtype=None) -> None:
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(np.full(num_parameters, init, dtype=_dtype(dtype)))

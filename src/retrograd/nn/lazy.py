@@ -126,8 +126,8 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     cls_to_become = Linear
 
-    def __init__(self, out_features: int, bias: bool = True, dtype=None) -> None:
-        super().__init__(0, 0, False, dtype)
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False, dtype=dtype)
         self.out_features = out_features
         self.weight = UninitializedParameter(dtype=dtype)
         if bias:
@@ -198,16 +198,16 @@ class _LazyConv(LazyModuleMixin):
 def _lazy_conv(base: type, doc: str) -> type:
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 dtype=None) -> None:
+                 device=None, dtype=None) -> None:
         base.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False,
-                      padding_mode, dtype)
+                      padding_mode, dtype=dtype)
         self._lazy_init(out_channels, bias, dtype)
 
     def __init_t__(self, out_channels: int, kernel_size, stride=1, padding=0,
                    output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                   padding_mode: str = "zeros", dtype=None) -> None:
+                   padding_mode: str = "zeros", device=None, dtype=None) -> None:
         base.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False,
-                      dilation, padding_mode, dtype)
+                      dilation, padding_mode, dtype=dtype)
         self._lazy_init(out_channels, bias, dtype)
 
     init = __init_t__ if base._transposed else __init__
@@ -275,8 +275,10 @@ def _lazy_norm(base: type, doc: str) -> type:
     # affine and track_running_stats default to True for every lazy norm, the instance
     # norms included (unlike InstanceNorm's own defaults), as in PyTorch
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype=None, *, bias: bool = True) -> None:
-        base.__init__(self, 0, eps, momentum, affine, track_running_stats, dtype, bias=bias)
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        base.__init__(self, 0, eps, momentum, affine, track_running_stats, dtype=dtype,
+                      bias=bias)
         self._lazy_init(dtype)
 
     return type(f"Lazy{base.__name__}", (_LazyNorm, base),

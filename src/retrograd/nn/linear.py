@@ -31,7 +31,7 @@ class Linear(Module):
     """y = x @ weight.T + bias; weight (out_features, in_features), PyTorch's initialisation."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype=None) -> None:
+                 device=None, dtype=None) -> None:
         super().__init__()
         if in_features < 0 or out_features < 0:
             raise ValueError(f"Linear: feature sizes must be non-negative, got "
@@ -61,7 +61,7 @@ class Bilinear(Module):
     +-1/sqrt(in1_features) as PyTorch initialises them. Like `torch.nn.Bilinear`."""
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
-                 bias: bool = True, dtype=None) -> None:
+                 bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features

@@ -32,7 +32,7 @@ class LayerNorm(Module):
     """Normalise over the trailing `normalized_shape` dims, then `weight * x + bias`."""
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, dtype=None) -> None:
+                 bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
@@ -67,7 +67,7 @@ class RMSNorm(Module):
     """x / sqrt(mean(x^2) + eps) over the trailing dims, times `weight`."""
 
     def __init__(self, normalized_shape, eps: float | None = None,
-                 elementwise_affine: bool = True, dtype=None) -> None:
+                 elementwise_affine: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
@@ -89,7 +89,7 @@ class GroupNorm(Module):
     """Normalise (N, C, *) over groups of channels; a per-channel scale and shift."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, dtype=None, *, bias: bool = True) -> None:
+                 affine: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups <= 0 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
@@ -124,7 +124,7 @@ class _BatchNorm(Module):
     _dims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, dtype=None, *,
+                 affine: bool = True, track_running_stats: bool = True, device=None, dtype=None, *,
                  bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
@@ -219,10 +219,11 @@ class _InstanceNorm(_BatchNorm):
     _nd = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, dtype=None, *,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None, *,
                  bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
-                         bias=bias)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats,
+                         dtype=dtype, bias=bias)
 
     def forward(self, x):
         name, nd = type(self).__name__, self._nd

@@ -165,7 +165,7 @@ class RNNBase(Module):
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, dtype=None) -> None:
+                 bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None) -> None:
         super().__init__()
         name = type(self).__name__
         for arg, v in (("input_size", input_size), ("hidden_size", hidden_size),
@@ -434,7 +434,7 @@ class RNN(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 dtype=None) -> None:
+                 device=None, dtype=None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got "
                              f"{nonlinearity!r}")
@@ -457,7 +457,8 @@ class LSTM(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, dtype=None) -> None:
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, proj_size, dtype=dtype)
 
@@ -476,7 +477,8 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, dtype=None) -> None:
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, proj_size, dtype=dtype)
 
@@ -493,7 +495,7 @@ class RNNCellBase(Module):
     U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch's `RNNCellBase`."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 dtype=None) -> None:
+                 device=None, dtype=None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         gates = num_chunks * hidden_size
@@ -540,12 +542,12 @@ class RNNCell(RNNCellBase):
     """One step of an Elman RNN: h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (or relu)."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", dtype=None) -> None:
+                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
                              f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, bias, 1, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)
 
     def forward(self, input, hx=None):
         x, unbatched = self._input(input)
@@ -560,8 +562,8 @@ class LSTMCell(RNNCellBase):
     """One LSTM step; returns (h', c')."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 4, dtype)
+                 device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, dtype=dtype)
 
     def forward(self, input, hx=None):
         x, unbatched = self._input(input)
@@ -581,8 +583,8 @@ class GRUCell(RNNCellBase):
     """One GRU step."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 3, dtype)
+                 device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, dtype=dtype)
 
     def forward(self, input, hx=None):
         x, unbatched = self._input(input)
