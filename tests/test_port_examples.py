@@ -413,3 +413,22 @@ def test_type_as_a_tensors_data_array():
     np.testing.assert_array_equal(r.numpy(), t.numpy())
     with pytest.raises(TypeError):
         rg.ones(1).type_as([1, 2])
+
+
+def test_printed_models_like_torch():
+    """dcgan prints its networks; word_language_model's transformer holds attention whose
+    output projection PyTorch names NonDynamicallyQuantizableLinear."""
+    def dcgan_g(m):
+        return m.Sequential(m.ConvTranspose2d(16, 32, 4, 1, 0, bias=False), m.BatchNorm2d(32),
+                            m.ReLU(True), m.ConvTranspose2d(32, 3, 4, 2, 1, bias=False),
+                            m.Tanh())
+
+    def dcgan_d(m):
+        return m.Sequential(m.Conv2d(3, 8, 4, 2, 1, bias=False), m.LeakyReLU(0.2, inplace=True),
+                            m.Conv2d(8, 1, 4, 1, 0, bias=False), m.Sigmoid())
+
+    def attention(m):
+        return m.ModuleList([m.MultiheadAttention(4, 2), m.TransformerEncoderLayer(4, 2, 8)])
+
+    for build in (dcgan_g, dcgan_d, attention):
+        assert repr(build(nn)) == repr(build(torch.nn))

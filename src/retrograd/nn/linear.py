@@ -14,7 +14,7 @@ from . import init
 from ._utils import _dtype, _weight_and_bias
 from .module import Module, Parameter
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -53,6 +53,12 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear layer under PyTorch's name for attention's output projection (its
+    `MultiheadAttention.out_proj`, so printed models read the same)."""
 
 
 class Bilinear(Module):

@@ -36,7 +36,7 @@ from ._utils import _dtype
 from .activation import GELU, ReLU
 from .containers import ModuleList
 from .dropout import Dropout
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module, Parameter
 from .normalization import LayerNorm
 
@@ -105,7 +105,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(np.empty(3 * e, dtype=dt))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(e, e, bias=bias, dtype=dt)
+        self.out_proj = NonDynamicallyQuantizableLinear(e, e, bias=bias, dtype=dt)
         if add_bias_kv:
             self.bias_k = Parameter(np.empty((1, 1, e), dtype=dt))
             self.bias_v = Parameter(np.empty((1, 1, e), dtype=dt))
@@ -192,9 +192,6 @@ class MultiheadAttention(Module):
                 merged = merged + _t(key_padding_mask).reshape(n, 1, 1, L) \
                     .expand(n, self.num_heads, 1, L)
         return merged, mask_type
-
-    def extra_repr(self) -> str:
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
 
 
 def _activation(activation):

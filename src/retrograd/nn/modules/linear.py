@@ -7,12 +7,8 @@ from ..linear import (  # noqa: F401
     Bilinear,
     Identity,
     Linear,
+    NonDynamicallyQuantizableLinear,
 )
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear layer; PyTorch's name for the output projection of attention."""
-
 
 __all__ = [
     "Bilinear", "Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear",
