@@ -589,3 +589,26 @@ def test_random_pruning_counts_like_torch():
     assert kept == 4
     with pytest.raises(ValueError):
         rprune.l1_unstructured(rnn.Linear(2, 2), "weight", amount=5)
+
+
+# ---------------------------------------------------------------- introyt: tensors in depth
+
+@pytest.mark.parametrize("name,args", [("zeros", (2, 2)), ("ones", (2, 2)), ("empty", (2, 2)),
+                                       ("full", ((2, 2), 3.5)), ("arange", (4,)),
+                                       ("linspace", (0.0, 1.0, 4)), ("eye", (3,))])
+def test_creation_out(name, args):
+    for dt in (np.float32, np.float64):
+        ours, ref = rg.zeros(1, dtype=dt), torch.zeros(1, dtype=getattr(torch, str(np.dtype(dt))))
+        r = getattr(rg, name)(*args, out=ours)
+        t = getattr(torch, name)(*args, out=ref)
+        assert r is ours and t is ref
+        if name != "empty":
+            close(ours, ref)
+        assert ours.shape == tuple(ref.shape) and str(ours.dtype) == str(ref.dtype)[6:]
+
+
+def test_rand_out_keeps_the_object():
+    c = rg.zeros(2, 2)
+    assert rg.rand(2, 2, out=c) is c and float(c.sum()) > 0
+    with pytest.raises(RuntimeError, match="automatic differentiation"):
+        rg.zeros(2, out=rg.zeros(2, requires_grad=True))

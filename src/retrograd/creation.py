@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import devices
 from .dtypes import default_complex_dtype, get_default_dtype
-from .grad_mode import state
+from .grad_mode import no_grad, state
 from .tensor import Tensor
 
 _rng = [np.random.default_rng()]
@@ -74,6 +76,35 @@ def _sized(shape: tuple, size, fn: str) -> tuple:
     return (size,)
 
 
+def _takes_out(fn):
+    """PyTorch's `out=` on a creation function (`torch.rand(2, 2, out=c)`): the values
+    are written into `out` (made in its dtype unless `dtype` is given), which is
+    returned; an `out` of another shape is resized, as PyTorch does."""
+    @functools.wraps(fn)
+    def creating(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn.__name__}(): argument 'out' must be a Tensor, not "
+                            f"{type(out).__name__}")
+        if state.enabled and (out.requires_grad or kwargs.get("requires_grad")):
+            raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't "
+                               "support automatic differentiation, but one of the arguments "
+                               "requires grad")
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
+        res = fn(*args, **kwargs)
+        if res.shape == out.shape:
+            with no_grad():
+                out.copy_(res)
+        else:
+            out.data = devices.to(res.data, out.device)
+            out._cell()[0] += 1
+        return out
+
+    return creating
+
+
 def _make(arr, requires_grad) -> Tensor:
     t = Tensor._wrap(arr)
     if requires_grad:
@@ -108,6 +139,7 @@ def share_tensor(data, requires_grad: bool = False, dtype=None, device=None, *,
     return t
 
 
+@_takes_out
 def zeros(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """A tensor of zeros of the given shape (`dtype` default float32, `device`,
     `requires_grad`). Like `torch.zeros`: `rg.zeros(2, 3)`."""
@@ -115,12 +147,14 @@ def zeros(*shape, dtype=None, requires_grad: bool = False, device=None, size=Non
     return _make(_create(device, lambda xp: xp.zeros(shape, dtype=dt)), requires_grad)
 
 
+@_takes_out
 def ones(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """A tensor of ones of the given shape. Like `torch.ones`: `rg.ones(2, 3)`."""
     shape, dt = _shape(_sized(shape, size, "ones")), _dt(dtype)
     return _make(_create(device, lambda xp: xp.ones(shape, dtype=dt)), requires_grad)
 
 
+@_takes_out
 def full(shape, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A tensor of `shape` filled with `fill_value` (dtype from the value, as in PyTorch).
     Like `torch.full`: `rg.full((2,), 7.0)` is `tensor([7., 7.])`."""
@@ -157,6 +191,7 @@ def ones_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor
                  requires_grad)
 
 
+@_takes_out
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
            device=None) -> Tensor:
     """Evenly spaced values in `[start, end)` by `step`; integers give int64, floats the
@@ -172,6 +207,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
                  requires_grad)
 
 
+@_takes_out
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
              device=None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` (both included).
@@ -202,6 +238,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     return _make(_moved(np.trunc(vals).astype(dt), device), requires_grad)
 
 
+@_takes_out
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
         device=None) -> Tensor:
     """The `n x m` identity matrix. Like `torch.eye`: `rg.eye(2)`."""
@@ -209,6 +246,7 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
     return _make(_create(device, lambda xp: xp.eye(n, m, dtype=dt)), requires_grad)
 
 
+@_takes_out
 def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """Uniform samples in [0, 1)."""
     shape = _sized(shape, size, "rand")
@@ -216,6 +254,7 @@ def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None
                  requires_grad)
 
 
+@_takes_out
 def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """Standard normal samples."""
     shape = _sized(shape, size, "randn")
@@ -260,6 +299,7 @@ def full_like(t, fill_value, dtype=None, requires_grad: bool = False, device=Non
                          lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
 
 
+@_takes_out
 def empty(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """Uninitialised memory (zeros here: NumPy's empty would leak old values into results)."""
     return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device, size=size)
