@@ -966,6 +966,27 @@ CASES.update({
     "rg.spmm": C(rg.spmm, X, fl(4, 2)),
 })
 
+# api/inplace_functions.py: torch.sin_ and its kin, in-place writes as F.relu_'s case
+_INPLACE_DOMAIN = {**{n: unit(3) for n in ["acos_", "arccos_", "atanh_", "arctanh_", "logit_"]},
+                   **{n: pos(3) for n in ["log_", "log10_", "log1p_", "log2_", "reciprocal_",
+                                          "rsqrt_", "sqrt_"]},
+                   "acosh_": fl(3, lo=1.1, hi=2.0), "arccosh_": fl(3, lo=1.1, hi=2.0)}
+_INPLACE_ARGS = {"clamp_": (-0.5, 0.5), "clip_": (-0.5, 0.5), "clamp_max_": (0.5,),
+                 "clamp_min_": (-0.5,), "fill_": (2.0,)}
+CASES.update({
+    **{f"rg.{n}": C(lambda x, n=n: getattr(rg, n)(x * 1.0, *_INPLACE_ARGS.get(n, ())),
+                    _INPLACE_DOMAIN.get(n, fl(3)), grad=False)
+       for n in ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+                 "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "cos_",
+                 "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_",
+                 "floor_", "frac_", "log10_", "log1p_", "log2_", "log_", "neg_", "negative_",
+                 "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_",
+                 "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "clamp_",
+                 "clamp_max_", "clamp_min_", "clip_", "fill_", "zero_", "logit_",
+                 "nan_to_num_"]},
+    "rg.xlogy_": C(lambda x, y: rg.xlogy_(x * 1.0, y), pos(3), pos(3), grad=False),
+})
+
 
 def public_callables():
     for prefix, mod in NAMESPACES.items():

@@ -612,3 +612,19 @@ def test_rand_out_keeps_the_object():
     assert rg.rand(2, 2, out=c) is c and float(c.sum()) > 0
     with pytest.raises(RuntimeError, match="automatic differentiation"):
         rg.zeros(2, out=rg.zeros(2, requires_grad=True))
+
+
+def test_top_level_in_place_functions():
+    from retrograd.api.inplace_functions import NAMES
+
+    extra = {"clamp_": (0.0, 0.5), "clamp_max_": (0.5,), "clamp_min_": (0.4,),
+             "clip_": (0.0, 0.5), "fill_": (2.0,), "xlogy_": (0.5,)}
+    for n in NAMES:
+        v = np.array([0.3, 0.6]) + (1.0 if n in ("acosh_", "arccosh_") else 0.0)
+        ours, ref = rg.tensor(v), torch.tensor(v)
+        r, t = getattr(rg, n)(ours, *extra.get(n, ())), getattr(torch, n)(ref, *extra.get(n, ()))
+        assert r is ours and t is ref, n
+        close(ours, ref, 1e-12)
+    leaf = rg.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        rg.sin_(leaf)

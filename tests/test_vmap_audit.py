@@ -69,6 +69,9 @@ REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place fo
         "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]},
     "F.instance_norm[stats]": "running_mean=None",
 })
+REFUSES.update({  # torch.sin_ and its kin (api/inplace_functions.py): in-place writes
+    f"rg.{n}": INPLACE for n in __import__("retrograd.api.inplace_functions",
+                                           fromlist=["NAMES"]).NAMES})
 REFUSES.update({  # PyTorch's spellings (api/torch_names.py), draws from tensors, attention
     **{k: RANDOM for k in ["rg.bernoulli", "rg.bernoulli[p]", "rg.normal", "rg.normal[mean]",
                            "rg.poisson", "F.multi_head_attention_forward[dropout]"]},

@@ -497,6 +497,8 @@ from .api.legacy_types import (  # noqa: E402,I001  (torch.LongTensor([1]), ...)
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor,
 )
+from .api.inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402,I001
+globals().update({k: v for k, v in _INPLACE_FUNCTIONS.items() if k not in globals()})
 from .dtypes import TORCH_SPELLINGS as _TORCH_SPELLINGS  # noqa: E402,I001
 globals().update(_TORCH_SPELLINGS)  # rg.float, rg.int, rg.bool, rg.cfloat, ...: torch's names
 
