@@ -146,3 +146,16 @@ def test_fold_split_over_threads_matches_torch_and_one_thread(nthreads, op, monk
     for one, two, ref in zip(*results, [yt.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()]):
         np.testing.assert_array_equal(one, two)
         np.testing.assert_allclose(two, ref, rtol=1e-9, atol=1e-9)
+
+
+def test_blas_is_held_to_one_thread_while_pieces_run_and_restored_after(nthreads):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import scipy.linalg  # noqa: F401 - load SciPy's BLAS too, so both are held
+
+    nthreads(2)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        seen = threads.run(lambda a, b: [c.num_threads for c in threads._blas_libs()],
+                           [(0, 1), (1, 2)])
+        after = [c.num_threads for c in threads._blas_libs()]
+    assert seen and all(set(s) == {1} for s in seen)
+    assert after and set(after) == {2}

@@ -10,11 +10,17 @@ else OPENBLAS_NUM_THREADS, else the CPUs this process may use. A kernel asks
 so small inputs never pay. Work split this way gives the same numbers as unsplit work
 wherever rows are independent; reductions across rows add per-chunk partial sums, so the
 last bits can depend on the number of threads (as in PyTorch).
+
+While pieces run at once, the BLAS libraries NumPy and SciPy loaded are held to one
+thread each (through threadpoolctl, a few microseconds): pieces call BLAS on small
+blocks, and a multi-threaded OpenBLAS called from several threads at once spins and
+stalls (measured: 10x slower). Without threadpoolctl the pieces run one after another.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -83,17 +89,62 @@ def _inside(fn, a, b):
         _local.inside = False
 
 
+_blas: dict = {"libs": None, "key": None, "depth": 0, "saved": []}
+_blas_lock = threading.Lock()
+
+
+def _blas_libs():
+    """threadpoolctl's controllers of the loaded BLAS libraries (None without threadpoolctl),
+    looked up again once SciPy's own BLAS may have loaded."""
+    key = "scipy.linalg" in sys.modules
+    if _blas["key"] != key:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            libs = None
+        else:
+            libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+        _blas["libs"], _blas["key"] = libs, key
+    return _blas["libs"]
+
+
+def _hold_blas(libs) -> None:
+    with _blas_lock:
+        if _blas["depth"] == 0:
+            _blas["saved"] = [(c, c.num_threads) for c in libs]
+            for c, k in _blas["saved"]:
+                if k > 1:
+                    c.set_num_threads(1)
+        _blas["depth"] += 1
+
+
+def _release_blas() -> None:
+    with _blas_lock:
+        _blas["depth"] -= 1
+        if _blas["depth"] == 0:
+            for c, k in _blas["saved"]:
+                if k > 1:
+                    c.set_num_threads(k)
+
+
 def run(fn: Callable[[int, int], object], pieces: Sequence[tuple[int, int]]) -> list:
     """[fn(start, stop) for each piece], the first piece on this thread and the others on
     the pool at the same time; an exception in any piece is raised here."""
     if len(pieces) == 1:
         return [fn(*pieces[0])]
-    pool = _pool(len(pieces) - 1)
-    futures = [pool.submit(_inside, fn, a, b) for a, b in pieces[1:]]
+    libs = _blas_libs()
+    if libs is None:  # BLAS's threads cannot be held: no pieces at once
+        return [fn(a, b) for a, b in pieces]
+    _hold_blas(libs)
     try:
-        first = _inside(fn, *pieces[0])
+        pool = _pool(len(pieces) - 1)
+        futures = [pool.submit(_inside, fn, a, b) for a, b in pieces[1:]]
+        try:
+            first = _inside(fn, *pieces[0])
+        finally:
+            rest = [f.result() for f in futures]  # wait for all before raising
     finally:
-        rest = [f.result() for f in futures]  # wait for all before raising
+        _release_blas()
     return [first, *rest]
 
 
