@@ -74,7 +74,9 @@ def _layer_norm_both(x, w, b, gy):
 
 @pytest.mark.parametrize("shape,mean", [((1024, 256), 0.0), ((48, 40, 70), 0.0),
                                         ((512, 256), 300.0)])
-def test_layer_norm_split_over_threads_matches_torch_and_one_thread(nthreads, shape, mean):
+def test_layer_norm_split_over_threads_matches_torch_and_one_thread(nthreads, shape, mean,
+                                                                  monkeypatch):
+    monkeypatch.setattr(threads, "_MIN_WORK", 1 << 12)  # small inputs: split them anyway
     rng = np.random.default_rng(len(shape))
     x = rng.standard_normal(shape) + mean
     w, b = rng.standard_normal(shape[-1]), rng.standard_normal(shape[-1])
@@ -95,7 +97,8 @@ def test_layer_norm_split_over_threads_matches_torch_and_one_thread(nthreads, sh
 
 
 @pytest.mark.parametrize("fn", ["eigh", "svd", "qr"])
-def test_batched_decompositions_split_over_threads_equal_one_thread(nthreads, fn):
+def test_batched_decompositions_split_over_threads_equal_one_thread(nthreads, fn, monkeypatch):
+    monkeypatch.setattr(threads, "_MIN_WORK", 1 << 12)
     rng = np.random.default_rng(1)
     a = rng.standard_normal((4, 16, 24, 24))
     a = (a + np.swapaxes(a, -1, -2)) / 2 if fn == "eigh" else a

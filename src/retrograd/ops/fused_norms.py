@@ -50,6 +50,11 @@ def _rank2(a0, a1, b0, b1, shape=None, out=None):
     return out
 
 
+_WORK = 10.0
+"""Work per element for `threads.chunks`, the same for the forward and every vjp, so that
+one layer's kernels all split or all run whole (alternating makes the BLAS library's
+threads start and stop between them)."""
+
 _SPREAD = 16.0
 """Rows whose mean^2 is at most this times their variance take the one-pass statistics
 (E[x^2] - mean^2 loses about log2 of (1 + this) bits); otherwise the rows are centred
@@ -63,7 +68,7 @@ def _ln_rows(x, w, b, axes, eps):
     n = _count(x.shape, axes)
     base = np.ascontiguousarray(x).reshape(-1, n)
     r, dt = base.shape[0], x.dtype
-    pieces = _threads.chunks(r, 8.0 * base.size)
+    pieces = _threads.chunks(r, _WORK * base.size)
     mu, var = np.empty(r, dt), np.empty(r, dt)
 
     def stats(a, z):
@@ -154,7 +159,7 @@ def _ln_vjp_x(m, g, out, x, w, b, *, axes, eps):
             t -= d[:, None]
             G -= t
 
-        _threads.run(rows, _threads.chunks(r, 10.0 * base.size))
+        _threads.run(rows, _threads.chunks(r, _WORK * base.size))
         return gx
     return _standardize_rule(m, g if w is None else g * w, None, x, axes=axes, eps=eps)
 
@@ -171,7 +176,7 @@ def _ln_vjp_w(m, g, out, x, w, b, *, axes, eps):
                 part -= (shift[a:z] * rstd[a:z]) @ np.ascontiguousarray(g2[a:z])
             return part
 
-        gw = sum(_threads.run(rows, _threads.chunks(base.shape[0], 3.0 * base.size)))
+        gw = sum(_threads.run(rows, _threads.chunks(base.shape[0], _WORK * base.size)))
         return gw if gw.shape == w.shape else gw.reshape(w.shape)
     xhat = m.standardize(x, axes=axes, eps=eps)
     return m.sum(g * xhat, axis=_lead(x, axes))
@@ -183,7 +188,7 @@ def _ln_vjp_b(m, g, out, x, w, b, *, axes, eps):
         if g2.flags.c_contiguous:
             def rows(a, z):
                 return _ones(z - a, g.dtype) @ g2[a:z]
-            gb = sum(_threads.run(rows, _threads.chunks(g2.shape[0], g2.size)))
+            gb = sum(_threads.run(rows, _threads.chunks(g2.shape[0], _WORK * g2.size)))
         else:  # a broadcast g: BLAS would copy it first
             gb = np.add.reduce(g2, axis=0)
         return gb if gb.shape == b.shape else gb.reshape(b.shape)
