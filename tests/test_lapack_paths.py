@@ -19,8 +19,9 @@ def _spd(rng, batch, n, dtype=np.float64):
 
 
 @pytest.mark.parametrize("batch", [(), (3,), (2, 2)])
-@pytest.mark.parametrize("n", [_LAPACK_FROM, 70])
+@pytest.mark.parametrize("n", [_LAPACK_FROM, 70, lapack_kernels._SYGST_FROM + 3])
 def test_cholesky_value_and_gradient_match_torch(batch, n):
+    """Orders on both sides of the two ways the gradient's solves are done."""
     rng = np.random.default_rng(n + len(batch))
     S = _spd(rng, batch, n)
     W = rng.standard_normal(batch + (n, n))
