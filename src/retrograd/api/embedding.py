@@ -20,8 +20,8 @@ from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ._args import _t
-from ._fresh import fresh
 from ._errors import DtypeError, ShapeError
+from ._fresh import fresh
 from .elementwise import where
 from .indexing import gather, index_select, scatter_reduce
 from .norms import vector_norm

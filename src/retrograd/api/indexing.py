@@ -21,8 +21,8 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t
-from ._fresh import fresh
 from ._errors import DtypeError
+from ._fresh import fresh
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
 

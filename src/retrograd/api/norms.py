@@ -21,8 +21,8 @@ from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ._args import _dims, _t
-from ._fresh import fresh
 from ._errors import ArgumentError, DtypeError, ShapeError
+from ._fresh import fresh
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
 from .indexing import index_select

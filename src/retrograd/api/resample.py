@@ -17,8 +17,8 @@ from .. import devices, ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
-from ._fresh import fresh
 from ._errors import ArgumentError, ShapeError
+from ._fresh import fresh
 from .shape import permute
 
 __all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",

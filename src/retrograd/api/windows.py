@@ -21,8 +21,8 @@ from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..tensor import Tensor
 from ._args import _t
-from ._fresh import fresh
 from ._errors import ShapeError
+from ._fresh import fresh
 from .elementwise import abs as _abs
 from .elementwise import where
 from .indexing import flip, gather
