@@ -68,9 +68,9 @@ def _step_t(ref, opt, x, y):
     opt.step()
 
 
-def _same_params(mod, ref, rtol=RTOL):
+def _same_params(mod, ref, rtol=RTOL, atol=1e-14):
     for p, q in zip(mod.parameters(), ref.parameters()):
-        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=rtol, atol=1e-14)
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=rtol, atol=atol)
 
 
 def _same_state(sd, sd_t):
@@ -365,7 +365,9 @@ def test_lbfgs_matches_torch_for_20_steps(kw):
         loss = opt.step(_closure(mod, opt, x, y))
         loss_t = opt_t.step(_closure_t(ref, opt_t, x, y))
         assert loss.item() == pytest.approx(loss_t.item(), rel=RTOL)
-        _same_params(mod, ref)
+        # 20 quasi-Newton steps amplify the last bits of BLAS's dot products (which vary
+        # with the machine); parameters are ~0.1-0.4, so 1e-12 is still 11 digits
+        _same_params(mod, ref, atol=1e-12)
     _same_lbfgs_state(opt.state_dict(), opt_t.state_dict())
 
 

@@ -34,4 +34,5 @@ def _make(name: str) -> Callable:
 
 
 FUNCTIONS = {n: _make(n) for n in NAMES}
+globals().update(FUNCTIONS)  # each is this module's name too (where its __module__ points)
 __all__ = list(NAMES)
