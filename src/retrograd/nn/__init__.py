@@ -90,7 +90,7 @@ from .loss import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
-from .module import Module, Parameter
+from .module import Buffer, Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm
 from .padding import (
     CircularPad1d,
@@ -131,7 +131,7 @@ from .transformer import MultiheadAttention, TransformerEncoder, TransformerEnco
 from .upsampling import PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = [
-    "Parameter", "Module", "Sequential", "ModuleList", "Identity", "Linear", "Conv2d",
+    "Parameter", "Buffer", "Module", "Sequential", "ModuleList", "Identity", "Linear", "Conv2d",
     "MaxPool2d", "AvgPool2d", "Flatten", "Dropout", "ReLU", "Tanh", "Sigmoid", "Softmax",
     "LogSoftmax", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "functional",
     "init",

@@ -21,7 +21,7 @@ from ..dtypes import as_array, get_default_dtype
 from ..tensor import Tensor, clear_grads
 from . import init
 
-__all__ = ["Parameter", "Module"]
+__all__ = ["Parameter", "Buffer", "Module"]
 
 
 class Parameter(Tensor):
@@ -45,6 +45,24 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+class Buffer(Tensor):
+    """A tensor that, assigned to a `Module` attribute, is registered as a buffer (saved in
+    `state_dict` unless `persistent=False`), as `torch.nn.Buffer`. The module keeps a plain
+    tensor sharing its array."""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data=None, *, persistent: bool = True):
+        if data is None:
+            arr = np.empty(0, dtype=get_default_dtype())
+        elif isinstance(data, Tensor):
+            arr = data.data
+        else:
+            arr = as_array(data)
+        Tensor.__init__(self, arr)
+        self.persistent = bool(persistent)
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -83,6 +101,12 @@ class Module:
         return d["_parameters"], d["_modules"], d["_buffers"]
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, Buffer):
+            params, modules, _ = self._registries()
+            params.pop(name, None)
+            modules.pop(name, None)
+            self.register_buffer(name, Tensor._wrap(value.data), persistent=value.persistent)
+            return
         if isinstance(value, Parameter):
             params, modules, buffers = self._registries()
             modules.pop(name, None)
