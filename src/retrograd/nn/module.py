@@ -24,6 +24,14 @@ from . import init
 __all__ = ["Parameter", "Buffer", "Module"]
 
 
+def _shared_array(data) -> np.ndarray:
+    """The array a Parameter or Buffer wraps: a tensor's own (shared), an empty one of the
+    default dtype for None, else `data` as an array."""
+    if data is None:
+        return np.empty(0, dtype=get_default_dtype())
+    return data.data if isinstance(data, Tensor) else as_array(data)
+
+
 class Parameter(Tensor):
     """A tensor that a `Module` registers as a learnable parameter (requires grad by default).
 
@@ -33,13 +41,7 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __init__(self, data=None, requires_grad: bool = True):
-        if data is None:
-            arr = np.empty(0, dtype=get_default_dtype())
-        elif isinstance(data, Tensor):
-            arr = data.data
-        else:
-            arr = as_array(data)
-        Tensor.__init__(self, arr)
+        Tensor.__init__(self, _shared_array(data))
         if requires_grad:
             self.requires_grad_(True)
 
@@ -55,13 +57,7 @@ class Buffer(Tensor):
     __slots__ = ("persistent",)
 
     def __init__(self, data=None, *, persistent: bool = True):
-        if data is None:
-            arr = np.empty(0, dtype=get_default_dtype())
-        elif isinstance(data, Tensor):
-            arr = data.data
-        else:
-            arr = as_array(data)
-        Tensor.__init__(self, arr)
+        Tensor.__init__(self, _shared_array(data))
         self.persistent = bool(persistent)
 
 
