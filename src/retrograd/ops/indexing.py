@@ -292,6 +292,15 @@ def _diag_scatter(v, *, offset, axis1, axis2, shape):
     shape = v.shape[:lead] + tuple(shape)
     xp = _ns(v)
     z = xp.zeros(shape, dtype=v.dtype)
+    nd = len(shape)
+    if (axis1 % nd, axis2 % nd) == (nd - 2, nd - 1):  # the last two axes: a strided flat view
+        n1, n2 = shape[-2:]
+        length = v.shape[-1]
+        if length:
+            start = offset if offset >= 0 else -offset * n2
+            flat = z.reshape(shape[:-2] + (n1 * n2,))
+            flat[..., start:start + (length - 1) * (n2 + 1) + 1:n2 + 1] = v
+        return z
     rows, cols = _diag_positions(shape[axis1], shape[axis2], offset, xp)
     np.moveaxis(z, (axis1, axis2), (-2, -1))[..., rows, cols] = v
     return z

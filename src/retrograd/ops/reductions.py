@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..devices import namespace_of as _ns
-from ..primitive import defop
+from ..primitive import NUMPY, defop
 from .elementwise import _real_only
 
 
@@ -30,6 +30,10 @@ def _kept_shape(shape, axis):
 
 def expand_back(m, g, shape, axis, keepdims):
     """Broadcast a reduction's cotangent back over the reduced axes."""
+    if m is NUMPY and g.__class__ is np.ndarray:  # the methods cost less than the ops
+        if not keepdims:
+            g = g.reshape(_kept_shape(shape, axis))
+        return np.broadcast_to(g, shape)
     if not keepdims:
         g = m.reshape(g, shape=_kept_shape(shape, axis))
     return m.expand(g, shape=tuple(shape))
