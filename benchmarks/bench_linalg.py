@@ -12,14 +12,18 @@ Peers: "torch-1t" and "torch-2t" (torch.set_num_threads), HIPS "autograd", "jax"
 no jit), and "numpy-hand": the same forward and backward written by hand with NumPy and
 SciPy (the floor when the decomposition dominates). A peer that is not installed, or that
 cannot differentiate a workload, is a row saying so. Each library runs in its own process;
-every timing is the median of several repeats. Results are checked against retrograd's
-(a warning names a peer that disagrees).
+every timing is the median of several repeats. The libraries run in turn, over several
+rounds in a rotated order, and each ratio is taken within a round, then the median over
+rounds is shown: the host's speed drifts from minute to minute, and a ratio of two runs
+minutes apart measures that drift. Results are checked against retrograd's (a warning
+names a peer that disagrees).
 
 Targets: retrograd at most PyTorch eager's time with its best thread setting, and within
 1.2x of numpy-hand where the decomposition dominates.
 
-    python benchmarks/bench_linalg.py            # full run
-    python benchmarks/bench_linalg.py --quick    # smoke run
+    python benchmarks/bench_linalg.py            # full run: 3 rounds over every library
+    python benchmarks/bench_linalg.py --rounds 5 --libs retrograd retrograd-1t torch-1t torch-2t
+    python benchmarks/bench_linalg.py --quick --rounds 1   # smoke run
     python benchmarks/bench_linalg.py --worker retrograd   # one library, JSON
 """
 
@@ -186,65 +190,83 @@ def worker(lib, quick):
     return out
 
 
+def _run_worker(lib, quick):
+    cmd = [sys.executable, __file__, "--worker", lib] + (["--quick"] if quick else [])
+    env = dict(os.environ)
+    if lib.startswith("torch"):
+        env["OMP_NUM_THREADS"] = lib[-2]
+    if lib.endswith("-1t"):  # idle BLAS threads spinning on a busy machine cost more
+        env.update(ONE_THREAD)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1][:80]}
+
+
+def _best(round_, libs, k):
+    """The fastest of `libs` on workload `k` in one round's results, or None."""
+    ts = [round_[lib].get(k, {}).get("s") for lib in libs if lib in round_]
+    ts = [t for t in ts if t]
+    return min(ts) if ts else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds over all libraries, each in a rotated order (default 3)")
+    ap.add_argument("--libs", nargs="+", default=LIBS, choices=LIBS)
     ap.add_argument("--worker")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.quick)))
         return
-    results = {}
-    for lib in LIBS:
-        cmd = [sys.executable, __file__, "--worker", lib] + (["--quick"] if args.quick else [])
-        env = dict(os.environ)
-        if lib.startswith("torch"):
-            env["OMP_NUM_THREADS"] = lib[-2]
-        if lib.endswith("-1t"):  # idle BLAS threads spinning on a busy machine cost more
-            env.update(ONE_THREAD)
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        try:
-            results[lib] = json.loads(p.stdout.strip().splitlines()[-1])
-        except (IndexError, json.JSONDecodeError):
-            results[lib] = {"error": (p.stderr.strip().splitlines() or ["failed"])[-1][:80]}
+    libs = [lib for lib in LIBS if lib in args.libs]
+    rounds = []
+    for r in range(max(1, args.rounds)):
+        order = libs[r % len(libs):] + libs[:r % len(libs)]
+        rounds.append({lib: _run_worker(lib, args.quick) for lib in order})
     keys = [f"loglik-{n}" for n in SIZES] + [f"eigh-{EIGH[0]}x{EIGH[1]}"]
-    print(f"{'workload':<14}" + "".join(f"{lib:>14}" for lib in LIBS))
+    print(f"times: median over {len(rounds)} round(s), each library in its own process")
+    print(f"{'workload':<14}" + "".join(f"{lib:>14}" for lib in libs))
     for k in keys:
         row = f"{k:<14}"
-        for lib in LIBS:
-            r = results[lib].get(k, results[lib])
-            row += f"{r['s'] * 1e3:>12.2f}ms" if "s" in r else f"{'n/a':>14}"
+        for lib in libs:
+            ts = [rd[lib].get(k, {}).get("s") for rd in rounds]
+            ts = [t for t in ts if t]
+            row += f"{statistics.median(ts) * 1e3:>12.2f}ms" if ts else f"{'n/a':>14}"
         print(row)
-    print("\nratios (retrograd's best thread setting / peer; < 1 means retrograd is faster)")
-    peers = LIBS[2:]
-    print(f"{'workload':<14}" + "".join(f"{lib:>14}" for lib in peers)
-          + f"{'best torch':>14}{'best hand':>14}")
+    ours_libs = [lib for lib in ("retrograd", "retrograd-1t") if lib in libs]
+    groups = {lib: [lib] for lib in libs if lib not in ours_libs}
+    groups["best torch"] = [lib for lib in ("torch-1t", "torch-2t") if lib in libs]
+    groups["best hand"] = [lib for lib in ("numpy-hand", "numpy-hand-1t") if lib in libs]
+    print("\nratios: retrograd's best thread setting / peer within each round, median over "
+          "rounds [min-max]; < 1 means retrograd is faster")
+    print(f"{'workload':<14}" + "".join(f"{g:>20}" for g in groups))
     for k in keys:
-        mine = [results[r].get(k, {}) for r in ("retrograd", "retrograd-1t")]
-        mine = [r for r in mine if "s" in r]
-        ours = min(mine, key=lambda r: r["s"]) if mine else {}
         row = f"{k:<14}"
-        for lib in peers:
-            r = results[lib].get(k, results[lib])
-            row += f"{ours['s'] / r['s']:>14.2f}" if "s" in r and "s" in ours else f"{'n/a':>14}"
-        ts = [results[t].get(k, {}).get("s") for t in ("torch-1t", "torch-2t")]
-        ts = [t for t in ts if t]
-        row += f"{ours['s'] / min(ts):>14.2f}" if ts and "s" in ours else f"{'n/a':>14}"
-        hs = [results[h].get(k, {}).get("s") for h in ("numpy-hand", "numpy-hand-1t")]
-        hs = [h for h in hs if h]
-        row += f"{ours['s'] / min(hs):>14.2f}" if hs and "s" in ours else f"{'n/a':>14}"
+        for peers in groups.values():
+            rs = [(_best(rd, ours_libs, k), _best(rd, peers, k)) for rd in rounds]
+            rs = [a / b for a, b in rs if a and b]
+            cell = (f"{statistics.median(rs):.2f} [{min(rs):.2f}-{max(rs):.2f}]"
+                    if rs else "n/a")
+            row += f"{cell:>20}"
         print(row)
-        ref = ours.get("check")
-        for lib in LIBS[1:]:
-            c = results[lib].get(k, {}).get("check")
-            if ref is not None and c is not None and not np.isclose(c, ref, rtol=1e-6):
-                print(f"  warning: {lib}'s gradient for {k} disagrees ({c} vs {ref})")
-    for lib in LIBS:
-        if "error" in results[lib]:
-            print(f"{lib}: {results[lib]['error']}")
-        for k in keys:
-            if "error" in results[lib].get(k, {}):
-                print(f"{lib} {k}: {results[lib][k]['error']}")
+        for rd in rounds:
+            ref = _best(rd, ours_libs, k) and next(
+                (rd[o][k]["check"] for o in ours_libs if "check" in rd[o].get(k, {})), None)
+            for lib in libs:
+                c = rd[lib].get(k, {}).get("check")
+                if ref is not None and c is not None and not np.isclose(c, ref, rtol=1e-6):
+                    print(f"  warning: {lib}'s gradient for {k} disagrees ({c} vs {ref})")
+    for lib in libs:
+        for rd in rounds[:1]:
+            if "error" in rd[lib]:
+                print(f"{lib}: {rd[lib]['error']}")
+            for k in keys:
+                if "error" in rd[lib].get(k, {}):
+                    print(f"{lib} {k}: {rd[lib][k]['error']}")
 
 
 if __name__ == "__main__":
