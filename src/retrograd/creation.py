@@ -9,6 +9,7 @@ import numpy as np
 from . import devices
 from .dtypes import default_complex_dtype, get_default_dtype
 from .grad_mode import no_grad, state
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 _rng = [np.random.default_rng()]
@@ -358,20 +359,25 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     dev = None if data.__class__ is np.ndarray else devices.device_of(data)
     w = np.asarray(devices.host(data), dtype=np.float64)
     if w.ndim not in (1, 2):
-        raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {w.shape}")
+        raise ArgumentError(f"multinomial: input must be 1-D or 2-D, got shape {w.shape}")
     if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
-        raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
+        raise ArgumentError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
     rows = w.reshape(-1, w.shape[-1])
     if not np.isfinite(rows).all() or (rows < 0).any():
-        raise ValueError("multinomial: probabilities must be finite and non-negative")
+        raise ArgumentError("multinomial: probabilities must be finite and non-negative")
     sums = rows.sum(1)
     if (sums <= 0).any():
-        raise ValueError("multinomial: each row of probabilities must have a positive sum")
-    if not replacement and num_samples > (rows > 0).sum(1).min():
-        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
-                         f"from {int((rows > 0).sum(1).min())} categories of non-zero weight")
+        raise ArgumentError("multinomial: each row of probabilities must have a positive sum")
+    if not replacement and num_samples > w.shape[-1]:
+        raise ArgumentError(f"multinomial: cannot draw {num_samples} samples without "
+                            f"replacement from {w.shape[-1]} categories")
     rng = generator()
     out = np.empty((len(rows), num_samples), dtype=np.int64)
     for i, (r, s) in enumerate(zip(rows, sums)):
-        out[i] = rng.choice(len(r), size=num_samples, replace=replacement, p=r / s)
+        nonzero = int((r > 0).sum())
+        if replacement or num_samples <= nonzero:
+            out[i] = rng.choice(len(r), size=num_samples, replace=replacement, p=r / s)
+        else:  # as PyTorch: every weighted category first, then zero-weight ones at random
+            out[i, :nonzero] = rng.choice(len(r), size=nonzero, replace=False, p=r / s)
+            out[i, nonzero:] = rng.permutation(np.flatnonzero(r == 0))[:num_samples - nonzero]
     return _make(_moved(out.reshape(w.shape[:-1] + (num_samples,)), dev), False)

@@ -30,6 +30,12 @@ class ShapeError(ValueError, RuntimeError):
     both, so `except RuntimeError` in ported code and `except ValueError` catch it."""
 
 
+class ArgumentError(ValueError, RuntimeError):
+    """An argument out of its range: a negative standard deviation, a probability
+    outside [0, 1], an empty input without an identity ... (PyTorch: RuntimeError).
+    Defined in the core, beside ShapeError, so modules below the API raise it too."""
+
+
 def broadcast_error(name: str, datas, error: Exception) -> Exception:
     """NumPy's broadcasting ValueError from an op's forward as a ShapeError naming the op
     and the shapes; any other error unchanged."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitive import ShapeError  # noqa: F401  (defined in the core: the engine raises it)
+from ..primitive import ArgumentError, ShapeError  # noqa: F401  (defined in the core: below the API)
 
 
 class DtypeError(TypeError, NotImplementedError):
@@ -18,11 +18,6 @@ class DtypeError(TypeError, NotImplementedError):
     a tensor of a lower category (PyTorch: RuntimeError or NotImplementedError)."""
 
 
-
-
-class ArgumentError(ValueError, RuntimeError):
-    """An argument out of its range: a negative standard deviation, a probability
-    outside [0, 1], an empty input without an identity ... (PyTorch: RuntimeError)."""
 
 
 class ArgumentTypeError(TypeError, RuntimeError):
