@@ -21,10 +21,12 @@ from .._values import by_ops
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
+from .complex import conj
 from .cumulative import argsort, cumsum
+from .elementwise import abs as _abs
 from .elementwise import clamp, where
-from .indexing import flip, index_select
-from .math import isnan
+from .indexing import flip, index_select, movedim
+from .math import isnan, remainder
 from .reductions import sum as _sum
 from .shape import cat, reshape, transpose, unsqueeze
 
@@ -33,7 +35,7 @@ __all__ = [
     "diff", "trapezoid", "trapz", "cumulative_trapezoid", "polyval", "convolve", "correlate",
     "interp", "nansum", "nanmean", "vstack", "row_stack", "hstack", "dstack",
     "column_stack", "append", "array_split", "tensor_split", "rot90", "deg2rad", "rad2deg",
-    "fmax", "fmin",
+    "fmax", "fmin", "absolute", "fabs", "degrees", "radians", "conjugate", "mod", "rollaxis",
 ]
 
 
@@ -470,6 +472,59 @@ def deg2rad(input) -> Tensor:
 def rad2deg(input) -> Tensor:
     """Radians to degrees."""
     return _floating(_t(input)) * (180.0 / math.pi)
+
+
+def degrees(x) -> Tensor:
+    """NumPy's name for `rad2deg`."""
+    return rad2deg(x)
+
+
+def radians(x) -> Tensor:
+    """NumPy's name for `deg2rad`."""
+    return deg2rad(x)
+
+
+def absolute(input) -> Tensor:
+    """NumPy's and PyTorch's alias of `abs`."""
+    return _abs(input)
+
+
+def fabs(x) -> Tensor:
+    """NumPy's `fabs`: the absolute value of real numbers (complex input is refused, as in
+    NumPy); integers give the default float dtype."""
+    x = _t(x)
+    if x.data.dtype.kind == "c":
+        raise TypeError("fabs() is not defined for complex tensors; use abs()")
+    return _abs(_floating(x))
+
+
+def conjugate(x) -> Tensor:
+    """NumPy's name for `conj`."""
+    return conj(x)
+
+
+def mod(x1, x2) -> Tensor:
+    """NumPy's name for `remainder` (the result takes the divisor's sign)."""
+    return remainder(x1, x2)
+
+
+def rollaxis(a, axis: int, start: int = 0) -> Tensor:
+    """NumPy's `rollaxis`: move `axis` so that it lands before position `start`
+    (`start` may be `ndim`, meaning last); prefer `moveaxis` in new code."""
+    x = _t(a)
+    n = x.ndim
+    ax = _axis(axis, n, "rollaxis")
+    if not isinstance(start, (int, np.integer)) or isinstance(start, bool):
+        raise TypeError(f"rollaxis(): 'start' must be an int, got {start!r}")
+    if not -n <= start <= n:
+        raise IndexError(f"rollaxis(): start {start} is out of range for a tensor with {n} "
+                         "dimension(s)")
+    start = int(start) + n if start < 0 else int(start)
+    if ax < start:
+        start -= 1
+    if ax == start:
+        return x[...]
+    return movedim(x, ax, start)
 
 
 def _nan_ignoring(a, b, fn: str, greater: bool) -> Tensor:
