@@ -375,6 +375,7 @@ from .creation import (
     zeros_like,
 )
 from .dtypes import (
+    bfloat16,
     bool_,
     double,
     float16,
@@ -397,6 +398,8 @@ from .jit import JitError, jit
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
+from . import amp  # noqa: I001  (rg.amp: autocast refuses when enabled, GradScaler)
+from .amp import autocast  # noqa: I001
 from . import accelerator  # noqa: I001  (rg.accelerator: device-agnostic; asks rg.cuda)
 from . import backends  # noqa: I001  (rg.backends.cudnn/mps/cuda: settings)
 from . import onnx  # noqa: I001  (rg.onnx: importable; export refuses)

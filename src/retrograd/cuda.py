@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import devices
+from .amp import cuda_amp as amp  # rg.cuda.amp.GradScaler / autocast, as torch.cuda.amp
 
-__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
+__all__ = ["amp", "is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
            "current_device"]
 
 

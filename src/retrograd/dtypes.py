@@ -22,6 +22,29 @@ int8 = np.dtype(np.int8)
 uint8 = np.dtype(np.uint8)
 long = int64
 
+
+class _UnsupportedDtype:
+    """A PyTorch dtype that NumPy has no type for (`rg.bfloat16`): the name exists, so code
+    such as nanoGPT's `{'float32': torch.float32, 'bfloat16': torch.bfloat16}[dtype]` runs,
+    but using it as a dtype raises a TypeError saying so (NumPy reads `.dtype`)."""
+
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex")
+
+    def __init__(self, name: str, itemsize: int) -> None:
+        self.name, self.itemsize = name, itemsize
+        self.is_floating_point, self.is_complex = True, False
+
+    @property
+    def dtype(self):
+        raise TypeError(f"{self.name} is not supported by retrograd: NumPy has no {self.name} "
+                        f"type (use float32, or float16)")
+
+    def __repr__(self) -> str:
+        return f"retrograd.{self.name}"
+
+
+bfloat16 = _UnsupportedDtype("bfloat16", 2)
+
 # PyTorch's spellings that are Python builtins or absent above (rg.float, rg.int, rg.cfloat, ...);
 # the package binds them at import so that `dtype=torch.float` code runs unchanged.
 TORCH_SPELLINGS = {

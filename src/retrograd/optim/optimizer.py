@@ -38,6 +38,23 @@ class _Required:
 required = _Required()
 
 
+def _impl_flags(foreach, differentiable: bool, fused, capturable: bool | None = None) -> dict:
+    """PyTorch's implementation switches (`foreach`, `capturable`, `differentiable`, `fused`),
+    checked as PyTorch checks them and kept in the groups. retrograd has one implementation,
+    so `foreach`, `fused` and `capturable` change nothing; `differentiable=True` (a step
+    recorded for autograd) is refused rather than silently not recorded."""
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported: retrograd's optimizer "
+                                  "steps are not recorded for autograd")
+    flags = {"foreach": foreach}
+    if capturable is not None:
+        flags["capturable"] = capturable
+    flags.update(differentiable=differentiable, fused=fused)
+    return flags
+
+
 class Optimizer:
     """Base class: parameter groups, per-parameter state, `zero_grad`, `state_dict`."""
 
@@ -258,14 +275,16 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         if momentum < 0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize,
+                                      **_impl_flags(foreach, differentiable, fused)))
 
     def step(self, closure: Callable | None = None) -> Any:
         loss = None if closure is None else self._closure(closure)
@@ -328,14 +347,16 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
             raise ValueError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize,
+                                      **_impl_flags(foreach, differentiable, fused, capturable)))
 
     def step(self, closure: Callable | None = None) -> Any:
         loss = None if closure is None else self._closure(closure)
@@ -416,6 +437,9 @@ class AdamW(Adam):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         foreach=foreach, capturable=capturable,
+                         differentiable=differentiable, fused=fused)
 

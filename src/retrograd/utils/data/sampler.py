@@ -69,8 +69,11 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n, g = len(self.data_source), rng(self.generator)
-        if self.replacement:
-            yield from g.integers(0, n, self.num_samples).tolist()
+        if self.replacement:  # drawn in chunks of 32, as PyTorch: makemore asks for 1e10
+            total = self.num_samples
+            for _ in range(total // 32):
+                yield from g.integers(0, n, 32).tolist()
+            yield from g.integers(0, n, total % 32).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from g.permutation(n).tolist()

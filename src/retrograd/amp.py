@@ -1,0 +1,262 @@
+"""`rg.amp`: PyTorch's automatic-mixed-precision names (`autocast`, `GradScaler`), so
+training loops written for them (nanoGPT's train.py) run unchanged.
+
+retrograd computes in the dtypes it is given; it has no lower-precision kernels to
+switch to. So `autocast` is a no-op where PyTorch's would be one too (`enabled=False`, or
+a CUDA autocast without a GPU, which PyTorch disables with a warning) and refuses
+otherwise rather than running in a precision the user did not get. `GradScaler` is
+PyTorch's loss scaler in full: scale the loss, unscale the gradients, skip a step whose
+gradients hold inf or NaN, and grow or back off the scale.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from . import devices
+from .grad_mode import no_grad
+from .tensor import Tensor
+
+__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether `autocast` can lower precision on `device_type`: never in retrograd."""
+    return False
+
+
+class autocast:
+    """`torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)`, as a
+    context manager or decorator. Disabled (or CUDA without a GPU): does nothing. Enabled:
+    raises NotImplementedError, since retrograd has no mixed-precision kernels."""
+
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        self.device = device_type
+        self.fast_dtype = dtype
+        self._enabled = bool(enabled)
+        if self._enabled and device_type == "cuda" and not devices.available("cuda"):
+            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
+                          "Disabling", stacklevel=2)
+            self._enabled = False
+        if self._enabled:
+            raise NotImplementedError(
+                f"autocast(device_type={device_type!r}, dtype={dtype!r}) is not supported: "
+                "retrograd has no mixed-precision kernels; run without autocast (nullcontext) "
+                "or with enabled=False")
+
+    def __enter__(self) -> autocast:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+_READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
+
+
+class GradScaler:
+    """`torch.amp.GradScaler`: loss scaling with dynamic growth and backoff.
+
+    Disabled (`enabled=False`, or device "cuda" without a GPU, which PyTorch disables with
+    a warning) every method is a pass-through: `scale` returns its argument and `step`
+    calls `optimizer.step()`."""
+
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16,
+                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        self._device = device
+        self._enabled = bool(enabled)
+        if self._enabled and device == "cuda" and not devices.available("cuda"):
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
+                          "Disabling.", stacklevel=2)
+            self._enabled = False
+        if self._enabled:
+            if growth_factor <= 1.0:
+                raise AssertionError("The growth factor must be > 1.0.")
+            if backoff_factor >= 1.0:
+                raise AssertionError("The backoff factor must be < 1.0.")
+        self._scale = float(np.float32(init_scale))
+        self._growth_factor = growth_factor
+        self._backoff_factor = backoff_factor
+        self._growth_interval = growth_interval
+        self._growth_tracker = 0
+        self._states: dict[int, dict[str, Any]] = {}
+
+    def _state(self, optimizer) -> dict[str, Any]:
+        return self._states.setdefault(id(optimizer), {"stage": _READY, "found_inf": None})
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def scale(self, outputs):
+        """Multiply a tensor (or a list/tuple/iterable of tensors) by the scale: a 0-d
+        float32 tensor, as PyTorch's."""
+        if not self._enabled:
+            return outputs
+        factor = Tensor(np.full((), self._scale, dtype=np.float32))
+
+        def apply(val):
+            if isinstance(val, Tensor):
+                return val * factor.to(val.device)
+            if isinstance(val, Iterable):
+                out = map(apply, val)
+                return type(val)(out) if isinstance(val, (list, tuple)) else out
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        return apply(outputs)
+
+    def unscale_(self, optimizer) -> None:
+        """Divide the optimizer's gradients by the scale, in place, and record whether any
+        is inf or NaN (that step is then skipped)."""
+        if not self._enabled:
+            return
+        st = self._state(optimizer)
+        if st["stage"] == _UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since "
+                               "the last update().")
+        if st["stage"] == _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        inv = float(np.float32(1.0 / self._scale))
+        found = False
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if g.dtype == np.float16:
+                        raise ValueError("Attempting to unscale FP16 gradients.")
+                    g.mul_(inv)
+                    if not found and not bool(np.all(np.isfinite(devices.host(g.data)))):
+                        found = True
+        st["found_inf"] = found
+        st["stage"] = _UNSCALED
+
+    def step(self, optimizer, *args, **kwargs):
+        """Unscale (unless done already) and call `optimizer.step()`, unless the gradients
+        held inf or NaN; returns what `step` returned (None when skipped)."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is "
+                               "enabled.")
+        st = self._state(optimizer)
+        if st["stage"] == _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if st["stage"] == _READY:
+            self.unscale_(optimizer)
+        out = None if st["found_inf"] else optimizer.step(*args, **kwargs)
+        st["stage"] = _STEPPED
+        return out
+
+    def update(self, new_scale: float | Tensor | None = None) -> None:
+        """Back the scale off after a skipped step, grow it after `growth_interval` good
+        ones in a row (or set it to `new_scale`)."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            if isinstance(new_scale, Tensor):
+                if new_scale.numel() != 1 or new_scale.requires_grad:
+                    raise AssertionError("new_scale should be a float or a 1-element "
+                                         "FloatTensor with requires_grad=False.")
+                new_scale = new_scale.item()
+            self._scale = float(np.float32(new_scale))
+        else:
+            found = [s["found_inf"] for s in self._states.values() if s["found_inf"] is not None]
+            if not found:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            if any(found):
+                self._scale = float(np.float32(self._scale * self._backoff_factor))
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+                if self._growth_tracker == self._growth_interval:
+                    grown = np.float32(self._scale * self._growth_factor)
+                    if math.isfinite(grown):
+                        self._scale = float(grown)
+                    self._growth_tracker = 0
+        self._states = {}
+
+    def get_scale(self) -> float:
+        return self._scale if self._enabled else 1.0
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        self._growth_interval = new_interval
+
+    def state_dict(self) -> dict[str, Any]:
+        """scale, growth and backoff factors, interval and tracker; {} when disabled."""
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved "
+                               "from a disabled instance of GradScaler.")
+        self._scale = float(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+class _CudaGradScaler(GradScaler):
+    """`torch.cuda.amp.GradScaler(...)`: GradScaler("cuda", ...)."""
+
+    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000,
+                 enabled: bool = True) -> None:
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
+                         enabled)
+
+
+class _CudaAutocast(autocast):
+    """`torch.cuda.amp.autocast(enabled=True, dtype=float16, cache_enabled=True)`."""
+
+    def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True) -> None:
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class _CudaNamespace:
+    """What `rg.cuda.amp` holds."""
+
+    GradScaler = _CudaGradScaler
+    autocast = _CudaAutocast
+
+
+cuda_amp = _CudaNamespace()
