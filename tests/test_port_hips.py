@@ -44,6 +44,7 @@ def U(lo, hi, size=None):
 
 # ---------------------------------------------------------------- the checker
 
+
 def _as_arr(x):
     a = np.asarray(x)
     return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
@@ -97,6 +98,7 @@ def _float_only(f):
         out = f(*args)
         leaves = [o for o in _leaves(out) if o.dtype.kind in "fc"]
         return leaves[0] if len(leaves) == 1 else tuple(leaves)
+
     return g
 
 
@@ -135,6 +137,7 @@ def check_grads(f, *args, modes=("fwd", "rev"), order=2):
 
             def jvp_f(*xv):
                 return jvp(f, tuple(xv[:n]), tuple(xv[n:]))[1]
+
             check_grads(jvp_f, *xs, *[_randn_like(x) for x in xs], modes=modes, order=order - 1)
     if "rev" in modes:
         _check_vjp(f, xs)
@@ -149,6 +152,7 @@ def check_grads(f, *args, modes=("fwd", "rev"), order=2):
                 cot = tuple(xu[n:]) if multi else xu[n]
                 grads = vjp(f, *xu[:n])[1](cot)
                 return grads[0] if n == 1 else tuple(grads)
+
             check_grads(vjp_f, *xs, *us, modes=modes, order=order - 1)
 
 
@@ -163,10 +167,20 @@ def check_value(ours, ref, *args, rtol=1e-10, atol=1e-12):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
 
 
-def combo(fun, ref, *arg_lists, modes=("fwd", "rev"), order=2, **kwarg_lists):
-    """HIPS's combo_check: every combination of the argument and keyword lists."""
+def combo(fun, ref, *arg_lists, modes=("fwd", "rev"), order=2, no_mixing=False, **kwarg_lists):
+    """HIPS's combo_check: every combination of the argument and keyword lists.
+
+    `no_mixing`: a product (matmul, tensordot, einsum) of a real and a complex operand is
+    refused, as PyTorch refuses it (NumPy and HIPS promote); checked, not differentiated."""
     keys = list(kwarg_lists)
     for args in itertools.product(*arg_lists):
+        if no_mixing and len({np.iscomplexobj(a) for a in args}) > 1:
+            with pytest.raises(RuntimeError, match="same dtype"):
+                fun(
+                    *[rg.tensor(_as_arr(a)) for a in args],
+                    **{k: v[0] for k, v in kwarg_lists.items()},
+                )
+            continue
         for vals in itertools.product(*[kwarg_lists[k] for k in keys]):
             kw = dict(zip(keys, vals))
             if ref is not None:
@@ -175,6 +189,7 @@ def combo(fun, ref, *arg_lists, modes=("fwd", "rev"), order=2, **kwarg_lists):
 
 
 # ---------------------------------------------------------------- test_systematic.py
+
 
 def _transform(lims, x):
     return x * (lims[1] - lims[0]) + lims[0]
@@ -245,14 +260,20 @@ UNARY = {
 def _unary_check(fun, ref, lims=None, test_complex=True, real=True, modes=("fwd", "rev")):
     lims = lims or [-2, 2]
     if real:
-        for a in [_transform(lims, 0.4), _transform(lims, npr.rand(2)),
-                  _transform(lims, npr.rand(3, 2)), _transform(lims, npr.rand(1, 2))]:
+        for a in [
+            _transform(lims, 0.4),
+            _transform(lims, npr.rand(2)),
+            _transform(lims, npr.rand(3, 2)),
+            _transform(lims, npr.rand(1, 2)),
+        ]:
             if ref is not None:
                 check_value(fun, ref, a)
             check_grads(fun, a, modes=modes)
     if test_complex:
-        for a in [_transform(lims, 0.4) + 0.1j * _transform(lims, 0.3),
-                  _transform(lims, npr.rand(3, 2)) + 0.1j * npr.rand(3, 2)]:
+        for a in [
+            _transform(lims, 0.4) + 0.1j * _transform(lims, 0.3),
+            _transform(lims, npr.rand(3, 2)) + 0.1j * npr.rand(3, 2),
+        ]:
             if ref is not None:
                 check_value(fun, ref, a)
             check_grads(fun, a, modes=modes)
@@ -275,8 +296,10 @@ def _binary_args(lims_A, lims_B, same):
     if same:
         s, v, m, m2 = 0.6, npr.rand(2), npr.rand(3, 2), npr.rand(1, 2)
         return [TA(s), TA(v), TA(m), TA(m2)], [TB(s), TB(v), TB(m), TB(m2)]
-    return ([TA(0.6), TA(npr.rand(2)), TA(npr.rand(3, 2)), TA(npr.rand(1, 2))],
-            [TB(0.7), TB(npr.rand(2)), TB(npr.rand(3, 2)), TB(npr.rand(1, 2))])
+    return (
+        [TA(0.6), TA(npr.rand(2)), TA(npr.rand(3, 2)), TA(npr.rand(1, 2))],
+        [TB(0.7), TB(npr.rand(2)), TB(npr.rand(3, 2)), TB(npr.rand(1, 2))],
+    )
 
 
 def _binary_complex_args(lims_A, lims_B):
@@ -284,8 +307,10 @@ def _binary_complex_args(lims_A, lims_B):
     TB = lambda x: _transform(lims_B, x)  # noqa: E731
     comp, matc = 0.6 + 0.3j, npr.rand(3, 2) + 0.1j * npr.rand(3, 2)
     v, m2 = npr.rand(2), npr.rand(1, 2)
-    return ([TA(0.6), TA(comp), TA(v), TA(matc), TA(m2)],
-            [TB(0.6), TB(comp), TB(v), TB(matc), TB(m2)])
+    return (
+        [TA(0.6), TA(comp), TA(v), TA(matc), TA(m2)],
+        [TB(0.6), TB(comp), TB(v), TB(matc), TB(m2)],
+    )
 
 
 BINARY = {
@@ -320,8 +345,333 @@ def test_rollaxis_matches_numpy():
     a = R(2, 3, 4)
     for axis in range(-3, 3):
         for start in range(-3, 4):
-            check_value(lambda x, i=axis, j=start: rg.rollaxis(x, i, j),
-                        lambda x, i=axis, j=start: np.rollaxis(x, i, j), a)
+            check_value(
+                lambda x, i=axis, j=start: rg.rollaxis(x, i, j),
+                lambda x, i=axis, j=start: np.rollaxis(x, i, j),
+                a,
+            )
     combo(rg.rollaxis, None, [a], axis=[0, 1, 2], start=[0, 1, 2])
     with pytest.raises(TypeError, match="complex"):
         rg.fabs(rg.tensor(C(2)))
+
+
+# ---------------------------------------------------------------- test_systematic.py, misc
+
+
+def _td(axes):
+    return lambda a, b: rg.tensordot(a, b, dims=axes)
+
+
+MISC = {
+    # name: (retrograd fn, numpy fn, arg lists, kwarg lists)
+    "transpose": (
+        lambda x, axes: rg.permute(x, axes) if axes is not None else rg.permute(x, (2, 1, 0)),
+        lambda x, axes: np.transpose(x, axes),
+        [[R(2, 3, 4)]],
+        {"axes": [None, [0, 1, 2], [0, 2, 1], [2, 0, 1], [2, 1, 0], [1, 0, 2], [1, 2, 0]]},
+    ),
+    "moveaxis": (
+        rg.moveaxis,
+        np.moveaxis,
+        [[R(2, 3, 4)]],
+        {"source": [0, 1, 2], "destination": [0, 1, 2]},
+    ),
+    "repeat": (
+        lambda x, repeats, axis: rg.repeat_interleave(x, repeats, dim=axis),
+        np.repeat,
+        [[R(2, 3, 4), R(3, 1)]],
+        {"repeats": [0, 1, 2], "axis": [None, 0, 1]},
+    ),
+    "diff": (rg.diff, np.diff, [[R(5, 5), R(5, 5, 5)]], {"n": [1, 2], "axis": [0, 1]}),
+    "diff_len1": (rg.diff, np.diff, [[R(1, 1), R(3, 1)]], {"axis": [1]}),
+    "tile": (
+        lambda x, reps: rg.tile(x, reps),
+        np.tile,
+        [[R(1, 2)]],
+        {"reps": [(1, 2), (2, 3), (3, 2, 1)]},
+    ),
+    "tile_4d": (
+        lambda x, reps: rg.tile(x, reps),
+        np.tile,
+        [[R(2, 1, 3, 1)]],
+        {"reps": [(1, 4, 1, 2)]},
+    ),
+    "kron": (
+        rg.kron,
+        np.kron,
+        [[R(5, 5), R(5), R(5, 1), R(1, 5), C(5, 5)], [R(3, 3), R(3), R(1, 3), R(3, 1), C(3, 3)]],
+        {},
+    ),
+    "inner": (rg.inner, np.inner, [[1.5, R(3), R(2, 3)], [0.3, R(3), R(4, 3)]], {}),
+    "outer": (rg.outer, np.outer, [[R(3), C(3)], [R(3), C(3)]], {}),
+    "matmul": (
+        rg.matmul,
+        np.matmul,
+        [[R(3), R(2, 3), R(2, 2, 3), C(3), C(2, 3)], [R(3), R(3, 4), R(2, 3, 4), C(3), C(3, 4)]],
+        {},
+    ),
+    "matmul_broadcast": (rg.matmul, np.matmul, [[R(1, 2, 2)], [R(3, 2, 1)]], {}),
+    "tensordot_1": (
+        _td(([1], [0])),
+        lambda a, b: np.tensordot(a, b, ([1], [0])),
+        [[R(1, 3), R(2, 3, 2), C(1, 3)], [R(3), R(3, 1), R(3, 4, 2), C(3)]],
+        {},
+    ),
+    "tensordot_2": (
+        _td(([0], [1])),
+        lambda a, b: np.tensordot(a, b, ([0], [1])),
+        [[R(3), R(3, 1), R(3, 4, 2)], [R(1, 3), R(2, 3, 2)]],
+        {},
+    ),
+    "tensordot_3": (
+        _td(([0, 1], [1, 2])),
+        lambda a, b: np.tensordot(a, b, ([0, 1], [1, 2])),
+        [[R(2, 3), R(2, 3, 4)], [R(1, 2, 3), R(2, 2, 3, 4)]],
+        {},
+    ),
+    "tensordot_4": (
+        lambda a, b, axes: rg.tensordot(a, b, dims=axes),
+        np.tensordot,
+        [[R(2, 2), R(4, 2, 2)], [R(2, 2), R(2, 2, 4)]],
+        {"axes": [1, 2]},
+    ),
+    "tensordot_5": (_td(0), lambda a, b: np.tensordot(a, b, 0), [[R(4)], [R()]], {}),
+    "tensordot_6": (
+        _td(([-1], [0])),
+        lambda a, b: np.tensordot(a, b, ([-1], [0])),
+        [[R(2, 6)], [R(6, 3)]],
+        {},
+    ),
+    "maximum": (rg.maximum, np.maximum, [[R(1), R(1, 4), R(3, 4)], [R(1), R(1, 4), R(3, 4)]], {}),
+    "fmax": (rg.fmax, np.fmax, [[R(1), R(1, 4), R(3, 4)], [R(1), R(1, 4), R(3, 4)]], {}),
+    "minimum": (rg.minimum, np.minimum, [[R(1), R(1, 4), R(3, 4)], [R(1), R(1, 4), R(3, 4)]], {}),
+    "fmin": (rg.fmin, np.fmin, [[R(1), R(1, 4), R(3, 4)], [R(1), R(1, 4), R(3, 4)]], {}),
+    "sort": (lambda x: rg.sort(x).values, np.sort, [[R(1), R(7)]], {}),
+    "msort": (rg.msort, lambda x: np.sort(x, axis=0), [[R(1), R(7)]], {}),
+    "atleast_1d": (rg.atleast_1d, np.atleast_1d, [[1.2, R(1), R(7), R(1, 4), R(2, 4, 5)]], {}),
+    "atleast_2d": (rg.atleast_2d, np.atleast_2d, [[1.2, R(1), R(7), R(1, 4), R(2, 4, 5)]], {}),
+    "atleast_3d": (rg.atleast_3d, np.atleast_3d, [[1.2, R(1), R(7), R(2, 4), R(2, 4, 3, 5)]], {}),
+    "trace": (
+        lambda x, offset: rg.diagonal(x, offset, 0, 1).sum(-1),
+        np.trace,
+        [[R(5, 5), R(4, 5), R(5, 4), R(3, 4, 5)]],
+        {"offset": [-1, 0, 1]},
+    ),
+    "diag": (lambda x, k: rg.diag(x, k), np.diag, [[R(5, 5), R(5)]], {"k": [-1, 0, 1]}),
+    "tril": (lambda x, k: rg.tril(x, k), np.tril, [[R(5, 5)]], {"k": [-1, 0, 1]}),
+    "triu": (lambda x, k: rg.triu(x, k), np.triu, [[R(5, 5)]], {"k": [-1, 0, 1]}),
+    "swapaxes": (
+        rg.swapaxes,
+        np.swapaxes,
+        [[R(3, 4, 5)]],
+        {"axis1": [0, 1, 2], "axis2": [0, 1, 2]},
+    ),
+    "cross": (
+        lambda a, b, axis: rg.cross(a, b, dim=axis),
+        lambda a, b, axis: np.cross(a, b, axis=axis),
+        [[R(3, 3)], [R(3, 3)]],
+        {"axis": [-1, 0, 1]},
+    ),
+    "concatenate": (
+        lambda xs, axis: rg.concatenate(xs, axis),
+        lambda xs, axis: np.concatenate(xs, axis),
+        [],
+        {},
+    ),
+    "vstack_2d": (
+        lambda a, b: rg.vstack((a, b)),
+        lambda a, b: np.vstack((a, b)),
+        [[R(2, 4)], [R(1, 4)]],
+        {},
+    ),
+    "vstack_3d": (
+        lambda a, b: rg.vstack((a, b)),
+        lambda a, b: np.vstack((a, b)),
+        [[R(2, 3, 4)], [R(5, 3, 4)]],
+        {},
+    ),
+    "hstack_1d": (
+        lambda a, b: rg.hstack((a, b)),
+        lambda a, b: np.hstack((a, b)),
+        [[R(2)], [R(2)]],
+        {},
+    ),
+    "hstack_2d": (
+        lambda a, b: rg.hstack((a, b)),
+        lambda a, b: np.hstack((a, b)),
+        [[R(3, 4)], [R(3, 5)]],
+        {},
+    ),
+    "hstack_3d": (
+        lambda a, b: rg.hstack((a, b)),
+        lambda a, b: np.hstack((a, b)),
+        [[R(2, 1, 4)], [R(2, 5, 4)]],
+        {},
+    ),
+    "stack_1d": (
+        lambda a, b, axis: rg.stack((a, b), axis=axis),
+        lambda a, b, axis: np.stack((a, b), axis),
+        [[R(2)], [R(2)]],
+        {"axis": [0, 1]},
+    ),
+    "row_stack": (
+        lambda a, b: rg.row_stack((a, b)),
+        lambda a, b: np.vstack((a, b)),
+        [[R(2)], [R(2)]],
+        {},
+    ),
+    "column_stack_1d": (
+        lambda a, b: rg.column_stack((a, b)),
+        lambda a, b: np.column_stack((a, b)),
+        [[R(2)], [R(2)]],
+        {},
+    ),
+    "column_stack_2d": (
+        lambda a, b: rg.column_stack((a, b)),
+        lambda a, b: np.column_stack((a, b)),
+        [[R(2, 2)], [R(2, 2)]],
+        {},
+    ),
+    "pad_constant": (
+        lambda x, w: rg.nn.functional.pad(x, w[1] + w[0]),
+        lambda x, w: np.pad(x, w, "constant"),
+        [[R(2, 2)]],
+        {"w": [((1, 2), (3, 4)), ((0, 0), (0, 0)), ((3, 2), (3, 2))]},
+    ),
+}
+del MISC["concatenate"]
+
+SPLITS = {
+    # HIPS: np.split/vsplit/hsplit/dsplit/array_split(x, n or indices, axis); retrograd keeps
+    # NumPy's meaning under tensor_split (indices), the split family (vsplit...) and array_split.
+    "vsplit_2d": (rg.vsplit, np.vsplit, R(4, 8), [4, [1, 2]], {}),
+    "vsplit_3d": (rg.vsplit, np.vsplit, R(4, 4, 4), [2, [1, 2]], {}),
+    "hsplit_2d": (rg.hsplit, np.hsplit, R(4, 8), [4, [1, 2]], {}),
+    "hsplit_3d": (rg.hsplit, np.hsplit, R(4, 4, 4), [2, [1, 2]], {}),
+    "dsplit_3d": (rg.dsplit, np.dsplit, R(4, 4, 4), [2, [1, 2]], {}),
+    "split_2d": (
+        lambda x, s, axis: rg.tensor_split(x, s, dim=axis),
+        np.split,
+        R(4, 8),
+        [4, [1, 2]],
+        {"axis": [0, 1]},
+    ),
+    "split_3d": (
+        lambda x, s, axis: rg.tensor_split(x, s, dim=axis),
+        np.split,
+        R(4, 4, 4),
+        [2, [1, 2]],
+        {"axis": [0, 1, 2]},
+    ),
+    "array_split_2d": (rg.array_split, np.array_split, R(7, 7), [4, [3, 5]], {"axis": [0, 1]}),
+    "array_split_3d": (
+        rg.array_split,
+        np.array_split,
+        R(7, 7, 7),
+        [4, [3, 5]],
+        {"axis": [0, 1, 2]},
+    ),
+}
+
+EINSUM = {
+    "transpose": ("ij->ji", [[R(1, 1), R(4, 4), R(3, 4)]]),
+    "matmult": ("ij,jk->ik", [[R(2, 3), C(2, 3)], [R(3, 4), C(3, 4)]]),
+    "matmult_broadcast": ("...ij,...jk->...ik", [[R(2, 3), R(2, 2, 3)], [R(3, 4), R(2, 3, 4)]]),
+    "covsum": ("ijk,lji->lki", [[R(3, 4, 4)], [R(4, 4, 3)]]),
+    "ellipses": ("...jk,...lj->...lk", [[R(4, 4), R(3, 4, 4)], [R(4, 4), R(3, 4, 4)]]),
+    "ellipses_elementwise": ("...,...->...", [[R(4, 4), R(3, 4, 4)], [R(4, 4), R(3, 4, 4)]]),
+    "ellipses_tail": ("jk...,lj...->lk...", [[R(3, 2), R(3, 2, 4)], [R(2, 3), R(2, 3, 4)]]),
+    "ellipses_center": ("j...k,lj...->lk...", [[R(2, 2), R(2, 2, 2)], [R(2, 2), R(2, 2, 2)]]),
+    "three_args": ("ijk,lji,lli->lki", [[R(3, 4, 4)], [R(4, 4, 3)], [R(4, 4, 3)]]),
+    "naked_sum": ("k,nk->", [[R(5)], [R(10, 5)]]),
+    "naked_sum2": ("abcd->bd", [[R(3, 2, 3, 2)]]),
+    "naked_sum_ellipsis": ("...k,...nk->...", [[R(3, 5)], [R(3, 10, 5)]]),
+    "no_output_indices": ("ij,k", [[R(3, 4)], [R(3)]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MISC))
+def test_systematic_misc(name):
+    fun, ref, args, kwargs = MISC[name]
+    combo(fun, ref, *args, no_mixing=name.startswith(("matmul", "tensordot")), **kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(SPLITS))
+def test_systematic_split(name):
+    fun, ref, x, sections, kwargs = SPLITS[name]
+    for sec in sections:
+        combo(
+            lambda a, sec=sec, **k: fun(a, sec, **k),
+            lambda a, sec=sec, **k: ref(a, sec, **k),
+            [x],
+            **kwargs,
+        )
+
+
+def test_systematic_concatenate():
+    for xs, axes in [
+        ((R(1), R(3)), [0]),
+        ((R(2, 2), R(2, 2)), [0, 1]),
+        ((R(2, 2, 2), R(2, 2, 2)), [0, 1, 2]),
+    ]:
+        for axis in axes:
+            combo(
+                lambda a, b, axis=axis: rg.concatenate((a, b), axis),
+                lambda a, b, axis=axis: np.concatenate((a, b), axis),
+                [xs[0]],
+                [xs[1]],
+            )
+            combo(
+                lambda a, b, axis=axis: rg.concatenate([a, b], axis=axis),
+                lambda a, b, axis=axis: np.concatenate([a, b], axis=axis),
+                [xs[0]],
+                [xs[1]],
+            )
+
+
+@pytest.mark.parametrize("name", sorted(EINSUM))
+def test_systematic_einsum(name):
+    spec, args = EINSUM[name]
+    combo(lambda *a: rg.einsum(spec, *a), lambda *a: np.einsum(spec, *a), *args, no_mixing=True)
+
+
+EINSUM_SUBLIST = {
+    # name: (operand lists, sublists, output sublist or None)
+    "transpose": ([[R(1, 1), R(4, 4), R(3, 4)]], [(0, 1)], (1, 0)),
+    "matmult": ([[R(2, 3)], [R(3, 4)]], [(0, 1), (1, 2)], (0, 2)),
+    "matmult_broadcast": (
+        [[R(2, 3), R(2, 2, 3)], [R(3, 4), R(2, 3, 4)]],
+        [(Ellipsis, 0, 1), (Ellipsis, 1, 2)],
+        (Ellipsis, 0, 2),
+    ),
+    "covsum": ([[R(3, 4, 4)], [R(4, 4, 3)]], [(0, 1, 2), (3, 1, 0)], (3, 2, 0)),
+    "three_args": (
+        [[R(3, 4, 4)], [R(4, 4, 3)], [R(4, 4, 3)]],
+        [(0, 1, 2), (3, 1, 0), (3, 3, 0)],
+        (3, 2, 0),
+    ),
+    "implicit_output": ([[R(2, 3)], [R(3, 4)]], [(0, 1), (1, 2)], None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EINSUM_SUBLIST))
+def test_systematic_einsum_sublist(name):
+    # einsum(op0, sublist0, op1, sublist1, ..., [out]): NumPy's and PyTorch's second form
+    arrays, subs, out = EINSUM_SUBLIST[name]
+
+    def interleave(mod, ops):
+        args = [a for o, s in zip(ops, subs) for a in (o, list(s))]
+        return mod.einsum(*args, *([list(out)] if out is not None else []))
+
+    combo(lambda *ops: interleave(rg, ops), lambda *ops: interleave(np, ops), *arrays)
+
+
+def test_einsum_sublist_matches_torch_and_refuses_bad_subscripts():
+    import torch
+
+    a, b = R(2, 3), R(3, 4)
+    got = rg.einsum(rg.tensor(a), [0, 1], rg.tensor(b), [1, 27], [27, 0])
+    want = torch.einsum(torch.tensor(a), [0, 1], torch.tensor(b), [1, 27], [27, 0])
+    np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="sublist"):
+        rg.einsum(rg.tensor(a), [0, 52])

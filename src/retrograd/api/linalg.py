@@ -14,9 +14,39 @@ from ._args import _t, promote
 from ._errors import ShapeError
 
 
+def _sublist_letters(sub, where: str) -> str:
+    out = []
+    for i in sub:
+        if i is Ellipsis:
+            out.append("...")
+        elif isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < 52:
+            out.append(chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26))
+        else:
+            raise ValueError(f"einsum(): {where} holds {i!r}; subscripts in the sublist "
+                             "form are ints in [0, 52) or Ellipsis")
+    return "".join(out)
+
+
+def _sublist_spec(args) -> tuple[str, tuple]:
+    """`einsum(op0, sub0, op1, sub1, ..., [sub_out])` (NumPy's and PyTorch's second form) as
+    a subscripts string and the operands."""
+    operands, inputs = args[0::2], args[1::2]
+    out = None
+    if len(args) % 2:
+        operands, out = args[0::2][:-1], args[-1]
+    spec = ",".join(_sublist_letters(sub, f"the sublist of operand {k}")
+                    for k, sub in enumerate(inputs))
+    if out is not None:
+        spec += "->" + _sublist_letters(out, "the output sublist")
+    return spec, tuple(operands)
+
+
 def einsum(spec: str, *operands) -> Tensor:
     """Einstein summation, e.g. `rg.einsum('ij,jk->ik', a, b)` for `a @ b`; differentiable in
-    every operand. Like `torch.einsum` and `np.einsum`."""
+    every operand. Like `torch.einsum` and `np.einsum`, including their sublist form
+    `rg.einsum(a, [0, 1], b, [1, 2], [0, 2])`."""
+    if not isinstance(spec, str):
+        spec, operands = _sublist_spec((spec, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ts = [_t(t) for t in operands]
