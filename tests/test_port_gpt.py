@@ -1250,13 +1250,19 @@ def test_makemore_dataset_loader_and_evaluate(tmp_path):
         np.testing.assert_array_equal(rx.numpy(), tx.numpy())
         np.testing.assert_array_equal(ry.numpy(), ty.numpy())
     assert rtrain.decode(rtrain.encode('emma').tolist()) == 'emma'
-    loader = R.InfiniteDataLoader(rtrain, batch_size=5, pin_memory=True, num_workers=0)
-    rg.manual_seed(0)
-    for _ in range(3):
-        batch = loader.next()
-        batch = [t.to('cpu') for t in batch]
-        X, Y = batch
-        assert tuple(X.shape) == (5, rtrain.max_word_length + 1) and X.dtype == rg.int64
+    seen = []
+    for workers in (0, 4):  # makemore's default is --num-workers 4
+        rg.manual_seed(0)
+        loader = R.InfiniteDataLoader(rtrain, batch_size=5, pin_memory=True,
+                                      num_workers=workers)
+        for _ in range(3):
+            batch = loader.next()
+            batch = [t.to('cpu') for t in batch]
+            X, Y = batch
+            assert tuple(X.shape) == (5, rtrain.max_word_length + 1) and X.dtype == rg.int64
+            seen.append(X.numpy())
+    for a, b in zip(seen[:3], seen[3:]):
+        np.testing.assert_array_equal(a, b)
     cfg = R.ModelConfig(vocab_size=rtrain.get_vocab_size(), block_size=rtrain.get_output_length(),
                         n_layer=1, n_head=2, n_embd=8, n_embd2=8)
     rm = R.Transformer(cfg)
@@ -1304,6 +1310,43 @@ def test_optimizer_implementation_flags_as_torch():
             getattr(rg.optim, name)([rp], lr=0.1, fused=True, foreach=True)
         with pytest.raises(NotImplementedError, match="differentiable"):
             getattr(rg.optim, name)([rp], lr=0.1, differentiable=True)
+
+
+def test_nanogpt_get_batch_as_written(tmp_path):
+    """train.py's get_batch on retrograd alone: torch.randint indices iterated as 0-d
+    tensors slicing a np.memmap, from_numpy, stack, pin_memory().to(non_blocking=True)."""
+    write_tokens(tmp_path / 'train.bin', 100, 11, 0)
+    torch, block_size, batch_size, device = rg, 8, 4, 'cpu'
+    dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() \
+        else 'float16'
+    assert dtype == 'float16' and torch.cuda.is_bf16_supported() == _torch.cuda.is_bf16_supported()
+
+    def get_batch(split):
+        data = np.memmap(os.path.join(tmp_path, f'{split}.bin'), dtype=np.uint16, mode='r')
+        ix = torch.randint(len(data) - block_size, (batch_size,))
+        x = torch.stack([torch.from_numpy((data[i:i + block_size]).astype(np.int64)) for i in ix])
+        y = torch.stack([torch.from_numpy((data[i + 1:i + 1 + block_size]).astype(np.int64))
+                         for i in ix])
+        x, y = x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device,
+                                                                              non_blocking=True)
+        return x, y, ix
+
+    torch.manual_seed(1337)
+    x, y, ix = get_batch('train')
+    torch.manual_seed(1337)
+    x2, _, _ = get_batch('train')
+    data = np.fromfile(tmp_path / 'train.bin', dtype=np.uint16)
+    assert x.dtype == rg.int64 and tuple(x.shape) == (4, 8) and ix.dtype == rg.int64
+    np.testing.assert_array_equal(x.numpy(), x2.numpy())
+    for row, i in enumerate(ix.tolist()):
+        np.testing.assert_array_equal(x.numpy()[row], data[i:i + 8])
+        np.testing.assert_array_equal(y.numpy()[row], data[i + 1:i + 9])
+    losses = torch.zeros(3)
+    for k in range(3):
+        losses[k] = float(k)
+    out = {'val': losses.mean()}
+    assert f"{out['val']:.4f}" == f"{_torch.tensor([0.0, 1.0, 2.0]).mean():.4f}"
+    assert bool(out['val'] < 1e9)
 
 
 def test_bfloat16_name_exists_and_refuses_use():

@@ -13,8 +13,8 @@ import numpy as np
 from . import devices
 from .amp import cuda_amp as amp  # rg.cuda.amp.GradScaler / autocast, as torch.cuda.amp
 
-__all__ = ["amp", "is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
-           "current_device"]
+__all__ = ["amp", "is_available", "is_bf16_supported", "device_count", "manual_seed",
+           "manual_seed_all", "synchronize", "current_device"]
 
 
 def _load():
@@ -80,6 +80,12 @@ def manual_seed(seed: int) -> None:
 
 
 manual_seed_all = manual_seed
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: retrograd has no bfloat16 (NumPy has no such type), on any device. nanoGPT's
+    train.py asks this to choose between bfloat16 and float16."""
+    return False
 
 
 def synchronize() -> None:
