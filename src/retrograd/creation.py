@@ -8,6 +8,7 @@ import numpy as np
 
 from . import devices
 from .dtypes import default_complex_dtype, get_default_dtype
+from .generator import Generator, numpy_generator
 from .grad_mode import no_grad, state
 from .primitive import ArgumentError
 from .tensor import Tensor
@@ -20,6 +21,37 @@ def manual_seed(seed: int) -> None:
     and on every device."""
     _rng[0] = np.random.default_rng(seed)
     devices.seed_all(seed)
+
+
+class _DefaultGenerator(Generator):
+    """`rg.default_generator`: the global stream itself, as `torch.default_generator`
+    (seeding it is `rg.manual_seed`)."""
+
+    def __init__(self) -> None:
+        self._seed = None
+
+    def manual_seed(self, seed) -> Generator:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        manual_seed(int(seed) % 2 ** 64)
+        self._seed = int(seed) % 2 ** 64
+        return self
+
+    def initial_seed(self) -> int:
+        if self._seed is None:
+            self._seed = int(np.random.SeedSequence().entropy) % 2 ** 63
+        return self._seed
+
+    @property
+    def _rng(self):
+        return _rng[0]
+
+    @_rng.setter
+    def _rng(self, value) -> None:
+        _rng[0] = value
+
+
+default_generator = _DefaultGenerator()
 
 
 def generator(like=None, device=None):
@@ -36,6 +68,21 @@ def generator(like=None, device=None):
     if device is not None and devices.parse(device)[0] != "cpu":
         return devices.rng_on(device)
     return _rng[0]
+
+
+def _drawer(gen, device):
+    """What draws for a creation function's `generator=` (see `generator.py`): the global
+    stream of `device` when None, else the caller's own, which draws on the host."""
+    if gen is None:
+        return generator(device=device)
+    if device is not None and devices.parse(device)[0] != "cpu":
+        raise RuntimeError(f"generator=: only CPU generators are supported, and device "
+                           f"{device!r} draws from its own stream (omit generator=)")
+    if state.tracer is not None:
+        state.tracer.refuse_random()
+    if state.forward is not None:
+        state.forward.check_random()
+    return numpy_generator(gen, generator)
 
 
 def _create(device, make):
@@ -248,23 +295,25 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
 
 
 @_takes_out
-def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
+def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None,
+         generator=None) -> Tensor:
     """Uniform samples in [0, 1)."""
     shape = _sized(shape, size, "rand")
-    return _make(generator(device=device).random(_shape(shape)).astype(_dt(dtype)),
+    return _make(_drawer(generator, device).random(_shape(shape)).astype(_dt(dtype)),
                  requires_grad)
 
 
 @_takes_out
-def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
+def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=None,
+          generator=None) -> Tensor:
     """Standard normal samples."""
     shape = _sized(shape, size, "randn")
-    return _make(generator(device=device).standard_normal(_shape(shape)).astype(_dt(dtype)),
+    return _make(_drawer(generator, device).standard_normal(_shape(shape)).astype(_dt(dtype)),
                  requires_grad)
 
 
 def randint(low: int | None = None, high=None, size=None, dtype=None,
-            requires_grad: bool = False, device=None) -> Tensor:
+            requires_grad: bool = False, device=None, generator=None) -> Tensor:
     """Integers in [low, high) of shape `size`; `randint(high, size)` and
     `randint(high, size=...)` as in PyTorch."""
     if size is None:
@@ -282,7 +331,7 @@ def randint(low: int | None = None, high=None, size=None, dtype=None,
     if high <= low:
         raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
     size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    return _make(generator(device=device).integers(low, high, size=_shape(size)).astype(
+    return _make(_drawer(generator, device).integers(low, high, size=_shape(size)).astype(
         dtype or np.int64), requires_grad)
 
 
@@ -319,38 +368,43 @@ def _float_like(t, dtype, fn: str) -> tuple:
     return data.shape, dt
 
 
-def rand_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def rand_like(t, dtype=None, requires_grad: bool = False, device=None,
+              generator=None) -> Tensor:
     """Uniform [0, 1) samples in `t`'s shape and dtype."""
     shape, dt = _float_like(t, dtype, "rand_like")
     dev = _like_device(_like(t), device)
-    return _make(generator(device=dev).random(shape).astype(dt), requires_grad)
+    return _make(_drawer(generator, dev).random(shape).astype(dt), requires_grad)
 
 
-def randn_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def randn_like(t, dtype=None, requires_grad: bool = False, device=None,
+               generator=None) -> Tensor:
     """Standard normal samples in `t`'s shape and dtype."""
     shape, dt = _float_like(t, dtype, "randn_like")
     dev = _like_device(_like(t), device)
-    return _make(generator(device=dev).standard_normal(shape).astype(dt), requires_grad)
+    return _make(_drawer(generator, dev).standard_normal(shape).astype(dt), requires_grad)
 
 
-def randint_like(t, low: int = 0, high: int | None = None, dtype=None, device=None) -> Tensor:
+def randint_like(t, low: int = 0, high: int | None = None, dtype=None, device=None,
+                 generator=None) -> Tensor:
     """Integers in [low, high) in `t`'s shape (and dtype); `randint_like(t, high)` too."""
     if high is None:
         low, high = 0, low
     data = _like(t)
     return randint(low, high, data.shape, dtype=dtype or data.dtype,
-                   device=_like_device(data, device))
+                   device=_like_device(data, device), generator=generator)
 
 
-def randperm(n: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def randperm(n: int, dtype=None, requires_grad: bool = False, device=None,
+             generator=None) -> Tensor:
     """A random permutation of 0 .. n-1 (int64)."""
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
-    return _make(generator(device=device).permutation(int(n)).astype(dtype or np.int64),
+    return _make(_drawer(generator, device).permutation(int(n)).astype(dtype or np.int64),
                  requires_grad)
 
 
-def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
+def multinomial(input, num_samples: int, replacement: bool = False, *,
+                generator=None) -> Tensor:
     """Draw `num_samples` category indices per row from the (unnormalised, non-negative)
     weights `input`, (C,) or (N, C); without replacement each index appears at most once.
     On a device the draw is made on the host (one row at a time, as here) and the indices
@@ -371,7 +425,7 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     if not replacement and num_samples > w.shape[-1]:
         raise ArgumentError(f"multinomial: cannot draw {num_samples} samples without "
                             f"replacement from {w.shape[-1]} categories")
-    rng = generator()
+    rng = _drawer(generator, None)
     out = np.empty((len(rows), num_samples), dtype=np.int64)
     for i, (r, s) in enumerate(zip(rows, sums)):
         nonzero = int((r > 0).sum())

@@ -16,7 +16,7 @@ NAMES = (
     "log1p_", "log2_", "log_", "neg_", "negative_", "rad2deg_", "reciprocal_", "round_",
     "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
     "trunc_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "fill_", "zero_", "logit_",
-    "nan_to_num_", "xlogy_",
+    "nan_to_num_", "xlogy_", "gcd_", "lcm_", "ldexp_", "i0_", "conj_physical_", "resize_as_",
 )
 
 

@@ -6,7 +6,7 @@ state of the global generator (`rg.seed`, `rg.initial_seed`, `rg.get_rng_state`,
 
 Draws come from the host generator behind `rg.rand` (`creation.generator`, which
 refuses inside rg.jit and vmap), so `rg.manual_seed` makes them reproducible; a
-`generator=` argument may be a `numpy.random.Generator` of the caller's. A device
+`generator=` argument may be an `rg.Generator` or a `numpy.random.Generator`. A device
 tensor's values are drawn on the host and copied over. A fill writes through
 `copy_`, so it is an in-place op like any other (version counter, the error for a
 leaf that requires grad, recorded with a zero gradient for the old values). As in
@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import creation, devices
 from ..dtypes import get_default_dtype
+from ..generator import numpy_generator
 from ..grad_mode import state
 from ..tensor import Tensor
 from ._errors import ArgumentError, DtypeError, ShapeError
@@ -39,12 +40,7 @@ _REAL = (int, float, np.integer, np.floating)
 
 
 def _rng(generator) -> np.random.Generator:
-    if generator is None:
-        return creation.generator()
-    if isinstance(generator, np.random.Generator):
-        return generator
-    raise TypeError(f"generator must be None or a numpy.random.Generator, got "
-                    f"{type(generator).__name__}")
+    return numpy_generator(generator, creation.generator)
 
 
 def _number(fn: str, name: str, v) -> float:

@@ -24,7 +24,7 @@ from ..creation import tensor as _tensor
 from ..func import vmap
 from ..grad_mode import state
 from ..tensor import PRINT_OPTIONS, Tensor
-from ._errors import ArgumentTypeError
+from ._errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["vmap", "compile", "set_printoptions", "get_default_device", "set_default_device",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -33,7 +33,12 @@ __all__ = ["vmap", "compile", "set_printoptions", "get_default_device", "set_def
            "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
            "empty_strided", "frombuffer", "fill", "range", "is_anomaly_enabled",
            "set_anomaly_enabled", "is_conj", "is_signed", "typename", "is_storage",
-           "get_device"]
+           "get_device", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
+           "set_warn_always", "is_warn_always_enabled", "set_num_interop_threads",
+           "get_num_interop_threads", "set_flush_denormal", "set_default_tensor_type",
+           "from_dlpack", "to_dlpack", "cond", "is_anomaly_check_nan_enabled",
+           "init_num_threads", "is_distributed", "is_inference", "is_neg", "resolve_neg",
+           "nonzero_static"]
 
 _builtin_range = builtins.range
 
@@ -118,6 +123,124 @@ def are_deterministic_algorithms_enabled() -> bool:
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
     """The `warn_only` flag `use_deterministic_algorithms` last set."""
     return _deterministic[1]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """0 / "default", 1 / "warn" or 2 / "error": `use_deterministic_algorithms` off, on
+    with warn_only, or on. Like `torch.set_deterministic_debug_mode`."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise ArgumentError(f"set_deterministic_debug_mode(): invalid value of debug_mode, "
+                                f"expected one of `default`, `warn`, `error`, but got "
+                                f"{debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif isinstance(debug_mode, bool) or not isinstance(debug_mode, (int, np.integer)):
+        raise TypeError(f"set_deterministic_debug_mode(): debug_mode must be str or int, got "
+                        f"{type(debug_mode).__name__}")
+    if debug_mode not in (0, 1, 2):
+        raise ArgumentError(f"set_deterministic_debug_mode(): invalid value of debug_mode, "
+                            f"expected 0, 1, or 2, but got {debug_mode}")
+    _deterministic[:] = [debug_mode > 0, debug_mode == 1]
+
+
+def get_deterministic_debug_mode() -> int:
+    """0, 1 or 2 (see `set_deterministic_debug_mode`), from the current switches."""
+    on, warn_only = _deterministic
+    return 0 if not on else 1 if warn_only else 2
+
+
+_warn_always = [False]
+
+
+def set_warn_always(b: bool) -> None:
+    """Recorded (retrograd's warnings follow Python's filters). Like `torch.set_warn_always`."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """What `set_warn_always` last set (False at first)."""
+    return _warn_always[0]
+
+
+_interop_threads = [None]
+
+
+def set_num_interop_threads(num: int) -> None:
+    """Recorded: retrograd runs no inter-op pool (its intra-op threads are
+    `set_num_threads`). Like `torch.set_num_interop_threads`, a positive int."""
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)):
+        raise ArgumentTypeError(f"set_num_interop_threads(): expected an int, got "
+                                f"{type(num).__name__}")
+    if num <= 0:
+        raise ArgumentError(f"set_num_interop_threads(): number of threads must be positive, "
+                            f"got {num}")
+    _interop_threads[0] = int(num)
+
+
+def get_num_interop_threads() -> int:
+    """What `set_num_interop_threads` set, else the machine's usable cores (torch's default)."""
+    import os
+    if _interop_threads[0] is not None:
+        return _interop_threads[0]
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False: NumPy offers no switch for flushing subnormal floats to zero, so the mode is
+    not supported (torch returns False where the CPU lacks it, and changes nothing)."""
+    return False
+
+
+def set_default_tensor_type(t) -> None:
+    """The deprecated way to set the default dtype: `rg.DoubleTensor`, `rg.FloatTensor`
+    or their names ("torch.DoubleTensor"). Prefer `set_default_dtype`."""
+    name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+    name = name.rsplit(".", 1)[-1]
+    table = {"FloatTensor": np.float32, "DoubleTensor": np.float64}
+    if name not in table:
+        raise TypeError(f"set_default_tensor_type(): only floating-point types are supported "
+                        f"as the default type (FloatTensor, DoubleTensor), got {t!r}")
+    warnings.warn("set_default_tensor_type() is deprecated; use set_default_dtype()",
+                  UserWarning, stacklevel=2)
+    dtypes.set_default_dtype(table[name])
+
+
+def from_dlpack(ext_tensor) -> Tensor:
+    """A tensor sharing the memory of any object with `__dlpack__` (a NumPy array, a
+    PyTorch CPU tensor, ...). Like `torch.from_dlpack`."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    return Tensor._wrap(np.from_dlpack(ext_tensor))
+
+
+def to_dlpack(tensor: Tensor):
+    """A DLPack capsule of the tensor's memory (shared), for `from_dlpack` elsewhere."""
+    _need_tensor(tensor, "to_dlpack")
+    return tensor.data.__dlpack__()
+
+
+def cond(pred, true_fn: Callable, false_fn: Callable, operands=()):
+    """`true_fn(*operands)` if `pred` else `false_fn(*operands)`; `pred` a bool or a
+    one-element tensor. Like `torch.cond` run eagerly (under `rg.jit`, reading a traced
+    `pred` is refused as any data-dependent branch is)."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise ArgumentError(f"cond(): Expected pred to be bool or single-element tensor, "
+                                f"but got a tensor of shape {tuple(pred.shape)}")
+        pred = bool(pred.item())
+    elif not isinstance(pred, (bool, np.bool_)):
+        raise TypeError(f"cond(): Expected pred to be bool or a tensor, got "
+                        f"{type(pred).__name__}")
+    if not isinstance(operands, (tuple, list)):
+        raise TypeError(f"cond(): operands must be a tuple or list of tensors, got "
+                        f"{type(operands).__name__}")
+    return (true_fn if pred else false_fn)(*operands)
 
 
 _matmul_precision = ["highest"]
@@ -403,6 +526,53 @@ def is_anomaly_enabled() -> bool:
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Turn anomaly detection on or off. Like `torch.set_anomaly_enabled`."""
     state.anomaly = bool(enabled) and bool(check_nan)
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks for NaN: on exactly when anomaly detection is (its
+    check_nan=False turns both off here)."""
+    return bool(state.anomaly)
+
+
+def init_num_threads() -> None:
+    """Nothing to do: retrograd's thread pool starts on first use (torch's name)."""
+
+
+def is_distributed(input: Tensor) -> bool:  # noqa: A002
+    """False: a tensor lives in one process (`rg.distributed` moves copies)."""
+    _need_tensor(input, "is_distributed")
+    return False
+
+
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    """`input.is_inference()`: whether it was made under `inference_mode`."""
+    _need_tensor(input, "is_inference")
+    return input.is_inference()
+
+
+def is_neg(input: Tensor) -> bool:  # noqa: A002
+    """Always False: retrograd negates eagerly, it has no lazy negative bit."""
+    _need_tensor(input, "is_neg")
+    return False
+
+
+def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002
+    """`input` itself (no lazy negative bit to resolve; see `is_neg`)."""
+    _need_tensor(input, "resolve_neg")
+    return input
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """`nonzero(input)` cut or padded with `fill_value` rows to exactly `size` rows (an
+    int64 (size, ndim) tensor). Like `torch.nonzero_static`."""
+    _need_tensor(input, "nonzero_static")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise ArgumentError(f"nonzero_static: 'size' must be an non-negative integer, got "
+                            f"{size!r}")
+    idx = np.argwhere(devices.host(input.data))[:size]
+    out = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
+    out[:len(idx)] = idx
+    return _tensor(out)
 
 
 def is_conj(input: Tensor) -> bool:  # noqa: A002

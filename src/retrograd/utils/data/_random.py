@@ -1,19 +1,15 @@
-"""Where the samplers' random numbers come from: a `generator=` of the caller's (a
-`numpy.random.Generator`), or else retrograd's global generator, which `rg.manual_seed`
-seeds."""
+"""Where the samplers' random numbers come from: a `generator=` of the caller's (an
+`rg.Generator` or a `numpy.random.Generator`), or else retrograd's global generator,
+which `rg.manual_seed` seeds."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ... import creation
+from ...generator import numpy_generator
 
 
 def rng(generator) -> np.random.Generator:
-    """The generator to draw from; anything but None or a NumPy Generator is refused."""
-    if generator is None:
-        return creation.generator()
-    if isinstance(generator, np.random.Generator):
-        return generator
-    raise TypeError("generator must be None or a numpy.random.Generator (retrograd has no "
-                    f"Generator class of its own), got {type(generator).__name__}")
+    """The generator to draw from: the global one, an rg.Generator's, or a NumPy one."""
+    return numpy_generator(generator, creation.generator)
