@@ -115,6 +115,35 @@ def zoo(T):
         def forward(self, input):
             return stochastic_depth(input, self.p, self.mode, self.training)
 
+    class FrozenBatchNorm2d(nn.Module):
+        """torchvision.ops.misc's: BatchNorm2d with fixed statistics and affine parameters."""
+
+        def __init__(self, num_features, eps=1e-5):
+            super().__init__()
+            self.eps = eps
+            self.register_buffer("weight", T.ones(num_features))
+            self.register_buffer("bias", T.zeros(num_features))
+            self.register_buffer("running_mean", T.zeros(num_features))
+            self.register_buffer("running_var", T.ones(num_features))
+
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                                  missing_keys, unexpected_keys, error_msgs):
+            num_batches_tracked_key = prefix + "num_batches_tracked"
+            if num_batches_tracked_key in state_dict:
+                del state_dict[num_batches_tracked_key]
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                          missing_keys, unexpected_keys, error_msgs)
+
+        def forward(self, x):
+            w = self.weight.reshape(1, -1, 1, 1)
+            b = self.bias.reshape(1, -1, 1, 1)
+            rv = self.running_var.reshape(1, -1, 1, 1)
+            rm = self.running_mean.reshape(1, -1, 1, 1)
+            scale = w * (rv + self.eps).rsqrt()
+            bias = b - rm * scale
+            return x * scale + bias
+
+    z.FrozenBatchNorm2d = FrozenBatchNorm2d
     z.Conv2dNormActivation = Conv2dNormActivation
     z.SqueezeExcitation = SqueezeExcitation
     z.StochasticDepth = StochasticDepth
@@ -1537,3 +1566,64 @@ def test_module_apply_and_init_in_place():
         assert float(m[1].weight.sum()) == 32.0
         std = float(m[0].weight.std())
         assert abs(std - math.sqrt(2.0 / (64 * 9))) < 0.01
+
+
+# ---------------------------------------------------------------- loading checkpoints
+
+def test_frozen_batchnorm_backbone_loads_a_batchnorm_checkpoint():
+    """Detection and fine-tuning code builds resnet(norm_layer=FrozenBatchNorm2d) and loads
+    ImageNet weights saved with BatchNorm2d: the layer's _load_from_state_dict override drops
+    num_batches_tracked, which load_state_dict must call (it was never called: strict loading
+    failed on unexpected keys)."""
+    torch.manual_seed(0)
+    src = TV.ResNet(TV.Bottleneck, [1, 1, 1, 1], width=4).double()
+    src.train()
+    src(torch.randn(4, 3, 32, 32, dtype=torch.float64))  # running statistics away from 0 / 1
+    sd = {k: v.detach().numpy().copy() for k, v in src.state_dict().items()}
+    tm = TV.ResNet(TV.Bottleneck, [1, 1, 1, 1], width=4, norm_layer=TV.FrozenBatchNorm2d)
+    rm = RV.ResNet(RV.Bottleneck, [1, 1, 1, 1], width=4, norm_layer=RV.FrozenBatchNorm2d)
+    tm, rm = tm.double(), rm.double()
+    tres = tm.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()})
+    rres = rm.load_state_dict(sd)
+    assert repr(rres) == repr(tres) == "<All keys matched successfully>"
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    compare_state(rm, tm, "frozen")
+    x = np.random.default_rng(3).standard_normal((2, 3, 32, 32))
+    to, ro = tm(torch.tensor(x)), rm(rg.tensor(x))
+    close(ro, to, "frozen output")
+    to.square().sum().backward()
+    ro.square().sum().backward()
+    for (k, rp), (_, tp) in zip(rm.named_parameters(), tm.named_parameters()):
+        close(rp.grad, tp.grad, k)
+    # the override sees the keys under its own prefix only, and strictness still holds
+    with pytest.raises(RuntimeError, match=r'Unexpected key\(s\) in state_dict: "bn1.zzz"'):
+        rm.load_state_dict({**sd, "bn1.zzz": np.zeros(1)})
+
+
+def test_batchnorm_checkpoint_without_num_batches_tracked():
+    """A BatchNorm state_dict with no version recorded (or version 1) and no
+    num_batches_tracked keeps the layer's count, as torch; with version 2 recorded the key is
+    missing (strict error) on both."""
+    tb, rb = torch.nn.BatchNorm2d(3), rg.nn.BatchNorm2d(3)
+    tb.num_batches_tracked.fill_(5)
+    rb.num_batches_tracked.fill_(5)
+    sd = {"weight": np.full(3, 2.0, np.float32), "bias": np.ones(3, np.float32),
+          "running_mean": np.full(3, 0.5, np.float32), "running_var": np.full(3, 3.0, np.float32)}
+    tres = tb.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()})
+    rres = rb.load_state_dict(sd)
+    assert repr(rres) == repr(tres)
+    compare_state(rb, tb, "old checkpoint")
+    seq_sd = {f"1.{k}": v for k, v in sd.items()}
+    ts, rs = torch.nn.Sequential(torch.nn.ReLU(), tb), rg.nn.Sequential(rg.nn.ReLU(), rb)
+    for version, fails in ((1, False), (2, True)):
+        tsd = OrderedDict((k, torch.from_numpy(v)) for k, v in seq_sd.items())
+        tsd._metadata = {"": {"version": 1}, "1": {"version": version}}
+        rsd = OrderedDict(seq_sd)
+        rsd._metadata = tsd._metadata
+        if fails:
+            with pytest.raises(RuntimeError, match='Missing key.*"1.num_batches_tracked"'):
+                ts.load_state_dict(tsd)
+            with pytest.raises(RuntimeError, match='Missing key.*"1.num_batches_tracked"'):
+                rs.load_state_dict(rsd)
+        else:
+            assert repr(rs.load_state_dict(rsd)) == repr(ts.load_state_dict(tsd))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -59,6 +60,22 @@ class Buffer(Tensor):
     def __init__(self, data=None, *, persistent: bool = True):
         Tensor.__init__(self, _shared_array(data))
         self.persistent = bool(persistent)
+
+
+# The writes of the load_state_dict under way: (tensor, array, assign), made once all is checked.
+_PENDING_LOADS: ContextVar[list | None] = ContextVar("retrograd_pending_loads", default=None)
+
+
+def _write_loaded(t: Tensor, arr, assign: bool) -> None:
+    """Write a checked state_dict value into a parameter or buffer (in place, or a fresh
+    array with `assign`), on the tensor's device, bumping its version."""
+    if t.data.__class__ is not np.ndarray:  # a module on a device: values go there
+        arr = devices.to(np.asarray(arr, dtype=t.data.dtype), t.device)
+    if assign:
+        t.data = arr.astype(t.data.dtype, copy=True)
+    else:
+        t.data[...] = arr
+    init._bump(t)
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -331,35 +348,42 @@ class Module:
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy values into this module's parameters and buffers, all or nothing.
 
-        Everything is checked first: with `strict`, missing and unexpected keys
-        are errors; a wrong shape or a non-numeric value always is. On any error
-        a RuntimeError names every problem and nothing is changed.
+        As in PyTorch, each module's `_load_from_state_dict` is called in turn (the
+        module's own keys, then each child's on the keys under its prefix), so a subclass
+        can rename or drop keys before calling super(); `state_dict._metadata` (module
+        versions) is passed on as `local_metadata`. Everything is checked before anything
+        is written: with `strict`, missing and unexpected keys are errors; a wrong shape
+        or a non-numeric value always is. On any error a RuntimeError names every problem
+        and nothing is changed.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"expected a mapping of names to tensors, got "
                             f"{type(state_dict).__name__}")
-        own = OrderedDict(self._state_items())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        problems, updates = [], []
-        for k, t in own.items():
-            if k not in state_dict:
-                continue
-            v = state_dict[k]
-            arr = v.data if isinstance(v, Tensor) else v
-            try:
-                arr = devices.host(arr)
-            except Exception:  # noqa: BLE001 - anything that is not array-like
-                arr = None
-            if arr is None or arr.dtype.kind not in "biufc":
-                problems.append(f"value for {k!r} is not numeric (got {type(v).__name__})")
-            elif arr.shape != t.shape:
-                problems.append(f"size mismatch for {k}: copying a param with shape "
-                                f"{arr.shape} from checkpoint, the shape in current model is "
-                                f"{t.shape}")
-            else:
-                updates.append((t, arr))
-        errors = list(problems)
+        metadata = getattr(state_dict, "_metadata", None)
+        missing: list = []
+        unexpected: list = []
+        errors: list = []
+        updates: list = []
+        token = _PENDING_LOADS.set(updates)
+        try:
+            todo = [(self, OrderedDict(state_dict), "")]
+            while todo:  # pre-order, children in registration order, as PyTorch's walk
+                mod, local_sd, prefix = todo.pop()
+                local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata else {}
+                if assign:
+                    local_metadata["assign_to_params_buffers"] = True
+                mod._load_from_state_dict(local_sd, prefix, local_metadata, True, missing,
+                                          unexpected, errors)
+                children = []
+                for name, child in mod._modules.items():
+                    if child is not None:
+                        child_prefix = f"{prefix}{name}."
+                        children.append((child, OrderedDict(
+                            (k, v) for k, v in local_sd.items() if k.startswith(child_prefix)),
+                            child_prefix))
+                todo.extend(reversed(children))
+        finally:
+            _PENDING_LOADS.reset(token)
         if strict and unexpected:
             errors.insert(0, "Unexpected key(s) in state_dict: "
                           + ", ".join(f'"{k}"' for k in unexpected) + ".")
@@ -369,15 +393,51 @@ class Module:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        for t, arr in updates:
-            if t.data.__class__ is not np.ndarray:  # a module on a device: values go there
-                arr = devices.to(np.asarray(arr, dtype=t.data.dtype), t.device)
-            if assign:
-                t.data = arr.astype(t.data.dtype, copy=True)
-            else:
-                t.data[...] = arr
-            init._bump(t)
+        for t, arr, assign_it in updates:
+            _write_loaded(t, arr, assign_it)
         return _IncompatibleKeys(missing, unexpected)
+
+    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        """PyTorch's per-module loading step: this module's own parameters and persistent
+        buffers from the keys `prefix + name`, missing ones and (with `strict`) keys under
+        `prefix` that name nothing here noted in the lists. Subclasses override it to
+        drop or rename keys (torchvision's FrozenBatchNorm2d drops `num_batches_tracked`)
+        and call super(). Inside `load_state_dict` the writes wait until every module is
+        checked; called on its own, it writes at once."""
+        local = {n: v for n, v in self._parameters.items() if v is not None}
+        local.update((n, v) for n, v in self._buffers.items()
+                     if v is not None and n not in self._non_persistent)
+        assign = bool(local_metadata.get("assign_to_params_buffers", False))
+        pending = _PENDING_LOADS.get()
+        for name, t in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing_keys.append(key)
+                continue
+            v = state_dict[key]
+            arr = v.data if isinstance(v, Tensor) else v
+            try:
+                arr = devices.host(arr)
+            except Exception:  # noqa: BLE001 - anything that is not array-like
+                arr = None
+            if arr is None or arr.dtype.kind not in "biufc":
+                error_msgs.append(f"value for {key!r} is not numeric (got {type(v).__name__})")
+            elif arr.shape != t.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{arr.shape} from checkpoint, the shape in current model is "
+                                  f"{t.shape}")
+            elif pending is not None:
+                pending.append((t, arr, assign))
+            else:
+                _write_loaded(t, arr, assign)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    first = key[len(prefix):].split(".", 1)[0]
+                    if first not in self._modules and first not in local:
+                        unexpected_keys.append(key)
 
     # ------------------------------------------------------------ calling
 

@@ -148,6 +148,21 @@ class _BatchNorm(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
+    _version = 2  # PyTorch's: version 2 added num_batches_tracked
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs) -> None:
+        """A state_dict from before `num_batches_tracked` (no version recorded, or version 1:
+        older checkpoints, or one rebuilt key by key from another library's) keeps this
+        layer's count instead of reporting the key missing, as PyTorch does."""
+        version = local_metadata.get("version", None)
+        key = prefix + "num_batches_tracked"
+        if ((version is None or version < 2) and self.track_running_stats
+                and key not in state_dict):
+            state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             with no_grad():
