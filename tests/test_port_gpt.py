@@ -1431,3 +1431,22 @@ def test_random_sampler_with_replacement_is_lazy():
     assert all(0 <= i < 7 for i in first)
     t = rg.utils.data.RandomSampler(range(7), replacement=True, num_samples=45)
     assert len(list(t)) == 45
+
+
+def test_train_py_distributed_imports():
+    """nanoGPT's train.py imports DDP and the process-group functions unconditionally and
+    uses them only under torchrun; without a process group both libraries refuse alike."""
+    from retrograd.distributed import destroy_process_group, init_process_group
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+    ddp = int(os.environ.get('RANK', -1)) != -1
+    assert not ddp and rg.distributed.is_initialized() == _torch.distributed.is_initialized()
+    with pytest.raises(ValueError, match="process group has not been initialized"):
+        _torch.nn.parallel.DistributedDataParallel(_torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="process group has not been initialized"):
+        DDP(rg.nn.Linear(2, 2))
+    with pytest.raises(AssertionError):
+        _torch.distributed.destroy_process_group()
+    with pytest.raises(AssertionError):
+        destroy_process_group()
+    with pytest.raises(NotImplementedError, match="rg.distributed.init"):
+        init_process_group(backend='nccl')

@@ -16,7 +16,14 @@ not import mpi4py; `init()` does, and only when a launcher started the process.
 
 from .optimizer import DistributedOptimizer
 from .params import broadcast_parameters, check_replicas
+from .process_group import (
+    destroy_process_group,
+    init_process_group,
+    is_available,
+    is_initialized,
+)
 from .world import World, allreduce, barrier, init, launcher_size, rank, size
 
 __all__ = ["World", "init", "rank", "size", "barrier", "allreduce", "broadcast_parameters",
-           "check_replicas", "DistributedOptimizer", "launcher_size"]
+           "check_replicas", "DistributedOptimizer", "launcher_size", "init_process_group",
+           "destroy_process_group", "is_initialized", "is_available"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import cuda
 from .module import Module
 
-__all__ = ["DataParallel", "data_parallel"]
+__all__ = ["DataParallel", "data_parallel", "DistributedDataParallel"]
 
 
 class DataParallel(Module):
@@ -40,3 +40,14 @@ def data_parallel(module: Module, inputs, device_ids=None, output_device=None, d
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()
     return module(*inputs, **(module_kwargs or {}))
+
+
+class DistributedDataParallel(Module):
+    """`torch.nn.parallel.DistributedDataParallel`: importable (nanoGPT's train.py imports
+    it unconditionally); constructing one needs a default process group, which retrograd
+    never has (its distributed training is MPI's, `rg.distributed`), so it raises PyTorch's
+    ValueError for that case."""
+
+    def __init__(self, module: Module, *args, **kwargs) -> None:
+        raise ValueError("Default process group has not been initialized, please make sure to "
+                         "call init_process_group.")
