@@ -124,10 +124,12 @@ def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     when `min > max`. The gradient passes where `min <= x <= max` (bounds included)."""
     if min is None and max is None:
         raise ValueError("clamp() needs at least one of 'min' and 'max'")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensors(x, min, max)
     for name, b in (("min", min), ("max", max)):
         if b is not None and not isinstance(b, (int, float, np.integer, np.floating)):
-            raise TypeError(f"clamp(): '{name}' must be a number, got {type(b).__name__}; "
-                            "for tensor bounds use rg.maximum / rg.minimum")
+            raise TypeError(f"clamp(): '{name}' must be a number or a Tensor, got "
+                            f"{type(b).__name__}")
     x = _t(x)
     dt = result_type(x, min, max)
     if dt == np.bool_:
@@ -137,6 +139,38 @@ def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     lo = None if min is None else _as_python(min, dt)
     hi = None if max is None else _as_python(max, dt)
     return apply(ops.clamp, x, lo=lo, hi=hi)
+
+
+def _clamp_tensors(x, lo, hi) -> Tensor:
+    """`clamp` with tensor bounds (broadcast; a number or None for the other). As in
+    PyTorch: the value is min(max(x, lo), hi), NaN anywhere giving NaN; the gradient goes
+    to x where lo <= x <= hi, to lo where x < lo <= hi, to hi where max(x, lo) > hi, and
+    nowhere where the value is NaN."""
+    dt = result_type(*(v for v in (x, lo, hi) if v is not None))
+    if dt == np.bool_:
+        raise TypeError("clamp() is not supported for bool tensors (with bool bounds)")
+    x, lo, hi = (None if v is None else _t(v).to(dt) if isinstance(v, Tensor)
+                 else Tensor(np.asarray(v, dtype=dt)) for v in (x, lo, hi))
+    xa = x.data
+    value, take_x = xa, np.ones(xa.shape, bool)
+    take_lo = take_hi = None
+    if lo is not None:
+        value = np.maximum(value, lo.data)
+        take_x = take_x & (xa >= lo.data)
+        take_lo = xa < lo.data
+    if hi is not None:
+        take_hi = value > hi.data
+        if take_lo is not None:
+            take_lo = take_lo & (lo.data <= hi.data)
+            take_hi = take_hi & ~take_lo
+        take_x = take_x & (xa <= hi.data)
+        value = np.minimum(value, hi.data)
+    out = Tensor(np.asarray(value, dtype=dt))
+    if take_hi is not None:
+        out = where(Tensor(take_hi), hi, out)
+    if take_lo is not None:
+        out = where(Tensor(take_lo), lo, out)
+    return where(Tensor(np.broadcast_to(take_x, out.shape)), x, out)
 
 
 def _as_python(v, dt):

@@ -1,0 +1,81 @@
+"""PyTorch's `out=` keyword on the top-level functions that lack one of their own, and
+the number constants `rg.e`, `rg.pi`, `rg.inf`, `rg.nan` (`torch.nan` in examples).
+
+`torch.logical_and(a, b, out=c)` writes the result into `c` (cast to its dtype, which
+must be of the result's category or higher; an empty `c` is resized) and returns `c`;
+functions returning a named pair (`sort`, `topk`, `aminmax`, ...) take a tuple of
+tensors, one per field. The wrapped functions are bound at package level only: the
+functions in their own modules, and the Tensor methods, are unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+
+from .torch_names import _into
+
+CONSTANTS = {"e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan}
+
+# The top-level functions whose torch counterpart takes `out=` (creation functions and
+# samplers, which take it themselves or make their values in out's dtype, are left out).
+OUT_NAMES = """
+abs absolute acos acosh addbmm addcdiv addcmul addmm addmv addr all amax amin aminmax
+angle any arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh
+baddbmm bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
+bitwise_xor bmm bucketize cat ceil cholesky cholesky_inverse cholesky_solve clamp clip
+column_stack complex concat concatenate conj_physical copysign cos cosh cross cummax cummin
+cumprod cumsum deg2rad diag digamma div divide dot dstack erf erfc erfinv exp exp2 expm1
+fix float_power floor floor_divide fmax fmin fmod frac frexp gather gcd geqrf ger heaviside
+histc histogram hstack hypot i0 igamma igammac index_add index_copy index_reduce
+index_select inner inverse isneginf isposinf kron kthvalue lcm ldexp lerp lgamma log log10
+log1p log2 logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor
+logit logsumexp lu_solve lu_unpack masked_select matrix_power maximum minimum mm mode
+msort mv mvlgamma nan_to_num nanmean nanquantile nextafter nonzero ormqr outer polar
+polygamma qr quantile rad2deg reciprocal remainder renorm round row_stack rsqrt
+searchsorted sgn sigmoid sign signbit sin sinc sinh sort sqrt square stack std_mean svd
+take_along_dim tan tanh topk triangular_solve tril triu true_divide trunc var_mean vdot
+vstack where xlogy
+""".split()
+
+
+def _takes_out(fn) -> bool:
+    try:
+        params = inspect.signature(fn, follow_wrapped=False).parameters
+    except (TypeError, ValueError):
+        return True  # a builtin we cannot read: leave it alone
+    return "out" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def with_out(fn, name: str):
+    """`fn` with PyTorch's keyword `out=`; without it, `fn` itself is called."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(result, tuple):
+            if not isinstance(out, (tuple, list)) or len(out) != len(result):
+                raise TypeError(f"{name}(): argument 'out' must be a tuple of "
+                                f"{len(result)} Tensors")
+            outs = tuple(_into(name, r, o) for r, o in zip(result, out))
+            return type(result)(*outs) if hasattr(result, "_fields") else outs
+        return _into(name, result, out)
+
+    return call
+
+
+def bind(namespace: dict) -> None:
+    """Give the functions of `namespace` (the package's) that lack it an `out=`, and add
+    the constants."""
+    wrapped = {}
+    for name in OUT_NAMES:
+        fn = namespace.get(name)
+        if fn is not None and callable(fn) and id(fn) not in wrapped and not _takes_out(fn):
+            wrapped[id(fn)] = with_out(fn, name)
+    for name, fn in list(namespace.items()):  # aliases (absolute, fabs, concat) stay aliases
+        if callable(fn) and id(fn) in wrapped:
+            namespace[name] = wrapped[id(fn)]
+    for name, value in CONSTANTS.items():
+        namespace.setdefault(name, value)
