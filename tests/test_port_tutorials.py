@@ -619,10 +619,17 @@ def test_top_level_in_place_functions():
 
     extra = {"clamp_": (0.0, 0.5), "clamp_max_": (0.5,), "clamp_min_": (0.4,),
              "clip_": (0.0, 0.5), "fill_": (2.0,), "xlogy_": (0.5,)}
+    tensor_args = {"ldexp_": np.array([1.0, 2.0]), "resize_as_": np.zeros((2, 1)),
+                   "gcd_": np.array([4, 9]), "lcm_": np.array([4, 9])}
     for n in NAMES:
         v = np.array([0.3, 0.6]) + (1.0 if n in ("acosh_", "arccosh_") else 0.0)
+        if n in ("gcd_", "lcm_"):
+            v = np.array([6, 12])
         ours, ref = rg.tensor(v), torch.tensor(v)
-        r, t = getattr(rg, n)(ours, *extra.get(n, ())), getattr(torch, n)(ref, *extra.get(n, ()))
+        ours_args, ref_args = extra.get(n, ()), extra.get(n, ())
+        if n in tensor_args:
+            ours_args, ref_args = (rg.tensor(tensor_args[n]),), (torch.tensor(tensor_args[n]),)
+        r, t = getattr(rg, n)(ours, *ours_args), getattr(torch, n)(ref, *ref_args)
         assert r is ours and t is ref, n
         close(ours, ref, 1e-12)
     leaf = rg.ones(2, requires_grad=True)

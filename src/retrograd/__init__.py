@@ -291,6 +291,18 @@ from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
     kaiser_window, range, set_anomaly_enabled, set_default_device,
     set_float32_matmul_precision, set_printoptions, typename, unravel_index,
     use_deterministic_algorithms, vmap,
+    cond, from_dlpack, get_deterministic_debug_mode, get_num_interop_threads,
+    is_warn_always_enabled, set_default_tensor_type, set_deterministic_debug_mode,
+    set_flush_denormal, set_num_interop_threads, set_warn_always, to_dlpack,
+    init_num_threads, is_anomaly_check_nan_enabled, is_distributed, is_inference, is_neg,
+    nonzero_static, resolve_neg,
+)
+from .api.view_copies import (  # the *_copy functions and a few aliases (api/view_copies.py)
+    alias_copy, as_strided, as_strided_copy, constant_pad_nd, detach_, detach_copy,
+    diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, slice_copy, split_copy,
+    split_with_sizes_copy,
+    squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsafe_chunk, unsafe_split,
+    unsafe_split_with_sizes, unsqueeze_copy, view_as_complex_copy, view_as_real_copy, view_copy,
 )
 from .api.torch_names import (
     add,
@@ -351,8 +363,14 @@ from .api.windows import (
     max_pool2d,
     max_pool3d,
 )
+from .generator import Generator
+from .layouts import (  # torch's layout and memory-format constants (layouts.py)
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format,
+    preserve_format, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided,
+)
 from .creation import (
     arange,
+    default_generator,
     empty,
     empty_like,
     eye,

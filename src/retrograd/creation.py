@@ -10,6 +10,7 @@ from . import devices
 from .dtypes import default_complex_dtype, get_default_dtype
 from .generator import Generator, numpy_generator
 from .grad_mode import no_grad, state
+from .layouts import check_keywords
 from .primitive import ArgumentError
 from .tensor import Tensor
 
@@ -124,6 +125,17 @@ def _sized(shape: tuple, size, fn: str) -> tuple:
     return (size,)
 
 
+def _torch_keywords(fn):
+    """Accept PyTorch's `layout=`, `memory_format=` and `pin_memory=` (see `layouts`)."""
+    @functools.wraps(fn)
+    def creating(*args, layout=None, memory_format=None, pin_memory=False, **kwargs):
+        if layout is not None or memory_format is not None or pin_memory is not False:
+            check_keywords(fn.__name__, layout, memory_format, pin_memory)
+        return fn(*args, **kwargs)
+
+    return creating
+
+
 def _takes_out(fn):
     """PyTorch's `out=` on a creation function (`torch.rand(2, 2, out=c)`): the values
     are written into `out` (made in its dtype unless `dtype` is given), which is
@@ -166,6 +178,7 @@ def _dt(dtype):
     return get_default_dtype() if dtype is None else np.dtype(dtype)
 
 
+@_torch_keywords
 def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
     """Same as `Tensor(data, requires_grad, dtype)`, on `device` (default: where `data` is),
     always a copy, as `torch.tensor` is: writing to the tensor never changes the caller's
@@ -187,6 +200,7 @@ def share_tensor(data, requires_grad: bool = False, dtype=None, device=None, *,
     return t
 
 
+@_torch_keywords
 @_takes_out
 def zeros(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """A tensor of zeros of the given shape (`dtype` default float32, `device`,
@@ -195,6 +209,7 @@ def zeros(*shape, dtype=None, requires_grad: bool = False, device=None, size=Non
     return _make(_create(device, lambda xp: xp.zeros(shape, dtype=dt)), requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def ones(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """A tensor of ones of the given shape. Like `torch.ones`: `rg.ones(2, 3)`."""
@@ -202,6 +217,7 @@ def ones(*shape, dtype=None, requires_grad: bool = False, device=None, size=None
     return _make(_create(device, lambda xp: xp.ones(shape, dtype=dt)), requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def full(shape, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A tensor of `shape` filled with `fill_value` (dtype from the value, as in PyTorch).
@@ -223,6 +239,7 @@ def _like_device(data, device):
                                               else devices.device_of(data))
 
 
+@_torch_keywords
 def zeros_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Zeros with the shape (and by default dtype and device) of `t`. Like `torch.zeros_like`."""
     data = _like(t)
@@ -231,6 +248,7 @@ def zeros_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tenso
                  requires_grad)
 
 
+@_torch_keywords
 def ones_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Ones with the shape (and by default dtype and device) of `t`. Like `torch.ones_like`."""
     data = _like(t)
@@ -239,6 +257,7 @@ def ones_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor
                  requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
            device=None) -> Tensor:
@@ -255,6 +274,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
                  requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
              device=None) -> Tensor:
@@ -286,6 +306,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     return _make(_moved(np.trunc(vals).astype(dt), device), requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
         device=None) -> Tensor:
@@ -294,6 +315,7 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
     return _make(_create(device, lambda xp: xp.eye(n, m, dtype=dt)), requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None,
          generator=None) -> Tensor:
@@ -303,6 +325,7 @@ def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None
                  requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=None,
           generator=None) -> Tensor:
@@ -312,6 +335,7 @@ def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=Non
                  requires_grad)
 
 
+@_torch_keywords
 def randint(low: int | None = None, high=None, size=None, dtype=None,
             requires_grad: bool = False, device=None, generator=None) -> Tensor:
     """Integers in [low, high) of shape `size`; `randint(high, size)` and
@@ -341,6 +365,7 @@ def _like(t) -> np.ndarray:
     return t.data if isinstance(t, Tensor) else np.asarray(t)
 
 
+@_torch_keywords
 def full_like(t, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """`fill_value` in `t`'s shape and (unless given) dtype."""
     data = _like(t)
@@ -349,12 +374,14 @@ def full_like(t, fill_value, dtype=None, requires_grad: bool = False, device=Non
                          lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
 
 
+@_torch_keywords
 @_takes_out
 def empty(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
     """Uninitialised memory (zeros here: NumPy's empty would leak old values into results)."""
     return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device, size=size)
 
 
+@_torch_keywords
 def empty_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """An uninitialised tensor shaped like `t` (here: zeros). Like `torch.empty_like`."""
     return zeros_like(t, dtype=dtype, requires_grad=requires_grad, device=device)
@@ -368,6 +395,7 @@ def _float_like(t, dtype, fn: str) -> tuple:
     return data.shape, dt
 
 
+@_torch_keywords
 def rand_like(t, dtype=None, requires_grad: bool = False, device=None,
               generator=None) -> Tensor:
     """Uniform [0, 1) samples in `t`'s shape and dtype."""
@@ -376,6 +404,7 @@ def rand_like(t, dtype=None, requires_grad: bool = False, device=None,
     return _make(_drawer(generator, dev).random(shape).astype(dt), requires_grad)
 
 
+@_torch_keywords
 def randn_like(t, dtype=None, requires_grad: bool = False, device=None,
                generator=None) -> Tensor:
     """Standard normal samples in `t`'s shape and dtype."""
@@ -384,6 +413,7 @@ def randn_like(t, dtype=None, requires_grad: bool = False, device=None,
     return _make(_drawer(generator, dev).standard_normal(shape).astype(dt), requires_grad)
 
 
+@_torch_keywords
 def randint_like(t, low: int = 0, high: int | None = None, dtype=None, device=None,
                  generator=None) -> Tensor:
     """Integers in [low, high) in `t`'s shape (and dtype); `randint_like(t, high)` too."""
@@ -394,6 +424,7 @@ def randint_like(t, low: int = 0, high: int | None = None, dtype=None, device=No
                    device=_like_device(data, device), generator=generator)
 
 
+@_torch_keywords
 def randperm(n: int, dtype=None, requires_grad: bool = False, device=None,
              generator=None) -> Tensor:
     """A random permutation of 0 .. n-1 (int64)."""

@@ -20,6 +20,7 @@ from .api._errors import DtypeError, check_broadcast
 from .dtypes import can_cast, float_result_type, is_float, result_type, scalar_array
 from .engine import apply, apply2
 from .grad_mode import state
+from .layouts import check_keywords, strided
 from .tensor import Tensor, _initial_grad
 
 _SCALARS = (int, float, complex)
@@ -172,7 +173,10 @@ class _Methods:
     def bool(self) -> Tensor:
         return self.to(np.bool_)
 
-    def clone(self) -> Tensor:
+    def clone(self, *, memory_format=None) -> Tensor:
+        """A copy of the values that stays in the graph (`memory_format`: see `layouts`)."""
+        if memory_format is not None:
+            check_keywords("clone", memory_format_=memory_format)
         if self.requires_grad or self._fw is not None or state.tracer is not None:
             # keep the graph and any tangent (and a jit trace)
             return apply(ops.cast, self, dtype=self.data.dtype)
@@ -661,6 +665,8 @@ def _to_args(args, kwargs):
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
     kwargs.pop("copy", None)
+    if "memory_format" in kwargs:  # one memory format here: accepted, changes no value
+        check_keywords("to", memory_format_=kwargs.pop("memory_format"))
     if kwargs:
         raise TypeError(f"to() got unexpected keyword argument(s) {', '.join(kwargs)}")
     for a in args:
@@ -842,3 +848,6 @@ from .api import spectral as _spectral  # noqa: E402
 
 Tensor.stft = _spectral.stft
 Tensor.istft = _spectral.istft
+
+# torch.Tensor.layout: every tensor here is dense (layouts.py).
+Tensor.layout = property(lambda self: strided, doc="The layout: always rg.strided (dense).")
