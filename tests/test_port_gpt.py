@@ -1358,15 +1358,30 @@ def test_bfloat16_name_exists_and_refuses_use():
         rg.ones(2).to(dtype=rg.bfloat16)
 
 
-def test_autocast_disabled_and_refused():
+def test_autocast_disables_itself_with_torchs_warning():
     with rg.amp.autocast(device_type='cpu', enabled=False):
         x = rg.ones(2) * 2
     assert x.dtype == rg.float32
-    with pytest.raises(NotImplementedError, match="mixed-precision"):
-        rg.amp.autocast(device_type='cpu', dtype=rg.float16)
     assert rg.autocast is rg.amp.autocast
+    # torch, asked for a dtype it cannot autocast to on CPU, warns and disables itself;
+    # retrograd can autocast to none, so it does the same for every dtype
+    with pytest.warns(UserWarning, match="target dtype is not supported. Disabling autocast"):
+        with _torch.autocast(device_type='cpu', dtype=_torch.float64):
+            ref = _torch.ones(2, 2) @ _torch.ones(2, 2)
+    with pytest.warns(UserWarning, match="target dtype is not supported. Disabling autocast"):
+        with rg.autocast(device_type='cpu', dtype=rg.bfloat16):
+            out = rg.ones(2, 2) @ rg.ones(2, 2)
+    assert out.dtype == rg.float32 and ref.dtype == _torch.float32
+    close(out, ref, rtol=0)
+
+    @rg.amp.autocast(device_type='cpu', enabled=False)
+    def f(x):
+        return x * 2
+    assert f(rg.ones(1)).dtype == rg.float32
     if not rg.cuda.is_available() and not _torch.cuda.is_available():
-        with pytest.warns(UserWarning, match="not available"):
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            _torch.autocast(device_type='cuda', dtype=_torch.float16)
+        with pytest.warns(UserWarning, match="CUDA is not available"):
             ctx = rg.amp.autocast(device_type='cuda', dtype=rg.float16)
         with ctx:
             assert (rg.ones(2) * 2).dtype == rg.float32

@@ -2,9 +2,11 @@
 training loops written for them (nanoGPT's train.py) run unchanged.
 
 retrograd computes in the dtypes it is given; it has no lower-precision kernels to
-switch to. So `autocast` is a no-op where PyTorch's would be one too (`enabled=False`, or
-a CUDA autocast without a GPU, which PyTorch disables with a warning) and refuses
-otherwise rather than running in a precision the user did not get. `GradScaler` is
+switch to. So an enabled `autocast` does what PyTorch's does when it cannot run the
+requested dtype (a CUDA autocast without a GPU, a CPU autocast to an unsupported dtype):
+it warns that it is disabling itself and runs the code in its own dtypes (results are
+then computed at full precision; their dtypes are the inputs', not the lower one).
+`GradScaler` is
 PyTorch's loss scaler in full: scale the loss, unscale the gradients, skip a step whose
 gradients hold inf or NaN, and grow or back off the scale.
 """
@@ -33,8 +35,8 @@ def is_autocast_available(device_type: str) -> bool:
 
 class autocast:
     """`torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)`, as a
-    context manager or decorator. Disabled (or CUDA without a GPU): does nothing. Enabled:
-    raises NotImplementedError, since retrograd has no mixed-precision kernels."""
+    context manager or decorator. It never lowers precision: enabled, it warns (as PyTorch
+    does for a dtype it cannot autocast to) and disables itself."""
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
@@ -44,14 +46,16 @@ class autocast:
         self.fast_dtype = dtype
         self._enabled = bool(enabled)
         if self._enabled and device_type == "cuda" and not devices.available("cuda"):
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
-                          "Disabling", stacklevel=2)
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
+                          stacklevel=2)
             self._enabled = False
         if self._enabled:
-            raise NotImplementedError(
-                f"autocast(device_type={device_type!r}, dtype={dtype!r}) is not supported: "
-                "retrograd has no mixed-precision kernels; run without autocast (nullcontext) "
-                "or with enabled=False")
+            name = device_type.upper()
+            warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
+                          f"Disabling autocast.\nretrograd has no mixed-precision kernels: "
+                          f"the code runs in its own dtypes (dtype={dtype!r} is not used).",
+                          stacklevel=2)
+            self._enabled = False
 
     def __enter__(self) -> autocast:
         return self
