@@ -147,3 +147,22 @@ def test_cond_like_torch():
         torch.cond(torch.tensor([True, False]), lambda v: v, lambda v: v, (x,))
     with pytest.raises(RuntimeError, match="pred"):
         rg.cond(rg.tensor([True, False]), lambda v: v, lambda v: v, (rg.ones(1),))
+
+
+def test_legacy_new_dim_order_and_method_forms_like_torch():
+    x, tx = rg.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    for args in ((2, 3), (), (rg.Size([4]),)):
+        targs = tuple(torch.Size(a) if isinstance(a, rg.Size) else a for a in args)
+        got, want = x.new(*args), tx.new(*targs)
+        assert tuple(got.shape) == tuple(want.shape) and got.dtype == np.float32
+    for data in ([1, 2], (3, 4), [[1.5]]):
+        got, want = x.new(data), tx.new(data)
+        assert got.dtype == np.float32 and got.tolist() == want.tolist()
+    assert np.shares_memory(x.new(x).data, x.data)
+    with pytest.raises(TypeError):
+        x.new(rg.ones(2, dtype=rg.float64))
+    for make in (lambda m: m.ones(2, 3, 4).permute(2, 0, 1), lambda m: m.ones(2, 3).t(),
+                 lambda m: m.ones(3)):
+        assert make(rg).dim_order() == make(torch).dim_order()
+    assert x.narrow_copy(1, 0, 2).tolist() == tx.narrow_copy(1, 0, 2).tolist()
+    assert x.nonzero_static(size=2).tolist() == tx.nonzero_static(size=2).tolist()

@@ -240,3 +240,36 @@ def is_shared(self) -> bool:
 def is_pinned(self, device=None) -> bool:
     """Always False (see `pin_memory`)."""
     return False
+
+
+def new(self, *args, dtype=None, device=None) -> Tensor:
+    """The legacy constructor: `t.new(2, 3)` or `t.new(rg.Size([2, 3]))` (zeros of that
+    shape), `t.new([1, 2])` (that data), `t.new()` (empty), in `t`'s dtype and device.
+    Like `torch.Tensor.new`; prefer `new_zeros` / `new_tensor`."""
+    from ..creation import tensor as _tensor
+    from ..creation import zeros as _zeros
+    from ..size import Size
+
+    dt = self.dtype if dtype is None else np.dtype(dtype)
+    dev = self.device if device is None else device
+    if not args:
+        return _zeros(0, dtype=dt, device=dev)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].dtype != dt:
+            raise TypeError(f"new(): expected a tensor of dtype {dt}, got {args[0].dtype}")
+        return Tensor._wrap(args[0].data)  # torch's legacy form aliases the tensor
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return _zeros(*args, dtype=dt, device=dev)
+    if len(args) > 1:
+        raise TypeError(f"new(): expected sizes (ints) or one sequence of data, got "
+                        f"{len(args)} arguments")
+    return _tensor(args[0], dtype=dt, device=dev)
+
+
+def dim_order(self) -> tuple[int, ...]:
+    """The dimensions from the outermost in memory to the innermost (by decreasing stride;
+    (0, 1, ..., n-1) for a row-major tensor). Like `torch.Tensor.dim_order`."""
+    strides = [abs(s) for s in self.data.strides]
+    return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
