@@ -359,7 +359,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     sum of |A|), inf / -inf (max / min row sum) over the two dims `dim`."""
     from .api import reductions as R
     from .api.elementwise import abs as _abs
-    A = _float(A, "matrix_norm")
+    A = _float(A, "matrix_norm", complex_ok=ord in ("fro", 1, -1, math.inf, -math.inf))
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:
@@ -393,7 +393,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """`vector_norm` for one dim (or a flattened tensor when ord and dim are None),
     `matrix_norm` for two dims or a string ord."""
-    A = _float(A, "norm")
+    A = _float(A, "norm", complex_ok=not isinstance(ord, str) or ord == "fro")
     if dim is None and ord is None:
         return _norms.vector_norm(A, 2, None, keepdim, dtype=dtype)
     if isinstance(dim, int):

@@ -205,12 +205,15 @@ def _p_arg(p, fn: str) -> float:
 
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """(sum |x|^ord)^(1/ord) over `dim` (all by default), for negative ord too; ord inf/-inf
-    are max/min |x|, ord 0 counts non-zeros. The gradient at a zero vector is 0, as in PyTorch."""
+    are max/min |x|, ord 0 counts non-zeros. The gradient at a zero vector is 0, as in PyTorch.
+    Complex input gives the real norm of its moduli."""
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
     if x.dtype.kind not in "fc":
         raise TypeError(f"norm: expected a floating input, got {x.dtype}")
+    if x.dtype.kind == "c":  # the norm of the moduli, a real number (as PyTorch)
+        x = _abs(x)
     p = _p_arg(ord, "norm")
     ax = _dims(dim, None, x.ndim, "norm")
     if x.ndim == 0:
