@@ -1184,3 +1184,103 @@ def test_complex_norm_is_real_and_matches_torch(kw):
     np.testing.assert_allclose(ours.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-14)
     with pytest.raises(LA.LinAlgDtypeError, match="complex"):
         LA.norm(ours, ord="nuc")
+
+
+# ---------------------------------------------------------------- test_fft.py
+
+FFT = rg.fft
+_M5, _M4, _M555, _M444 = R(5, 5), R(4, 4) / 10.0, R(5, 5, 5) / 10.0, R(4, 4, 4) / 10.0
+
+
+def _hermitian(name, mat):
+    # HIPS's match_complex: the inverse real transforms get an rfft of real data
+    if name.startswith("ir"):
+        return getattr(np.fft, name[1:])(mat)
+    return mat
+
+
+FFTS = {
+    # name: (retrograd fn, numpy fn, input)
+    "fft": (FFT.fft, np.fft.fft, _M5),
+    "fft_ortho": (lambda x: FFT.fft(x, norm="ortho"), lambda x: np.fft.fft(x, norm="ortho"), _M5),
+    "fft_axis": (lambda x: FFT.fft(x, dim=0), lambda x: np.fft.fft(x, axis=0), _M5),
+    "fft_complex": (FFT.fft, np.fft.fft, C(5, 5)),
+    "ifft": (FFT.ifft, np.fft.ifft, _M5),
+    "fft2": (FFT.fft2, np.fft.fft2, _M5 / 10.0),
+    "ifft2": (FFT.ifft2, np.fft.ifft2, _M5),
+    "fftn": (FFT.fftn, np.fft.fftn, _M5 / 10.0),
+    "ifftn": (FFT.ifftn, np.fft.ifftn, _M5),
+    "rfft": (FFT.rfft, np.fft.rfft, _M4),
+    "rfft_ortho": (
+        lambda x: FFT.rfft(x, norm="ortho"),
+        lambda x: np.fft.rfft(x, norm="ortho"),
+        _M4,
+    ),
+    "rfft_axes": (lambda x: FFT.rfft(x, dim=0), lambda x: np.fft.rfft(x, axis=0), _M4),
+    "irfft": (FFT.irfft, np.fft.irfft, np.fft.rfft(_M4)),
+    "irfft_ortho": (
+        lambda x: FFT.irfft(x, norm="ortho"),
+        lambda x: np.fft.irfft(x, norm="ortho"),
+        np.fft.rfft(_M4),
+    ),
+    "rfft2": (FFT.rfft2, np.fft.rfft2, _M4),
+    "irfft2": (FFT.irfft2, np.fft.irfft2, np.fft.rfft2(_M4)),
+    "rfftn": (FFT.rfftn, np.fft.rfftn, _M444),
+    "rfftn_odd": (FFT.rfftn, np.fft.rfftn, _M555),
+    "rfftn_subset": (
+        lambda x: FFT.rfftn(x)[(0, 1, 0), (3, 3, 2)],
+        lambda x: np.fft.rfftn(x)[(0, 1, 0), (3, 3, 2)],
+        _M444,
+    ),
+    "rfftn_axes": (
+        lambda x: FFT.rfftn(x, dim=(0, 2)),
+        lambda x: np.fft.rfftn(x, axes=(0, 2)),
+        _M444,
+    ),
+    "irfftn": (FFT.irfftn, np.fft.irfftn, np.fft.rfftn(_M444)),
+    "irfftn_subset": (
+        lambda x: FFT.irfftn(x)[(0, 1, 0), (3, 3, 2)],
+        lambda x: np.fft.irfftn(x)[(0, 1, 0), (3, 3, 2)],
+        np.fft.rfftn(_M444),
+    ),
+    "fftshift": (FFT.fftshift, np.fft.fftshift, _M5),
+    "ifftshift": (FFT.ifftshift, np.fft.ifftshift, _M5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FFTS))
+def test_fft(name):
+    fun, ref, x = FFTS[name]
+    check_value(fun, ref, x)
+    check_grads(fun, x)
+
+
+@pytest.mark.parametrize("name,D", [("fft", 5), ("ifft", 5), ("rfft", 4), ("irfft", 4)])
+@pytest.mark.parametrize("dn", [-2, 2])
+def test_fft_n(name, D, dn):
+    mat = _hermitian(name, R(D, D))
+    check_value(
+        lambda x: getattr(FFT, name)(x, D + dn), lambda x: getattr(np.fft, name)(x, D + dn), mat
+    )
+    check_grads(lambda x: getattr(FFT, name)(x, D + dn), mat)
+
+
+@pytest.mark.parametrize(
+    "name,D",
+    [
+        ("fft2", 5),
+        ("ifft2", 5),
+        ("fftn", 5),
+        ("ifftn", 5),
+        ("rfft2", 4),
+        ("irfft2", 4),
+        ("rfftn", 4),
+        ("irfftn", 4),
+    ],
+)
+def test_fft_s(name, D):
+    mat = _hermitian(name, R(D, D, D) / 10.0)
+    s, axes = [D + 2, D - 2], [0, 2]
+    fun = lambda x: getattr(FFT, name)(x, s=s, dim=axes)  # noqa: E731
+    check_value(fun, lambda x: getattr(np.fft, name)(x, s=s, axes=axes), mat)
+    check_grads(fun, mat)
