@@ -89,6 +89,8 @@ def zoo(T):
             return T.permute(x, self.dims)
 
     def stochastic_depth(input, p, mode, training=True):
+        if not T.jit.is_scripting() and not T.jit.is_tracing():
+            pass  # torchvision logs its API usage here
         if p < 0.0 or p > 1.0:
             raise ValueError(f"drop probability has to be between 0 and 1, but got {p}")
         if mode not in ["batch", "row"]:
@@ -740,17 +742,24 @@ def zoo(T):
                     return True
             return False
 
+        @T.jit.unused
         def call_checkpoint_bottleneck(self, input):
             def closure(*inputs):
                 return self.bn_function(inputs)
             return cp.checkpoint(closure, *input, use_reentrant=False)
 
-        def forward(self, input):
+        @T.jit._overload_method
+        def forward(self, input):  # noqa: F811 - a TorchScript overload declaration
+            pass
+
+        def forward(self, input):  # noqa: F811
             if isinstance(input, T.Tensor):
                 prev_features = [input]
             else:
                 prev_features = input
             if self.memory_efficient and self.any_requires_grad(prev_features):
+                if T.jit.is_scripting():
+                    raise Exception("Memory Efficient not supported in JIT")
                 bottleneck_output = self.call_checkpoint_bottleneck(prev_features)
             else:
                 bottleneck_output = self.bn_function(prev_features)
@@ -1086,11 +1095,11 @@ def zoo(T):
             x = self.inception3b(x)
             x = self.maxpool3(x)
             x = self.inception4a(x)
-            aux1 = None
+            aux1 = T.jit.annotate(T.Tensor | None, None)
             if self.aux1 is not None and self.training:
                 aux1 = self.aux1(x)
             x = self.inception4b(x)
-            aux2 = None
+            aux2 = T.jit.annotate(T.Tensor | None, None)
             if self.aux2 is not None and self.training:
                 aux2 = self.aux2(x)
             x = self.maxpool4(x)
@@ -1101,13 +1110,18 @@ def zoo(T):
             x = self.fc(x)
             return x, aux2, aux1
 
+        @T.jit.unused
+        def eager_outputs(self, x, aux2, aux1):
+            if self.training and self.aux_logits:
+                return GoogLeNetOutputs(x, aux2, aux1)
+            return x
+
         def forward(self, x):
             x = self._transform_input(x)
             x, aux1, aux2 = self._forward(x)
-            aux_defined = self.training and self.aux_logits
-            if aux_defined:
+            if T.jit.is_scripting():
                 return GoogLeNetOutputs(x, aux2, aux1)
-            return x
+            return self.eager_outputs(x, aux2, aux1)
 
     z.GoogLeNet = GoogLeNet
 
@@ -1627,3 +1641,18 @@ def test_batchnorm_checkpoint_without_num_batches_tracked():
                 rs.load_state_dict(rsd)
         else:
             assert repr(rs.load_state_dict(rsd)) == repr(ts.load_state_dict(tsd))
+
+
+def test_torch_jit_eager_names():
+    """torch.jit's names that torchvision's model files call in eager mode (googlenet,
+    densenet, stochastic_depth), on rg.jit with eager PyTorch's answers."""
+    def f(x):
+        return x
+
+    for T in (torch, rg):
+        assert T.jit.is_scripting() is False and T.jit.is_tracing() is False
+        assert T.jit.unused(f) is f and T.jit.export(f) is f and T.jit.ignore(f) is f
+        assert T.jit.ignore(drop=True)(f) is f
+        v = [1]
+        assert T.jit.annotate(list[int], v) is v
+    assert float(rg.jit(lambda x: x * 2)(rg.ones(1))[0]) == 2.0  # still retrograd's jit

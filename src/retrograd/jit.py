@@ -72,7 +72,7 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, ir
+from . import _script_names, engine, ir
 from .devices import as_result
 from .dtypes import get_default_dtype
 from .grad_mode import state
@@ -1418,3 +1418,8 @@ def jit(fn: Callable) -> Jitted:
     if not callable(fn):
         raise TypeError(f"rg.jit needs a callable, got {type(fn).__name__}")
     return Jitted(fn)
+
+
+# torch.jit's eager-mode names (is_scripting, unused, annotate, ...) as attributes of rg.jit,
+# for PyTorch model code written against torch.jit.
+_script_names.attach(jit)
