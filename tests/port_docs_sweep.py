@@ -223,34 +223,57 @@ def _namespace(lib: str, seed: int) -> dict:
     return {"torch": top, "F": f, "nn": n, "np": np, "math": math, "__builtins__": b}
 
 
-def run(examples, lib: str, seed: int = 0) -> list:
-    """Run the examples in order; each item is ('value', obj), ('none',) or ('error', exc)."""
-    ns = _namespace(lib, seed)
-    results = []
+def _step(ns: dict, src: str):
+    """Run one example statement: ('value', obj), ('none',) or ('error', exc)."""
+    try:
+        code, is_expr = compile(src, "<doc>", "eval"), True
+    except SyntaxError:
+        code, is_expr = None, False
     signal.signal(signal.SIGALRM, _alarm)
-    for ex in examples:
-        src = ex.source
+    signal.alarm(10)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if is_expr:
+                return ("value", eval(code, ns))
+            exec(compile(src, "<doc>", "exec"), ns)
+            return ("none",)
+    except (Timeout, Exception) as e:  # noqa: BLE001 - every failure is a result here
+        return ("error", e)
+    finally:
+        signal.alarm(0)
+
+
+def _sync_modules(tns: dict, rns: dict) -> bool:
+    """Give each retrograd layer the parameters and buffers of the torch layer bound to
+    the same name; False when a torch layer with parameters has no twin to take them."""
+    ok = True
+    for name, mod in tns.items():
+        if not isinstance(mod, torch.nn.Module) or not mod.state_dict():
+            continue
+        twin = rns.get(name)
         try:
-            code = compile(src, "<doc>", "eval")
-            is_expr = True
-        except SyntaxError:
-            is_expr = False
-        signal.alarm(10)
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                if is_expr:
-                    results.append(("value", eval(code, ns)))
-                else:
-                    exec(compile(src, "<doc>", "exec"), ns)
-                    results.append(("none",))
-        except Timeout as e:
-            results.append(("error", e))
-        except Exception as e:  # noqa: BLE001 - every failure is a result here
-            results.append(("error", e))
-        finally:
-            signal.alarm(0)
-    return results, ns
+            twin.load_state_dict({k: v.detach().numpy() for k, v in mod.state_dict().items()})
+        except Exception:  # noqa: BLE001 - no twin, or it does not fit
+            ok = False
+    return ok
+
+
+def run_pair(examples, seed: int = 0):
+    """Run the examples with torch and with retrograd, statement by statement, layers
+    synchronised after each; returns (torch results, retrograd results, synced)."""
+    tns, rns = _namespace("torch", seed), _namespace("rg", seed)
+    want, got, synced = [], [], True
+    torch_default = torch.get_default_dtype()
+    try:
+        for ex in examples:
+            want.append(_step(tns, ex.source))
+            got.append(_step(rns, ex.source))
+            synced = _sync_modules(tns, rns) and synced
+    finally:
+        torch.set_default_dtype(torch_default)
+        rg.set_default_dtype(np.float32)
+    return want, got, synced
 
 
 # ---------------------------------------------------------------- comparing
@@ -338,35 +361,22 @@ def compare(a, b, values: bool = True) -> str | None:
     return None  # strings, None, other objects: not compared
 
 
-def _has_random_params(ns) -> bool:
-    for v in ns.values():
-        if isinstance(v, torch.nn.Module) and any(True for _ in v.parameters()):
-            return True
-    return False
-
-
 def sweep(selected, verbose: bool, seeded: bool):
     stats = collections.Counter()
     differ, rgerr, skipped = [], [], collections.Counter()
-    torch_default = torch.get_default_dtype()
     for name, examples in selected:
         reason = skip_reason(examples, seeded)
         if reason:
             skipped[reason] += 1
             continue
         values = not any(t in e.source for e in examples for t in UNSPECIFIED)
-        want, tns = run(examples, "torch")
-        torch.set_default_dtype(torch_default)
-        if _has_random_params(tns):
+        want, got, synced = run_pair(examples)
+        if not synced:
             skipped["random parameters"] += 1
             continue
         if all(w[0] == "error" for w in want):
             skipped["torch fails"] += 1
             continue
-        try:
-            got, _ = run(examples, "rg")
-        finally:
-            rg.set_default_dtype(np.float32)
         stats["examples"] += 1
         stats["statements"] += len(examples)
         status = "match"
