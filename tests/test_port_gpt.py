@@ -1465,3 +1465,17 @@ def test_train_py_distributed_imports():
         destroy_process_group()
     with pytest.raises(NotImplementedError, match="rg.distributed.init"):
         init_process_group(backend='nccl')
+
+
+def test_topk_bad_k_raises_as_torch():
+    """generate's torch.topk(logits, top_k) with top_k above the vocabulary: torch raises
+    RuntimeError (minGPT and makemore do not clamp k as nanoGPT does)."""
+    for T in (_torch, rg):
+        with pytest.raises(RuntimeError, match="out of range"):
+            T.topk(T.tensor([[1.0, 3.0, 2.0]]), 4)
+        with pytest.raises(RuntimeError, match="out of range"):
+            T.topk(T.tensor([1.0, 2.0]), -1)
+        with pytest.raises(TypeError):
+            T.topk(T.tensor([1.0, 2.0]), 1.5)
+        with pytest.raises(TypeError):
+            T.topk(T.tensor([1.0, 2.0]), True)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import apply
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _t
 from .quantiles import _shared
@@ -135,9 +136,12 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     x, ax, zero_d = _prepare(input, dim, "topk")
     _check_sortable(x, "topk")
     n = x.shape[ax]
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
-        raise ValueError(f"topk(): k ({k!r}) must be an int in [0, {n}], the length of "
-                         f"dimension {dim} of shape {_t(input).shape}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
+    if not 0 <= k <= n:  # torch: RuntimeError "selected index k out of range"
+        raise ArgumentError(f"topk(): selected index k out of range: k ({k!r}) must be in "
+                            f"[0, {n}], the length of dimension {dim} of shape "
+                            f"{_t(input).shape}")
     idx = _take(apply(ops.argsort, x, axis=ax, descending=bool(largest)), ax, 0, int(k))
     vals = apply(ops.gather, x, idx, axis=ax)
     if zero_d and k == 1:
