@@ -20,6 +20,8 @@ import operator as op
 
 import numpy as np
 import pytest
+import scipy.special as ss
+import scipy.stats as st
 
 import retrograd as rg
 from retrograd.func import jvp, vjp
@@ -1284,3 +1286,256 @@ def test_fft_s(name, D):
     fun = lambda x: getattr(FFT, name)(x, s=s, dim=axes)  # noqa: E731
     check_value(fun, lambda x: getattr(np.fft, name)(x, s=s, axes=axes), mat)
     check_grads(fun, mat)
+
+
+# ---------------------------------------------------------------- test_scipy.py
+
+SP = rg.special
+D = rg.distributions
+_POS4 = R(4) ** 2 + 1.1
+
+
+def _pos(*shape):
+    return R(*shape) ** 2 + 1.1
+
+
+def _log_ndtr_z(x, loc, scale):
+    return SP.log_ndtr((x - loc) / scale)
+
+
+STATS_CASES = {
+    # name: (retrograd fn of the differentiated args, scipy fn, args, constant kwargs)
+    "chi2_pdf": (lambda x, df: D.Chi2(df).log_prob(x).exp(), st.chi2.pdf, [1, 2, 3]),
+    "chi2_logpdf": (lambda x, df: D.Chi2(df).log_prob(x), st.chi2.logpdf, [1, 2, 3]),
+    "chi2_cdf": (lambda x, df: D.Chi2(df).cdf(x), st.chi2.cdf, [1, 2, 3]),
+    "gamma_cdf": (lambda x, a: D.Gamma(a, 1.0).cdf(x), st.gamma.cdf, None),
+}
+
+
+@pytest.mark.parametrize("name", ["chi2_pdf", "chi2_logpdf", "chi2_cdf"])
+def test_scipy_chi2(name):
+    fun, ref, dfs = STATS_CASES[name]
+    x = _pos(4)
+    for df in dfs:
+        f = lambda v, df=df: fun(v, rg.tensor(float(df), dtype=rg.float64))  # noqa: E731
+        check_value(f, lambda v, df=df: ref(v, df), x)
+        check_grads(f, x)
+
+
+def test_scipy_gamma_cdf():
+    x, a = _pos(4), _pos(4)
+    f = lambda v: D.Gamma(rg.tensor(a), 1.0).cdf(v)  # noqa: E731
+    check_value(f, lambda v: st.gamma.cdf(v, a), x)
+    check_grads(f, x)
+
+
+SCIPY_MULTI = {
+    # name: (retrograd fn, scipy fn, args) -- gradients in every argument
+    "beta_pdf": (
+        lambda x, a, b: D.Beta(a, b).log_prob(x).exp(),
+        st.beta.pdf,
+        [U(0.0, 1.0, 4), _pos(4), _pos(4)],
+    ),
+    "beta_logpdf": (
+        lambda x, a, b: D.Beta(a, b).log_prob(x),
+        st.beta.logpdf,
+        [U(0.0, 1.0, 4), _pos(4), _pos(4)],
+    ),
+    "gamma_pdf": (lambda x, a: D.Gamma(a, 1.0).log_prob(x).exp(), st.gamma.pdf, [_pos(4), _pos(4)]),
+    "gamma_logpdf": (lambda x, a: D.Gamma(a, 1.0).log_prob(x), st.gamma.logpdf, [_pos(4), _pos(4)]),
+    "norm_pdf": (
+        lambda x, m, s: D.Normal(m, s).log_prob(x).exp(),
+        st.norm.pdf,
+        [R(4), R(4), _pos(4)],
+    ),
+    "norm_cdf": (lambda x, m, s: D.Normal(m, s).cdf(x), st.norm.cdf, [R(4), R(4), _pos(4)]),
+    "norm_sf": (lambda x, m, s: 1 - D.Normal(m, s).cdf(x), st.norm.sf, [R(4), R(4), _pos(4)]),
+    "norm_logpdf": (
+        lambda x, m, s: D.Normal(m, s).log_prob(x),
+        st.norm.logpdf,
+        [R(4), R(4), _pos(4)],
+    ),
+    "norm_logcdf": (_log_ndtr_z, st.norm.logcdf, [R(4), R(4), _pos(4)]),
+    "norm_logsf": (lambda x, m, s: _log_ndtr_z(-x, -m, s), st.norm.logsf, [R(4), R(4), _pos(4)]),
+    "norm_pdf_broadcast": (
+        lambda x, m, s: D.Normal(m, s).log_prob(x).exp(),
+        st.norm.pdf,
+        [R(4, 3), R(1, 3), _pos(4, 1)],
+    ),
+    "norm_cdf_broadcast": (
+        lambda x, m, s: D.Normal(m, s).cdf(x),
+        st.norm.cdf,
+        [R(4, 3), R(1, 3), _pos(4, 1)],
+    ),
+    "norm_logpdf_broadcast": (
+        lambda x, m, s: D.Normal(m, s).log_prob(x),
+        st.norm.logpdf,
+        [R(4, 3), R(1, 3), _pos(4, 1)],
+    ),
+    "norm_logcdf_broadcast": (_log_ndtr_z, st.norm.logcdf, [R(4, 3), R(1, 3), _pos(4, 1)]),
+    "t_pdf": (
+        lambda x, df, m, s: D.StudentT(df, m, s).log_prob(x).exp(),
+        st.t.pdf,
+        [R(4), R(4) ** 2 + 2.1, R(4), R(4) ** 2 + 2.1],
+    ),
+    "t_logpdf": (
+        lambda x, df, m, s: D.StudentT(df, m, s).log_prob(x),
+        st.t.logpdf,
+        [R(4), R(4) ** 2 + 2.1, R(4), R(4) ** 2 + 2.1],
+    ),
+    "t_logpdf_broadcast": (
+        lambda x, df, m, s: D.StudentT(df, m, s).log_prob(x),
+        st.t.logpdf,
+        [R(4, 3), R(1, 3) ** 2 + 2.1, R(4, 3), R(4, 1) ** 2 + 2.1],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCIPY_MULTI))
+def test_scipy_stats(name):
+    fun, ref, args = SCIPY_MULTI[name]
+    check_value(fun, ref, *args, rtol=1e-9)
+    check_grads(fun, *args)
+
+
+_K4 = np.round(R(4) ** 2)
+_K43 = np.round(R(4, 3) ** 2)
+
+
+@pytest.mark.parametrize(
+    "name,k,mu",
+    [
+        ("pmf", _K4, _pos(4)),
+        ("logpmf", _K4, _pos(4)),
+        ("cdf", _K4, _pos(4)),
+        ("logpmf", _K43, _pos(4, 1)),
+        ("cdf", _K43, _pos(4, 1)),
+    ],
+)
+def test_scipy_poisson(name, k, mu):
+    kt = rg.tensor(k)
+    funs = {
+        "logpmf": lambda m: D.Poisson(m).log_prob(kt),
+        "pmf": lambda m: D.Poisson(m).log_prob(kt).exp(),
+        # P(K <= k) = Q(k + 1, mu): gammaincc is differentiable in its second argument
+        "cdf": lambda m: SP.gammaincc(kt + 1, m),
+    }
+    check_value(funs[name], lambda m: getattr(st.poisson, name)(k, m), mu, rtol=1e-9)
+    check_grads(funs[name], mu)
+
+
+def _psd(m):
+    return m.T @ m + np.eye(m.shape[0])
+
+
+def _symm(X):
+    return 0.5 * (X + _T(X))
+
+
+@pytest.mark.parametrize("shape", [(4,), (5, 4)])
+def test_scipy_mvn_logpdf(shape):
+    x, mean, cov = R(*shape), R(4), _psd(R(4, 4))
+
+    def fun(x, m, c):
+        return D.MultivariateNormal(m, covariance_matrix=_symm(c)).log_prob(x)
+
+    check_value(fun, lambda x, m, c: st.multivariate_normal.logpdf(x, m, c), x, mean, cov)
+    check_grads(fun, x, mean, cov)
+    check_grads(lambda *a: fun(*a).exp(), x, mean, cov)
+
+
+def test_scipy_mvn_entropy():
+    mean, cov = 10 * R(4), _psd(R(4, 4))
+
+    def fun(m, c):
+        return D.MultivariateNormal(m, covariance_matrix=_symm(c)).entropy()
+
+    check_value(fun, lambda m, c: st.multivariate_normal.entropy(m, c), mean, cov)
+    check_grads(fun, mean, cov)
+
+
+_ALPHA = npr.random_sample(4) ** 2 + 1.2
+_DIRX = st.dirichlet.rvs(_ALPHA, size=1, random_state=0)[0, :]
+
+
+def test_scipy_dirichlet():
+    def normalized(x, a):
+        return D.Dirichlet(a).log_prob(x / rg.sum(x))
+
+    check_value(normalized, lambda x, a: st.dirichlet.logpdf(x / x.sum(), a), _DIRX, _ALPHA)
+    check_grads(normalized, _DIRX, _ALPHA)
+    check_grads(lambda x, a: normalized(x, a).exp(), _DIRX, _ALPHA)
+
+
+@pytest.mark.parametrize(
+    "x,axis,keepdims",
+    [
+        (np.array([1.1]), None, True),
+        (R(4), 0, False),
+        (R(3, 4), None, False),
+        (R(3, 4), 0, True),
+        (R(3, 4), 1, False),
+        (R(4, 5, 6), 1, True),
+        (R(1, 5), 0, False),
+    ],
+)
+def test_scipy_logsumexp(x, axis, keepdims):
+    if axis is None:
+        fun = lambda v: SP.logsumexp(v, dim=tuple(range(v.ndim)), keepdim=keepdims)  # noqa: E731
+    else:
+        fun = lambda v: SP.logsumexp(v, axis=axis, keepdims=keepdims)  # noqa: E731
+    check_value(fun, lambda v: ss.logsumexp(v, axis=axis, keepdims=keepdims), x)
+    check_grads(fun, x)
+
+
+def test_scipy_logsumexp6_grad_of_grad():
+    x = R(1, 5)
+
+    def f(a):
+        return SP.logsumexp(a, axis=1, keepdims=True)
+
+    check_grads(f, x)
+    check_grads(lambda a: rg.func.grad(lambda b: f(b).sum())(a), x)
+
+
+SPECIAL_UNARY = {
+    # name: (retrograd fn, scipy fn, lims)
+    "psi": (SP.psi, ss.psi, [0.3, 2.0]),
+    "digamma": (SP.digamma, ss.digamma, [0.3, 2.0]),
+    "gammaln": (SP.gammaln, ss.gammaln, [0.3, 2.0]),
+    "j0": (SP.bessel_j0, ss.j0, [0.2, 20.0]),
+    "j1": (SP.bessel_j1, ss.j1, [0.2, 20.0]),
+    "y0": (SP.bessel_y0, ss.y0, [0.2, 20.0]),
+    "y1": (SP.bessel_y1, ss.y1, [0.2, 20.0]),
+    "i0": (SP.i0, ss.i0, [0.2, 20.0]),
+    "i1": (SP.i1, ss.i1, [0.2, 20.0]),
+    "erf": (SP.erf, ss.erf, [-3.0, 3.0]),
+    "erfc": (SP.erfc, ss.erfc, [-3.0, 3.0]),
+    "erfinv": (SP.erfinv, ss.erfinv, [-0.95, 0.95]),
+    "logit": (SP.logit, ss.logit, [0.10, 0.90]),
+    "expit": (SP.expit, ss.expit, [-4.05, 4.95]),
+    "polygamma0": (lambda x: SP.polygamma(0, x), lambda x: ss.polygamma(0, x), [0.3, 2.0]),
+    "gammainc": (
+        lambda x: SP.gammainc(rg.tensor(1.0, dtype=rg.float64), x),
+        lambda x: ss.gammainc(1, x),
+        [1.3, 4.0],
+    ),
+    "gammaincc": (
+        lambda x: SP.gammaincc(rg.tensor(1.0, dtype=rg.float64), x),
+        lambda x: ss.gammaincc(1, x),
+        [1.3, 4.0],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_UNARY))
+def test_scipy_special(name):
+    fun, ref, lims = SPECIAL_UNARY[name]
+    _unary_check(fun, lambda x: np.asarray(ref(x), dtype=np.float64), lims, test_complex=False)
+
+
+@pytest.mark.parametrize("x", [U(4.0, 5.0), U(4.0, 5.0, (2, 3))])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_scipy_multigammaln(x, d):
+    check_value(lambda v: SP.multigammaln(v, d), lambda v: ss.multigammaln(v, d), x)
+    check_grads(lambda v: SP.multigammaln(v, d), x)
