@@ -364,6 +364,7 @@ from .api.windows import (
     max_pool3d,
 )
 from .generator import Generator
+from . import random  # noqa: E402  (torch.random's names; after creation, which it uses)
 from .layouts import (  # torch's layout and memory-format constants (layouts.py)
     channels_last, channels_last_3d, contiguous_format, layout, memory_format,
     preserve_format, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided,

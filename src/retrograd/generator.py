@@ -64,7 +64,7 @@ class Generator:
                             f"dtype {data.dtype} and shape {data.shape}")
         try:
             seed, state = json.loads(data.tobytes().decode())
-            rng = np.random.default_rng()
+            rng = np.random.default_rng(seed)  # (so its seed_seq remembers the seed)
             rng.bit_generator.state = state
         except Exception as e:
             raise ValueError("set_state(): not a state from Generator.get_state()") from e

@@ -839,11 +839,10 @@ for _name in ("resize_ resize_as_ as_strided new_empty_strided register_post_acc
     setattr(Tensor, _name, getattr(_tensor_extras, _name))
 Tensor.new = _tensor_extras.new
 Tensor.dim_order = _tensor_extras.dim_order
-from .api import torch_misc as _torch_misc  # noqa: E402
 from .api import view_copies as _view_copies  # noqa: E402
 
 Tensor.narrow_copy = _view_copies.narrow_copy
-Tensor.nonzero_static = _torch_misc.nonzero_static
+Tensor.nonzero_static = _tensor_extras.nonzero_static
 Tensor.unsafe_chunk = Tensor.chunk
 Tensor.unsafe_split = Tensor.split
 Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import devices, engine
 from ..grad_mode import state
+from ..primitive import ArgumentError as _ArgumentError
 from ..tensor import Tensor, _HookHandle
 
 
@@ -273,3 +274,18 @@ def dim_order(self) -> tuple[int, ...]:
     (0, 1, ..., n-1) for a row-major tensor). Like `torch.Tensor.dim_order`."""
     strides = [abs(s) for s in self.data.strides]
     return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """`nonzero(input)` cut or padded with `fill_value` rows to exactly `size` rows (an
+    int64 (size, ndim) tensor). Like `torch.nonzero_static`."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"nonzero_static(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise _ArgumentError(f"nonzero_static: 'size' must be an non-negative integer, got "
+                            f"{size!r}")
+    idx = np.argwhere(devices.host(input.data))[:size]
+    out = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
+    out[:len(idx)] = idx
+    return Tensor._wrap(out)

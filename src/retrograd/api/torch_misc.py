@@ -25,6 +25,7 @@ from ..func import vmap
 from ..grad_mode import state
 from ..tensor import PRINT_OPTIONS, Tensor
 from ._errors import ArgumentError, ArgumentTypeError
+from .tensor_extras import nonzero_static  # noqa: F401  (rg.nonzero_static)
 
 __all__ = ["vmap", "compile", "set_printoptions", "get_default_device", "set_default_device",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -560,19 +561,6 @@ def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002
     """`input` itself (no lazy negative bit to resolve; see `is_neg`)."""
     _need_tensor(input, "resolve_neg")
     return input
-
-
-def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
-    """`nonzero(input)` cut or padded with `fill_value` rows to exactly `size` rows (an
-    int64 (size, ndim) tensor). Like `torch.nonzero_static`."""
-    _need_tensor(input, "nonzero_static")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-        raise ArgumentError(f"nonzero_static: 'size' must be an non-negative integer, got "
-                            f"{size!r}")
-    idx = np.argwhere(devices.host(input.data))[:size]
-    out = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
-    out[:len(idx)] = idx
-    return _tensor(out)
 
 
 def is_conj(input: Tensor) -> bool:  # noqa: A002
