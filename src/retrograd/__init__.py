@@ -365,6 +365,7 @@ from .api.windows import (
 )
 from .generator import Generator
 from . import random  # noqa: E402  (torch.random's names; after creation, which it uses)
+from . import profiler  # noqa: E402  (torch.profiler's names: timed regions)
 from .layouts import (  # torch's layout and memory-format constants (layouts.py)
     channels_last, channels_last_3d, contiguous_format, layout, memory_format,
     preserve_format, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided,
@@ -531,7 +532,7 @@ globals().update({k: v for k, v in _INPLACE_FUNCTIONS.items() if k not in global
 from .dtypes import TORCH_SPELLINGS as _TORCH_SPELLINGS  # noqa: E402,I001
 globals().update(_TORCH_SPELLINGS)  # rg.float, rg.int, rg.bool, rg.cfloat, ...: torch's names
 from .api import out_args as _out_args  # noqa: E402,I001
-_out_args.bind(globals())  # torch's out= on the top-level functions; rg.pi, rg.e, rg.inf, rg.nan
+_out_args.bind(globals(), special)  # torch's out= on top-level functions; rg.pi, rg.e, rg.nan
 
 __version__ = "0.1.0"
 

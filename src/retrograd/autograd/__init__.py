@@ -11,13 +11,13 @@ from ..api.modes import inference_mode, set_grad_enabled
 from ..grad_mode import detect_anomaly, enable_grad, no_grad, state
 from ..gradcheck import gradcheck, gradgradcheck
 from ..tensor import Tensor, _initial_grad
-from . import forward_ad, function, functional, grad_mode, graph
+from . import forward_ad, function, functional, grad_mode, graph, profiler
 from ._core import Function, FunctionCtx, grad
 
 __all__ = ["grad", "Function", "FunctionCtx", "detect_anomaly", "no_grad", "enable_grad",
            "backward", "set_detect_anomaly", "set_grad_enabled", "inference_mode",
            "gradcheck", "gradgradcheck", "Variable", "functional", "forward_ad", "graph",
-           "grad_mode", "function"]
+           "grad_mode", "function", "profiler"]
 
 
 def _tensors(x, what: str) -> list:
