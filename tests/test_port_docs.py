@@ -125,3 +125,47 @@ def test_clamp_tensor_bounds_dtype_and_method():
     _same(*_both(lambda T: T.tensor([1.0, 5.0]).clamp(min=T.tensor(2.0), max=3.0)))
     _same(*_both(lambda T: T.tensor([[1.0, 5.0]]).clip(T.tensor([2.0, 0.0]),
                                                         T.tensor([[3.0], [4.0]]))))
+
+
+# ---------------------------------------------------------------- creation, shape, linalg
+
+def test_full_size_keyword():
+    """`torch.full(size=(N,), fill_value=T, dtype=torch.long)` (the CTCLoss example)."""
+    _same(*_both(lambda T: T.full(size=(3,), fill_value=5, dtype=T.long)))
+    _same(*_both(lambda T: T.full(size=(2, 2), fill_value=1.5)))
+    for T in (rg, torch):
+        with pytest.raises(TypeError):
+            T.full(fill_value=1.0)
+
+
+@pytest.mark.parametrize("fn", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("seq", [tuple, list])
+def test_atleast_takes_one_sequence(fn, seq):
+    """`torch.atleast_1d((x, y))` returns a tuple, one tensor per element (a one-element
+    sequence too)."""
+    _same(*_both(lambda T: getattr(T, fn)(seq([T.tensor(1.5), T.arange(3)]))))
+    _same(*_both(lambda T: getattr(T, fn)(seq([T.tensor(2)]))))
+    _same(*_both(lambda T: getattr(T, fn)(T.tensor(2))))
+
+
+@pytest.mark.parametrize("shapes", [[(2,), (2,)], [(1, 2), (2, 1), (1, 3)], [(3,), (3, 2)]])
+def test_multi_dot_integers(shapes):
+    """`multi_dot([torch.tensor([1, 2]), torch.tensor([2, 3])])` is tensor(8), int64."""
+    arrays = [np.arange(1, 1 + int(np.prod(s))).reshape(s) for s in shapes]
+    _same(*_both(lambda T: T.linalg.multi_dot([T.tensor(a) for a in arrays])))
+
+
+def test_multi_dot_mixed_dtypes_refused():
+    for T in (rg, torch):
+        with pytest.raises(RuntimeError):
+            T.linalg.multi_dot([T.tensor([1, 2]), T.tensor([2.0, 3.0])])
+
+
+@pytest.mark.parametrize("driver", [None, "gelsd", "gelss", "gelsy"])
+def test_lstsq_rank_and_singular_values_keep_a_batch_shape(driver):
+    """A of batch (1,) broadcast against B of batch (2,): the solution is (2, ...), the rank
+    and singular values are A's own (1,) (the lstsq docstring example)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((1, 4, 3)), rng.standard_normal((2, 4, 3))
+    _same(*_both(lambda T: tuple(T.linalg.lstsq(T.tensor(a), T.tensor(b), driver=driver))),
+          tol=1e-8)

@@ -219,9 +219,18 @@ def ones(*shape, dtype=None, requires_grad: bool = False, device=None, size=None
 
 @_torch_keywords
 @_takes_out
-def full(shape, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def full(shape=None, fill_value=None, dtype=None, requires_grad: bool = False, device=None, *,
+         size=None) -> Tensor:
     """A tensor of `shape` filled with `fill_value` (dtype from the value, as in PyTorch).
-    Like `torch.full`: `rg.full((2,), 7.0)` is `tensor([7., 7.])`."""
+    Like `torch.full`: `rg.full((2,), 7.0)` is `tensor([7., 7.])`; PyTorch's keyword
+    spelling `rg.full(size=(2,), fill_value=7.0)` works too."""
+    if size is not None:
+        if shape is not None:
+            raise TypeError(f"full() got the shape both as {shape!r} and as size={size!r}")
+        shape = size
+    if shape is None or fill_value is None:
+        raise TypeError("full() missing required argument: "
+                        + ("'size'" if shape is None else "'fill_value'"))
     if dtype is None:
         dtype = np.asarray(fill_value).dtype if not isinstance(fill_value, float) else None
         dtype = np.int64 if dtype is not None and dtype.kind in "iu" else dtype

@@ -326,16 +326,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if B.shape[-2] != A.shape[-2]:
         raise LinAlgShapeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got "
                                f"A of shape {A.shape} and B of shape {B.shape}")
+    A0 = A  # rank and singular values have A's own batch shape, as in PyTorch
     A, B = _batch_pair(A, B, "lstsq")
     rtol = None if rcond is None else float(rcond)
     X = pinv(A, rtol=rtol)
     X = apply(ops.matmul, X, B)
-    rank = matrix_rank(A, rtol=rtol)
+    rank = matrix_rank(A0, rtol=rtol)
     rows, cols = A.shape[-2:]
     empty = Tensor(np.zeros((0,), A.dtype))
     residuals, sv = empty, empty
     if driver in ("gelsd", "gelss"):
-        sv = svdvals(A)
+        sv = svdvals(A0)
         if rows > cols and bool(np.all(values_of(
                 rank, f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
                 "use the default driver and compute the residuals from the solution")
@@ -469,7 +470,13 @@ def cross(input, other, *, dim: int = -1) -> Tensor:  # noqa: A002
 def multi_dot(tensors) -> Tensor:
     """The product of a chain of matrices (the first may be a row vector, the last a column
     vector), multiplied in the cheapest order."""
-    ts = [_float(t, "multi_dot", True) for t in tensors]
+    ts = [_t(t) for t in tensors]
+    for k, t in enumerate(ts):  # integers multiply too, as in PyTorch; one dtype for all
+        if t.dtype.kind not in "iufc":
+            raise LinAlgDtypeError(f"linalg.multi_dot: expected numeric tensors, got {t.dtype}")
+        if t.dtype != ts[0].dtype:
+            raise LinAlgDtypeError(f"linalg.multi_dot: all tensors must have the same dtype, "
+                                   f"but tensor 0 is {ts[0].dtype} and tensor {k} is {t.dtype}")
     if len(ts) < 2:
         raise ValueError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
     first, last = ts[0].ndim == 1, ts[-1].ndim == 1

@@ -83,6 +83,10 @@ def expand_dims(a, axis) -> Tensor:
 
 
 def _atleast(arys, n: int, fn: str):
+    seq = len(arys) == 1 and isinstance(arys[0], (tuple, list)) and builtins.all(
+        isinstance(a, Tensor) for a in arys[0])  # torch's one-sequence form, atleast_1d((x, y))
+    if seq:
+        arys = tuple(arys[0])
     out = []
     for a in arys:
         x = _t(a)
@@ -98,7 +102,7 @@ def _atleast(arys, n: int, fn: str):
         out.append(x)
     if not out:
         raise TypeError(f"{fn}() needs at least one array")
-    return out[0] if len(out) == 1 else tuple(out)
+    return out[0] if len(out) == 1 and not seq else tuple(out)
 
 
 def atleast_1d(*arys):

@@ -66,16 +66,18 @@ def with_out(fn, name: str):
     return call
 
 
-def bind(namespace: dict) -> None:
+def bind(namespace: dict, *shared) -> None:
     """Give the functions of `namespace` (the package's) that lack it an `out=`, and add
-    the constants."""
+    the constants. A function that the modules in `shared` (rg.special) hold too is
+    replaced there as well, so `rg.sinc is rg.special.sinc` stays true."""
     wrapped = {}
     for name in OUT_NAMES:
         fn = namespace.get(name)
         if fn is not None and callable(fn) and id(fn) not in wrapped and not _takes_out(fn):
             wrapped[id(fn)] = with_out(fn, name)
-    for name, fn in list(namespace.items()):  # aliases (absolute, fabs, concat) stay aliases
-        if callable(fn) and id(fn) in wrapped:
-            namespace[name] = wrapped[id(fn)]
+    for ns in (namespace, *(vars(m) for m in shared)):  # aliases (concat, ...) stay aliases
+        for name, fn in list(ns.items()):
+            if callable(fn) and id(fn) in wrapped:
+                ns[name] = wrapped[id(fn)]
     for name, value in CONSTANTS.items():
         namespace.setdefault(name, value)
