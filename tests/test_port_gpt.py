@@ -897,9 +897,10 @@ def test_nanogpt_float32_and_dropout_train_mode():
         assert not np.allclose(rl.detach().numpy(), el.detach().numpy())
 
 
-def test_nanogpt_init_and_crop_block_size():
+@pytest.mark.parametrize("flash", [True, False])
+def test_nanogpt_init_and_crop_block_size(flash):
     rg.manual_seed(0)
-    R = nanogpt(rg, flash=False)
+    R = nanogpt(rg, flash=flash)
     rm = R.GPT(R.GPTConfig(block_size=16, vocab_size=11, n_layer=2, n_head=2, n_embd=8))
     for name, p in rm.named_parameters():
         if name.endswith('.bias'):
@@ -907,16 +908,21 @@ def test_nanogpt_init_and_crop_block_size():
     ln = rm.transformer.ln_f
     assert np.all(ln.weight.detach().numpy() == 1)
     rm.crop_block_size(8)
-    tm, _ = build_nanogpt(flash=False, block_size=16)
+    tm, rm2 = build_nanogpt(flash=flash, block_size=16)
     tm.crop_block_size(8)
-    assert tuple(rm.transformer.wpe.weight.shape) == (8, 8)
-    assert isinstance(rm.transformer.wpe.weight, rg.nn.Parameter)
-    assert tuple(rm.transformer.h[0].attn.bias.shape) == (1, 1, 8, 8)
-    assert list(rm.state_dict()) == list(tm.state_dict())
-    assert rm.get_num_params() == tm.get_num_params()
+    rm2.crop_block_size(8)
+    for m in (rm, rm2):
+        assert tuple(m.transformer.wpe.weight.shape) == (8, 8)
+        assert isinstance(m.transformer.wpe.weight, rg.nn.Parameter)
+        assert hasattr(m.transformer.h[0].attn, 'bias') == (not flash)
+        if not flash:
+            assert tuple(m.transformer.h[0].attn.bias.shape) == (1, 1, 8, 8)
+        assert list(m.state_dict()) == list(tm.state_dict())
+        assert m.get_num_params() == tm.get_num_params()
     x = tokens(2, 8, 11)
     logits, _ = rm(rg.from_numpy(x))
     assert tuple(logits.shape) == (2, 1, 11)
+    close(rm2(rg.from_numpy(x))[0], tm(_torch.from_numpy(x))[0], **F64)
     assert rm.estimate_mfu(4, 0.5) == pytest.approx(tm.estimate_mfu(4, 0.5))
 
 
