@@ -1539,3 +1539,215 @@ def test_scipy_special(name):
 def test_scipy_multigammaln(x, d):
     check_value(lambda v: SP.multigammaln(v, d), lambda v: ss.multigammaln(v, d), x)
     check_grads(lambda v: SP.multigammaln(v, d), x)
+
+
+# ------------------------------------------------ test_wrappers.py, test_jacobian.py,
+# test_core.py, test_tuple.py, test_dict.py: HIPS's wrappers as rg.func transforms
+
+F = rg.func
+
+
+def _eq(a, b, tol=1e-10):
+    np.testing.assert_allclose(_np(a), _np(b), rtol=tol, atol=tol)
+
+
+def test_wrappers_return_both():
+    fun = lambda x: 3.0 * x**3.2  # noqa: E731
+    x = np.float64(1.7)
+    f, d = F.value_and_grad(fun)(x)
+    _eq(f, 3.0 * 1.7**3.2)
+    _eq(d, F.grad(fun)(x))
+
+
+def test_wrappers_value_and_grad_differentiable():
+    fun = lambda x: rg.sum(rg.sin(x) ** 2)  # noqa: E731
+    both = F.value_and_grad(fun)
+    x = R(5)
+    _eq(both(x)[0], fun(rg.tensor(x)))
+    _eq(both(x)[1], F.grad(fun)(x))
+    check_grads(lambda x: both(x)[0], x)
+
+
+def test_wrappers_hessian_of_quadratic():
+    H = R(5, 5)
+    fun = lambda x: x @ rg.tensor(H) @ x  # noqa: E731
+    _eq(F.hessian(fun)(R(5)), H + H.T)
+
+
+def _complicated(a, b, c, d, e, f=1.1, g=9.0):
+    return a + rg.sin(b) + rg.cosh(c) + rg.cos(d) + rg.tan(e) + f + g
+
+
+def test_wrappers_multigrad_and_pytree_argument():
+    A, B, Cc, Dd, E, Fv, G = (np.float64(v) for v in (0.5, -0.3, 0.2, -1.1, 0.7, 0.6, -0.1))
+    wrapped = F.grad(_complicated, argnums=(3, 1))(A, B, Cc, Dd, E, f=Fv, g=G)
+    explicit = F.grad(lambda db: _complicated(A, db[1], Cc, db[0], E, f=Fv, g=G))((Dd, B))
+    assert len(wrapped) == len(explicit) == 2
+    for w, e in zip(wrapped, explicit):
+        _eq(w, e)
+    v, g = F.value_and_grad(_complicated, argnums=(3, 1))(A, B, Cc, Dd, E, f=Fv, g=G)
+    _eq(v, _complicated(*(rg.tensor(t) for t in (A, B, Cc, Dd, E)), f=Fv, g=G))
+    for a, b in zip(g, wrapped):
+        _eq(a, b)
+
+
+def test_wrappers_multigrad_onearg():
+    fun = lambda x, y: rg.sum(x + rg.sin(y))  # noqa: E731
+    packed = lambda xy: rg.sum(xy[0] + rg.sin(xy[1]))  # noqa: E731
+    A, B = R(3), R(3)
+    (ga,) = F.grad(fun, argnums=(0,))(A, B)
+    _eq(ga, F.grad(packed)((A, B))[0])
+
+
+def test_wrappers_elementwise_grad():
+    # HIPS's elementwise_grad(f) is the VJP with ones, i.e. grad of the sum (or vmap(grad))
+    simple = lambda a: a + rg.sin(a) + rg.cosh(a)  # noqa: E731
+    A = R(10)
+    explicit = np.array([float(F.grad(simple)(np.float64(a))) for a in A])
+    _eq(F.grad(lambda a: rg.sum(simple(a)))(A), explicit)
+    _eq(F.vmap(F.grad(simple))(rg.tensor(A)), explicit)
+
+
+@pytest.mark.parametrize("shape", [(5,), (5, 4), (5, 4, 3)])
+def test_wrappers_hessian_tensor_product(shape):
+    fun = lambda a: rg.sum(rg.sin(a))  # noqa: E731
+    a, V = R(*shape), R(*shape)
+    H = _np(F.hessian(fun)(a))
+    _eq(F.hvp(fun, rg.tensor(a), rg.tensor(V)), np.tensordot(H, V, axes=V.ndim))
+
+
+@pytest.mark.parametrize("ashape", [(5,), (5, 4)])
+def test_wrappers_tensor_jacobian_product(ashape):
+    # tensor_jacobian_product(fun)(a, V) is the VJP of V (HIPS also contracts a V of lower
+    # rank than the output with its leading axes; that is a batch of VJPs, not ported)
+    fun = lambda a: rg.roll(rg.sin(a), 1)  # noqa: E731
+    a, V = R(*ashape), R(*ashape)
+    J = _np(F.jacobian(fun)(a))
+    out, pullback = F.vjp(fun, rg.tensor(a))
+    _eq(pullback(rg.tensor(V))[0], np.tensordot(V, J, axes=V.ndim))
+
+
+def test_wrappers_make_jvp_and_ggnvp():
+    A = R(3, 5)
+    fun = lambda x: rg.tanh(rg.tensor(A) @ x)  # noqa: E731
+    x, v = R(5), R(5)
+    out, tangent = F.jvp(fun, (rg.tensor(x),), (rg.tensor(v),))
+    _eq(tangent, _np(F.jacfwd(fun)(x)) @ v)
+    # make_ggnvp(f, g=sum of squares / 2)(x)(v) = J^T H_g J v with H_g = I
+    J = _np(F.jacrev(fun)(x))
+    _, pullback = F.vjp(fun, rg.tensor(x))
+    _eq(pullback(tangent)[0], J.T @ J @ v)
+
+
+def test_wrappers_grad_and_aux():
+    def fun(x):
+        y = rg.sum(rg.sin(x))
+        return y, (y, x**2)
+
+    x = R(4)
+    g, (aux_y, aux_sq) = F.grad(fun, has_aux=True)(x)
+    _eq(g, np.cos(x))
+    _eq(aux_y, np.sum(np.sin(x)))
+    _eq(aux_sq, x**2)
+
+
+def test_jacobian_against_grad():
+    fun = lambda x: rg.sum(rg.sin(x), axis=1, keepdims=True)  # noqa: E731
+    A = R(1, 3)
+    _eq(_np(F.grad(lambda x: fun(x).sum())(A)), _np(F.jacobian(fun)(A)).reshape(1, 3))
+
+
+def test_jacobian_scalar_to_vector():
+    val = np.float64(R())
+    fun = lambda x: rg.stack([x, x**2, x**3])  # noqa: E731
+    _eq(F.jacobian(fun)(val), np.array([1.0, 2 * val, 3 * val**2]))
+    _eq(F.jacfwd(fun)(val), np.array([1.0, 2 * val, 3 * val**2]))
+
+
+def test_jacobian_against_stacked_grads():
+    scalar_funs = [
+        lambda x: rg.sum(x**3),
+        lambda x: rg.prod(rg.sin(x) + rg.sin(x)),
+        lambda x: F.grad(lambda y: rg.exp(y) * rg.tanh(x[0]))(x[1]),
+    ]
+    vector_fun = lambda x: rg.stack([f(x) for f in scalar_funs])  # noqa: E731
+    x = R(5)
+    grads = np.vstack([_np(F.grad(f)(x)) for f in scalar_funs])
+    _eq(F.jacobian(vector_fun)(x), grads)
+    _eq(F.jacfwd(vector_fun)(x), grads)
+
+
+def test_jacobian_higher_order():
+    fun = lambda x: rg.sin(rg.outer(x, x)) + rg.cos(rg.dot(x, x))  # noqa: E731
+    assert F.jacobian(fun)(R(2)).shape == (2, 2, 2)
+    assert F.jacobian(F.jacobian(fun))(R(2)).shape == (2, 2, 2, 2)
+    assert F.jacfwd(F.jacrev(fun))(R(2)).shape == (2, 2, 2, 2)
+    check_grads(lambda x: rg.sum(rg.sin(F.jacobian(fun)(x))), R(2))
+    check_grads(lambda x: rg.sum(rg.sin(F.jacobian(F.jacobian(fun))(x))), R(2), order=1)
+
+
+def test_core_nested_grads():
+    # test_core / test_graphs: grad of grad of grad, fan-out, the same value used twice
+    fun = lambda x: rg.sin(x) * rg.cos(x) + x**3  # noqa: E731
+    x = np.float64(0.7)
+    d1, d2, d3 = F.grad(fun), F.grad(F.grad(fun)), F.grad(F.grad(F.grad(fun)))
+    _eq(d1(x), np.cos(2 * x) + 3 * x**2)
+    _eq(d2(x), -2 * np.sin(2 * x) + 6 * x)
+    _eq(d3(x), -4 * np.cos(2 * x) + 6)
+    check_grads(lambda x: x * x + x, x)
+    check_grads(lambda x: rg.sin(x) ** 2 * rg.exp(x) / (1 + x**2), R(3))
+
+
+def test_core_third_order_in_both_modes():
+    # HIPS's test_dot with order=3: the product rules differentiated three times
+    check_grads(rg.outer, R(3), R(3), order=3)
+    check_grads(lambda a, b: rg.tensordot(a, b, dims=([1], [0])), R(2, 3), R(3, 4), order=3)
+
+
+def test_tuple_and_dict_pytrees():
+    # test_tuple / test_dict: gradients of functions of containers come back as containers
+    def tfun(t):
+        return rg.sum(rg.sin(t[0]) * t[1][0] + rg.cos(t[1][1]))
+
+    x, y, z = R(3), R(3), R(3)
+    g = F.grad(tfun)((x, (y, z)))
+    _eq(g[0], np.cos(x) * y)
+    _eq(g[1][0], np.sin(x))
+    _eq(g[1][1], -np.sin(z))
+
+    def dfun(d):
+        return rg.sum(d["a"] ** 2 + rg.exp(d["b"]))
+
+    g = F.grad(dfun)({"a": x, "b": y})
+    assert set(g) == {"a", "b"}
+    _eq(g["a"], 2 * x)
+    _eq(g["b"], np.exp(y))
+    v, g2 = F.value_and_grad(dfun)({"a": x, "b": y})
+    _eq(v, np.sum(x**2 + np.exp(y)))
+    _eq(g2["b"], np.exp(y))
+    out, tangent = F.jvp(
+        dfun, ({"a": rg.tensor(x), "b": rg.tensor(y)},), ({"a": rg.tensor(z), "b": rg.tensor(z)},)
+    )
+    _eq(tangent, np.sum(2 * x * z + np.exp(y) * z))
+
+
+def test_tuple_of_numpy_arrays_is_a_pytree():
+    # was: grad(f)((array(3), array())) tried to make one tensor of the tuple (ValueError),
+    # and a tuple of NumPy float64 scalars became one float32 tensor; JAX and HIPS take
+    # both as containers of leaves, each keeping its dtype
+    def fun(t):
+        return rg.sum(rg.sin(t[0])) * t[1]
+
+    x, y = R(3), np.array(0.3)
+    gx, gy = F.grad(fun)((x, y))
+    _eq(gx, np.cos(x) * 0.3)
+    _eq(gy, np.sum(np.sin(x)))
+    assert gx.dtype == gy.dtype == np.float64 and gy.shape == ()
+    ga, gb = F.grad(lambda t: rg.sin(t[0]) * t[1])((np.float64(0.5), np.float64(0.3)))
+    assert ga.dtype == gb.dtype == np.float64
+    _eq(ga, np.cos(0.5) * 0.3)
+    jx, jy = F.jacrev(lambda t: rg.sin(t[0]) * t[1])((x, y))
+    _eq(jx, np.diag(np.cos(x) * 0.3))
+    _eq(jy, np.sin(x))
+    # a list of plain Python numbers stays one tensor-like argument
+    assert F.grad(lambda t: rg.sum(t**2))([1.0, 2.0]).shape == (2,)

@@ -243,10 +243,11 @@ def _substitute(args, nums, values) -> list:
 # ---------------------------------------------------------------- reverse mode
 
 def _is_tree(x) -> bool:
-    """A dict, or a tuple/list holding tensors or containers: differentiated leaf by leaf
-    (as torch.func does); a list of plain numbers stays one tensor-like argument."""
+    """A dict, or a tuple/list holding tensors, NumPy arrays or scalars, or containers:
+    differentiated leaf by leaf (as torch.func and JAX do); a list of plain Python numbers
+    stays one tensor-like argument."""
     return isinstance(x, dict) or (isinstance(x, (tuple, list)) and any(
-        isinstance(e, (Tensor, dict, tuple, list)) for e in x))
+        isinstance(e, (Tensor, np.ndarray, np.generic, dict, tuple, list)) for e in x))
 
 
 def _value_and_grad(f, argnums, has_aux, what, args, kwargs):

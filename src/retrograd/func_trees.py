@@ -16,10 +16,10 @@ __all__ = ["is_tree", "flatten", "unflatten", "vjp", "jvp", "jac"]
 
 
 def is_tree(x) -> bool:
-    """A dict, or a tuple/list holding tensors or containers (a list of numbers is one
-    tensor-like value, as the transforms take it)."""
+    """A dict, or a tuple/list holding tensors, NumPy arrays or scalars, or containers (a
+    list of plain Python numbers is one tensor-like value, as the transforms take it)."""
     return isinstance(x, dict) or (isinstance(x, (tuple, list)) and any(
-        not isinstance(e, (bool, int, float, complex)) for e in x))
+        type(e) not in (bool, int, float, complex) for e in x))
 
 
 def flatten(tree) -> tuple[list, object]:
