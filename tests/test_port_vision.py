@@ -1656,3 +1656,128 @@ def test_torch_jit_eager_names():
         v = [1]
         assert T.jit.annotate(list[int], v) is v
     assert float(rg.jit(lambda x: x * 2)(rg.ones(1))[0]) == 2.0  # still retrograd's jit
+
+
+# ---------------------------------------------------------------- the training recipe
+
+def _split_normalization_params(model, nn):
+    """references/classification/utils.py: norm layers' parameters get their own group."""
+    norm_classes = (nn.modules.batchnorm._BatchNorm, nn.LayerNorm, nn.GroupNorm,
+                    nn.modules.instancenorm._InstanceNorm, nn.LocalResponseNorm)
+    norm_params, other_params = [], []
+    for module in model.modules():
+        if next(module.children(), None):
+            other_params.extend(p for p in module.parameters(recurse=False) if p.requires_grad)
+        elif isinstance(module, norm_classes):
+            norm_params.extend(p for p in module.parameters() if p.requires_grad)
+        else:
+            other_params.extend(p for p in module.parameters() if p.requires_grad)
+    return norm_params, other_params
+
+
+def _recipe(T, model, opt_name, steps=4):
+    nn = T.nn
+
+    class ExponentialMovingAverage(T.optim.swa_utils.AveragedModel):
+        def __init__(self, model, decay, device="cpu"):
+            def ema_avg(avg_model_param, model_param, num_averaged):
+                return decay * avg_model_param + (1 - decay) * model_param
+            super().__init__(model, device, ema_avg, use_buffers=True)
+
+    norm, other = _split_normalization_params(model, nn)
+    groups = [{"params": other, "weight_decay": 1e-4}, {"params": norm, "weight_decay": 0.0}]
+    if opt_name == "sgd":
+        opt = T.optim.SGD(groups, lr=0.1, momentum=0.9, weight_decay=1e-4, nesterov=True)
+    elif opt_name == "rmsprop":
+        opt = T.optim.RMSprop(groups, lr=0.01, momentum=0.9, weight_decay=1e-4, eps=0.0316,
+                              alpha=0.9)
+    else:
+        opt = T.optim.AdamW(groups, lr=0.01, weight_decay=0.05)
+    warm = T.optim.lr_scheduler.LinearLR(opt, start_factor=0.01, total_iters=2)
+    main = T.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=3, eta_min=0.0)
+    sched = T.optim.lr_scheduler.SequentialLR(opt, schedulers=[warm, main], milestones=[2])
+    ema = ExponentialMovingAverage(model, decay=1.0 - min(1.0, 0.01 * 2 / 4))
+    swa = T.optim.swa_utils.AveragedModel(model)
+    multi = T.optim.swa_utils.AveragedModel(
+        model, multi_avg_fn=T.optim.swa_utils.get_ema_multi_avg_fn(0.9), use_buffers=True)
+    crit = nn.CrossEntropyLoss(label_smoothing=0.1)
+    rng = np.random.default_rng(5)
+    lrs = []
+    for _ in range(steps):
+        x = T.tensor(rng.standard_normal((2, 3, 32, 32)))
+        y = T.tensor(rng.integers(0, 10, 2))
+        loss = crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        for avg in (ema, swa, multi):
+            avg.update_parameters(model)
+        sched.step()
+        lrs.append([g["lr"] for g in opt.param_groups])
+    loader = [T.tensor(rng.standard_normal((2, 3, 32, 32))) for _ in range(2)]
+    T.optim.swa_utils.update_bn([(b, 0) for b in loader], swa)
+    ema.eval()
+    with T.no_grad():
+        out = ema(loader[0])
+    return lrs, (ema, swa, multi), out
+
+
+@pytest.mark.parametrize("opt_name", ["sgd", "rmsprop", "adamw"])
+def test_classification_recipe_with_ema(opt_name):
+    """torchvision's references/classification recipe around a model: parameter groups
+    without weight decay on norm layers, label smoothing, gradient clipping, warmup then
+    cosine (SequentialLR), its ExponentialMovingAverage (an AveragedModel subclass averaging
+    buffers too), plain SWA with update_bn, and get_ema_multi_avg_fn."""
+    tm, rm = build(lambda z: z.mobilenet_v3_small(dropout=0.0))
+    tl, tavg, to = _recipe(torch, tm, opt_name)
+    rl, ravg, ro = _recipe(rg, rm, opt_name)
+    np.testing.assert_allclose(rl, tl, rtol=1e-12)
+    compare_state(rm, tm, "model")
+    for r, t in zip(ravg, tavg):
+        assert int(r.n_averaged) == int(t.n_averaged) == 4
+        compare_state(r, t, type(t).__name__)
+    close(ro, to, "ema output")
+
+
+@pytest.mark.parametrize("strategy,anneal", [("cos", 3), ("linear", 2), ("cos", 0)])
+def test_swalr(strategy, anneal):
+    lrs = []
+    for T in (torch, rg):
+        opt = T.optim.SGD([T.nn.Parameter(T.zeros(2)), ], lr=0.5)
+        sched = T.optim.swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=anneal,
+                                        anneal_strategy=strategy)
+        seen = [opt.param_groups[0]["lr"]]
+        for _ in range(5):
+            opt.step()
+            sched.step()
+            seen.append(opt.param_groups[0]["lr"])
+        lrs.append(seen)
+    np.testing.assert_allclose(lrs[1], lrs[0], rtol=1e-12)
+
+
+def test_avg_fns():
+    a, b = np.array([1.0, 2.0, -3.0]), np.array([0.5, 4.0, 1.0])
+    for name, args in (("get_ema_avg_fn", (0.9,)), ("get_swa_avg_fn", ())):
+        t = getattr(torch.optim.swa_utils, name)(*args)(torch.tensor(a), torch.tensor(b), 3)
+        r = getattr(rg.optim.swa_utils, name)(*args)(rg.tensor(a), rg.tensor(b), 3)
+        close(r, t, name)
+    with pytest.raises(RuntimeError):
+        torch.optim.swa_utils.get_swa_multi_avg_fn()([torch.tensor([1])], [torch.tensor([2])],
+                                                     torch.tensor(3))
+    with pytest.raises(RuntimeError):
+        rg.optim.swa_utils.get_swa_multi_avg_fn()([rg.tensor([1])], [rg.tensor([2])],
+                                                  rg.tensor(3))
+    for name, args in (("get_ema_multi_avg_fn", (0.9,)), ("get_swa_multi_avg_fn", ())):
+        ta, ra = [torch.tensor(a), torch.tensor([3, 4])], [rg.tensor(a), rg.tensor([3, 4])]
+        tb, rb = [torch.tensor(b), torch.tensor([8, 1])], [rg.tensor(b), rg.tensor([8, 1])]
+        getattr(torch.optim.swa_utils, name)(*args)(ta[:1], tb[:1], torch.tensor(3))
+        if name == "get_ema_multi_avg_fn":  # integers: the weighted sum cast back
+            getattr(torch.optim.swa_utils, name)(*args)(ta[1:], tb[1:], torch.tensor(3))
+        getattr(rg.optim.swa_utils, name)(*args)(ra[:1], rb[:1], rg.tensor(3))
+        if name == "get_ema_multi_avg_fn":
+            getattr(rg.optim.swa_utils, name)(*args)(ra[1:], rb[1:], rg.tensor(3))
+        for r, t in zip(ra, ta):
+            close(r, t, name)
+    with pytest.raises(ValueError, match="decay"):
+        rg.optim.swa_utils.get_ema_avg_fn(1.5)

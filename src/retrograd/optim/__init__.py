@@ -11,9 +11,10 @@
                      OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau, ConstantLR,
                      MultiplicativeLR, PolynomialLR, CosineAnnealingWarmRestarts, CyclicLR,
                      ChainedScheduler
+    swa_utils.py     AveragedModel (SWA / EMA weight averaging), update_bn, SWALR
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adaptive import Adagrad, Adamax, NAdam, RMSprop
 from .factored import Adafactor
 from .first_order import ASGD, Adadelta, RAdam, Rprop
@@ -23,4 +24,4 @@ from .sparse import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
            "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS", "Adafactor", "SparseAdam",
-           "lr_scheduler"]
+           "lr_scheduler", "swa_utils"]
