@@ -13,6 +13,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -25,4 +26,5 @@ from .sampler import (
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert", "Dataset",
            "IterableDataset", "TensorDataset", "StackDataset", "Subset", "ConcatDataset",
            "ChainDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+           "DistributedSampler"]
