@@ -89,3 +89,13 @@ def test_default_generator_is_the_global_stream():
 def test_not_a_generator_is_refused(fn):
     with pytest.raises(TypeError, match="generator"):
         fn(3)
+
+
+def test_default_generator_state_and_seed_follow_the_global_stream():
+    rg.manual_seed(21)
+    assert rg.default_generator.initial_seed() == rg.initial_seed() == 21
+    st = rg.default_generator.get_state()
+    a = rg.rand(3)
+    rg.default_generator.set_state(st)
+    np.testing.assert_array_equal(rg.rand(3).data, a.data)
+    assert rg.initial_seed() == 21

@@ -29,19 +29,21 @@ class _DefaultGenerator(Generator):
     (seeding it is `rg.manual_seed`)."""
 
     def __init__(self) -> None:
-        self._seed = None
+        pass
 
     def manual_seed(self, seed) -> Generator:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         manual_seed(int(seed) % 2 ** 64)
-        self._seed = int(seed) % 2 ** 64
         return self
 
-    def initial_seed(self) -> int:
-        if self._seed is None:
-            self._seed = int(np.random.SeedSequence().entropy) % 2 ** 63
-        return self._seed
+    @property
+    def _seed(self) -> int:  # what rg.initial_seed() says
+        return int(_rng[0].bit_generator.seed_seq.entropy)
+
+    @_seed.setter
+    def _seed(self, value) -> None:
+        pass  # the stream's own seed_seq keeps it
 
     @property
     def _rng(self):
