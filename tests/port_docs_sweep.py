@@ -13,7 +13,11 @@ are replaced by functions that return the same numbers (a NumPy generator seeded
 docstring), so the two runs see identical inputs. Layers with random parameters and
 in-place samplers (`normal_`, `bernoulli`, ...) are still skipped.
 
-Run: `python tests/port_docs_sweep.py [-v] [--seeded] [-k SUBSTRING]`. Prints a summary:
+With `--methods`, each example's `torch.fn(x, ...)` calls are rewritten as `x.fn(...)`
+where Tensor has that method, and the rewritten examples are run instead (Tensor
+methods' own docstrings mostly point at the function's).
+
+Run: `python tests/port_docs_sweep.py [-v] [--seeded] [--methods] [-k SUBSTRING]`. Prints a summary:
 examples run, matching, differing (name and a one-line reason) and erroring in
 retrograd only. Printed reprs are never compared (printing is out of scope).
 """
@@ -21,6 +25,7 @@ retrograd only. Printed reprs are never compared (printing is out of scope).
 from __future__ import annotations
 
 import argparse
+import ast
 import builtins
 import collections
 import contextlib
@@ -120,6 +125,46 @@ def collect():
             if examples:
                 out.append((f"{prefix}.{name}", examples))
     return out
+
+
+class _ToMethods(ast.NodeTransformer):
+    """`torch.fn(x, ...)` becomes `x.fn(...)` where Tensor has a method `fn` and `x` is a
+    name (a tensor in the example, one hopes; if not, both libraries raise)."""
+
+    def __init__(self) -> None:
+        self.changed = False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                and f.value.id == "torch" and hasattr(torch.Tensor, f.attr)
+                and not f.attr.startswith("_") and f.attr not in METHOD_SKIP
+                and node.args and isinstance(node.args[0], ast.Name)):
+            self.changed = True
+            return ast.Call(ast.Attribute(node.args[0], f.attr, ast.Load()), node.args[1:],
+                            node.keywords)
+        return node
+
+
+METHOD_SKIP = {"tensor", "as_tensor", "from_numpy", "is_tensor", "numel", "dtype", "device",
+               "size", "zeros", "ones", "full", "arange", "eye", "empty"}
+
+
+def as_methods(examples):
+    """The examples with `torch.fn(x, ...)` calls rewritten as `x.fn(...)`, or None when
+    nothing was rewritten."""
+    out, changed = [], False
+    for ex in examples:
+        try:
+            tree = ast.parse(ex.source)
+        except SyntaxError:
+            return None
+        t = _ToMethods()
+        tree = t.visit(tree)
+        changed |= t.changed
+        out.append(doctest.Example(ast.unparse(tree) + "\n", ex.want) if t.changed else ex)
+    return out if changed else None
 
 
 def skip_reason(examples, seeded: bool) -> str | None:
@@ -411,9 +456,14 @@ def main(argv=None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--seeded", action="store_true",
                     help="also run examples with random inputs, drawn equal on both sides")
+    ap.add_argument("--methods", action="store_true",
+                    help="rewrite torch.fn(x, ...) as x.fn(...) (Tensor methods) and run those")
     ap.add_argument("-k", default="", help="only docstrings whose name contains this")
     args = ap.parse_args(argv)
     items = [it for it in collect() if args.k in it[0]]
+    if args.methods:
+        items = [(f"{name} (methods)", m) for name, ex in items
+                 if (m := as_methods(ex)) is not None]
     stats, differ, rgerr, skipped = sweep(items, args.verbose, args.seeded)
     print(f"docstrings with examples: {len(items)}; skipped: {sum(skipped.values())} "
           f"({', '.join(f'{k} {v}' for k, v in skipped.most_common())})")

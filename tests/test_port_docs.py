@@ -146,6 +146,8 @@ def test_atleast_takes_one_sequence(fn, seq):
     _same(*_both(lambda T: getattr(T, fn)(seq([T.tensor(1.5), T.arange(3)]))))
     _same(*_both(lambda T: getattr(T, fn)(seq([T.tensor(2)]))))
     _same(*_both(lambda T: getattr(T, fn)(T.tensor(2))))
+    _same(*_both(lambda T: getattr(T, fn)(seq())))
+    _same(*_both(lambda T: getattr(T, fn)()))
 
 
 @pytest.mark.parametrize("shapes", [[(2,), (2,)], [(1, 2), (2, 1), (1, 3)], [(3,), (3, 2)]])

@@ -100,9 +100,7 @@ def _atleast(arys, n: int, fn: str):
                 s = (1,)
             x = reshape(x, s)
         out.append(x)
-    if not out:
-        raise TypeError(f"{fn}() needs at least one array")
-    return out[0] if len(out) == 1 and not seq else tuple(out)
+    return out[0] if len(out) == 1 and not seq else tuple(out)  # none given: (), as torch
 
 
 def atleast_1d(*arys):
