@@ -310,7 +310,9 @@ def test_values_outside_the_support_raise():
     with pytest.raises(ValueError, match="support"):
         D.Categorical(rg.tensor([0.5, 0.5])).log_prob(rg.tensor(2))
     with pytest.raises(ValueError, match="support"):
-        D.Uniform(0.0, 1.0).log_prob(rg.tensor(1.0))
+        D.Uniform(0.0, 1.0).log_prob(rg.tensor(1.5))
+    # torch's Uniform support is the closed interval: high itself validates, density 0
+    assert D.Uniform(0.0, 1.0).log_prob(rg.tensor(1.0)).item() == -np.inf
     with pytest.raises(ValueError, match="event shape"):
         D.Dirichlet(rg.tensor([1.0, 1.0])).log_prob(rg.tensor([0.2, 0.3, 0.5]))
     lp = D.Uniform(0.0, 1.0, validate_args=False).log_prob(rg.tensor(1.5))

@@ -22,8 +22,8 @@ raises ValueError naming it. Some functions (`gammaln`, `digamma`, `gammainc`) n
 SciPy: `pip install 'retrograd[special]'`.
 """
 
+from . import constraints, transforms
 from . import kl_breadth as _kl_breadth  # noqa: F401  (registers the pairs)
-from . import transforms
 from .composite import Independent, MixtureSameFamily, TransformedDistribution
 from .continuous import Beta, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, OneHotCategorical

@@ -79,24 +79,14 @@ class Normal(_LocScale):
         return 0.5 + _HALF_LOG_2PI + self.scale.log()
 
 
-class _Interval(C.Constraint):
-    """[low, high) of a Uniform, read from the distribution."""
-
-    def __init__(self):
-        super().__init__("interval [low, high)",
-                         lambda a, d: (d.low.data <= a) & (a < d.high.data))
-
-    def holds_for(self, value: Tensor, dist=None) -> bool:
-        """low <= value < high with ops, so that under rg.func.vmap the parameters and the
-        value line up batch element by batch element."""
-        return bool(np.all(every_value((dist.low <= value) & (value < dist.high))))
-
-
 class Uniform(Distribution):
     """The uniform distribution on [low, high)."""
 
     arg_constraints = {"low": C.real, "high": C.real}
-    support = _Interval()
+
+    @C.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return C.interval(self.low, self.high)
     has_rsample = True
 
     def __init__(self, low, high, validate_args: bool | None = None):

@@ -49,26 +49,7 @@ def _as_float(value: Tensor, dtype) -> Tensor:
     return value if value.data.dtype == dtype else value.to(dtype)
 
 
-class _IntegerInterval(C.Constraint):
-    """{0, ..., total_count} of a Binomial."""
-
-    def __init__(self):
-        super().__init__("integer_interval [0, total_count]",
-                         lambda a, d: (a >= 0) & (a <= d.total_count.data)
-                         & (np.floor(a) == a))
-
-
-class _Multinomial(C.Constraint):
-    def __init__(self):
-        super().__init__("multinomial(total_count)",
-                         lambda a, d: np.all((a >= 0) & (np.floor(a) == a), -1)
-                         & (a.sum(-1) <= d.total_count), 1)
-
-
-_one_hot = C.Constraint("one_hot", lambda a, _: np.all((a == 0) | (a == 1), -1)
-                        & (a.sum(-1) == 1), 1)
-_positive_integer_param = C.Constraint("nonnegative_integer",
-                                       lambda a, _: (a >= 0) & (np.floor(a) == a))
+_positive_integer_param = C.nonnegative_integer
 
 
 class Geometric(Distribution):
@@ -119,7 +100,10 @@ class Binomial(Distribution):
 
     arg_constraints = {"total_count": _positive_integer_param, "probs": C.unit_interval,
                        "logits": C.real}
-    support = _IntegerInterval()
+
+    @C.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return C.integer_interval(0, self.total_count)
 
     def __init__(self, total_count=1, probs=None, logits=None,
                  validate_args: bool | None = None):
@@ -173,8 +157,7 @@ class NegativeBinomial(Distribution):
     trials (`probs`: the probability of success)."""
 
     arg_constraints = {"total_count": C.nonnegative,
-                       "probs": C.Constraint("half_open_interval [0, 1)",
-                                             lambda a, _: (a >= 0) & (a < 1)),
+                       "probs": C.half_open_interval(0.0, 1.0),
                        "logits": C.real}
     support = C.nonnegative_integer
 
@@ -219,7 +202,10 @@ class Multinomial(Distribution):
     dimension (event shape: the categories)."""
 
     arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
-    support = _Multinomial()
+
+    @C.dependent_property(is_discrete=True, event_dim=1)
+    def support(self):
+        return C.multinomial(self.total_count)
 
     def __init__(self, total_count: int = 1, probs=None, logits=None,
                  validate_args: bool | None = None):
@@ -288,7 +274,7 @@ class OneHotCategorical(Distribution):
     dimension."""
 
     arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
-    support = _one_hot
+    support = C.one_hot
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None):
         self._categorical = Categorical(probs=probs, logits=logits,

@@ -110,18 +110,15 @@ class Bernoulli(Distribution):
         return softplus(self.logits) - self.probs * self.logits
 
 
-class _Categories(C.Constraint):
-    def __init__(self):
-        super().__init__("integer_interval [0, num_categories - 1]",
-                         lambda a, d: (a >= 0) & (a < d._num_events) & (np.floor(a) == a))
-
-
 class Categorical(Distribution):
     """A distribution over {0, ..., K - 1} from `probs` (normalised along the last
     dimension) or `logits` (unnormalised log-probabilities)."""
 
     arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
-    support = _Categories()
+
+    @C.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return C.integer_interval(0, self._num_events - 1)
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None):
         _one_of(probs, logits, "Categorical")

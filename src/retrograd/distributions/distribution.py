@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._values import every_value
 from ..api._args import _t
 from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
@@ -179,62 +178,19 @@ class Distribution:
 
 
 # ---------------------------------------------------------------- constraints
-
-class Constraint:
-    """A set a parameter or a value must lie in; `holds` tests an array elementwise."""
-
-    name = "constraint"
-    event_dim = 0
-
-    def __init__(self, name: str, test, event_dim: int = 0):
-        self.name = name
-        self._test = test
-        self.event_dim = event_dim
-
-    def holds(self, a: np.ndarray, dist=None) -> bool:
-        with np.errstate(invalid="ignore"):
-            return bool(np.all(self._test(np.asarray(a), dist)))
-
-    def holds_for(self, value: Tensor, dist=None) -> bool:
-        """`holds` for the tensor `value`: under rg.func.vmap, for every batch element (not
-        only the one its `.data` holds)."""
-        return self.holds(every_value(value), dist)
-
-    def check_param(self, value, name: str, dist) -> None:
-        ok = self.holds_for(value, dist) if isinstance(value, Tensor) else self.holds(
-            np.asarray(value), dist)
-        if not ok:
-            raise ValueError(f"Expected parameter {name} (Tensor of shape "
-                             f"{tuple(_t(value).shape)}) of distribution "
-                             f"{type(dist).__name__} to satisfy the constraint {self.name}, "
-                             "but found invalid values")
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-def _simplex(a, _):
-    return np.all(a >= 0, axis=-1) & (np.abs(a.sum(-1) - 1) < 1e-6)
-
-
-def _lower_cholesky(a, _):
-    lower = np.all(np.triu(a, 1) == 0, axis=(-2, -1))
-    return lower & np.all(np.diagonal(a, axis1=-2, axis2=-1) > 0, axis=-1)
-
-
-def _positive_definite(a, _):
-    sym = np.allclose(a, np.swapaxes(a, -1, -2), atol=1e-6)
-    return sym and np.all(np.linalg.eigvalsh(a) > 0)
-
-
-real = Constraint("real", lambda a, _: a == a)
-real_vector = Constraint("real_vector", lambda a, _: np.all(a == a, axis=-1), 1)
-positive = Constraint("positive", lambda a, _: a > 0)
-nonnegative = Constraint("nonnegative", lambda a, _: a >= 0)
-unit_interval = Constraint("unit_interval [0, 1]", lambda a, _: (a >= 0) & (a <= 1))
-boolean = Constraint("boolean {0, 1}", lambda a, _: (a == 0) | (a == 1))
-nonnegative_integer = Constraint("nonnegative_integer",
-                                 lambda a, _: (a >= 0) & (np.floor(a) == a))
-simplex = Constraint("simplex", _simplex, 1)
-lower_cholesky = Constraint("lower_cholesky", _lower_cholesky, 2)
-positive_definite = Constraint("positive_definite", _positive_definite, 2)
+# torch's constraint objects (rg.distributions.constraints), under the names the
+# distributions here have always used (`C.real`, `C.positive`, ...).
+from .constraints import *  # noqa: E402, F401, F403
+from .constraints import (  # noqa: E402, F401
+    Constraint,
+    boolean,
+    lower_cholesky,
+    nonnegative,
+    nonnegative_integer,
+    positive,
+    positive_definite,
+    real,
+    real_vector,
+    simplex,
+    unit_interval,
+)

@@ -30,11 +30,8 @@ class LowRankMultivariateNormal(Distribution):
     `rsample` is loc + W eps_W + sqrt(D) eps_D, differentiable in all three."""
 
     arg_constraints = {"loc": C.real_vector,
-                       "cov_factor": C.Constraint("independent(real, 2)",
-                                                  lambda a, _: np.all(a == a, axis=(-2, -1)),
-                                                  2),
-                       "cov_diag": C.Constraint("independent(positive, 1)",
-                                                lambda a, _: np.all(a > 0, axis=-1), 1)}
+                       "cov_factor": C.independent(C.real, 2),
+                       "cov_diag": C.independent(C.positive, 1)}
     support = C.real_vector
     has_rsample = True
 

@@ -152,8 +152,7 @@ class Dirichlet(Distribution):
     categories); `rsample` is G / G.sum(-1) of gamma draws G ~ Gamma(concentration),
     differentiable in the concentration."""
 
-    arg_constraints = {"concentration": C.Constraint(
-        "independent(positive, 1)", lambda a, _: np.all(a > 0, axis=-1), 1)}
+    arg_constraints = {"concentration": C.independent(C.positive, 1)}
     support = C.simplex
     has_rsample = True
 

@@ -188,7 +188,7 @@ class SigmoidTransform(Transform):
 class TanhTransform(Transform):
     """y = tanh(x)."""
 
-    codomain = C.Constraint("interval (-1, 1)", lambda a, _: (a >= -1) & (a <= 1))
+    codomain = C.interval(-1.0, 1.0)
 
     def __init__(self, cache_size: int = 0):
         pass

@@ -34,14 +34,6 @@ def _neg_inf_below(value: Tensor, bound, lp: Tensor) -> Tensor:
     return where(value >= bound, lp, -np.inf)
 
 
-class _GreaterThanEq(C.Constraint):
-    """value >= an attribute of the distribution (Pareto's support)."""
-
-    def __init__(self, attr: str):
-        super().__init__(f"greater_than_eq({attr})",
-                         lambda a, d: a >= getattr(d, attr).data)
-
-
 class Cauchy(_LocScale):
     """The Cauchy (Lorentz) distribution with location `loc` and half-width `scale`."""
 
@@ -316,7 +308,10 @@ class Pareto(Distribution):
     """The Pareto (type I) distribution with minimum `scale` and tail index `alpha`."""
 
     arg_constraints = {"alpha": C.positive, "scale": C.positive}
-    support = _GreaterThanEq("scale")
+
+    @C.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return C.greater_than_eq(self.scale)
     has_rsample = True
 
     def __init__(self, scale, alpha, validate_args: bool | None = None):
