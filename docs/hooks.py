@@ -117,6 +117,7 @@ COUNTERPARTS = {
     "retrograd.nn.functional": [("PyTorch", "torch.nn.functional")],
     "retrograd.optim": [("PyTorch", "torch.optim")],
     "retrograd.optim.lr_scheduler": [("PyTorch", "torch.optim.lr_scheduler")],
+    "retrograd.optim.swa_utils": [("PyTorch", "torch.optim.swa_utils")],
     "retrograd.data": [("PyTorch", "torch.utils.data")],
     "retrograd.linalg": [("PyTorch", "torch.linalg"), ("PyTorch", "torch")],
     "retrograd.fft": [("PyTorch", "torch.fft")],
