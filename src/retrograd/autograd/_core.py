@@ -225,6 +225,12 @@ class Function:
     def backward(ctx, *grads):
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """PyTorch 2's split form: a subclass that defines it has `forward(*args)` without
+        ctx, and `setup_context(ctx, inputs, output)` saves what backward needs."""
+        raise NotImplementedError("setup_context is not overridden")
+
     @classmethod
     def apply(cls, *args):
         ctx = FunctionCtx()
@@ -232,7 +238,11 @@ class Function:
         fw, state.forward = state.forward, None  # forward mode sees the Function as one op
         try:
             with no_grad():
-                result = cls.forward(ctx, *args)
+                if cls.setup_context is not Function.setup_context:  # forward without ctx
+                    result = cls.forward(*args)
+                    cls.setup_context(ctx, args, result)
+                else:
+                    result = cls.forward(ctx, *args)
         finally:
             state.forward = fw
         single = not isinstance(result, tuple)

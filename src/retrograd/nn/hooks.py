@@ -1,4 +1,5 @@
-"""`Module.register_forward_pre_hook` and `Module.register_forward_hook`, as in PyTorch.
+"""`Module.register_forward_pre_hook`, `register_forward_hook`,
+`register_full_backward_pre_hook` and `register_full_backward_hook`, as in PyTorch.
 
 `Module.__call__` is a plain call of `forward` (the hot path has no hook lists), so
 the first hook registered on a module gives that module a class of its own whose
@@ -7,6 +8,13 @@ the first hook registered on a module gives that module a class of its own whose
 hooks run wherever it sits. The hooks live in the module's `_forward_pre_hooks` and
 `_forward_hooks` (ordered dicts by handle id, as PyTorch's), and a handle's
 `remove()` takes its hook out.
+
+Backward hooks work as PyTorch's `BackwardHook` does: while a module with backward
+hooks runs, its tensor inputs and its outputs pass through identity Functions, whose
+backward rules see the gradients: the outputs' one runs the pre-hooks
+(`hook(module, grad_output)`, may replace grad_output), the inputs' one the hooks
+(`hook(module, grad_input, grad_output)`, may replace grad_input). When no input
+needs a gradient, the hooks run from the outputs' rule with grad_input all None.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 
-__all__ = ["RemovableHandle", "register_forward_pre_hook", "register_forward_hook"]
+__all__ = ["RemovableHandle", "register_forward_pre_hook", "register_forward_hook",
+           "register_full_backward_hook", "register_full_backward_pre_hook"]
 
 _ids = itertools.count()
 
@@ -56,7 +65,13 @@ def _hooked_class(base: type) -> type:
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        bw = None
+        if (d["_backward_hooks"] or d["_backward_pre_hooks"]) and _grad_enabled():
+            bw = _BackwardHooks(self)
+            args = bw.wrap_inputs(args)
         out = base.__call__(self, *args, **kwargs)
+        if bw is not None:
+            out = bw.wrap_outputs(out)
         for hid, hook in list(d["_forward_hooks"].items()):
             res = (hook(self, args, kwargs, out) if hid in kw_hooks
                    else hook(self, args, out))
@@ -75,6 +90,8 @@ def _tables(module) -> dict:
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = {}
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
         module.__class__ = _hooked_class(module.__class__)
     return d
 
@@ -107,3 +124,120 @@ def register_forward_hook(module, hook: Callable, *, prepend: bool = False,
     """`hook(module, args, output)` after each forward (returning None or a new output);
     with `with_kwargs=True`, `hook(module, args, kwargs, output)`."""
     return _register(module, "_forward_hooks", hook, prepend, with_kwargs)
+
+
+def _grad_enabled() -> bool:
+    from ..grad_mode import state
+    return state.enabled
+
+
+def _identity_function():
+    """The identity Function whose backward hands the gradients to a callback (made on
+    first use: the autograd package imports nn)."""
+    global _Identity
+    if _Identity is None:
+        from ..autograd._core import Function
+
+        class _BackwardHookIdentity(Function):
+            @staticmethod
+            def forward(ctx, on_grads, *tensors):
+                ctx.on_grads = on_grads
+                return tuple(t.view_as(t) for t in tensors)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return (None, *ctx.on_grads(grads))
+
+        _Identity = _BackwardHookIdentity
+    return _Identity
+
+
+_Identity = None
+
+
+class _BackwardHooks:
+    """One forward call's backward hooks: what the outputs' gradients were, for the
+    inputs' rule to hand on."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+        self.n_inputs = 0
+        self.inputs_wrapped = False
+        self.grad_output = None
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        from ..tensor import Tensor
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.n_inputs = len(idx)
+        if not any(args[i].requires_grad for i in idx):
+            return args
+        self.inputs_wrapped = True
+        new = _identity_function().apply(self._on_grad_inputs, *(args[i] for i in idx))
+        args = list(args)
+        for i, t in zip(idx, new):
+            args[i] = t
+        return tuple(args)
+
+    def wrap_outputs(self, out):
+        from ..tensor import Tensor
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else out
+        if not isinstance(outs, tuple):
+            return out
+        idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not idx:
+            return out
+        self.n_outputs, self.out_idx = len(outs), idx
+        new = _identity_function().apply(self._on_grad_outputs, *(outs[i] for i in idx))
+        outs = list(outs)
+        for i, t in zip(idx, new):
+            outs[i] = t
+        return outs[0] if single else tuple(outs)
+
+    def _on_grad_outputs(self, grads):
+        d = self.module.__dict__
+        full = [None] * self.n_outputs
+        for i, g in zip(self.out_idx, grads):
+            full[i] = g
+        grad_output = tuple(full)
+        for hook in list(d["_backward_pre_hooks"].values()):
+            res = hook(self.module, grad_output)
+            if res is not None:
+                res = res if isinstance(res, tuple) else (res,)
+                if len(res) != len(grad_output):
+                    raise RuntimeError(f"backward pre-hook returned {len(res)} gradients for "
+                                       f"{len(grad_output)} outputs")
+                grad_output = res
+        self.grad_output = grad_output
+        if not self.inputs_wrapped:  # nothing will reach the inputs' rule: run them here
+            for hook in list(d["_backward_hooks"].values()):
+                if hook(self.module, (None,) * self.n_inputs, grad_output) is not None:
+                    raise RuntimeError("a backward hook returned gradients for inputs that "
+                                       "need none")
+        return tuple(grad_output[i] for i in self.out_idx)
+
+    def _on_grad_inputs(self, grads):
+        grad_input = tuple(grads)
+        for hook in list(self.module.__dict__["_backward_hooks"].values()):
+            res = hook(self.module, grad_input, self.grad_output)
+            if res is not None:
+                res = res if isinstance(res, tuple) else (res,)
+                if len(res) != len(grad_input):
+                    raise RuntimeError(f"backward hook returned {len(res)} gradients for "
+                                       f"{len(grad_input)} inputs")
+                grad_input = res
+        return grad_input
+
+
+def register_full_backward_hook(module, hook: Callable, *, prepend: bool = False
+                                ) -> RemovableHandle:
+    """`hook(module, grad_input, grad_output)` when the gradients with respect to the
+    module's tensor inputs are computed; it may return new grad_input (a tuple)."""
+    return _register(module, "_backward_hooks", hook, prepend, False)
+
+
+def register_full_backward_pre_hook(module, hook: Callable, *, prepend: bool = False
+                                    ) -> RemovableHandle:
+    """`hook(module, grad_output)` when the gradients with respect to the module's
+    outputs are computed; it may return new grad_output (a tuple)."""
+    return _register(module, "_backward_pre_hooks", hook, prepend, False)

@@ -284,6 +284,27 @@ class Module:
 
         return register_forward_hook(self, hook, prepend=prepend, with_kwargs=with_kwargs)
 
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Run `hook(module, grad_input, grad_output)` in backward (see `nn/hooks.py`)."""
+        from .hooks import register_full_backward_hook
+
+        return register_full_backward_hook(self, hook, prepend=prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """Run `hook(module, grad_output)` in backward (see `nn/hooks.py`)."""
+        from .hooks import register_full_backward_pre_hook
+
+        return register_full_backward_pre_hook(self, hook, prepend=prepend)
+
+    def register_backward_hook(self, hook):
+        """The deprecated form: registered as `register_full_backward_hook` (PyTorch's
+        old hook saw the last op's inputs instead; the full hook is what it recommends)."""
+        import warnings
+
+        warnings.warn("register_backward_hook is deprecated; use register_full_backward_hook",
+                      FutureWarning, stacklevel=2)
+        return self.register_full_backward_hook(hook)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient (to None by default, as PyTorch does)."""
         clear_grads(self.parameters(), set_to_none)
@@ -322,6 +343,15 @@ class Module:
 
     def float(self) -> Module:
         return self.to(np.float32)
+
+    def half(self) -> Module:
+        """Floating parameters and buffers to float16, in place."""
+        return self.to(np.float16)
+
+    def bfloat16(self) -> Module:
+        """Refused: NumPy has no bfloat16 (see `rg.bfloat16`)."""
+        raise TypeError("Module.bfloat16(): retrograd has no bfloat16 (NumPy does not); use "
+                        "half() or float()")
 
     # ------------------------------------------------------------ state
 
