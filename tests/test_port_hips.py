@@ -1885,3 +1885,62 @@ def test_scalar_abs_at_zero_and_power_zero_exponent():
     zero = np.float64(0.0)
     assert float(F.grad(f)(zero)) == 0.0
     assert float(F.grad(F.grad(f))(zero)) == 0.0
+
+
+# SciPy names added for HIPS/JAX users (rg.special.gamma, gammasgn, beta, betaln, erfcinv,
+# logsumexp's b=): HIPS's own cases, values against SciPy, fwd+rev order 2
+
+
+@pytest.mark.parametrize(
+    "name,fun,ref,lims",
+    [
+        ("gamma", SP.gamma, ss.gamma, [0.3, 2.0]),
+        ("gammasgn", SP.gammasgn, ss.gammasgn, [0.3, 2.0]),
+        ("erfcinv", SP.erfcinv, ss.erfcinv, [0.05, 1.95]),
+    ],
+)
+def test_scipy_special_added(name, fun, ref, lims):
+    _unary_check(fun, ref, lims, test_complex=False)
+
+
+def test_scipy_gamma_and_gammasgn_on_the_negative_axis():
+    x = np.array([-2.0, -1.5, -1.0, -0.5, 0.0, -0.0, 0.5, 3.2, np.inf, -np.inf, np.nan])
+    np.testing.assert_array_equal(_np(SP.gammasgn(x)), ss.gammasgn(x))
+    np.testing.assert_allclose(_np(SP.gamma(x)), ss.gamma(x), rtol=1e-13)
+    check_grads(SP.gamma, np.array([-1.5, -0.5, 2.5]))
+
+
+@pytest.mark.parametrize("name", ["beta", "betaln"])
+def test_scipy_beta(name):
+    a, b = _pos(4), _pos(4)
+    fun, ref = getattr(SP, name), getattr(ss, name)
+    check_value(fun, ref, a, b, rtol=1e-12)
+    check_value(fun, ref, np.array([-1.5, 0.5, 10.0]), np.array([2.3, 0.7, 20.0]), rtol=1e-12)
+    check_grads(fun, a, b)
+
+
+def test_scipy_erfcinv_small_arguments():
+    z = np.array([0.0, 1e-300, 1e-10, 0.1, 1.0, 1.9, 2.0, 2.5])
+    np.testing.assert_allclose(_np(SP.erfcinv(z)), ss.erfcinv(z), rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "shape,axis,keepdims",
+    [
+        ((4,), None, False),
+        ((4,), 0, True),
+        ((3, 4), 0, False),
+        ((3, 4), 1, True),
+        ((2, 3, 4), 1, False),
+    ],
+)
+def test_scipy_logsumexp_b(shape, axis, keepdims):
+    x, b = R(*shape), np.exp(R(*shape))
+
+    def fun(v, w):
+        if axis is None:
+            return SP.logsumexp(v, dim=tuple(range(v.ndim)), keepdim=keepdims, b=w)
+        return SP.logsumexp(v, axis=axis, keepdims=keepdims, b=w)
+
+    check_value(fun, lambda v, w: ss.logsumexp(v, axis=axis, keepdims=keepdims, b=w), x, b)
+    check_grads(fun, x, b)

@@ -24,10 +24,11 @@ import numpy as np
 
 from . import ops
 from .api._args import _t
-from .api.elementwise import log1p, sigmoid
-from .api.math import _operands, erf, erfc, erfinv, exp2, expm1, round, xlogy
+from .api.elementwise import log1p, sigmoid, where
+from .api.math import _operands, erf, erfc, erfinv, exp2, expm1, floor, remainder, round, xlogy
+from .api.numeric import signbit
 from .api.reductions import log_softmax as _log_softmax
-from .api.reductions import logsumexp
+from .api.reductions import logsumexp as _logsumexp
 from .api.reductions import softmax as _softmax
 from .dtypes import get_default_dtype
 from .engine import apply, apply1
@@ -47,6 +48,7 @@ __all__ = [
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
     "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
     "laguerre_polynomial_l", "legendre_polynomial_p",
+    "gammasgn", "gamma", "betaln", "beta", "erfcinv",
 ]
 
 
@@ -158,6 +160,58 @@ def log_softmax(input, dim: int, *, dtype=None) -> Tensor:
     """x - logsumexp(x) along `dim` (computed in `dtype` if given)."""
     x = _t(input)
     return _log_softmax(x if dtype is None else x.to(dtype), dim)
+
+
+def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None, b=None) -> Tensor:
+    """log(sum(exp(x))) over `dim` (all by default), without overflow. SciPy's `b=` weights
+    the terms, log(sum(b * exp(x))), and is differentiable too; a negative weight gives NaN
+    (SciPy's result without `return_sign`)."""
+    if b is not None:
+        x = _t(x) + _t(b).log()
+    return _logsumexp(x, dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+# SciPy's names that HIPS autograd and JAX users reach for (`scipy.special.gamma`, `beta`,
+# `betaln`, `gammasgn`, `erfcinv`), as compositions of the ops above: their derivatives,
+# forward mode and higher orders come from those ops' rules.
+
+def gammasgn(input) -> Tensor:
+    """The sign of Gamma(x), as SciPy's `gammasgn`: 1 for x > 0 (and +0), -1 at -0,
+    alternating on the negative half-line, NaN at the poles (negative integers) and -inf.
+    Piecewise constant, so it carries no gradient."""
+    x = _float_input(input, "gammasgn").detach()
+    even = remainder(floor(-x), 2.0) == 0
+    neg = where(even, -1.0, 1.0).to(x.dtype)
+    nan = np.array(np.nan, dtype=x.data.dtype)
+    out = where((x < 0) & (floor(x) != x), neg, nan)
+    out = where(x > 0, np.array(1.0, dtype=x.data.dtype), out)
+    return where(x == 0, where(signbit(x), -1.0, 1.0).to(x.dtype), out)
+
+
+def gamma(input) -> Tensor:
+    """Gamma(x) = gammasgn(x) exp(gammaln(x)); its derivative is Gamma(x) digamma(x)
+    (inf at 0, NaN at the negative integers, as SciPy)."""
+    x = _float_input(input, "gamma")
+    return gammasgn(x) * gammaln(x).exp()
+
+
+def betaln(a, b) -> Tensor:
+    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b), as SciPy's `betaln`."""
+    a, b = _operands("betaln", a, b, floating=True)
+    return gammaln(a) + gammaln(b) - gammaln(a + b)
+
+
+def beta(a, b) -> Tensor:
+    """The beta function B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b), as SciPy's `beta`."""
+    a, b = _operands("beta", a, b, floating=True)
+    return gammasgn(a) * gammasgn(b) * gammasgn(a + b) * betaln(a, b).exp()
+
+
+def erfcinv(input) -> Tensor:
+    """The inverse of erfc on [0, 2] (inf at 0, -inf at 2, NaN outside), as SciPy's
+    `erfcinv`: -ndtri(x / 2) / sqrt(2), accurate for small x too."""
+    x = _float_input(input, "erfcinv")
+    return ndtri(x * 0.5) * (-1.0 / math.sqrt(2.0))
 
 
 # PyTorch's top-level spellings of the same functions (`torch.lgamma`, `torch.igamma`, ...).
