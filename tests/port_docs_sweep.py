@@ -441,10 +441,9 @@ def sweep(selected, verbose: bool, seeded: bool):
                 break
             if w[0] == "value":
                 r = compare(w[1], g[1], values)
-                if r:
+                if r:  # a value that differs leaves the state alike: go on comparing
                     differ.append((name, line, r))
                     status = "differ"
-                    break
         stats[status] += 1
         if verbose:
             print(f"{status:8s} {name}")
