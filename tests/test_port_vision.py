@@ -1781,3 +1781,25 @@ def test_avg_fns():
             close(r, t, name)
     with pytest.raises(ValueError, match="decay"):
         rg.optim.swa_utils.get_ema_avg_fn(1.5)
+
+
+def test_one_element_tensors_convert_like_torch():
+    """torchvision's RandomCutmix: `int(torch.clamp(r_x - r_w_half, min=0))` with
+    r_x = torch.randint(W, (1,)); PyTorch converts any one-element tensor (NumPy 2 only 0-d
+    arrays), and refuses more elements with its own error types."""
+    for shape in ((1,), (1, 1), ()):
+        for v in (2.7, -2.7, 3):
+            a = np.full(shape, v)
+            t, r = torch.tensor(a), rg.tensor(a)
+            assert int(r) == int(t) and float(r) == float(t) and complex(r) == complex(t)
+            assert bool(r) == bool(t)
+        assert [5, 6, 7][rg.tensor(np.ones(shape, np.int64))] == 6
+    W = 8
+    r_x = rg.randint(W, (1,))
+    x1 = int(rg.clamp(r_x - 2, min=0))
+    assert 0 <= x1 < W
+    for conv in (int, float, complex, bool, lambda v: [1, 2][v]):
+        with pytest.raises(Exception) as want:
+            conv(torch.ones(2, dtype=torch.long))
+        with pytest.raises(want.type):
+            conv(rg.ones(2, dtype=rg.int64))

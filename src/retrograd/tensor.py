@@ -214,23 +214,31 @@ class Tensor:
             _on_device(self, "conversion to a NumPy array")
         return self.data if dtype is None else self.data.astype(dtype)
 
+    def _scalar_value(self, what: str, error: type = RuntimeError):
+        """The one element as a 0-d array: PyTorch converts any one-element tensor (shape
+        (1,) or (1, 1) too: `int(torch.randint(W, (1,)))`), where NumPy 2 takes only 0-d.
+        More elements raise `error`, PyTorch's type for that conversion."""
+        if self.data.size != 1 and error is not RuntimeError:
+            raise error(f"{what} needs a tensor with one element, got shape {self.shape}")
+        self._scalar_check(what)
+        return self.data if self.data.ndim == 0 else self.data.reshape(())
+
     def __bool__(self) -> bool:
-        self._scalar_check("bool()")
-        return bool(self.data)
+        return bool(self._scalar_value("bool()"))
 
     def __float__(self) -> float:
-        self._scalar_check("float()")
-        return float(self.data)
+        return float(self._scalar_value("float()", ValueError))
 
     def __int__(self) -> int:
-        self._scalar_check("int()")
-        return int(self.data)
+        return int(self._scalar_value("int()", ValueError))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar_value("complex()", ValueError))
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
-        self._scalar_check("index")
-        return int(self.data)
+        return int(self._scalar_value("index", TypeError))
 
     def __hash__(self) -> int:
         return id(self)
