@@ -91,7 +91,15 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .module import Buffer, Module, Parameter
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    LayerNorm,
+    RMSNorm,
+    SyncBatchNorm,
+)
 from .padding import (
     CircularPad1d,
     CircularPad2d,
@@ -152,6 +160,7 @@ __all__ += [  # convolution, pooling, padding, resampling
 ]
 __all__ += [  # normalisation, embedding, recurrent and attention layers, containers
     "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm",
     "Embedding", "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "ModuleDict",
     "ParameterList", "ParameterDict", "Unflatten",

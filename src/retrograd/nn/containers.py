@@ -96,6 +96,21 @@ class ModuleList(_ModuleSequence):
             self.append(m)
         return self
 
+    def insert(self, index: int, module: Module) -> None:
+        """Put `module` before position `index` (the rest renumbered), as list.insert."""
+        items = list(self._modules.values())
+        items.insert(index, module)
+        for k in list(self._modules):
+            delattr(self, k)
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+
+    def pop(self, key: int = -1) -> Module:
+        """Remove and return the module at `key` (the rest renumbered)."""
+        m = self[key]
+        del self[key]
+        return m
+
     def __getitem__(self, idx):
         items = list(self._modules.values())
         if isinstance(idx, slice):

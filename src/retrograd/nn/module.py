@@ -284,6 +284,52 @@ class Module:
 
         return register_forward_hook(self, hook, prepend=prepend, with_kwargs=with_kwargs)
 
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path `target` ("" is self), as `named_modules` names it."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            sub = mod.__dict__.get("_modules", {}).get(item)
+            if sub is None:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = sub
+        return mod
+
+    def get_parameter(self, target: str):
+        """The parameter at dotted path `target` ("layer.0.weight")."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in mod.__dict__.get("_parameters", {}):
+            raise AttributeError(f"{type(mod).__name__} has no parameter `{name}`")
+        p = mod.__dict__["_parameters"][name]
+        if p is None:
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return p
+
+    def get_buffer(self, target: str):
+        """The buffer at dotted path `target` ("bn.running_mean")."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in mod.__dict__.get("_buffers", {}):
+            raise AttributeError(f"{type(mod).__name__} has no buffer `{name}`")
+        return mod.__dict__["_buffers"][name]
+
+    def to_empty(self, *, device=None, recurse: bool = True) -> Module:
+        """Move to `device` without keeping values (torch leaves them uninitialised; here
+        they are zeros), for modules built on the meta device: parameters and buffers."""
+        from .. import creation
+
+        for t in list(self.parameters()) + list(self.buffers()):
+            t.data = creation.zeros(*t.shape, dtype=t.dtype, device=device).data
+            t.grad = None
+        return self
+
+    def share_memory(self) -> Module:
+        """Self: parameters already live in this process's memory (no worker processes
+        share them here)."""
+        return self
+
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """Run `hook(module, grad_input, grad_output)` in backward (see `nn/hooks.py`)."""
         from .hooks import register_full_backward_hook

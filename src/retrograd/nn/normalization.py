@@ -226,6 +226,51 @@ class BatchNorm3d(_BatchNorm):
     _dims = (5,)
 
 
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm whose batch statistics, in PyTorch, are taken over every process's batch
+    (any input with channels at dim 1). In one process it is BatchNorm exactly, as in
+    PyTorch without a process group; training it under a launcher of several ranks is
+    refused (each rank would normalise by its own batch: a different result, silently)."""
+
+    _dims = (2, 3, 4, 5)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group=None,
+                 device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+        self.process_group = process_group
+
+    def forward(self, x):
+        if self.training:
+            from ..distributed.world import launcher_size
+            if launcher_size()[1] > 1:
+                raise NotImplementedError(
+                    "SyncBatchNorm: statistics synchronised across ranks are not supported; "
+                    "use BatchNorm (each rank normalises its own batch) or train in one "
+                    "process")
+        return super().forward(x)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """`module` with every BatchNorm1d/2d/3d replaced by a SyncBatchNorm holding the
+        same parameters, buffers and mode (the module itself if it is one)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group)
+            if module.affine:
+                out.weight, out.bias = module.weight, module.bias
+            if module.track_running_stats:
+                out.running_mean = module.running_mean
+                out.running_var = module.running_var
+                out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
 class _InstanceNorm(_BatchNorm):
     """Per-(sample, channel) normalisation over the positions; running statistics only with
     `track_running_stats` (then used in eval mode). As in PyTorch, `num_batches_tracked`

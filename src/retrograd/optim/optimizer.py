@@ -17,7 +17,9 @@ written with Tensor ops and in-place updates is traced the same way.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -55,10 +57,80 @@ def _impl_flags(foreach, differentiable: bool, fused, capturable: bool | None = 
     return flags
 
 
+_global_step_pre_hooks: OrderedDict = OrderedDict()
+_global_step_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable):
+    """`hook(optimizer, args, kwargs)` before every optimizer's step (may return new
+    (args, kwargs)); returns a handle whose `remove()` unregisters it."""
+    from ..utils.hooks import RemovableHandle
+
+    handle = RemovableHandle(_global_step_pre_hooks)
+    _global_step_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable):
+    """`hook(optimizer, args, kwargs)` after every optimizer's step."""
+    from ..utils.hooks import RemovableHandle
+
+    handle = RemovableHandle(_global_step_post_hooks)
+    _global_step_post_hooks[handle.id] = hook
+    return handle
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    """`step` running the global and the optimizer's own step hooks around it (nothing
+    extra when there are none)."""
+    @functools.wraps(step)
+    def hooked(self, *args, **kwargs):
+        pre = self.__dict__.get("_optimizer_step_pre_hooks")
+        post = self.__dict__.get("_optimizer_step_post_hooks")
+        if not (pre or post or _global_step_pre_hooks or _global_step_post_hooks):
+            return step(self, *args, **kwargs)
+        args = (self, *args)  # as torch's: the hooks' args start with the optimizer
+        for hook in list(_global_step_pre_hooks.values()) + list((pre or {}).values()):
+            res = hook(self, args, kwargs)
+            if res is not None:
+                if not (isinstance(res, tuple) and len(res) == 2):
+                    raise RuntimeError(f"a step pre-hook must return None or (args, kwargs), "
+                                       f"got {res!r}")
+                args, kwargs = res
+        out = step(*args, **kwargs)
+        for hook in list(_global_step_post_hooks.values()) + list((post or {}).values()):
+            hook(self, args, kwargs)
+        return out
+    hooked._step_hooked = True
+    return hooked
+
+
 class Optimizer:
     """Base class: parameter groups, per-parameter state, `zero_grad`, `state_dict`."""
 
+    def register_step_pre_hook(self, hook: Callable):
+        """`hook(optimizer, args, kwargs)` before this optimizer's step (may return new
+        (args, kwargs)); returns a handle whose `remove()` unregisters it."""
+        from ..utils.hooks import RemovableHandle
+
+        table = self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: Callable):
+        """`hook(optimizer, args, kwargs)` after this optimizer's step."""
+        from ..utils.hooks import RemovableHandle
+
+        table = self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        return handle
+
     def __init__(self, params, defaults: dict) -> None:
+        cls = type(self)
+        if not getattr(cls.step, "_step_hooked", False):  # the concrete class's step, once
+            cls.step = _with_step_hooks(cls.step)
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got a Tensor")

@@ -9,6 +9,7 @@ from ..normalization import (  # noqa: F401
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    SyncBatchNorm,
     _BatchNorm,
 )
 from ..normalization import (
@@ -17,5 +18,5 @@ from ..normalization import (
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
-    "LazyBatchNorm3d", "_BatchNorm", "_NormBase",
+    "LazyBatchNorm3d", "_BatchNorm", "_NormBase", "SyncBatchNorm",
 ]
