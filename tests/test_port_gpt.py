@@ -1486,3 +1486,34 @@ def test_topk_bad_k_raises_as_torch():
             T.topk(T.tensor([1.0, 2.0]), 1.5)
         with pytest.raises(TypeError):
             T.topk(T.tensor([1.0, 2.0]), True)
+
+
+def test_amp_custom_fwd_bwd_without_autocast():
+    """A custom Function decorated with amp.custom_fwd/custom_bwd runs as written when no
+    autocast is active (always, in retrograd): value and gradient as torch's."""
+    def make(T):
+        class Square(T.autograd.Function):
+            @staticmethod
+            @T.amp.custom_fwd(device_type='cpu', cast_inputs=T.float16)
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            @T.amp.custom_bwd(device_type='cpu')
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return 2 * x * g
+        return Square
+
+    w = np.array([1.5, -2.0], dtype=np.float32)
+    tx, rx = _torch.tensor(w, requires_grad=True), rg.tensor(w, requires_grad=True)
+    ty, ry = make(_torch).apply(tx), make(rg).apply(rx)
+    assert ry.dtype == rg.float32 and ty.dtype == _torch.float32
+    ty.sum().backward()
+    ry.sum().backward()
+    close(ry, ty, rtol=0)
+    close(rx.grad, tx.grad, rtol=0)
+    with pytest.raises(TypeError):
+        rg.amp.custom_fwd(lambda x: x)
+

@@ -25,7 +25,7 @@ from . import devices
 from .grad_mode import no_grad
 from .tensor import Tensor
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -69,6 +69,23 @@ class autocast:
             with self:
                 return fn(*args, **kwargs)
         return wrapped
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """`torch.amp.custom_fwd` for a custom Function's forward. Its effects (run under or
+    cast for autocast) apply only inside an enabled autocast, which retrograd never has,
+    so the forward runs as written."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    return fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """`torch.amp.custom_bwd`: backward under the forward's autocast state, which in
+    retrograd is always off, so the backward runs as written."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    return bwd
 
 
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
