@@ -171,3 +171,36 @@ def test_lstsq_rank_and_singular_values_keep_a_batch_shape(driver):
     a, b = rng.standard_normal((1, 4, 3)), rng.standard_normal((2, 4, 3))
     _same(*_both(lambda T: tuple(T.linalg.lstsq(T.tensor(a), T.tensor(b), driver=driver))),
           tol=1e-8)
+
+
+# ---------------------------------------------------------------- histogramdd
+
+HISTDD_CASES = {
+    "docstring": (np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0]]),
+                  dict(bins=[3, 3], weight=np.array([1.0, 2.0, 4.0, 8.0]))),
+    "range density": (np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]),
+                      dict(bins=[2, 2], range=[0.0, 1.0, 0.0, 1.0], density=True)),
+    "int bins, batched": (np.random.default_rng(1).standard_normal((4, 10, 3)), dict(bins=3)),
+    "edges": (np.random.default_rng(2).standard_normal((30, 2)),
+              dict(bins=[np.array([-1.0, 0.0, 0.5, 2.0]), np.array([-3.0, 0.0, 3.0])])),
+    "one point": (np.array([[1.0, 2.0]]), dict(bins=[2, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HISTDD_CASES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histogramdd_against_torch(name, dtype):
+    """`torch.histogramdd(torch.tensor([[0., 1.], [1., 0.], [2., 0.], [2., 2.]]), bins=[3, 3],
+    weight=torch.tensor([1., 2., 4., 8.]))` and its kin: counts and edges as torch's."""
+    data, kw = HISTDD_CASES[name]
+
+    def run(T):
+        dt = getattr(T, dtype)
+        args = {k: [T.tensor(b, dtype=dt) for b in v] if isinstance(v, list) and
+                isinstance(v[0], np.ndarray) else T.tensor(v, dtype=dt)
+                if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+        r = T.histogramdd(T.tensor(data, dtype=dt), **args)
+        assert isinstance(r.bin_edges, tuple)
+        return (r.hist, *r.bin_edges)
+
+    _same(*_both(run), tol=1e-6)

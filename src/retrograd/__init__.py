@@ -267,6 +267,7 @@ from .api.sets import (
     bucketize,
     histc,
     histogram,
+    histogramdd,
     isin,
     searchsorted,
     unique,

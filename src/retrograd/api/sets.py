@@ -25,6 +25,7 @@ from ._args import _dims, _t
 from ._errors import ArgumentError, DtypeError
 
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogramdd_result = namedtuple("histogramdd", ["hist", "bin_edges"])
 """What `histogram` returns, as `torch.return_types.histogram`: `hist`, `bin_edges`."""
 
 
@@ -244,6 +245,55 @@ def histogram(input, bins, *, range=None, weight=None, density: bool = False):  
         edges, local = apply(discrete.histogram_edges, x, bins=nb, **bounds), True
     hist = apply(discrete.histogram, x, edges, w.detach(), density=bool(density), local=local)
     return histogram_result(hist, edges.clone() if isinstance(bins, Tensor) else edges)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density: bool = False):  # noqa: A002
+    """`(hist, bin_edges)`: the joint histogram of the rows of `input` (..., D), each of
+    its last-dimension entries a coordinate. `bins` an int (per dimension), a sequence of
+    D ints, or of D 1-d tensors of increasing edges; `range` the flat
+    [min_0, max_0, min_1, max_1, ...] for int bins (else each column's own range);
+    `weight` (the leading shape of `input`) sums weights instead of counting; `density`
+    divides by the total and the bin volumes. Like `torch.histogramdd` (no gradient)."""
+    x = _float_input(input, "histogramdd").detach()
+    if x.ndim < 1:
+        raise ArgumentError("histogramdd(): input should have at least 1 dimension, got 0")
+    dims = x.shape[-1]
+    rows = x.reshape(-1, dims)
+    if weight is not None:
+        w = _t(weight)
+        if w.dtype != x.dtype or w.shape != x.shape[:-1]:
+            raise ArgumentError(f"histogramdd(): weight must have the input's dtype {x.dtype} "
+                                f"and its leading shape {x.shape[:-1]}, got {w.dtype} and "
+                                f"{w.shape}")
+        w = w.detach().reshape(-1)
+    else:
+        w = apply(ops.ones_like, rows[:, 0])
+    given = isinstance(bins, (list, tuple)) and builtins.all(isinstance(b, Tensor) for b in bins)
+    if given:
+        if range is not None:
+            raise TypeError("histogramdd(): range is only accepted with int bins")
+        edges = [b.detach() for b in bins]
+    else:
+        counts = [bins] * dims if isinstance(bins, (int, np.integer)) else list(bins)
+        counts = [_bins_arg(b, "histogramdd") for b in counts]
+        if range is not None and len(range) != 2 * dims:
+            raise ArgumentError(f"histogramdd(): range should have {2 * dims} elements, got "
+                                f"{len(range)}")
+        edges = []
+        for d in builtins.range(dims):
+            bounds = {} if range is None else {"lo": float(range[2 * d]),
+                                               "hi": float(range[2 * d + 1])}
+            edges.append(apply(discrete.histogram_edges, rows[:, d], bins=counts[d], **bounds))
+    if len(edges) != dims:
+        raise ArgumentError(f"histogramdd(): expected {dims} sequences of bin edges or counts "
+                            f"for input of last dimension {dims}, got {len(edges)}")
+    for e in edges:
+        if e.dtype != x.dtype or e.ndim != 1 or e.shape[0] < 2:
+            raise ArgumentError(f"histogramdd(): bin edges must be 1-d tensors of the input's "
+                                f"dtype {x.dtype} with at least 2 entries, got {e.dtype} "
+                                f"{e.shape}")
+    hist = apply(discrete.histogramdd, rows, w, *edges, density=bool(density), local=not given)
+    return histogramdd_result(hist, tuple(e.clone() for e in edges) if given else tuple(edges))
 
 
 # ----------------------------------------------------------------- searching

@@ -111,11 +111,21 @@ def _histogram(x, edges, weight, *, density=False, local=False):
     bins) by interpolation corrected by a search of its neighbours."""
     flat, w = x.reshape(-1), weight.reshape(-1)
     nb = edges.shape[0] - 1
-    left, right = edges[0], edges[-1]
-    keep = (flat >= left) & (flat <= right)
+    keep = (flat >= edges[0]) & (flat <= edges[-1])
     flat, w = flat[keep], w[keep]
+    hist = _ns(x).zeros(nb, dtype=x.dtype)
+    np.add.at(hist, _bin_of(flat, edges, local, x.dtype), w)
+    if density:
+        hist = hist / hist.sum() / np.diff(edges)
+    return hist.astype(x.dtype)
+
+
+def _bin_of(flat, edges, local, dtype):
+    """The bin of each entry of `flat` (all inside [edges[0], edges[-1]])."""
+    nb = edges.shape[0] - 1
+    left, right = edges[0], edges[-1]
     if local:
-        guess = ((flat - left) * x.dtype.type(nb) / (right - left)).astype(np.int64)
+        guess = ((flat - left) * dtype.type(nb) / (right - left)).astype(np.int64)
         a, b = np.maximum(guess - 1, 0), np.minimum(guess + 2, nb + 1)
         pos = a - 1  # + the number of edges in [a, b) not above the element (upper bound)
         for j in range(3):
@@ -124,11 +134,30 @@ def _histogram(x, edges, weight, *, density=False, local=False):
     else:
         pos = np.searchsorted(edges, flat, side="right") - 1
     pos[pos == nb] = nb - 1
-    hist = _ns(x).zeros(nb, dtype=x.dtype)
-    np.add.at(hist, pos, w)
-    if density:
-        hist = hist / hist.sum() / np.diff(edges)
-    return hist.astype(x.dtype)
+    return pos
 
 
 histogram = defop("histogram", _histogram, fresh=True)
+
+
+def _histogramdd(x, weight, *edges, density=False, local=False):
+    """The joint histogram of the rows of `x` (N, D) over the bins between `edges` (one
+    array per column), each column's bin found as in `histogram`."""
+    xp = _ns(x)
+    keep = xp.ones(x.shape[0], bool)
+    for d, e in enumerate(edges):
+        keep &= (x[:, d] >= e[0]) & (x[:, d] <= e[-1])
+    rows, w = x[keep], weight.reshape(-1)[keep]
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    pos = tuple(_bin_of(rows[:, d], e, local, x.dtype) for d, e in enumerate(edges))
+    hist = xp.zeros(shape, dtype=x.dtype)
+    np.add.at(hist, pos, w)
+    if density:
+        volume = xp.ones((), x.dtype)
+        for e in edges:
+            volume = volume[..., None] * np.diff(e)
+        hist = hist / hist.sum() / volume
+    return hist.astype(x.dtype)
+
+
+histogramdd = defop("histogramdd", _histogramdd, fresh=True)
