@@ -1370,6 +1370,8 @@ def test_autocast_disables_itself_with_torchs_warning():
         x = rg.ones(2) * 2
     assert x.dtype == rg.float32
     assert rg.autocast is rg.amp.autocast
+    assert rg.is_autocast_enabled() == _torch.is_autocast_enabled() is False
+    assert rg.is_autocast_enabled('cpu') == _torch.is_autocast_enabled('cpu') is False
     # torch, asked for a dtype it cannot autocast to on CPU, warns and disables itself;
     # retrograd can autocast to none, so it does the same for every dtype
     with pytest.warns(UserWarning, match="target dtype is not supported. Disabling autocast"):
@@ -1378,6 +1380,7 @@ def test_autocast_disables_itself_with_torchs_warning():
     with pytest.warns(UserWarning, match="target dtype is not supported. Disabling autocast"):
         with rg.autocast(device_type='cpu', dtype=rg.bfloat16):
             out = rg.ones(2, 2) @ rg.ones(2, 2)
+            assert not rg.is_autocast_enabled('cpu')  # torch's, disabled, says the same
     assert out.dtype == rg.float32 and ref.dtype == _torch.float32
     close(out, ref, rtol=0)
 

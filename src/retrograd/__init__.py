@@ -286,7 +286,7 @@ from .api.modes import (
 from .api.rng import bernoulli, get_rng_state, initial_seed, normal, poisson, seed, set_rng_state
 from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
     are_deterministic_algorithms_enabled, bartlett_window, blackman_window, compile,
-    empty_strided, fill, frombuffer, get_default_device, get_device,
+    empty_permuted, empty_strided, fill, frombuffer, get_default_device, get_device,
     get_float32_matmul_precision, gradient, hamming_window, hann_window, is_anomaly_enabled,
     is_conj, is_deterministic_algorithms_warn_only_enabled, is_signed, is_storage,
     kaiser_window, range, set_anomaly_enabled, set_default_device,
@@ -420,7 +420,7 @@ from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
 from . import amp  # noqa: I001  (rg.amp: autocast refuses when enabled, GradScaler)
-from .amp import autocast  # noqa: I001
+from .amp import autocast, is_autocast_enabled  # noqa: I001
 from . import accelerator  # noqa: I001  (rg.accelerator: device-agnostic; asks rg.cuda)
 from . import backends  # noqa: I001  (rg.backends.cudnn/mps/cuda: settings)
 from . import onnx  # noqa: I001  (rg.onnx: importable; export refuses)

@@ -25,11 +25,18 @@ from . import devices
 from .grad_mode import no_grad
 from .tensor import Tensor
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled",
+           "custom_fwd", "custom_bwd"]
 
 
 def is_autocast_available(device_type: str) -> bool:
     """Whether `autocast` can lower precision on `device_type`: never in retrograd."""
+    return False
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """`torch.is_autocast_enabled`: whether an autocast is active; never in retrograd (an
+    enabled `autocast` disables itself)."""
     return False
 
 
