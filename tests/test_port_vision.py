@@ -1445,6 +1445,23 @@ def run_model(make, shape=(2, 3, 32, 32), num_classes=10, steps=3, eval_make=Non
     close(ro, to, "eval output")
     assert not ro.requires_grad
     compare_state(rm, tm, "after eval forward")
+    # eval mode with gradients (fine-tuning with BatchNorm statistics fixed)
+    topt.zero_grad()
+    ropt.zero_grad()
+    torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(ys[0])).backward()
+    rg.nn.functional.cross_entropy(rm(rg.tensor(x)), rg.tensor(ys[0])).backward()
+    tparams = dict(tm.named_parameters())
+    gscale = max(float(p.grad.abs().max()) for p in tparams.values() if p.grad is not None)
+    for k, p in rm.named_parameters():
+        if tparams[k].grad is None:  # GoogLeNet's auxiliary heads do not run in eval mode
+            assert p.grad is None, k
+        else:
+            close(p.grad, tparams[k].grad, f"eval-mode grad {k}", gscale)
+    compare_state(rm, tm, "after eval backward")
+    # and back: retrograd's state_dict loads into torch
+    tm2 = make(TV).double()
+    tm2.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in rm.state_dict().items()})
+    compare_state(rm, tm2, "exported to torch")
     if eval_make is not None:
         tm, rm = build(eval_make)
         tm.eval()
@@ -1463,7 +1480,7 @@ def run_model(make, shape=(2, 3, 32, 32), num_classes=10, steps=3, eval_make=Non
 def test_resnet(kind):
     def make(z):
         if kind == "basic":
-            return z.ResNet(z.BasicBlock, [2, 1, 1, 1])
+            return z.ResNet(z.BasicBlock, [2, 1, 1, 1], width=4)
         if kind == "bottleneck_zero_init":
             return z.ResNet(z.Bottleneck, [1, 1, 1, 1], zero_init_residual=True, width=4)
         return z.ResNet(z.Bottleneck, [1, 1, 2, 1], groups=2, width_per_group=32, width=4,
@@ -1803,3 +1820,29 @@ def test_one_element_tensors_convert_like_torch():
             conv(torch.ones(2, dtype=torch.long))
         with pytest.raises(want.type):
             conv(rg.ones(2, dtype=rg.int64))
+
+
+def test_finetune_frozen_backbone_new_head():
+    """The transfer-learning pattern: load weights, freeze every parameter, replace the head
+    (model.fc = nn.Linear(...)), train only the head; frozen parameters get no gradient."""
+    tm, rm = build(lambda z: z.ResNet(z.BasicBlock, [1, 1, 1, 1]))
+    heads = []
+    for T, m in ((torch, tm), (rg, rm)):
+        for p in m.parameters():
+            p.requires_grad = False
+        T.manual_seed(0)
+        m.fc = T.nn.Linear(m.fc.in_features, 3).double()
+        heads.append(m.fc)
+    heads[1].load_state_dict({k: v.numpy() for k, v in heads[0].state_dict().items()})
+    rng = np.random.default_rng(4)
+    topt = torch.optim.SGD(tm.fc.parameters(), lr=0.1, momentum=0.9)
+    ropt = rg.optim.SGD(rm.fc.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(2):
+        x, y = rng.standard_normal((2, 3, 32, 32)), rng.integers(0, 3, 2)
+        for T, m, opt in ((torch, tm, topt), (rg, rm, ropt)):
+            opt.zero_grad()
+            T.nn.functional.cross_entropy(m(T.tensor(x)), T.tensor(y)).backward()
+            opt.step()
+        for (k, rp), (_, tp) in zip(rm.named_parameters(), tm.named_parameters()):
+            assert (rp.grad is None) == (tp.grad is None), k
+        compare_state(rm, tm, "fine-tuned")
