@@ -3,6 +3,8 @@ constraint registry, module paths and the distributions added for parity (float6
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -105,3 +107,303 @@ def test_supports_are_torch_constraints():
     assert C.is_dependent(RD.Uniform.support)
     assert RD.Normal.arg_constraints["scale"] is C.positive
     assert RD.Dirichlet.support is C.simplex
+
+
+# ---------------------------------------------------------------- transforms
+
+def _transform_pairs():
+    RT, TT = RD.transforms, TD.transforms
+    x1 = _rng.normal(size=(2, 3))
+    x2 = _rng.normal(size=(2, 3, 3))
+    return [
+        ("exp", RT.ExpTransform(), TT.ExpTransform(), x1),
+        ("affine", RD.AffineTransform(0.5, -2.0), TD.AffineTransform(0.5, -2.0), x1),
+        ("affine_ev", RD.AffineTransform(R([0.1, 0.2, 0.3]), R([1.0, -2.0, 3.0]), 1),
+         TD.AffineTransform(T([0.1, 0.2, 0.3]), T([1.0, -2.0, 3.0]), 1), x1),
+        ("sigmoid", RD.SigmoidTransform(), TD.SigmoidTransform(), x1),
+        ("tanh", RD.TanhTransform(), TD.TanhTransform(), x1),
+        ("softplus", RD.SoftplusTransform(), TD.SoftplusTransform(), x1),
+        ("power", RD.PowerTransform(1.5), TD.PowerTransform(1.5), np.abs(x1) + 0.1),
+        ("stick", RD.StickBreakingTransform(), TD.StickBreakingTransform(), x1),
+        ("corr", RD.CorrCholeskyTransform(), TD.CorrCholeskyTransform(), x1),
+        ("reshape", RD.ReshapeTransform((3,), (3, 1)), TD.ReshapeTransform((3,), (3, 1)), x1),
+        ("independent", RD.IndependentTransform(RD.ExpTransform(), 1),
+         TD.IndependentTransform(TD.ExpTransform(), 1), x1),
+        ("compose", RD.ComposeTransform([RD.AffineTransform(0.3, 2.0), RD.TanhTransform()]),
+         TD.ComposeTransform([TD.AffineTransform(0.3, 2.0), TD.TanhTransform()]), x1),
+        ("compose_ev", RD.ComposeTransform([RD.ExpTransform(), RD.StickBreakingTransform()]),
+         TD.ComposeTransform([TD.ExpTransform(), TD.StickBreakingTransform()]), x1),
+        ("cat", RD.CatTransform([RD.ExpTransform(), RD.TanhTransform()], 1, [1, 2]),
+         TD.CatTransform([TD.ExpTransform(), TD.TanhTransform()], 1, [1, 2]), x1),
+        ("stack", RD.StackTransform([RD.ExpTransform(), RD.SigmoidTransform()], 0),
+         TD.StackTransform([TD.ExpTransform(), TD.SigmoidTransform()], 0), x1),
+        ("cdf", RD.CumulativeDistributionTransform(RD.Normal(R(0.2), R(1.5))),
+         TD.CumulativeDistributionTransform(TD.Normal(T(0.2), T(1.5))), x1),
+        ("softmax", RD.SoftmaxTransform(), TD.SoftmaxTransform(), x1),
+        ("lower_chol", RD.LowerCholeskyTransform(), TD.LowerCholeskyTransform(), x2),
+        ("pos_def", RD.PositiveDefiniteTransform(), TD.PositiveDefiniteTransform(), x2),
+    ]
+
+
+@pytest.mark.parametrize("name,rt,tt,x", _transform_pairs(),
+                         ids=[p[0] for p in _transform_pairs()])
+def test_transform_matches_torch(name, rt, tt, x):
+    xr, xt = R(x, requires_grad=True), T(x).requires_grad_()
+    yr, yt = rt(xr), tt(xt)
+    close(yr, yt)
+    assert rt.bijective == tt.bijective
+    assert rt.domain.event_dim == tt.domain.event_dim
+    assert rt.codomain.event_dim == tt.codomain.event_dim
+    assert type(rt.codomain).__name__ == type(tt.codomain).__name__
+    assert tuple(rt.forward_shape(x.shape)) == tuple(tt.forward_shape(x.shape))
+    assert tuple(rt.inverse_shape(yt.shape)) == tuple(tt.inverse_shape(yt.shape))
+    np.testing.assert_array_equal(rt.codomain.check(yr.detach()).numpy(),
+                                  tt.codomain.check(yt.detach()).numpy())
+    close(rt.inv(R(yt.detach().numpy())), tt.inv(yt.detach()), atol=1e-7)
+    assert rt.inv.inv is rt
+    if name in ("softmax", "lower_chol", "pos_def"):
+        with pytest.raises(NotImplementedError):
+            rt.log_abs_det_jacobian(xr, yr)
+        return
+    lr, lt = rt.log_abs_det_jacobian(xr, yr), tt.log_abs_det_jacobian(xt, yt)
+    close(lr, lt)
+    close(rt.inv.log_abs_det_jacobian(yr, xr), tt.inv.log_abs_det_jacobian(yt, xt))
+    if lt.requires_grad:   # constant for affine and reshape maps
+        lr.sum().backward()
+        lt.sum().backward()
+        close(xr.grad, xt.grad, atol=1e-8)
+
+
+def test_transform_cache_equality_and_exports():
+    t = RD.TanhTransform(cache_size=1)
+    x = R([30.0, -25.0])   # tanh rounds to +-1: only the cache gives x back
+    y = t(x)
+    assert t.inv(y) is x
+    assert RD.TanhTransform().with_cache(1)._cache_size == 1
+    with pytest.raises(ValueError):
+        RD.ExpTransform(cache_size=2)
+    assert RD.ExpTransform() == RD.ExpTransform() and RD.ExpTransform() != RD.TanhTransform()
+    assert RD.AffineTransform(1.0, 2.0) == RD.AffineTransform(1.0, 2.0)
+    assert RD.AffineTransform(1.0, 2.0) != RD.AffineTransform(1.0, 3.0)
+    assert RD.ExpTransform().inv == RD.ExpTransform().inv
+    assert RD.ComposeTransform([RD.ExpTransform()]) == RD.ComposeTransform([RD.ExpTransform()])
+    names = {n for n in dir(TD) if n.endswith("Transform") or n == "identity_transform"}
+    assert names <= set(dir(RD))
+    assert names - {"identity_transform"} <= set(RD.transforms.__all__)
+
+
+def test_sac_tanh_normal_matches_torch():
+    """SAC's squashed Gaussian: TransformedDistribution(Normal, TanhTransform(cache_size=1))
+    evaluated at its own draw (same base noise) and differentiated in loc and scale."""
+    rng = np.random.default_rng(3)
+    loc, log_std, eps = rng.normal(size=(4, 2)), rng.normal(size=(4, 2)) * 0.3, \
+        rng.normal(size=(4, 2))
+    out = []
+    for M, mk in ((RD, lambda a: R(a, True)), (TD, lambda a: T(a).requires_grad_())):
+        mu, ls = mk(loc), mk(log_std)
+        base = M.Normal(mu, ls.exp())
+        d = M.TransformedDistribution(base, [M.TanhTransform(cache_size=1)])
+        e = R(eps) if M is RD else T(eps)
+        u = mu + ls.exp() * e
+        a = d.transforms[0](u)
+        lp = d.log_prob(a).sum(-1)
+        (lp.sum() + a.sum()).backward()
+        out.append((a, lp, mu.grad, ls.grad))
+    for r, t in zip(*out):
+        close(r, t, atol=1e-8)
+
+
+# ---------------------------------------------------------------- constraint registry
+
+def _registry_cases():
+    C, TC = RD.constraints, TD.constraints
+    return [
+        (C.real, TC.real), (C.real_vector, TC.real_vector), (C.positive, TC.positive),
+        (C.nonnegative, TC.nonnegative), (C.greater_than(1.5), TC.greater_than(1.5)),
+        (C.greater_than_eq(-1.0), TC.greater_than_eq(-1.0)),
+        (C.less_than(2.0), TC.less_than(2.0)), (C.unit_interval, TC.unit_interval),
+        (C.interval(-1.0, 3.0), TC.interval(-1.0, 3.0)),
+        (C.half_open_interval(0.0, 2.0), TC.half_open_interval(0.0, 2.0)),
+        (C.simplex, TC.simplex), (C.corr_cholesky, TC.corr_cholesky),
+        (C.independent(C.positive, 1), TC.independent(TC.positive, 1)),
+        (C.cat([C.real, C.positive], -1, [1, 2]), TC.cat([TC.real, TC.positive], -1, [1, 2])),
+        (C.stack([C.real, C.positive, C.unit_interval], -1),
+         TC.stack([TC.real, TC.positive, TC.unit_interval], -1)),
+    ]
+
+
+@pytest.mark.parametrize("rc,tc", _registry_cases())
+@pytest.mark.parametrize("which", ["biject_to", "transform_to"])
+def test_registry_matches_torch(rc, tc, which):
+    x = _rng.normal(size=(2, 3)) * 2
+    rt, tt = getattr(RD, which)(rc), getattr(TD, which)(tc)
+    assert type(rt).__name__ == type(tt).__name__
+    y, yt = rt(R(x)), tt(T(x))
+    close(y, yt)
+    assert bool(rc.check(y).all().item())
+    if rt.bijective:
+        close(rt.log_abs_det_jacobian(R(x), y), tt.log_abs_det_jacobian(T(x), yt))
+        close(rt.inv(y), tt.inv(yt), atol=1e-7)
+
+
+def test_transform_to_matrix_constraints():
+    x = _rng.normal(size=(2, 3, 3))
+    for rc, tc in ((RD.constraints.lower_cholesky, TD.constraints.lower_cholesky),
+                   (RD.constraints.positive_definite, TD.constraints.positive_definite)):
+        y = RD.transform_to(rc)(R(x))
+        close(y, TD.transform_to(tc)(T(x)))
+        assert bool(rc.check(y).all().item())
+        with pytest.raises(NotImplementedError):
+            RD.biject_to(rc)
+
+
+# ---------------------------------------------------------------- module paths
+
+def test_torch_submodule_paths_import():
+    import pkgutil
+
+    for m in pkgutil.iter_modules(TD.__path__):
+        if m.name == "wishart":
+            continue
+        tm = importlib.import_module(f"torch.distributions.{m.name}")
+        rm = importlib.import_module(f"retrograd.distributions.{m.name}")
+        names = [n for n in getattr(tm, "__all__", []) if n != "MixtureSameFamilyConstraint"]
+        assert all(hasattr(rm, n) for n in names), (m.name, names)
+    from retrograd.distributions.normal import Normal
+    from retrograd.distributions.transformed_distribution import TransformedDistribution
+
+    from retrograd.distributions.utils import broadcast_all, clamp_probs, lazy_property
+
+    assert Normal is RD.Normal and TransformedDistribution is RD.TransformedDistribution
+    assert callable(broadcast_all) and callable(clamp_probs) and lazy_property
+
+
+def test_utils_match_torch():
+    from torch.distributions import utils as TU
+
+    from retrograd.distributions import utils as RU
+
+    p = np.array([[0.1, 0.6, 0.3], [0.0, 1.0, 0.0]])
+    close(RU.probs_to_logits(R(p)), TU.probs_to_logits(T(p)))
+    close(RU.probs_to_logits(R(p), True), TU.probs_to_logits(T(p), True))
+    close(RU.logits_to_probs(R(p)), TU.logits_to_probs(T(p)))
+    close(RU.logits_to_probs(R(p), True), TU.logits_to_probs(T(p), True))
+    close(RU.clamp_probs(R(p)), TU.clamp_probs(T(p)))
+    v = _rng.normal(size=(2, 6))
+    close(RU.vec_to_tril_matrix(R(v)), TU.vec_to_tril_matrix(T(v)))
+    close(RU.vec_to_tril_matrix(R(v[:, :3]), -1), TU.vec_to_tril_matrix(T(v[:, :3]), -1))
+    m = _rng.normal(size=(2, 3, 3))
+    close(RU.tril_matrix_to_vec(R(m)), TU.tril_matrix_to_vec(T(m)))
+    assert RU.euler_constant == TU.euler_constant
+
+    class A:
+        calls = 0
+
+        @RU.lazy_property
+        def x(self):
+            A.calls += 1
+            return 3
+
+    a = A()
+    assert a.x == 3 and a.x == 3 and A.calls == 1
+
+
+# ---------------------------------------------------------------- new distributions
+
+def test_generalized_pareto_matches_torch():
+    """torch 2.13's GeneralizedPareto.log_prob/cdf fail on float64 (an isclose against a
+    float32 zero), so the reference runs in float32 and the comparison is to its
+    precision."""
+    def T(a):
+        return torch.tensor(np.asarray(a, dtype=np.float32))
+
+    def close(r, t):
+        np.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), rtol=2e-5,
+                                   atol=2e-6)
+
+    for conc in ([0.3, -0.4, 0.0], [0.6, 0.2, -0.2]):
+        args = (np.array([0.1, -0.5, 0.0]), np.array([2.0, 1.0, 0.5]), np.array(conc))
+        rd = RD.GeneralizedPareto(*(R(a, True) for a in args))
+        ts = [T(a).requires_grad_() for a in args]
+        td = TD.GeneralizedPareto(*ts)
+        v = np.array([0.4, 0.1, 0.3])
+        close(rd.log_prob(R(v)), td.log_prob(T(v)))
+        close(rd.cdf(R(v)), td.cdf(T(v)))
+        u = np.array([0.2, 0.5, 0.9])
+        close(rd.icdf(R(u)), td.icdf(T(u)))
+        close(rd.entropy(), td.entropy())
+        close(rd.mean, td.mean)
+        close(rd.variance, td.variance)
+        close(rd.mode, td.mode)
+        np.testing.assert_array_equal(rd.support.check(R(v)).numpy(),
+                                      td.support.check(T(v)).numpy())
+        # gradients of the reparameterised draw at the same uniforms
+        rl = [R(a, True) for a in args]
+        RD.GeneralizedPareto(*rl).icdf(R(u)).sum().backward()
+        tl = [T(a).requires_grad_() for a in args]
+        TD.GeneralizedPareto(*tl).icdf(T(u)).sum().backward()
+        for a, b in zip(rl, tl):
+            close(a.grad, b.grad)
+    assert RD.GeneralizedPareto(0.0, 1.0, 0.5).rsample((5,)).shape == (5,)
+
+
+def test_logistic_normal_matches_torch():
+    loc, scale = np.array([[0.1, -0.3], [0.5, 0.2]]), np.array([[1.0, 0.5], [0.7, 1.2]])
+    rl, rs = R(loc, True), R(scale, True)
+    tl, ts = T(loc).requires_grad_(), T(scale).requires_grad_()
+    rd, td = RD.LogisticNormal(rl, rs), TD.LogisticNormal(tl, ts)
+    assert rd.batch_shape == tuple(td.batch_shape) and rd.event_shape == tuple(td.event_shape)
+    v = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])
+    lr, lt = rd.log_prob(R(v)), td.log_prob(T(v))
+    close(lr, lt)
+    lr.sum().backward()
+    lt.sum().backward()
+    close(rl.grad, tl.grad)
+    close(rs.grad, ts.grad)
+    s = rd.rsample((3,))
+    assert tuple(s.shape) == (3, 2, 3)
+    assert bool(RD.constraints.simplex.check(s.detach()).all().item())
+    r1 = RD.LogisticNormal(R([0.1, 0.2]), R([1.0, 2.0]))
+    t1 = TD.LogisticNormal(T([0.1, 0.2]), T([1.0, 2.0]))
+    assert r1.batch_shape == tuple(t1.batch_shape) and r1.event_shape == tuple(t1.event_shape)
+
+
+def test_one_hot_straight_through():
+    p = np.array([0.2, 0.5, 0.3])
+    rp = R(p, True)
+    d = RD.OneHotCategoricalStraightThrough(probs=rp)
+    assert d.has_rsample and TD.OneHotCategoricalStraightThrough.has_rsample
+    s = d.rsample((4,))
+    assert tuple(s.shape) == (4, 3)
+    np.testing.assert_array_equal(s.detach().numpy().sum(-1), np.ones(4))
+    (s * R([1.0, 2.0, 3.0])).sum().backward()
+    tp = T(p).requires_grad_()
+    st = TD.OneHotCategoricalStraightThrough(probs=tp).rsample((4,))
+    (st * T([1.0, 2.0, 3.0])).sum().backward()
+    close(rp.grad, tp.grad)   # the draw itself carries no gradient
+
+
+def test_lkj_cholesky_matches_torch():
+    for dim, conc in ((2, [0.5, 2.0]), (4, [1.0, 3.0])):
+        rd, td = RD.LKJCholesky(dim, R(conc)), TD.LKJCholesky(dim, T(conc))
+        x = td.sample((3,))
+        close(rd.log_prob(R(x.numpy())), td.log_prob(x))
+        s = rd.sample((5,))
+        assert tuple(s.shape) == (5, 2, dim, dim)
+        assert bool(RD.constraints.corr_cholesky.check(s).all().item())
+        assert rd.support is RD.constraints.corr_cholesky
+
+
+def test_exponential_family_entropy_and_bases():
+    assert issubclass(RD.Normal, RD.ExponentialFamily)
+    for name in ("Bernoulli", "Beta", "Chi2", "ContinuousBernoulli", "Dirichlet",
+                 "Exponential", "Gamma", "Normal", "Poisson"):
+        assert issubclass(getattr(RD, name), RD.ExponentialFamily) == issubclass(
+            getattr(TD, name), TD.ExponentialFamily)
+    loc, scale = np.array([0.3, -1.0]), np.array([0.5, 2.0])
+    rs = R(scale, True)
+    ts = T(scale).requires_grad_()
+    h = RD.ExponentialFamily.entropy(RD.Normal(R(loc), rs))
+    ht = TD.ExponentialFamily.entropy(TD.Normal(T(loc), ts))
+    close(h, ht)
+    close(h, RD.Normal(R(loc), R(scale)).entropy())

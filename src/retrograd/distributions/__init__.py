@@ -22,13 +22,16 @@ raises ValueError naming it. Some functions (`gammaln`, `digamma`, `gammainc`) n
 SciPy: `pip install 'retrograd[special]'`.
 """
 
-from . import constraints, transforms
+from . import constraint_registry, constraints, transforms, utils
 from . import kl_breadth as _kl_breadth  # noqa: F401  (registers the pairs)
 from .composite import Independent, MixtureSameFamily, TransformedDistribution
+from .constraint_registry import biject_to, transform_to
 from .continuous import Beta, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, OneHotCategorical
 from .discrete import Bernoulli, Categorical, Poisson
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .extra import GeneralizedPareto, LKJCholesky, LogisticNormal, OneHotCategoricalStraightThrough
 from .kl import kl_divergence, register_kl
 from .lowrank import LowRankMultivariateNormal
 from .multivariate import Dirichlet, MultivariateNormal
@@ -38,6 +41,28 @@ from .relaxed import (
     LogitRelaxedBernoulli,
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
+)
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
 )
 from .univariate import (
     Cauchy,
@@ -63,4 +88,52 @@ __all__ = [
     "LowRankMultivariateNormal", "VonMises", "ContinuousBernoulli", "LogitRelaxedBernoulli",
     "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
     "Geometric", "Binomial", "NegativeBinomial", "Multinomial", "OneHotCategorical",
+    "constraints", "constraint_registry", "biject_to", "transform_to", "utils",
+    "ExponentialFamily", "GeneralizedPareto", "LKJCholesky", "LogisticNormal",
+    "OneHotCategoricalStraightThrough", *transforms.__all__,
 ]
+
+# torch's submodule paths (`from torch.distributions.normal import Normal`): one table,
+# each name a module object holding the classes torch keeps there.
+_SUBMODULES = {
+    "bernoulli": ["Bernoulli"], "beta": ["Beta"], "binomial": ["Binomial"],
+    "categorical": ["Categorical"], "cauchy": ["Cauchy"], "chi2": ["Chi2"],
+    "continuous_bernoulli": ["ContinuousBernoulli"], "dirichlet": ["Dirichlet"],
+    "exponential": ["Exponential"], "fishersnedecor": ["FisherSnedecor"],
+    "gamma": ["Gamma"], "generalized_pareto": ["GeneralizedPareto"],
+    "geometric": ["Geometric"], "gumbel": ["Gumbel"], "half_cauchy": ["HalfCauchy"],
+    "half_normal": ["HalfNormal"], "independent": ["Independent"],
+    "inverse_gamma": ["InverseGamma"], "kumaraswamy": ["Kumaraswamy"],
+    "laplace": ["Laplace"], "lkj_cholesky": ["LKJCholesky"], "log_normal": ["LogNormal"],
+    "logistic_normal": ["LogisticNormal"],
+    "lowrank_multivariate_normal": ["LowRankMultivariateNormal"],
+    "mixture_same_family": ["MixtureSameFamily"], "multinomial": ["Multinomial"],
+    "multivariate_normal": ["MultivariateNormal"],
+    "negative_binomial": ["NegativeBinomial"], "normal": ["Normal"],
+    "one_hot_categorical": ["OneHotCategorical", "OneHotCategoricalStraightThrough"],
+    "pareto": ["Pareto"], "poisson": ["Poisson"],
+    "relaxed_bernoulli": ["LogitRelaxedBernoulli", "RelaxedBernoulli"],
+    "relaxed_categorical": ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"],
+    "studentT": ["StudentT"], "transformed_distribution": ["TransformedDistribution"],
+    "uniform": ["Uniform"], "von_mises": ["VonMises"], "weibull": ["Weibull"],
+}
+
+
+def _register_submodules() -> None:
+    import sys
+    import types
+
+    here = globals()
+    for _name, _classes in _SUBMODULES.items():
+        _mod = types.ModuleType(f"{__name__}.{_name}")
+        _mod.__all__ = list(_classes)
+        for _c in _classes:
+            setattr(_mod, _c, here[_c])
+        _mod.Distribution = Distribution
+        _mod.constraints = constraints
+        sys.modules[_mod.__name__] = _mod
+        here[_name] = _mod
+
+
+_register_submodules()
+

@@ -28,11 +28,27 @@ class TransformedDistribution(Distribution):
                 isinstance(t, Transform) for t in transforms):
             raise ValueError("TransformedDistribution: transforms must be a Transform or a "
                              f"list of Transforms, got {type(transforms).__name__}")
-        self.base_dist = base_distribution
         self.transforms = list(transforms)
-        base_event = len(base_distribution.event_shape)
-        event_dim = max([base_event] + [t.event_dim for t in self.transforms])
-        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        # torch's shape bookkeeping: the base is expanded to what the transforms need and
+        # its extra batch dimensions read as event dimensions
+        transform = ComposeTransform(self.transforms)
+        base_shape = tuple(base_distribution.batch_shape) + tuple(
+            base_distribution.event_shape)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError(f"base_distribution needs at least {transform.domain.event_dim} "
+                             f"dimensions but has shape {base_shape}")
+        shape = transform.forward_shape(base_shape)
+        expanded = transform.inverse_shape(shape)
+        if tuple(expanded) != base_shape:
+            base_batch = tuple(expanded)[:len(expanded) - len(base_distribution.event_shape)]
+            base_distribution = base_distribution.expand(base_batch)
+        reinterpreted = transform.domain.event_dim - len(base_distribution.event_shape)
+        if reinterpreted > 0:
+            base_distribution = Independent(base_distribution, reinterpreted)
+        self.base_dist = base_distribution
+        change = transform.codomain.event_dim - transform.domain.event_dim
+        event_dim = max(transform.codomain.event_dim,
+                        len(base_distribution.event_shape) + change)
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
@@ -42,7 +58,15 @@ class TransformedDistribution(Distribution):
 
     @property
     def support(self):
-        return self.transforms[-1].codomain if self.transforms else self.base_dist.support
+        from . import constraints
+
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        if len(self._event_shape) > support.event_dim:
+            support = constraints.independent(support,
+                                              len(self._event_shape) - support.event_dim)
+        return support
 
     def rsample(self, sample_shape=()) -> Tensor:
         x = self.base_dist.rsample(sample_shape)
@@ -63,7 +87,9 @@ class TransformedDistribution(Distribution):
         lp = 0
         for t in reversed(self.transforms):
             x = t.inv(y)
-            lp = lp - _sum_rightmost(t.log_abs_det_jacobian(x, y), event_dim - t.event_dim)
+            event_dim += t.domain.event_dim - t.codomain.event_dim
+            lp = lp - _sum_rightmost(t.log_abs_det_jacobian(x, y),
+                                     event_dim - t.domain.event_dim)
             y = x
         base = self.base_dist.log_prob(y)
         return lp + _sum_rightmost(base, event_dim - len(self.base_dist.event_shape))
@@ -90,9 +116,11 @@ class TransformedDistribution(Distribution):
         return x
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = _shape(batch_shape)
-        extra = self._event_shape[:len(self._event_shape) - len(self.base_dist.event_shape)]
-        return TransformedDistribution(self.base_dist.expand(batch_shape + extra),
+        shape = _shape(batch_shape) + self._event_shape
+        for t in reversed(self.transforms):
+            shape = t.inverse_shape(shape)
+        base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
+        return TransformedDistribution(self.base_dist.expand(base_batch),
                                        self.transforms, validate_args=False)
 
 

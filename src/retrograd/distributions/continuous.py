@@ -16,6 +16,7 @@ from ..creation import generator
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution, broadcast_all
+from .exp_family import ExponentialFamily
 from .gamma_draws import below_one, standard_gamma, standard_normal, tiny
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -39,7 +40,7 @@ class _LocScale(Distribution):
         super().__init__(self.loc.shape, validate_args=validate_args)
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """The normal distribution N(loc, scale**2)."""
 
     @property
@@ -77,6 +78,17 @@ class Normal(_LocScale):
 
     def entropy(self) -> Tensor:
         return 0.5 + _HALF_LOG_2PI + self.scale.log()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.loc / self.scale ** 2, -0.5 * self.scale ** -2
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x ** 2 / y + 0.5 * (-math.pi / y).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
 
 class Uniform(Distribution):
@@ -133,7 +145,7 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with rate `rate` (mean 1 / rate)."""
 
     arg_constraints = {"rate": C.positive}
@@ -223,7 +235,7 @@ class Laplace(_LocScale):
         return 1 + (2 * self.scale).log()
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape `concentration` and `rate` (mean
     concentration / rate); `rsample` is differentiable in both."""
 
@@ -278,7 +290,7 @@ class Chi2(Gamma):
         super().__init__(df * 0.5, df * 0 + 0.5, validate_args=validate_args)
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The beta distribution on [0, 1] with concentrations `concentration1` (alpha) and
     `concentration0` (beta); `rsample` is G1 / (G1 + G0) of gamma draws G1 ~
     Gamma(alpha), G0 ~ Gamma(beta), differentiable in both."""

@@ -14,6 +14,7 @@ from ..creation import generator
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution, broadcast_all
+from .exp_family import ExponentialFamily
 
 
 def _one_of(probs, logits, name: str):
@@ -26,7 +27,7 @@ def _clamp_probs(p: Tensor) -> Tensor:
     return p.clamp(eps, 1 - eps)
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """The Poisson distribution with mean `rate`; differentiable in the rate."""
 
     arg_constraints = {"rate": C.nonnegative}
@@ -59,7 +60,7 @@ class Poisson(Distribution):
         return special.xlogy(value, self.rate) - self.rate - special.gammaln(value + 1)
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """The Bernoulli distribution on {0, 1}, from `probs` (of 1) or `logits`."""
 
     arg_constraints = {"probs": C.unit_interval, "logits": C.real}

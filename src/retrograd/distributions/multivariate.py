@@ -13,6 +13,7 @@ from ..creation import generator
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma_draws import below_one, standard_gamma, tiny
 
 
@@ -147,7 +148,7 @@ class MultivariateNormal(Distribution):
         return h.expand(*self._batch_shape) if self._batch_shape else h
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution on the simplex with `concentration` (last dimension: the
     categories); `rsample` is G / G.sum(-1) of gamma draws G ~ Gamma(concentration),
     differentiable in the concentration."""

@@ -18,6 +18,7 @@ from .continuous import _draw
 from .counts import _binary
 from .discrete import Categorical, _clamp_probs
 from .distribution import Distribution, broadcast_all
+from .exp_family import ExponentialFamily
 from .transforms import ExpTransform, SigmoidTransform
 
 
@@ -31,7 +32,7 @@ def _uniforms(shape: tuple, dtype) -> Tensor:
     return _draw(lambda g, s: g.random(s), shape, dtype).clamp(eps, 1 - eps)
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     """The continuous Bernoulli distribution on [0, 1] (Loaiza-Ganem and Cunningham),
     from `probs` or `logits`; near probs = 1/2 (inside `lims`) Taylor expansions, as in
     PyTorch."""

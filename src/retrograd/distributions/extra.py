@@ -1,0 +1,200 @@
+"""Distributions added for torch.distributions parity: GeneralizedPareto,
+LogisticNormal, OneHotCategoricalStraightThrough and LKJCholesky (torch's formulas)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import special
+from ..api._args import _t
+from ..api.elementwise import where
+from ..creation import generator
+from ..tensor import Tensor
+from . import constraints
+from .composite import TransformedDistribution
+from .continuous import Beta, Normal
+from .counts import OneHotCategorical
+from .distribution import Distribution, broadcast_all
+from .transforms import StickBreakingTransform
+
+
+def _uniform(shape, dtype) -> Tensor:
+    return Tensor(np.asarray(generator().random(shape), dtype=dtype))
+
+
+class GeneralizedPareto(Distribution):
+    """The generalized Pareto distribution (loc, scale > 0, concentration xi): survival
+    (1 + xi z)^(-1/xi) of z = (x - loc) / scale, exp(-z) at xi = 0."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
+                       "concentration": constraints.real}
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args: bool | None = None):
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def _safe(self):
+        eq_zero = self.concentration.abs() <= 1e-8
+        return eq_zero, where(eq_zero, 1.0, self.concentration)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        return self.icdf(_uniform(self._extended_shape(sample_shape), self.loc.data.dtype))
+
+    def log_prob(self, value) -> Tensor:
+        value = self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, c = self._safe()
+        y = 1 / c + 1
+        nonzero = where(y == 0, y, y * (c * z).log1p())
+        return -self.scale.log() - where(eq_zero, z, nonzero)
+
+    def log_survival_function(self, value) -> Tensor:
+        value = self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, c = self._safe()
+        return where(eq_zero, -z, -(c * z).log1p() / c)
+
+    def log_cdf(self, value) -> Tensor:
+        return (-self.log_survival_function(value).exp()).log1p()
+
+    def cdf(self, value) -> Tensor:
+        return self.log_cdf(value).exp()
+
+    def icdf(self, value) -> Tensor:
+        value = _t(value)
+        eq_zero, c = self._safe()
+        logu = (-value).log1p()
+        return where(eq_zero, self.loc - self.scale * logu,
+                     self.loc + self.scale / c * (-c * logu).expm1())
+
+    @property
+    def mean(self) -> Tensor:
+        valid = self.concentration < 1
+        c = where(valid, self.concentration, 0.5)
+        return where(valid, self.loc + self.scale / (1 - c), math.nan)
+
+    @property
+    def variance(self) -> Tensor:
+        valid = self.concentration < 0.5
+        c = where(valid, self.concentration, 0.25)
+        return where(valid, self.scale ** 2 / ((1 - c) ** 2 * (1 - 2 * c)), math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    def entropy(self) -> Tensor:
+        return self.scale.log() + self.concentration + 1
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        upper = where(self.concentration < 0, self.loc - self.scale / self.concentration,
+                      math.inf)
+        return constraints.interval(self.loc, upper)
+
+
+class LogisticNormal(TransformedDistribution):
+    """StickBreakingTransform()(Normal(loc, scale)) on the simplex (event size of loc
+    plus one)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args: bool | None = None):
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        shape = tuple(batch_shape) + (self.base_dist.base_dist.loc.shape[-1],)
+        base = self.base_dist.base_dist
+        return LogisticNormal(base.loc.expand(*shape), base.scale.expand(*shape),
+                              validate_args=False)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose `rsample` passes gradients straight through: the one-hot
+    draw plus (probs - probs.detach())."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self.probs
+        return samples + (probs - probs.detach())
+
+
+class LKJCholesky(Distribution):
+    """The LKJ distribution over Cholesky factors L of dim x dim correlation matrices:
+    density of L L^T proportional to det(L L^T)^(concentration - 1); draws by the onion
+    method (torch's vectorised form)."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(self, dim: int, concentration=1.0, validate_args: bool | None = None):
+        if dim < 2:
+            raise ValueError("Expected dim to be an integer greater than or equal to 2. "
+                             f"Found dim={dim}.")
+        self.dim = int(dim)
+        (self.concentration,) = broadcast_all(concentration)
+        dtype = self.concentration.data.dtype
+        marginal_conc = self.concentration + 0.5 * (self.dim - 2)
+        offset = Tensor(np.concatenate([[0.0], np.arange(self.dim - 1)]).astype(dtype))
+        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset,
+                          validate_args=False)
+        super().__init__(self.concentration.shape, (self.dim, self.dim),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return LKJCholesky(self.dim, self.concentration.expand(*tuple(batch_shape)),
+                           validate_args=False)
+
+    def sample(self, sample_shape=()) -> Tensor:
+        from ..api.indexing import diag_embed
+        from ..grad_mode import no_grad
+
+        with no_grad():
+            y = self._beta.sample(sample_shape).unsqueeze(-1)
+            shape = self._extended_shape(sample_shape)
+            u = Tensor(np.tril(generator().standard_normal(shape), -1).astype(
+                y.data.dtype))
+            norm = np.linalg.norm(u.data, axis=-1, keepdims=True)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                uh = u.data / norm
+            uh[..., 0, :] = 0.0
+            w = y.sqrt() * Tensor(uh)
+            tiny = float(np.finfo(w.data.dtype).tiny)
+            diag = (1 - (w ** 2).sum(-1)).clamp(min=tiny).sqrt()
+            return w + diag_embed(diag)
+
+    def log_prob(self, value) -> Tensor:
+        value = self._validate_sample(value)
+        diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
+        dtype = self.concentration.data.dtype
+        order = Tensor(np.arange(2, self.dim + 1, dtype=dtype))
+        order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
+        unnormalized = (order * diag_elems.log()).sum(-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        denominator = special.gammaln(alpha) * dm1
+        numerator = special.multigammaln(alpha - 0.5, dm1)
+        pi_constant = 0.5 * dm1 * math.log(math.pi)
+        return unnormalized - (pi_constant + numerator - denominator)
+
+
+__all__ = ["GeneralizedPareto", "LogisticNormal", "OneHotCategoricalStraightThrough",
+           "LKJCholesky"]
