@@ -959,7 +959,7 @@ NO_TENSORS |= {
     "rg.are_deterministic_algorithms_enabled", "rg.is_deterministic_algorithms_warn_only_enabled",
     "rg.set_float32_matmul_precision", "rg.get_float32_matmul_precision", "rg.hann_window",
     "rg.hamming_window", "rg.blackman_window", "rg.bartlett_window", "rg.kaiser_window",
-    "rg.empty_strided", "rg.frombuffer", "rg.range", "rg.is_anomaly_enabled",
+    "rg.empty_strided", "rg.empty_permuted", "rg.frombuffer", "rg.range", "rg.is_anomaly_enabled",
     "rg.set_anomaly_enabled", "rg.is_conj", "rg.is_signed", "rg.typename", "rg.is_storage",
     "rg.get_device"}
 

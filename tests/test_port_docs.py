@@ -204,3 +204,22 @@ def test_histogramdd_against_torch(name, dtype):
         return (r.hist, *r.bin_edges)
 
     _same(*_both(run), tol=1e-6)
+
+
+# ---------------------------------------------------------------- empty_permuted
+
+@pytest.mark.parametrize("size, order", [((2, 3, 5, 7), (0, 1, 2, 3)), ((2, 3, 5, 7), (0, 2, 3, 1)),
+                                         ((4, 3), (1, 0)), ((2, 1, 3), (2, 0, 1))])
+def test_empty_permuted_strides_like_torch(size, order):
+    """`torch.empty_permuted((2, 3, 5, 7), (0, 2, 3, 1)).stride()` is (105, 1, 21, 3)."""
+    got, want = _both(lambda T: T.empty_permuted(size, order, dtype=T.float64))
+    assert got.shape == tuple(want.shape) and got.dtype == np.float64
+    assert got.stride() == want.stride()
+    assert got.is_contiguous() == want.is_contiguous()
+    _same(*_both(lambda T: T.empty_permuted(size, order).fill_(2.0) * 3))
+
+
+def test_empty_permuted_refuses_a_bad_layout():
+    for T in (rg, torch):
+        with pytest.raises(RuntimeError):
+            T.empty_permuted((2, 3), (0, 0))

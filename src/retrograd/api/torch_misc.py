@@ -453,6 +453,25 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     return t.requires_grad_(True) if requires_grad else t
 
 
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of `size` (values unspecified; zeros here) laid out in memory in the order
+    `physical_layout` gives, outermost first: `empty_permuted((2, 3, 5, 7), (0, 2, 3, 1))`
+    has channels-last strides (105, 1, 21, 3). Like `torch.empty_permuted`."""
+    size, order = tuple(int(s) for s in size), tuple(int(p) for p in physical_layout)
+    if sorted(order) != list(builtins.range(len(size))):
+        raise RuntimeError(f"empty_permuted(): physical_layout {order} is not a permutation of "
+                           f"the {len(size)} dimensions of size {size}")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"empty_permuted(): negative dimension in size {size}")
+    dt = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
+    stored = np.zeros(tuple(size[p] for p in order), dtype=dt)
+    t = Tensor._wrap(stored.transpose(np.argsort(order)))
+    if device is not None:
+        t = t.to(device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
 def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
                requires_grad: bool = False) -> Tensor:
     """A 1-D tensor over the bytes of `buffer` (shared, as in torch, when it is writable):
