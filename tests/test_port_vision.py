@@ -1846,3 +1846,18 @@ def test_finetune_frozen_backbone_new_head():
         for (k, rp), (_, tp) in zip(rm.named_parameters(), tm.named_parameters()):
             assert (rp.grad is None) == (tp.grad is None), k
         compare_state(rm, tm, "fine-tuned")
+
+
+def test_init_fans_as_torch():
+    """nn.init's private fan helpers, which custom init code calls, and mode case."""
+    for shape in ((8, 1, 3, 3), (16, 8, 1, 1), (10, 20), (4, 2, 5, 5)):
+        t = torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
+        assert rg.nn.init._calculate_fan_in_and_fan_out(rg.empty(shape)) == t
+        for mode in ("fan_in", "fan_out", "FAN_OUT"):
+            assert rg.nn.init._calculate_correct_fan(rg.empty(shape), mode) == \
+                torch.nn.init._calculate_correct_fan(torch.empty(shape), mode)
+    w = rg.empty(64, 64, 3, 3)
+    rg.nn.init.kaiming_normal_(w, mode="FAN_OUT", nonlinearity="relu")
+    assert abs(float(w.std()) - math.sqrt(2.0 / (64 * 9))) < 0.005
+    with pytest.raises(ValueError):
+        rg.nn.init._calculate_fan_in_and_fan_out(rg.empty(6))

@@ -71,10 +71,17 @@ def _fans(tensor: Tensor) -> tuple[int, int]:
 
 
 def _fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()  # as torch: "FAN_OUT" is accepted
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _fans(tensor)
     return fan_in if mode == "fan_in" else fan_out
+
+
+# PyTorch's private names for the two, which model code calls to write its own init
+# (`fan_in, _ = nn.init._calculate_fan_in_and_fan_out(self.weight)`).
+_calculate_fan_in_and_fan_out = _fans
+_calculate_correct_fan = _fan
 
 
 def _rng(tensor: Tensor, generator=None):
