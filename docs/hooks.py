@@ -118,6 +118,8 @@ COUNTERPARTS = {
     "retrograd.optim": [("PyTorch", "torch.optim")],
     "retrograd.optim.lr_scheduler": [("PyTorch", "torch.optim.lr_scheduler")],
     "retrograd.optim.swa_utils": [("PyTorch", "torch.optim.swa_utils")],
+    "retrograd.profiler": [("PyTorch", "torch.profiler")],
+    "retrograd.random": [("PyTorch", "torch.random")],
     "retrograd.data": [("PyTorch", "torch.utils.data")],
     "retrograd.linalg": [("PyTorch", "torch.linalg"), ("PyTorch", "torch")],
     "retrograd.fft": [("PyTorch", "torch.fft")],
