@@ -1944,3 +1944,55 @@ def test_scipy_logsumexp_b(shape, axis, keepdims):
 
     check_value(fun, lambda v, w: ss.logsumexp(v, axis=axis, keepdims=keepdims, b=w), x, b)
     check_grads(fun, x, b)
+
+
+# ---------------------------------------------------------------- test_complex.py, test_direct.py
+
+
+def test_complex_real_type():
+    fun = lambda x: rg.sum(rg.real(x))  # noqa: E731
+    assert F.grad(fun)(np.float64(2.0)).dtype.kind == "f"
+    assert F.grad(fun)(np.complex128(1.0j)).dtype.kind == "c"
+
+
+@pytest.mark.parametrize(
+    "name,x",
+    [
+        ("angle", npr.rand()),
+        ("angle", npr.rand() + 1j * npr.rand()),
+        ("abs", 1.1),
+        ("abs", 1.1 + 1.2j),
+    ],
+)
+def test_complex_angle_abs_and_their_grads(name, x):
+    fun = getattr(rg, name)
+    check_value(fun, getattr(np, name), x)
+    check_grads(fun, x)
+    check_grads(lambda v: F.grad(fun)(v), x)
+
+
+def test_direct_grad_and_deriv():
+    def fun(x):
+        return (x + rg.sin(x**2)) * x
+
+    x = 1.3
+    want = 2 * x + np.sin(x**2) + 2 * x**2 * np.cos(x**2)
+    assert abs(float(F.grad(fun)(np.float64(x))) - want) < 1e-12
+    one = rg.tensor(1.0, dtype=rg.float64)
+    assert abs(float(F.jvp(fun, (rg.tensor(x, dtype=rg.float64),), (one,))[1]) - want) < 1e-12
+
+
+def test_direct_grad_of_complex_output_refused():
+    # was: the gradient of the real part came back silently; HIPS raises TypeError and
+    # PyTorch (torch.func.grad and backward()) RuntimeError
+    import torch
+
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        torch.func.grad(lambda x: x * (1.0 + 0.2j))(torch.tensor(1.0, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        F.grad(lambda x: x * (1.0 + 0.2j))(np.float64(1.0))
+    x = rg.tensor(1.0, dtype=rg.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        (x * (1.0 + 0.2j)).backward()
+    (x * (1.0 + 0.2j)).backward(rg.tensor(1.0 + 0.0j))  # an explicit cotangent is fine
+    assert float(x.grad) == 1.0

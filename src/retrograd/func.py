@@ -270,6 +270,10 @@ def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
                 "a single-element output. Use jacrev/jacfwd or vjp for other outputs.")
         if out.dtype.kind not in "fc":
             raise TypeError(f"{what}: the output has dtype {out.dtype}; it must be floating")
+        if out.dtype.kind == "c":
+            raise RuntimeError(f"{what}: grad can be implicitly created only for real scalar "
+                               f"outputs but got {out.dtype}; take .real or .abs() of the "
+                               "output, or use vjp")
         cg = _needs_graph(xs, [out], caller)
         gs = _grads([out], [None], diffs, cg)
     if not cg:

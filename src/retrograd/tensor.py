@@ -329,6 +329,10 @@ def _initial_grad(t: Tensor, gradient, create_graph: bool, what: str):
                                f"outputs; the output is not a scalar (shape {t.shape}), so pass "
                                "a gradient of that shape")
         d = t.data
+        if d.dtype.kind == "c":  # which real loss is meant is ambiguous: refuse, as PyTorch
+            raise RuntimeError(f"{what}: grad can be implicitly created only for real scalar "
+                               f"outputs but got {d.dtype}; take .real, .abs() or pass a "
+                               "gradient")
         if d.__class__ is np.ndarray:
             g = np.empty(d.shape, dtype=d.dtype)  # np.ones is a slower Python wrapper
             g.fill(1)
