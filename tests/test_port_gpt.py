@@ -1446,6 +1446,9 @@ def test_grad_scaler_as_torch():
     if not rg.cuda.is_available():
         with pytest.warns(UserWarning, match="CUDA is not available"):
             assert not rg.cuda.amp.GradScaler().is_enabled()
+    from retrograd.cuda.amp import GradScaler, autocast  # torch.cuda.amp's import spelling
+    assert GradScaler is rg.cuda.amp.GradScaler and issubclass(GradScaler, rg.amp.GradScaler)
+    assert issubclass(autocast, rg.amp.autocast)
 
 
 def test_random_sampler_with_replacement_is_lazy():

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
+import types
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -280,11 +282,13 @@ class _CudaAutocast(autocast):
         super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
-class _CudaNamespace:
-    """What `rg.cuda.amp` holds."""
-
-    GradScaler = _CudaGradScaler
-    autocast = _CudaAutocast
-
-
-cuda_amp = _CudaNamespace()
+# `rg.cuda.amp`: a module object, registered under its dotted name, so that PyTorch's
+# `from torch.cuda.amp import GradScaler, autocast` spelling imports (rg.cuda is a module,
+# not a package, so there is no file for it)
+cuda_amp = types.ModuleType("retrograd.cuda.amp", "torch.cuda.amp's names: GradScaler and "
+                            "autocast on device 'cuda', custom_fwd and custom_bwd.")
+cuda_amp.GradScaler = _CudaGradScaler
+cuda_amp.autocast = _CudaAutocast
+cuda_amp.custom_fwd = custom_fwd
+cuda_amp.custom_bwd = custom_bwd
+sys.modules.setdefault(cuda_amp.__name__, cuda_amp)
