@@ -407,3 +407,36 @@ def test_exponential_family_entropy_and_bases():
     ht = TD.ExponentialFamily.entropy(TD.Normal(T(loc), ts))
     close(h, ht)
     close(h, RD.Normal(R(loc), R(scale)).entropy())
+
+
+@pytest.mark.parametrize("kw", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_matches_torch(kw):
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(2, 3, 3))
+    cov = a @ np.swapaxes(a, -1, -2) + np.eye(3)
+    m = np.linalg.cholesky(cov) if kw == "scale_tril" else cov
+    df = np.array([4.5, 6.0])
+    rdf, rm = R(df, True), R(m, True)
+    tdf, tm = T(df).requires_grad_(), T(m).requires_grad_()
+    rd, td = RD.Wishart(rdf, **{kw: rm}), TD.Wishart(tdf, **{kw: tm})
+    assert rd.batch_shape == tuple(td.batch_shape) and rd.event_shape == tuple(td.event_shape)
+    x = TD.Wishart(T(df), covariance_matrix=T(cov)).sample((3,))
+    lr, lt = rd.log_prob(R(x.numpy())), td.log_prob(x)
+    close(lr, lt, atol=1e-10)
+    (lr.sum() + rd.entropy().sum()).backward()
+    (lt.sum() + td.entropy().sum()).backward()
+    close(rdf.grad, tdf.grad, atol=1e-9)
+    if kw == "scale_tril":   # torch's cholesky_solve also sends gradient to the unread
+        close(np.tril(rm.grad.numpy()), np.tril(tm.grad.numpy()), atol=1e-9)  # upper part
+    else:
+        close(rm.grad, tm.grad, atol=1e-9)
+    for name in ("mean", "variance", "mode", "covariance_matrix", "precision_matrix",
+                 "scale_tril"):
+        close(getattr(rd, name), getattr(td, name), atol=1e-10)
+    s = rd.rsample((4,))
+    assert tuple(s.shape) == (4, 2, 3, 3)
+    assert bool(RD.constraints.positive_definite.check(s.detach()).all().item())
+    s.sum().backward()
+    assert np.all(np.isfinite(rm.grad.numpy()))
+    with pytest.raises(ValueError):
+        RD.Wishart(R(1.5), covariance_matrix=R(cov[0]))

@@ -31,7 +31,13 @@ from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, OneHotCa
 from .discrete import Bernoulli, Categorical, Poisson
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .extra import GeneralizedPareto, LKJCholesky, LogisticNormal, OneHotCategoricalStraightThrough
+from .extra import (
+    GeneralizedPareto,
+    LKJCholesky,
+    LogisticNormal,
+    OneHotCategoricalStraightThrough,
+    Wishart,
+)
 from .kl import kl_divergence, register_kl
 from .lowrank import LowRankMultivariateNormal
 from .multivariate import Dirichlet, MultivariateNormal
@@ -90,7 +96,7 @@ __all__ = [
     "Geometric", "Binomial", "NegativeBinomial", "Multinomial", "OneHotCategorical",
     "constraints", "constraint_registry", "biject_to", "transform_to", "utils",
     "ExponentialFamily", "GeneralizedPareto", "LKJCholesky", "LogisticNormal",
-    "OneHotCategoricalStraightThrough", *transforms.__all__,
+    "OneHotCategoricalStraightThrough", "Wishart", *transforms.__all__,
 ]
 
 # torch's submodule paths (`from torch.distributions.normal import Normal`): one table,
@@ -116,6 +122,7 @@ _SUBMODULES = {
     "relaxed_categorical": ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"],
     "studentT": ["StudentT"], "transformed_distribution": ["TransformedDistribution"],
     "uniform": ["Uniform"], "von_mises": ["VonMises"], "weibull": ["Weibull"],
+    "wishart": ["Wishart"],
 }
 
 

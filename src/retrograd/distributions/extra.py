@@ -14,9 +14,10 @@ from ..creation import generator
 from ..tensor import Tensor
 from . import constraints
 from .composite import TransformedDistribution
-from .continuous import Beta, Normal
+from .continuous import Beta, Chi2, Normal
 from .counts import OneHotCategorical
 from .distribution import Distribution, broadcast_all
+from .exp_family import ExponentialFamily
 from .transforms import StickBreakingTransform
 
 
@@ -197,4 +198,170 @@ class LKJCholesky(Distribution):
 
 
 __all__ = ["GeneralizedPareto", "LogisticNormal", "OneHotCategoricalStraightThrough",
-           "LKJCholesky"]
+           "LKJCholesky", "Wishart"]
+
+
+_LOG_2 = math.log(2.0)
+
+
+def _mvdigamma(x: Tensor, p: int) -> Tensor:
+    offsets = Tensor(np.arange(p, dtype=x.data.dtype) / 2)
+    return special.digamma(x.unsqueeze(-1) - offsets).sum(-1)
+
+
+class Wishart(ExponentialFamily):
+    """The Wishart distribution over p x p positive definite matrices with `df` > p - 1
+    degrees of freedom and scale given by exactly one of `covariance_matrix`,
+    `precision_matrix` or `scale_tril`; `rsample` by the Bartlett decomposition
+    (differentiable in the scale and, through chi-square draws, in df)."""
+
+    support = constraints.positive_definite
+    has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"covariance_matrix": constraints.positive_definite,
+                "precision_matrix": constraints.positive_definite,
+                "scale_tril": constraints.lower_cholesky,
+                "df": constraints.greater_than(self._event_shape[-1] - 1)}
+
+    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args: bool | None = None):
+        from .. import linalg
+
+        given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
+        if sum(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
+                             "scale_tril may be specified.")
+        name = ("covariance_matrix", "precision_matrix", "scale_tril")[given.index(True)]
+        param = _t(next(m for m in (covariance_matrix, precision_matrix, scale_tril)
+                        if m is not None))
+        if param.dim() < 2:
+            raise ValueError("scale_tril must be at least two-dimensional, with optional "
+                             "leading batch dimensions")
+        if isinstance(df, Tensor):
+            batch = np.broadcast_shapes(tuple(param.shape[:-2]), tuple(df.shape))
+            self.df = df.expand(*batch) if tuple(df.shape) != batch else df
+        else:
+            batch = tuple(param.shape[:-2])
+            self.df = Tensor(np.asarray(df, dtype=param.data.dtype))
+        p = param.shape[-1]
+        if bool(np.any(self.df.data <= p - 1)):
+            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = "
+                             f"{p - 1}.")
+        self.__dict__[name] = param.expand(*(batch + (p, p)))
+        self._event_shape = (p, p)
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = param
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = linalg.cholesky(param)
+        else:
+            self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(param))
+        super().__init__(batch, (p, p), validate_args=validate_args)
+        self._dist_chi2 = Chi2(self.df.unsqueeze(-1) - Tensor(
+            np.arange(p, dtype=param.data.dtype)), validate_args=False)
+
+    def expand(self, batch_shape, _instance=None):
+        batch_shape = tuple(batch_shape)
+        return Wishart(self.df.expand(*batch_shape),
+                       scale_tril=self._unbroadcasted_scale_tril.expand(
+                           *(batch_shape + self._event_shape)), validate_args=False)
+
+    def __getattr__(self, name):
+        # covariance_matrix / precision_matrix / scale_tril computed on first use, as
+        # torch's lazy properties
+        if name.startswith("_") or "_unbroadcasted_scale_tril" not in self.__dict__:
+            raise AttributeError(name)
+        if name == "scale_tril":
+            value = self._unbroadcasted_scale_tril.expand(
+                *(self._batch_shape + self._event_shape))
+        elif name == "covariance_matrix":
+            L = self._unbroadcasted_scale_tril
+            value = (L @ L.mT).expand(*(self._batch_shape + self._event_shape))
+        elif name == "precision_matrix":
+            from .. import linalg
+
+            L = self._unbroadcasted_scale_tril
+            eye = Tensor(np.eye(self._event_shape[-1], dtype=L.data.dtype))
+            value = linalg.cholesky_solve(eye, L).expand(
+                *(self._batch_shape + self._event_shape))
+        else:
+            raise AttributeError(name)
+        self.__dict__[name] = value
+        return value
+
+    def _df_matrix(self) -> Tensor:
+        return self.df.reshape(self._batch_shape + (1, 1))
+
+    @property
+    def mean(self) -> Tensor:
+        return self._df_matrix() * self.covariance_matrix
+
+    @property
+    def mode(self) -> Tensor:
+        factor = self.df - self._event_shape[-1] - 1
+        factor = where(factor <= 0, math.nan, factor)
+        return factor.reshape(self._batch_shape + (1, 1)) * self.covariance_matrix
+
+    @property
+    def variance(self) -> Tensor:
+        V = self.covariance_matrix
+        d = V.diagonal(dim1=-2, dim2=-1)
+        return self._df_matrix() * (V ** 2 + d.unsqueeze(-1) * d.unsqueeze(-2))
+
+    def _bartlett(self, sample_shape) -> Tensor:
+        from ..api.indexing import diag_embed
+        from .transforms import vec_to_tril_matrix
+
+        p = self._event_shape[-1]
+        dtype = self._unbroadcasted_scale_tril.data.dtype
+        chi = self._dist_chi2.rsample(sample_shape).sqrt()
+        eps = float(np.finfo(dtype).eps)
+        chi = chi.clamp(min=eps)
+        lower = Tensor(np.asarray(generator().standard_normal(
+            tuple(sample_shape) + self._batch_shape + (p * (p - 1) // 2,)), dtype=dtype))
+        noise = diag_embed(chi) + vec_to_tril_matrix(lower, diag=-1)
+        chol = self._unbroadcasted_scale_tril @ noise
+        return chol @ chol.mT
+
+    def rsample(self, sample_shape=(), max_try_correction=None) -> Tensor:
+        """A Bartlett draw; draws that come out singular are redrawn (up to
+        `max_try_correction` = 10 times), as torch does."""
+        import warnings
+
+        sample_shape = (int(sample_shape),) if isinstance(sample_shape, int) else tuple(
+            sample_shape)
+        tries = 10 if max_try_correction is None else int(max_try_correction)
+        sample = self._bartlett(sample_shape)
+        bad = ~self.support.check(sample.detach())
+        if bool(bad.any().item()):
+            warnings.warn("Singular sample detected.", stacklevel=2)
+            for _ in range(tries):
+                sample = where(bad.reshape(tuple(bad.shape) + (1, 1)),
+                               self._bartlett(sample_shape), sample)
+                bad = ~self.support.check(sample.detach())
+                if not bool(bad.any().item()):
+                    break
+        return sample
+
+    def log_prob(self, value) -> Tensor:
+        from .. import linalg
+
+        value = self._validate_sample(value)
+        nu = self.df
+        p = self._event_shape[-1]
+        L = self._unbroadcasted_scale_tril
+        half_log_det = L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        return (-nu * (p * _LOG_2 / 2 + half_log_det)
+                - special.multigammaln(nu / 2, p)
+                + (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet
+                - linalg.cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(-1) / 2)
+
+    def entropy(self) -> Tensor:
+        nu = self.df
+        p = self._event_shape[-1]
+        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        return ((p + 1) * (p * _LOG_2 / 2 + half_log_det)
+                + special.multigammaln(nu / 2, p)
+                - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p)
+                + nu * p / 2)
