@@ -183,9 +183,8 @@ clip = clamp
 def where(condition, x=None, y=None) -> Tensor:
     """`x` where `condition` holds, else `y` (broadcast; PyTorch's result dtype).
     `where(condition)` alone is `nonzero(condition, as_tuple=True)`, as in PyTorch."""
-    if x is None and y is None:
-        from .indexing import nonzero
-        return nonzero(condition, as_tuple=True)
+    if x is None and y is None:  # (the method: api.indexing imports this module)
+        return _t(condition).nonzero(as_tuple=True)
     if x is None or y is None:
         raise TypeError("where() takes a condition alone, or a condition, x and y")
     c = _t(condition)
