@@ -440,3 +440,28 @@ def test_wishart_matches_torch(kw):
     assert np.all(np.isfinite(rm.grad.numpy()))
     with pytest.raises(ValueError):
         RD.Wishart(R(1.5), covariance_matrix=R(cov[0]))
+
+
+def test_enumerate_support_matches_torch():
+    p = np.array([[0.2, 0.8], [0.5, 0.5], [0.9, 0.1]])
+    cases = [(RD.Bernoulli(R(p[:, 0])), TD.Bernoulli(T(p[:, 0]))),
+             (RD.Categorical(R(p)), TD.Categorical(T(p))),
+             (RD.OneHotCategorical(R(p)), TD.OneHotCategorical(T(p))),
+             (RD.Binomial(3, R(p[:, 0])), TD.Binomial(3, T(p[:, 0])))]
+    for rd, td in cases:
+        assert rd.has_enumerate_support and td.has_enumerate_support
+        for expand in (True, False):
+            r, t = rd.enumerate_support(expand), td.enumerate_support(expand)
+            assert tuple(r.shape) == tuple(t.shape)
+            assert str(r.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+            np.testing.assert_array_equal(r.numpy(), t.numpy())
+        close(rd.log_prob(rd.enumerate_support()), td.log_prob(td.enumerate_support()))
+    assert not RD.Normal.has_enumerate_support
+    with pytest.raises(NotImplementedError):
+        RD.Normal(0.0, 1.0).enumerate_support()
+    for name in ("Bernoulli", "Binomial", "NegativeBinomial", "ContinuousBernoulli"):
+        rd = getattr(RD, name)(*((2,) if name in ("Binomial", "NegativeBinomial") else ()),
+                               probs=R([0.3, 0.4]))
+        td = getattr(TD, name)(*((2,) if name in ("Binomial", "NegativeBinomial") else ()),
+                               probs=T([0.3, 0.4]))
+        assert tuple(rd.param_shape) == tuple(td.param_shape)

@@ -98,6 +98,12 @@ class Geometric(Distribution):
 class Binomial(Distribution):
     """The number of successes in `total_count` Bernoulli(`probs`) trials."""
 
+    has_enumerate_support = True
+
+    @property
+    def param_shape(self) -> tuple:
+        return self._batch_shape
+
     arg_constraints = {"total_count": _positive_integer_param, "probs": C.unit_interval,
                        "logits": C.real}
 
@@ -155,6 +161,10 @@ class Binomial(Distribution):
 class NegativeBinomial(Distribution):
     """The number of successes before `total_count` failures of Bernoulli(`probs`)
     trials (`probs`: the probability of success)."""
+
+    @property
+    def param_shape(self) -> tuple:
+        return self._batch_shape
 
     arg_constraints = {"total_count": C.nonnegative,
                        "probs": C.half_open_interval(0.0, 1.0),
@@ -272,6 +282,15 @@ class Multinomial(Distribution):
 class OneHotCategorical(Distribution):
     """A Categorical(`probs` or `logits`) whose draws are one-hot vectors over the last
     dimension."""
+
+    has_enumerate_support = True
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """The K one-hot vectors along a new leading dimension."""
+        k = self._categorical._num_events
+        values = Tensor(np.eye(k, dtype=self.probs.data.dtype)).reshape(
+            (k,) + (1,) * len(self._batch_shape) + (k,))
+        return values.expand(*((k,) + self._batch_shape + (k,))) if expand else values
 
     arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
     support = C.one_hot

@@ -63,6 +63,18 @@ class Poisson(ExponentialFamily):
 class Bernoulli(ExponentialFamily):
     """The Bernoulli distribution on {0, 1}, from `probs` (of 1) or `logits`."""
 
+    has_enumerate_support = True
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """0 and 1 along a new leading dimension (broadcast to the batch when `expand`)."""
+        values = Tensor(np.arange(2, dtype=self.probs.data.dtype)).reshape(
+            (-1,) + (1,) * len(self._batch_shape))
+        return values.expand(*((2,) + self._batch_shape)) if expand else values
+
+    @property
+    def param_shape(self) -> tuple:
+        return self._batch_shape
+
     arg_constraints = {"probs": C.unit_interval, "logits": C.real}
     support = C.boolean
 
@@ -114,6 +126,15 @@ class Bernoulli(ExponentialFamily):
 class Categorical(Distribution):
     """A distribution over {0, ..., K - 1} from `probs` (normalised along the last
     dimension) or `logits` (unnormalised log-probabilities)."""
+
+    has_enumerate_support = True
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """0, ..., K - 1 (int64, as torch) along a new leading dimension."""
+        k = self._num_events
+        values = Tensor(np.arange(k, dtype=np.int64)).reshape(
+            (-1,) + (1,) * len(self._batch_shape))
+        return values.expand(*((k,) + self._batch_shape)) if expand else values
 
     arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
 

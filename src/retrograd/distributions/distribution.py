@@ -44,8 +44,10 @@ class Distribution:
     """PyTorch's `torch.distributions.Distribution`: shapes, validation, sampling."""
 
     has_rsample = False
+    has_enumerate_support = False
     arg_constraints: dict = {}
     support = None
+    _validate_args = False
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args: bool | None = None):
         self._batch_shape = tuple(batch_shape)
@@ -112,6 +114,18 @@ class Distribution:
         """A reparameterised draw, differentiable in the parameters."""
         raise NotImplementedError(f"{type(self).__name__} does not support rsample "
                                   "(its samples are not reparameterisable here); use sample()")
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Every value of a discrete support along a new leading dimension."""
+        raise NotImplementedError(f"{type(self).__name__} has no enumerate_support")
+
+    def _get_checked_instance(self, cls, _instance=None):
+        """A bare instance of `cls` for `expand` (torch's helper for subclasses)."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(f"Subclass {type(self).__name__} of {cls.__name__} "
+                                      "that defines a custom __init__ method must also "
+                                      "define a custom .expand() method.")
+        return self.__new__(type(self)) if _instance is None else _instance
 
     def sample_n(self, n: int) -> Tensor:
         return self.sample((n,))

@@ -37,6 +37,10 @@ class ContinuousBernoulli(ExponentialFamily):
     from `probs` or `logits`; near probs = 1/2 (inside `lims`) Taylor expansions, as in
     PyTorch."""
 
+    @property
+    def param_shape(self) -> tuple:
+        return self._batch_shape
+
     arg_constraints = {"probs": C.unit_interval, "logits": C.real}
     support = C.unit_interval
     has_rsample = True
