@@ -1752,7 +1752,7 @@ def test_classification_recipe_with_ema(opt_name):
     without weight decay on norm layers, label smoothing, gradient clipping, warmup then
     cosine (SequentialLR), its ExponentialMovingAverage (an AveragedModel subclass averaging
     buffers too), plain SWA with update_bn, and get_ema_multi_avg_fn."""
-    tm, rm = build(lambda z: z.mobilenet_v3_small(dropout=0.0))
+    tm, rm = build(lambda z: z.ResNet(z.BasicBlock, [1, 1, 1, 1], width=4))
     tl, tavg, to = _recipe(torch, tm, opt_name)
     rl, ravg, ro = _recipe(rg, rm, opt_name)
     np.testing.assert_allclose(rl, tl, rtol=1e-12)
