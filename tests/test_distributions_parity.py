@@ -465,3 +465,42 @@ def test_enumerate_support_matches_torch():
         td = getattr(TD, name)(*((2,) if name in ("Binomial", "NegativeBinomial") else ()),
                                probs=T([0.3, 0.4]))
         assert tuple(rd.param_shape) == tuple(td.param_shape)
+
+
+def _kl_pairs():
+    a, b = np.array([0.7, 2.0, 1.3]), np.array([1.5, 0.4, 3.0])
+    lo, hi = np.array([0.1, 0.2, -0.5]), np.array([0.6, 0.9, 0.3])
+    return [
+        ("Beta", (a, b), "Beta", (b, a)),
+        ("Dirichlet", (a,), "Dirichlet", (b,)),
+        ("Uniform", (lo, hi), "Uniform", (lo - 0.1, hi + np.array([0.2, -0.1, 0.3]))),
+        ("Laplace", (a, b), "Laplace", (b, a)),
+        ("Poisson", (a,), "Poisson", (b,)),
+        ("Uniform", (lo, hi), "Normal", (a, b)),
+        ("Exponential", (a,), "Gamma", (a, b)),
+        ("Gamma", (a, b), "Exponential", (b,)),
+        ("Normal", (a, b), "Laplace", (b, a)),
+        ("Beta", (a, b), "Uniform", (lo - 0.6, hi + 0.2)),
+        ("Uniform", (lo, hi), "Beta", (a, b)),
+        ("Uniform", (lo, hi), "Exponential", (a,)),
+        ("Uniform", (lo, hi), "Gamma", (a, b)),
+    ]
+
+
+@pytest.mark.parametrize("pn,pa,qn,qa", _kl_pairs(), ids=lambda x: x if isinstance(x, str)
+                         else "")
+def test_more_kl_pairs_match_torch(pn, pa, qn, qa):
+    rp = [R(x, True) for x in pa]
+    tp = [T(x).requires_grad_() for x in pa]
+    rq, tq = [R(x) for x in qa], [T(x) for x in qa]
+    kr = RD.kl_divergence(getattr(RD, pn)(*rp, validate_args=False),
+                          getattr(RD, qn)(*rq, validate_args=False))
+    kt = TD.kl_divergence(getattr(TD, pn)(*tp, validate_args=False),
+                          getattr(TD, qn)(*tq, validate_args=False))
+    close(kr, kt)
+    finite = np.isfinite(kt.detach().numpy())
+    if finite.all():
+        kr.sum().backward()
+        kt.sum().backward()
+        for r, t in zip(rp, tp):
+            close(r.grad, t.grad, atol=1e-8)

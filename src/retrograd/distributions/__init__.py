@@ -24,6 +24,7 @@ SciPy: `pip install 'retrograd[special]'`.
 
 from . import constraint_registry, constraints, transforms, utils
 from . import kl_breadth as _kl_breadth  # noqa: F401  (registers the pairs)
+from . import kl_more as _kl_more  # noqa: F401  (registers the pairs)
 from .composite import Independent, MixtureSameFamily, TransformedDistribution
 from .constraint_registry import biject_to, transform_to
 from .continuous import Beta, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
