@@ -1996,3 +1996,14 @@ def test_direct_grad_of_complex_output_refused():
         (x * (1.0 + 0.2j)).backward()
     (x * (1.0 + 0.2j)).backward(rg.tensor(1.0 + 0.0j))  # an explicit cotangent is fine
     assert float(x.grad) == 1.0
+
+
+def test_tensordot_takes_numpys_axes_keyword():
+    # HIPS's tests spell it np.tensordot(a, b, axes=...); PyTorch's name is dims
+    a, b = R(2, 3, 4), R(3, 4, 5)
+    for axes in [2, ([1, 2], [0, 1]), ([-1], [1])]:
+        fun = lambda x, y, axes=axes: rg.tensordot(x, y, axes=axes)  # noqa: E731
+        check_value(fun, lambda x, y, axes=axes: np.tensordot(x, y, axes=axes), a, b)
+    check_grads(lambda x, y: rg.tensordot(x, y, axes=([1, 2], [0, 1])), a, b)
+    with pytest.raises(TypeError, match="both"):
+        rg.tensordot(rg.tensor(a), rg.tensor(b), 1, axes=2)

@@ -577,8 +577,13 @@ def inner(input, other) -> Tensor:
     return tensordot(a, b, dims=([-1], [-1]))
 
 
-def tensordot(a, b, dims=2) -> Tensor:
-    """Contract `dims` trailing dims of `a` with leading dims of `b`, or the listed pairs."""
+def tensordot(a, b, dims=2, *, axes=None) -> Tensor:
+    """Contract `dims` trailing dims of `a` with leading dims of `b`, or the listed pairs.
+    `axes=` is NumPy's name for `dims` (HIPS autograd and JAX code passes it)."""
+    if axes is not None:
+        if dims != 2:
+            raise TypeError("tensordot(): got both 'dims' and 'axes' (NumPy's name for dims)")
+        dims = axes
     a, b = _t(a), _t(b)
     if isinstance(dims, (int, np.integer)):
         n = int(dims)
