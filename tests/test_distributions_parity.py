@@ -504,3 +504,25 @@ def test_more_kl_pairs_match_torch(pn, pa, qn, qa):
         kt.sum().backward()
         for r, t in zip(rp, tp):
             close(r.grad, t.grad, atol=1e-8)
+
+
+def test_independent_and_mixture_supports_match_torch():
+    lo, hi = np.array([[0.0, 1.0], [0.5, 0.2]]), np.array([[1.0, 2.0], [1.5, 0.9]])
+    ri = RD.Independent(RD.Uniform(R(lo), R(hi)), 1)
+    ti = TD.Independent(TD.Uniform(T(lo), T(hi)), 1)
+    v = np.array([[0.5, 1.5], [0.6, 0.95]])
+    assert type(ri.support).__name__ == type(ti.support).__name__
+    assert ri.support.event_dim == ti.support.event_dim == 1
+    np.testing.assert_array_equal(ri.support.check(R(v)).numpy(),
+                                  ti.support.check(T(v)).numpy())
+    rm = RD.MixtureSameFamily(RD.Categorical(R([0.3, 0.7])), RD.Uniform(R(lo[0]), R(hi[0])))
+    tm = TD.MixtureSameFamily(TD.Categorical(T([0.3, 0.7])), TD.Uniform(T(lo[0]), T(hi[0])))
+    w = np.array([0.5, 1.0, 1.5, -0.1])
+    assert type(rm.support).__name__ == type(tm.support).__name__
+    np.testing.assert_array_equal(rm.support.check(R(w)).numpy(),
+                                  tm.support.check(T(w)).numpy())
+    rg_ = RD.MixtureSameFamily(RD.Categorical(R([0.3, 0.7])),
+                               RD.Normal(R([0.0, 1.0]), R([1.0, 2.0])))
+    tg = TD.MixtureSameFamily(TD.Categorical(T([0.3, 0.7])),
+                              TD.Normal(T([0.0, 1.0]), T([1.0, 2.0])))
+    close(rg_.log_prob(R(w)), tg.log_prob(T(w)))

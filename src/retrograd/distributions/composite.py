@@ -149,7 +149,12 @@ class Independent(Distribution):
 
     @property
     def support(self):
-        return self.base_dist.support
+        from . import constraints
+
+        result = self.base_dist.support
+        if self.reinterpreted_batch_ndims:
+            result = constraints.independent(result, self.reinterpreted_batch_ndims)
+        return result
 
     @property
     def mean(self) -> Tensor:
@@ -229,7 +234,9 @@ class MixtureSameFamily(Distribution):
 
     @property
     def support(self):
-        return self._component_distribution.support
+        from . import constraints
+
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     def _pad_probs(self) -> Tensor:
         p = self._mixture_distribution.probs
