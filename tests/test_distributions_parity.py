@@ -526,3 +526,76 @@ def test_independent_and_mixture_supports_match_torch():
     tg = TD.MixtureSameFamily(TD.Categorical(T([0.3, 0.7])),
                               TD.Normal(T([0.0, 1.0]), T([1.0, 2.0])))
     close(rg_.log_prob(R(w)), tg.log_prob(T(w)))
+
+
+def _squashed_normal(pyd, F):
+    """pytorch_sac's SquashedNormal (a user subclass of Transform and of
+    TransformedDistribution), re-typed to check the subclassing interface."""
+    import math
+
+    class TanhTransform(pyd.transforms.Transform):
+        domain = pyd.constraints.real
+        codomain = pyd.constraints.interval(-1.0, 1.0)
+        bijective = True
+        sign = +1
+
+        def __init__(self, cache_size=1):
+            super().__init__(cache_size=cache_size)
+
+        @staticmethod
+        def atanh(x):
+            return 0.5 * (x.log1p() - (-x).log1p())
+
+        def __eq__(self, other):
+            return isinstance(other, TanhTransform)
+
+        def _call(self, x):
+            return x.tanh()
+
+        def _inverse(self, y):
+            return self.atanh(y)
+
+        def log_abs_det_jacobian(self, x, y):
+            return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+    class SquashedNormal(pyd.transformed_distribution.TransformedDistribution):
+        def __init__(self, loc, scale):
+            self.loc = loc
+            self.scale = scale
+            self.base_dist = pyd.Normal(loc, scale)
+            super().__init__(self.base_dist, [TanhTransform()])
+
+        @property
+        def mean(self):
+            mu = self.loc
+            for tr in self.transforms:
+                mu = tr(mu)
+            return mu
+
+    return SquashedNormal
+
+
+def test_user_subclassed_squashed_normal_matches_torch():
+    import torch.nn.functional as TF
+
+    import retrograd.distributions as pyd_rg
+    import retrograd.nn.functional as RF
+
+    RS, TS = _squashed_normal(pyd_rg, RF), _squashed_normal(TD, TF)
+    rng = np.random.default_rng(7)
+    mu, ls = rng.normal(size=(3, 2)), rng.normal(size=(3, 2)) * 0.5
+    rmu, rls = R(mu, True), R(ls, True)
+    tmu, tls = T(mu).requires_grad_(), T(ls).requires_grad_()
+    rd, td = RS(rmu, rls.exp()), TS(tmu, tls.exp())
+    a = np.tanh(rng.normal(size=(3, 2)))
+    lr = rd.log_prob(R(a)).sum(-1, keepdim=True)
+    lt = td.log_prob(T(a)).sum(-1, keepdim=True)
+    close(lr, lt)
+    close(rd.mean, td.mean)
+    (lr.sum() + rd.mean.sum()).backward()
+    (lt.sum() + td.mean.sum()).backward()
+    close(rmu.grad, tmu.grad)
+    close(rls.grad, tls.grad)
+    s = rd.rsample((5,))
+    assert tuple(s.shape) == (5, 3, 2) and bool((s.abs() <= 1).all().item())
+    assert rd.support.check(s.detach()).all().item()
