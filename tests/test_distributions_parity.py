@@ -599,3 +599,38 @@ def test_user_subclassed_squashed_normal_matches_torch():
     s = rd.rsample((5,))
     assert tuple(s.shape) == (5, 3, 2) and bool((s.abs() <= 1).all().item())
     assert rd.support.check(s.detach()).all().item()
+
+
+@pytest.mark.parametrize("name,pa,qa", [
+    ("Normal", ([0.3, -1.0], [0.5, 2.0]), ([1.0, 0.0], [1.5, 0.7])),
+    ("Exponential", ([0.5, 2.0],), ([1.5, 0.7],)),
+    ("Gamma", ([0.5, 2.0], [1.5, 0.7]), ([1.2, 3.0], [0.4, 2.0])),
+    ("Beta", ([0.5, 2.0], [1.5, 0.7]), ([1.2, 3.0], [0.4, 2.0])),
+    ("Poisson", ([0.5, 2.0],), ([1.5, 0.7],)),
+    ("Bernoulli", ([0.2, 0.9],), ([0.6, 0.3],)),
+    ("Dirichlet", ([[0.5, 2.0, 1.0]],), ([[1.5, 0.7, 2.0]],)),
+])
+def test_exponential_family_bregman_kl_and_entropy(name, pa, qa):
+    """torch's generic exponential-family KL (Bregman) and entropy, on the natural
+    parameters; against torch's same functions and its closed forms."""
+    from torch.distributions.kl import _kl_expfamily_expfamily as t_kl
+
+    from retrograd.distributions.kl_more import _kl_expfamily_expfamily
+
+    rp = [R(x, True) for x in pa]
+    tp = [T(x).requires_grad_() for x in pa]
+    p, tpd = getattr(RD, name)(*rp), getattr(TD, name)(*tp)
+    q, tq = getattr(RD, name)(*(R(x) for x in qa)), getattr(TD, name)(*(T(x) for x in qa))
+    k, kt = _kl_expfamily_expfamily(p, q), t_kl(tpd, tq)
+    close(k, kt, atol=1e-9)
+    close(k, TD.kl_divergence(tpd, tq), atol=1e-9)
+    k.sum().backward()
+    kt.sum().backward()
+    for r, t in zip(rp, tp):   # torch detaches p's natural parameters: no gradient to p
+        assert (r.grad is None) == (t.grad is None)
+        if t.grad is not None:
+            close(r.grad, t.grad, atol=1e-8)
+    if name in ("Normal", "Exponential", "Bernoulli"):   # zero carrier measure
+        close(RD.ExponentialFamily.entropy(p), TD.ExponentialFamily.entropy(tpd))
+    with pytest.raises(NotImplementedError):
+        _kl_expfamily_expfamily(RD.Normal(0.0, 1.0), RD.Exponential(1.0))

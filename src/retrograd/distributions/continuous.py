@@ -148,6 +148,15 @@ class Uniform(Distribution):
 class Exponential(ExponentialFamily):
     """The exponential distribution with rate `rate` (mean 1 / rate)."""
 
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
+
+    _mean_carrier_measure = 0
+
     arg_constraints = {"rate": C.positive}
     support = C.nonnegative
     has_rsample = True
@@ -239,6 +248,15 @@ class Gamma(ExponentialFamily):
     """The gamma distribution with shape `concentration` and `rate` (mean
     concentration / rate); `rsample` is differentiable in both."""
 
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x, y):
+        return special.gammaln(x + 1) + (x + 1) * (-y.reciprocal()).log()
+
+    _mean_carrier_measure = 0
+
     arg_constraints = {"concentration": C.positive, "rate": C.positive}
     support = C.nonnegative
     has_rsample = True
@@ -294,6 +312,15 @@ class Beta(ExponentialFamily):
     """The beta distribution on [0, 1] with concentrations `concentration1` (alpha) and
     `concentration0` (beta); `rsample` is G1 / (G1 + G0) of gamma draws G1 ~
     Gamma(alpha), G0 ~ Gamma(beta), differentiable in both."""
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x, y):
+        return special.gammaln(x) + special.gammaln(y) - special.gammaln(x + y)
+
+    _mean_carrier_measure = 0
 
     arg_constraints = {"concentration1": C.positive, "concentration0": C.positive}
     support = C.unit_interval

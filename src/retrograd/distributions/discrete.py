@@ -30,6 +30,13 @@ def _clamp_probs(p: Tensor) -> Tensor:
 class Poisson(ExponentialFamily):
     """The Poisson distribution with mean `rate`; differentiable in the rate."""
 
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
+
     arg_constraints = {"rate": C.nonnegative}
     support = C.nonnegative_integer
 
@@ -62,6 +69,15 @@ class Poisson(ExponentialFamily):
 
 class Bernoulli(ExponentialFamily):
     """The Bernoulli distribution on {0, 1}, from `probs` (of 1) or `logits`."""
+
+    @property
+    def _natural_params(self) -> tuple:
+        return ((self.probs / (1 - self.probs)).log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
+
+    _mean_carrier_measure = 0
 
     has_enumerate_support = True
 

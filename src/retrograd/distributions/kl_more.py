@@ -11,6 +11,7 @@ from .. import special
 from ..api.elementwise import where
 from .continuous import Beta, Exponential, Gamma, Laplace, Normal, Uniform
 from .discrete import Poisson
+from .exp_family import ExponentialFamily
 from .kl import register_kl
 from .multivariate import Dirichlet
 
@@ -129,3 +130,23 @@ def _kl_uniform_gamma(p, q):
     return where(p.low < 0, math.inf, -width.log() + t2 + t3 + t4)
 
 
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log-normaliser between the natural parameters (two
+    distributions of one exponential family type only, as torch)."""
+    from ..autograd import grad
+    from .transforms import _sum_rightmost
+
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_params = [x.detach().requires_grad_() for x in p._natural_params]
+    q_params = q._natural_params
+    lg_normal = p._log_normalizer(*p_params)
+    grads = grad(lg_normal.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q_params) - lg_normal
+    for pp, qp, g in zip(p_params, q_params, grads):
+        result = result - _sum_rightmost((qp - pp) * g, len(q.event_shape))
+    return result

@@ -153,6 +153,13 @@ class Dirichlet(ExponentialFamily):
     categories); `rsample` is G / G.sum(-1) of gamma draws G ~ Gamma(concentration),
     differentiable in the concentration."""
 
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return special.gammaln(x).sum(-1) - special.gammaln(x.sum(-1))
+
     arg_constraints = {"concentration": C.independent(C.positive, 1)}
     support = C.simplex
     has_rsample = True
