@@ -141,7 +141,8 @@ def _kl_expfamily_expfamily(p, q):
 
     if type(p) is not type(q):
         raise NotImplementedError("The cross KL-divergence between different exponential "
-                                  "families cannot be computed using Bregman divergences")
+                                  "families cannot be computed using Bregman divergences "
+                                  f"({type(p).__name__} and {type(q).__name__})")
     p_params = [x.detach().requires_grad_() for x in p._natural_params]
     q_params = q._natural_params
     lg_normal = p._log_normalizer(*p_params)
