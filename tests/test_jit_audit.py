@@ -1001,6 +1001,70 @@ CASES.update({
 })
 
 
+# api/view_copies.py and the torch_misc additions: view copies, method forms, switches
+CASES.update({
+    "rg.view_copy": C(lambda x: rg.view_copy(x, (4, 3)), X),
+    "rg.permute_copy": C(lambda x: rg.permute_copy(x, (1, 0)), X),
+    "rg.expand_copy": C(lambda x: rg.expand_copy(x, (3, 4)), fl(1, 4)),
+    "rg.transpose_copy": C(lambda x: rg.transpose_copy(x, 0, 1), X),
+    "rg.t_copy": C(rg.t_copy, X),
+    "rg.squeeze_copy": C(rg.squeeze_copy, fl(3, 1)),
+    "rg.unsqueeze_copy": C(lambda x: rg.unsqueeze_copy(x, 1), X),
+    "rg.diagonal_copy": C(rg.diagonal_copy, X),
+    "rg.select_copy": C(lambda x: rg.select_copy(x, 1, 2), X),
+    "rg.slice_copy": C(lambda x: rg.slice_copy(x, 1, 1, 3), X),
+    "rg.split_copy": C(lambda x: rg.split_copy(x, 2, 1), X),
+    "rg.split_with_sizes_copy": C(lambda x: rg.split_with_sizes_copy(x, [1, 3], 1), X),
+    "rg.unbind_copy": C(rg.unbind_copy, X),
+    "rg.unfold_copy": C(lambda x: rg.unfold_copy(x, 1, 2, 1), X),
+    "rg.detach_copy": C(rg.detach_copy, X, grad=False),
+    "rg.alias_copy": C(rg.alias_copy, X),
+    "rg.narrow_copy": C(lambda x: rg.narrow_copy(x, 1, 1, 2), X),
+    "rg.as_strided": C(lambda x: rg.as_strided(x, (2, 2), (1, 2)), X),
+    "rg.as_strided_copy": C(lambda x: rg.as_strided_copy(x, (2, 2), (1, 2)), X),
+    "rg.view_as_real_copy": C(lambda re, im: rg.view_as_real_copy(rg.complex(re, im)), X, Y),
+    "rg.view_as_complex_copy": C(rg.view_as_complex_copy, fl(3, 2)),
+    "rg.unsafe_chunk": C(lambda x: rg.unsafe_chunk(x, 2, 1), X),
+    "rg.unsafe_split": C(lambda x: rg.unsafe_split(x, 2, 1), X),
+    "rg.unsafe_split_with_sizes": C(lambda x: rg.unsafe_split_with_sizes(x, [3, 1], 1), X),
+    "rg.constant_pad_nd": C(lambda x: rg.constant_pad_nd(x, (1, 2), 0.5), X),
+    "rg.detach_": C(lambda x: rg.detach_(x * 1.0), X, grad=False),
+    "rg.resolve_neg": C(rg.resolve_neg, X),
+    "rg.is_neg": C(rg.is_neg, X, grad=False),
+    "rg.is_inference": C(rg.is_inference, X, grad=False),
+    "rg.is_distributed": C(rg.is_distributed, X, grad=False),
+    "rg.from_dlpack": C(rg.from_dlpack, X),
+    "rg.to_dlpack": C(rg.to_dlpack, X, grad=False),
+    "rg.nonzero_static": C(lambda m: rg.nonzero_static(m, size=4), bools(3, 4), grad=False),
+    "rg.cond": C(lambda p, x: rg.cond(p, lambda v: v + 1, lambda v: v - 1, (x,)),
+                 bools(), X),
+    "rg.gcd_": C(lambda a, b: rg.gcd_(a * 1, b), ints(3, lo=1, hi=9), ints(3, lo=1, hi=9),
+                 grad=False),
+    "rg.lcm_": C(lambda a, b: rg.lcm_(a * 1, b), ints(3, lo=1, hi=9), ints(3, lo=1, hi=9),
+                 grad=False),
+    "rg.ldexp_": C(lambda x, e: rg.ldexp_(x * 1.0, e), fl(3), ints(3), grad=False),
+    "rg.i0_": C(lambda x: rg.i0_(x * 1.0), fl(3), grad=False),
+    "rg.conj_physical_": C(lambda x: rg.conj_physical_(x * 1.0), fl(3), grad=False),
+    "rg.resize_as_": C(lambda x, y: rg.resize_as_(x * 1.0, y), fl(3), fl(3), grad=False),
+    "linalg.outer": C(linalg.outer, fl(3), fl(4)),
+    "linalg.inner": C(linalg.inner, X, Y),
+    "linalg.dot": C(linalg.dot, fl(3), fl(3)),
+    "linalg.kron": C(linalg.kron, fl(2, 2), fl(2, 3)),
+    "linalg.cholesky_solve": C(linalg.cholesky_solve, fl(3, 2), lower(3)),
+})
+REFUSES.update({
+    "rg.to_dlpack": "pass the tensor itself",
+    "rg.nonzero_static": "compare with a mask",
+    "rg.cond": "item() of a traced tensor",
+    "rg.resize_as_": "resize outside the function",
+})
+NO_TENSORS |= {
+    "rg.get_deterministic_debug_mode", "rg.set_deterministic_debug_mode",
+    "rg.get_num_interop_threads", "rg.set_num_interop_threads", "rg.init_num_threads",
+    "rg.is_anomaly_check_nan_enabled", "rg.is_warn_always_enabled", "rg.set_warn_always",
+    "rg.set_flush_denormal", "rg.set_default_tensor_type", "rg.is_autocast_enabled"}
+
+
 def public_callables():
     for prefix, mod in NAMESPACES.items():
         for name in mod.__all__:
@@ -1306,6 +1370,7 @@ def _layers():
         "RMSNorm": (lambda: nn.RMSNorm(4), [X]),
         "GroupNorm": (lambda: nn.GroupNorm(2, 4), [fl(2, 4, 3)]),
         "BatchNorm1d": (lambda: nn.BatchNorm1d(3), [fl(4, 3)]),
+        "SyncBatchNorm": (lambda: nn.SyncBatchNorm(3), [fl(4, 3, 2)]),
         "BatchNorm1d[cumulative]": (lambda: nn.BatchNorm1d(3, momentum=None), [fl(4, 3)]),
         "BatchNorm2d": (lambda: nn.BatchNorm2d(2), [fl(2, 2, 3, 3)]),
         "BatchNorm3d": (lambda: nn.BatchNorm3d(2), [fl(2, 2, 2, 2, 2)]),

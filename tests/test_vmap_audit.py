@@ -69,6 +69,10 @@ REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place fo
         "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]},
     "F.instance_norm[stats]": "running_mean=None",
 })
+REFUSES.update({  # view copies and the torch_misc additions that read values in Python
+    "rg.cond@all": VALUES, "rg.cond@first": VALUES, "rg.cond@requires_grad": VALUES,
+    "rg.nonzero_static": VALUES, "rg.to_dlpack": VALUES,
+})
 REFUSES.update({  # torch.sin_ and its kin (api/inplace_functions.py): in-place writes
     f"rg.{n}": INPLACE for n in __import__("retrograd.api.inplace_functions",
                                            fromlist=["NAMES"]).NAMES})
@@ -257,7 +261,7 @@ def test_vmap_of_each_distribution_method_equals_a_loop_or_refuses(name, method)
 LAYER_REFUSES = {  # (layer, mode) -> what the error says
     ("Dropout", "train"): RANDOM,
     **{(n, "train"): "track_running_stats=False"
-       for n in ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]},
+       for n in ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]},
     ("Embedding[max_norm]", "train"): INPLACE, ("Embedding[max_norm]", "eval"): INPLACE,
 }
 LAYER_REFUSES.update({  # more layers (test_layers_more.py)

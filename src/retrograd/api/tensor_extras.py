@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import devices, engine
+from .._values import values_of
 from ..grad_mode import state
 from ..primitive import ArgumentError as _ArgumentError
 from ..tensor import Tensor, _HookHandle
@@ -67,11 +68,16 @@ def resize_(self, *sizes) -> Tensor:
     zeros; torch leaves them uninitialised). Refused on a tensor that requires grad, as in
     torch. Like `torch.Tensor.resize_`."""
     sizes = _sizes(sizes, "resize_")
+    if state.forward is not None and state.forward.vmapped:  # before the grad check: say vmap
+        raise RuntimeError("resize_() inside rg.func.vmap: an in-place change of a tensor's "
+                           "storage cannot be batched; resize outside the function")
     if self.requires_grad:
         raise RuntimeError(f"resize_(): cannot resize a tensor that requires grad (shape "
                            f"{self.shape}); resize self.detach() instead")
     if state.tracer is not None:
-        raise RuntimeError("resize_(): not supported under rg.jit")
+        from .._values import jit_error_type
+        raise jit_error_type()("resize_() inside rg.jit: it replaces the tensor's storage, "
+                               "which a trace cannot replay; resize outside the function")
     n = int(np.prod(sizes))
     xp = devices.namespace_of(self.data)
     flat = self.data.reshape(-1)
@@ -285,7 +291,8 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
         raise _ArgumentError(f"nonzero_static: 'size' must be an non-negative integer, got "
                             f"{size!r}")
-    idx = np.argwhere(devices.host(input.data))[:size]
+    values = values_of(input, "nonzero_static", "compare with a mask instead")
+    idx = np.argwhere(devices.host(values))[:size]
     out = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
     out[:len(idx)] = idx
     return Tensor._wrap(out)

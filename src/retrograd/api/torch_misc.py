@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import devices, dtypes
+from .._values import values_of
 from ..creation import tensor as _tensor
 from ..func import vmap
 from ..grad_mode import state
@@ -223,7 +224,7 @@ def from_dlpack(ext_tensor) -> Tensor:
 def to_dlpack(tensor: Tensor):
     """A DLPack capsule of the tensor's memory (shared), for `from_dlpack` elsewhere."""
     _need_tensor(tensor, "to_dlpack")
-    return tensor.data.__dlpack__()
+    return values_of(tensor, "to_dlpack", "pass the tensor itself").__dlpack__()
 
 
 def cond(pred, true_fn: Callable, false_fn: Callable, operands=()):
