@@ -6,6 +6,8 @@ the op table creates the rest.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import devices
@@ -75,6 +77,50 @@ def is_float(dtype: np.dtype) -> bool:
     return dtype.kind in "fc"
 
 
+_PYTHON_KINDS = {bool: np.dtype(np.bool_), int: np.dtype(np.int64)}
+_PLAIN = {bool, int, float, complex}
+_SEQS = {list, tuple}
+
+
+def _typed_elements(data):
+    """PyTorch's dtype for a nested list holding NumPy scalars or arrays (each counts as its
+    dtype, a Python float as the default float dtype, an int as int64), promoted by
+    `promote_types`; None when the list holds Python numbers only (the usual rules).
+    The nesting is walked a level at a time with C-level loops (`map`, `chain`)."""
+    dtypes, kinds, stack = set(), set(), [data]
+    while stack:
+        level = stack.pop()
+        while True:
+            types = set(map(type, level))
+            if types <= _PLAIN:  # Python numbers only: the common case
+                kinds |= types
+                break
+            if types <= _SEQS:  # rows of rows: go one level down
+                level = list(itertools.chain.from_iterable(level))
+                continue
+            for e in level:  # NumPy values (or a ragged mix) here: look at each
+                if isinstance(e, (list, tuple)):
+                    stack.append(e)
+                elif isinstance(e, (np.generic, np.ndarray)):
+                    dtypes.add(e.dtype)
+                else:
+                    kinds.add(type(e))
+            break
+    if not dtypes:
+        return None
+    for k in kinds:
+        if k in _PYTHON_KINDS:
+            dtypes.add(_PYTHON_KINDS[k])
+        elif k is float:
+            dtypes.add(_default[0])
+        elif k is complex:
+            dtypes.add(default_complex_dtype())
+    out = None
+    for dt in dtypes:
+        out = dt if out is None else promote_types(out, dt)
+    return out
+
+
 def as_array(data, dtype=None) -> np.ndarray:
     """Turn Python numbers, nested lists and NumPy arrays into an ndarray.
 
@@ -92,6 +138,10 @@ def as_array(data, dtype=None) -> np.ndarray:
         return np.asarray(data)
     arr = np.asarray(data)
     kind = arr.dtype.kind
+    if kind in "fiuc" and isinstance(data, (list, tuple)):
+        typed = _typed_elements(data)
+        if typed is not None:  # NumPy scalars in the list keep their dtypes, as in PyTorch
+            return arr.astype(typed, copy=False)
     if kind == "f":
         return arr.astype(_default[0], copy=False)
     if kind == "i" or kind == "u":
