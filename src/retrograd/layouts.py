@@ -14,21 +14,8 @@ __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "spars
            "channels_last", "channels_last_3d", "check_keywords"]
 
 
-class layout:
-    """A tensor layout, as `torch.layout`; only `strided` (dense) tensors exist here."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"retrograd.{self.name}"
-
-    def __reduce__(self):
-        return self.name  # pickles as the module-level constant
-
-
-class memory_format:
-    """A memory format, as `torch.memory_format`."""
+class _Named:
+    """A named constant that prints and pickles as the module-level name it is bound to."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -38,6 +25,14 @@ class memory_format:
 
     def __reduce__(self):
         return self.name
+
+
+class layout(_Named):
+    """A tensor layout, as `torch.layout`; only `strided` (dense) tensors exist here."""
+
+
+class memory_format(_Named):
+    """A memory format, as `torch.memory_format`."""
 
 
 strided = layout("strided")

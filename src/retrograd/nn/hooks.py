@@ -201,13 +201,8 @@ class _BackwardHooks:
             full[i] = g
         grad_output = tuple(full)
         for hook in list(d["_backward_pre_hooks"].values()):
-            res = hook(self.module, grad_output)
-            if res is not None:
-                res = res if isinstance(res, tuple) else (res,)
-                if len(res) != len(grad_output):
-                    raise RuntimeError(f"backward pre-hook returned {len(res)} gradients for "
-                                       f"{len(grad_output)} outputs")
-                grad_output = res
+            grad_output = _replaced(hook(self.module, grad_output), grad_output,
+                                    "backward pre-hook", "outputs")
         self.grad_output = grad_output
         if not self.inputs_wrapped:  # nothing will reach the inputs' rule: run them here
             for hook in list(d["_backward_hooks"].values()):
@@ -219,14 +214,19 @@ class _BackwardHooks:
     def _on_grad_inputs(self, grads):
         grad_input = tuple(grads)
         for hook in list(self.module.__dict__["_backward_hooks"].values()):
-            res = hook(self.module, grad_input, self.grad_output)
-            if res is not None:
-                res = res if isinstance(res, tuple) else (res,)
-                if len(res) != len(grad_input):
-                    raise RuntimeError(f"backward hook returned {len(res)} gradients for "
-                                       f"{len(grad_input)} inputs")
-                grad_input = res
+            grad_input = _replaced(hook(self.module, grad_input, self.grad_output), grad_input,
+                                   "backward hook", "inputs")
         return grad_input
+
+
+def _replaced(res, grads: tuple, who: str, what: str) -> tuple:
+    """A hook's result `res` in place of `grads` (None keeps them; one per entry)."""
+    if res is None:
+        return grads
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(grads):
+        raise RuntimeError(f"{who} returned {len(res)} gradients for {len(grads)} {what}")
+    return res
 
 
 def register_full_backward_hook(module, hook: Callable, *, prepend: bool = False
