@@ -10,6 +10,7 @@ lookup hook in the forward pass.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
@@ -63,6 +64,8 @@ class Buffer(Tensor):
 
 
 # The writes of the load_state_dict under way: (tensor, array, assign), made once all is checked.
+_EXTRA_STATE = "_extra_state"  # the key of get_extra_state()'s value, after the prefix
+
 _PENDING_LOADS: ContextVar[list | None] = ContextVar("retrograd_pending_loads", default=None)
 
 
@@ -401,24 +404,97 @@ class Module:
 
     # ------------------------------------------------------------ state
 
-    def _state_items(self, prefix: str = ""):
-        """(name, tensor) for every parameter and persistent buffer, duplicates kept."""
-        for mod_name, mod in self.named_modules(prefix=prefix, remove_duplicate=False):
-            p = f"{mod_name}." if mod_name else ""
-            for name, v in mod._parameters.items():
-                if v is not None:
-                    yield p + name, v
-            for name, v in mod._buffers.items():
-                if v is not None and name not in mod._non_persistent:
-                    yield p + name, v
+    _version = 1  # recorded in state_dict()._metadata, as PyTorch does
 
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
-        """Parameters and persistent buffers by dotted name (detached, sharing the arrays)."""
-        out = OrderedDict() if destination is None else destination
-        for name, t in self._state_items(prefix.rstrip(".")):
-            out[name] = t if keep_vars else t.detach()
-        return out
+        """Parameters and persistent buffers by dotted name (detached, sharing the arrays),
+        PyTorch's way: each module's `_save_to_state_dict`, then its children's, with the
+        state-dict pre- and post-hooks around, and each module's version in `_metadata`."""
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": type(self)._version}
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = local_metadata
+        d = self.__dict__
+        for hook in list(d.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, mod in d["_modules"].items():
+            if mod is not None:
+                mod.state_dict(destination=destination, prefix=f"{prefix}{name}.",
+                               keep_vars=keep_vars)
+        for hook, public in list(d.get("_state_dict_hooks", {}).values()):
+            res = hook(self, destination, prefix, local_metadata)
+            if public and res is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+            if res is not None:  # the private hook's form: a new state dict
+                destination = res
+        return destination
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """This module's own entries (PyTorch's protocol: subclasses override it): its
+        parameters, persistent buffers, and `get_extra_state()` where a subclass has one."""
+        for name, t in self._parameters.items():
+            if t is not None:
+                destination[prefix + name] = t if keep_vars else t.detach()
+        for name, t in self._buffers.items():
+            if t is not None and name not in self._non_persistent:
+                destination[prefix + name] = t if keep_vars else t.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """Extra state for `state_dict` (a subclass that keeps some overrides this and
+        `set_extra_state`, as in PyTorch)."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called: override it with set_extra_state")
+
+    def set_extra_state(self, state) -> None:
+        """Restore what `get_extra_state` gave (see there)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called: override it with get_extra_state")
+
+    def _hook_table(self, name: str) -> OrderedDict:
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def _add_state_hook(self, table: str, entry, hook):
+        from .hooks import RemovableHandle
+
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        t = self._hook_table(table)
+        handle = RemovableHandle(t)
+        t[handle.id] = entry
+        return handle
+
+    def register_state_dict_pre_hook(self, hook):
+        """`hook(module, prefix, keep_vars)` before this module's entries are saved."""
+        return self._add_state_hook("_state_dict_pre_hooks", hook, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """`hook(module, state_dict, prefix, local_metadata)` after this module's entries
+        (and its children's) are saved; it may change the dict in place, returns None."""
+        return self._add_state_hook("_state_dict_hooks", (hook, True), hook)
+
+    def _register_state_dict_hook(self, hook):
+        """PyTorch's private form of the post-hook, which may return a new state dict."""
+        return self._add_state_hook("_state_dict_hooks", (hook, False), hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` before this module's keys are loaded; it may rename
+        or drop keys in `state_dict`."""
+        return self._add_state_hook("_load_state_dict_pre_hooks", hook, hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """`hook(module, incompatible_keys)` after the keys are checked; it may remove
+        entries from `incompatible_keys.missing_keys` / `.unexpected_keys` before the
+        strict check. Loading is all or nothing here, so the hook runs before the values
+        are written (in PyTorch, after)."""
+        return self._add_state_hook("_load_state_dict_post_hooks", hook, hook)
 
     def load_state_dict(self, state_dict: Mapping, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
@@ -448,6 +524,9 @@ class Module:
                 local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata else {}
                 if assign:
                     local_metadata["assign_to_params_buffers"] = True
+                for hook in list(mod.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                    hook(mod, local_sd, prefix, local_metadata, strict, missing, unexpected,
+                         errors)
                 mod._load_from_state_dict(local_sd, prefix, local_metadata, True, missing,
                                           unexpected, errors)
                 children = []
@@ -460,6 +539,10 @@ class Module:
                 todo.extend(reversed(children))
         finally:
             _PENDING_LOADS.reset(token)
+        keys = _IncompatibleKeys(missing, unexpected)
+        for mod in self.modules():
+            for hook in list(mod.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                hook(mod, keys)
         if strict and unexpected:
             errors.insert(0, "Unexpected key(s) in state_dict: "
                           + ", ".join(f'"{k}"' for k in unexpected) + ".")
@@ -469,9 +552,12 @@ class Module:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        for t, arr, assign_it in updates:
-            _write_loaded(t, arr, assign_it)
-        return _IncompatibleKeys(missing, unexpected)
+        for update in updates:
+            if callable(update):  # a set_extra_state, after every check passed
+                update()
+            else:
+                _write_loaded(*update)
+        return keys
 
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
                               strict: bool, missing_keys: list, unexpected_keys: list,
@@ -508,9 +594,18 @@ class Module:
                 pending.append((t, arr, assign))
             else:
                 _write_loaded(t, arr, assign)
+        extra_key = prefix + _EXTRA_STATE
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
+        if has_extra:
+            if extra_key not in state_dict:
+                missing_keys.append(extra_key)
+            elif pending is not None:
+                pending.append(functools.partial(self.set_extra_state, state_dict[extra_key]))
+            else:
+                self.set_extra_state(state_dict[extra_key])
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and not (has_extra and key == extra_key):
                     first = key[len(prefix):].split(".", 1)[0]
                     if first not in self._modules and first not in local:
                         unexpected_keys.append(key)
