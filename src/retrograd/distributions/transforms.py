@@ -83,26 +83,23 @@ class Transform:
         raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
 
     def __call__(self, x) -> Tensor:
-        x = x if isinstance(x, Tensor) else _t(x)
-        if not self._cache:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, self._call, forward=True)
 
     def _inv_call(self, y) -> Tensor:
-        y = y if isinstance(y, Tensor) else _t(y)
+        return self._through_cache(y, self._inverse, forward=False)
+
+    def _through_cache(self, v, fn, forward: bool) -> Tensor:
+        """fn(v), or with `cache_size=1` the other side of the last (x, y) pair when `v` is
+        that pair's own tensor (the exact inverse of a draw, as torch's cache gives)."""
+        v = v if isinstance(v, Tensor) else _t(v)
         if not self._cache:
-            return self._inverse(y)
+            return fn(v)
         x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+        if v is (x_old if forward else y_old):
+            return y_old if forward else x_old
+        out = fn(v)
+        self._cached_x_y = (v, out) if forward else (out, v)
+        return out
 
     def _call(self, x: Tensor) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__} has no forward map")

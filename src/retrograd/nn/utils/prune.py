@@ -179,6 +179,17 @@ def _n_prune(amount, size: int) -> int:
     return round(amount * size)
 
 
+def _zero_lowest(default_mask, scores, k: int):
+    """A copy of `default_mask` with zeros at the `k` entries of lowest `scores()`."""
+    mask = default_mask.clone()
+    if k:
+        idx = topk(scores().reshape(-1), k, largest=False).indices
+        flat = mask.reshape(-1)
+        flat[idx] = 0
+        mask = flat.reshape(mask.shape)
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Zero `amount` (a count, or a fraction) of the entries, chosen at random."""
 
@@ -187,14 +198,8 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        k = _n_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            idx = topk(rand_like(t).reshape(-1), k).indices
-            flat = mask.reshape(-1)
-            flat[idx] = 0
-            mask = flat.reshape(mask.shape)
-        return mask
+        return _zero_lowest(default_mask, lambda: -rand_like(t), _n_prune(self.amount,
+                                                                           t.numel()))
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -209,14 +214,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        k = _n_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            idx = topk(t.abs().reshape(-1), k, largest=False).indices
-            flat = mask.reshape(-1)
-            flat[idx] = 0
-            mask = flat.reshape(mask.shape)
-        return mask
+        return _zero_lowest(default_mask, lambda: t.abs(), _n_prune(self.amount, t.numel()))
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
