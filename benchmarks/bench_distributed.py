@@ -16,7 +16,10 @@ Parts (every rank runs with one BLAS thread; the launcher is the venv's MPICH
                  ratio of rows/second, 2 x the ratio of steps/second.
              The 1-rank and 2-rank jobs alternate over rounds; the table shows the
              median and spread, the speed-up, and the share of a 2-rank step spent
-             in the gradient allreduce (pack, Allreduce, unpack).
+             in the gradient allreduce (pack, sum, unpack). With `--allreduce
+             both` (the default) the 2-rank job runs with each gradient
+             allreduce: the shared-memory window (the default on one node) and
+             one MPI Allreduce per bucket (`RETROGRAD_ALLREDUCE=mpi`).
   allreduce  time of one in-place float32 Allreduce (SUM) against message size,
              at 2 ranks.
   eight      8 ranks on this machine (MPICH starts more ranks than cores without
@@ -192,47 +195,64 @@ def worker(args) -> None:
 
 # ---------------------------------------------------------------- driver
 
+ALLREDUCE_NAMES = {"auto": "shared memory", "mpi": "MPI Allreduce"}
+
+
 def train_table(args, kind: str) -> dict:
-    """Run the 1- and 2-rank training jobs alternately and print their table."""
+    """Run the 1- and 2-rank training jobs alternately and print their table; with
+    `--allreduce both`, the 2-rank job once with each gradient allreduce per round."""
     weak = kind == "weak"
-    runs = {1: [], 2: []}
+    modes = ("auto", "mpi") if args.allreduce == "both" else (args.allreduce,)
+    jobs = [(1, "auto")] + [(2, m) for m in modes]
+    runs = {job: [] for job in jobs}
     for r in range(args.rounds):
-        for n in ((1, 2) if r % 2 == 0 else (2, 1)):
-            runs[n].append(launch(n, "train", "--steps", str(args.steps),
-                                  *(["--weak"] if weak else [])))
+        order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]
+        for n, mode in order:
+            runs[n, mode].append(launch(n, "train", "--steps", str(args.steps),
+                                        *(["--weak"] if weak else []),
+                                        RETROGRAD_ALLREDUCE=mode))
     rows = (f"a batch of {GLOBAL_BATCH} on every rank (weak scaling)" if weak
             else f"a global batch of {GLOBAL_BATCH} split over the ranks (strong scaling)")
     print(f"\nMLP {'-'.join(map(str, SIZES))}, float32, {rows}, "
           f"{args.steps} timed steps, {args.rounds} rounds")
-    print("| ranks | steps/s (median) | min-max | compute CPU s/step (slowest rank) | "
-          "waiting for the other rank | gradient allreduce |")
-    print("|---|---|---|---|---|---|")
+    print("| ranks | gradient allreduce | steps/s (median) | min-max | compute CPU s/step "
+          "(slowest rank) | waiting for the other rank | gradient allreduce time |")
+    print("|---|---|---|---|---|---|---|")
     med, cpu, sync, sync_min = {}, {}, {}, {}
-    for n, rs in runs.items():
+    for job, rs in runs.items():
         sps = [x["steps_per_s"] for x in rs]
-        med[n] = statistics.median(sps)
-        cpu[n] = statistics.median(x["cpu_s"] for x in rs)
-        sync[n] = statistics.median(x["sync_s"] for x in rs)
-        sync_min[n] = min(x["sync_min_s"] for x in rs)
+        med[job] = statistics.median(sps)
+        cpu[job] = statistics.median(x["cpu_s"] for x in rs)
+        sync[job] = statistics.median(x["sync_s"] for x in rs)
+        sync_min[job] = min(x["sync_min_s"] for x in rs)
         wait = statistics.median(x["wait_s"] for x in rs)
-        print(f"| {n} | {med[n]:.2f} | {min(sps):.2f}-{max(sps):.2f} | "
-              f"{cpu[n] * 1e3:.1f} ms | {wait * 1e3:.1f} ms | {sync[n] * 1e3:.2f} ms |")
+        how = "-" if job[0] == 1 else ALLREDUCE_NAMES[job[1]]
+        print(f"| {job[0]} | {how} | {med[job]:.2f} | {min(sps):.2f}-{max(sps):.2f} | "
+              f"{cpu[job] * 1e3:.1f} ms | {wait * 1e3:.1f} ms | {sync[job] * 1e3:.2f} ms |")
     rows2 = 2 if weak else 1  # rows per step at 2 ranks, relative to 1 rank
-    best, typical = cpu[2] + sync_min[2], cpu[2] + sync[2]
-    print(f"from CPU time (what two idle cores would give): 1 rank {1 / cpu[1]:.2f} "
-          f"steps/s; 2 ranks {1 / typical:.2f} steps/s with the median allreduce "
-          f"({rows2 * cpu[1] / typical:.2f}x), {1 / best:.2f} with the fastest "
-          f"({rows2 * cpu[1] / best:.2f}x)")
-    speedups = [rows2 * b["steps_per_s"] / a["steps_per_s"] for a, b in zip(runs[1], runs[2])]
+    one = (1, "auto")
     what = "rows/second" if weak else "steps/second"
-    print(f"speed-up at 2 ranks ({what}): {rows2 * med[2] / med[1]:.2f}x (per round: "
-          f"{', '.join(f'{s:.2f}' for s in speedups)}); target >= 1.7x")
-    return {"runs": runs, "speedup": rows2 * med[2] / med[1]}
+    out = {"runs": {f"{n}-{m}": rs for (n, m), rs in runs.items()}}
+    for mode in modes:
+        two = (2, mode)
+        best, typical = cpu[two] + sync_min[two], cpu[two] + sync[two]
+        print(f"{ALLREDUCE_NAMES[mode]}: from CPU time (what two idle cores would give): "
+              f"1 rank {1 / cpu[one]:.2f} steps/s; 2 ranks {1 / typical:.2f} steps/s with the "
+              f"median allreduce ({rows2 * cpu[one] / typical:.2f}x), {1 / best:.2f} with the "
+              f"fastest ({rows2 * cpu[one] / best:.2f}x)")
+        speedups = [rows2 * b["steps_per_s"] / a["steps_per_s"]
+                    for a, b in zip(runs[one], runs[two])]
+        out[f"speedup_{mode}"] = rows2 * med[two] / med[one]
+        print(f"{ALLREDUCE_NAMES[mode]}: speed-up at 2 ranks ({what}): "
+              f"{out[f'speedup_{mode}']:.2f}x (per round: "
+              f"{', '.join(f'{s:.2f}' for s in speedups)}); target >= 1.7x")
+    out["speedup"] = out[f"speedup_{modes[0]}"]
+    return out
 
 
-def launch(n: int, *worker_args: str, timeout: float = 600) -> dict:
+def launch(n: int, *worker_args: str, timeout: float = 600, **extra_env: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_PREFIXES)}
-    env.update(THREAD_VARS)
+    env.update(THREAD_VARS, **extra_env)
     cmd = [str(MPIEXEC), "-n", str(n), sys.executable, str(HERE), "--worker", *worker_args]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -278,6 +298,9 @@ def main() -> None:
                     help="train: a global batch of 512 split over the ranks (strong), a "
                          "batch of 512 on every rank (weak), or both")
     ap.add_argument("--weak", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--allreduce", choices=("auto", "mpi", "both"), default="both",
+                    help="the 2-rank gradient allreduce: auto (shared memory on one node), "
+                         "mpi (one MPI Allreduce per bucket) or both, side by side")
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--worker", choices=("train", "allreduce", "models"), help=argparse.SUPPRESS)
     ap.add_argument("--sizes", help=argparse.SUPPRESS)

@@ -42,11 +42,12 @@ def _run(args, timeout=60, **extra_env) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, proc.returncode, out)
 
 
-def _mpiexec(script, *args, timeout=60) -> subprocess.CompletedProcess:
+def _mpiexec(script, *args, timeout=60, n=2, **extra_env) -> subprocess.CompletedProcess:
     if not MPIEXEC.exists():
         pytest.fail(f"no mpiexec at {MPIEXEC}: install the test extra (pip install -e "
                     "'.[test]'), whose mpich wheel provides it")
-    return _run([MPIEXEC, "-n", "2", sys.executable, SCRIPTS / script, *args], timeout=timeout)
+    return _run([MPIEXEC, "-n", str(n), sys.executable, SCRIPTS / script, *args],
+                timeout=timeout, **extra_env)
 
 
 # ------------------------------------------------------------ two ranks
@@ -80,6 +81,41 @@ def test_replicas_and_reruns_are_bit_identical(runs):
     for other in ("a.rank1", "b.rank0", "b.rank1"):
         for k, v in ref.items():
             assert np.array_equal(v, runs[other][k]), (other, k)
+
+
+def test_gradients_are_averaged_in_shared_memory_with_allreduces_bits(runs, tmp_path):
+    """Two ranks on one node sum through a shared window by default; MPI's Allreduce gives
+    the same bits (a + b is exact either way and both divide by 2)."""
+    assert int(runs["a.rank0"]["shared"]) == 1
+    r = _mpiexec("train.py", tmp_path / "mpi", RETROGRAD_ALLREDUCE="mpi")
+    assert r.returncode == 0, r.stdout
+    mpi = dict(np.load(tmp_path / "mpi.rank0.npz"))
+    assert int(mpi["shared"]) == 0
+    for k, v in runs["a.rank0"].items():
+        if k != "shared":
+            assert np.array_equal(v, mpi[k]), k
+
+
+@pytest.mark.parametrize("n, mode", [(3, "auto"), (4, "shm:2")])
+def test_shared_memory_allreduce_over_more_ranks_and_pretended_nodes(tmp_path, n, mode):
+    """Three ranks (uneven slices, a scratch sum) and two pretended nodes of two ranks each
+    (node sums joined by an Allreduce across nodes) train as MPI's Allreduce does, and
+    every replica stays identical (train.py checks)."""
+    out = {}
+    for how in (mode, "mpi"):
+        r = _mpiexec("train.py", tmp_path / how.replace(":", ""), 6, n=n, timeout=120,
+                     RETROGRAD_ALLREDUCE=how)
+        assert r.returncode == 0, r.stdout
+        out[how] = dict(np.load(tmp_path / f"{how.replace(':', '')}.rank{n - 1}.npz"))
+    assert int(out[mode]["shared"]) == 1 and int(out["mpi"]["shared"]) == 0
+    for k, v in out["mpi"].items():
+        if k != "shared":
+            np.testing.assert_allclose(out[mode][k], v, rtol=1e-12, atol=1e-14, err_msg=k)
+
+
+def test_a_bad_allreduce_choice_is_named(tmp_path):
+    r = _mpiexec("train.py", tmp_path / "x", 1, RETROGRAD_ALLREDUCE="ring")
+    assert r.returncode != 0 and "RETROGRAD_ALLREDUCE" in r.stdout and "'ring'" in r.stdout
 
 
 def test_metric_allreduce_over_two_ranks(runs):

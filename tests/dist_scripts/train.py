@@ -26,7 +26,8 @@ def main(out: str, steps: int) -> None:
                                     bucket_mb=0.0005)  # ~500 bytes: several buckets
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((70, 6)), rng.integers(0, 3, 70)
-    loader = rg.data.DataLoader((X, y), batch_size=16, shuffle=True, seed=1,
+    batch = 16 if 16 % world.size == 0 else 6 * world.size  # the global batch
+    loader = rg.data.DataLoader((X, y), batch_size=batch, shuffle=True, seed=1,
                                 shard=(world.rank, world.size))
     losses = []
     while len(losses) < steps:
@@ -41,6 +42,7 @@ def main(out: str, steps: int) -> None:
     dist.check_replicas(model)
     r = world.rank + 1
     np.savez(f"{out}.rank{world.rank}.npz", losses=np.array(losses), size=world.size,
+             shared=getattr(opt, "_groups", None) is not None,
              metric_sum=dist.allreduce(r, op="sum"), metric_max=dist.allreduce(r, op="max"),
              metric_mean=dist.allreduce(np.array([r, 10 * r]), op="mean"),
              metric_tensor=dist.allreduce(rg.tensor([float(r)]), op="sum").numpy(),

@@ -4,9 +4,11 @@ Horovod's design. The parameters, in the wrapped optimizer's order, are laid
 out once into fixed buckets per dtype (about `bucket_mb` each, one buffer
 each, reused at every step); at every `step()` each bucket is filled with the
 gradients (zeros for a parameter whose `.grad` is None, so every rank sends
-the same sizes), reduced with one in-place MPI `Allreduce`, divided by the
-number of ranks and written back into the gradients (in place, as PyTorch's
-DDP does); then the wrapped optimizer steps. Each bucket
+the same sizes), summed over the ranks, divided by the number of ranks and
+written back into the gradients (in place, as PyTorch's DDP does); then the
+wrapped optimizer steps. The ranks of one node sum in a shared-memory window
+(`shared_memory.py`), nodes hierarchically; elsewhere one in-place MPI
+`Allreduce` per bucket does it. Each bucket
 carries, after the gradients, one slot per parameter counting the ranks that
 had a gradient, so a parameter that no rank touched keeps `.grad = None`
 everywhere (as the optimizers expect) and one touched anywhere gets the
@@ -14,7 +16,7 @@ average on every rank.
 
 Every rank receives the same reduced bytes, so replicas that start equal
 (`broadcast_parameters`) stay bit-identical; and with a fixed process count
-MPICH's reduction order is fixed, so reruns are bit-identical too.
+the reduction order is fixed, so reruns are bit-identical too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .params import first_difference
+from .shared_memory import SharedBucket, node_groups
 from .world import agree, init
 
 __all__ = ["DistributedOptimizer"]
@@ -36,13 +39,14 @@ __all__ = ["DistributedOptimizer"]
 class _Bucket:
     """One dtype's run of parameters: `entries` are (param, offset, numel)."""
 
-    __slots__ = ("dtype", "entries", "numel", "buffer")
+    __slots__ = ("dtype", "entries", "numel", "buffer", "shared")
 
     def __init__(self, dtype: np.dtype) -> None:
         self.dtype = dtype
         self.entries: list[tuple[Tensor, int, int]] = []
         self.numel = 0
         self.buffer: np.ndarray | None = None
+        self.shared: SharedBucket | None = None
 
     def add(self, p: Tensor) -> None:
         self.entries.append((p, self.numel, p.data.size))
@@ -51,16 +55,20 @@ class _Bucket:
 
 def _set_grad(p: Tensor, total: np.ndarray, n: int) -> None:
     """Write the average `total / n` into `p.grad`'s own array (as PyTorch's allreduce
-    does), or into a new one where there is none to write into. The engine never lets a
-    `.grad` alias another array, so an owned one can be overwritten."""
+    does), or into a new one where there is none to write into (never a view of `total`,
+    which the next step overwrites). The engine never lets a `.grad` alias another array,
+    so an owned one can be overwritten."""
     g = p.grad
     if g is not None and not g.requires_grad and g.data.base is None \
             and g.data.dtype == total.dtype and g.data.flags.writeable:
-        np.divide(total, n, out=g.data)
+        if n == 1:
+            np.copyto(g.data, total)
+        else:
+            np.divide(total, n, out=g.data)
         if g._vc is not None:
             g._vc[0] += 1
     else:
-        p.grad = Tensor._wrap(total / n)
+        p.grad = Tensor._wrap(total.copy() if n == 1 else total / n)
 
 
 class DistributedOptimizer:
@@ -89,6 +97,7 @@ class DistributedOptimizer:
         self.world = init()
         self._layout_key: tuple | None = None
         self._buckets: list[_Bucket] = []
+        self._groups = node_groups(self.world) if self.world.size > 1 else None
         if self.world.size > 1:
             self._layout()
 
@@ -119,8 +128,16 @@ class DistributedOptimizer:
                 b = open_buckets[dt.str] = _Bucket(dt)
                 buckets.append(b)
             b.add(p)
+        for old in self._buckets:
+            if old.shared is not None:
+                old.shared.free()
         for b in buckets:  # gradients, then one "has a gradient" count per parameter
-            b.buffer = np.empty(b.numel + len(b.entries), dtype=b.dtype)
+            if self._groups is None:
+                b.buffer = np.empty(b.numel + len(b.entries), dtype=b.dtype)
+            else:
+                b.shared = SharedBucket(self._groups, b.numel + len(b.entries), b.dtype,
+                                        self.world.size)
+                b.buffer = b.shared.buffer
         self._layout_key, self._buckets = key, buckets
         return buckets
 
@@ -147,10 +164,15 @@ class DistributedOptimizer:
                                          f"{p.data.shape}")
                     buf[off:off + size] = g.data.reshape(-1)
                     buf[b.numel + k] = 1
-            comm.Allreduce(mpi.IN_PLACE, buf, op=mpi.SUM)
+            if b.shared is not None:  # averaged in shared memory: copied out as it is
+                b.shared.average()
+                scale = 1
+            else:
+                comm.Allreduce(mpi.IN_PLACE, buf, op=mpi.SUM)
+                scale = n
             for k, (p, off, size) in enumerate(b.entries):
                 if buf[b.numel + k] != 0:
-                    _set_grad(p, buf[off:off + size].reshape(p.data.shape), n)
+                    _set_grad(p, buf[off:off + size].reshape(p.data.shape), scale)
 
     def step(self, closure: Callable | None = None) -> Any:
         """Average the gradients over the ranks, then take the wrapped optimizer's step.
