@@ -2,10 +2,15 @@
 leading dimensions, every function differentiable in reverse and forward mode and to
 higher order (the rules live in `ops/linalg_decomp.py`).
 
-Factorisations (`cholesky`, `qr`, `eigh`, `svd`, `pinv`, `lstsq`, `slogdet`) take real
-floating input; `det`, `inv`, `solve` and `matrix_exp` also take complex input
-(gradients in PyTorch's convention). `cholesky` and `eigh` use the symmetric part of
-their input, which is the input itself for the symmetric matrices they are defined for.
+`qr`, `slogdet` and the LU family take real floating input; `det`, `inv`, `solve`,
+`matrix_exp`, `eig`, `solve_triangular`, `cholesky` (and its `_ex`, `cholesky_solve`),
+`eigh`, `eigvalsh`, `svd`, `svdvals`, `pinv`, `lstsq`, `matrix_rank`, `cond` and the
+matrix norms also take complex input (gradients in PyTorch's convention). `cholesky` and
+`eigh` use the symmetric (complex: Hermitian) part of their input, which is the input
+itself for the matrices they are defined for. Complex eigenvectors and singular vectors
+are each free up to a phase: the largest-magnitude entry of each eigenvector (of each
+column of U) is made real and positive, and, as in PyTorch, a backward through a loss
+that depends on those phases raises RuntimeError.
 At repeated eigenvalues or singular values the gradients of eigenvectors and singular
 vectors are not defined: as in PyTorch they come out inf or nan.
 """
@@ -87,6 +92,11 @@ def _mT(x: Tensor) -> Tensor:
     return apply(ops.permute, x, axes=axes)
 
 
+def _mH(x: Tensor) -> Tensor:
+    """The conjugate transpose (the transpose of real data)."""
+    return apply(ops.conj, _mT(x)) if x.dtype.kind == "c" else _mT(x)
+
+
 def _reshape(x: Tensor, shape: tuple) -> Tensor:
     return x if x.shape == tuple(shape) else apply(ops.reshape, x, shape=tuple(shape))
 
@@ -135,7 +145,7 @@ def inv(A) -> Tensor:
 def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The number of singular values above the tolerance (`atol`, `rtol`; PyTorch's
     defaults), an int64 tensor; not differentiable. Like `torch.linalg.matrix_rank`."""
-    A = _matrix(A, "matrix_rank")
+    A = _matrix(A, "matrix_rank", complex_ok=True)
     S = svdvals(A.detach())  # ops all the way: rg.jit replays the count for new values
     if rtol is None:
         rtol = 0.0 if atol else max(A.shape[-2:]) * np.finfo(A.dtype).eps
@@ -179,8 +189,8 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """X with A X = B (X A = B with `left=False`) for triangular A: only the `upper` (or
     lower) triangle of A is read, and with `unitriangular` its diagonal is taken as ones."""
-    A = _square(A, "solve_triangular")
-    B = _matrix(B, "solve_triangular")
+    A = _square(A, "solve_triangular", complex_ok=True)
+    B = _matrix(B, "solve_triangular", complex_ok=True)
     A, B = _promote(A, B)
     if not left:
         return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper,
@@ -194,20 +204,21 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True,
 
 
 def cholesky(A, *, upper: bool = False) -> Tensor:
-    """Lower (or upper) Cholesky factor of each symmetric positive-definite matrix; otherwise
-    `LinAlgError` naming the order of the leading minor that is not positive-definite."""
-    L = apply1(ops.cholesky, _square(A, "cholesky"))
-    return _mT(L) if upper else L
+    """Lower (or upper, L^H) Cholesky factor of each symmetric (complex: Hermitian)
+    positive-definite matrix; otherwise `LinAlgError` naming the order of the leading minor
+    that is not positive-definite."""
+    L = apply1(ops.cholesky, _square(A, "cholesky", complex_ok=True))
+    return _mH(L) if upper else L
 
 
 def cholesky_solve(B, L, upper: bool = False) -> Tensor:
-    """X with (L L^T) X = B, given the Cholesky factor L (`torch.cholesky_solve`)."""
-    L = _square(L, "cholesky_solve")
-    B = _matrix(B, "cholesky_solve")
+    """X with (L L^H) X = B, given the Cholesky factor L (`torch.cholesky_solve`)."""
+    L = _square(L, "cholesky_solve", complex_ok=True)
+    B = _matrix(B, "cholesky_solve", complex_ok=True)
     if upper:
-        L = _mT(L)
+        L = _mH(L)
     Y = solve_triangular(L, B, upper=False)
-    return solve_triangular(_mT(L), Y, upper=True)
+    return solve_triangular(_mH(L), Y, upper=True)
 
 
 # ---------------------------------------------------------------- factorisations
@@ -236,14 +247,17 @@ def qr(A, mode: str = "reduced"):
 
 
 def eigh(A, UPLO: str = "L"):
-    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix; each
-    eigenvector's largest-magnitude entry is made positive."""
+    """(eigenvalues ascending, real; eigenvectors as columns) of each symmetric (complex:
+    Hermitian) matrix; each eigenvector's largest-magnitude entry is made positive (complex:
+    real and positive, the phase being free)."""
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    A = _square(A, "eigh")
+    A = _square(A, "eigh", complex_ok=True)
     n = A.shape[-1]
     P = apply1(ops.eigh, A)
     w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
+    if A.dtype.kind == "c":  # packed as complex: the eigenvalues are real
+        w = apply1(ops.real, w)
     return eigh_result(w, _slice(P, slice(1, n + 1)))
 
 
@@ -275,15 +289,18 @@ def eigvalsh(A, UPLO: str = "L") -> Tensor:
 
 def svd(A, full_matrices: bool = True):
     """(U, S, Vh) with A = U diag(S) Vh, S descending; each column of U has its
-    largest-magnitude entry positive. With `full_matrices` U and Vh are completed to square
-    orthogonal matrices; as in PyTorch, the completing columns carry no gradient."""
-    A = _matrix(A, "svd")
+    largest-magnitude entry positive (complex: real and positive, V's columns taking the
+    same phases). With `full_matrices` U and Vh are completed to square orthogonal (unitary)
+    matrices; as in PyTorch, the completing columns carry no gradient."""
+    A = _matrix(A, "svd", complex_ok=True)
     rows, cols = A.shape[-2:]
     k = min(rows, cols)
     P = apply1(ops.svd, A)
     U = _slice(P, slice(0, rows))
     S = _reshape(_slice(P, slice(rows, rows + 1)), A.shape[:-2] + (k,))
-    Vh = _mT(_slice(P, slice(rows + 1, rows + 1 + cols)))
+    if A.dtype.kind == "c":  # packed as complex: the singular values are real
+        S = apply1(ops.real, S)
+    Vh = _mH(_slice(P, slice(rows + 1, rows + 1 + cols)))
     if full_matrices and rows != cols:
         Uf, _, Vhf = np.linalg.svd(values_of(A, "linalg.svd() of a non-square matrix with "
                                              "full_matrices=True (the completing columns)",
@@ -303,8 +320,8 @@ def svdvals(A) -> Tensor:
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as
     zero (rtol defaults to max(m, n) * eps, as in PyTorch). The gradient assumes the rank
-    does not change nearby (Golub and Pereyra)."""
-    A = _matrix(A, "pinv")
+    does not change nearby (Golub and Pereyra). Complex input too (V S^+ U^H)."""
+    A = _matrix(A, "pinv", complex_ok=True)
     return apply(ops.pinv, A, atol=None if atol is None else float(atol),
                  rtol=None if rtol is None else float(rtol))
 
@@ -317,8 +334,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise ValueError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
                          f"gelsd, gelss), got {driver!r}")
-    A = _matrix(A, "lstsq")
-    B = _float(B, "lstsq")
+    A = _matrix(A, "lstsq", complex_ok=True)
+    B = _float(B, "lstsq", complex_ok=True)
     A, B = _promote(A, B)
     vector = B.ndim == A.ndim - 1
     if vector:
@@ -342,6 +359,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
                 "use the default driver and compute the residuals from the solution")
                 == cols)):
             r = apply(ops.matmul, A, X) - B
+            if r.dtype.kind == "c":  # |r|^2, real as in PyTorch
+                r = apply1(ops.cabs, r)
             residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
     if vector:
         X = _reshape(X, X.shape[:-1])
@@ -360,7 +379,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     sum of |A|), inf / -inf (max / min row sum) over the two dims `dim`."""
     from .api import reductions as R
     from .api.elementwise import abs as _abs
-    A = _float(A, "matrix_norm", complex_ok=ord in ("fro", 1, -1, math.inf, -math.inf))
+    A = _float(A, "matrix_norm", complex_ok=True)
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:
@@ -394,7 +413,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """`vector_norm` for one dim (or a flattened tensor when ord and dim are None),
     `matrix_norm` for two dims or a string ord."""
-    A = _float(A, "norm", complex_ok=not isinstance(ord, str) or ord == "fro")
+    A = _float(A, "norm", complex_ok=True)
     if dim is None and ord is None:
         return _norms.vector_norm(A, 2, None, keepdim, dtype=dtype)
     if isinstance(dim, int):
@@ -769,7 +788,8 @@ def _getrf_info(a: np.ndarray) -> np.ndarray:
 
 
 def _potrf_info(a: np.ndarray) -> np.ndarray:
-    S = (a + np.swapaxes(a, -1, -2)) * 0.5
+    at = np.swapaxes(a, -1, -2)
+    S = (a + (np.conj(at) if a.dtype.kind == "c" else at)) * 0.5
     info = np.zeros(a.shape[:-2], np.int32)
     for i in np.ndindex(a.shape[:-2]):
         for k in range(1, a.shape[-1] + 1):
@@ -810,7 +830,7 @@ def inv_ex(A, *, check_errors: bool = False):
 def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):
     """(L, info): `cholesky` that reports a matrix that is not positive-definite in `info`
     (the order of its first failing leading minor, nan factor) instead of raising."""
-    A = _square(A, "cholesky_ex")
+    A = _square(A, "cholesky_ex", complex_ok=True)
     return cholesky_ex_result(*_ex(lambda a: cholesky(a, upper=upper), A, check_errors,
                                    _potrf_info, "cholesky_ex"))
 
@@ -833,13 +853,13 @@ def cond(A, p=None) -> Tensor:
     inf, -inf, 1, -1), inf for a singular matrix there, as `torch.linalg.cond`."""
     from .api.elementwise import where
     if p in (None, 2, -2):
-        S = svdvals(_matrix(A, "cond"))
+        S = svdvals(_matrix(A, "cond", complex_ok=True))
         big = apply(ops.getitem, S, idx=(Ellipsis, 0))
         small = apply(ops.getitem, S, idx=(Ellipsis, -1))
         return big / small if p in (None, 2) else small / big
     if p not in ("fro", "nuc", math.inf, -math.inf, 1, -1):
         raise LinAlgValueError(f"linalg.cond: got an invalid norm type: {p!r}")
-    A = _square(A, f"cond(ord={p})")
+    A = _square(A, f"cond(ord={p})", complex_ok=True)
     Ainv, info = inv_ex(A)
     r = matrix_norm(A, p) * matrix_norm(where(Ainv == Ainv, Ainv, 0.0), p)
     return where(info > 0, math.inf, r)

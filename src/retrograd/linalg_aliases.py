@@ -93,9 +93,9 @@ def cholesky(input, upper: bool = False) -> Tensor:  # noqa: A002
 
 
 def cholesky_inverse(input, upper: bool = False) -> Tensor:  # noqa: A002
-    """inv(L L^T) (inv(U^T U) with `upper`) from a Cholesky factor; only its triangle is
-    read, as LAPACK's potri does."""
-    L = _la._square(input, "cholesky_inverse")
+    """inv(L L^H) (inv(U^H U) with `upper`) from a Cholesky factor, real or complex; only its
+    triangle is read, as LAPACK's potri does."""
+    L = _la._square(input, "cholesky_inverse", complex_ok=True)
     n = L.shape[-1]
     eye = Tensor(np.broadcast_to(np.eye(n, dtype=L.dtype), L.shape).copy())
     return _la.cholesky_solve(eye, triu(L) if upper else tril(L), upper=upper)
@@ -110,16 +110,16 @@ def qr(input, some: bool = True):  # noqa: A002
 
 
 def svd(input, some: bool = True, compute_uv: bool = True):  # noqa: A002
-    """(U, S, V) with A = U diag(S) V^T: V, not Vh, as in `torch.svd`. `some=False` completes
+    """(U, S, V) with A = U diag(S) V^H: V, not Vh, as in `torch.svd`. `some=False` completes
     U and V to square matrices; with `compute_uv=False` U and V are zero matrices (m x m,
     n x n) and only S is computed."""
-    A = _la._matrix(input, "svd")
+    A = _la._matrix(input, "svd", complex_ok=True)
     m, n = A.shape[-2:]
     if not compute_uv:
         return svd_result(Tensor(np.zeros(A.shape[:-2] + (m, m), A.dtype)), _la.svdvals(A),
                           Tensor(np.zeros(A.shape[:-2] + (n, n), A.dtype)))
     U, S, Vh = _la.svd(A, full_matrices=not some)
-    return svd_result(U, S, _la._mT(Vh))
+    return svd_result(U, S, _la._mH(Vh))
 
 
 def lu(A, pivot: bool = True, get_infos: bool = False):

@@ -7,7 +7,11 @@ decomposition" (cholesky, in PyTorch's form); the standard eigh / svd / qr rules
 as PyTorch states them; Golub and Pereyra for pinv; the block-triangular Fréchet
 derivative for matrix_exp. Written in the transpose convention of the table
 (see `ops/complex.py`), so a holomorphic op (inv, det, solve, matrix_exp) needs no
-conjugates; factorisations take real data only (the public functions say so).
+conjugates. cholesky, eigh, svd and pinv also take complex data (Hermitian input for the
+first two): not holomorphic, their complex rules are PyTorch's formulas, written in its
+convention (a gradient G with dL = Re tr(G^H dA)) and wrapped by `_in_torch_convention`,
+which conjugates the table's cotangent in and the result out. Their real rules are
+untouched: one dtype test picks the complex branch.
 
 Ops with several results return them packed in one array that the public
 function slices (`eigh`: eigenvalues as row 0, eigenvectors below; `svd`: U, S
@@ -94,6 +98,40 @@ def _where_singular(A) -> str:
     bad = [i for i in np.ndindex(A.shape[:-2]) if not np.all(np.isfinite(A[i]))
            or np.linalg.matrix_rank(A[i]) < A.shape[-1]]
     return f" (batch element {bad[0]})" if bad else ""
+
+
+def _mH(m, x):
+    """The conjugate transpose of the last two dimensions."""
+    return m.conj(_mT(m, x))
+
+
+def _in_torch_convention(rule):
+    """A complex vjp rule written in PyTorch's convention (its gradient G of a real loss,
+    dL = Re tr(G^H dA)) as one of the table's (cotangent c = conj(G), dL = Re tr(c^T dA)):
+    the cotangent is conjugated on the way in and the result on the way out."""
+    def rule_c(m, g, out, *inputs, **attrs):
+        return m.conj(rule(m, m.conj(g), out, *inputs, **attrs))
+    return rule_c
+
+
+def _gauge_ok(x, *, tol: float, message: str):
+    """True (a 0-d bool, so it carries no gradient) when every |x| <= tol, else
+    RuntimeError(message): the check, as an op, stays in rg.jit's program and in
+    backwards recorded with create_graph."""
+    if x.size and not bool((abs(x) <= tol).all()):
+        raise RuntimeError(message)
+    return _ns(x).ones((), bool)
+
+
+gauge_check = defop("gauge_check", _gauge_ok, fresh=True)
+"""Refuses a loss that depends on the free phases of complex eigenvectors or singular
+vectors (PyTorch's check, its tolerances and message): their gradient is not defined."""
+
+
+def _checked(m, x, bad, *, tol: float, message: str):
+    """x, after `gauge_check` of `bad` (a real array or tensor) passed."""
+    ok = m.gauge_check(bad, tol=tol, message=message)
+    return x * m.cast(ok, dtype=np.finfo(x.dtype).dtype)
 
 
 # ---------------------------------------------------------------- inverse, determinants
@@ -268,6 +306,8 @@ def _not_pd(idx, k):
 
 
 def _cholesky(A):
+    if A.dtype.kind == "c":
+        return _cholesky_hermitian(A)
     if A.ndim == 2 and A.shape[-1] >= _LAPACK_FROM and _lk.available(A):
         S = _lk.symmetric_part(A)
     else:
@@ -280,6 +320,16 @@ def _cholesky(A):
             if not np.may_share_memory(L, S):
                 S[i] = L
         return S
+    try:
+        return np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        raise _not_pd(*_failing_minor(S)) from None
+
+
+def _cholesky_hermitian(A):
+    """L L^H = (A + A^H) / 2 for complex A: the Hermitian part, as the real path takes the
+    symmetric part (the input itself for the Hermitian matrices PyTorch defines it for)."""
+    S = (A + np.conj(np.swapaxes(A, -1, -2))) * 0.5
     try:
         return np.linalg.cholesky(S)
     except np.linalg.LinAlgError:
@@ -303,6 +353,8 @@ def _cholesky_vjp_lapack(g, L):
 
 def _cholesky_vjp(m, g, out, A):
     """Murray (2016) as PyTorch writes it: L^-T Phi(L^T gL) L^-1, symmetrised."""
+    if A.dtype.kind == "c":
+        return _cholesky_vjp_c(m, g, out, A)
     n = A.shape[-1]
     L = out
     if m is NUMPY and n >= _LAPACK_FROM and g.shape == L.shape and _lk.available(L, g):
@@ -313,13 +365,36 @@ def _cholesky_vjp(m, g, out, A):
     return _mT(m, m.solve_triangular(_mT(m, L), _mT(m, Z), upper=True))
 
 
+@_in_torch_convention
+def _cholesky_vjp_c(m, G, L, A):
+    """PyTorch's complex rule: L^-H P L^-1 with P = (tril(X) + tril(X, -1)^H) / 2,
+    X = L^H G. As in PyTorch it is not Hermitian when X has an imaginary diagonal (the
+    difference is the anti-Hermitian part, which no Hermitian direction sees)."""
+    n = A.shape[-1]
+    rdt = np.finfo(A.dtype).dtype
+    X = m.matmul(_mH(m, L), G) * _c(np.tril(np.ones((n, n), rdt)), G)
+    P = (X + _mH(m, X * _c(np.tril(np.ones((n, n), rdt), -1), X))) * 0.5
+    Z = m.solve_triangular(_mH(m, L), P, upper=True)                 # L^-H P
+    return _mH(m, m.solve_triangular(_mH(m, L), _mH(m, Z), upper=True))  # (L^-H Z^H)^H
+
+
 def _cholesky_jvp(m, t, out, A):
     """dL = L Phi(L^-1 sym(dA) L^-T)."""
+    if A.dtype.kind == "c":
+        return _cholesky_jvp_c(m, t, out, A)
     n = A.shape[-1]
     L = out
     X = m.solve_triangular(L, _sym(m, t), upper=False)
     X = _mT(m, m.solve_triangular(L, _mT(m, X), upper=False))
     return m.matmul(L, _phi(m, X, n, A.dtype))
+
+
+def _cholesky_jvp_c(m, t, L, A):
+    """dL = L Phi(L^-1 herm(dA) L^-H), herm(dA) = (dA + dA^H) / 2 (the forward's part)."""
+    n = A.shape[-1]
+    X = m.solve_triangular(L, (t + _mH(m, t)) * 0.5, upper=False)      # L^-1 herm(dA)
+    X = _mH(m, m.solve_triangular(L, _mH(m, X), upper=False))          # ... L^-H
+    return m.matmul(L, _phi(m, X, n, np.finfo(A.dtype).dtype))
 
 
 cholesky = defop("cholesky", _cholesky, (_cholesky_vjp,), (_cholesky_jvp,), save_out=True,
@@ -341,7 +416,19 @@ def _eigh(A):
     return _per_matrix(_eigh_block, (A,), 10.0 * A.shape[-1] ** 3)
 
 
+def _phase_fix(V):
+    """Unit phases that make each column's largest-magnitude entry real and positive: for
+    complex eigenvectors and singular vectors the analogue of `_sign_fix` (each is free up
+    to a phase e^{i phi}), a deterministic choice whichever phase LAPACK computed."""
+    big = np.take_along_axis(V, np.argmax(np.abs(V), axis=-2)[..., None, :], axis=-2)
+    size = np.abs(big)
+    return np.conj(big) / np.where(size == 0, 1, size) + (size == 0)
+
+
 def _eigh_block(A):
+    if A.dtype.kind == "c":  # Hermitian part; eigenvalues (real) packed as complex
+        w, V = np.linalg.eigh((A + np.conj(np.swapaxes(A, -1, -2))) * 0.5)
+        return np.concatenate([w.astype(A.dtype)[..., None, :], V * _phase_fix(V)], axis=-2)
     S = (A + np.swapaxes(A, -1, -2)) * 0.5
     w, V = np.linalg.eigh(S)
     s = _sign_fix(V)
@@ -371,6 +458,8 @@ def _gaps(m, w, n, dtype):
 def _eigh_vjp(m, g, out, A):
     """V (diag(gw) + skew(V^T gV) / 2E) V^T (PyTorch's rule; inf/nan at repeated eigenvalues)."""
     n = A.shape[-1]
+    if A.dtype.kind == "c":
+        return _eigh_vjp_c(m, g, out, A)
     if m is NUMPY and g.__class__ is np.ndarray:
         return _eigh_vjp_arrays(g, out, n)
     eye = _c(np.eye(n, dtype=A.dtype), g)
@@ -400,9 +489,56 @@ def _eigh_vjp_arrays(g, out, n):
     return np.matmul(np.matmul(V, inner), np.swapaxes(V, -1, -2))
 
 
+_EIGH_PHASE = ("linalg_eigh_backward: The eigenvectors in the complex case are specified up "
+               "to multiplication by e^{i phi}. The specified loss function depends on this "
+               "quantity, so it is ill-defined.")
+
+
+@_in_torch_convention
+def _eigh_vjp_c(m, G, out, A):
+    """PyTorch's Hermitian rule: V (skew(V^H gV) / 2E + diag(gw)) V^H; a loss that depends
+    on the eigenvectors' phases (Im diag(V^H gV) beyond PyTorch's 1e-3) is refused."""
+    n = A.shape[-1]
+    rdt = np.finfo(A.dtype).dtype
+    eye = _c(np.eye(n, dtype=rdt), G)
+    w, V = _split_eigh(m, out, n)
+    gw, gV = _split_eigh(m, G, n)
+    w, gw = m.real(w), m.real(gw)
+    VhgV = m.matmul(_mH(m, V), gV)
+    VhgV = _checked(m, VhgV, m.imag(m.sum(VhgV * eye, axis=-1)), tol=1e-3,
+                    message=_EIGH_PHASE)
+    inner = _div0(m, (VhgV - _mH(m, VhgV)) * 0.5, _gaps(m, w, n, rdt)) * (1 - eye) \
+        + m.reshape(gw, shape=gw.shape + (1,)) * eye
+    return m.matmul(m.matmul(V, inner), _mH(m, V))
+
+
+def _fix_phase_tangent(m, V, dV, n):
+    """dV plus the part i theta_i v_i that keeps each column's fixed entry real (the forward's
+    phase choice, `_phase_fix`); (dV, theta)."""
+    mask, r = _phase_rows(m, V, n)
+    theta = -m.imag(m.sum(dV * mask, axis=-2)) / r
+    return dV + V * _row(m, theta) * 1j, theta
+
+
+def _eigh_jvp_c(m, t, out, A):
+    """P = V^H herm(dA) V: dw = Re diag(P), dV = V (P / E off the diagonal), plus the
+    phase choice's i theta_i v_i: the tangent of the forward as it is computed."""
+    n = A.shape[-1]
+    rdt = np.finfo(A.dtype).dtype
+    eye = _c(np.eye(n, dtype=rdt), t)
+    w, V = _split_eigh(m, out, n)
+    w = m.real(w)
+    P = m.matmul(m.matmul(_mH(m, V), (t + _mH(m, t)) * 0.5), V)
+    dw = m.cast(m.real(m.sum(P * eye, axis=-1)), dtype=A.dtype)
+    dV, _ = _fix_phase_tangent(m, V, m.matmul(V, P / _gaps(m, w, n, rdt) * (1 - eye)), n)
+    return m.cat(m.reshape(dw, shape=dw.shape[:-1] + (1, n)), dV, axis=-2)
+
+
 def _eigh_jvp(m, t, out, A):
     """dw = diag(V^T dA V), dV = V (F o V^T dA V) with F_ij = 1 / (w_j - w_i)."""
     n = A.shape[-1]
+    if A.dtype.kind == "c":
+        return _eigh_jvp_c(m, t, out, A)
     eye = _c(np.eye(n, dtype=A.dtype), t)
     w, V = _split_eigh(m, out, n)
     P = m.matmul(m.matmul(_mT(m, V), _sym(m, t)), V)
@@ -427,6 +563,10 @@ def _svd(A):
 
 def _svd_block(A):
     U, S, Vh = np.linalg.svd(A, full_matrices=False)
+    if A.dtype.kind == "c":  # U D, S, V D for unit phases D (`_phase_fix`): A unchanged
+        d = _phase_fix(U)
+        return np.concatenate([U * d, S.astype(A.dtype)[..., None, :],
+                               np.conj(np.swapaxes(Vh, -1, -2)) * d], axis=-2)
     s = _sign_fix(U)
     U = U * s
     V = np.swapaxes(Vh, -1, -2) * s
@@ -453,6 +593,8 @@ def _colv(m, s):
 def _svd_vjp(m, g, out, A):
     """PyTorch's svd_backward (real case): U (J + diag(gS)) V^T plus the parts of gU, gV
     outside the column spaces; J = (skew(U^T gU) S + S skew(V^T gV)) / (S_j^2 - S_i^2)."""
+    if A.dtype.kind == "c":
+        return _svd_vjp_c(m, g, out, A)
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
     eye = _c(np.eye(k, dtype=A.dtype), g)
@@ -475,7 +617,78 @@ def _svd_vjp(m, g, out, A):
     return gA
 
 
+_SVD_PHASE = ("svd_backward: The singular vectors in the complex case are specified up to "
+              "multiplication by e^{i phi}. The specified loss function depends on this phase "
+              "term, making it ill-defined.")
+
+
+@_in_torch_convention
+def _svd_vjp_c(m, G, out, A):
+    """PyTorch's complex svd_backward: U (J + diag(gS) + diag(i Im diag(U^H gU) / S)) V^H
+    with J = (skew(U^H gU) S + S skew(V^H gV)) / (S_j^2 - S_i^2), plus the parts of gU, gV
+    outside the column spaces. A loss that depends on the singular vectors' phases
+    (Im diag(U^H gU) + Im diag(V^H gV) beyond PyTorch's tolerance) is refused."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    rdt = np.finfo(A.dtype).dtype
+    eye = _c(np.eye(k, dtype=rdt), G)
+    U, S, V = _split_svd(m, out, rows, cols)
+    gU, gS, gV = _split_svd(m, G, rows, cols)
+    S, gS = m.real(S), m.real(gS)
+    UhgU = m.matmul(_mH(m, U), gU)
+    VhgV = m.matmul(_mH(m, V), gV)
+    imU = m.imag(m.sum(UhgU * eye, axis=-1))
+    imV = m.imag(m.sum(VhgV * eye, axis=-1))
+    # PyTorch: allclose(imU, -imV, rtol=1e-2, atol=1e-2), i.e. |imU + imV| <= 1e-2 (1 + |imV|)
+    UhgU = _checked(m, UhgU, (imU + imV) / (1.0 + m.abs(imV)), tol=1e-2, message=_SVD_PHASE)
+    UhgU = UhgU - _mH(m, UhgU)
+    VhgV = VhgV - _mH(m, VhgV)
+    S2 = S * S
+    E = _row(m, S2) - _colv(m, S2) + eye
+    J = _div0(m, UhgU * _row(m, S) + _colv(m, S) * VhgV, E) * (1 - eye) \
+        + _colv(m, gS + _div0(m, imU, S) * 1j) * eye
+    gA = m.matmul(m.matmul(U, J), _mH(m, V))
+    if rows > k:  # (I - U U^H) gU S^-1 V^H
+        gUS = _div0(m, gU, _row(m, S))
+        gA = gA + m.matmul(gUS - m.matmul(U, m.matmul(_mH(m, U), gUS)), _mH(m, V))
+    if cols > k:  # U S^-1 gV^H (I - V V^H)
+        gVS = _div0(m, gV, _row(m, S))
+        gA = gA + m.matmul(U, _mH(m, gVS - m.matmul(V, m.matmul(_mH(m, V), gVS))))
+    return gA
+
+
+def _svd_jvp_c(m, t, out, A):
+    """The tangent of the forward as computed: dP = U^H dA V, dS = Re diag(dP); U's and V's
+    off-diagonal rotations as in the real rule with dP^H; U's phases as the forward fixes
+    them, V's then follow from Im diag(dP) = S (theta_U - theta_V)."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    rdt = np.finfo(A.dtype).dtype
+    eye = _c(np.eye(k, dtype=rdt), t)
+    U, S, V = _split_svd(m, out, rows, cols)
+    S = m.real(S)
+    dP = m.matmul(m.matmul(_mH(m, U), t), V)
+    dPd = m.sum(dP * eye, axis=-1)
+    S2 = S * S
+    F = (1 - eye) / (_row(m, S2) - _colv(m, S2) + eye)
+    dPh = _mH(m, dP)
+    dU = m.matmul(U, F * (dP * _row(m, S) + _colv(m, S) * dPh))
+    dV = m.matmul(V, F * (_colv(m, S) * dP + dPh * _row(m, S)))
+    if rows > k:
+        tV = m.matmul(t, V) / _row(m, S)
+        dU = dU + tV - m.matmul(U, m.matmul(_mH(m, U), tV))
+    if cols > k:
+        tU = m.matmul(_mH(m, t), U) / _row(m, S)
+        dV = dV + tU - m.matmul(V, m.matmul(_mH(m, V), tU))
+    dU, theta = _fix_phase_tangent(m, U, dU, rows)
+    dV = dV + V * _row(m, theta - m.imag(dPd) / S) * 1j
+    dS = m.cast(m.real(dPd), dtype=A.dtype)
+    return m.cat(dU, m.reshape(dS, shape=dS.shape[:-1] + (1, k)), dV, axis=-2)
+
+
 def _svd_jvp(m, t, out, A):
+    if A.dtype.kind == "c":
+        return _svd_jvp_c(m, t, out, A)
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
     eye = _c(np.eye(k, dtype=A.dtype), t)
@@ -592,12 +805,17 @@ def _pinv(A, *, atol=None, rtol=None):
     cut = np.maximum(atol or 0.0, rtol * smax)
     keep = S > cut
     Sinv = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(S.dtype)
+    if A.dtype.kind == "c":  # V S^+ U^H
+        return np.matmul(np.conj(np.swapaxes(Vh, -1, -2)) * Sinv[..., None, :],
+                         np.conj(np.swapaxes(U, -1, -2)))
     return np.matmul(np.swapaxes(Vh, -1, -2) * Sinv[..., None, :], np.swapaxes(U, -1, -2))
 
 
 def _pinv_vjp(m, g, out, A, *, atol=None, rtol=None):
     """Golub and Pereyra (constant rank): -P^T g P^T + (I - A P) g^T P P^T
     + P^T P g^T (I - P A)."""
+    if A.dtype.kind == "c":
+        return _pinv_vjp_c(m, g, out, A)
     P = out
     Pt = _mT(m, P)
     gt = _mT(m, g)
@@ -608,7 +826,31 @@ def _pinv_vjp(m, g, out, A, *, atol=None, rtol=None):
     return r + m.matmul(m.matmul(Pt, P), gt) - m.matmul(m.matmul(m.matmul(Pt, P), gt), PA)
 
 
+@_in_torch_convention
+def _pinv_vjp_c(m, G, P, A):
+    """The rule above in PyTorch's convention with conjugate transposes:
+    -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)."""
+    Ph, Gh = _mH(m, P), _mH(m, G)
+    PPh = m.matmul(P, Ph)
+    PhP = m.matmul(Ph, P)
+    r = -m.matmul(m.matmul(Ph, G), Ph)
+    r = r + m.matmul(Gh, PPh) - m.matmul(m.matmul(A, P), m.matmul(Gh, PPh))
+    return r + m.matmul(PhP, Gh) - m.matmul(m.matmul(PhP, Gh), m.matmul(P, A))
+
+
+def _pinv_jvp_c(m, t, P, A):
+    """dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P."""
+    Ph, th = _mH(m, P), _mH(m, t)
+    r = -m.matmul(m.matmul(P, t), P)
+    PPh = m.matmul(P, Ph)
+    r = r + m.matmul(PPh, th) - m.matmul(m.matmul(PPh, th), m.matmul(A, P))
+    PhP = m.matmul(Ph, P)
+    return r + m.matmul(th, PhP) - m.matmul(m.matmul(P, A), m.matmul(th, PhP))
+
+
 def _pinv_jvp(m, t, out, A, *, atol=None, rtol=None):
+    if A.dtype.kind == "c":
+        return _pinv_jvp_c(m, t, out, A)
     P = out
     Pt = _mT(m, P)
     tt = _mT(m, t)
