@@ -842,6 +842,9 @@ Tensor.dim_order = _tensor_extras.dim_order
 from .api import view_copies as _view_copies  # noqa: E402
 
 Tensor.narrow_copy = _view_copies.narrow_copy
+from .api import scatter_views as _scatter_views  # noqa: E402
+
+Tensor.as_strided_scatter = _scatter_views.as_strided_scatter
 Tensor.nonzero_static = _tensor_extras.nonzero_static
 Tensor.unsafe_chunk = Tensor.chunk
 Tensor.unsafe_split = Tensor.split
