@@ -19,7 +19,9 @@ Parts (every rank runs with one BLAS thread; the launcher is the venv's MPICH
              in the gradient allreduce (pack, sum, unpack). With `--allreduce
              both` (the default) the 2-rank job runs with each gradient
              allreduce: the shared-memory window (the default on one node) and
-             one MPI Allreduce per bucket (`RETROGRAD_ALLREDUCE=mpi`).
+             one MPI Allreduce per bucket (`RETROGRAD_ALLREDUCE=mpi`), and once
+             with no averaging at all: that row is the ceiling, what two ranks
+             gain on this host if communication cost nothing.
   allreduce  time of one in-place float32 Allreduce (SUM) against message size,
              at 2 ranks.
   eight      8 ranks on this machine (MPICH starts more ranks than cores without
@@ -70,6 +72,9 @@ def _median_time(fn, repeats: int, comm) -> tuple[float, float]:
 
 
 def worker_train(steps: int, weak: bool) -> dict:
+    sync_grads = os.environ.get("RETROGRAD_ALLREDUCE") != "none"  # "none": the ceiling
+    if not sync_grads:
+        os.environ["RETROGRAD_ALLREDUCE"] = "auto"  # not a library setting
     import numpy as np
 
     import retrograd as rg
@@ -107,7 +112,8 @@ def worker_train(steps: int, weak: bool) -> dict:
                 t0 = time.perf_counter()
                 barrier()  # waiting for the slower rank, counted apart from the allreduce
                 t1 = time.perf_counter()
-                opt.synchronize()
+                if sync_grads:
+                    opt.synchronize()
                 t2 = time.perf_counter()
                 c2 = time.process_time()
                 opt.optimizer.step()
@@ -195,14 +201,15 @@ def worker(args) -> None:
 
 # ---------------------------------------------------------------- driver
 
-ALLREDUCE_NAMES = {"auto": "shared memory", "mpi": "MPI Allreduce"}
+ALLREDUCE_NAMES = {"auto": "shared memory", "mpi": "MPI Allreduce",
+                   "none": "none (the ceiling: no averaging)"}
 
 
 def train_table(args, kind: str) -> dict:
     """Run the 1- and 2-rank training jobs alternately and print their table; with
     `--allreduce both`, the 2-rank job once with each gradient allreduce per round."""
     weak = kind == "weak"
-    modes = ("auto", "mpi") if args.allreduce == "both" else (args.allreduce,)
+    modes = ("auto", "mpi", "none") if args.allreduce == "both" else (args.allreduce,)
     jobs = [(1, "auto")] + [(2, m) for m in modes]
     runs = {job: [] for job in jobs}
     for r in range(args.rounds):
@@ -298,9 +305,11 @@ def main() -> None:
                     help="train: a global batch of 512 split over the ranks (strong), a "
                          "batch of 512 on every rank (weak), or both")
     ap.add_argument("--weak", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--allreduce", choices=("auto", "mpi", "both"), default="both",
+    ap.add_argument("--allreduce", choices=("auto", "mpi", "none", "both"), default="both",
                     help="the 2-rank gradient allreduce: auto (shared memory on one node), "
-                         "mpi (one MPI Allreduce per bucket) or both, side by side")
+                         "mpi (one MPI Allreduce per bucket), none (no averaging at all: the "
+                         "most two ranks could gain on this host) or both, side by side with "
+                         "none")
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--worker", choices=("train", "allreduce", "models"), help=argparse.SUPPRESS)
     ap.add_argument("--sizes", help=argparse.SUPPRESS)
