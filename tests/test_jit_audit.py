@@ -1056,6 +1056,18 @@ CASES.update({
     "linalg.kron": C(linalg.kron, fl(2, 2), fl(2, 3)),
     "linalg.cholesky_solve": C(linalg.cholesky_solve, fl(3, 2), lower(3)),
 })
+
+# api/linalg_ldl.py: LAPACK's sytrf/sytrs through SciPy (values in Python, no op; as in torch,
+# no derivative); api/scatter_views.py's case is with the view copies above
+CASES.update({
+    "linalg.ldl_factor": C(linalg.ldl_factor, sym(3), grad=False),
+    "linalg.ldl_factor_ex": C(linalg.ldl_factor_ex, sym(3), grad=False),
+    "linalg.ldl_solve": C(lambda a, b: linalg.ldl_solve(*linalg.ldl_factor(a), b), sym(3),
+                          fl(3, 2), grad=False),
+})
+REFUSES.update({"linalg.ldl_factor": "factorise outside the function",
+                "linalg.ldl_factor_ex": "factorise outside the function",
+                "linalg.ldl_solve": "factorise outside the function"})
 REFUSES.update({
     "rg.to_dlpack": "pass the tensor itself",
     "rg.nonzero_static": "compare with a mask",

@@ -117,3 +117,144 @@ def test_as_strided_scatter_refuses_a_non_contiguous_input():
                                     torch.tensor(np.ones((2, 2))), (2, 2), (1, 2))
     _same(rg.as_strided_scatter(x.contiguous(), rg.ones(2, 2, dtype=np.float64), (2, 2),
                                 (1, 2)), want)
+
+
+# ---------------------------------------------------------------- linalg.ldl_*
+
+def _symmetric(shape, dtype, hermitian):
+    a = _r(*shape) + (1j * _r(*shape) if np.dtype(dtype).kind == "c" else 0)
+    at = np.swapaxes(a, -1, -2)
+    return (a + (np.conj(at) if hermitian else at)).astype(dtype)
+
+
+LDL_CASES = [(np.float64, False, (4, 4)), (np.float32, False, (2, 3, 3)),
+             (np.float64, True, (5, 5)), (np.complex128, False, (3, 3)),
+             (np.complex128, True, (2, 4, 4)), (np.complex64, True, (3, 3))]
+
+
+@pytest.mark.parametrize(("dtype", "hermitian", "shape"), LDL_CASES)
+def test_ldl_factor_and_solve_match_torch(dtype, hermitian, shape):
+    a = _symmetric(shape, dtype, hermitian)
+    b = (_r(*shape[:-1], 2) + (1j * _r(*shape[:-1], 2) if np.dtype(dtype).kind == "c" else 0)
+         ).astype(dtype)
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype in (np.float32, np.complex64) else {}
+    want = torch.linalg.ldl_factor_ex(torch.tensor(a), hermitian=hermitian)
+    got = rg.linalg.ldl_factor_ex(rg.tensor(a), hermitian=hermitian)
+    _same(got.LD, want.LD, **tol)
+    _same(got.pivots, want.pivots)
+    _same(got.info, want.info)
+    LD, piv = rg.linalg.ldl_factor(rg.tensor(a), hermitian=hermitian)
+    np.testing.assert_array_equal(LD.data, got.LD.data)
+    np.testing.assert_array_equal(piv.data, got.pivots.data)
+    x_want = torch.linalg.ldl_solve(want.LD, want.pivots, torch.tensor(b), hermitian=hermitian)
+    x_got = rg.linalg.ldl_solve(LD, piv, rg.tensor(b), hermitian=hermitian)
+    _same(x_got, x_want, **tol)
+    np.testing.assert_allclose(a @ x_got.data, b, **(tol or dict(rtol=1e-9, atol=1e-9)))
+
+
+def test_ldl_two_by_two_pivots_zero_matrices_and_broadcast_batches():
+    a = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 3.0], [2.0, 3.0, 0.0]])
+    want = torch.linalg.ldl_factor(torch.tensor(a))
+    got = rg.linalg.ldl_factor(rg.tensor(a))
+    assert (want.pivots < 0).any()  # a 2x2 block of D
+    _same(got.LD, want.LD)
+    _same(got.pivots, want.pivots)
+    b = _r(2, 3, 2)  # an unbatched factorisation against a batch of right-hand sides
+    _same(rg.linalg.ldl_solve(*got, rg.tensor(b)),
+          torch.linalg.ldl_solve(*want, torch.tensor(b)))
+    # int64 pivots are accepted, as torch does
+    _same(rg.linalg.ldl_solve(got.LD, got.pivots.to(np.int64), rg.tensor(b[0])),
+          torch.linalg.ldl_solve(want.LD, want.pivots.long(), torch.tensor(b[0])))
+    # batch (1,) against (4,): broadcast (torch 2.13 crashes here; the loop is the answer)
+    a2 = _symmetric((1, 3, 3), np.float64, False)
+    b2 = _r(4, 3, 2)
+    LD, piv = rg.linalg.ldl_factor(rg.tensor(a2))
+    x = rg.linalg.ldl_solve(LD, piv, rg.tensor(b2))
+    for k in range(4):
+        np.testing.assert_allclose(a2[0] @ x.data[k], b2[k], rtol=1e-9, atol=1e-9)
+    empty = rg.linalg.ldl_factor(rg.zeros(0, 0))
+    _same(empty.LD, torch.linalg.ldl_factor(torch.zeros(0, 0)).LD)
+    _same(empty.pivots, torch.linalg.ldl_factor(torch.zeros(0, 0)).pivots)
+
+
+def test_ldl_factor_reads_the_lower_triangle_only():
+    a = _r(4, 4)
+    got = rg.linalg.ldl_factor(rg.tensor(a))
+    _same(got.LD, torch.linalg.ldl_factor(torch.tensor(a)).LD)
+    sym_lower = np.tril(a) + np.tril(a, -1).T
+    np.testing.assert_array_equal(rg.linalg.ldl_factor(rg.tensor(sym_lower)).LD.data,
+                                  got.LD.data)
+
+
+def test_ldl_factor_singular_info_and_errors():
+    z = np.zeros((2, 3, 3))
+    z[1] = np.eye(3)
+    want = torch.linalg.ldl_factor_ex(torch.tensor(z))
+    got = rg.linalg.ldl_factor_ex(rg.tensor(z))
+    _same(got.info, want.info)
+    _same(got.LD, want.LD)
+    _same(got.pivots, want.pivots)
+    with pytest.raises(RuntimeError):
+        torch.linalg.ldl_factor(torch.tensor(z))
+    with pytest.raises(RuntimeError, match="singular"):
+        rg.linalg.ldl_factor(rg.tensor(z))
+    with pytest.raises(RuntimeError, match="singular"):
+        rg.linalg.ldl_factor_ex(rg.tensor(z), check_errors=True)
+
+
+def test_ldl_has_no_derivative_as_in_torch():
+    a = _symmetric((3, 3), np.float64, False)
+    ta = torch.tensor(a, requires_grad=True)
+    ra = rg.tensor(a, requires_grad=True)
+    tLD, tp = torch.linalg.ldl_factor(ta)
+    rLD, rp = rg.linalg.ldl_factor(ra)
+    assert rLD.requires_grad == tLD.requires_grad is True
+    assert rp.requires_grad == tp.requires_grad is False
+    with pytest.raises(RuntimeError, match="not implemented"):
+        tLD.sum().backward()
+    with pytest.raises(RuntimeError, match="not implemented"):
+        rLD.sum().backward()
+    b = rg.tensor(_r(3, 1), requires_grad=True)
+    x = rg.linalg.ldl_solve(rLD.detach(), rp, b)
+    assert x.requires_grad
+    with pytest.raises(RuntimeError, match="not implemented"):
+        x.sum().backward()
+    with rg.no_grad():
+        assert not rg.linalg.ldl_factor(ra).LD.requires_grad
+
+
+def _both(fn):
+    """The exception types torch and retrograd raise for fn(M) (M = torch or rg)."""
+    out = []
+    for M, lin in ((torch, torch.linalg), (rg, rg.linalg)):
+        with pytest.raises(Exception) as e:  # noqa: PT011 - the types are compared below
+            fn(M, lin)
+        out.append(e.type)
+    return out
+
+
+@pytest.mark.parametrize("bad", [
+    lambda M, lin: lin.ldl_factor(M.zeros(3, 4, dtype=M.float64)),
+    lambda M, lin: lin.ldl_factor(M.zeros(3, dtype=M.float64)),
+    lambda M, lin: lin.ldl_factor(M.zeros(3, 3, dtype=M.int64)),
+    lambda M, lin: lin.ldl_factor_ex(M.zeros(2, 3, dtype=M.float64)),
+    lambda M, lin: lin.ldl_solve(M.eye(3, dtype=M.float64), M.ones(3, dtype=M.int32),
+                                 M.ones(3, 2, dtype=M.float32)),  # dtypes differ
+    lambda M, lin: lin.ldl_solve(M.eye(3, dtype=M.float64), M.ones(3, dtype=M.float64),
+                                 M.ones(3, 2, dtype=M.float64)),  # float pivots
+    lambda M, lin: lin.ldl_solve(M.eye(3, dtype=M.float64), M.ones(3, dtype=M.int32),
+                                 M.ones(4, 2, dtype=M.float64)),  # B's rows
+    lambda M, lin: lin.ldl_solve(M.eye(3, dtype=M.float64), M.ones(2, dtype=M.int32),
+                                 M.ones(3, 2, dtype=M.float64)),  # pivots' shape
+    lambda M, lin: lin.ldl_solve(M.eye(3, dtype=M.float64), M.ones(3, dtype=M.int32),
+                                 M.ones(3, dtype=M.float64)),  # 1-d B
+    lambda M, lin: lin.ldl_solve(M.eye(3, dtype=M.float64), 5 * M.ones(3, dtype=M.int32),
+                                 M.ones(3, 2, dtype=M.float64)),  # |pivot| > n
+    lambda M, lin: lin.ldl_solve(M.eye(3, dtype=M.float64), M.zeros(3, dtype=M.int32),
+                                 M.ones(3, 2, dtype=M.float64)),  # pivot 0
+    lambda M, lin: lin.ldl_solve(M.ones(2, 3, dtype=M.float64), M.ones(2, dtype=M.int32),
+                                 M.ones(2, 2, dtype=M.float64)),  # LD not square
+])
+def test_ldl_bad_input_raises_like_torch(bad):
+    want, got = _both(bad)
+    assert issubclass(got, want), (got, want)

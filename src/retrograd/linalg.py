@@ -27,6 +27,7 @@ from ._values import by_ops, values_of
 from .api import linalg as _products
 from .api import norms as _norms
 from .api._args import _t
+from .api.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401 (exported)
 from .engine import apply, apply1
 from .ops.linalg_decomp import LinAlgError
 from .tensor import Tensor
@@ -37,7 +38,7 @@ __all__ = ["det", "slogdet", "inv", "solve", "solve_triangular", "cholesky", "ch
            "matrix_rank", "LinAlgError", "outer", "inner", "dot", "tensordot", "kron",
            "lu_factor", "lu_factor_ex", "lu", "lu_solve", "inv_ex", "cholesky_ex", "solve_ex",
            "cond", "diagonal", "matmul", "vecdot", "vander", "tensorinv", "tensorsolve",
-           "householder_product", "eig", "eigvals"]
+           "householder_product", "eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 
 class LinAlgShapeError(ValueError, RuntimeError):
