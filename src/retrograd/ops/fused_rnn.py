@@ -11,11 +11,12 @@ and returns every step's h and c: shape (L, 2, N, H). `xw` (L, N, 4H) is the
 sequence's input projection with both biases, made outside by one matrix
 product (as cuDNN and PyTorch do), `w` (4H, H) the hidden weights.
 
-The fast forward takes its sigmoids as 0.5 tanh(x/2) + 0.5, so each step is
-one matrix product and one tanh for all four gates. It saves the gates, gate by
-gate, for the backward, which computes every local derivative for all steps at
-once on contiguous blocks before a loop of a few small products per step, and
-the weight gradient as one product after it. The four inputs' rules run one
+The fast LSTM forward works on negated pre-activations (one matrix product with
+-w and one subtraction per step), so its sigmoids are 1 / (1 + exp(-z)) (exp is
+cheaper than tanh) and its cell gate tanh(-z) = -g. It saves the gates, gate by
+gate, for the backward, which computes the local derivatives of a block of steps
+at a time (in cache) on contiguous blocks, then runs a few small products per
+step, and the weight gradient as one product after the loop. The four inputs' rules run one
 after another on one cotangent: the first computes all four gradients and each
 rule takes its own from the saved record. The generic path (create_graph,
 forward mode, other devices) unrolls the same recurrence with recorded ops, so
@@ -68,39 +69,45 @@ def _fast(*arrays) -> bool:
 
 
 def _lstm_forward_np(xw, h0, c0, w):
-    """(Y, T, S, TC): the output (L, 2, N, H); step by step and gate by gate (L, 4, N,
-    H), tanh of each gate's pre-activation (halved for the sigmoid gates) and 0.5 T + 0.5
-    (the sigmoids); tanh(c) (L, N, H). Each gate of each step is a contiguous block, so
-    the backward's per-gate work runs on long rows."""
+    """(Y, S, G, TC): the output (L, 2, N, H); the sigmoid gates i, f, o step by step and
+    gate by gate (L, 3, N, H); minus the cell gate, -g (L, N, H); tanh(c) (L, N, H).
+
+    Each step is one matrix product with the negated weights and one subtraction, giving
+    the negated pre-activations -z; the sigmoids are then 1 / (1 + exp(-z)) (exp costs
+    less than tanh) and the cell gate tanh(-z) = -g, folded into c = f c_prev - i (-g).
+    Every gate of every step lands in a contiguous block, so each later operation runs
+    on contiguous rows."""
     L, N, H4 = xw.shape
     H = H4 // 4
     dt = xw.dtype
-    scale = np.full(H4, 0.5, dt)
-    scale[2 * H:3 * H] = 1.0
-    xs = xw * scale                 # the pre-activations, halved for the sigmoid gates
-    wT = np.ascontiguousarray((w * scale[:, None]).T)
-    T = np.empty((L, 4, N, H), dt)
-    S = np.empty((L, 4, N, H), dt)
+    wn = np.empty((H, H4), dt)
+    np.negative(w.T, out=wn)
+    S = np.empty((L, 3, N, H), dt)
+    G = np.empty((L, N, H), dt)
     Y = np.empty((L, 2, N, H), dt)
     TC = np.empty((L, N, H), dt)
     pre = np.empty((N, H4), dt)
-    pre_gates = pre.reshape(N, 4, H).transpose(1, 0, 2)
+    p4 = pre.reshape(N, 4, H)
+    p_if, p_g, p_o = p4[:, :2].transpose(1, 0, 2), p4[:, 2], p4[:, 3]
     ig = np.empty((N, H), dt)
     h, c = h0, c0
-    for t in range(L):
-        np.matmul(h, wT, out=pre)
-        pre += xs[t]
-        tt, st = T[t], S[t]
-        np.tanh(pre_gates, out=tt)
-        np.multiply(tt, 0.5, out=st)
-        st += 0.5
-        h, cp, c, tc = Y[t, 0], c, Y[t, 1], TC[t]
-        np.multiply(st[1], cp, out=c)
-        np.multiply(st[0], tt[2], out=ig)
-        c += ig
-        np.tanh(c, out=tc)
-        np.multiply(st[3], tc, out=h)
-    return Y, T, S, TC
+    with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: sigmoid 0
+        for t in range(L):
+            np.matmul(h, wn, out=pre)
+            np.subtract(pre, xw[t], out=pre)
+            s, gn = S[t], G[t]
+            np.exp(p_if, out=s[:2])
+            np.exp(p_o, out=s[2])
+            np.add(s, 1.0, out=s)
+            np.reciprocal(s, out=s)
+            np.tanh(p_g, out=gn)
+            cp, h, c, tc = c, Y[t, 0], Y[t, 1], TC[t]
+            np.multiply(s[1], cp, out=c)
+            np.multiply(s[0], gn, out=ig)
+            np.subtract(c, ig, out=c)
+            np.tanh(c, out=tc)
+            np.multiply(s[2], tc, out=h)
+    return Y, S, G, TC
 
 
 def _lstm_scan(xw, h0, c0, w):
@@ -112,47 +119,67 @@ def _lstm_scan(xw, h0, c0, w):
 
 def _lstm_scan_saving(xw, h0, c0, w):
     if _fast(xw, h0, c0, w) and xw.shape[0]:
-        Y, T, S, TC = _lstm_forward_np(xw, h0, c0, w)
-        return Y, _Saved(Y, T, S, TC)
+        Y, S, G, TC = _lstm_forward_np(xw, h0, c0, w)
+        return Y, _Saved(Y, S, G, TC)
     return _lstm_scan(xw, h0, c0, w), None
 
 
-def _lstm_backward_np(g, xw, h0, c0, w, Y, T, S, TC):
+_BLOCK = 8
+"""Steps whose local derivatives the LSTM backward computes together: blocks small enough
+to stay in cache, large enough that each NumPy call does real work."""
+
+
+def _lstm_backward_np(g, xw, h0, c0, w, Y, S, G, TC):
     """(dxw, dh0, dc0, dw) from the saved gates."""
     L, _, N, H = S.shape
-    i, f, o, gg = S[:, 0], S[:, 1], S[:, 3], T[:, 2]
-    # every step's local derivatives at once: E[t] * [gc, gc, gc, gh] is d(pre-activations)
-    D = S * S
-    np.subtract(S, D, out=D)                   # s (1 - s) in the sigmoid slots
-    E = np.empty_like(S)
-    np.multiply(gg, D[:, 0], out=E[:, 0])                      # i: g i'
-    np.multiply(c0, D[0, 1], out=E[0, 1])                      # f: c_prev f'
-    np.multiply(Y[:-1, 1], D[1:, 1], out=E[1:, 1])
-    dg = gg * gg
-    np.subtract(1.0, dg, out=dg)
-    np.multiply(i, dg, out=E[:, 2])                            # g: i g'
-    np.multiply(TC, D[:, 3], out=E[:, 3])                      # o: tanh(c) o'
-    K = TC * TC                                 # d c / d h through h = o tanh(c)
-    np.subtract(1.0, K, out=K)
-    K *= o
-    GA = np.empty((L, N, 4 * H), S.dtype)
+    dt = S.dtype
+    f = S[:, 1]
+    B = min(_BLOCK, L)
+    D = np.empty((B, 3, N, H), dt)
+    E = np.empty((B, 4, N, H), dt)
+    K = np.empty((B, N, H), dt)
+    GA = np.empty((L, N, 4 * H), dt)
     GA4 = GA.reshape(L, N, 4, H)
-    ghc = np.empty((2, N, H), S.dtype)
+    ghc = np.empty((2, N, H), dt)
     gh, gc = ghc
-    tmp = np.empty((N, H), S.dtype)
+    tmp = np.empty((N, H), dt)
     g = g.reshape(L, 2, N, H)
-    for t in range(L - 1, -1, -1):
-        if t == L - 1:
-            ghc[...] = g[t]
+    t1 = L
+    while t1 > 0:
+        t0 = max(0, t1 - B)
+        n = t1 - t0
+        s, gn, tc = S[t0:t1], G[t0:t1], TC[t0:t1]
+        d, e, k = D[:n], E[:n], K[:n]
+        np.subtract(1.0, s, out=d)
+        np.multiply(d, s, out=d)                     # s (1 - s)
+        np.multiply(gn, d[:, 0], out=e[:, 0])        # i: g i' (gn = -g)
+        np.negative(e[:, 0], out=e[:, 0])
+        if t0 == 0:                                  # f: c_prev f'
+            np.multiply(c0, d[0, 1], out=e[0, 1])
+            np.multiply(Y[:t1 - 1, 1], d[1:, 1], out=e[1:, 1])
         else:
-            np.matmul(GA[t + 1], w, out=gh)
-            gc *= f[t + 1]                      # the cell state's path through f
-            ghc += g[t]
-        np.multiply(gh, K[t], out=tmp)
-        gc += tmp
-        ga = GA4[t]
-        np.multiply(E[t, :3], gc, out=ga.transpose(1, 0, 2)[:3])
-        np.multiply(E[t, 3], gh, out=ga[:, 3])
+            np.multiply(Y[t0 - 1:t1 - 1, 1], d[:, 1], out=e[:, 1])
+        np.multiply(gn, gn, out=e[:, 2])             # g: i (1 - g^2)
+        np.subtract(1.0, e[:, 2], out=e[:, 2])
+        np.multiply(e[:, 2], s[:, 0], out=e[:, 2])
+        np.multiply(tc, d[:, 2], out=e[:, 3])        # o: tanh(c) o'
+        np.multiply(tc, tc, out=k)                   # K = o (1 - tanh(c)^2)
+        np.subtract(1.0, k, out=k)
+        np.multiply(k, s[:, 2], out=k)
+        for t in range(t1 - 1, t0 - 1, -1):
+            j = t - t0
+            if t == L - 1:
+                ghc[...] = g[t]
+            else:
+                np.matmul(GA[t + 1], w, out=gh)
+                np.multiply(gc, f[t + 1], out=gc)    # the cell state's path through f
+                np.add(ghc, g[t], out=ghc)
+            np.multiply(gh, k[j], out=tmp)
+            np.add(gc, tmp, out=gc)
+            ga = GA4[t]
+            np.multiply(e[j, :3], gc, out=ga.transpose(1, 0, 2)[:3])
+            np.multiply(e[j, 3], gh, out=ga[:, 3])
+        t1 = t0
     dh0 = GA[0] @ w
     dc0 = gc * f[0]
     dw = GA[0].T @ h0
