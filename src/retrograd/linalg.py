@@ -9,8 +9,9 @@ matrix norms also take complex input (gradients in PyTorch's convention). `chole
 `eigh` use the symmetric (complex: Hermitian) part of their input, which is the input
 itself for the matrices they are defined for. Complex eigenvectors and singular vectors
 are each free up to a phase: the largest-magnitude entry of each eigenvector (of each
-column of U) is made real and positive, and, as in PyTorch, a backward through a loss
-that depends on those phases raises RuntimeError.
+column of U) is made real and positive, and the gradients are exact for that choice, as
+`eig`'s: the same as PyTorch's for a loss free of the phases, where PyTorch refuses a loss
+that depends on them (see `ops/linalg_decomp._gauge` for why no check refuses it here).
 At repeated eigenvalues or singular values the gradients of eigenvectors and singular
 vectors are not defined: as in PyTorch they come out inf or nan.
 """
@@ -351,7 +352,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     X = apply(ops.matmul, X, B)
     rank = matrix_rank(A0, rtol=rtol)
     rows, cols = A.shape[-2:]
-    empty = Tensor(np.zeros((0,), A.dtype))
+    empty = Tensor(np.zeros((0,), np.finfo(A.dtype).dtype))  # real, complex A too
     residuals, sv = empty, empty
     if driver in ("gelsd", "gelss"):
         sv = svdvals(A0)

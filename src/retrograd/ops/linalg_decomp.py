@@ -114,24 +114,25 @@ def _in_torch_convention(rule):
     return rule_c
 
 
-def _gauge_ok(x, *, tol: float, message: str):
-    """True (a 0-d bool, so it carries no gradient) when every |x| <= tol, else
-    RuntimeError(message): the check, as an op, stays in rg.jit's program and in
-    backwards recorded with create_graph."""
-    if x.size and not bool((abs(x) <= tol).all()):
-        raise RuntimeError(message)
-    return _ns(x).ones((), bool)
+def _gauge(m, vectors, n):
+    """The cotangent of complex eigenvectors or singular vectors (the first of `vectors`,
+    pairs (X, c)), plus what the forward's phase choice adds at each column's fixed entry:
+    -i Im(sum of the columns' sum(c * X)) / |entry|. The rule that follows is PyTorch's,
+    which assumes a loss free of the phases (Im sum(c * X) = 0, where this adds nothing);
+    with it the gradient is exact for any loss, the phase being the forward's.
 
-
-gauge_check = defop("gauge_check", _gauge_ok, fresh=True)
-"""Refuses a loss that depends on the free phases of complex eigenvectors or singular
-vectors (PyTorch's check, its tolerances and message): their gradient is not defined."""
-
-
-def _checked(m, x, bad, *, tol: float, message: str):
-    """x, after `gauge_check` of `bad` (a real array or tensor) passed."""
-    ok = m.gauge_check(bad, tol=tol, message=message)
-    return x * m.cast(ok, dtype=np.finfo(x.dtype).dtype)
+    PyTorch instead refuses a loss that depends on the phases. Here a check cannot tell
+    such a loss: in a backward recorded with create_graph the engine recomputes the output
+    for the rule, so a later backward brings the rule its cotangent in parts, each
+    phase-dependent though their sum is not (the rule being linear, the parts' added terms
+    cancel there)."""
+    X, c = vectors[0]
+    total = None
+    for Y, cy in vectors:
+        s = m.imag(m.sum(cy * Y, axis=-2))
+        total = s if total is None else total + s
+    mask, r = _phase_rows(m, X, n)
+    return c + mask * _row(m, total / r) * -1j
 
 
 # ---------------------------------------------------------------- inverse, determinants
@@ -416,19 +417,24 @@ def _eigh(A):
     return _per_matrix(_eigh_block, (A,), 10.0 * A.shape[-1] ** 3)
 
 
-def _phase_fix(V):
-    """Unit phases that make each column's largest-magnitude entry real and positive: for
-    complex eigenvectors and singular vectors the analogue of `_sign_fix` (each is free up
-    to a phase e^{i phi}), a deterministic choice whichever phase LAPACK computed."""
-    big = np.take_along_axis(V, np.argmax(np.abs(V), axis=-2)[..., None, :], axis=-2)
+def _phase_fix(V, *others):
+    """V and `others` times the unit phases that make each column of V's largest-magnitude
+    entry real and positive (exactly: that entry is set to its modulus): for complex
+    eigenvectors and singular vectors the analogue of `_sign_fix` (each is free up to a
+    phase e^{i phi}), a deterministic choice whichever phase LAPACK computed."""
+    at = np.argmax(np.abs(V), axis=-2)[..., None, :]
+    big = np.take_along_axis(V, at, axis=-2)
     size = np.abs(big)
-    return np.conj(big) / np.where(size == 0, 1, size) + (size == 0)
+    d = np.conj(big) / np.where(size == 0, 1, size) + (size == 0)
+    V = V * d
+    np.put_along_axis(V, at, size.astype(V.dtype), axis=-2)
+    return (V,) + tuple(X * d for X in others)
 
 
 def _eigh_block(A):
     if A.dtype.kind == "c":  # Hermitian part; eigenvalues (real) packed as complex
         w, V = np.linalg.eigh((A + np.conj(np.swapaxes(A, -1, -2))) * 0.5)
-        return np.concatenate([w.astype(A.dtype)[..., None, :], V * _phase_fix(V)], axis=-2)
+        return np.concatenate([w.astype(A.dtype)[..., None, :], _phase_fix(V)[0]], axis=-2)
     S = (A + np.swapaxes(A, -1, -2)) * 0.5
     w, V = np.linalg.eigh(S)
     s = _sign_fix(V)
@@ -489,15 +495,19 @@ def _eigh_vjp_arrays(g, out, n):
     return np.matmul(np.matmul(V, inner), np.swapaxes(V, -1, -2))
 
 
-_EIGH_PHASE = ("linalg_eigh_backward: The eigenvectors in the complex case are specified up "
-               "to multiplication by e^{i phi}. The specified loss function depends on this "
-               "quantity, so it is ill-defined.")
+def _eigh_vjp_c(m, g, out, A):
+    """The phase choice's part (`_gauge`), then PyTorch's rule."""
+    n = A.shape[-1]
+    w, V = _split_eigh(m, out, n)
+    gw, gV = _split_eigh(m, g, n)
+    gV = _gauge(m, [(V, gV)], n)
+    return _eigh_vjp_torch(m, m.cat(m.reshape(gw, shape=gw.shape[:-1] + (1, n)), gV, axis=-2),
+                           out, A)
 
 
 @_in_torch_convention
-def _eigh_vjp_c(m, G, out, A):
-    """PyTorch's Hermitian rule: V (skew(V^H gV) / 2E + diag(gw)) V^H; a loss that depends
-    on the eigenvectors' phases (Im diag(V^H gV) beyond PyTorch's 1e-3) is refused."""
+def _eigh_vjp_torch(m, G, out, A):
+    """PyTorch's Hermitian rule: V (skew(V^H gV) / 2E + diag(gw)) V^H."""
     n = A.shape[-1]
     rdt = np.finfo(A.dtype).dtype
     eye = _c(np.eye(n, dtype=rdt), G)
@@ -505,8 +515,6 @@ def _eigh_vjp_c(m, G, out, A):
     gw, gV = _split_eigh(m, G, n)
     w, gw = m.real(w), m.real(gw)
     VhgV = m.matmul(_mH(m, V), gV)
-    VhgV = _checked(m, VhgV, m.imag(m.sum(VhgV * eye, axis=-1)), tol=1e-3,
-                    message=_EIGH_PHASE)
     inner = _div0(m, (VhgV - _mH(m, VhgV)) * 0.5, _gaps(m, w, n, rdt)) * (1 - eye) \
         + m.reshape(gw, shape=gw.shape + (1,)) * eye
     return m.matmul(m.matmul(V, inner), _mH(m, V))
@@ -564,9 +572,8 @@ def _svd(A):
 def _svd_block(A):
     U, S, Vh = np.linalg.svd(A, full_matrices=False)
     if A.dtype.kind == "c":  # U D, S, V D for unit phases D (`_phase_fix`): A unchanged
-        d = _phase_fix(U)
-        return np.concatenate([U * d, S.astype(A.dtype)[..., None, :],
-                               np.conj(np.swapaxes(Vh, -1, -2)) * d], axis=-2)
+        U, V = _phase_fix(U, np.conj(np.swapaxes(Vh, -1, -2)))
+        return np.concatenate([U, S.astype(A.dtype)[..., None, :], V], axis=-2)
     s = _sign_fix(U)
     U = U * s
     V = np.swapaxes(Vh, -1, -2) * s
@@ -617,17 +624,22 @@ def _svd_vjp(m, g, out, A):
     return gA
 
 
-_SVD_PHASE = ("svd_backward: The singular vectors in the complex case are specified up to "
-              "multiplication by e^{i phi}. The specified loss function depends on this phase "
-              "term, making it ill-defined.")
+def _svd_vjp_c(m, g, out, A):
+    """The phase choice's part (U's phases fix V's: `_gauge`), then PyTorch's rule."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    U, S, V = _split_svd(m, out, rows, cols)
+    gU, gS, gV = _split_svd(m, g, rows, cols)
+    gU = _gauge(m, [(U, gU), (V, gV)], rows)
+    k = S.shape[-1]
+    return _svd_vjp_torch(m, m.cat(gU, m.reshape(gS, shape=gS.shape[:-1] + (1, k)), gV,
+                                   axis=-2), out, A)
 
 
 @_in_torch_convention
-def _svd_vjp_c(m, G, out, A):
+def _svd_vjp_torch(m, G, out, A):
     """PyTorch's complex svd_backward: U (J + diag(gS) + diag(i Im diag(U^H gU) / S)) V^H
     with J = (skew(U^H gU) S + S skew(V^H gV)) / (S_j^2 - S_i^2), plus the parts of gU, gV
-    outside the column spaces. A loss that depends on the singular vectors' phases
-    (Im diag(U^H gU) + Im diag(V^H gV) beyond PyTorch's tolerance) is refused."""
+    outside the column spaces."""
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
     rdt = np.finfo(A.dtype).dtype
@@ -638,9 +650,6 @@ def _svd_vjp_c(m, G, out, A):
     UhgU = m.matmul(_mH(m, U), gU)
     VhgV = m.matmul(_mH(m, V), gV)
     imU = m.imag(m.sum(UhgU * eye, axis=-1))
-    imV = m.imag(m.sum(VhgV * eye, axis=-1))
-    # PyTorch: allclose(imU, -imV, rtol=1e-2, atol=1e-2), i.e. |imU + imV| <= 1e-2 (1 + |imV|)
-    UhgU = _checked(m, UhgU, (imU + imV) / (1.0 + m.abs(imV)), tol=1e-2, message=_SVD_PHASE)
     UhgU = UhgU - _mH(m, UhgU)
     VhgV = VhgV - _mH(m, VhgV)
     S2 = S * S
