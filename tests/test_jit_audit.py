@@ -1065,6 +1065,13 @@ CASES.update({
     "linalg.ldl_solve": C(lambda a, b: linalg.ldl_solve(*linalg.ldl_factor(a), b), sym(3),
                           fl(3, 2), grad=False),
 })
+CASES.update({  # api/hashing.py: an xor fold of bit patterns, by rows
+    "rg.hash_tensor": C(rg.hash_tensor, X, grad=False),
+    "rg.hash_tensor[dim]": C(lambda x: rg.hash_tensor(x, 1, keepdim=True), fl(3, 5),
+                             grad=False),
+    "rg.hash_tensor[ints]": C(lambda x: rg.hash_tensor(x, (0,)), ints(3, 4, lo=-5, hi=5),
+                              grad=False),
+})
 REFUSES.update({"linalg.ldl_factor": "factorise outside the function",
                 "linalg.ldl_factor_ex": "factorise outside the function",
                 "linalg.ldl_solve": "factorise outside the function"})

@@ -258,3 +258,40 @@ def _both(fn):
 def test_ldl_bad_input_raises_like_torch(bad):
     want, got = _both(bad)
     assert issubclass(got, want), (got, want)
+
+
+# ---------------------------------------------------------------- hash_tensor
+
+@pytest.mark.parametrize("dim", [None, 0, 2, (0, 2), (-1, 0), [], (1,)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_hash_tensor_matches_torch(dim, keepdim):
+    x = _r(3, 4, 5).astype(np.float32)
+    kw = {} if dim is None else {"dim": dim}
+    want = torch.hash_tensor(torch.tensor(x), keepdim=keepdim, **kw)
+    got = rg.hash_tensor(rg.tensor(x), keepdim=keepdim, **kw)
+    _same(got, want)
+    np.testing.assert_array_equal(rg.tensor(x).hash_tensor(keepdim=keepdim, **kw).data,
+                                  got.data)
+
+
+@pytest.mark.parametrize("arr", [
+    np.array([[1, -2, 0], [4, 5, 6]], np.int32), np.array([-1, 2, 7], np.int8),
+    np.array([200, 2, 9], np.uint8), np.array([True, False, True]),
+    np.array([1.5, -3.25], np.float16), np.array([np.nan, -0.0, np.inf]), np.array(3.5),
+    np.arange(-7, 6, dtype=np.int64)])
+def test_hash_tensor_dtypes_match_torch(arr):
+    _same(rg.hash_tensor(rg.tensor(arr)), torch.hash_tensor(torch.tensor(arr)))
+
+
+def test_hash_tensor_ignores_gradients_and_refuses_like_torch():
+    x = rg.tensor(_r(2, 3), requires_grad=True)
+    h = rg.hash_tensor(x, 1)
+    assert not h.requires_grad
+    _same(h, torch.hash_tensor(torch.tensor(x.data, requires_grad=True), 1))
+    for bad, kw in [(np.zeros(0), {}), (np.zeros((2, 0)), {"dim": 1}),
+                    (np.ones(3, np.complex64), {}), (np.ones(3, np.uint32), {}),
+                    (np.ones((2, 3)), {"dim": 2}), (np.ones(3), {"mode": 1})]:
+        with pytest.raises(Exception) as want:  # noqa: PT011 - the types are compared below
+            torch.hash_tensor(torch.tensor(bad), **kw)
+        with pytest.raises(want.type):
+            rg.hash_tensor(rg.tensor(bad), **kw)

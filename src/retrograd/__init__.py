@@ -299,6 +299,7 @@ from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
     nonzero_static, resolve_neg,
 )
 from .api.scatter_views import as_strided_scatter  # api/scatter_views.py
+from .api.hashing import hash_tensor  # api/hashing.py
 from .api.view_copies import (  # the *_copy functions and a few aliases (api/view_copies.py)
     alias_copy, as_strided, as_strided_copy, constant_pad_nd, detach_, detach_copy,
     diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, slice_copy, split_copy,

@@ -845,6 +845,9 @@ Tensor.narrow_copy = _view_copies.narrow_copy
 from .api import scatter_views as _scatter_views  # noqa: E402
 
 Tensor.as_strided_scatter = _scatter_views.as_strided_scatter
+from .api import hashing as _hashing  # noqa: E402
+
+Tensor.hash_tensor = _hashing.hash_tensor
 Tensor.nonzero_static = _tensor_extras.nonzero_static
 Tensor.unsafe_chunk = Tensor.chunk
 Tensor.unsafe_split = Tensor.split
