@@ -65,6 +65,65 @@ def _conv_cols_t(cols, shape, kernel, dilation, padding):
     return inside.transpose(0, 1)
 
 
+def _phase_geo(**geo):
+    from retrograd.ops.windows import _phases
+    return _phases(geo["ins"], geo["outs"], geo["kernel"], geo["stride"], geo["padding"],
+                   geo["dilation"])
+
+
+def _phase_in(x, **geo):
+    g = _phase_geo(**geo)
+    pads = tuple((lo, f - lo - n) for lo, f, n in zip(g.lo, g.frame, geo["ins"]))
+    xp = F.pad(x, _torch_pads(pads)).transpose(0, 1)
+    return xp.reshape(x.shape[1], -1)
+
+
+def _phase_in_t(cols, **geo):
+    g = _phase_geo(**geo)
+    c = cols.shape[0]
+    frames = cols.reshape((c, -1) + g.frame)
+    return frames[(slice(None), slice(None)) + g.box()].transpose(0, 1)
+
+
+def _phase_fold(cols, bias=None, **geo):
+    g = _phase_geo(**geo)
+    kk = 1
+    for k in geo["kernel"]:
+        kk *= k
+    o, total = cols.shape[0] // kk, cols.shape[1]
+    n = total // g.size
+    c3 = F.pad(cols.reshape(o, kk, total), (0, g.size))  # room for every shift
+    y = torch.zeros((n, o) + tuple(geo["outs"]), dtype=cols.dtype)
+    for r, counts, taps in g.phases:
+        idx = (slice(None), slice(None)) + tuple(slice(a, None, s) for a, s in
+                                                 zip(r, geo["stride"]))
+        if not taps:
+            continue
+        acc = sum(c3[:, t, st:st + total] for t, st in taps).reshape((o, n) + g.frame)
+        y[idx] = acc[(slice(None), slice(None)) + tuple(slice(0, k) for k in counts)
+                     ].transpose(0, 1)
+    if bias is not None:
+        y = y + bias.reshape((1, o) + (1,) * len(geo["kernel"]))
+    return y
+
+
+def _phase_fold_t(y, **geo):
+    g = _phase_geo(**geo)
+    n, o = y.shape[:2]
+    kk = 1
+    for k in geo["kernel"]:
+        kk *= k
+    rows = [None] * kk
+    for r, counts, taps in g.phases:
+        part = y[(slice(None), slice(None)) + tuple(slice(a, None, s) for a, s in
+                                                   zip(r, geo["stride"]))].transpose(0, 1)
+        pads = tuple((0, f - c) for f, c in zip(g.frame, counts))
+        flat = F.pad(F.pad(part, _torch_pads(pads)).reshape(o, -1), (g.size, 0))
+        for t, st in taps:
+            rows[t] = flat[:, g.size - st:g.size - st + n * g.size]
+    return torch.stack(rows, 1).reshape(o * kk, n * g.size)
+
+
 def _torch_pads(pads):
     flat = []
     for b, a in reversed(pads):
@@ -159,6 +218,11 @@ TWINS = {
     "fold": _fold,
     "conv_cols": _conv_cols,
     "conv_cols_t": _conv_cols_t,
+    "phase_in": _phase_in,
+    "phase_in_t": _phase_in_t,
+    "phase_fold": _phase_fold,
+    "phase_fold_bias": _phase_fold,
+    "phase_fold_t": _phase_fold_t,
     "pad_constant": lambda x, pads, value=0.0: F.pad(x, _torch_pads(pads), value=value),
     "resample": _resample,
     "resample_t": _resample_t,

@@ -2,7 +2,8 @@
 (`rg.nn.functional` re-exports them).
 
 Convolution is im2col (`unfold`, a strided view) then one matrix product per
-group; transposed convolution is its adjoint (a matrix product, then `fold`).
+group; transposed convolution is its adjoint, a matrix product then a col2im done phase
+by phase (`phase_fold`: each output phase a sum of shifted contiguous column slices).
 Max pooling is the `max_pool` op (the gradient goes to PyTorch's argmax), average
 pooling a sum over the windows divided by PyTorch's divisor. Every argument is
 checked, with the shapes in the message, before any array is touched.
@@ -237,17 +238,22 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
         raise ValueError(f"{fn}: input of shape {x.shape} with kernel {kernel}, stride {s}, "
                          f"padding {p}, dilation {d} gives a non-positive output size {outs}")
     k_prod = math.prod(kernel)
-    npix = n * math.prod(ins)
-    xs = permute(x, (1, 0) + tuple(range(2, 2 + nd))).reshape(groups, cin // groups, npix)
-    wt = permute(w.reshape(groups, cin // groups, og * k_prod), (0, 2, 1))
-    cols = matmul(wt, xs)                              # (G, O/G*K, N*P)
-    cols = cols.reshape((o,) + kernel + (n,) + ins)
-    cols = permute(cols, (1 + nd, 0) + tuple(range(1, 1 + nd))
-                   + tuple(range(2 + nd, 2 + 2 * nd)))  # (N, O, *k, *I)
-    out = apply(ops.fold, cols, shape=(n, o) + outs, kernel=kernel, stride=s, padding=p,
-                dilation=d)
-    if bias is not None:
-        out = out + bias.reshape((1, o) + (1,) * nd)
+    # the input in per-sample frames (C, N*F), one matrix product to the columns (O*K, N*F),
+    # then each output phase (outputs s*a + r) a sum of shifted column slices: no scatter
+    geo = dict(ins=tuple(ins), outs=outs, kernel=kernel, stride=s, padding=p, dilation=d)
+    xs = apply(ops.phase_in, x, **geo)
+    if groups == 1:
+        cols = matmul(permute(w.reshape(cin, og * k_prod), (1, 0)), xs)
+    else:
+        wt = permute(w.reshape(groups, cin // groups, og * k_prod), (0, 2, 1))
+        cols = matmul(wt, xs.reshape(groups, cin // groups, xs.shape[1]))
+        cols = cols.reshape(o * k_prod, xs.shape[1])
+    if bias is not None and bias.dtype == cols.dtype:
+        out = apply(ops.phase_fold_bias, cols, bias, **geo)
+    else:
+        out = apply(ops.phase_fold, cols, **geo)
+        if bias is not None:
+            out = out + bias.reshape((1, o) + (1,) * nd)
     return _unbatch(out, squeeze)
 
 

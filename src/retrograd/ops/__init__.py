@@ -205,6 +205,16 @@ from .special import (
     zeta,
 )
 from .transfer import to_device
-from .windows import conv_cols, conv_cols_t, fold, unfold
+from .windows import (
+    conv_cols,
+    conv_cols_t,
+    fold,
+    phase_fold,
+    phase_fold_bias,
+    phase_fold_t,
+    phase_in,
+    phase_in_t,
+    unfold,
+)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

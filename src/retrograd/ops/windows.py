@@ -3,8 +3,8 @@
 An input (N, C, *S) with 1, 2 or 3 spatial dimensions has windows
 (N, C, *kernel, *O): a strided view of the (padded) input. Convolution is
 `unfold` then a matrix product, transposed convolution a matrix product then
-`fold`; average pooling is `unfold` then a sum. Both ops are linear, so each is
-the other's vjp.
+`phase_fold` (below); average pooling is `unfold` then a sum. Both ops are linear,
+so each is the other's vjp.
 """
 
 from __future__ import annotations
@@ -192,3 +192,260 @@ conv_cols_t = defop(
     "conv_cols_t", _conv_cols_t,
     (lambda m, g, out, cols, *, shape, **k: m.conv_cols(g, **k),),
     (_cols_t_jvp,), reads=(), fresh=True)
+
+
+# ---------------------------------------------------------------- transposed convolution by phases
+
+class _Phases:
+    """Where the taps of a transposed convolution land, phase by phase.
+
+    Output position o = s*i - p + k*d along a dimension, so the outputs o = s*a + r
+    (phase r) take input i = a + delta from the taps k with k*d = r + p (mod s), and no
+    other. Inputs and outputs share one frame per sample, `frame` positions (the input
+    placed at `lo`, zeros around it; output a of every phase at a): the matrix product's
+    columns for tap k, shifted by `lo + delta` flat positions, line up with phase r's
+    outputs, so every phase is a sum of contiguous shifted slices (no scatter, no stride).
+    A real position never reads past its own sample's frame; the frame's spare rows and
+    columns absorb the shifts of the junk ones.
+    """
+
+    __slots__ = ("frame", "size", "lo", "ins", "phases")
+
+    def __init__(self, ins, outs, kernel, stride, padding, dilation):
+        nd = len(kernel)
+        per_dim, lo, frame = [], [], []
+        for n, o, k, s, p, d in zip(ins, outs, kernel, stride, padding, dilation):
+            taps = [((j * d - p) % s, ((j * d - p) % s + p - j * d) // s) for j in range(k)]
+            deltas = [t[1] for t in taps]
+            low = max(0, -min(deltas))
+            a = -(-o // s)
+            per_dim.append(taps)
+            lo.append(low)
+            frame.append(max(low + n, a + max(deltas) + low))
+        inner = [math.prod(frame[i + 1:]) for i in range(nd)]
+        by_phase: dict = {}
+        for t, off in enumerate(itertools.product(*(range(k) for k in kernel))):
+            r = tuple(per_dim[i][j][0] for i, j in enumerate(off))
+            st = sum((per_dim[i][j][1] + lo[i]) * inner[i] for i, j in enumerate(off))
+            by_phase.setdefault(r, []).append((t, st))
+        self.phases = [(r, tuple(len(range(a, o, s)) for a, o, s in zip(r, outs, stride)),
+                        by_phase.get(r, []))
+                       for r in itertools.product(*(range(s) for s in stride))]
+        self.frame, self.size, self.lo, self.ins = tuple(frame), math.prod(frame), tuple(lo), \
+            tuple(ins)
+
+    def box(self):
+        """The input's place in the frame."""
+        return tuple(slice(a, a + n) for a, n in zip(self.lo, self.ins))
+
+    def junk(self):
+        """Index tuples (over the frame's dimensions) covering every position off the input."""
+        out = []
+        for i, (a, n, f) in enumerate(zip(self.lo, self.ins, self.frame)):
+            for sl in (slice(0, a), slice(a + n, f)):
+                if sl.stop > sl.start:
+                    out.append((slice(None),) * i + (sl,))
+        return out
+
+
+_PHASES: dict = {}
+
+
+def _phases(ins, outs, kernel, stride, padding, dilation) -> _Phases:
+    key = (ins, outs, kernel, stride, padding, dilation)
+    g = _PHASES.get(key)
+    if g is None:
+        if len(_PHASES) > 256:
+            _PHASES.clear()
+        g = _PHASES[key] = _Phases(*key)
+    return g
+
+
+def _split(n, work, fn, arr):
+    """fn(a, b) over samples a..b: a host array's batch split over the intra-op threads."""
+    if arr.__class__ is np.ndarray:
+        _threads.run(fn, _threads.chunks(n, work))
+    else:
+        fn(0, n)
+
+
+def _phase_in(x, *, ins, outs, kernel, stride, padding, dilation):
+    """x (N, C, *S) placed in the phase frames: (C, N*frame), zeros off the input."""
+    g = _phases(ins, outs, kernel, stride, padding, dilation)
+    n, c = x.shape[:2]
+    buf = _ns(x).empty((c, n) + g.frame, dtype=x.dtype)
+    box = (slice(None), slice(None)) + g.box()
+    junk = [(slice(None), slice(None)) + j for j in g.junk()]
+
+    def fill(a, b):
+        part = buf[:, a:b]
+        for j in junk:
+            part[j] = 0
+        part[box] = x[a:b].swapaxes(0, 1)
+
+    _split(n, 2.0 * n * c * g.size, fill, x)
+    return buf.reshape(c, n * g.size)
+
+
+def _phase_in_t(cols, *, ins, outs, kernel, stride, padding, dilation):
+    """Adjoint of phase_in: the input positions of (C, N*frame) as (N, C, *S)."""
+    g = _phases(ins, outs, kernel, stride, padding, dilation)
+    c = cols.shape[0]
+    n = cols.shape[1] // g.size
+    src = cols.reshape((c, n) + g.frame)[(slice(None), slice(None)) + g.box()]
+    out = _ns(cols).empty((n, c) + g.ins, dtype=cols.dtype)
+
+    def copy(a, b):
+        out[a:b] = src[:, a:b].swapaxes(0, 1)
+
+    _split(n, 2.0 * out.size, copy, cols)
+    return out
+
+
+def _phase_fold(cols, bias=None, *, ins, outs, kernel, stride, padding, dilation):
+    """Transposed convolution's col2im: cols (O*K, N*frame), row (o, tap), to (N, O, *outs),
+    each output phase one sum of shifted contiguous slices written once (plus the bias).
+    Columns at frame positions off the input are read as they are (the caller's, from
+    phase_in, are zero)."""
+    g = _phases(ins, outs, kernel, stride, padding, dilation)
+    kk = math.prod(kernel)
+    o = cols.shape[0] // kk
+    size = g.size
+    total = cols.shape[1]
+    n = total // size
+    nd = len(kernel)
+    c3 = cols.reshape(o, kk, total)
+    y = _ns(cols).empty((n, o) + tuple(outs), dtype=cols.dtype)
+    yo = y.swapaxes(0, 1)  # written channel-major, the order the columns hold
+    b = None if bias is None else bias.reshape(o, 1)
+
+    def run(a, e):
+        m = e - a
+        start, span = a * size, m * size
+        acc = None
+        for r, counts, taps in g.phases:
+            dst = yo[(slice(None), slice(a, e)) + tuple(slice(ri, None, s)
+                                                        for ri, s in zip(r, stride))]
+            real = (slice(None), slice(None)) + tuple(slice(0, k) for k in counts)
+            if not taps:
+                dst[...] = 0 if b is None else b.reshape((o,) + (1,) * (nd + 1))
+                continue
+            if acc is None:
+                acc = _ns(cols).empty((o, span), dtype=cols.dtype)
+            # the taps summed (and the bias added) in contiguous runs, then written once
+            for i, (t, st) in enumerate(taps):
+                k = min(span, total - start - st)  # past k: junk positions only
+                part = c3[:, t, start + st:start + st + k]
+                if i:
+                    acc[:, :k] += part
+                    continue
+                if b is None:
+                    acc[:, :k] = part
+                elif acc.__class__ is np.ndarray:
+                    np.add(part, b, out=acc[:, :k])
+                else:
+                    acc[:, :k] = part + b
+                acc[:, k:] = 0
+            dst[...] = acc.reshape((o, m) + g.frame)[real]
+
+    _split(n, 2.0 * cols.size, run, cols)
+    return y
+
+
+def _phase_fold_t(y, *, ins, outs, kernel, stride, padding, dilation):
+    """Adjoint of phase_fold: (N, O, *outs) to columns (O*K, N*frame).
+
+    A column off the input gets the outputs its shifts reach, as the adjoint must; the
+    caller multiplies them by the input's zeros there. Where y holds an inf or a NaN,
+    those columns are zeroed instead, so that 0 * inf does not put a NaN into the weight
+    gradient where PyTorch has none."""
+    g = _phases(ins, outs, kernel, stride, padding, dilation)
+    kk = math.prod(kernel)
+    n, o = y.shape[:2]
+    size = g.size
+    cols = _ns(y).empty((o, kk, n * size), dtype=y.dtype)
+    junk = [(slice(None), slice(None), slice(None)) + j for j in g.junk()]
+
+    def run(a, e):
+        m = e - a
+        span = m * size
+        # one phase's outputs in frames 1..m, zeros around them and in frame 0 (which
+        # holds the reads before the first sample: every shift is under one frame)
+        buf = _ns(y).empty((o, m + 1) + g.frame, dtype=y.dtype)
+        flat = buf.reshape(o, (m + 1) * size)
+        for r, counts, taps in g.phases:
+            if not taps:
+                continue
+            buf[...] = 0
+            real = (slice(None), slice(1, None)) + tuple(slice(0, k) for k in counts)
+            buf[real] = y[(slice(a, e), slice(None)) + tuple(
+                slice(ri, None, s) for ri, s in zip(r, stride))].swapaxes(0, 1)
+            for t, st in taps:
+                cols[:, t, a * size:e * size] = flat[:, size - st:size - st + span]
+        if y.dtype.kind == "f" and not bool(_ns(y).isfinite(y[a:e]).all()):
+            part = cols.reshape((o, kk, n) + g.frame)[:, :, a:e]
+            for j in junk:
+                part[j] = 0
+
+    _split(n, 2.0 * kk * y.size, run, y)
+    return cols.reshape(o * kk, n * size)
+
+
+def _lead_in(m, t, x, fn, **k):
+    """A tangent with leading batch dimensions through an op from (N, ...) to (R, N*frame):
+    the batch folded into N, then moved to the front."""
+    lead = t.ndim - x.ndim
+    if not lead:
+        return fn(t, **k)
+    b = int(np.prod(t.shape[:lead]))
+    r = fn(m.reshape(t, shape=(b * x.shape[0],) + x.shape[1:]), **k)
+    r = m.reshape(r, shape=(r.shape[0], b, r.shape[1] // b))
+    return m.reshape(m.permute(r, axes=(1, 0, 2)), shape=t.shape[:lead] + r.shape[:1]
+                     + r.shape[2:])
+
+
+def _lead_out(m, t, cols, fn, out, **k):
+    """A tangent with leading batch dimensions through an op from (R, N*frame) to (N, ...)."""
+    lead = t.ndim - cols.ndim
+    if not lead:
+        return fn(t, **k)
+    batch = t.shape[:lead]
+    b = int(np.prod(batch))
+    r = m.reshape(t, shape=(b,) + cols.shape)
+    r = m.reshape(m.permute(r, axes=(1, 0, 2)), shape=(cols.shape[0], b * cols.shape[1]))
+    r = fn(r, **k)
+    return m.reshape(r, shape=batch + out.shape)
+
+
+def _bias_vjp(m, g, out, cols, bias, **k):
+    return m.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+
+
+def _bias_jvp(m, t, out, cols, bias, **k):
+    lead = t.ndim - 1
+    return m.reshape(t, shape=t.shape[:lead] + (1, t.shape[-1]) + (1,) * (out.ndim - 2))
+
+
+phase_in = defop(
+    "phase_in", _phase_in,
+    (lambda m, g, out, x, **k: m.phase_in_t(g, **k),),
+    (lambda m, t, out, x, **k: _lead_in(m, t, x, m.phase_in, **k),), reads=(), fresh=True)
+phase_in_t = defop(
+    "phase_in_t", _phase_in_t,
+    (lambda m, g, out, cols, **k: m.phase_in(g, **k),),
+    (lambda m, t, out, cols, **k: _lead_out(m, t, cols, m.phase_in_t, out, **k),), reads=(),
+    fresh=True)
+phase_fold = defop(
+    "phase_fold", _phase_fold,
+    (lambda m, g, out, cols, **k: m.phase_fold_t(g, **k),),
+    (lambda m, t, out, cols, **k: _lead_out(m, t, cols, m.phase_fold, out, **k),), reads=(),
+    fresh=True)
+phase_fold_bias = defop(
+    "phase_fold_bias", _phase_fold,
+    (lambda m, g, out, cols, bias, **k: m.phase_fold_t(g, **k), _bias_vjp),
+    (lambda m, t, out, cols, bias, **k: _lead_out(m, t, cols, m.phase_fold, out, **k),
+     _bias_jvp), reads=(), fresh=True)
+phase_fold_t = defop(
+    "phase_fold_t", _phase_fold_t,
+    (lambda m, g, out, y, **k: m.phase_fold(g, **k),),
+    (lambda m, t, out, y, **k: _lead_in(m, t, y, m.phase_fold_t, **k),), reads=(), fresh=True)

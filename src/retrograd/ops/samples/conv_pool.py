@@ -49,6 +49,53 @@ def _conv_cols_t(rng):
              dict(shape=x, kernel=k, dilation=d, padding=p)) for x, k, d, p in _COLS]
 
 
+_PHASE = [  # (input shape, weight kernel, stride, padding, dilation, output_padding)
+    ((2, 3, 4), (3,), (2,), (1,), (1,), (1,)),
+    ((2, 2, 3, 4), (3, 2), (2, 3), (1, 0), (1, 2), (1, 2)),
+    ((1, 2, 2, 3, 2), (2, 2, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), (0, 1, 0)),
+    ((1, 1, 3, 3), (2, 2), (3, 1), (2, 0), (3, 1), (2, 0)),
+]
+
+
+def _phase_geo(x, k, s, p, d, a):
+    outs = tuple((n - 1) * ss - 2 * pp + dd * (kk - 1) + aa + 1
+                 for n, kk, ss, pp, dd, aa in zip(x[2:], k, s, p, d, a))
+    return dict(ins=tuple(x[2:]), outs=outs, kernel=k, stride=s, padding=p, dilation=d)
+
+
+def _phase_in(rng):
+    return [([rng.standard_normal(x)], _phase_geo(x, *rest)) for x, *rest in _PHASE]
+
+
+def _phase_in_t(rng):
+    from retrograd.ops.windows import _phase_in as f
+    out = []
+    for x, *rest in _PHASE:
+        geo = _phase_geo(x, *rest)
+        out.append(([rng.standard_normal(f(np.zeros(x), **geo).shape)], geo))
+    return out
+
+
+def _phase_fold(rng, bias=False):
+    from retrograd.ops.windows import _phase_in as f
+    out = []
+    for x, *rest in _PHASE:
+        geo = _phase_geo(x, *rest)
+        cols = f(np.zeros(x), **geo).shape[1]
+        o = 2
+        arrays = [rng.standard_normal((o * int(np.prod(geo["kernel"])), cols))]
+        out.append((arrays + [rng.standard_normal(o)] * bias, geo))
+    return out
+
+
+def _phase_fold_t(rng):
+    out = []
+    for x, *rest in _PHASE:
+        geo = _phase_geo(x, *rest)
+        out.append(([rng.standard_normal((x[0], 2) + geo["outs"])], geo))
+    return out
+
+
 def _pad_constant(rng):
     return [([rng.standard_normal((2, 3, 4))], {"pads": ((1, 2),), "value": 0.5}),
             ([rng.standard_normal((2, 3, 4))], {"pads": ((-1, 2), (0, -1))}),
@@ -136,7 +183,9 @@ def _gather_flat(rng):
 
 SAMPLES = {
     "unfold": _unfold, "fold": _fold, "conv_cols": _conv_cols, "conv_cols_t": _conv_cols_t,
-    "pad_constant": _pad_constant,
+    "pad_constant": _pad_constant, "phase_in": _phase_in, "phase_in_t": _phase_in_t,
+    "phase_fold": _phase_fold, "phase_fold_bias": lambda rng: _phase_fold(rng, True),
+    "phase_fold_t": _phase_fold_t,
     "resample": _resample, "resample_t": _resample_t, "max_pool": _max_pool,
     "pool_scatter": _pool_scatter, "pool_gather": _pool_gather, "unpool": _unpool,
     "gather_flat": _gather_flat,
