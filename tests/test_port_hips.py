@@ -1123,25 +1123,9 @@ LINALG = {
 _B87, _B8, _A66, _B54, _B546, _Z6 = R(8, 7), R(8), R(6, 6) + np.eye(6), R(5, 4), R(5, 4, 6), R(6)
 
 
-# Complex eigh, svd and the nuclear norm are refused with a clear error (retrograd's
-# decompositions take real input; eig is the exception). HIPS checks them.
-LINALG_COMPLEX_REFUSED = [
-    "eigh_complex",
-    "norm_nuclear_complex",
-    "svd_only_s_3d_complex",
-    "svd_tall_3d_complex",
-    "svd_wide_2d_complex",
-]
-
-
-@pytest.mark.parametrize("name", LINALG_COMPLEX_REFUSED)
-def test_linalg_complex_refused(name):
-    fun, _, args = LINALG[name]
-    with pytest.raises(LA.LinAlgDtypeError, match="complex input is not supported"):
-        fun(*[rg.tensor(a) for a in args])
-
-
-@pytest.mark.parametrize("name", sorted(set(LINALG) - set(LINALG_COMPLEX_REFUSED)))
+# Complex eigh, svd and the nuclear norm were refused here once; they are supported now
+# (tests/test_linalg_complex_decomp.py), so HIPS's checks run on them as on the others.
+@pytest.mark.parametrize("name", sorted(LINALG))
 def test_linalg(name):
     fun, ref, args = LINALG[name]
     if ref is not None:
