@@ -1072,6 +1072,21 @@ CASES.update({  # api/hashing.py: an xor fold of bit patterns, by rows
     "rg.hash_tensor[ints]": C(lambda x: rg.hash_tensor(x, (0,)), ints(3, 4, lo=-5, hi=5),
                               grad=False),
 })
+CASES.update({  # api/torch_additions.py: fronts on F.conv*, F.grid_sample, vector_norm
+    "rg.norm_except_dim": C(lambda v: rg.norm_except_dim(v, 3, 1), fl(3, 4, 2)),
+    "rg.norm_except_dim[all]": C(lambda v: rg.norm_except_dim(v, 2, -1), X),
+    "rg.convolution": C(lambda x, w, b: rg.convolution(x, w, b, [2, 1], [1, 0], [1, 1], False,
+                                                       [0, 0], 2), fl(2, 4, 5, 5),
+                        fl(6, 2, 3, 3), fl(6)),
+    "rg.convolution[transposed]": C(lambda x, w: rg.convolution(x, w, None, 2, 1, 1, True, 1,
+                                                                1), fl(2, 4, 5), fl(4, 3, 3)),
+    "rg.grid_sampler_2d": C(lambda x, g: rg.grid_sampler_2d(x, g, 0, 1, False),
+                            fl(2, 3, 4, 4), fl(2, 3, 3, 2)),
+    "rg.grid_sampler_3d": C(lambda x, g: rg.grid_sampler_3d(x, g, 0, 0, True),
+                            fl(1, 2, 3, 3, 3), fl(1, 2, 2, 2, 3)),
+})
+NO_TENSORS |= {"rg.solve", "rg.lstsq", "rg.eig", "rg.symeig",  # removed in torch 1.9:
+               "rg.matrix_rank"}  # they only raise, saying what replaced them
 REFUSES.update({"linalg.ldl_factor": "factorise outside the function",
                 "linalg.ldl_factor_ex": "factorise outside the function",
                 "linalg.ldl_solve": "factorise outside the function"})

@@ -295,3 +295,107 @@ def test_hash_tensor_ignores_gradients_and_refuses_like_torch():
             torch.hash_tensor(torch.tensor(bad), **kw)
         with pytest.raises(want.type):
             rg.hash_tensor(rg.tensor(bad), **kw)
+
+
+# ---------------------------------------------------------------- api/torch_additions.py
+
+def _grads(fn_t, fn_r, *arrays):
+    """Values and float64 gradients of a random weighting, torch against retrograd."""
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    rs = [rg.tensor(a, requires_grad=True) for a in arrays]
+    want, got = fn_t(*ts), fn_r(*rs)
+    _same(got, want)
+    w = _r(*want.shape)
+    (want * torch.tensor(w)).sum().backward()
+    (got * rg.tensor(w)).sum().backward()
+    for t, r in zip(ts, rs):
+        _same(r.grad, t.grad)
+
+
+@pytest.mark.parametrize(("p", "dim"), [(2, 0), (2, 1), (2, -1), (3, 2), (1, 0)])
+def test_norm_except_dim(p, dim):
+    v = _r(3, 4, 5)
+    _grads(lambda t: torch.norm_except_dim(t, p, dim), lambda t: rg.norm_except_dim(t, p, dim),
+           v)
+    assert rg.gradcheck(lambda t: rg.norm_except_dim(t, p, dim), (rg.tensor(v,
+                                                                             requires_grad=True),))
+
+
+@pytest.mark.parametrize(("inp", "w", "args"), [
+    ((2, 4, 7, 7), (6, 2, 3, 3), ([2, 1], [1, 0], [1, 2], False, [0, 0], 2)),
+    ((2, 4, 7), (6, 4, 3), ([1], [2], [1], False, [0], 1)),
+    ((1, 4, 5, 5, 5), (2, 4, 2, 2, 2), ([1] * 3, [0] * 3, [1] * 3, False, [0] * 3, 1)),
+    ((2, 4, 5, 5), (4, 3, 3, 3), ([2, 2], [1, 1], [1, 1], True, [1, 0], 1)),
+    ((2, 4, 6), (4, 1, 3), ([2], [0], [2], True, [1], 2)),
+])
+def test_convolution_matches_torch(inp, w, args):
+    b = _r(w[0] if not args[3] else w[1] * args[5])
+    _grads(lambda x, k, c: torch.convolution(x, k, c, *args),
+           lambda x, k, c: rg.convolution(x, k, c, *args), _r(*inp), _r(*w), b)
+
+
+def test_convolution_bad_input():
+    x, w = _r(2, 4, 5, 5), _r(6, 4, 3, 3)
+    for args in [([1, 1, 1], [0], [1], False, [0], 1), ([1], [0, 0, 0], [1], False, [0], 1)]:
+        with pytest.raises(RuntimeError):
+            torch.convolution(torch.tensor(x), torch.tensor(w), None, *args)
+        with pytest.raises(RuntimeError):
+            rg.convolution(rg.tensor(x), rg.tensor(w), None, *args)
+
+
+@pytest.mark.parametrize("interp", [0, 1, 2])
+@pytest.mark.parametrize("pad", [0, 1, 2])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sampler_2d(interp, pad, align):
+    _grads(lambda x, g: torch.grid_sampler_2d(x, g, interp, pad, align),
+           lambda x, g: rg.grid_sampler_2d(x, g, interp, pad, align),
+           _r(2, 3, 5, 5), RNG.uniform(-1.2, 1.2, (2, 4, 3, 2)))
+
+
+def test_grid_sampler_3d_and_bad_codes():
+    _grads(lambda x, g: torch.grid_sampler_3d(x, g, 0, 2, False),
+           lambda x, g: rg.grid_sampler_3d(x, g, 0, 2, False),
+           _r(1, 2, 3, 4, 3), RNG.uniform(-1.1, 1.1, (1, 2, 2, 3, 3)))
+    with pytest.raises(RuntimeError):
+        rg.grid_sampler_2d(rg.tensor(_r(1, 1, 3, 3)), rg.tensor(_r(1, 2, 2, 2)), 5, 0, False)
+    with pytest.raises(RuntimeError):
+        rg.grid_sampler_3d(rg.tensor(_r(1, 1, 3, 3, 3)), rg.tensor(_r(1, 2, 2, 2, 3)), 2, 0,
+                           False)
+
+
+def test_constants_and_removed_functions():
+    assert rg.newaxis is torch.newaxis is None
+    assert rg.tensor(_r(3))[:, rg.newaxis].shape == (3, 1)
+    assert rg.has_lapack is True and rg.has_spectral is True
+    assert rg.legacy_contiguous_format is rg.contiguous_format
+    a = _r(3, 3)
+    for n, args in [("solve", (a, a)), ("lstsq", (a, a)), ("eig", (a,)), ("symeig", (a,)),
+                    ("matrix_rank", (a,))]:
+        with pytest.raises(RuntimeError, match="removed"):
+            getattr(torch, n)(*[torch.tensor(v) for v in args])
+        with pytest.raises(RuntimeError, match="removed"):
+            getattr(rg, n)(*[rg.tensor(v) for v in args])
+        if n != "matrix_rank":
+            with pytest.raises(RuntimeError, match="removed"):
+                getattr(rg.tensor(a), n)(*[rg.tensor(v) for v in args[1:]])
+
+
+def test_tensor_queries_match_torch():
+    a = _r(2, 3)
+    t, r = torch.tensor(a), rg.tensor(a)
+    assert r.name is None and t.name is None
+    with pytest.warns(UserWarning, match="volatile"):
+        assert r.volatile is False
+    assert r.is_distributed() is t.is_distributed() is False
+    assert r.const_data_ptr() == r.data_ptr()
+    assert r.is_set_to(r) and t.is_set_to(t)
+    assert not r.is_set_to(r.clone()) and not t.is_set_to(t.clone())
+    assert not r.is_set_to(r.T) and not t.is_set_to(t.T)
+    assert r.is_set_to(r.detach()) and t.is_set_to(t.detach())
+    fn = lambda v, x, y: v * 2 + x - y  # noqa: E731
+    x, y = _r(3), _r(2, 3)
+    want = torch.tensor(a).map2_(torch.tensor(x), torch.tensor(y), fn)
+    got = rg.tensor(a).map2_(rg.tensor(x), rg.tensor(y), fn)
+    _same(got, want)
+    with pytest.raises(RuntimeError):
+        rg.tensor(a, requires_grad=True).map2_(rg.tensor(x), rg.tensor(y), fn)

@@ -300,6 +300,10 @@ from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
 )
 from .api.scatter_views import as_strided_scatter  # api/scatter_views.py
 from .api.hashing import hash_tensor  # api/hashing.py
+from .api.torch_additions import (  # smaller torch names (api/torch_additions.py)
+    convolution, eig, grid_sampler_2d, grid_sampler_3d, has_lapack, has_spectral,
+    legacy_contiguous_format, lstsq, matrix_rank, newaxis, norm_except_dim, solve, symeig,
+)
 from .api.view_copies import (  # the *_copy functions and a few aliases (api/view_copies.py)
     alias_copy, as_strided, as_strided_copy, constant_pad_nd, detach_, detach_copy,
     diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, slice_copy, split_copy,

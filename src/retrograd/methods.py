@@ -848,6 +848,12 @@ Tensor.as_strided_scatter = _scatter_views.as_strided_scatter
 from .api import hashing as _hashing  # noqa: E402
 
 Tensor.hash_tensor = _hashing.hash_tensor
+from .api import torch_additions as _additions  # noqa: E402
+
+for _name in "is_set_to const_data_ptr is_distributed map2_ solve lstsq eig symeig".split():
+    setattr(Tensor, _name, getattr(_additions, _name))
+Tensor.name = property(_additions.name)
+Tensor.volatile = property(_additions.volatile)
 Tensor.nonzero_static = _tensor_extras.nonzero_static
 Tensor.unsafe_chunk = Tensor.chunk
 Tensor.unsafe_split = Tensor.split
