@@ -3,13 +3,17 @@ over the trailing axes, as one node with NumPy fast paths (the other file, besid
 `fused.py`, where a rule asks `m is NUMPY`).
 
 The fast forward works on rows of the trailing size n: the row means are BLAS
-products with ones, and the per-row scale times the weight is one rank-2 matrix
-product (an outer product rstd w', which NumPy's broadcasting would make as a
-slow per-row loop). It hands its backward the centred rows and rstd (`saving`),
-from which the three vjps are a few passes each:
+products with ones, the sums of squares NumPy's vecdot, and the per-row scale times
+the weight is one rank-2 matrix product (an outer product rstd w', which NumPy's
+broadcasting would make as a slow per-row loop). It hands its backward the rows, the
+mean to take off them and rstd (`saving`), from which the three vjps are a few passes:
 
     dx = rstd (gw - mean(gw) - xhat mean(gw xhat)),   gw = g * weight
     dweight = sum over rows of g xhat,   dbias = sum over rows of g
+
+The x rule makes all three in one hand-off to the threads, while g's rows are at hand,
+and leaves the parameters' two for their rules. A g that is one row repeated (what
+`sum` and `mean` send back) makes the rules a few products with that row.
 
 Every rule also has a generic path (`m` other than NUMPY, or no saved rows) in
 terms of `standardize`, so a recorded backward (create_graph, rg.jit) and the jvps
@@ -17,6 +21,8 @@ are differentiable again.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -61,56 +67,80 @@ _SPREAD = 16.0
 first."""
 
 
+if hasattr(np, "vecdot"):
+    def _rowdot(a, b, out) -> None:
+        """Each row's dot product of two (r, n) arrays, into out (NumPy 2's vecdot: a BLAS
+        dot per row, about half einsum's time)."""
+        np.vecdot(a, b, out=out)
+else:  # NumPy 1.x
+    def _rowdot(a, b, out) -> None:
+        """Each row's dot product of two (r, n) arrays, into out."""
+        np.einsum("ij,ij->i", a, b, out=out)
+
+
 def _ln_rows(x, w, b, axes, eps):
-    """(y, (base, shift, rstd)): the output; the rows (r, n) of x, or of x - mean when the
-    rows' means are large against their spread; the mean taken off `base` in the output
-    (the mean, or zeros); each row's 1/std. Rows are split over the intra-op threads."""
+    """(y, (base, shift, rstd, stash)): the output; the rows (r, n) of x, or of x - mean
+    when some row's mean is large against its spread; the mean to take off `base` (None
+    when base is centred); each row's 1/std; a dict where the x rule leaves the parameters'
+    gradients for their rules. Rows are split over the intra-op threads in one hand-off:
+    each piece takes its rows' one-pass statistics and writes their output, unless some
+    row needs centring (rare), when every row is centred in a second hand-off."""
     n = _count(x.shape, axes)
-    base = np.ascontiguousarray(x).reshape(-1, n)
-    r, dt = base.shape[0], x.dtype
-    pieces = _threads.chunks(r, _WORK * base.size)
-    mu, var = np.empty(r, dt), np.empty(r, dt)
-
-    def stats(a, z):
-        rows = base[a:z]
-        np.matmul(rows, _ones(n, dt), out=mu[a:z])
-        mu[a:z] /= n
-        np.einsum("ij,ij->i", rows, rows, out=var[a:z])
-        var[a:z] /= n
-        var[a:z] -= mu[a:z] * mu[a:z]
-        np.maximum(var[a:z], 0.0, out=var[a:z])
-        return bool((mu[a:z] * mu[a:z] > _SPREAD * var[a:z]).any())
-
-    centre = any(_threads.run(stats, pieces))  # E[x^2] - mean^2 would cancel: centre first
-    rows_in = base
-    if centre:
-        base = np.empty_like(base)
+    rows_in = np.ascontiguousarray(x).reshape(-1, n)
+    r, dt = rows_in.shape[0], x.dtype
+    pieces = _threads.chunks(r, _WORK * rows_in.size)
+    mu, rstd = np.empty(r, dt), np.empty(r, dt)
     wv = _ones(n, dt) if w is None else w.reshape(-1)
     bv = None if b is None else b.reshape(-1)
     y = np.empty(x.shape, dt)
-    y2 = y.reshape(base.shape)
-    rstd = np.empty(r, dt)
+    y2 = y.reshape(r, n)
+    one = _ones(n, dt)
 
-    def output(a, z):
-        if centre:
-            np.subtract(rows_in[a:z], mu[a:z, None], out=base[a:z])
-            np.einsum("ij,ij->i", base[a:z], base[a:z], out=var[a:z])
-            var[a:z] /= n
-            mu[a:z] = 0.0
-        s = rstd[a:z]
-        np.add(var[a:z], eps, out=s)
+    def output(a, z, rows, s, shift):
+        # y = (rows - shift) * rstd * w + b = rows * (rstd w') + (-shift rstd w' + 1 b'):
+        # the two rank-2 factors as BLAS products (NumPy's per-row broadcast is slower)
+        out = y2[a:z]
+        _rank2(s, np.zeros_like(s), wv, wv, out=out)
+        out *= rows
+        if shift is not None or bv is not None:
+            c = np.zeros_like(s) if shift is None else np.negative(shift * s)
+            out += _rank2(c, _ones(z - a, dt), wv, np.zeros(n, dt) if bv is None else bv,
+                          (z - a, n))
+
+    def rstd_of(s):  # variance to 1/std, in place
+        s += eps
         np.sqrt(s, out=s)
         np.divide(1.0, s, out=s)
-        # y = (base - shift) * rstd * w + b = base * (rstd w') + (-shift rstd w' + 1 b')
-        _rank2(s, np.zeros_like(s), wv, wv, out=y2[a:z])
-        y2[a:z] *= base[a:z]
-        shift = -mu[a:z] * s
-        if bv is not None or shift.any():
-            y2[a:z] += _rank2(shift, _ones(z - a, dt), wv,
-                              np.zeros(n, dt) if bv is None else bv, (z - a, n))
 
-    _threads.run(output, pieces)
-    return y, (base, mu, rstd)
+    def one_pass(a, z):
+        rows, m, s = rows_in[a:z], mu[a:z], rstd[a:z]
+        np.matmul(rows, one, out=m)
+        m /= n
+        _rowdot(rows, rows, s)
+        s /= n
+        msq = m * m
+        s -= msq  # the variance, E[x^2] - mean^2
+        np.maximum(s, 0.0, out=s)
+        if (msq > _SPREAD * s).any():  # it would cancel: centre first (every row)
+            return False
+        rstd_of(s)
+        output(a, z, rows, s, m)
+        return True
+
+    if all(_threads.run(one_pass, pieces)):
+        return y, (rows_in, mu, rstd, {})
+    base = np.empty_like(rows_in)
+
+    def centred(a, z):
+        rows, s = base[a:z], rstd[a:z]
+        np.subtract(rows_in[a:z], mu[a:z, None], out=rows)
+        _rowdot(rows, rows, s)
+        s /= n
+        rstd_of(s)
+        output(a, z, rows, s, None)
+
+    _threads.run(centred, pieces)
+    return y, (base, None, rstd, {})
 
 
 def _layer_norm(x, w, b, *, axes, eps):
@@ -133,50 +163,115 @@ def _lead(x, axes) -> tuple:
     return tuple(range(x.ndim - len(axes)))
 
 
+def _rows_of(g, base):
+    """g as (r, n) rows, and whether every row is the same one (g broadcast over the rows,
+    as `sum` and `mean` send it): then the rules work with that one row."""
+    g2 = g.reshape(base.shape)
+    if g2.strides[0] == 0:
+        return g2, True
+    return (g2 if g2.flags.c_contiguous else np.ascontiguousarray(g2)), False
+
+
+def _ln_grads(g, out, w, shape):
+    """The fast backward, rows split over the threads: dx, and for a g that is not one
+    row repeated, this g's (dweight, dbias), made while g's rows are at hand (None for a
+    repeated row, whose parameter gradients are a product or two).
+
+    With xc = base - shift, u = sum(g w) and c = rstd sum(g w xc) per row,
+    dx = rstd g w + alpha base + beta, alpha = -rstd^2 c / n, beta = -rstd u / n - shift alpha;
+    dweight = rstd @ (g base) - (rstd shift) @ g, dbias = ones @ g."""
+    base, shift, rstd, _ = out
+    r, n = base.shape
+    dt = base.dtype
+    wv = _ones(n, dt) if w is None else w.reshape(-1)
+    gx = np.empty(shape, dt)  # not a reshaped view: the engine would copy a view
+    d2 = gx.reshape(r, n)
+    g2, same = _rows_of(g, base)
+    if same:  # one row of g: its products with w are one vector, u one number
+        gw = g2[0] * wv
+        u_all = gw.sum()
+
+    def rows(a, z):
+        bs, s, d = base[a:z], rstd[a:z], d2[a:z]
+        sh = None if shift is None else shift[a:z]
+        if same:
+            v = bs @ gw
+            u = np.full(z - a, u_all, dt)
+        else:
+            gs = g2[a:z]
+            u = gs @ wv
+            t = gs * bs
+            v = t @ wv
+            pw = s @ t
+            if sh is not None:
+                pw -= (s * sh) @ gs
+            pb = _ones(z - a, dt) @ gs
+        if sh is not None:
+            v -= sh * u
+        alpha = s * s
+        alpha *= v
+        alpha *= s
+        alpha /= -n
+        beta = np.multiply(s, u, out=u)
+        beta /= -n
+        if sh is not None:
+            beta -= sh * alpha
+        if same:
+            _rank2(s, beta, gw, _ones(n, dt), out=d)  # rstd g w + beta, one BLAS product
+            d += bs * alpha[:, None]
+            return None
+        _rank2(s, np.zeros_like(s), wv, wv, out=d)  # rstd w', then times g
+        d *= gs
+        np.multiply(bs, alpha[:, None], out=t)
+        t += beta[:, None]
+        d += t
+        return pw, pb
+
+    parts = _threads.run(rows, _threads.chunks(r, _WORK * base.size))
+    if same:
+        return gx, None
+    pw, pb = parts[0]
+    for p, q in parts[1:]:
+        pw += p
+        pb += q
+    return gx, (pw, pb)
+
+
 def _ln_vjp_x(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
-        # with xc = base - shift: dx = G - mean(G) - xc rstd^2 mean(G xc), G = rstd g w
-        base, shift, rstd = out
-        r, n = base.shape
-        wv = _ones(n, x.dtype) if w is None else w.reshape(-1)
-        gx = np.empty(x.shape, x.dtype)
-        G2, g2 = gx.reshape(base.shape), g.reshape(base.shape)
-
-        def rows(a, z):
-            G, s, sh = G2[a:z], rstd[a:z], shift[a:z]
-            _rank2(s, np.zeros_like(s), wv, wv, out=G)
-            G *= g2[a:z]
-            u = G @ _ones(n, G.dtype)
-            c = np.einsum("ij,ij->i", G, base[a:z])
-            c -= sh * u
-            c *= s
-            c *= s
-            c /= n
-            u /= n
-            d = sh * c
-            d -= u
-            t = base[a:z] * c[:, None]
-            t -= d[:, None]
-            G -= t
-
-        _threads.run(rows, _threads.chunks(r, _WORK * base.size))
+        gx, params = _ln_grads(g, out, w, x.shape)
+        if params is not None:  # for the weight's and bias's rules, with this g
+            ref = weakref.ref(g)
+            out[3]["w"], out[3]["b"] = (ref, params[0]), (ref, params[1])
         return gx
     return _standardize_rule(m, g if w is None else g * w, None, x, axes=axes, eps=eps)
 
 
+def _param_grad(g, out, which):
+    """dweight (which 0) or dbias (1) for this g: left by the x rule, else computed here."""
+    hit = out[3].pop("wb"[which], None)
+    if hit is not None and hit[0]() is g:
+        return hit[1]
+    base, shift, rstd, _ = out
+    g2, same = _rows_of(g, base)
+    if same:  # g's one row times the column sums of xhat, or the number of rows
+        if which == 1:
+            return g2[0] * base.shape[0]
+        col = rstd @ base
+        if shift is not None:
+            col -= rstd @ shift
+        return g2[0] * col
+    if which == 1:
+        return _ones(base.shape[0], base.dtype) @ g2
+    gw = rstd @ (g2 * base)
+    if shift is not None:
+        gw -= (rstd * shift) @ g2
+    return gw
+
+
 def _ln_vjp_w(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
-        base, shift, rstd = out
-        g2 = g.reshape(base.shape)
-        shifted = bool(shift.any())
-
-        def rows(a, z):  # this block of rows' part of the sum over rows
-            part = rstd[a:z] @ (g2[a:z] * base[a:z])
-            if shifted:
-                part -= (shift[a:z] * rstd[a:z]) @ np.ascontiguousarray(g2[a:z])
-            return part
-
-        gw = sum(_threads.run(rows, _threads.chunks(base.shape[0], _WORK * base.size)))
+        gw = _param_grad(g, out, 0)
         return gw if gw.shape == w.shape else gw.reshape(w.shape)
     xhat = m.standardize(x, axes=axes, eps=eps)
     return m.sum(g * xhat, axis=_lead(x, axes))
@@ -184,13 +279,7 @@ def _ln_vjp_w(m, g, out, x, w, b, *, axes, eps):
 
 def _ln_vjp_b(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
-        g2 = g.reshape(out[0].shape)
-        if g2.flags.c_contiguous:
-            def rows(a, z):
-                return _ones(z - a, g.dtype) @ g2[a:z]
-            gb = sum(_threads.run(rows, _threads.chunks(g2.shape[0], _WORK * g2.size)))
-        else:  # a broadcast g: BLAS would copy it first
-            gb = np.add.reduce(g2, axis=0)
+        gb = _param_grad(g, out, 1)
         return gb if gb.shape == b.shape else gb.reshape(b.shape)
     return m.sum(g, axis=_lead(x, axes))
 
