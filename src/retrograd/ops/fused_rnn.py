@@ -29,6 +29,7 @@ import functools
 
 import numpy as np
 
+from .. import threads as _threads
 from ..primitive import NUMPY, defop
 
 
@@ -76,7 +77,8 @@ def _lstm_forward_np(xw, h0, c0, w):
     the negated pre-activations -z; the sigmoids are then 1 / (1 + exp(-z)) (exp costs
     less than tanh) and the cell gate tanh(-z) = -g, folded into c = f c_prev - i (-g).
     Every gate of every step lands in a contiguous block, so each later operation runs
-    on contiguous rows."""
+    on contiguous rows. The batch's rows are independent: with several threads, each
+    runs its own rows (`threads.chunks`)."""
     L, N, H4 = xw.shape
     H = H4 // 4
     dt = xw.dtype
@@ -86,27 +88,31 @@ def _lstm_forward_np(xw, h0, c0, w):
     G = np.empty((L, N, H), dt)
     Y = np.empty((L, 2, N, H), dt)
     TC = np.empty((L, N, H), dt)
-    pre = np.empty((N, H4), dt)
-    p4 = pre.reshape(N, 4, H)
-    p_if, p_g, p_o = p4[:, :2].transpose(1, 0, 2), p4[:, 2], p4[:, 3]
-    ig = np.empty((N, H), dt)
-    h, c = h0, c0
-    with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: sigmoid 0
-        for t in range(L):
-            np.matmul(h, wn, out=pre)
-            np.subtract(pre, xw[t], out=pre)
-            s, gn = S[t], G[t]
-            np.exp(p_if, out=s[:2])
-            np.exp(p_o, out=s[2])
-            np.add(s, 1.0, out=s)
-            np.reciprocal(s, out=s)
-            np.tanh(p_g, out=gn)
-            cp, h, c, tc = c, Y[t, 0], Y[t, 1], TC[t]
-            np.multiply(s[1], cp, out=c)
-            np.multiply(s[0], gn, out=ig)
-            np.subtract(c, ig, out=c)
-            np.tanh(c, out=tc)
-            np.multiply(s[2], tc, out=h)
+
+    def rows(a, b):
+        pre = np.empty((b - a, H4), dt)
+        p4 = pre.reshape(b - a, 4, H)
+        p_if, p_g, p_o = p4[:, :2].transpose(1, 0, 2), p4[:, 2], p4[:, 3]
+        ig = np.empty((b - a, H), dt)
+        h, c = h0[a:b], c0[a:b]
+        with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: sigmoid 0
+            for t in range(L):
+                np.matmul(h, wn, out=pre)
+                np.subtract(pre, xw[t, a:b], out=pre)
+                s, gn = S[t, :, a:b], G[t, a:b]
+                np.exp(p_if, out=s[:2])
+                np.exp(p_o, out=s[2])
+                np.add(s, 1.0, out=s)
+                np.reciprocal(s, out=s)
+                np.tanh(p_g, out=gn)
+                cp, h, c, tc = c, Y[t, 0, a:b], Y[t, 1, a:b], TC[t, a:b]
+                np.multiply(s[1], cp, out=c)
+                np.multiply(s[0], gn, out=ig)
+                np.subtract(c, ig, out=c)
+                np.tanh(c, out=tc)
+                np.multiply(s[2], tc, out=h)
+
+    _threads.run(rows, _threads.chunks(N, _LSTM_WORK * L * N * H4))
     return Y, S, G, TC
 
 
@@ -128,60 +134,70 @@ _BLOCK = 8
 """Steps whose local derivatives the LSTM backward computes together: blocks small enough
 to stay in cache, large enough that each NumPy call does real work."""
 
+_LSTM_WORK = 16.0
+"""Element-operations per gate entry and step, for `threads.chunks` (the forward's and the
+backward's alike, so that both split the batch or neither does)."""
+
 
 def _lstm_backward_np(g, xw, h0, c0, w, Y, S, G, TC):
-    """(dxw, dh0, dc0, dw) from the saved gates."""
+    """(dxw, dh0, dc0, dw) from the saved gates: the loop through time on each thread's
+    rows of the batch, then the weight gradient as one product over every step."""
     L, _, N, H = S.shape
     dt = S.dtype
     f = S[:, 1]
-    B = min(_BLOCK, L)
-    D = np.empty((B, 3, N, H), dt)
-    E = np.empty((B, 4, N, H), dt)
-    K = np.empty((B, N, H), dt)
     GA = np.empty((L, N, 4 * H), dt)
     GA4 = GA.reshape(L, N, 4, H)
-    ghc = np.empty((2, N, H), dt)
-    gh, gc = ghc
-    tmp = np.empty((N, H), dt)
+    dc0 = np.empty((N, H), dt)
     g = g.reshape(L, 2, N, H)
-    t1 = L
-    while t1 > 0:
-        t0 = max(0, t1 - B)
-        n = t1 - t0
-        s, gn, tc = S[t0:t1], G[t0:t1], TC[t0:t1]
-        d, e, k = D[:n], E[:n], K[:n]
-        np.subtract(1.0, s, out=d)
-        np.multiply(d, s, out=d)                     # s (1 - s)
-        np.multiply(gn, d[:, 0], out=e[:, 0])        # i: g i' (gn = -g)
-        np.negative(e[:, 0], out=e[:, 0])
-        if t0 == 0:                                  # f: c_prev f'
-            np.multiply(c0, d[0, 1], out=e[0, 1])
-            np.multiply(Y[:t1 - 1, 1], d[1:, 1], out=e[1:, 1])
-        else:
-            np.multiply(Y[t0 - 1:t1 - 1, 1], d[:, 1], out=e[:, 1])
-        np.multiply(gn, gn, out=e[:, 2])             # g: i (1 - g^2)
-        np.subtract(1.0, e[:, 2], out=e[:, 2])
-        np.multiply(e[:, 2], s[:, 0], out=e[:, 2])
-        np.multiply(tc, d[:, 2], out=e[:, 3])        # o: tanh(c) o'
-        np.multiply(tc, tc, out=k)                   # K = o (1 - tanh(c)^2)
-        np.subtract(1.0, k, out=k)
-        np.multiply(k, s[:, 2], out=k)
-        for t in range(t1 - 1, t0 - 1, -1):
-            j = t - t0
-            if t == L - 1:
-                ghc[...] = g[t]
+
+    def rows(a, b):
+        n = b - a
+        B = min(_BLOCK, L)
+        D = np.empty((B, 3, n, H), dt)
+        E = np.empty((B, 4, n, H), dt)
+        K = np.empty((B, n, H), dt)
+        ghc = np.empty((2, n, H), dt)
+        gh, gc = ghc
+        tmp = np.empty((n, H), dt)
+        t1 = L
+        while t1 > 0:
+            t0 = max(0, t1 - B)
+            s, gn, tc = S[t0:t1, :, a:b], G[t0:t1, a:b], TC[t0:t1, a:b]
+            d, e, k = D[:t1 - t0], E[:t1 - t0], K[:t1 - t0]
+            np.subtract(1.0, s, out=d)
+            np.multiply(d, s, out=d)                     # s (1 - s)
+            np.multiply(gn, d[:, 0], out=e[:, 0])        # i: g i' (gn = -g)
+            np.negative(e[:, 0], out=e[:, 0])
+            if t0 == 0:                                  # f: c_prev f'
+                np.multiply(c0[a:b], d[0, 1], out=e[0, 1])
+                np.multiply(Y[:t1 - 1, 1, a:b], d[1:, 1], out=e[1:, 1])
             else:
-                np.matmul(GA[t + 1], w, out=gh)
-                np.multiply(gc, f[t + 1], out=gc)    # the cell state's path through f
-                np.add(ghc, g[t], out=ghc)
-            np.multiply(gh, k[j], out=tmp)
-            np.add(gc, tmp, out=gc)
-            ga = GA4[t]
-            np.multiply(e[j, :3], gc, out=ga.transpose(1, 0, 2)[:3])
-            np.multiply(e[j, 3], gh, out=ga[:, 3])
-        t1 = t0
+                np.multiply(Y[t0 - 1:t1 - 1, 1, a:b], d[:, 1], out=e[:, 1])
+            np.multiply(gn, gn, out=e[:, 2])             # g: i (1 - g^2)
+            np.subtract(1.0, e[:, 2], out=e[:, 2])
+            np.multiply(e[:, 2], s[:, 0], out=e[:, 2])
+            np.multiply(tc, d[:, 2], out=e[:, 3])        # o: tanh(c) o'
+            np.multiply(tc, tc, out=k)                   # K = o (1 - tanh(c)^2)
+            np.subtract(1.0, k, out=k)
+            np.multiply(k, s[:, 2], out=k)
+            for t in range(t1 - 1, t0 - 1, -1):
+                j = t - t0
+                if t == L - 1:
+                    ghc[...] = g[t, :, a:b]
+                else:
+                    np.matmul(GA[t + 1, a:b], w, out=gh)
+                    np.multiply(gc, f[t + 1, a:b], out=gc)  # the cell state's path through f
+                    np.add(ghc, g[t, :, a:b], out=ghc)
+                np.multiply(gh, k[j], out=tmp)
+                np.add(gc, tmp, out=gc)
+                ga = GA4[t, a:b]
+                np.multiply(e[j, :3], gc, out=ga.transpose(1, 0, 2)[:3])
+                np.multiply(e[j, 3], gh, out=ga[:, 3])
+            t1 = t0
+        np.multiply(gc, f[0, a:b], out=dc0[a:b])
+
+    _threads.run(rows, _threads.chunks(N, _LSTM_WORK * L * N * 4 * H))
     dh0 = GA[0] @ w
-    dc0 = gc * f[0]
     dw = GA[0].T @ h0
     if L > 1:
         dw += GA[1:].reshape(-1, 4 * H).T @ Y[:-1, 0].reshape(-1, H)
