@@ -1085,6 +1085,26 @@ CASES.update({  # api/torch_additions.py: fronts on F.conv*, F.grid_sample, vect
     "rg.grid_sampler_3d": C(lambda x, g: rg.grid_sampler_3d(x, g, 0, 0, True),
                             fl(1, 2, 3, 3, 3), fl(1, 2, 2, 2, 3)),
 })
+CASES.update({  # api/rnn_functional.py: torch's functional RNNs, by public rows
+    "rg.lstm_cell": C(lambda x, h, c, wi, wh, bi, bh: rg.lstm_cell(x, (h, c), wi, wh, bi, bh),
+                      fl(2, 3), fl(2, 2), fl(2, 2), fl(8, 3), fl(8, 2), fl(8), fl(8)),
+    "rg.gru_cell": C(rg.gru_cell, fl(2, 3), fl(2, 2), fl(6, 3), fl(6, 2), fl(6), fl(6)),
+    "rg.rnn_tanh_cell": C(rg.rnn_tanh_cell, fl(2, 3), fl(2, 2), fl(2, 3), fl(2, 2)),
+    "rg.rnn_relu_cell": C(rg.rnn_relu_cell, fl(2, 3), fl(2, 2), fl(2, 3), fl(2, 2), fl(2),
+                          fl(2)),
+    "rg.lstm": C(lambda x, h, c, wi, wh: rg.lstm(x, (h, c), [wi, wh], False, 1, 0.0, False,
+                                                 False, False), fl(3, 2, 3), fl(1, 2, 2),
+                 fl(1, 2, 2), fl(8, 3), fl(8, 2)),
+    "rg.gru": C(lambda x, h, wi, wh, bi, bh: rg.gru(x, h, [wi, wh, bi, bh], True, 1, 0.0,
+                                                    False, False, True), fl(2, 3, 3),
+                fl(1, 2, 2), fl(6, 3), fl(6, 2), fl(6), fl(6)),
+    "rg.rnn_tanh": C(lambda x, h, wi, wh, wi2, wh2: rg.rnn_tanh(
+        x, h, [wi, wh, wi2, wh2], False, 1, 0.0, False, True, False), fl(3, 2, 3),
+        fl(2, 2, 2), fl(2, 3), fl(2, 2), fl(2, 3), fl(2, 2)),
+    "rg.rnn_relu": C(lambda x, h, wi, wh: rg.rnn_relu(x, h, [wi, wh], False, 1, 0.0, False,
+                                                      False, False), fl(3, 2, 3), fl(1, 2, 2),
+                     fl(2, 3), fl(2, 2)),
+})
 NO_TENSORS |= {"rg.solve", "rg.lstsq", "rg.eig", "rg.symeig",  # removed in torch 1.9:
                "rg.matrix_rank"}  # they only raise, saying what replaced them
 REFUSES.update({"linalg.ldl_factor": "factorise outside the function",

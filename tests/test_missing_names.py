@@ -399,3 +399,96 @@ def test_tensor_queries_match_torch():
     _same(got, want)
     with pytest.raises(RuntimeError):
         rg.tensor(a, requires_grad=True).map2_(rg.tensor(x), rg.tensor(y), fn)
+
+
+# ---------------------------------------------------------------- api/rnn_functional.py
+
+def _run_both(fn_name, arrays, build):
+    """fn(*build(M, tensors)) for torch and rg: values and float64 gradients of every
+    output's sum with respect to every array."""
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    rs = [rg.tensor(a, requires_grad=True) for a in arrays]
+    want = getattr(torch, fn_name)(*build(ts))
+    got = getattr(rg, fn_name)(*build(rs))
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _same(g, w)
+    sum((w * k).sum() for k, w in enumerate(want, 1)).backward()
+    sum((g * k).sum() for k, g in enumerate(got, 1)).backward()
+    for t, r in zip(ts, rs):
+        assert (r.grad is None) == (t.grad is None)  # unused arrays (no bias) have none
+        if t.grad is not None:
+            _same(r.grad, t.grad)
+
+
+@pytest.mark.parametrize(("name", "gates"), [("lstm_cell", 4), ("gru_cell", 3),
+                                             ("rnn_tanh_cell", 1), ("rnn_relu_cell", 1)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_rnn_cells_match_torch(name, gates, bias):
+    B, In, H = 3, 4, 5
+    arrays = [_r(B, In), _r(B, H), _r(B, H), _r(gates * H, In), _r(gates * H, H),
+              _r(gates * H), _r(gates * H)]
+
+    def build(t):
+        hx = (t[1], t[2]) if name == "lstm_cell" else t[1]
+        return (t[0], hx, t[3], t[4]) + ((t[5], t[6]) if bias else ())
+
+    _run_both(name, arrays, build)
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize(("layers", "bidirectional", "batch_first", "bias"),
+                         [(1, False, False, True), (2, True, True, True),
+                          (2, False, False, False)])
+def test_rnn_sequences_match_torch(name, layers, bidirectional, batch_first, bias):
+    T, B, In, H = 3, 2, 3, 4
+    gates = {"lstm": 4, "gru": 3}.get(name, 1)
+    dirs = 2 if bidirectional else 1
+    params = []
+    for layer in range(layers):
+        for _ in range(dirs):
+            width = In if layer == 0 else H * dirs
+            params += [_r(gates * H, width), _r(gates * H, H)]
+            params += [_r(gates * H), _r(gates * H)] if bias else []
+    x = _r(B, T, In) if batch_first else _r(T, B, In)
+    arrays = [x, _r(layers * dirs, B, H), _r(layers * dirs, B, H)] + params
+
+    def build(t):
+        hx = (t[1], t[2]) if name == "lstm" else t[1]
+        return (t[0], hx, t[3:], bias, layers, 0.0, False, bidirectional, batch_first)
+
+    _run_both(name, arrays, build)
+
+
+def test_lstm_with_projections_and_gradcheck():
+    T, B, In, H, P = 3, 2, 3, 4, 2
+    arrays = [_r(T, B, In), _r(1, B, P), _r(1, B, H), _r(4 * H, In), _r(4 * H, P),
+              _r(4 * H), _r(4 * H), _r(P, H)]
+    _run_both("lstm", arrays, lambda t: (t[0], (t[1], t[2]), t[3:], True, 1, 0.0, False,
+                                         False, False))
+    xs = [rg.tensor(_r(2, 3), requires_grad=True), rg.tensor(_r(2, 2), requires_grad=True)]
+    w = [rg.tensor(_r(6, 3)), rg.tensor(_r(6, 2))]
+    assert rg.gradcheck(lambda x, h: rg.gru_cell(x, h, *w), xs)
+    assert rg.gradgradcheck(lambda x, h: rg.gru_cell(x, h, *w), xs)
+
+
+def test_rnn_bad_input_raises_like_torch():
+    x, h = _r(3, 4), _r(3, 5)
+    for name, wi, wh in [("gru_cell", _r(16, 4), _r(15, 5)), ("rnn_tanh_cell", _r(5, 3),
+                                                                _r(5, 5))]:
+        with pytest.raises(RuntimeError):
+            getattr(torch, name)(torch.tensor(x), torch.tensor(h), torch.tensor(wi),
+                                 torch.tensor(wh))
+        with pytest.raises(RuntimeError):
+            getattr(rg, name)(rg.tensor(x), rg.tensor(h), rg.tensor(wi), rg.tensor(wh))
+    with pytest.raises(IndexError):
+        torch.lstm_cell(torch.tensor(x[0]), (torch.tensor(h[0]),) * 2,
+                        torch.tensor(_r(20, 4)), torch.tensor(_r(20, 5)))
+    with pytest.raises(IndexError):
+        rg.lstm_cell(rg.tensor(x[0]), (rg.tensor(h[0]),) * 2, rg.tensor(_r(20, 4)),
+                     rg.tensor(_r(20, 5)))
+    with pytest.raises(RuntimeError):  # a parameter missing
+        rg.gru(rg.tensor(_r(2, 3, 4)), rg.tensor(_r(1, 3, 5)), [rg.tensor(_r(15, 4))], False,
+               1, 0.0, False, False, False)

@@ -300,6 +300,9 @@ from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
 )
 from .api.scatter_views import as_strided_scatter  # api/scatter_views.py
 from .api.hashing import hash_tensor  # api/hashing.py
+from .api.rnn_functional import (  # torch's functional RNNs (api/rnn_functional.py)
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
+)
 from .api.torch_additions import (  # smaller torch names (api/torch_additions.py)
     convolution, eig, grid_sampler_2d, grid_sampler_3d, has_lapack, has_spectral,
     legacy_contiguous_format, lstsq, matrix_rank, newaxis, norm_except_dim, solve, symeig,
