@@ -121,7 +121,12 @@ def test_inf_and_nan_in_the_gradient_spread_as_in_torch():
 
 @pytest.mark.parametrize("case", [0, 6])
 def test_batch_split_over_threads_matches_one_thread(case, monkeypatch):
+    from retrograd.ops import windows
     monkeypatch.setattr(threads, "_MIN_WORK", 1)  # small inputs: split them anyway
+    monkeypatch.setattr(windows, "_COPY_WORK", 1)
+    pieces = []
+    run = threads.run
+    monkeypatch.setattr(threads, "run", lambda fn, p: pieces.append(len(p)) or run(fn, p))
     x, w, b, kw = _arrays(case, seed=9)
     f, _ = _FNS[x.ndim - 2]
     saved = threads.num_threads()
@@ -135,5 +140,6 @@ def test_batch_split_over_threads_matches_one_thread(case, monkeypatch):
             results.append([y.numpy()] + [t.grad.numpy() for t in ts])
     finally:
         threads.set_num_threads(saved)
+    assert pieces.count(2) >= 4  # each of the four phase ops ran in two pieces
     for one, two in zip(*results):
         np.testing.assert_array_equal(one, two)

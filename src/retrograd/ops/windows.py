@@ -249,6 +249,7 @@ class _Phases:
 
 
 _PHASES: dict = {}
+_COPY_WORK = 1 << 18
 
 
 def _phases(ins, outs, kernel, stride, padding, dilation) -> _Phases:
@@ -261,10 +262,10 @@ def _phases(ins, outs, kernel, stride, padding, dilation) -> _Phases:
     return g
 
 
-def _split(n, work, fn, arr):
+def _split(n, work, fn, arr, min_work=None):
     """fn(a, b) over samples a..b: a host array's batch split over the intra-op threads."""
     if arr.__class__ is np.ndarray:
-        _threads.run(fn, _threads.chunks(n, work))
+        _threads.run(fn, _threads.chunks(n, work, min_work))
     else:
         fn(0, n)
 
@@ -283,7 +284,8 @@ def _phase_in(x, *, ins, outs, kernel, stride, padding, dilation):
             part[j] = 0
         part[box] = x[a:b].swapaxes(0, 1)
 
-    _split(n, 2.0 * n * c * g.size, fill, x)
+    # a transposing copy costs several ns an element: 2^18 of them are worth a thread
+    _split(n, n * c * g.size, fill, x, _COPY_WORK)
     return buf.reshape(c, n * g.size)
 
 
@@ -298,7 +300,7 @@ def _phase_in_t(cols, *, ins, outs, kernel, stride, padding, dilation):
     def copy(a, b):
         out[a:b] = src[:, a:b].swapaxes(0, 1)
 
-    _split(n, 2.0 * out.size, copy, cols)
+    _split(n, out.size, copy, cols, _COPY_WORK)
     return out
 
 
