@@ -1105,6 +1105,9 @@ CASES.update({  # api/rnn_functional.py: torch's functional RNNs, by public rows
                                                       False, False), fl(3, 2, 3), fl(1, 2, 2),
                      fl(2, 3), fl(2, 2)),
 })
+CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
+                        grad=False)  # api/rng_extras.py
+REFUSES["rg.binomial"] = RANDOM
 NO_TENSORS |= {"rg.solve", "rg.lstsq", "rg.eig", "rg.symeig",  # removed in torch 1.9:
                "rg.matrix_rank"}  # they only raise, saying what replaced them
 REFUSES.update({"linalg.ldl_factor": "factorise outside the function",

@@ -492,3 +492,45 @@ def test_rnn_bad_input_raises_like_torch():
     with pytest.raises(RuntimeError):  # a parameter missing
         rg.gru(rg.tensor(_r(2, 3, 4)), rg.tensor(_r(1, 3, 5)), [rg.tensor(_r(15, 4))], False,
                1, 0.0, False, False, False)
+
+
+# ---------------------------------------------------------------- binomial
+
+def test_binomial_draws_have_the_binomial_moments_and_torch_shapes():
+    rg.manual_seed(3)
+    n, p, k = 12.0, 0.3, 40000
+    x = rg.binomial(rg.full((k,), n, dtype=np.float64), rg.full((k,), p, dtype=np.float64))
+    assert x.dtype == np.float64
+    mean, var = n * p, n * p * (1 - p)
+    assert abs(x.data.mean() - mean) < 5 * np.sqrt(var / k)
+    assert abs(x.data.var() - var) < 0.05 * var
+    assert (x.data == np.round(x.data)).all() and x.data.min() >= 0 and x.data.max() <= n
+    c, q = np.array([[3.0], [5.0]], np.float32), np.array([0.0, 1.0], np.float32)
+    want = torch.binomial(torch.tensor(c), torch.tensor(q))  # p 0 and 1: no randomness
+    _same(rg.binomial(rg.tensor(c), rg.tensor(q)), want)
+    g1, g2 = rg.Generator().manual_seed(5), rg.Generator().manual_seed(5)
+    a = rg.binomial(rg.full((5,), 9.0), rg.full((5,), 0.5), generator=g1)
+    b = rg.binomial(rg.full((5,), 9.0), rg.full((5,), 0.5), generator=g2)
+    np.testing.assert_array_equal(a.data, b.data)
+
+
+def test_binomial_gradient_and_bad_input_like_torch():
+    c, q = _r(3) ** 2 // 1 + 1, np.full(3, 0.4)
+    tc, rc = torch.tensor(c, requires_grad=True), rg.tensor(c, requires_grad=True)
+    t, r = torch.binomial(tc, torch.tensor(q)), rg.binomial(rc, rg.tensor(q))
+    assert t.requires_grad and r.requires_grad
+    with pytest.raises(RuntimeError, match="not implemented"):
+        t.sum().backward()
+    with pytest.raises(RuntimeError, match="not implemented"):
+        r.sum().backward()
+    for cc, qq in [(np.ones(3, np.int64), np.full(3, 0.5)),  # integer count
+                   (np.ones(3), np.full(3, 0.5, np.float32)),  # dtypes differ
+                   (np.ones(3), np.full(2, 0.5))]:  # shapes do not broadcast
+        with pytest.raises(Exception) as want:  # noqa: PT011 - the types are compared below
+            torch.binomial(torch.tensor(cc), torch.tensor(qq))
+        with pytest.raises(want.type):
+            rg.binomial(rg.tensor(cc), rg.tensor(qq))
+    for cc, qq in [(np.full(2, -1.0), np.full(2, 0.5)), (np.full(2, 2.5), np.full(2, 0.5)),
+                   (np.ones(2), np.full(2, 1.5))]:  # torch returns garbage here
+        with pytest.raises(ValueError):
+            rg.binomial(rg.tensor(cc), rg.tensor(qq))

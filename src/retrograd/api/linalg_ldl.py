@@ -23,11 +23,10 @@ import numpy as np
 
 from .. import devices
 from .._values import values_of
-from ..autograd._core import Function
-from ..grad_mode import state
 from ..ops.linalg_decomp import LinAlgError
 from ..tensor import Tensor
 from ._args import _t
+from ._no_derivative import no_derivative
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
@@ -74,25 +73,8 @@ def _kernel(dtype: np.dtype, hermitian: bool, name: str):
     return getattr(_lapack(), f"{p}{kind}{name}")
 
 
-class _NoDerivative(Function):
-    """Passes precomputed outputs through; its backward raises, as torch's for these ops
-    (derivatives.yaml has no formula for them)."""
-
-    @staticmethod
-    def forward(ctx, name, out, *inputs):
-        ctx.op_name = name
-        return out
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError(f"derivative for aten::{ctx.op_name} is not implemented")
-
-
 def _result(array: np.ndarray, ref: Tensor, name: str, inputs: tuple) -> Tensor:
-    out = Tensor._wrap(devices.like(array, ref.data))
-    if state.enabled and any(t.requires_grad for t in inputs):
-        return _NoDerivative.apply(name, out, *inputs)
-    return out
+    return no_derivative(Tensor._wrap(devices.like(array, ref.data)), name, inputs)
 
 
 def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False
