@@ -78,6 +78,19 @@ else:  # NumPy 1.x
         np.einsum("ij,ij->i", a, b, out=out)
 
 
+def _ln_output(out, rows, s, shift, wv, bv) -> None:
+    """out = (rows - shift) * s * w + b for a block of rows (s, shift per row; shift and b
+    may be None) = rows * (s w') + (-shift s w' + 1 b'): the two rank-2 factors as BLAS
+    products (NumPy's per-row broadcast is slower)."""
+    r, n = out.shape
+    _rank2(s, np.zeros_like(s), wv, wv, out=out)
+    out *= rows
+    if shift is not None or bv is not None:
+        c = np.zeros_like(s) if shift is None else np.negative(shift * s)
+        out += _rank2(c, _ones(r, out.dtype), wv, np.zeros(n, out.dtype) if bv is None else bv,
+                      (r, n))
+
+
 def _ln_rows(x, w, b, axes, eps):
     """(y, (base, shift, rstd, stash)): the output; the rows (r, n) of x, or of x - mean
     when some row's mean is large against its spread; the mean to take off `base` (None
@@ -96,17 +109,6 @@ def _ln_rows(x, w, b, axes, eps):
     y2 = y.reshape(r, n)
     one = _ones(n, dt)
 
-    def output(a, z, rows, s, shift):
-        # y = (rows - shift) * rstd * w + b = rows * (rstd w') + (-shift rstd w' + 1 b'):
-        # the two rank-2 factors as BLAS products (NumPy's per-row broadcast is slower)
-        out = y2[a:z]
-        _rank2(s, np.zeros_like(s), wv, wv, out=out)
-        out *= rows
-        if shift is not None or bv is not None:
-            c = np.zeros_like(s) if shift is None else np.negative(shift * s)
-            out += _rank2(c, _ones(z - a, dt), wv, np.zeros(n, dt) if bv is None else bv,
-                          (z - a, n))
-
     def rstd_of(s):  # variance to 1/std, in place
         s += eps
         np.sqrt(s, out=s)
@@ -124,7 +126,7 @@ def _ln_rows(x, w, b, axes, eps):
         if (msq > _SPREAD * s).any():  # it would cancel: centre first (every row)
             return False
         rstd_of(s)
-        output(a, z, rows, s, m)
+        _ln_output(y2[a:z], rows, s, m, wv, bv)
         return True
 
     if all(_threads.run(one_pass, pieces)):
@@ -137,7 +139,7 @@ def _ln_rows(x, w, b, axes, eps):
         _rowdot(rows, rows, s)
         s /= n
         rstd_of(s)
-        output(a, z, rows, s, None)
+        _ln_output(y2[a:z], rows, s, None, wv, bv)
 
     _threads.run(centred, pieces)
     return y, (base, None, rstd, {})
@@ -173,9 +175,9 @@ def _rows_of(g, base):
 
 
 def _ln_grads(g, out, w, shape):
-    """The fast backward, rows split over the threads: dx, and for a g that is not one
-    row repeated, this g's (dweight, dbias), made while g's rows are at hand (None for a
-    repeated row, whose parameter gradients are a product or two).
+    """The fast backward, rows split over the threads: dx and this g's (dweight, dbias),
+    made in the same hand-off while g's rows are at hand (BLAS calls are held to one
+    thread only inside a hand-off; outside it, a threaded BLAS would compete with ours).
 
     With xc = base - shift, u = sum(g w) and c = rstd sum(g w xc) per row,
     dx = rstd g w + alpha base + beta, alpha = -rstd^2 c / n, beta = -rstd u / n - shift alpha;
@@ -197,6 +199,9 @@ def _ln_grads(g, out, w, shape):
         if same:
             v = bs @ gw
             u = np.full(z - a, u_all, dt)
+            pw = s @ bs  # the column sums of xhat, times g's row below
+            if sh is not None:
+                pw -= s @ sh
         else:
             gs = g2[a:z]
             u = gs @ wv
@@ -219,7 +224,7 @@ def _ln_grads(g, out, w, shape):
         if same:
             _rank2(s, beta, gw, _ones(n, dt), out=d)  # rstd g w + beta, one BLAS product
             d += bs * alpha[:, None]
-            return None
+            return pw, None
         _rank2(s, np.zeros_like(s), wv, wv, out=d)  # rstd w', then times g
         d *= gs
         np.multiply(bs, alpha[:, None], out=t)
@@ -228,21 +233,22 @@ def _ln_grads(g, out, w, shape):
         return pw, pb
 
     parts = _threads.run(rows, _threads.chunks(r, _WORK * base.size))
-    if same:
-        return gx, None
     pw, pb = parts[0]
     for p, q in parts[1:]:
         pw += p
-        pb += q
+        if not same:
+            pb += q
+    if same:
+        pw *= g2[0]
+        pb = g2[0] * r
     return gx, (pw, pb)
 
 
 def _ln_vjp_x(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
         gx, params = _ln_grads(g, out, w, x.shape)
-        if params is not None:  # for the weight's and bias's rules, with this g
-            ref = weakref.ref(g)
-            out[3]["w"], out[3]["b"] = (ref, params[0]), (ref, params[1])
+        ref = weakref.ref(g)  # for the weight's and bias's rules, with this g
+        out[3]["w"], out[3]["b"] = (ref, params[0]), (ref, params[1])
         return gx
     return _standardize_rule(m, g if w is None else g * w, None, x, axes=axes, eps=eps)
 
