@@ -375,10 +375,13 @@ def _phase_fold_t(y, *, ins, outs, kernel, stride, padding, dilation):
         # holds the reads before the first sample: every shift is under one frame)
         buf = _ns(y).empty((o, m + 1) + g.frame, dtype=y.dtype)
         flat = buf.reshape(o, (m + 1) * size)
+        last = None
         for r, counts, taps in g.phases:
             if not taps:
                 continue
-            buf[...] = 0
+            if counts != last:  # the same real box overwrites all a phase before wrote
+                buf[...] = 0
+                last = counts
             real = (slice(None), slice(1, None)) + tuple(slice(0, k) for k in counts)
             buf[real] = y[(slice(a, e), slice(None)) + tuple(
                 slice(ri, None, s) for ri, s in zip(r, stride))].swapaxes(0, 1)
