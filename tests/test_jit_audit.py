@@ -1105,6 +1105,17 @@ CASES.update({  # api/rnn_functional.py: torch's functional RNNs, by public rows
                                                       False, False), fl(3, 2, 3), fl(1, 2, 2),
                      fl(2, 3), fl(2, 2)),
 })
+CASES.update({  # api/native_norms.py: the public norms plus their statistics
+    "rg.native_layer_norm": C(lambda x, w, b: rg.native_layer_norm(x, [4], w, b, 1e-5), X,
+                              fl(4), fl(4)),
+    "rg.native_group_norm": C(lambda x, w, b: rg.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5),
+                              fl(2, 4, 3), fl(4), fl(4)),
+    "rg.native_batch_norm": C(lambda x, w, b: rg.native_batch_norm(x, w, b, None, None, True,
+                                                                   0.1, 1e-5), X, fl(4), fl(4)),
+    "rg.native_dropout": C(lambda x: rg.native_dropout(x, 0.5, False), X),
+    "rg.native_dropout[train]": C(lambda x: rg.native_dropout(x, 0.5, True), X),
+})
+REFUSES["rg.native_dropout[train]"] = RANDOM
 CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
                         grad=False)  # api/rng_extras.py
 REFUSES["rg.binomial"] = RANDOM

@@ -534,3 +534,71 @@ def test_binomial_gradient_and_bad_input_like_torch():
                    (np.ones(2), np.full(2, 1.5))]:  # torch returns garbage here
         with pytest.raises(ValueError):
             rg.binomial(rg.tensor(cc), rg.tensor(qq))
+
+
+# ---------------------------------------------------------------- api/native_norms.py
+
+def _all_same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _same(g, w)
+
+
+def test_native_layer_and_group_norm_match_torch():
+    x, w, b = _r(2, 3, 4, 5), _r(4, 5), _r(4, 5)
+    args_t = (torch.tensor(x, requires_grad=True), [4, 5], torch.tensor(w), torch.tensor(b),
+              1e-5)
+    args_r = (rg.tensor(x, requires_grad=True), [4, 5], rg.tensor(w), rg.tensor(b), 1e-5)
+    want, got = torch.native_layer_norm(*args_t), rg.native_layer_norm(*args_r)
+    _all_same(got, want)
+    g = _r(2, 3, 4, 5)
+    want[0].backward(torch.tensor(g))
+    got[0].backward(rg.tensor(g))
+    _same(args_r[0].grad, args_t[0].grad)
+    w3, b3 = _r(3), _r(3)
+    _all_same(rg.native_group_norm(rg.tensor(x), rg.tensor(w3), rg.tensor(b3), 2, 3, 20, 3,
+                                   1e-5),
+              torch.native_group_norm(torch.tensor(x), torch.tensor(w3), torch.tensor(b3), 2, 3,
+                                      20, 3, 1e-5))
+    _all_same(rg.native_group_norm(rg.tensor(x), None, None, 2, 3, 20, 1, 1e-3),
+              torch.native_group_norm(torch.tensor(x), None, None, 2, 3, 20, 1, 1e-3))
+    with pytest.raises(RuntimeError):
+        rg.native_group_norm(rg.tensor(x), None, None, 2, 3, 20, 2, 1e-5)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_native_batch_norm_matches_torch(training):
+    x, w, b = _r(4, 3, 5), _r(3), _r(3)
+    trm, trv = torch.tensor(_r(3)), torch.tensor(np.abs(_r(3)) + 0.5)
+    rrm, rrv = rg.tensor(trm.numpy().copy()), rg.tensor(trv.numpy().copy())
+    want = torch.native_batch_norm(torch.tensor(x), torch.tensor(w), torch.tensor(b), trm, trv,
+                                   training, 0.2, 1e-5)
+    got = rg.native_batch_norm(rg.tensor(x), rg.tensor(w), rg.tensor(b), rrm, rrv, training,
+                               0.2, 1e-5)
+    _all_same(got, want)
+    _same(rrm, trm)
+    _same(rrv, trv)
+    if training:
+        _all_same(rg.native_batch_norm(rg.tensor(x), None, None, None, None, True, 0.1, 1e-5),
+                  torch.native_batch_norm(torch.tensor(x), None, None, None, None, True, 0.1,
+                                          1e-5))
+    else:  # torch 2.13 crashes the process here; refused
+        with pytest.raises(RuntimeError, match="eval"):
+            rg.native_batch_norm(rg.tensor(x), None, None, None, None, False, 0.1, 1e-5)
+
+
+def test_native_dropout():
+    x = rg.tensor(_r(50, 40), requires_grad=True)
+    out, mask = rg.native_dropout(x, 0.3, True)
+    assert mask.dtype == np.bool_ and out.shape == x.shape
+    np.testing.assert_allclose(out.data, np.where(mask.data, x.data / 0.7, 0.0), rtol=1e-12)
+    assert abs(mask.data.mean() - 0.7) < 0.05
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.data, np.where(mask.data, 1 / 0.7, 0.0), rtol=1e-12)
+    for p in (0.0, 1.0):
+        want = torch.native_dropout(torch.tensor(x.data), p, True)
+        _all_same(rg.native_dropout(x.detach(), p, True), want)
+    _all_same(rg.native_dropout(x.detach(), 0.5, False),
+              torch.native_dropout(torch.tensor(x.data), 0.5, False))
+    with pytest.raises(RuntimeError):
+        rg.native_dropout(x, 1.5, True)

@@ -83,6 +83,7 @@ REFUSES.update({  # PyTorch's spellings (api/torch_names.py), draws from tensors
     "rg.add[out]": INPLACE, "rg.mul[out]": INPLACE,  # a write into `out`, as torch's vmap
 })
 REFUSES["rg.binomial"] = RANDOM  # api/rng_extras.py
+REFUSES["rg.native_dropout[train]"] = RANDOM  # api/native_norms.py
 REFUSES.update({  # api/linalg_ldl.py: LAPACK through SciPy on the values, no op
     "linalg.ldl_factor": VALUES, "linalg.ldl_factor_ex": VALUES,
     "linalg.ldl_solve@all": VALUES, "linalg.ldl_solve@first": VALUES,

@@ -301,6 +301,9 @@ from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
 from .api.scatter_views import as_strided_scatter  # api/scatter_views.py
 from .api.hashing import hash_tensor  # api/hashing.py
 from .api.rng_extras import binomial  # api/rng_extras.py
+from .api.native_norms import (  # ATen's native forms (api/native_norms.py)
+    native_batch_norm, native_dropout, native_group_norm, native_layer_norm,
+)
 from .api.rnn_functional import (  # torch's functional RNNs (api/rnn_functional.py)
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
 )
