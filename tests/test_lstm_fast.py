@@ -112,3 +112,29 @@ def test_lstm_split_over_threads_matches_one_thread_and_torch(monkeypatch):
     for a, b, t in zip(two, one, theirs, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
         np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12)
+
+
+def test_gru_saturated_gates_match_torch_without_warnings():
+    """The GRU's fast path takes its sigmoids the same way: saturated gates, no warning."""
+    torch.manual_seed(0)
+    mod = nn.GRU(3, 6, dtype=np.float64)
+    ref = torch.nn.GRU(3, 6, dtype=torch.float64)
+    with torch.no_grad():
+        for name, p in mod.named_parameters():
+            getattr(ref, name).copy_(torch.tensor(p.numpy()))
+    x = RNG.standard_normal((10, 2, 3)) * 300
+    h0 = RNG.standard_normal((1, 2, 6))
+    gy = RNG.standard_normal((10, 2, 6))
+    got = []
+    for lib, m in (("rg", mod), ("torch", ref)):
+        t = rg if lib == "rg" else torch
+        xs = [t.tensor(a, requires_grad=True) for a in (x, h0)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out, hn = m(xs[0], xs[1])
+            ((out * t.tensor(gy)).sum() + (hn * hn).sum()).backward()
+        got.append([out.detach().numpy(), hn.detach().numpy()] + [a.grad.numpy() for a in xs]
+                   + [p.grad.numpy() for _, p in m.named_parameters()])
+    for a, b in zip(*got, strict=True):
+        assert np.all(np.isfinite(a))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12 * max(np.abs(b).max(), 1.0))

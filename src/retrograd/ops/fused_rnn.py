@@ -309,38 +309,39 @@ lstm_scan = defop(
 
 def _gru_forward_np(xw, h0, w, b):
     """(Y, RZ, NN, GH): the output (L, N, H); the reset and update gates (L, 2, N, H);
-    the new gate n (L, N, H); the hidden products h @ w.T + b (L, N, 3H)."""
+    the new gate n (L, N, H); the hidden products, negated, -(h @ w.T + b) (L, N, 3H).
+    As the LSTM's: a product with the negated weights gives the negated pre-activations of
+    r and z, whose sigmoids are 1 / (1 + exp(-z))."""
     L, N, H3 = xw.shape
     H = H3 // 3
     dt = xw.dtype
-    scale = np.full(H3, 0.5, dt)            # sigmoid(x) = 0.5 tanh(x / 2) + 0.5
-    scale[2 * H:] = 1.0
-    xs = xw * scale
-    wT = np.ascontiguousarray((w * scale[:, None]).T)
-    bs = None if b is None else b * scale
+    wn = np.empty((H, H3), dt)
+    np.negative(w.T, out=wn)
+    bn = None if b is None else np.negative(b)
     Y = np.empty((L, N, H), dt)
     RZ = np.empty((L, 2, N, H), dt)
     NN = np.empty((L, N, H), dt)
     GH = np.empty((L, N, H3), dt)
     tmp = np.empty((N, H), dt)
     h = h0
-    for t in range(L):
-        gh, rz, n = GH[t], RZ[t], NN[t]
-        np.matmul(h, wT, out=gh)
-        if bs is not None:
-            gh += bs
-        np.add(xs[t, :, :2 * H].reshape(N, 2, H).transpose(1, 0, 2),
-               gh[:, :2 * H].reshape(N, 2, H).transpose(1, 0, 2), out=rz)
-        np.tanh(rz, out=rz)
-        rz *= 0.5
-        rz += 0.5
-        np.multiply(rz[0], gh[:, 2 * H:], out=n)
-        n += xs[t, :, 2 * H:]
-        np.tanh(n, out=n)
-        np.subtract(h, n, out=tmp)
-        tmp *= rz[1]
-        h = Y[t]
-        np.add(n, tmp, out=h)
+    with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: sigmoid 0
+        for t in range(L):
+            gh, rz, n = GH[t], RZ[t], NN[t]
+            np.matmul(h, wn, out=gh)
+            if bn is not None:
+                np.add(gh, bn, out=gh)
+            np.subtract(gh[:, :2 * H].reshape(N, 2, H).transpose(1, 0, 2),
+                        xw[t, :, :2 * H].reshape(N, 2, H).transpose(1, 0, 2), out=rz)
+            np.exp(rz, out=rz)
+            np.add(rz, 1.0, out=rz)
+            np.reciprocal(rz, out=rz)
+            np.multiply(rz[0], gh[:, 2 * H:], out=n)       # -(r * (h w_n + b_n))
+            np.subtract(xw[t, :, 2 * H:], n, out=n)
+            np.tanh(n, out=n)
+            np.subtract(h, n, out=tmp)
+            np.multiply(tmp, rz[1], out=tmp)
+            h = Y[t]
+            np.add(n, tmp, out=h)
     return Y, RZ, NN, GH
 
 
@@ -373,6 +374,7 @@ def _gru_backward_np(g, xw, h0, w, b, Y, RZ, NN, GH):
     np.multiply(En, r, out=E[:, 2])                            # hidden n part: r (1-z) n'
     np.multiply(En, GH[:, :, 2 * H:], out=E[:, 0])             # r: (h W_n + b_n) r' ...
     E[:, 0] *= D[:, 0]
+    np.negative(E[:, 0], out=E[:, 0])                          # (GH holds -(h W + b))
     np.subtract(h0, NN[0], out=E[0, 1])                        # z: (h_prev - n) z'
     np.subtract(Y[:-1], NN[1:], out=E[1:, 1])
     E[:, 1] *= D[:, 1]
