@@ -1119,6 +1119,8 @@ REFUSES["rg.native_dropout[train]"] = RANDOM
 CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
                         grad=False)  # api/rng_extras.py
 REFUSES["rg.binomial"] = RANDOM
+NO_TENSORS |= {f"rg.{n}" for n in __import__(  # Python numbers (api/sym_shapes.py)
+    "retrograd.api.sym_shapes", fromlist=["__all__"]).__all__}
 NO_TENSORS |= {"rg.solve", "rg.lstsq", "rg.eig", "rg.symeig",  # removed in torch 1.9:
                "rg.matrix_rank"}  # they only raise, saying what replaced them
 REFUSES.update({"linalg.ldl_factor": "factorise outside the function",

@@ -602,3 +602,33 @@ def test_native_dropout():
               torch.native_dropout(torch.tensor(x.data), 0.5, False))
     with pytest.raises(RuntimeError):
         rg.native_dropout(x, 1.5, True)
+
+
+# ---------------------------------------------------------------- api/sym_shapes.py
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("sym_max", (3, 5)), ("sym_max", (3.5, 2)), ("sym_max", (2.0, 2)), ("sym_max", (True, 2)),
+    ("sym_min", (3, 5.0)), ("sym_min", (2, 2.0)), ("sym_int", (3.7,)), ("sym_int", (-3.7,)),
+    ("sym_int", (True,)), ("sym_float", (3,)), ("sym_not", (True,)), ("sym_not", (0,)),
+    ("sym_sqrt", (4,)), ("sym_sqrt", (2.0,)), ("sym_sum", ([1, 2, 3],)),
+    ("sym_sum", ([1.5, 2],)), ("sym_sum", ([],)), ("sym_ite", (True, 1, 2)),
+    ("sym_ite", (False, 1, 2)), ("sym_fresh_size", (5,)), ("sym_max", (np.int64(3), 5)),
+    ("sym_int", (np.float64(2.5),))])
+def test_sym_helpers_match_torch(name, args):
+    want, got = getattr(torch, name)(*args), getattr(rg, name)(*args)
+    assert got == want and type(got) is type(want)
+
+
+def test_sym_helpers_checks_like_torch():
+    assert rg.sym_constrain_range(5, min=0, max=10) is None
+    assert rg.sym_constrain_range_for_size(5, max=10) is None
+    for fn, size, kw in [("sym_constrain_range", 5, {"min": 6, "max": 10}),
+                         ("sym_constrain_range_for_size", 1, {"min": 2}),
+                         ("sym_constrain_range_for_size", -1, {})]:
+        with pytest.raises(RuntimeError):
+            getattr(torch, fn)(size, **kw)
+        with pytest.raises(RuntimeError):
+            getattr(rg, fn)(size, **kw)
+    with pytest.raises(ValueError):
+        rg.sym_sqrt(-1)
+    assert rg.sym_int(rg.tensor(3.5)) == torch.sym_int(torch.tensor(3.5)) == 3
