@@ -18,10 +18,10 @@ gate, for the backward, which computes the local derivatives of a block of steps
 at a time (in cache) on contiguous blocks, then runs a few small products per
 step, and the weight gradient as one product after the loop. The batch's rows are
 independent: with several threads (`threads.chunks`) each loop runs on a share of
-them. The four inputs' rules run one after another on one cotangent: the first computes all four gradients and each
-rule takes its own from the saved record. The generic path (create_graph,
-forward mode, other devices) unrolls the same recurrence with recorded ops, so
-it differentiates again.
+them. The four inputs' rules run one after another on one cotangent: the first
+computes all four gradients and each rule takes its own from the saved record.
+The generic path (create_graph, forward mode, other devices) unrolls the same
+recurrence with recorded ops, so it differentiates again.
 """
 
 from __future__ import annotations
