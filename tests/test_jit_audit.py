@@ -1116,6 +1116,9 @@ CASES.update({  # api/native_norms.py: the public norms plus their statistics
     "rg.native_dropout[train]": C(lambda x: rg.native_dropout(x, 0.5, True), X),
 })
 REFUSES["rg.native_dropout[train]"] = RANDOM
+CASES["rg.while_loop"] = C(lambda n, x: rg.while_loop(  # api/control_flow.py
+    lambda i, v: i < n, lambda i, v: (i + 1, v * 0.5 + 1.0), (n * 0, x)), ints(lo=2, hi=4), X)
+REFUSES["rg.while_loop"] = "item() of a traced tensor"
 CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
                         grad=False)  # api/rng_extras.py
 REFUSES["rg.binomial"] = RANDOM

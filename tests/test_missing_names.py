@@ -632,3 +632,41 @@ def test_sym_helpers_checks_like_torch():
     with pytest.raises(ValueError):
         rg.sym_sqrt(-1)
     assert rg.sym_int(rg.tensor(3.5)) == torch.sym_int(torch.tensor(3.5)) == 3
+
+
+# ---------------------------------------------------------------- while_loop
+
+def test_while_loop_matches_torch_values_and_gradients():
+    x0 = _r(3)
+    tx, rx = torch.tensor(x0, requires_grad=True), rg.tensor(x0, requires_grad=True)
+
+    def run(M, x):
+        return M.while_loop(lambda i, v: i < 4, lambda i, v: (i + 1, v.sin() * 2),
+                            (M.tensor(0), x))
+
+    want, got = run(torch, tx), run(rg, rx)
+    assert isinstance(got, tuple) and len(got) == 2
+    _same(got[0], want[0])
+    _same(got[1], want[1])
+    want[1].sum().backward()
+    got[1].sum().backward()
+    _same(rx.grad, tx.grad)
+    # a Python int carried along, a bare tensor body, a loop that never runs
+    want = torch.while_loop(lambda i, n: i < n, lambda i, n: (i + 1, n), (torch.tensor(0), 3))
+    got = rg.while_loop(lambda i, n: i < n, lambda i, n: (i + 1, n), (rg.tensor(0), 3))
+    _same(got[0], want[0])
+    assert got[1] == want[1] == 3
+    _same(rg.while_loop(lambda i: i < 3, lambda i: i + 1, (rg.tensor(0),)),
+          torch.while_loop(lambda i: i < 3, lambda i: i + 1, (torch.tensor(0),)))
+    got = rg.while_loop(lambda v: False, lambda v: (v + 1,), (rx,))
+    assert got[0] is rx
+
+
+def test_while_loop_refuses_a_changing_carry():
+    for body in [lambda i: (i + 1.0,), lambda i: (rg.stack([i, i]),), lambda i: (i + 1, i)]:
+        with pytest.raises(RuntimeError):
+            rg.while_loop(lambda i: i < 3, body, (rg.tensor(0),))
+    with pytest.raises(TypeError):
+        rg.while_loop(lambda i: i < 3, lambda i: (i + 1,), rg.tensor(0))
+    with pytest.raises(ValueError):
+        rg.while_loop(lambda i: i, lambda i: (i + 1,), (rg.zeros(2),))
