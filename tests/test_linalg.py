@@ -284,11 +284,15 @@ def test_cholesky_names_the_failing_leading_minor():
         rg.linalg.cholesky(rg.tensor(A))
 
 
-def test_complex_input_where_only_real_is_supported_says_so():
-    z = rg.tensor(np.eye(2) * (1 + 1j))
-    # cholesky, eigh, svd and pinv take complex input (tests/test_linalg_complex_decomp.py)
-    for f in (rg.linalg.qr, rg.linalg.slogdet, rg.linalg.lu_factor):
-        with pytest.raises(TypeError, match="complex input is not supported"):
+def test_integer_input_is_refused_as_in_torch():
+    # complex input is taken everywhere (tests/test_linalg_complex_decomp.py and
+    # tests/test_linalg_complex_more.py); integer input is refused, as in PyTorch
+    z = rg.tensor(np.eye(2, dtype=np.int64))
+    for f, tf in ((rg.linalg.qr, torch.linalg.qr), (rg.linalg.slogdet, torch.linalg.slogdet),
+                  (rg.linalg.lu_factor, torch.linalg.lu_factor)):
+        with pytest.raises(RuntimeError):
+            tf(torch.tensor(np.eye(2, dtype=np.int64)))
+        with pytest.raises(TypeError, match="expected a floating point tensor"):
             f(z)
 
 

@@ -382,8 +382,10 @@ def test_not_positive_definite_complex_raises_as_in_torch():
     assert np.isnan(L.numpy()[0]).all() and not np.isnan(L.numpy()[1]).any()
 
 
-def test_still_refused_complex_says_so():
+def test_formerly_refused_complex_is_taken():
+    """qr, slogdet and lu_factor take complex input now (tests/test_linalg_complex_more.py
+    checks them against torch)."""
     z = rg.tensor(np.eye(2) * (1 + 1j))
-    for f in (rg.linalg.qr, rg.linalg.slogdet, rg.linalg.lu_factor):
-        with pytest.raises(TypeError, match="complex input is not supported"):
-            f(z)
+    assert rg.linalg.qr(z).Q.dtype == np.complex128
+    assert rg.linalg.slogdet(z).logabsdet.dtype == np.float64
+    assert rg.linalg.lu_factor(z).pivots.dtype == np.int32

@@ -2,10 +2,9 @@
 leading dimensions, every function differentiable in reverse and forward mode and to
 higher order (the rules live in `ops/linalg_decomp.py`).
 
-`qr`, `slogdet` and the LU family take real floating input; `det`, `inv`, `solve`,
-`matrix_exp`, `eig`, `solve_triangular`, `cholesky` (and its `_ex`, `cholesky_solve`),
-`eigh`, `eigvalsh`, `svd`, `svdvals`, `pinv`, `lstsq`, `matrix_rank`, `cond` and the
-matrix norms also take complex input (gradients in PyTorch's convention). `cholesky` and
+Every function takes real floating or complex input (complex gradients in PyTorch's
+convention): `qr` returns LAPACK's geqrf factors (R's diagonal real), complex `slogdet` a
+complex sign and a real log|det|, the LU family LAPACK's int32 pivots. `cholesky` and
 `eigh` use the symmetric (complex: Hermitian) part of their input, which is the input
 itself for the matrices they are defined for. Complex eigenvectors and singular vectors
 are each free up to a phase: the largest-magnitude entry of each eigenvector (of each
@@ -134,8 +133,9 @@ def det(A) -> Tensor:
 
 
 def slogdet(A):
-    """(sign, log|det|); the gradient of logabsdet is inv(A)^T."""
-    A = _square(A, "slogdet")
+    """(sign, log|det|); the gradient of logabsdet is inv(A)^T. Complex A: the sign is
+    det / |det| (complex, differentiable), log|det| real, as in PyTorch."""
+    A = _square(A, "slogdet", complex_ok=True)
     return slogdet_result(apply1(ops.slogdet_sign, A), apply1(ops.logabsdet, A))
 
 
@@ -231,7 +231,7 @@ def qr(A, mode: str = "reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: qr received unrecognized mode '{mode}' but expected one "
                          "of 'reduced' (default), 'r', or 'complete'")
-    A = _matrix(A, "qr")
+    A = _matrix(A, "qr", complex_ok=True)
     rows, cols = A.shape[-2:]
     if mode == "complete" and rows > cols:
         if A.requires_grad:
@@ -658,11 +658,13 @@ def _pivot_only(name: str, pivot: bool) -> None:
 def _lu_packed(A, name: str, check: bool = False):
     """(LU, pivots, rows): the packed factors, LAPACK's 1-based int32 pivots, and the
     permutation (row i of P^T A is row rows[i] of A, as floats)."""
-    A = _matrix(A, name)
+    A = _matrix(A, name, complex_ok=True)
     m, n = A.shape[-2:]
     k = min(m, n)
     out = apply(ops.lu, A, check=bool(check))
     const = out.detach()
+    if const.dtype.kind == "c":  # the permutation and pivots are the real parts
+        const = apply(ops.real, const)
     pivots = apply(ops.getitem, const, idx=(Ellipsis, slice(0, k), n + 1)).to(np.int32)
     return _slice(out, cols=slice(0, n)), pivots, apply(ops.getitem, const, idx=(Ellipsis,
                                                                                    slice(None), n))
@@ -711,7 +713,7 @@ def lu(A, *, pivot: bool = True):
     U (k x n) upper triangular, k = min(m, n); differentiable in A (PyTorch's rule)."""
     from .api.indexing import tril, triu
     _pivot_only("lu", pivot)
-    A = _matrix(A, "lu")
+    A = _matrix(A, "lu", complex_ok=True)
     LU, _, rows = _lu_packed(A, "lu")
     m, n = A.shape[-2:]
     k = min(m, n)
@@ -751,10 +753,10 @@ def _pivot_rows(pivots, m: int, name: str) -> Tensor:
 
 
 def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tensor:
-    """X with A X = B from A's `lu_factor` (X A = B with `left=False`, A^T for `adjoint`);
+    """X with A X = B from A's `lu_factor` (X A = B with `left=False`, A^H for `adjoint`);
     batches broadcast; differentiable in LU and B."""
-    LU = _square(LU, "lu_solve")
-    B = _matrix(B, "lu_solve")
+    LU = _square(LU, "lu_solve", complex_ok=True)
+    B = _matrix(B, "lu_solve", complex_ok=True)
     if LU.dtype != B.dtype:
         raise LinAlgDtypeError(f"linalg.lu_solve: expected LU and B of the same dtype, got "
                                f"{LU.dtype} and {B.dtype}")
@@ -765,11 +767,11 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
         raise LinAlgShapeError(f"linalg.lu_solve: Incompatible shapes of A and B for the "
                                f"equation {'AX = B' if left else 'XA = B'} ({shapes})")
     P = _perm_matrix(_pivot_rows(pivots, n, "linalg.lu_solve"), LU.dtype)
-    if not left:  # X A = B is A^T X^T = B^T
-        return _mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint))
-    if adjoint:  # A^T = U^T L^T P^T
-        Y = solve_triangular(_mT(LU), B, upper=False)
-        return apply(ops.matmul, P, solve_triangular(_mT(LU), Y, upper=True,
+    if not left:  # X A = B is A^H X^H = B^H
+        return _mH(lu_solve(LU, pivots, _mH(B), adjoint=not adjoint))
+    if adjoint:  # A^H = U^H L^H P^T
+        Y = solve_triangular(_mH(LU), B, upper=False)
+        return apply(ops.matmul, P, solve_triangular(_mH(LU), Y, upper=True,
                                                      unitriangular=True))
     Y = solve_triangular(LU, apply(ops.matmul, _mT(P), B), upper=False, unitriangular=True)
     return solve_triangular(LU, Y, upper=True)

@@ -133,7 +133,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True,  # noqa: N803 - PyTo
               unpack_pivots: bool = True):
     """(P, L, U) from `lu_factor`'s packed result: A = P L U. What is not unpacked comes back
     empty. Differentiable in LU_data."""
-    LU = _la._matrix(LU_data, "lu_unpack")
+    LU = _la._matrix(LU_data, "lu_unpack", complex_ok=True)
     m, n = LU.shape[-2:]
     k = min(m, n)
     empty = Tensor(np.zeros((0,), LU.dtype))
@@ -157,7 +157,8 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
     """(solution, cloned_coefficient): X with op(A) X = b for triangular A (upper by
     default; A^T with `transpose`), and A itself (broadcast to the batch), as
     `torch.triangular_solve`."""
-    A, b = _la._square(A, "triangular_solve"), _la._matrix(b, "triangular_solve")
+    A = _la._square(A, "triangular_solve", complex_ok=True)
+    b = _la._matrix(b, "triangular_solve", complex_ok=True)
     A, b = _la._batch_pair(A, b, "triangular_solve")
     if transpose:
         X = _la.solve_triangular(_la._mT(A), b, upper=not upper, unitriangular=unitriangular)
@@ -308,7 +309,7 @@ def svd_lowrank(A, q: int | None = 6, niter: int = 2, M=None):
     and Tropp 2009, Algorithm 5), as `torch.svd_lowrank`: exact when A - M has rank <= q;
     otherwise it depends on the random draws (`rg.manual_seed`; rg.jit and vmap refuse
     them). Differentiable, as a composition of qr, svd and products."""
-    A = _la._matrix(A, "svd_lowrank")
+    A = _la._matrix(A, "svd_lowrank", complex_ok=True)
     q = 6 if q is None else int(q)
     m, n = A.shape[-2:]
     if M is not None:
@@ -327,7 +328,7 @@ def svd_lowrank(A, q: int | None = 6, niter: int = 2, M=None):
 def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2):
     """(U, S, V) of a randomized low-rank SVD of A with its columns centred (the principal
     directions in V), as `torch.pca_lowrank`; q defaults to min(6, m, n)."""
-    A = _la._matrix(A, "pca_lowrank")
+    A = _la._matrix(A, "pca_lowrank", complex_ok=True)
     m, n = A.shape[-2:]
     q = min(6, m, n) if q is None else q
     if not 0 <= q <= min(m, n):

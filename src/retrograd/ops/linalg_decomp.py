@@ -7,11 +7,13 @@ decomposition" (cholesky, in PyTorch's form); the standard eigh / svd / qr rules
 as PyTorch states them; Golub and Pereyra for pinv; the block-triangular Fréchet
 derivative for matrix_exp. Written in the transpose convention of the table
 (see `ops/complex.py`), so a holomorphic op (inv, det, solve, matrix_exp) needs no
-conjugates. cholesky, eigh, svd and pinv also take complex data (Hermitian input for the
-first two): not holomorphic, their complex rules are PyTorch's formulas, written in its
-convention (a gradient G with dL = Re tr(G^H dA)) and wrapped by `_in_torch_convention`,
-which conjugates the table's cotangent in and the result out. Their real rules are
-untouched: one dtype test picks the complex branch.
+conjugates; lu is holomorphic too (its pivots piecewise constant), so its real rules serve
+complex data. cholesky, eigh, svd, pinv, qr and slogdet's sign also take complex data
+(Hermitian input for the first two): not holomorphic, their complex rules are PyTorch's
+formulas, written in its convention (a gradient G with dL = Re tr(G^H dA)) and wrapped by
+`_in_torch_convention` where they take a complex cotangent, which conjugates the table's
+cotangent in and the result out. Their real rules are untouched: one dtype test picks the
+complex branch (slogdet's sign now saves its output and reads A, for the complex rule).
 
 Ops with several results return them packed in one array that the public
 function slices (`eigh`: eigenvalues as row 0, eigenvectors below; `svd`: U, S
@@ -174,17 +176,42 @@ def _logabsdet(A):
     return np.linalg.slogdet(A)[1]
 
 
+def _logabsdet_jvp(m, t, out, A):
+    if A.dtype.kind == "c":  # d log|det A| = Re tr(A^-1 dA)
+        return m.real(_trace_solve(m, A, t))
+    return _trace_solve(m, A, t)
+
+
 logabsdet = defop(
     "logabsdet", _logabsdet,
     (lambda m, g, out, A: _col(m, g) * _mT(m, m.inv(A)),),
-    (lambda m, t, out, A: _trace_solve(m, A, t),),
+    (_logabsdet_jvp,),
     fresh=True)
+"""log|det A|, real for complex A too: its cotangent g (real) gives g A^-T in the table's
+convention either way."""
+
+
+def _sign_vjp(m, g, out, A):
+    """Real A: zero (the sign is piecewise constant). Complex A: d sign = sign i Im tr(A^-1 dA),
+    so the cotangent c gives i Im(c sign) A^-T (PyTorch's slogdet_backward, in the table's
+    convention)."""
+    if A.dtype.kind == "c":
+        return _col(m, m.imag(g * out) * 1j) * _mT(m, m.inv(A))
+    return m.expand(_col(m, g * 0.0), shape=g.shape + A.shape[-2:])
+
+
+def _sign_jvp(m, t, out, A):
+    if A.dtype.kind == "c":
+        return out * m.imag(_trace_solve(m, A, t)) * 1j
+    return m.sum(t * 0.0, axis=(-2, -1))
+
+
 slogdet_sign = defop(
-    "slogdet_sign", lambda A: np.linalg.slogdet(A)[0],
-    (lambda m, g, out, A: m.expand(_col(m, g * 0.0), shape=g.shape + A.shape[-2:]),),
-    (lambda m, t, out, A: m.sum(t * 0.0, axis=(-2, -1)),),
-    reads=(), fresh=True)
-"""The sign of the determinant: piecewise constant, so its derivatives are zero."""
+    "slogdet_sign", lambda A: np.linalg.slogdet(A)[0], (_sign_vjp,), (_sign_jvp,),
+    save_out=True, fresh=True)
+"""The sign of the determinant: for real A piecewise constant, so its derivatives are zero;
+for complex A det / |det|, which moves with the determinant's phase (its rules read A, so
+A's in-place version is checked)."""
 
 
 # ---------------------------------------------------------------- solves
@@ -753,6 +780,8 @@ def _qr_square_vjp(m, Q, R, gQ, gR, k, dtype):
 
 
 def _qr_vjp(m, g, out, A):
+    if A.dtype.kind == "c":
+        return _qr_vjp_c(m, g, out, A)
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
     Q, R = _split_qr(m, out, rows, cols)
@@ -771,6 +800,8 @@ def _qr_vjp(m, g, out, A):
 def _qr_jvp(m, t, out, A):
     """Tall or square: see `_qr_square_jvp`; wide (A = [X | Y]): X's factorisation, then
     dV = Q^T (dY - dQ V) for R = [U | V]."""
+    if A.dtype.kind == "c":
+        return _qr_jvp_c(m, t, out, A)
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
     Q, R = _split_qr(m, out, rows, cols)
@@ -798,6 +829,71 @@ def _qr_square_jvp(m, Q, R, t, k, dtype):
     dR = m.matmul(C - omega, R)
     dQ = dARinv - m.matmul(Q, C - omega)
     return dQ, dR
+
+
+# Complex QR. LAPACK's geqrf makes R's diagonal real (its Householder scalars are real),
+# which fixes each column's phase: Q^H dQ is skew-Hermitian and diag(dR R^-1) real, so
+# the imaginary part of diag(Q^H dA R^-1) belongs to Q^H dQ. The rules are PyTorch's
+# (linalg_qr_backward / linalg_qr_jvp) with conjugate transposes.
+
+def _hermitian_from_lower(m, M, k, dtype):
+    """tril(M, -1) + tril(M, -1)^H + Re diag(M): the adjoint of Omega's removal."""
+    low = M * _c(np.tril(np.ones((k, k), dtype), -1), M)
+    diag = m.cast(m.real(M), dtype=dtype) * _c(np.eye(k, dtype=dtype), M)
+    return low + _mH(m, low) + diag
+
+
+def _qr_square_vjp_c(m, Q, R, gQ, gR, k, dtype):
+    """m >= n, PyTorch's convention: gA = (gQ + Q herm(M)) R^-H with M = R gR^H - gQ^H Q."""
+    M = m.matmul(R, _mH(m, gR)) - m.matmul(_mH(m, gQ), Q)
+    B = gQ + m.matmul(Q, _hermitian_from_lower(m, M, k, dtype))
+    return _mH(m, m.solve_triangular(R, _mH(m, B), upper=True))
+
+
+@_in_torch_convention
+def _qr_vjp_c(m, G, out, A):
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    Q, R = _split_qr(m, out, rows, cols)
+    gQ, gR = _split_qr(m, G, rows, cols)
+    if rows >= cols:
+        return _qr_square_vjp_c(m, Q, R, gQ, gR, k, A.dtype)
+    # wide: A = [X | Y], R = [U | V], X = Q U, V = Q^H Y
+    U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
+    gU = m.getitem(gR, idx=(Ellipsis, slice(None), slice(0, k)))
+    gV = m.getitem(gR, idx=(Ellipsis, slice(None), slice(k, cols)))
+    Y = m.getitem(A, idx=(Ellipsis, slice(None), slice(k, cols)))
+    gX = _qr_square_vjp_c(m, Q, U, gQ + m.matmul(Y, _mH(m, gV)), gU, k, A.dtype)
+    return m.cat(gX, m.matmul(Q, gV), axis=-1)
+
+
+def _qr_square_jvp_c(m, Q, R, t, k, dtype):
+    """C = Q^H dA R^-1 = Q^H dQ + dR R^-1: Omega = Q^H dQ is skew-Hermitian, its strictly
+    lower part C's and its diagonal i Im diag(C) (diag(dR R^-1) is real)."""
+    dARinv = _mT(m, m.solve_triangular(_mT(m, R), _mT(m, t), upper=False))
+    C = m.matmul(_mH(m, Q), dARinv)
+    low = C * _c(np.tril(np.ones((k, k), dtype), -1), C)
+    eye = _c(np.eye(k, dtype=dtype), C)
+    omega = low - _mH(m, low) + m.cast(m.imag(C), dtype=dtype) * eye * 1j
+    dR = m.matmul(C - omega, R)
+    dQ = dARinv - m.matmul(Q, C - omega)
+    return dQ, dR
+
+
+def _qr_jvp_c(m, t, out, A):
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    Q, R = _split_qr(m, out, rows, cols)
+    if rows < cols:
+        X = m.getitem(t, idx=(Ellipsis, slice(None), slice(0, k)))
+        tY = m.getitem(t, idx=(Ellipsis, slice(None), slice(k, cols)))
+        U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
+        V = m.getitem(R, idx=(Ellipsis, slice(None), slice(k, cols)))
+        dQ, dU = _qr_square_jvp_c(m, Q, U, X, k, A.dtype)
+        dR = m.cat(dU, m.matmul(_mH(m, Q), tY - m.matmul(dQ, V)), axis=-1)
+    else:
+        dQ, dR = _qr_square_jvp_c(m, Q, R, t, k, A.dtype)
+    return m.cat(dQ, _mT(m, dR), axis=-2)
 
 
 qr = defop("qr", _qr, (_qr_vjp,), (_qr_jvp,), save_out=True, fresh=True)
@@ -957,8 +1053,9 @@ def _getrf(A):
     LU = np.array(A, copy=True).reshape((-1, m, n))
     piv = np.zeros((LU.shape[0], k), np.int64)
     ar = np.arange(LU.shape[0])
+    size = (lambda x: np.abs(x.real) + np.abs(x.imag)) if A.dtype.kind == "c" else np.abs
     for j in range(k):
-        p = j + np.argmax(np.abs(LU[:, j:, j]), axis=1)
+        p = j + np.argmax(size(LU[:, j:, j]), axis=1)  # complex: |Re| + |Im|, as izamax
         piv[:, j] = p
         a, b = LU[ar, j].copy(), LU[ar, p]
         LU[ar, j], LU[ar, p] = b, a
