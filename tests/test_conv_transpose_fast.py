@@ -143,3 +143,24 @@ def test_batch_split_over_threads_matches_one_thread(case, monkeypatch):
     assert pieces.count(2) >= 4  # each of the four phase ops ran in two pieces
     for one, two in zip(*results):
         np.testing.assert_array_equal(one, two)
+
+
+def test_a_broadcast_gradient_with_inf_is_seen():
+    """The finiteness check reads a broadcast gradient's one element per stride-0 axis."""
+    x, w, b, kw = _arrays(0, seed=10)
+    shape = TF.conv_transpose2d(torch.tensor(x), torch.tensor(w), **kw).shape
+    g = np.broadcast_to(np.array([1.0, np.inf]).reshape(1, 2, 1, 1), shape)
+    ours = [rg.tensor(a, requires_grad=True) for a in (x, w)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w)]
+    with np.errstate(invalid="ignore"):
+        F.conv_transpose2d(*ours, **kw).backward(rg.tensor(g))
+    TF.conv_transpose2d(*theirs, **kw).backward(torch.tensor(np.ascontiguousarray(g)))
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-10)
+    from retrograd.ops.windows import _phase_fold_t  # the op itself on the stride-0 array
+    geo = dict(ins=x.shape[2:], outs=tuple(shape[2:]), kernel=w.shape[2:], stride=(2, 2),
+               padding=(1, 1), dilation=(1, 1))
+    cols = _phase_fold_t(g, **geo).reshape(w.shape[1], 9, x.shape[0], 7, 6)  # frame 7x6
+    assert not cols[..., 6:, :].any() and not cols[..., :, 5:].any()  # off-input: zeroed
+    np.testing.assert_array_equal(cols.ravel(), _phase_fold_t(np.ascontiguousarray(g),
+                                                              **geo).ravel())

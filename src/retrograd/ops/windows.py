@@ -387,13 +387,19 @@ def _phase_fold_t(y, *, ins, outs, kernel, stride, padding, dilation):
                 slice(ri, None, s) for ri, s in zip(r, stride))].swapaxes(0, 1)
             for t, st in taps:
                 cols[:, t, a * size:e * size] = flat[:, size - st:size - st + span]
-        if y.dtype.kind == "f" and not bool(_ns(y).isfinite(y[a:e]).all()):
+        if y.dtype.kind == "f" and not _finite(y[a:e]):
             part = cols.reshape((o, kk, n) + g.frame)[:, :, a:e]
             for j in junk:
                 part[j] = 0
 
     _split(n, 2.0 * kk * y.size, run, y)
     return cols.reshape(o * kk, n * size)
+
+
+def _finite(a) -> bool:
+    """Whether every element of a is finite; a broadcast axis (stride 0) read once."""
+    a = a[tuple(slice(None) if st else slice(0, 1) for st in a.strides)]
+    return bool(_ns(a).isfinite(a).all())
 
 
 def _lead_in(m, t, x, fn, **k):
