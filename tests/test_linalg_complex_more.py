@@ -346,3 +346,21 @@ def test_complex_qr_and_lu_under_vmap_and_jit():
         Ut = torch.linalg.lu(torch.tensor(X)).U
         st = torch.linalg.slogdet(torch.tensor(X[..., :3, :])).sign
         _close(f(rg.tensor(X)), Ut + st[..., None, None])
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (2, 0, 0), (0, 2, 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_lu_of_empty_matrices_matches_torch(shape, dtype):
+    """Was: the NumPy elimination and the pivot replay failed to reshape an empty array."""
+    x = np.zeros(shape, dtype)
+    for name in ("lu_factor", "lu_factor_ex", "lu"):
+        ours = getattr(rg.linalg, name)(rg.tensor(x))
+        theirs = getattr(torch.linalg, name)(torch.tensor(x))
+        for o, t in zip(ours, theirs):
+            assert o.shape == tuple(t.shape) and str(o.dtype) == str(t.dtype)[6:]
+            np.testing.assert_array_equal(o.numpy(), t.numpy())
+    if shape[-1] == shape[-2]:
+        B = np.zeros(shape[:-1] + (1,), dtype)
+        X = rg.linalg.lu_solve(*rg.linalg.lu_factor(rg.tensor(x)), rg.tensor(B))
+        assert X.shape == tuple(torch.linalg.lu_solve(*torch.linalg.lu_factor(torch.tensor(x)),
+                                                      torch.tensor(B)).shape)

@@ -1025,6 +1025,8 @@ def perm_from_pivots(piv, m: int):
     """LAPACK's pivots (0-based row swaps, (..., k)) as the permutation they make: rows[i]
     is the row of A that becomes row i of P^T A."""
     piv = np.asarray(piv)
+    if not piv.size:  # no swaps (an empty matrix or batch): the identity order
+        return np.broadcast_to(np.arange(m), piv.shape[:-1] + (m,)).copy()
     flat = piv.reshape(-1, piv.shape[-1])
     rows = np.tile(np.arange(m), (flat.shape[0], 1))
     ar = np.arange(flat.shape[0])
@@ -1041,8 +1043,10 @@ def _getrf(A):
     vectorised over the batch in NumPy."""
     m, n = A.shape[-2:]
     k = min(m, n)
+    if not A.size:  # nothing to eliminate (torch returns the empty factors too)
+        return np.array(A, copy=True), np.zeros(A.shape[:-2] + (k,), np.int64)
     sl = _scipy_linalg()
-    if sl is not None and A.size:
+    if sl is not None:
         getrf = sl.get_lapack_funcs("getrf", (A,))
         LU = np.empty(A.shape, getrf.dtype)
         piv = np.empty(A.shape[:-2] + (k,), np.int64)
