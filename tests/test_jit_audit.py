@@ -1119,6 +1119,13 @@ REFUSES["rg.native_dropout[train]"] = RANDOM
 CASES["rg.while_loop"] = C(lambda n, x: rg.while_loop(  # api/control_flow.py
     lambda i, v: i < n, lambda i, v: (i + 1, v * 0.5 + 1.0), (n * 0, x)), ints(lo=2, hi=4), X)
 REFUSES["rg.while_loop"] = "item() of a traced tensor"
+CASES.update({  # api/grouped_mm.py (float32 as torch's CPU kernel needs)
+    "F.grouped_mm": C(lambda a, b: F.grouped_mm(a.float(), b.float()), fl(2, 3, 4),
+                      fl(2, 4, 2)),
+    "F.grouped_mm[offs]": C(lambda a, b, o: F.grouped_mm(a.float(), b.float(), offs=o),
+                            fl(6, 4), fl(3, 4, 2), lambda rng: np.array([2, 3, 6], np.int32)),
+})
+REFUSES["F.grouped_mm[offs]"] = "pass offs as a Python-built tensor"
 CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
                         grad=False)  # api/rng_extras.py
 REFUSES["rg.binomial"] = RANDOM

@@ -670,3 +670,62 @@ def test_while_loop_refuses_a_changing_carry():
         rg.while_loop(lambda i: i < 3, lambda i: (i + 1,), rg.tensor(0))
     with pytest.raises(ValueError):
         rg.while_loop(lambda i: i, lambda i: (i + 1,), (rg.zeros(2),))
+
+
+# ---------------------------------------------------------------- F.grouped_mm
+
+@pytest.mark.parametrize(("sa", "sb", "offs"), [
+    ((6, 8), (3, 8, 4), [2, 4, 6]), ((6, 8), (3, 8, 4), [2, 2, 5]),
+    ((3, 4, 16), (16, 8), [2, 4, 8]), ((4, 16), (16, 8), [4, 8, 12]),
+    ((3, 4, 8), (3, 8, 4), None)])
+def test_grouped_mm_matches_torch(sa, sb, offs):
+    a, b = _r(*sa).astype(np.float32), _r(*sb).astype(np.float32)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ra, rb = rg.tensor(a, requires_grad=True), rg.tensor(b, requires_grad=True)
+    to = None if offs is None else torch.tensor(offs, dtype=torch.int32)
+    ro = None if offs is None else rg.tensor(np.array(offs, np.int32))
+    want = torch.nn.functional.grouped_mm(ta, tb, offs=to)
+    got = rg.nn.functional.grouped_mm(ra, rb, offs=ro)
+    valid = np.ones(want.shape, bool)  # torch leaves rows/columns past offs[-1] uninitialised
+    if offs is not None and len(sa) == 2 and len(sb) == 3:
+        valid[offs[-1]:] = False
+    if offs is not None and len(sa) == 3 and len(sb) == 2:
+        valid[:, offs[-1]:] = False
+    assert got.shape == tuple(want.shape) and got.dtype == np.float32
+    np.testing.assert_allclose(got.data[valid], want.detach().numpy()[valid], rtol=1e-5,
+                               atol=1e-5)
+    assert (got.data[~valid] == 0).all()
+    g = _r(*want.shape).astype(np.float32) * valid
+    want.backward(torch.tensor(g))
+    got.backward(rg.tensor(g))
+    ka, kb = ta.grad.numpy(), tb.grad.numpy()
+    if offs is not None and len(sa) == 2 and len(sb) == 2:  # K past offs[-1] unused: torch's
+        end = offs[-1]  # gradient there is uninitialised memory, the true one zero
+        assert (ra.grad.data[:, end:] == 0).all() and (rb.grad.data[end:] == 0).all()
+        ka, kb = ka.copy(), kb.copy()
+        ka[:, end:], kb[end:] = 0, 0
+    np.testing.assert_allclose(ra.grad.data, ka, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rb.grad.data, kb, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("sa", "sb", "offs", "kw"), [
+    ((6, 8), (3, 8, 4), None, {}),  # offs missing
+    ((3, 4, 8), (3, 8, 4), [1, 2, 3], {}),  # offs with two 3-d operands
+    ((6, 8), (2, 8, 4), [2, 4, 6], {}),  # groups differ
+    ((6, 8), (3, 8, 4), [2, 4, 6], {"bias": True}),
+    ((6, 8), (3, 8, 4), [2, 4, 6], {"float64": True}),
+    ((6, 8), (3, 8, 4), [2, 4, 6], {"int64_offs": True}),
+])
+def test_grouped_mm_bad_input_raises_like_torch(sa, sb, offs, kw):
+    dt = np.float64 if kw.get("float64") else np.float32
+    a, b = _r(*sa).astype(dt), _r(*sb).astype(dt)
+    odt = np.int64 if kw.get("int64_offs") else np.int32
+    for M, F in ((torch, torch.nn.functional), (rg, rg.nn.functional)):
+        o = None if offs is None else M.tensor(np.array(offs, odt))
+        bias = M.tensor(_r(3, 4).astype(dt)) if kw.get("bias") else None
+        with pytest.raises(RuntimeError):
+            F.grouped_mm(M.tensor(a), M.tensor(b), offs=o, bias=bias)
+    with pytest.raises(RuntimeError, match="increase"):  # torch reads out of bounds here
+        rg.nn.functional.grouped_mm(rg.tensor(_r(6, 8).astype(np.float32)),
+                                    rg.tensor(_r(3, 8, 4).astype(np.float32)),
+                                    offs=rg.tensor(np.array([4, 2, 7], np.int32)))

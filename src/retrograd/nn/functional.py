@@ -577,3 +577,9 @@ __all__ += [
 from ..api.attention import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["multi_head_attention_forward"]
+
+# ---------------------------------------------------------------- grouped products (MoE)
+
+from ..api.grouped_mm import grouped_mm  # noqa: E402
+
+__all__ += ["grouped_mm"]
