@@ -1126,6 +1126,10 @@ CASES.update({  # api/grouped_mm.py (float32 as torch's CPU kernel needs)
                             fl(6, 4), fl(3, 4, 2), lambda rng: np.array([2, 3, 6], np.int32)),
 })
 REFUSES["F.grouped_mm[offs]"] = "pass offs as a Python-built tensor"
+CASES.update({  # api/lobpcg.py: eigh (after a Cholesky change of basis for B)
+    "rg.lobpcg": C(lambda a: rg.lobpcg(a, k=2), spd(6)),
+    "rg.lobpcg[B]": C(lambda a, b: rg.lobpcg(a, k=1, B=b, largest=False), spd(4), spd(4)),
+})
 CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
                         grad=False)  # api/rng_extras.py
 REFUSES["rg.binomial"] = RANDOM

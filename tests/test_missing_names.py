@@ -729,3 +729,51 @@ def test_grouped_mm_bad_input_raises_like_torch(sa, sb, offs, kw):
         rg.nn.functional.grouped_mm(rg.tensor(_r(6, 8).astype(np.float32)),
                                     rg.tensor(_r(3, 8, 4).astype(np.float32)),
                                     offs=rg.tensor(np.array([4, 2, 7], np.int32)))
+
+
+# ---------------------------------------------------------------- lobpcg
+
+def _spd(n):
+    m = _r(n, n)
+    return m @ m.T + n * np.eye(n)
+
+
+@pytest.mark.parametrize("kw", [dict(k=2), dict(k=2, largest=False), dict(k=3, B=True),
+                                dict(k=2, B=True, largest=False), {}, dict(X=True)])
+def test_lobpcg_matches_torch(kw):
+    n = 12
+    A, B, X = _spd(n), _spd(n), _r(n, 3)
+    tk = {k: (torch.tensor(B) if k == "B" else torch.tensor(X) if k == "X" else v)
+          for k, v in kw.items()}
+    rk = {k: (rg.tensor(B) if k == "B" else rg.tensor(X) if k == "X" else v)
+          for k, v in kw.items()}
+    Et, Vt = torch.lobpcg(torch.tensor(A), **tk)
+    Er, Vr = rg.lobpcg(rg.tensor(A), **rk)
+    _same(Er, Et, rtol=1e-7)
+    assert Vr.shape == tuple(Vt.shape)
+    sign = np.sign((Vr.data * Vt.numpy()).sum(0))  # eigenvectors are defined up to sign
+    np.testing.assert_allclose(Vr.data * sign, Vt.numpy(), atol=1e-5)
+
+
+def test_lobpcg_gradients_and_errors():
+    A = _spd(6)
+    ta, ra = torch.tensor(A, requires_grad=True), rg.tensor(A, requires_grad=True)
+    torch.lobpcg(ta, k=2)[0].sum().backward()
+    rg.lobpcg(ra, k=2)[0].sum().backward()
+    _same(ra.grad, ta.grad, rtol=1e-6, atol=1e-8)
+
+    def f(a):
+        return rg.lobpcg((a + a.mT) / 2, k=2)[0]
+
+    assert rg.gradcheck(f, (rg.tensor(A, requires_grad=True),))
+    A12, X2 = _spd(12), _r(12, 2)
+    _same(rg.lobpcg(rg.tensor(A12), X=rg.tensor(X2), k=3)[0],  # min(k, block) pairs
+          torch.lobpcg(torch.tensor(A12), X=torch.tensor(X2), k=3)[0], rtol=1e-7)
+    assert rg.lobpcg(rg.tensor(_spd(12)), n=3)[0].shape == (1,)
+    for kwargs in [dict(k=5), dict(X=_r(12, 5)), dict(n=5)]:
+        with pytest.raises(ValueError):
+            torch.lobpcg(torch.tensor(_spd(12)), **{k: torch.tensor(v) if k == "X" else v
+                                                    for k, v in kwargs.items()})
+        with pytest.raises(ValueError):
+            rg.lobpcg(rg.tensor(_spd(12)), **{k: rg.tensor(v) if k == "X" else v
+                                              for k, v in kwargs.items()})
