@@ -1130,6 +1130,9 @@ CASES.update({  # api/lobpcg.py: eigh (after a Cholesky change of basis for B)
     "rg.lobpcg": C(lambda a: rg.lobpcg(a, k=2), spd(6)),
     "rg.lobpcg[B]": C(lambda a, b: rg.lobpcg(a, k=1, B=b, largest=False), spd(4), spd(4)),
 })
+CASES["rg.embedding_renorm_"] = C(lambda w, i: rg.embedding_renorm_(w * 1.0, i, 0.5, 2.0),
+                                fl(4, 3), ints(3, lo=0, hi=4), grad=False)
+REFUSES["rg.embedding_renorm_"] = "renorm outside the function"
 CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
                         grad=False)  # api/rng_extras.py
 REFUSES["rg.binomial"] = RANDOM

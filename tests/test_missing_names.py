@@ -777,3 +777,34 @@ def test_lobpcg_gradients_and_errors():
         with pytest.raises(ValueError):
             rg.lobpcg(rg.tensor(_spd(12)), **{k: rg.tensor(v) if k == "X" else v
                                               for k, v in kwargs.items()})
+
+
+# ---------------------------------------------------------------- embedding_renorm_
+
+@pytest.mark.parametrize(("idx", "max_norm", "norm_type"), [
+    ([0, 1, 0], 1.0, 2.0), ([[0, 1]], 1.0, 1.0), ([0, 3], 0.5, float("inf")), ([-1], 0.5, 2),
+    ([4, 0, 3, 3], 0.7, 3.0)])
+def test_embedding_renorm_matches_torch(idx, max_norm, norm_type):
+    w = _r(5, 3) * 2
+    tw, rw = torch.tensor(w), rg.tensor(w.copy())
+    want = torch.embedding_renorm_(tw, torch.tensor(idx), max_norm, norm_type)
+    got = rg.embedding_renorm_(rw, rg.tensor(idx), max_norm, norm_type)
+    assert got is rw
+    _same(got, want)
+
+
+def test_embedding_renorm_bad_input_like_torch():
+    leaf = np.ones((3, 2))
+    for w, i in [(leaf, np.array([5])), (leaf, np.array([0.0])), (np.ones(3), np.array([0]))]:
+        with pytest.raises(Exception) as want:  # noqa: PT011 - the types are compared below
+            torch.embedding_renorm_(torch.tensor(w), torch.tensor(i), 1.0, 2.0)
+        with pytest.raises(want.type):
+            rg.embedding_renorm_(rg.tensor(w), rg.tensor(i), 1.0, 2.0)
+    with pytest.raises(RuntimeError):
+        torch.embedding_renorm_(torch.ones(3, 2, requires_grad=True), torch.tensor([0]), 0.5, 2)
+    with pytest.raises(RuntimeError):
+        rg.embedding_renorm_(rg.ones(3, 2, requires_grad=True), rg.tensor([0]), 0.5, 2)
+    with rg.no_grad():
+        w = rg.ones(3, 2, requires_grad=True)
+        rg.embedding_renorm_(w, rg.tensor([0]), 0.5, 2)
+    np.testing.assert_allclose(w.data[0], 0.5 / (np.sqrt(2) + 1e-7), rtol=1e-6)

@@ -83,6 +83,7 @@ REFUSES.update({  # PyTorch's spellings (api/torch_names.py), draws from tensors
     "rg.add[out]": INPLACE, "rg.mul[out]": INPLACE,  # a write into `out`, as torch's vmap
 })
 REFUSES["rg.binomial"] = RANDOM  # api/rng_extras.py
+REFUSES["rg.embedding_renorm_"] = VALUES  # reads indices and rows in Python
 REFUSES.update({"F.grouped_mm[offs]@all": VALUES,  # api/grouped_mm.py: offs read in Python
                 "F.grouped_mm[offs]@last": VALUES})
 REFUSES.update({"rg.while_loop@all": VALUES, "rg.while_loop@first": VALUES,

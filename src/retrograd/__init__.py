@@ -314,7 +314,8 @@ from .api.rnn_functional import (  # torch's functional RNNs (api/rnn_functional
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
 )
 from .api.torch_additions import (  # smaller torch names (api/torch_additions.py)
-    convolution, eig, grid_sampler_2d, grid_sampler_3d, has_lapack, has_spectral,
+    convolution, eig, embedding_renorm_, grid_sampler_2d, grid_sampler_3d, has_lapack,
+    has_spectral,
     legacy_contiguous_format, lstsq, matrix_rank, newaxis, norm_except_dim, solve, symeig,
 )
 from .api.view_copies import (  # the *_copy functions and a few aliases (api/view_copies.py)

@@ -3,11 +3,11 @@
 `grid_sampler_3d` (F.grid_sample with torch's integer codes), `rg.convolution` (torch's
 generic convolution entry point), the functions torch removed in 1.9 and keeps only to say
 what replaced them (`rg.solve`, `lstsq`, `eig`, `symeig`, `matrix_rank`, and their methods),
-and the Tensor queries `name`, `volatile`, `is_set_to`, `const_data_ptr`, `is_distributed`
-and `map2_`.
+`rg.embedding_renorm_` (F.embedding's max_norm step, in place, no gradient), and the Tensor
+queries `name`, `volatile`, `is_set_to`, `const_data_ptr`, `is_distributed` and `map2_`.
 
-Each is a thin front on existing public functions, so gradients, forward mode, vmap and
-`rg.jit` are theirs.
+The functions are thin fronts on existing public ones, so gradients, forward mode, vmap and
+`rg.jit` are theirs (embedding_renorm_ reads the indices in Python: jit and vmap refuse it).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ._args import _t
 
 __all__ = ["newaxis", "has_lapack", "has_spectral", "legacy_contiguous_format",
            "norm_except_dim", "grid_sampler_2d", "grid_sampler_3d", "convolution", "solve",
-           "lstsq", "eig", "symeig", "matrix_rank"]
+           "lstsq", "eig", "symeig", "matrix_rank", "embedding_renorm_"]
 
 newaxis = None  # `x[:, rg.newaxis]`, as NumPy's and torch's
 has_lapack = True  # linear algebra is NumPy's LAPACK (and SciPy's where installed)
@@ -216,3 +216,50 @@ def map2_(self, x: Tensor, y: Tensor, callable: Callable) -> Tensor:  # noqa: A0
     triples = zip(self.data.reshape(-1).tolist(), *others)
     out = np.array([callable(v, a, b) for v, a, b in triples], dtype=self.data.dtype)
     return _write(self, out.reshape(self.shape))
+
+
+# ---------------------------------------------------------------- embedding rows
+
+
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,  # noqa: A002
+                      norm_type: float) -> Tensor:
+    """Scale, in place, each row of the 2-D `input` that `indices` names (each once;
+    negative ones count from the end) whose `norm_type`-norm exceeds `max_norm` to norm
+    max_norm (factor max_norm / (norm + 1e-7)); returns input. Like
+    `torch.embedding_renorm_` (F.embedding's max_norm step); refused on a tensor that
+    requires grad while grad is recorded, as torch refuses it on a leaf."""
+    from .. import engine
+    from .._values import values_of
+    from ..grad_mode import state
+    if not isinstance(input, Tensor) or not isinstance(indices, Tensor):
+        raise TypeError("embedding_renorm_(): input and indices must be tensors")
+    if input.ndim != 2:
+        raise RuntimeError(f"embedding_renorm_(): expected a 2-dimensional weight, got shape "
+                           f"{input.shape}")
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(f"embedding_renorm_(): expected indices of an integer dtype (int64 "
+                           f"or int32), got {indices.dtype}")
+    if state.enabled and input.requires_grad:
+        raise RuntimeError("embedding_renorm_(): a tensor that requires grad (shape "
+                           f"{input.shape}) is being used in an in-place operation; call it "
+                           "under rg.no_grad(), as F.embedding does")
+    how = "renorm outside the function"
+    rows = devices.host(values_of(indices, "embedding_renorm_()", how)).reshape(-1)
+    n = input.shape[0]
+    if rows.size and (rows.min() < -n or rows.max() >= n):
+        bad = rows.min() if rows.min() < -n else rows.max()
+        raise IndexError(f"embedding_renorm_(): index {int(bad)} is out of range for a weight "
+                         f"of {n} rows")
+    rows = np.unique(np.where(rows < 0, rows + n, rows))
+    w = values_of(input, "embedding_renorm_()", how)
+    picked = devices.host(w[rows]) if w.__class__ is not np.ndarray else w[rows]
+    p = float(norm_type)
+    norms = np.linalg.norm(picked.astype(np.float64), ord=p, axis=1) if picked.size else \
+        np.zeros(0)
+    over = norms > max_norm
+    if over.any():
+        scale = (max_norm / (norms[over] + 1e-7)).astype(w.dtype)
+        w[rows[over]] = w[rows[over]] * devices.like(scale[:, None], w)
+        input._cell()[0] += 1
+        engine.mark_inplace()
+    return input
