@@ -1133,6 +1133,15 @@ CASES.update({  # api/lobpcg.py: eigh (after a Cholesky change of basis for B)
 CASES["rg.embedding_renorm_"] = C(lambda w, i: rg.embedding_renorm_(w * 1.0, i, 0.5, 2.0),
                                 fl(4, 3), ints(3, lo=0, hi=4), grad=False)
 REFUSES["rg.embedding_renorm_"] = "renorm outside the function"
+CASES.update({  # api/segment_reduce.py: slices reduced by the public reductions
+    "rg.segment_reduce": C(lambda x, n: rg.segment_reduce(x, "max", lengths=n, unsafe=True),
+                           fl(5, 2), lambda rng: np.array([2, 0, 3])),
+    "rg.segment_reduce[offsets]": C(lambda x, o: rg.segment_reduce(
+        x, "mean", offsets=o, initial=0.5, axis=1), fl(2, 5), lambda rng: np.array(
+            [[0, 2, 5], [1, 1, 4]])),
+})
+REFUSES.update({"rg.segment_reduce": "pass lengths built outside the function",
+                "rg.segment_reduce[offsets]": "pass lengths built outside the function"})
 CASES["rg.binomial"] = C(rg.binomial, fl(3, lo=1.0, hi=1.0), unit(3),
                         grad=False)  # api/rng_extras.py
 REFUSES["rg.binomial"] = RANDOM

@@ -808,3 +808,68 @@ def test_embedding_renorm_bad_input_like_torch():
         w = rg.ones(3, 2, requires_grad=True)
         rg.embedding_renorm_(w, rg.tensor([0]), 0.5, 2)
     np.testing.assert_allclose(w.data[0], 0.5 / (np.sqrt(2) + 1e-7), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- segment_reduce
+
+SEGMENTS = [
+    (lambda: _r(5), dict(lengths=np.array([3, 0, 2]))),
+    (lambda: _r(5), dict(lengths=np.array([3, 0, 2]), initial=0.25)),
+    (lambda: _r(5), dict(offsets=np.array([1, 2, 5]))),
+    (lambda: _r(3, 5, 2), dict(lengths=np.array([[1, 4], [2, 3], [5, 0]]), axis=1)),
+    (lambda: _r(5, 2), dict(lengths=np.array([2, 3]))),
+    (lambda: np.array([0.0, 3.0, 0.5, 2.0, 1.0]), dict(lengths=np.array([3, 2]))),
+    (lambda: _r(5), dict(lengths=np.array([2, 2]), unsafe=True)),
+]
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "max", "min"])
+@pytest.mark.parametrize("case", range(len(SEGMENTS)))
+def test_segment_reduce_matches_torch(reduce, case):
+    make, kw = SEGMENTS[case]
+    data = make()
+    tk = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+    rk = {k: rg.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+    tx, rx = torch.tensor(data, requires_grad=True), rg.tensor(data, requires_grad=True)
+    want = torch.segment_reduce(tx, reduce, **tk)
+    got = rg.segment_reduce(rx, reduce, **rk)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got.data, want.detach().numpy(), rtol=1e-12, equal_nan=True)
+    g = _r(*want.shape)
+    want.backward(torch.tensor(g))
+    got.backward(rg.tensor(g))
+    np.testing.assert_allclose(rx.grad.data, tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_segment_reduce_ties_share_the_gradient():
+    """Ties of max/min split the gradient equally in each segment (torch's amax convention;
+    torch 2.13's segment_reduce counts another segment's ties: [0, 3, 0], [2, 2] gives the two
+    2s the whole gradient each)."""
+    x = rg.tensor([0.0, 3.0, 0.0, 2.0, 2.0], requires_grad=True)
+    rg.segment_reduce(x, "max", lengths=rg.tensor([3, 2])).backward(rg.tensor([1.0, 4.0]))
+    np.testing.assert_array_equal(x.grad.data, [0, 1, 0, 2, 2])
+    x.grad = None
+    rg.segment_reduce(x, "min", lengths=rg.tensor([3, 2])).backward(rg.tensor([1.0, 4.0]))
+    np.testing.assert_array_equal(x.grad.data, [0.5, 0, 0.5, 2, 2])
+    assert rg.gradcheck(lambda v: rg.segment_reduce(v, "prod", lengths=rg.tensor([2, 1, 2])),
+                        (rg.tensor(_r(5), requires_grad=True),))
+
+
+@pytest.mark.parametrize("bad", [
+    dict(reduce="foo", lengths=[5]), dict(lengths=[2, 2]), dict(lengths=[2, -1, 4]),
+    dict(indices=[0, 0, 1, 1, 1]), dict(), dict(lengths=[5], axis=1, data2d=True),
+    dict(lengths=[2.0, 3.0]), dict(lengths=[2, 3], long=True)])
+def test_segment_reduce_bad_input_like_torch(bad):
+    bad = dict(bad)
+    data = _r(5, 2) if bad.pop("data2d", False) else _r(5)
+    if bad.pop("long", False):
+        data = np.arange(5)
+    reduce = bad.pop("reduce", "sum")
+    for M in (torch, rg):
+        kw = {k: M.tensor(np.array(v)) if isinstance(v, list) else v for k, v in bad.items()}
+        with pytest.raises(Exception) as e:  # noqa: PT011 - the types are compared below
+            M.segment_reduce(M.tensor(data), reduce, **kw)
+        if M is torch:
+            want = e.type
+        else:
+            assert issubclass(e.type, want), (e.type, want)

@@ -83,6 +83,9 @@ REFUSES.update({  # PyTorch's spellings (api/torch_names.py), draws from tensors
     "rg.add[out]": INPLACE, "rg.mul[out]": INPLACE,  # a write into `out`, as torch's vmap
 })
 REFUSES["rg.binomial"] = RANDOM  # api/rng_extras.py
+REFUSES.update({k: VALUES for k in [  # api/segment_reduce.py: lengths read in Python
+    "rg.segment_reduce@all", "rg.segment_reduce@last", "rg.segment_reduce[offsets]@all",
+    "rg.segment_reduce[offsets]@last"]})
 REFUSES["rg.embedding_renorm_"] = VALUES  # reads indices and rows in Python
 REFUSES.update({"F.grouped_mm[offs]@all": VALUES,  # api/grouped_mm.py: offs read in Python
                 "F.grouped_mm[offs]@last": VALUES})

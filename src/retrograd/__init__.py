@@ -303,6 +303,7 @@ from .api.hashing import hash_tensor  # api/hashing.py
 from .api.rng_extras import binomial  # api/rng_extras.py
 from .api.control_flow import while_loop  # api/control_flow.py
 from .api.lobpcg import lobpcg  # api/lobpcg.py
+from .api.segment_reduce import segment_reduce  # api/segment_reduce.py
 from .api.sym_shapes import (  # torch's symbolic-shape helpers on concrete numbers
     sym_constrain_range, sym_constrain_range_for_size, sym_float, sym_fresh_size, sym_int,
     sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum,
