@@ -4,7 +4,9 @@ forward/backward of the same computation (the floor), in one run.
     python benchmarks/bench_layers.py                       # all workloads, 3 rounds
     python benchmarks/bench_layers.py --only conv2d,sdpa --rounds 5 --clock cpu
 
-Workloads (float32, one forward and one backward of sum(out * seed)):
+Workloads (float32, one forward and one backward of sum(out * seed), where seed is a fixed
+dense random array of out's shape, the same for every library: a cotangent a real
+network would send, so that no library's shortcut for sum()'s broadcast ones counts):
   conv1d            N=32, C 16->32, L=1024, k=3, padding 1, bias
   conv2d            N=32, C 16->32, 32x32, k=3, padding 1, bias
   conv_transpose2d  N=32, C 32->16, 16x16 -> 32x32, k=3, stride 2, padding 1, output_padding 1
@@ -96,7 +98,7 @@ def numpy_step(workload: str, d: dict):
         n, c = x.shape[:2]
         o, k = w.shape[0], w.shape[2]
         kk = k ** nd
-        seed = np.ones((n, o) + x.shape[2:], np.float32)
+        seed = cotangent((n, o) + x.shape[2:])
 
         def step():
             win = _np_windows(x, k, 1)                        # (N, C, *k, *O)
@@ -119,7 +121,7 @@ def numpy_step(workload: str, d: dict):
         n, c, h, wd = x.shape
         o, k = w.shape[1], w.shape[2]
         oh = (h - 1) * 2 - 2 + k + 1
-        seed = np.ones((n, o, oh, oh), np.float32)
+        seed = cotangent((n, o, oh, oh))
 
         def step():
             xs = x.transpose(1, 0, 2, 3).reshape(c, -1)                 # (C, N*P)
@@ -140,7 +142,7 @@ def numpy_step(workload: str, d: dict):
     if workload == "sdpa":
         q, k, v = d["q"], d["k"], d["v"]
         scale = np.float32(1 / np.sqrt(q.shape[-1]))
-        go = np.ones(q.shape, np.float32)
+        go = cotangent(q.shape)
 
         def step():
             s = (q * scale) @ k.swapaxes(-1, -2)
@@ -158,7 +160,7 @@ def numpy_step(workload: str, d: dict):
 
     if workload == "layer_norm":
         x, w, b = d["x"], d["w"], d["b"]
-        gy = np.ones(x.shape, np.float32)
+        gy = cotangent(x.shape)
 
         def step():
             mu = x.mean(-1, keepdims=True)
@@ -181,6 +183,8 @@ def numpy_step(workload: str, d: dict):
     def sig(a):
         return 1 / (1 + np.exp(-a))
 
+    seed = cotangent((T,) + h0.shape)
+
     def step():
         xw = x @ wih.T + bias                              # (T, N, 4H) at once
         h, c = h0, c0
@@ -201,7 +205,7 @@ def numpy_step(workload: str, d: dict):
         gwhh = np.zeros_like(whh)
         for t in reversed(range(T)):
             i, f, gg, o, tc = acts[t]
-            gh = gh + 1.0                                    # d sum(h_t)
+            gh = gh + seed[t]                                # d sum(h_t * seed_t)
             go = gh * tc
             gc = gc + gh * o * (1 - tc * tc)
             gi, gf, ggg = gc * gg, gc * cs[t], gc * i
@@ -219,6 +223,13 @@ def numpy_step(workload: str, d: dict):
 
 
 # ---------------------------------------------------------------- retrograd, torch
+
+def cotangent(shape: tuple):
+    """The backward's seed: fixed dense random float32 of `shape`, the same everywhere."""
+    import numpy as np
+
+    return np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+
 
 def lib_step(lib: str, workload: str, d: dict):
     """One forward and backward through the library's own functional API (None: missing)."""
@@ -269,11 +280,15 @@ def lib_step(lib: str, workload: str, d: dict):
         def fwd():
             return lstm(t["x"])[0]
 
+    seeds = []
+
     def step():
         for v in t.values():
             v.grad = None
         out = fwd()
-        out.sum().backward()
+        if not seeds:
+            seeds.append(m.tensor(cotangent(tuple(out.shape))))
+        out.backward(seeds[0])
         return out
     return step
 
