@@ -873,3 +873,23 @@ def test_segment_reduce_bad_input_like_torch(bad):
             want = e.type
         else:
             assert issubclass(e.type, want), (e.type, want)
+
+
+def test_deprecated_resize_reshapes_like_torch():
+    a = _r(6)
+    tx, rx = torch.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
+    with pytest.warns(UserWarning, match="deprecated"):
+        want = tx.resize(2, 3)
+    with pytest.warns(UserWarning, match="deprecated"):
+        got = rx.resize(2, 3)
+    _same(got, want)
+    g = _r(2, 3)
+    want.backward(torch.tensor(g))
+    got.backward(rg.tensor(g))
+    _same(rx.grad, tx.grad)
+    with pytest.warns(UserWarning):
+        _same(rx.resize_as(rg.zeros(3, 2)), tx.resize_as(torch.zeros(3, 2)))
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError):
+        tx.resize(4)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError):
+        rx.resize(4)

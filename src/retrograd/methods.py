@@ -850,7 +850,8 @@ from .api import hashing as _hashing  # noqa: E402
 Tensor.hash_tensor = _hashing.hash_tensor
 from .api import torch_additions as _additions  # noqa: E402
 
-for _name in "is_set_to const_data_ptr is_distributed map2_ solve lstsq eig symeig".split():
+for _name in ("is_set_to const_data_ptr is_distributed map2_ solve lstsq eig symeig resize "
+              "resize_as").split():
     setattr(Tensor, _name, getattr(_additions, _name))
 Tensor.name = property(_additions.name)
 Tensor.volatile = property(_additions.volatile)

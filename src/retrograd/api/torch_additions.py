@@ -4,7 +4,9 @@
 generic convolution entry point), the functions torch removed in 1.9 and keeps only to say
 what replaced them (`rg.solve`, `lstsq`, `eig`, `symeig`, `matrix_rank`, and their methods),
 `rg.embedding_renorm_` (F.embedding's max_norm step, in place, no gradient), and the Tensor
-queries `name`, `volatile`, `is_set_to`, `const_data_ptr`, `is_distributed` and `map2_`.
+queries `name`, `volatile`, `is_set_to`, `const_data_ptr`, `is_distributed` and `map2_`,
+and the deprecated out-of-place `Tensor.resize` / `resize_as` (a reshape that keeps the
+number of elements).
 
 The functions are thin fronts on existing public ones, so gradients, forward mode, vmap and
 `rg.jit` are theirs (embedding_renorm_ reads the indices in Python: jit and vmap refuse it).
@@ -263,3 +265,36 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,  # noqa: 
         input._cell()[0] += 1
         engine.mark_inplace()
     return input
+
+
+# ---------------------------------------------------------------- deprecated resize
+
+
+def resize(self, *sizes) -> Tensor:
+    """self reshaped to `sizes` (ints or one tuple), which must hold as many elements;
+    differentiable. Like torch's deprecated out-of-place `Tensor.resize` (with its
+    warning)."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _resize(self, sizes, "resize")
+
+
+def resize_as(self, tensor: Tensor) -> Tensor:
+    """self reshaped to `tensor`'s shape, which must hold as many elements. Like torch's
+    deprecated out-of-place `Tensor.resize_as` (with its warning)."""
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"resize_as(): 'tensor' must be a Tensor, got {type(tensor).__name__}")
+    return _resize(self, tensor.shape, "resize_as")
+
+
+def _resize(self, sizes, fn: str) -> Tensor:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    shape = tuple(int(s) for s in sizes)
+    n = int(np.prod(shape)) if shape else 1
+    if any(s < 0 for s in shape) or n != self.size:
+        raise RuntimeError(f"{fn}(): requested resize to {shape} ({n} elements in total), but "
+                           f"the given tensor has a size of {self.shape} ({self.size} "
+                           "elements); autograd's resize can only change the shape, keeping "
+                           "the number of elements")
+    return self.reshape(shape)
