@@ -901,3 +901,15 @@ def test_deprecated_resize_reshapes_like_torch():
         tx.resize(4)
     with pytest.warns(UserWarning), pytest.raises(RuntimeError):
         rx.resize(4)
+
+
+def test_ldl_factor_blocked_size_matches_torch():
+    """Past LAPACK's block size (torch queries the optimal workspace: the blocked sytrf)."""
+    a = _symmetric((70, 70), np.float64, False)
+    want = torch.linalg.ldl_factor(torch.tensor(a))
+    got = rg.linalg.ldl_factor(rg.tensor(a))
+    _same(got.pivots, want.pivots)
+    _same(got.LD, want.LD, rtol=1e-8, atol=1e-10)
+    b = _r(70, 3)
+    x = rg.linalg.ldl_solve(*got, rg.tensor(b))
+    np.testing.assert_allclose(a @ x.data, b, rtol=1e-8, atol=1e-8)

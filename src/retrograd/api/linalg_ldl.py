@@ -66,8 +66,8 @@ def _matrices(A, fn: str, what: str = "A") -> Tensor:
 
 
 def _kernel(dtype: np.dtype, hermitian: bool, name: str):
-    """The LAPACK routine `name` ('trf' or 'trs') for `dtype`: he* for complex Hermitian,
-    sy* otherwise."""
+    """The LAPACK routine `name` ('trf', 'trf_lwork' or 'trs') for `dtype`: he* for complex
+    Hermitian, sy* otherwise."""
     p = _PREFIX[dtype]
     kind = "he" if hermitian and p in "cz" else "sy"
     return getattr(_lapack(), f"{p}{kind}{name}")
@@ -92,8 +92,10 @@ def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False
     info = np.zeros(batch, dtype=np.int32)
     if n:
         trf = _kernel(a.dtype, hermitian, "trf")
-        lwork_of = getattr(_lapack(), trf.__name__ + "_lwork", None)
-        lwork = max(int(np.real(lwork_of(n, lower=1)[0])), n) if lwork_of else n
+        # the optimal workspace, as torch queries it: the blocked algorithm beyond the block
+        # size (a workspace of n would make LAPACK fall back to the unblocked one)
+        optimal = _kernel(a.dtype, hermitian, "trf_lwork")(n, lower=1)[0]
+        lwork = max(int(np.real(optimal)), n)
         for k in np.ndindex(*batch):
             ldu, ipiv, status = trf(a[k], lower=1, lwork=lwork)
             LD[k] = np.tril(ldu)
