@@ -96,22 +96,24 @@ def _lstm_forward_np(xw, h0, c0, w):
         p_if, p_g, p_o = p4[:, :2].transpose(1, 0, 2), p4[:, 2], p4[:, 3]
         ig = np.empty((b - a, H), dt)
         h, c = h0[a:b], c0[a:b]
+        one = dt.type(1)
+        steps = zip(xw[:, a:b], S[:, :2, a:b], S[:, 2, a:b], S[:, :, a:b], S[:, 0, a:b],
+                    S[:, 1, a:b], G[:, a:b], Y[:, 0, a:b], Y[:, 1, a:b], TC[:, a:b])
         with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: sigmoid 0
-            for t in range(L):
+            for x, s_if, s_o, s, s_i, s_f, gn, hn, cn, tc in steps:
                 np.matmul(h, wn, out=pre)
-                np.subtract(pre, xw[t, a:b], out=pre)
-                s, gn = S[t, :, a:b], G[t, a:b]
-                np.exp(p_if, out=s[:2])
-                np.exp(p_o, out=s[2])
-                np.add(s, 1.0, out=s)
+                np.subtract(pre, x, out=pre)
+                np.exp(p_if, out=s_if)
+                np.exp(p_o, out=s_o)
+                np.add(s, one, out=s)
                 np.reciprocal(s, out=s)
                 np.tanh(p_g, out=gn)
-                cp, h, c, tc = c, Y[t, 0, a:b], Y[t, 1, a:b], TC[t, a:b]
-                np.multiply(s[1], cp, out=c)
-                np.multiply(s[0], gn, out=ig)
-                np.subtract(c, ig, out=c)
-                np.tanh(c, out=tc)
-                np.multiply(s[2], tc, out=h)
+                np.multiply(s_f, c, out=cn)
+                np.multiply(s_i, gn, out=ig)
+                np.subtract(cn, ig, out=cn)
+                np.tanh(cn, out=tc)
+                np.multiply(s_o, tc, out=hn)
+                h, c = hn, cn
 
     _threads.run(rows, _threads.chunks(N, _LSTM_WORK * L * N * H4))
     return Y, S, G, TC
@@ -160,6 +162,7 @@ def _lstm_backward_np(g, xw, h0, c0, w, Y, S, G, TC):
         ghc = np.empty((2, n, H), dt)
         gh, gc = ghc
         tmp = np.empty((n, H), dt)
+        ga_rows, ga4_rows, f_rows, g_rows = GA[:, a:b], GA4[:, a:b], f[:, a:b], g[:, :, a:b]
         t1 = L
         while t1 > 0:
             t0 = max(0, t1 - B)
@@ -184,14 +187,14 @@ def _lstm_backward_np(g, xw, h0, c0, w, Y, S, G, TC):
             for t in range(t1 - 1, t0 - 1, -1):
                 j = t - t0
                 if t == L - 1:
-                    ghc[...] = g[t, :, a:b]
+                    ghc[...] = g_rows[t]
                 else:
-                    np.matmul(GA[t + 1, a:b], w, out=gh)
-                    np.multiply(gc, f[t + 1, a:b], out=gc)  # the cell state's path through f
-                    np.add(ghc, g[t, :, a:b], out=ghc)
+                    np.matmul(ga_rows[t + 1], w, out=gh)
+                    np.multiply(gc, f_rows[t + 1], out=gc)  # the cell state's path through f
+                    np.add(ghc, g_rows[t], out=ghc)
                 np.multiply(gh, k[j], out=tmp)
                 np.add(gc, tmp, out=gc)
-                ga = GA4[t, a:b]
+                ga = ga4_rows[t]
                 np.multiply(e[j, :3], gc, out=ga.transpose(1, 0, 2)[:3])
                 np.multiply(e[j, 3], gh, out=ga[:, 3])
             t1 = t0
