@@ -693,29 +693,38 @@ def _svd_vjp_torch(m, G, out, A):
     return gA
 
 
+def _svd_rotations(m, t, U, S, V, A, adj):
+    """The SVD tangent's shared part: dP = adj(U) dA V, and U's and V's tangents from
+    its off-diagonal part (and the spaces beyond k = min(rows, cols)); `adj` is the
+    transpose for real input, the conjugate transpose for complex."""
+    rows, cols = A.shape[-2], A.shape[-1]
+    k = min(rows, cols)
+    eye = _c(np.eye(k, dtype=np.finfo(A.dtype).dtype), t)
+    dP = m.matmul(m.matmul(adj(m, U), t), V)
+    dPd = m.sum(dP * eye, axis=-1)
+    S2 = S * S
+    F = (1 - eye) / (_row(m, S2) - _colv(m, S2) + eye)
+    dPa = adj(m, dP)
+    dU = m.matmul(U, F * (dP * _row(m, S) + _colv(m, S) * dPa))
+    dV = m.matmul(V, F * (_colv(m, S) * dP + dPa * _row(m, S)))
+    if rows > k:
+        tV = m.matmul(t, V) / _row(m, S)
+        dU = dU + tV - m.matmul(U, m.matmul(adj(m, U), tV))
+    if cols > k:
+        tU = m.matmul(adj(m, t), U) / _row(m, S)
+        dV = dV + tU - m.matmul(V, m.matmul(adj(m, V), tU))
+    return dPd, dU, dV
+
+
 def _svd_jvp_c(m, t, out, A):
     """The tangent of the forward as computed: dP = U^H dA V, dS = Re diag(dP); U's and V's
     off-diagonal rotations as in the real rule with dP^H; U's phases as the forward fixes
     them, V's then follow from Im diag(dP) = S (theta_U - theta_V)."""
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
-    rdt = np.finfo(A.dtype).dtype
-    eye = _c(np.eye(k, dtype=rdt), t)
     U, S, V = _split_svd(m, out, rows, cols)
     S = m.real(S)
-    dP = m.matmul(m.matmul(_mH(m, U), t), V)
-    dPd = m.sum(dP * eye, axis=-1)
-    S2 = S * S
-    F = (1 - eye) / (_row(m, S2) - _colv(m, S2) + eye)
-    dPh = _mH(m, dP)
-    dU = m.matmul(U, F * (dP * _row(m, S) + _colv(m, S) * dPh))
-    dV = m.matmul(V, F * (_colv(m, S) * dP + dPh * _row(m, S)))
-    if rows > k:
-        tV = m.matmul(t, V) / _row(m, S)
-        dU = dU + tV - m.matmul(U, m.matmul(_mH(m, U), tV))
-    if cols > k:
-        tU = m.matmul(_mH(m, t), U) / _row(m, S)
-        dV = dV + tU - m.matmul(V, m.matmul(_mH(m, V), tU))
+    dPd, dU, dV = _svd_rotations(m, t, U, S, V, A, _mH)
     dU, theta = _fix_phase_tangent(m, U, dU, rows)
     dV = dV + V * _row(m, theta - m.imag(dPd) / S) * 1j
     dS = m.cast(m.real(dPd), dtype=A.dtype)
@@ -727,21 +736,8 @@ def _svd_jvp(m, t, out, A):
         return _svd_jvp_c(m, t, out, A)
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
-    eye = _c(np.eye(k, dtype=A.dtype), t)
     U, S, V = _split_svd(m, out, rows, cols)
-    dP = m.matmul(m.matmul(_mT(m, U), t), V)
-    dS = m.sum(dP * eye, axis=-1)
-    S2 = S * S
-    F = (1 - eye) / (_row(m, S2) - _colv(m, S2) + eye)
-    dPt = _mT(m, dP)
-    dU = m.matmul(U, F * (dP * _row(m, S) + _colv(m, S) * dPt))
-    dV = m.matmul(V, F * (_colv(m, S) * dP + dPt * _row(m, S)))
-    if rows > k:
-        tV = m.matmul(t, V) / _row(m, S)
-        dU = dU + tV - m.matmul(U, m.matmul(_mT(m, U), tV))
-    if cols > k:
-        tU = m.matmul(_mT(m, t), U) / _row(m, S)
-        dV = dV + tU - m.matmul(V, m.matmul(_mT(m, V), tU))
+    dS, dU, dV = _svd_rotations(m, t, U, S, V, A, _mT)
     return m.cat(dU, m.reshape(dS, shape=dS.shape[:-1] + (1, k)), dV, axis=-2)
 
 
