@@ -86,34 +86,6 @@ def test_lstm_saturated_gates_match_torch_without_warnings():
         assert np.abs(a32 - t).max() <= 4 * np.abs(t32 - t).max() + 1e-4 * scale
 
 
-def test_lstm_split_over_threads_matches_one_thread_and_torch(monkeypatch):
-    """The batch's rows on two threads (forced on a small input): PyTorch's values, and the
-    single-thread values to the last bits but a few."""
-    from retrograd import threads
-    old = threads.num_threads()
-    mod, ref = _pair({}, np.float64, (3, 5))
-    x = RNG.standard_normal((11, 7, 3))
-    h0, c0 = RNG.standard_normal((2, 1, 7, 5))
-    gy = RNG.standard_normal((11, 7, 5))
-    gh, gc = RNG.standard_normal((2, 1, 7, 5))
-    args = (x, h0, c0, gy, gh, gc)
-    try:
-        threads.set_num_threads(1)
-        one = _run(mod, *args, "rg")
-        for p in mod.parameters():
-            p.grad = None
-        threads.set_num_threads(2)
-        monkeypatch.setattr(threads, "_MIN_WORK", 1)
-        assert len(threads.chunks(7, 100.0)) == 2
-        two = _run(mod, *args, "rg")
-    finally:
-        threads.set_num_threads(old)
-    theirs = _run(ref, *args, "torch")
-    for a, b, t in zip(two, one, theirs, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
-        np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12)
-
-
 def test_gru_saturated_gates_match_torch_without_warnings():
     """The GRU's fast path takes its sigmoids the same way: saturated gates, no warning."""
     torch.manual_seed(0)

@@ -16,10 +16,9 @@ The fast LSTM forward works on negated pre-activations (one matrix product with
 cheaper than tanh) and its cell gate tanh(-z) = -g. It saves the gates, gate by
 gate, for the backward, which computes the local derivatives of a block of steps
 at a time (in cache) on contiguous blocks, then runs a few small products per
-step, and the weight gradient as one product after the loop. The batch's rows are
-independent: with several threads (`threads.chunks`) each loop runs on a share of
-them. The four inputs' rules run one after another on one cotangent: the first
-computes all four gradients and each rule takes its own from the saved record.
+step, and the weight gradient as one product after the loop. The four inputs'
+rules run one after another on one cotangent: the first computes all four gradients
+and each rule takes its own from the saved record.
 The generic path (create_graph, forward mode, other devices) unrolls the same
 recurrence with recorded ops, so it differentiates again.
 """
@@ -30,7 +29,6 @@ import functools
 
 import numpy as np
 
-from .. import threads as _threads
 from ..primitive import NUMPY, defop
 
 
@@ -78,8 +76,8 @@ def _lstm_forward_np(xw, h0, c0, w):
     the negated pre-activations -z; the sigmoids are then 1 / (1 + exp(-z)) (exp costs
     less than tanh) and the cell gate tanh(-z) = -g, folded into c = f c_prev - i (-g).
     Every gate of every step lands in a contiguous block, so each later operation runs
-    on contiguous rows. The batch's rows are independent: with several threads, each
-    runs its own rows (`threads.chunks`)."""
+    on contiguous rows. One thread: the batch's rows split over two threads were slower
+    (measured at batch 32: a dozen small NumPy calls per step share the GIL)."""
     L, N, H4 = xw.shape
     H = H4 // 4
     dt = xw.dtype
@@ -89,33 +87,28 @@ def _lstm_forward_np(xw, h0, c0, w):
     G = np.empty((L, N, H), dt)
     Y = np.empty((L, 2, N, H), dt)
     TC = np.empty((L, N, H), dt)
-
-    def rows(a, b):
-        pre = np.empty((b - a, H4), dt)
-        p4 = pre.reshape(b - a, 4, H)
-        p_if, p_g, p_o = p4[:, :2].transpose(1, 0, 2), p4[:, 2], p4[:, 3]
-        ig = np.empty((b - a, H), dt)
-        h, c = h0[a:b], c0[a:b]
-        one = dt.type(1)
-        steps = zip(xw[:, a:b], S[:, :2, a:b], S[:, 2, a:b], S[:, :, a:b], S[:, 0, a:b],
-                    S[:, 1, a:b], G[:, a:b], Y[:, 0, a:b], Y[:, 1, a:b], TC[:, a:b])
-        with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: sigmoid 0
-            for x, s_if, s_o, s, s_i, s_f, gn, hn, cn, tc in steps:
-                np.matmul(h, wn, out=pre)
-                np.subtract(pre, x, out=pre)
-                np.exp(p_if, out=s_if)
-                np.exp(p_o, out=s_o)
-                np.add(s, one, out=s)
-                np.reciprocal(s, out=s)
-                np.tanh(p_g, out=gn)
-                np.multiply(s_f, c, out=cn)
-                np.multiply(s_i, gn, out=ig)
-                np.subtract(cn, ig, out=cn)
-                np.tanh(cn, out=tc)
-                np.multiply(s_o, tc, out=hn)
-                h, c = hn, cn
-
-    _threads.run(rows, _threads.chunks(N, _LSTM_WORK * L * N * H4))
+    pre = np.empty((N, H4), dt)
+    p4 = pre.reshape(N, 4, H)
+    p_if, p_g, p_o = p4[:, :2].transpose(1, 0, 2), p4[:, 2], p4[:, 3]
+    ig = np.empty((N, H), dt)
+    one = dt.type(1)
+    h, c = h0, c0
+    steps = zip(xw, S[:, :2], S[:, 2], S, S[:, 0], S[:, 1], G, Y[:, 0], Y[:, 1], TC)
+    with np.errstate(over="ignore"):  # exp(-z) = inf for a very negative z: sigmoid 0
+        for x, s_if, s_o, s, s_i, s_f, gn, hn, cn, tc in steps:
+            np.matmul(h, wn, out=pre)
+            np.subtract(pre, x, out=pre)
+            np.exp(p_if, out=s_if)
+            np.exp(p_o, out=s_o)
+            np.add(s, one, out=s)
+            np.reciprocal(s, out=s)
+            np.tanh(p_g, out=gn)
+            np.multiply(s_f, c, out=cn)
+            np.multiply(s_i, gn, out=ig)
+            np.subtract(cn, ig, out=cn)
+            np.tanh(cn, out=tc)
+            np.multiply(s_o, tc, out=hn)
+            h, c = hn, cn
     return Y, S, G, TC
 
 
@@ -137,71 +130,60 @@ _BLOCK = 8
 """Steps whose local derivatives the LSTM backward computes together: blocks small enough
 to stay in cache, large enough that each NumPy call does real work."""
 
-_LSTM_WORK = 16.0
-"""Element-operations per gate entry and step, for `threads.chunks` (the forward's and the
-backward's alike, so that both split the batch or neither does)."""
-
 
 def _lstm_backward_np(g, xw, h0, c0, w, Y, S, G, TC):
-    """(dxw, dh0, dc0, dw) from the saved gates: the loop through time on each thread's
-    rows of the batch, then the weight gradient as one product over every step."""
+    """(dxw, dh0, dc0, dw) from the saved gates: the loop through time, then the weight
+    gradient as one product over every step."""
     L, _, N, H = S.shape
     dt = S.dtype
     f = S[:, 1]
     GA = np.empty((L, N, 4 * H), dt)
     GA4 = GA.reshape(L, N, 4, H)
-    dc0 = np.empty((N, H), dt)
     g = g.reshape(L, 2, N, H)
-
-    def rows(a, b):
-        n = b - a
-        B = min(_BLOCK, L)
-        D = np.empty((B, 3, n, H), dt)
-        E = np.empty((B, 4, n, H), dt)
-        K = np.empty((B, n, H), dt)
-        ghc = np.empty((2, n, H), dt)
-        gh, gc = ghc
-        tmp = np.empty((n, H), dt)
-        ga_rows, ga4_rows, f_rows, g_rows = GA[:, a:b], GA4[:, a:b], f[:, a:b], g[:, :, a:b]
-        t1 = L
-        while t1 > 0:
-            t0 = max(0, t1 - B)
-            s, gn, tc = S[t0:t1, :, a:b], G[t0:t1, a:b], TC[t0:t1, a:b]
-            d, e, k = D[:t1 - t0], E[:t1 - t0], K[:t1 - t0]
-            np.subtract(1.0, s, out=d)
-            np.multiply(d, s, out=d)                     # s (1 - s)
-            np.multiply(gn, d[:, 0], out=e[:, 0])        # i: g i' (gn = -g)
-            np.negative(e[:, 0], out=e[:, 0])
-            if t0 == 0:                                  # f: c_prev f'
-                np.multiply(c0[a:b], d[0, 1], out=e[0, 1])
-                np.multiply(Y[:t1 - 1, 1, a:b], d[1:, 1], out=e[1:, 1])
+    B = min(_BLOCK, L)
+    D = np.empty((B, 3, N, H), dt)
+    E = np.empty((B, 4, N, H), dt)
+    K = np.empty((B, N, H), dt)
+    ghc = np.empty((2, N, H), dt)
+    gh, gc = ghc
+    tmp = np.empty((N, H), dt)
+    t1 = L
+    while t1 > 0:
+        t0 = max(0, t1 - B)
+        s, gn, tc = S[t0:t1], G[t0:t1], TC[t0:t1]
+        d, e, k = D[:t1 - t0], E[:t1 - t0], K[:t1 - t0]
+        np.subtract(1.0, s, out=d)
+        np.multiply(d, s, out=d)                     # s (1 - s)
+        np.multiply(gn, d[:, 0], out=e[:, 0])        # i: g i' (gn = -g)
+        np.negative(e[:, 0], out=e[:, 0])
+        if t0 == 0:                                  # f: c_prev f'
+            np.multiply(c0, d[0, 1], out=e[0, 1])
+            np.multiply(Y[:t1 - 1, 1], d[1:, 1], out=e[1:, 1])
+        else:
+            np.multiply(Y[t0 - 1:t1 - 1, 1], d[:, 1], out=e[:, 1])
+        np.multiply(gn, gn, out=e[:, 2])             # g: i (1 - g^2)
+        np.subtract(1.0, e[:, 2], out=e[:, 2])
+        np.multiply(e[:, 2], s[:, 0], out=e[:, 2])
+        np.multiply(tc, d[:, 2], out=e[:, 3])        # o: tanh(c) o'
+        np.multiply(tc, tc, out=k)                   # K = o (1 - tanh(c)^2)
+        np.subtract(1.0, k, out=k)
+        np.multiply(k, s[:, 2], out=k)
+        for t in range(t1 - 1, t0 - 1, -1):
+            j = t - t0
+            if t == L - 1:
+                ghc[...] = g[t]
             else:
-                np.multiply(Y[t0 - 1:t1 - 1, 1, a:b], d[:, 1], out=e[:, 1])
-            np.multiply(gn, gn, out=e[:, 2])             # g: i (1 - g^2)
-            np.subtract(1.0, e[:, 2], out=e[:, 2])
-            np.multiply(e[:, 2], s[:, 0], out=e[:, 2])
-            np.multiply(tc, d[:, 2], out=e[:, 3])        # o: tanh(c) o'
-            np.multiply(tc, tc, out=k)                   # K = o (1 - tanh(c)^2)
-            np.subtract(1.0, k, out=k)
-            np.multiply(k, s[:, 2], out=k)
-            for t in range(t1 - 1, t0 - 1, -1):
-                j = t - t0
-                if t == L - 1:
-                    ghc[...] = g_rows[t]
-                else:
-                    np.matmul(ga_rows[t + 1], w, out=gh)
-                    np.multiply(gc, f_rows[t + 1], out=gc)  # the cell state's path through f
-                    np.add(ghc, g_rows[t], out=ghc)
-                np.multiply(gh, k[j], out=tmp)
-                np.add(gc, tmp, out=gc)
-                ga = ga4_rows[t]
-                np.multiply(e[j, :3], gc, out=ga.transpose(1, 0, 2)[:3])
-                np.multiply(e[j, 3], gh, out=ga[:, 3])
-            t1 = t0
-        np.multiply(gc, f[0, a:b], out=dc0[a:b])
-
-    _threads.run(rows, _threads.chunks(N, _LSTM_WORK * L * N * 4 * H))
+                np.matmul(GA[t + 1], w, out=gh)
+                np.multiply(gc, f[t + 1], out=gc)    # the cell state's path through f
+                np.add(ghc, g[t], out=ghc)
+            np.multiply(gh, k[j], out=tmp)
+            np.add(gc, tmp, out=gc)
+            ga = GA4[t]
+            np.multiply(e[j, :3], gc, out=ga.transpose(1, 0, 2)[:3])
+            np.multiply(e[j, 3], gh, out=ga[:, 3])
+        t1 = t0
     dh0 = GA[0] @ w
+    dc0 = gc * f[0]
     dw = GA[0].T @ h0
     if L > 1:
         dw += GA[1:].reshape(-1, 4 * H).T @ Y[:-1, 0].reshape(-1, H)
