@@ -57,6 +57,7 @@ def test_lstm_saturated_gates_match_torch_without_warnings():
     reference stays near PyTorch's own float32 error (the gradients through saturated gates
     are tiny and carry float32's rounding)."""
     torch.manual_seed(0)
+    rg.manual_seed(0)
     x = RNG.standard_normal((10, 2, 3)) * 300
     h0, c0 = RNG.standard_normal((2, 1, 2, 6))
     gy = RNG.standard_normal((10, 2, 6))
@@ -81,14 +82,17 @@ def test_lstm_saturated_gates_match_torch_without_warnings():
     theirs32 = _run(ref32, *args32, "torch")
     for a, a32, t, t32 in zip(ours, ours32, truth, theirs32, strict=True):
         assert np.all(np.isfinite(a)) and np.all(np.isfinite(a32))
-        np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12 * np.abs(t).max())
-        scale = np.abs(t).max()  # saturated gates: ill-conditioned, float32 keeps ~4 digits
-        assert np.abs(a32 - t).max() <= 4 * np.abs(t32 - t).max() + 1e-4 * scale
+        # saturated gates: 1 - s cancels at the O(1) scale of the cotangents, so an output
+        # that saturation made tiny keeps absolute (not relative) errors of that scale
+        scale = max(np.abs(t).max(), 1.0)
+        np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12 * scale)
+        assert np.abs(a32 - t).max() <= 4 * np.abs(t32 - t).max() + 1e-5 * scale
 
 
 def test_gru_saturated_gates_match_torch_without_warnings():
     """The GRU's fast path takes its sigmoids the same way: saturated gates, no warning."""
     torch.manual_seed(0)
+    rg.manual_seed(0)
     mod = nn.GRU(3, 6, dtype=np.float64)
     ref = torch.nn.GRU(3, 6, dtype=torch.float64)
     with torch.no_grad():
