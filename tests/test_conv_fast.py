@@ -183,7 +183,6 @@ def test_grad_under_jit_matches_torch():
 @pytest.mark.parametrize("case", [0, 5])
 def test_batch_split_over_threads_matches_one_thread(case, monkeypatch):
     monkeypatch.setattr(threads, "_MIN_WORK", 1)  # small inputs: split them anyway
-    monkeypatch.setattr(conv_fast, "_THREADS", True)
     pieces = []
     run = threads.run
     monkeypatch.setattr(threads, "run", lambda fn, p: pieces.append(len(p)) or run(fn, p))

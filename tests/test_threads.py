@@ -125,8 +125,6 @@ def test_batched_decompositions_split_over_threads_equal_one_thread(nthreads, fn
 @pytest.mark.parametrize("op", ["conv_transpose2d", "conv2d", "conv_transpose3d"])
 def test_fold_split_over_threads_matches_torch_and_one_thread(nthreads, op, monkeypatch):
     monkeypatch.setattr(threads, "_MIN_WORK", 1)  # small inputs: split them anyway
-    from retrograd.ops import conv_fast
-    monkeypatch.setattr(conv_fast, "_THREADS", True)  # the conv op's split (off by default)
     calls = []
     run = threads.run
     monkeypatch.setattr(threads, "run", lambda fn, pieces: calls.append(len(pieces))

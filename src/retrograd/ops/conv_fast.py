@@ -12,10 +12,9 @@ offset). For unit stride with long rows the columns are "wide" (one per flat pad
 position of the output rows, the few past a row's end junk, as `conv_cols` makes them):
 im2col and col2im are then contiguous shifted slices, the output and g cropped and
 spread around the products (junk zeroed where an inf or NaN would reach a gradient).
-The chunks are split over the intra-op threads (`_THREADS`), each piece with its own
-buffers; each chunk's partial dweight is kept and they are summed in order at the end,
-and a batch worth splitting is cut into at least `_SPLIT` chunks whatever the number of
-threads, so the bits do not depend on it. The x rule makes all three gradients in that one
+Chunks are split over the intra-op threads, each with its own buffers; each chunk's
+partial dweight is kept and they are summed in order at the end, so the bits do not
+depend on the number of threads. The x rule makes all three gradients in that one
 pass and leaves the parameters' for their rules (as `layer_norm` does).
 
 Every rule also has a generic path (another namespace than NUMPY: a recorded backward,
@@ -37,15 +36,7 @@ from ..primitive import NUMPY, defop
 from .windows import _finite, _geometry, _windows
 
 _CHUNK_BYTES = 1 << 19
-"""Bytes of columns one chunk makes: a few hundred KB, to stay in a core's L2 cache (at
-least one sample: a 16-channel 32x32 sample's 3x3 columns are ~600 KB). 2 MB chunks
-measured within the noise of this on the shared 2-vCPU machine."""
-
-_THREADS = True
-"""Whether the blocks are split over the intra-op threads (BLAS held to one thread in the
-pieces), else run in one piece with the BLAS library's own threads in the products. On
-the shared 2-vCPU machine the two measured within each other's noise (30-38 ms either
-way for the 16->32 channel 32x32 batch-32 layer, fwd+bwd)."""
+"""Bytes of columns one chunk makes: a few hundred KB, to stay in a core's L2 cache."""
 
 _SPLIT = 4
 """A batch worth splitting is cut into at least this many chunks, whatever the number of
@@ -93,7 +84,7 @@ class _Plan:
         per = self.c * math.prod(self.kernel) * self.q * itemsize
         self.per = max(1, min(self.n, _CHUNK_BYTES // max(per, 1)))
         self.work = 2.0 * self.n * groups * self.ck * self.p * (self.o // groups + 2)
-        if _THREADS and self.work >= 2 * _threads._MIN_WORK:
+        if self.work >= 2 * _threads._MIN_WORK:
             self.per = min(self.per, -(-self.n // _SPLIT))
         self.pad = any(padding)
         self.inner = tuple(slice(p, p + a) for p, a in zip(padding, xshape[2:]))
@@ -102,8 +93,6 @@ class _Plan:
 
     def pieces(self):
         """The blocks split over the threads: (first, stop) block indices."""
-        if not _THREADS:
-            return [(0, len(self.blocks))]
         return _threads.chunks(len(self.blocks), self.work)
 
 
