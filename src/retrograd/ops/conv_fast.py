@@ -1,25 +1,19 @@
 """Convolution as one op (`conv`, `conv_bias`), cache-blocked on host float arrays.
 
 The whole batch's im2col matrix (C/G*K, N*P) is far larger than a core's cache for
-ordinary layers (a 16-channel 32x32 batch of 32 is 19 MB), so one product over it
-streams it through memory. The fast path instead takes the batch a few samples at a time: each
+ordinary layers (a 16-channel 32x32 batch of 32 is 19 MB), so one product over it runs
+at memory speed. The fast path instead takes the batch a few samples at a time: each
 chunk's columns (samples, C*K, P) are made into a buffer that stays in cache, one
 (batched) matrix product writes the chunk's output (N, O, *outs) in place, and the bias
 is added there. The backward recomputes each chunk's columns (nothing of the forward is
 saved) and, while they are in cache, accumulates dweight += g @ cols', dbias, and
 dcols = weight' @ g folded back onto the chunk of dx (col2im, one strided add per kernel
-offset). For unit stride with long rows the columns are "wide" (one per flat padded
-position of the output rows, the few past a row's end junk, as `conv_cols` makes them):
-im2col and col2im are then contiguous shifted slices, the output and g cropped and
-spread around the products (junk zeroed where an inf or NaN would reach a gradient).
-Chunks are split over the intra-op threads, each with its own buffers; each chunk's
-partial dweight is kept and they are summed in order at the end, so the bits do not
-depend on the number of threads. The x rule makes all three gradients in that one
+offset). Chunks are split over the intra-op threads, each with its own buffers and
+partial dweight, summed at the end. The x rule makes all three gradients in that one
 pass and leaves the parameters' for their rules (as `layer_norm` does).
 
 Every rule also has a generic path (another namespace than NUMPY: a recorded backward,
-rg.sym, or arrays that are not host float arrays; rg.jit's first-order backward runs the
-fast rules, as the op is `tuned`) in terms of `unfold`, `fold`
+rg.jit, rg.sym, or arrays that are not host float arrays) in terms of `unfold`, `fold`
 and `matmul`, so the op is differentiable again and its jvps batch.
 """
 
@@ -33,7 +27,7 @@ import numpy as np
 
 from .. import threads as _threads
 from ..primitive import NUMPY, defop
-from .windows import _finite, _geometry, _windows
+from .windows import _windows
 
 _CHUNK_BYTES = 1 << 19
 """Bytes of columns one chunk makes: a few hundred KB, to stay in a core's L2 cache."""
@@ -65,23 +59,7 @@ class _Plan:
                           for a, k, s, d in zip(self.padded, self.kernel, stride, dilation))
         self.p = math.prod(self.outs)
         self.ck = self.cg * math.prod(self.kernel)
-        # unit stride, few junk columns: "wide" columns, one per flat padded position of
-        # the output rows (positions past a row's end are junk), so that im2col and col2im
-        # are contiguous shifted slices (as conv_cols does), not strided windows
-        self.wide = all(a == 1 for a in stride) and \
-            8 * math.prod(self.padded[1:]) <= 9 * math.prod(self.outs[1:])
-        self.q = self.p
-        if self.wide:
-            _, self.q, self.shifts, tail = _geometry(xshape, self.kernel, dilation, padding)
-            self.size = math.prod(self.padded)
-            self.flat = self.size + tail
-            self.rows = (self.outs[0],) + self.padded[1:]  # a wide output's shape
-            self.crop = (slice(None), slice(None), slice(None)) + tuple(
-                slice(0, a) for a in self.outs[1:])
-            # the junk columns, as index tuples over a (m, R, *rows) view
-            self.junk = [(slice(None),) * (3 + i) + (slice(a, None),)
-                         for i, a in enumerate(self.outs[1:]) if a < self.padded[i + 1]]
-        per = self.c * math.prod(self.kernel) * self.q * itemsize
+        per = self.c * math.prod(self.kernel) * self.p * itemsize
         self.per = max(1, min(self.n, _CHUNK_BYTES // max(per, 1)))
         self.work = 2.0 * self.n * groups * self.ck * self.p * (self.o // groups + 2)
         if self.work >= 2 * _threads._MIN_WORK:
@@ -101,25 +79,13 @@ class _Scratch:
 
     def __init__(self, pl: _Plan, dt):
         self.pl = pl
-        if pl.wide:  # the padded input, flat, with the tail the last shifts read past it
-            self.xf = np.zeros((pl.per, pl.c, pl.flat), dt)
-            self.cols = np.empty((pl.per, pl.c, len(pl.shifts), pl.q), dt)
-            return
         self.xp = np.zeros((pl.per, pl.c) + pl.padded, dt) if pl.pad else None
         self.cols = np.empty((pl.per, pl.c) + pl.kernel + pl.outs, dt)
 
     def columns(self, x, s, t):
-        """Samples s..t's columns as (m, G, C/G*K, Q) (a view of the buffer)."""
+        """Samples s..t's columns as (m, G, C/G*K, P) (a view of the buffer)."""
         pl, m = self.pl, t - s
         src = x[s:t]
-        if pl.wide:
-            xf = self.xf[:m]
-            inside = xf[:, :, :pl.size].reshape((m, pl.c) + pl.padded)
-            inside[(slice(None), slice(None)) + pl.inner] = src
-            cols = self.cols[:m]
-            for j, sh in enumerate(pl.shifts):
-                cols[:, :, j] = xf[:, :, sh:sh + pl.q]
-            return cols.reshape(m, pl.groups, pl.ck, pl.q)
         if self.xp is not None:
             xp = self.xp[:m]
             xp[(slice(None), slice(None)) + pl.inner] = src
@@ -127,13 +93,6 @@ class _Scratch:
         cols = self.cols[:m]
         cols[...] = _windows(src, pl.kernel, pl.stride, (0,) * pl.nd, pl.dilation, 0.0)
         return cols.reshape(m, pl.groups, pl.ck, pl.p)
-
-
-def _zero_junk(cols, pl: _Plan) -> None:
-    """Zero the junk columns of wide columns (m, G, C/G*K, Q)."""
-    v = cols.reshape((cols.shape[0], pl.groups * pl.ck) + pl.rows)
-    for j in pl.junk:
-        v[j] = 0
 
 
 def _forward_fast(x, w, b, pl: _Plan):
@@ -144,16 +103,9 @@ def _forward_fast(x, w, b, pl: _Plan):
 
     def run(a, e):
         sc = _Scratch(pl, x.dtype)
-        if pl.wide:
-            wide = np.empty((pl.per, pl.groups, pl.o // pl.groups, pl.q), x.dtype)
         for s, t in pl.blocks[a:e]:
             out = y4[s:t]
-            if pl.wide:
-                m = t - s
-                ow = np.matmul(w3, sc.columns(x, s, t), out=wide[:m])
-                y[s:t] = ow.reshape((m, pl.o) + pl.rows)[pl.crop]
-            else:
-                np.matmul(w3, sc.columns(x, s, t), out=out)
+            np.matmul(w3, sc.columns(x, s, t), out=out)
             if b3 is not None:
                 out += b3
 
@@ -167,11 +119,7 @@ def _grads_fast(g, x, w, pl: _Plan, want_x: bool):
     og = pl.o // pl.groups
     w3 = w.reshape(pl.groups, og, pl.ck)
     wt = w3.swapaxes(1, 2)
-    ones = np.ones(pl.q, dt)
-    # wide columns: a junk column times an inf or NaN (of x, or of the weight) would put a
-    # NaN where PyTorch has none, so such junk is zeroed first (rare: checked once)
-    zero_x = pl.wide and pl.junk and not _finite(x)
-    zero_w = pl.wide and pl.junk and want_x and not _finite(w)
+    ones = np.ones(pl.p, dt)
     dx = np.empty(x.shape, dt) if want_x else None
     offsets = list(itertools.product(*(range(k) for k in pl.kernel)))
     lead = (slice(None), slice(None))
@@ -187,23 +135,13 @@ def _grads_fast(g, x, w, pl: _Plan, want_x: bool):
     def run(a, e):
         sc = _Scratch(pl, dt)
         if want_x:
-            if pl.wide:
-                acc = np.empty((pl.per, pl.c, pl.flat), dt)
-            else:
-                acc = np.empty((pl.per, pl.c) + pl.padded, dt) if pl.pad else None
-        if pl.wide:  # g spread over the wide columns, zeros at the junk ones
-            gwide = np.zeros((pl.per, pl.o) + pl.rows, dt)
+            dcols = np.empty((pl.per, pl.groups, pl.ck, pl.p), dt)
+            acc = np.empty((pl.per, pl.c) + pl.padded, dt) if pl.pad else None
         for i in range(a, e):
             s, t = pl.blocks[i]
             m = t - s
-            if pl.wide:
-                gwide[:m][pl.crop] = g[s:t]
-                gm = gwide[:m].reshape(m, pl.groups, og, pl.q)
-            else:
-                gm = g[s:t].reshape(m, pl.groups, og, pl.p)
+            gm = g[s:t].reshape(m, pl.groups, og, pl.p)
             cols = sc.columns(x, s, t)
-            if zero_x:
-                _zero_junk(cols, pl)
             if m == 1:
                 np.matmul(gm[0], cols[0].swapaxes(1, 2), out=gw[i])
                 np.matmul(gm[0], ones, out=gb[i])
@@ -212,19 +150,7 @@ def _grads_fast(g, x, w, pl: _Plan, want_x: bool):
                 np.matmul(gm, ones).sum(axis=0, out=gb[i])
             if not want_x:
                 continue
-            dc = np.matmul(wt, gm, out=cols)  # the columns are spent: their buffer reused
-            if zero_w:
-                _zero_junk(dc, pl)
-            if pl.wide:  # each offset's columns added back at its shift (offset 0 at 0)
-                dc = dc.reshape(m, pl.c, len(pl.shifts), pl.q)
-                z = acc[:m]
-                z[:, :, :pl.q] = dc[:, :, 0]
-                z[:, :, pl.q:] = 0
-                for j, sh in enumerate(pl.shifts[1:], 1):
-                    z[:, :, sh:sh + pl.q] += dc[:, :, j]
-                inside = z[:, :, :pl.size].reshape((m, pl.c) + pl.padded)
-                dx[s:t] = inside[lead + pl.inner]
-                continue
+            dc = np.matmul(wt, gm, out=dcols[:m])
             dc = dc.reshape((m, pl.c) + pl.kernel + pl.outs)
             z = acc[:m] if acc is not None else dx[s:t]
             z[...] = 0
