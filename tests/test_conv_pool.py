@@ -74,23 +74,15 @@ LARGE = [  # big enough for the contiguous-columns path of unit-stride convoluti
 ]
 
 
-@pytest.mark.parametrize("fast", [True, False])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", range(len(LARGE)))
-def test_large_unit_stride_conv_takes_the_column_path_and_matches_torch(case, dtype, fast,
+def test_large_unit_stride_conv_takes_the_column_path_and_matches_torch(case, dtype,
                                                                         monkeypatch):
-    # host float arrays take the cache-blocked `conv_bias` op; the column path stays for
-    # the rest (other devices, other dtypes): forced here by turning the fast path off
     from retrograd import ops
-    from retrograd.api import windows
     calls = []
-    op = ops.conv_bias if fast else ops.conv_cols
-    for name in ("forward", "saving"):
-        fn = getattr(op, name)
-        if fn is not None:
-            monkeypatch.setattr(op, name, lambda *a, _f=fn, **k: calls.append(1) or _f(*a, **k))
-    if not fast:
-        monkeypatch.setattr(windows, "_conv_fast", lambda *a: False)
+    forward = ops.conv_cols.forward
+    monkeypatch.setattr(ops.conv_cols, "forward", lambda *a, **k: calls.append(1) or
+                        forward(*a, **k))
     nd, xs, ws, kw = LARGE[case]
     arrays = [rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])]
     f, tf = _CONVS[nd]

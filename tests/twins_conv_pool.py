@@ -217,10 +217,6 @@ TWINS = {
     "unfold": _unfold,
     "fold": _fold,
     "conv_cols": _conv_cols,
-    "conv": lambda x, w, b=None, stride=1, padding=0, dilation=1, groups=1: _CONV[x.ndim - 2](
-        x, w, b, stride, padding, dilation, groups),
-    "conv_bias": lambda x, w, b, stride, padding, dilation, groups: _CONV[x.ndim - 2](
-        x, w, b, stride, padding, dilation, groups),
     "conv_cols_t": _conv_cols_t,
     "phase_in": _phase_in,
     "phase_in_t": _phase_in_t,

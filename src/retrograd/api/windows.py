@@ -1,11 +1,9 @@
 """Convolution and pooling over 1, 2 or 3 spatial dimensions, PyTorch's names and layouts
 (`rg.nn.functional` re-exports them).
 
-Convolution of host float32/float64 arrays is the `conv` op (its batch taken a
-cache-sized chunk at a time: im2col, product and col2im stay in cache); otherwise
-im2col (`unfold`, a strided view) then one matrix product per group; transposed
-convolution is its adjoint, a matrix product then a col2im done phase by phase
-(`phase_fold`: each output phase a sum of shifted contiguous column slices).
+Convolution is im2col (`unfold`, a strided view) then one matrix product per
+group; transposed convolution is its adjoint, a matrix product then a col2im done phase
+by phase (`phase_fold`: each output phase a sum of shifted contiguous column slices).
 Max pooling is the `max_pool` op (the gradient goes to PyTorch's argmax), average
 pooling a sum over the windows divided by PyTorch's divisor. Every argument is
 checked, with the shapes in the message, before any array is touched.
@@ -111,16 +109,6 @@ def _check_positive(vals, name, fn):
         raise ValueError(f"{fn}: {name} must be positive, got {vals}")
 
 
-def _conv_fast(x: Tensor, w: Tensor, bias) -> bool:
-    """Whether the `conv` op's cache-blocked path takes this call: host float32/float64
-    arrays of one dtype (anything else goes through unfold and matmul)."""
-    dt = x.data.dtype
-    if dt not in (np.float32, np.float64):
-        return False
-    return all(a is None or (a.data.__class__ is np.ndarray and a.data.dtype == dt)
-               for a in (x, w, bias))
-
-
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: str) -> Tensor:
     x, w = _t(input), _t(weight)
     if w.ndim != nd + 2:
@@ -156,12 +144,6 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
                          f"padding {p if uneven is None else uneven})")
     if uneven is not None:
         x = apply(ops.pad_constant, x, pads=uneven)
-    if _conv_fast(x, w, bias):
-        # host float32/float64: one op, its batch taken a cache-sized chunk at a time
-        geo = dict(stride=s, padding=p, dilation=d, groups=int(groups))
-        out = apply(ops.conv, x, w, **geo) if bias is None else \
-            apply(ops.conv_bias, x, w, bias, **geo)
-        return _unbatch(out, squeeze)
     k_total = cg * math.prod(kernel)
     padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p))
     outs = tuple(a - dd * (k - 1) for a, dd, k in zip(padded, d, kernel))

@@ -25,7 +25,6 @@ from .activations import (
 from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
 from .casts import bitcast
 from .complex import angle, cabs, complex, conj, imag, real, view_as_complex, view_as_real
-from .conv_fast import conv, conv_bias
 from .ctc import ctc_loglik, ctc_posterior
 from .cumulative import (
     argsort,

@@ -30,19 +30,6 @@ def _fold(rng):
     return out
 
 
-_CONV = [  # (input shape, weight shape, stride, padding, dilation, groups)
-    ((2, 3, 7), (4, 3, 3), (2,), (1,), (1,), 1),
-    ((2, 4, 5, 6), (4, 2, 3, 2), (1, 2), (1, 0), (1, 2), 2),
-    ((1, 2, 4, 3, 5), (2, 2, 2, 2, 3), (1, 1, 2), (1, 0, 1), (1, 1, 1), 1),
-]
-
-
-def _conv(rng, bias=False):
-    return [([rng.standard_normal(x), rng.standard_normal(w)]
-             + ([rng.standard_normal(w[0])] if bias else []),
-             dict(stride=s, padding=p, dilation=d, groups=g)) for x, w, s, p, d, g in _CONV]
-
-
 _COLS = [  # (input shape, kernel, dilation, padding): unit stride
     ((2, 3, 7), (3,), (1,), (1,)),
     ((2, 2, 5, 6), (3, 2), (1, 2), (1, 0)),
@@ -196,7 +183,6 @@ def _gather_flat(rng):
 
 SAMPLES = {
     "unfold": _unfold, "fold": _fold, "conv_cols": _conv_cols, "conv_cols_t": _conv_cols_t,
-    "conv": _conv, "conv_bias": lambda rng: _conv(rng, True),
     "pad_constant": _pad_constant, "phase_in": _phase_in, "phase_in_t": _phase_in_t,
     "phase_fold": _phase_fold, "phase_fold_bias": lambda rng: _phase_fold(rng, True),
     "phase_fold_t": _phase_fold_t,
