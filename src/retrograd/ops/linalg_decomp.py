@@ -775,22 +775,28 @@ def _qr_square_vjp(m, Q, R, gQ, gR, k, dtype):
     return _mT(m, m.solve_triangular(R, _mT(m, B), upper=True))
 
 
-def _qr_vjp(m, g, out, A):
-    if A.dtype.kind == "c":
-        return _qr_vjp_c(m, g, out, A)
+def _qr_vjp_with(m, g, out, A, square, adj):
+    """QR's vjp from its tall-or-square rule `square`; wide: A = [X | Y], R = [U | V]
+    with X = Q U square and Y = Q V. `adj` is the transpose (real) or conjugate
+    transpose (complex)."""
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
     Q, R = _split_qr(m, out, rows, cols)
     gQ, gR = _split_qr(m, g, rows, cols)
     if rows >= cols:
-        return _qr_square_vjp(m, Q, R, gQ, gR, k, A.dtype)
-    # wide: A = [X | Y], R = [U | V] with X = Q U square; Y = Q V
+        return square(m, Q, R, gQ, gR, k, A.dtype)
     U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
     gU = m.getitem(gR, idx=(Ellipsis, slice(None), slice(0, k)))
     gV = m.getitem(gR, idx=(Ellipsis, slice(None), slice(k, cols)))
     Y = m.getitem(A, idx=(Ellipsis, slice(None), slice(k, cols)))
-    gX = _qr_square_vjp(m, Q, U, gQ + m.matmul(Y, _mT(m, gV)), gU, k, A.dtype)
+    gX = square(m, Q, U, gQ + m.matmul(Y, adj(m, gV)), gU, k, A.dtype)
     return m.cat(gX, m.matmul(Q, gV), axis=-1)
+
+
+def _qr_vjp(m, g, out, A):
+    if A.dtype.kind == "c":
+        return _qr_vjp_c(m, g, out, A)
+    return _qr_vjp_with(m, g, out, A, _qr_square_vjp, _mT)
 
 
 def _qr_jvp(m, t, out, A):
@@ -848,19 +854,7 @@ def _qr_square_vjp_c(m, Q, R, gQ, gR, k, dtype):
 
 @_in_torch_convention
 def _qr_vjp_c(m, G, out, A):
-    rows, cols = A.shape[-2], A.shape[-1]
-    k = min(rows, cols)
-    Q, R = _split_qr(m, out, rows, cols)
-    gQ, gR = _split_qr(m, G, rows, cols)
-    if rows >= cols:
-        return _qr_square_vjp_c(m, Q, R, gQ, gR, k, A.dtype)
-    # wide: A = [X | Y], R = [U | V], X = Q U, V = Q^H Y
-    U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
-    gU = m.getitem(gR, idx=(Ellipsis, slice(None), slice(0, k)))
-    gV = m.getitem(gR, idx=(Ellipsis, slice(None), slice(k, cols)))
-    Y = m.getitem(A, idx=(Ellipsis, slice(None), slice(k, cols)))
-    gX = _qr_square_vjp_c(m, Q, U, gQ + m.matmul(Y, _mH(m, gV)), gU, k, A.dtype)
-    return m.cat(gX, m.matmul(Q, gV), axis=-1)
+    return _qr_vjp_with(m, G, out, A, _qr_square_vjp_c, _mH)
 
 
 def _qr_square_jvp_c(m, Q, R, t, k, dtype):
