@@ -803,7 +803,13 @@ def _qr_jvp(m, t, out, A):
     """Tall or square: see `_qr_square_jvp`; wide (A = [X | Y]): X's factorisation, then
     dV = Q^T (dY - dQ V) for R = [U | V]."""
     if A.dtype.kind == "c":
-        return _qr_jvp_c(m, t, out, A)
+        return _qr_jvp_with(m, t, out, A, _qr_square_jvp_c, _mH)
+    return _qr_jvp_with(m, t, out, A, _qr_square_jvp, _mT)
+
+
+def _qr_jvp_with(m, t, out, A, square, adj):
+    """QR's jvp from its tall-or-square rule `square`; `adj` is the transpose (real) or
+    conjugate transpose (complex)."""
     rows, cols = A.shape[-2], A.shape[-1]
     k = min(rows, cols)
     Q, R = _split_qr(m, out, rows, cols)
@@ -812,11 +818,11 @@ def _qr_jvp(m, t, out, A):
         tY = m.getitem(t, idx=(Ellipsis, slice(None), slice(k, cols)))
         U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
         V = m.getitem(R, idx=(Ellipsis, slice(None), slice(k, cols)))
-        dQ, dU = _qr_square_jvp(m, Q, U, X, k, A.dtype)
-        dV = m.matmul(_mT(m, Q), tY - m.matmul(dQ, V))
+        dQ, dU = square(m, Q, U, X, k, A.dtype)
+        dV = m.matmul(adj(m, Q), tY - m.matmul(dQ, V))
         dR = m.cat(dU, dV, axis=-1)
     else:
-        dQ, dR = _qr_square_jvp(m, Q, R, t, k, A.dtype)
+        dQ, dR = square(m, Q, R, t, k, A.dtype)
     return m.cat(dQ, _mT(m, dR), axis=-2)
 
 
@@ -868,22 +874,6 @@ def _qr_square_jvp_c(m, Q, R, t, k, dtype):
     dR = m.matmul(C - omega, R)
     dQ = dARinv - m.matmul(Q, C - omega)
     return dQ, dR
-
-
-def _qr_jvp_c(m, t, out, A):
-    rows, cols = A.shape[-2], A.shape[-1]
-    k = min(rows, cols)
-    Q, R = _split_qr(m, out, rows, cols)
-    if rows < cols:
-        X = m.getitem(t, idx=(Ellipsis, slice(None), slice(0, k)))
-        tY = m.getitem(t, idx=(Ellipsis, slice(None), slice(k, cols)))
-        U = m.getitem(R, idx=(Ellipsis, slice(None), slice(0, k)))
-        V = m.getitem(R, idx=(Ellipsis, slice(None), slice(k, cols)))
-        dQ, dU = _qr_square_jvp_c(m, Q, U, X, k, A.dtype)
-        dR = m.cat(dU, m.matmul(_mH(m, Q), tY - m.matmul(dQ, V)), axis=-1)
-    else:
-        dQ, dR = _qr_square_jvp_c(m, Q, R, t, k, A.dtype)
-    return m.cat(dQ, _mT(m, dR), axis=-2)
 
 
 qr = defop("qr", _qr, (_qr_vjp,), (_qr_jvp,), save_out=True, fresh=True)
