@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,10 +112,16 @@ def _abort_on_uncaught_exception(comm, r: int, n: int) -> None:
     def hook(etype, value, tb):
         try:
             sys.stdout.flush()
-            sys.stderr.write(f"rg.distributed: rank {r} of {n} raised an uncaught "
-                             f"{etype.__name__}; aborting all ranks\n")
-            previous(etype, value, tb)
+            if previous is sys.__excepthook__:  # one write: the launcher forwards it whole
+                text = "".join(traceback.format_exception(etype, value, tb))
+                sys.stderr.write(f"rg.distributed: rank {r} of {n} raised an uncaught "
+                                 f"{etype.__name__}; aborting all ranks\n{text}")
+            else:
+                sys.stderr.write(f"rg.distributed: rank {r} of {n} raised an uncaught "
+                                 f"{etype.__name__}; aborting all ranks\n")
+                previous(etype, value, tb)
             sys.stderr.flush()
+            time.sleep(0.2)  # let the launcher's output forwarding drain before the kill
         finally:
             comm.Abort(1)
 
