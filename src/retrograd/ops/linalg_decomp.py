@@ -641,13 +641,19 @@ def _svd_vjp(m, g, out, A):
     S2 = S * S
     E = _row(m, S2) - _colv(m, S2) + eye
     J = _div0(m, UtgU * _row(m, S) + _colv(m, S) * VtgV, E) * (1 - eye) + _colv(m, gS) * eye
-    gA = m.matmul(m.matmul(U, J), _mT(m, V))
-    if rows > k:  # (I - U U^T) gU S^-1 V^T
+    return _svd_vjp_beyond_k(m, m.matmul(m.matmul(U, J), _mT(m, V)), U, S, V, gU, gV,
+                             rows, cols, k, _mT)
+
+
+def _svd_vjp_beyond_k(m, gA, U, S, V, gU, gV, rows, cols, k, adj):
+    """gA plus the parts of the SVD's vjp outside the k = min(rows, cols) singular
+    spaces; `adj` is the transpose (real) or conjugate transpose (complex)."""
+    if rows > k:  # (I - U U^H) gU S^-1 V^H
         gUS = _div0(m, gU, _row(m, S))
-        gA = gA + m.matmul(gUS - m.matmul(U, m.matmul(_mT(m, U), gUS)), _mT(m, V))
-    if cols > k:  # U S^-1 gV^T (I - V V^T)
+        gA = gA + m.matmul(gUS - m.matmul(U, m.matmul(adj(m, U), gUS)), adj(m, V))
+    if cols > k:  # U S^-1 gV^H (I - V V^H)
         gVS = _div0(m, gV, _row(m, S))
-        gA = gA + m.matmul(U, _mT(m, gVS - m.matmul(V, m.matmul(_mT(m, V), gVS))))
+        gA = gA + m.matmul(U, adj(m, gVS - m.matmul(V, m.matmul(adj(m, V), gVS))))
     return gA
 
 
@@ -683,14 +689,8 @@ def _svd_vjp_torch(m, G, out, A):
     E = _row(m, S2) - _colv(m, S2) + eye
     J = _div0(m, UhgU * _row(m, S) + _colv(m, S) * VhgV, E) * (1 - eye) \
         + _colv(m, gS + _div0(m, imU, S) * 1j) * eye
-    gA = m.matmul(m.matmul(U, J), _mH(m, V))
-    if rows > k:  # (I - U U^H) gU S^-1 V^H
-        gUS = _div0(m, gU, _row(m, S))
-        gA = gA + m.matmul(gUS - m.matmul(U, m.matmul(_mH(m, U), gUS)), _mH(m, V))
-    if cols > k:  # U S^-1 gV^H (I - V V^H)
-        gVS = _div0(m, gV, _row(m, S))
-        gA = gA + m.matmul(U, _mH(m, gVS - m.matmul(V, m.matmul(_mH(m, V), gVS))))
-    return gA
+    return _svd_vjp_beyond_k(m, m.matmul(m.matmul(U, J), _mH(m, V)), U, S, V, gU, gV,
+                             rows, cols, k, _mH)
 
 
 def _svd_rotations(m, t, U, S, V, A, adj):
