@@ -19,6 +19,8 @@ round to round. PyTorch runs with torch.set_num_threads(1) and (2); NumPy-based 
 (retrograd, the floor) with one BLAS thread and with the BLAS default. The table
 gives each library's best setting, and the ratios the targets are stated in:
 retrograd / PyTorch (best threads) and retrograd / NumPy floor (best threads).
+rg-numpy is retrograd with its compiled kernels off (RETROGRAD_KERNELS=numpy): the
+NumPy-only number; retrograd is as installed (Numba kernels with the `fast` extra).
 `--clock cpu` times process CPU time (single-threaded variants only): steadier on a
 busy machine.
 """
@@ -34,7 +36,9 @@ import sys
 import time
 
 WORKLOADS = ("conv1d", "conv2d", "conv_transpose2d", "sdpa", "layer_norm", "lstm")
-LIBS = ("numpy", "retrograd", "torch")
+LIBS = ("numpy", "rg-numpy", "retrograd", "torch")
+"""rg-numpy: retrograd with its compiled kernels off (RETROGRAD_KERNELS=numpy), NumPy only;
+retrograd: as installed (with the `fast` extra, Numba's kernels where it has them)."""
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -233,7 +237,7 @@ def cotangent(shape: tuple):
 
 def lib_step(lib: str, workload: str, d: dict):
     """One forward and backward through the library's own functional API (None: missing)."""
-    if lib == "retrograd":
+    if lib in ("retrograd", "rg-numpy"):
         import retrograd as m
         import retrograd.nn as nn
         import retrograd.nn.functional as F
@@ -335,12 +339,20 @@ def _run(lib, workload, threads, seconds, clock) -> dict:
     if lib != "torch" and threads == "1":
         for v in THREAD_VARS:
             env[v] = "1"
+    if lib == "rg-numpy":
+        env["RETROGRAD_KERNELS"] = "numpy"
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, workload, threads,
            "--seconds", str(seconds), "--clock", clock]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if r.returncode:
         return {"skip": "failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _kernels_mode() -> str:
+    code = "from retrograd import kernels; print(kernels.mode())"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return r.stdout.strip() or "? (" + r.stderr.strip()[-200:] + ")"
 
 
 def main() -> None:
@@ -368,8 +380,8 @@ def main() -> None:
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     print(f"\n{args.clock} clock, median over {args.rounds} rounds, us per forward+backward; "
           f"each library at its best thread setting (threads in brackets)\n")
-    print(f"  {'workload':<17} {'NumPy floor':>15} {'retrograd':>15} {'PyTorch':>15} "
-          f"{'x torch':>8} {'x floor':>8}")
+    print(f"  {'workload':<17} {'NumPy floor':>15} {'rg NumPy only':>15} {'retrograd':>15} "
+          f"{'PyTorch':>15} {'x torch':>8} {'x floor':>8} {'NumPy-only x torch':>19}")
     for w in workloads:
         best = {}
         for lib in LIBS:
@@ -383,10 +395,13 @@ def main() -> None:
             continue
         cells = [f"{best[lib][0]:9.0f} [{best[lib][1]:>3}]" if lib in best else f"{'-':>15}"
                  for lib in LIBS]
-        rg_us = best["retrograd"][0]
-        xt = f"{rg_us / best['torch'][0]:8.2f}" if "torch" in best else f"{'-':>8}"
-        xf = f"{rg_us / best['numpy'][0]:8.2f}" if "numpy" in best else f"{'-':>8}"
-        print(f"  {w:<17} {cells[0]} {cells[1]} {cells[2]} {xt} {xf}")
+
+        def ratio(a, b, width=8, best=best):
+            return f"{best[a][0] / best[b][0]:{width}.2f}" if a in best and b in best \
+                else f"{'-':>{width}}"
+        print(f"  {w:<17} {' '.join(cells)} {ratio('retrograd', 'torch')} "
+              f"{ratio('retrograd', 'numpy')} {ratio('rg-numpy', 'torch', 19)}")
+    print(f"\n  kernels as installed: {_kernels_mode()}")
     print("\n  targets: x torch <= 1.5, x floor <= 2")
 
 
