@@ -14,6 +14,8 @@ cut after 80% of the steps):
     torch-2t    PyTorch eager, torch.set_num_threads(2)
     rg          retrograd eager (one BLAS thread)
     rg-jit      retrograd, the whole step under rg.jit (one BLAS thread)
+    rg-numpy, rg-jit-numpy   the same with the compiled kernels off (NumPy only; rg and
+                rg-jit use Numba's kernels where the `fast` extra is installed)
 
 The steps run in blocks, the variants taking turns block by block (the order
 rotating), so that a change of load on a shared machine falls on all of them.
@@ -36,6 +38,7 @@ threads spin waiting for each other on the busy cores).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -46,6 +49,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import retrograd as rg
+from retrograd import kernels
 from retrograd.models import names as M
 
 BATCH, LR, BETAS, WD, DECAY_AT = 64, 2e-3, (0.9, 0.99), 0.01, 0.8
@@ -141,7 +145,7 @@ def torch_variant(name, threads, state, V, context, Xte, Yte) -> Variant:
     return Variant(name, step, test_loss, set_lr, threads)
 
 
-def rg_variant(name, use_jit, state, V, context, Xte, Yte) -> Variant:
+def rg_variant(name, use_jit, state, V, context, Xte, Yte, kernels_mode=None) -> Variant:
     model = M.Transformer(V, context)
     model.load_state_dict({k: rg.tensor(v) for k, v in state.items()})
     opt = rg.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, weight_decay=WD)
@@ -155,11 +159,15 @@ def rg_variant(name, use_jit, state, V, context, Xte, Yte) -> Variant:
 
     fn = rg.jit(train_step) if use_jit else train_step
 
+    def mode():  # kernels_mode ("numpy": compiled kernels off) for this variant's calls
+        return kernels.use(kernels_mode) if kernels_mode else contextlib.nullcontext()
+
     def step(xb, yb):
-        return float(fn(rg.tensor(xb), rg.tensor(yb)).item())
+        with mode():
+            return float(fn(rg.tensor(xb), rg.tensor(yb)).item())
 
     def test_loss():
-        with rg.no_grad():
+        with mode(), rg.no_grad():
             return float(M.loss(model, rg.tensor(Xte), rg.tensor(Yte)).item())
 
     def set_lr(lr):
@@ -193,6 +201,10 @@ def main(argv=None) -> int:
         "torch-2t": lambda: torch_variant("torch-2t", 2, state, V, context, Xte, Yte),
         "rg": lambda: rg_variant("rg", False, state, V, context, Xte, Yte),
         "rg-jit": lambda: rg_variant("rg-jit", True, state, V, context, Xte, Yte),
+        "rg-numpy": lambda: rg_variant("rg-numpy", False, state, V, context, Xte, Yte,
+                                       "numpy"),
+        "rg-jit-numpy": lambda: rg_variant("rg-jit-numpy", True, state, V, context, Xte, Yte,
+                                           "numpy"),
     }
     variants = [makers[n]() for n in args.variants.split(",")]
     rng = np.random.default_rng(1)
@@ -229,18 +241,19 @@ def report(variants: list[Variant], args) -> None:
           for v in variants}
     torch_names = [v.name for v in variants if v.name.startswith("torch")]
     best_torch = min(torch_names, key=lambda n: ms[n][1]) if torch_names else None
-    print(f"\nnames transformer (4 layers, 4 heads, 64 channels, context 16), batch {BATCH}, "
+    print(f"\ncompiled kernels as installed: {kernels.mode()}")
+    print(f"names transformer (4 layers, 4 heads, 64 channels, context 16), batch {BATCH}, "
           f"{args.steps} steps; per step, median over blocks of {args.block}:")
-    print(f"{'variant':10} {'wall ms':>9} {'cpu ms':>9} {'cpu / best torch':>17}")
+    print(f"{'variant':12} {'wall ms':>9} {'cpu ms':>9} {'cpu / best torch':>17}")
     for v in variants:
         wall, cpu = ms[v.name]
         ratio = f"{cpu / ms[best_torch][1]:.2f}x" if best_torch else "-"
-        print(f"{v.name:10} {wall:9.1f} {cpu:9.1f} {ratio:>17}")
+        print(f"{v.name:12} {wall:9.1f} {cpu:9.1f} {ratio:>17}")
     ref = next((v for v in variants if v.name == "torch-1t"), None)
     print("\ntest loss (nats/char) at each evaluation:")
-    print(f"{'step':>6} " + " ".join(f"{v.name:>9}" for v in variants))
+    print(f"{'step':>6} " + " ".join(f"{v.name:>12}" for v in variants))
     for i, (step, _) in enumerate(variants[0].curve):
-        print(f"{step:6d} " + " ".join(f"{v.curve[i][1]:9.4f}" for v in variants))
+        print(f"{step:6d} " + " ".join(f"{v.curve[i][1]:12.4f}" for v in variants))
     result = {"steps": args.steps, "batch": BATCH, "ms_per_step": ms, "best_torch": best_torch,
               "curves": {v.name: v.curve for v in variants}}
     if ref is not None:
