@@ -6,7 +6,9 @@ and two in one loop).
 Each kernel is a plain Python function over arrays, compiled on its first call
 (`nogil`, cached on disk, so a later process only loads it) with the float flags that
 let a loop's sums be reordered and vectorised but keep NaN and infinity (`fastmath`
-without 'nnan'/'ninf'). Kernels are serial: the callers split rows over
+without 'nnan'/'ninf'), and NumPy's error model: a division by zero gives inf or nan
+rather than raising, so a loop with a division has no check that stops its
+vectorisation. Kernels are serial: the callers split rows over
 `retrograd.threads` as the NumPy paths do, so `rg.set_num_threads` governs both and no
 second thread pool (Numba's) exists to nest, fork or oversubscribe.
 
@@ -84,13 +86,15 @@ def enabled(size: int) -> bool:
 
 
 def kernel(fn: Callable) -> Callable:
-    """`fn` compiled by Numba on its first call (nogil, cached on disk, FASTMATH)."""
+    """`fn` compiled by Numba on its first call (nogil, cached on disk, FASTMATH, NumPy's
+    error model)."""
     compiled = []
 
     def call(*args):
         if not compiled:
             import numba
-            compiled.append(numba.njit(nogil=True, cache=True, fastmath=set(FASTMATH))(fn))
+            compiled.append(numba.njit(nogil=True, cache=True, fastmath=set(FASTMATH),
+                                       error_model="numpy")(fn))
         return compiled[0](*args)
 
     call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
