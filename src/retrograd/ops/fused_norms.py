@@ -15,6 +15,15 @@ The x rule makes all three in one hand-off to the threads, while g's rows are at
 and leaves the parameters' two for their rules. A g that is one row repeated (what
 `sum` and `mean` send back) makes the rules a few products with that row.
 
+With compiled kernels on (`retrograd.kernels`, for float32/float64 inputs of at least
+its size) the forward and the backward are instead one kernel call per thread piece
+(`kernels.norms`): the statistics, centred within each row, and the output in one loop
+nest per row; dx and the piece's dweight/dbias partials in another. Its saving is the
+rows, their means and rstd, with the stash marked "kernel": every backward of that
+forward then takes the kernel too (the uncentred rows would cancel in the NumPy
+formulas), a repeated-row g included (read as one row), and so do the weight's and
+bias's rules when the x rule did not run (the first leaves the other's for it).
+
 Every rule also has a generic path (`m` other than NUMPY, or no saved rows) in
 terms of `standardize`, so a recorded backward (create_graph, rg.jit) and the jvps
 are differentiable again.
@@ -26,7 +35,9 @@ import weakref
 
 import numpy as np
 
+from .. import kernels as _kernels
 from .. import threads as _threads
+from ..kernels import norms as _knorms
 from ..primitive import NUMPY, defop
 from .fused import _ones
 from .norms import _count, _standardize_rule
@@ -91,6 +102,32 @@ def _ln_output(out, rows, s, shift, wv, bv) -> None:
                       (r, n))
 
 
+def _compiled(x) -> bool:
+    """Whether the compiled kernels take this (fast-path) input."""
+    return x.dtype in _KERNEL_DTYPES and _kernels.enabled(x.size)
+
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _ln_rows_compiled(x, w, b, axes, eps):
+    """_ln_rows by the compiled forward: (y, (rows, mean, rstd, {"kernel": True}))."""
+    n = _count(x.shape, axes)
+    rows_in = np.ascontiguousarray(x).reshape(-1, n)
+    r, dt = rows_in.shape[0], x.dtype
+    mu, rstd = np.empty(r, dt), np.empty(r, dt)
+    wv = _ones(n, dt) if w is None else w.reshape(-1)
+    bv = np.zeros(n, dt) if b is None else b.reshape(-1)
+    y = np.empty(x.shape, dt)
+    y2 = y.reshape(r, n)
+
+    def piece(a, z):
+        _knorms.layer_norm_forward(rows_in[a:z], wv, bv, eps, y2[a:z], mu[a:z], rstd[a:z])
+
+    _threads.run(piece, _threads.chunks(r, _WORK * rows_in.size))
+    return y, (rows_in, mu, rstd, {"kernel": True})
+
+
 def _ln_rows(x, w, b, axes, eps):
     """(y, (base, shift, rstd, stash)): the output; the rows (r, n) of x, or of x - mean
     when some row's mean is large against its spread; the mean to take off `base` (None
@@ -98,6 +135,8 @@ def _ln_rows(x, w, b, axes, eps):
     gradients for their rules. Rows are split over the intra-op threads in one hand-off:
     each piece takes its rows' one-pass statistics and writes their output, unless some
     row needs centring (rare), when every row is centred in a second hand-off."""
+    if _compiled(x):
+        return _ln_rows_compiled(x, w, b, axes, eps)
     n = _count(x.shape, axes)
     rows_in = np.ascontiguousarray(x).reshape(-1, n)
     r, dt = rows_in.shape[0], x.dtype
@@ -174,6 +213,36 @@ def _rows_of(g, base):
     return (g2 if g2.flags.c_contiguous else np.ascontiguousarray(g2)), False
 
 
+def _ln_grads_compiled(g, out, w, shape):
+    """_ln_grads by the compiled backward (a forward saved by the compiled kernel): dx
+    (None when `shape` is None: only the parameters' gradients) and (dweight, dbias), the
+    latter the sums of each thread piece's partials."""
+    base, mu, rstd, _ = out
+    r, n = base.shape
+    dt = base.dtype
+    wv = _ones(n, dt) if w is None else w.reshape(-1)
+    g2, same = _rows_of(g, base)
+    step = 0 if same else 1
+    if same:
+        g2 = g2[:1]
+    g2 = np.ascontiguousarray(g2, dtype=dt)
+    gx = None if shape is None else np.empty(shape, dt)
+    d2 = np.empty((0, n), dt) if gx is None else gx.reshape(r, n)
+
+    def piece(a, z):
+        pw, pb = np.zeros(n, dt), np.zeros(n, dt)
+        _knorms.layer_norm_backward(base[a:z], mu[a:z], rstd[a:z], wv, g2[a:z] if step else g2,
+                                    step, d2 if gx is None else d2[a:z], pw, pb)
+        return pw, pb
+
+    parts = _threads.run(piece, _threads.chunks(r, _WORK * base.size))
+    pw, pb = parts[0]
+    for p, q in parts[1:]:
+        pw += p
+        pb += q
+    return gx, (pw, pb)
+
+
 def _ln_grads(g, out, w, shape):
     """The fast backward, rows split over the threads: dx and this g's (dweight, dbias),
     made in the same hand-off while g's rows are at hand (BLAS calls are held to one
@@ -246,7 +315,8 @@ def _ln_grads(g, out, w, shape):
 
 def _ln_vjp_x(m, g, out, x, w, b, *, axes, eps):
     if m is NUMPY and out.__class__ is tuple:
-        gx, params = _ln_grads(g, out, w, x.shape)
+        grads = _ln_grads_compiled if "kernel" in out[3] else _ln_grads
+        gx, params = grads(g, out, w, x.shape)
         ref = weakref.ref(g)  # for the weight's and bias's rules, with this g
         out[3]["w"], out[3]["b"] = (ref, params[0]), (ref, params[1])
         return gx
@@ -258,6 +328,10 @@ def _param_grad(g, out, which):
     hit = out[3].pop("wb"[which], None)
     if hit is not None and hit[0]() is g:
         return hit[1]
+    if "kernel" in out[3]:  # both in one pass; the other rule's is left for it
+        params = _ln_grads_compiled(g, out, None, None)[1]  # w only enters dx
+        out[3]["bw"[which]] = (weakref.ref(g), params[1 - which])
+        return params[which]
     base, shift, rstd, _ = out
     g2, same = _rows_of(g, base)
     if same:  # g's one row times the column sums of xhat, or the number of rows
