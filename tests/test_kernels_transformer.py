@@ -1,0 +1,113 @@
+"""The transformer's compiled kernels (retrograd.kernels.activations: GELU, both forms;
+retrograd.kernels.attention: scaled dot-product attention's fast path) and their NumPy
+paths, each case run under both (`kernels.use`), against PyTorch in float32 and float64:
+values and every gradient, NaN and infinity, non-contiguous inputs, edge shapes, and
+the generic paths (double backward) still right with the kernels on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+from retrograd import kernels
+from retrograd.nn import functional as F
+from retrograd.ops import fused_activations
+
+MODES = [("numba", 0), ("numpy", None)]  # min_size 0: the kernels take every size
+
+
+@pytest.fixture(params=MODES, ids=[m for m, _ in MODES])
+def mode(request):
+    name, size = request.param
+    with kernels.use(name, min_size=size):
+        yield name
+
+
+def _close(ours, theirs, **tol):
+    for a, t in zip(ours, theirs, strict=True):
+        assert (a is None) == (t is None)
+        if a is not None:
+            assert a.dtype == t.dtype and a.shape == t.shape
+            torch.testing.assert_close(torch.from_numpy(np.asarray(a)), torch.from_numpy(
+                np.asarray(t)), equal_nan=True, **tol)
+
+
+# ---------------------------------------------------------------- GELU
+
+def _gelu(lib, x, g, approximate):
+    t = lib.tensor(x, requires_grad=True)
+    fn = F.gelu if lib is rg else torch.nn.functional.gelu
+    y = fn(t, approximate=approximate)
+    (y * lib.tensor(g)).sum().backward()
+    return [y.numpy() if lib is rg else y.detach().numpy(), t.grad.numpy()]
+
+
+def _gelu_input(rng, shape, dt, special=True):
+    x = rng.standard_normal(shape) * 3
+    if special and x.size >= 8:
+        flat = x.reshape(-1)
+        flat[:8] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 40.0, -40.0, -9.5]
+    return x.astype(dt)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("shape", [(33, 47), (1, 5), (5, 1), (0, 4), (), (3, 4, 5)])
+def test_gelu_matches_torch(mode, dt, approximate, shape):
+    rng = np.random.default_rng(2)
+    x = _gelu_input(rng, shape, dt)
+    g = rng.standard_normal(shape).astype(dt)
+    _close(_gelu(rg, x, g, approximate), _gelu(torch, x, g, approximate))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_non_contiguous_input_and_cotangent(mode, dt, approximate):
+    rng = np.random.default_rng(3)
+    x = _gelu_input(rng, (40, 30), dt).T  # (30, 40), strided
+    g = rng.standard_normal((40, 30)).astype(dt).T
+    _close(_gelu(rg, x, g, approximate), _gelu(torch, x, g, approximate))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_takes_the_kernel_when_on(mode, dt, approximate):
+    """The saving says which path ran: the compiled one exactly when the kernels are on."""
+    x = np.linspace(-3, 3, 64, dtype=dt).reshape(8, 8)
+    _, saved = fused_activations._gelu_saving(x, approximate=approximate)
+    assert (saved.__class__ is fused_activations._Compiled) == (mode == "numba")
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_second_derivative_matches_torch(mode, approximate):
+    """create_graph records the generic rule, which differentiates again."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 7)) * 2
+    out = []
+    for lib in (rg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        fn = F.gelu if lib is rg else torch.nn.functional.gelu
+        y = fn(t, approximate=approximate)
+        grad = rg.autograd.grad if lib is rg else torch.autograd.grad
+        (d,) = grad(y.sum(), [t], create_graph=True)
+        (dd,) = grad((d * d).sum(), [t])
+        out.append([d.detach().numpy(), dd.numpy()])
+    _close(*out)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_gelu_tanh_kernel_relative_accuracy_in_the_tails(dt):
+    """The compiled tanh GELU is accurate relative to its (small) values down the left tail
+    (its exp is a polynomial in float32; the tanh form's 1 + tanh cancels there, in torch
+    and in the NumPy path): against x sigmoid(2 z) in float64, 0.5 (1 + tanh z) rewritten."""
+    x = np.concatenate([np.linspace(-12.0, 6.0, 3001), -np.geomspace(1e-30, 9.0, 200)])
+    x = x.astype(dt).astype(np.float64)
+    z = np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)
+    want = x / (1.0 + np.exp(-2.0 * z))
+    with kernels.use("numba", min_size=0):
+        got = F.gelu(rg.tensor(x.astype(dt)), approximate="tanh").numpy()
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(want.astype(dt)),
+                               rtol=1.5e-7 if dt == np.float32 else 3e-13,  # exp(-2z): cond 2|z|
+                               atol=np.finfo(dt).tiny)  # below it, subnormals' few digits
