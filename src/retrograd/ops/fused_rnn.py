@@ -19,6 +19,9 @@ at a time (in cache) on contiguous blocks, then runs a few small products per
 step, and the weight gradient as one product after the loop. The four inputs'
 rules run one after another on one cotangent: the first computes all four gradients
 and each rule takes its own from the saved record.
+With compiled kernels on (`retrograd.kernels`, float32/float64 host arrays of one dtype
+from its size up) the LSTM's forward and backward time loops are one kernel call each
+(`kernels.rnn`), saving the same record, with BLAS held to one thread meanwhile.
 The generic path (create_graph, forward mode, other devices) unrolls the same
 recurrence with recorded ops, so it differentiates again.
 """
@@ -29,6 +32,9 @@ import functools
 
 import numpy as np
 
+from .. import kernels as _kernels
+from .. import threads as _threads
+from ..kernels import rnn as _krnn
 from ..primitive import NUMPY, defop
 
 
@@ -68,6 +74,41 @@ def _fast(*arrays) -> bool:
                                   for a in arrays)
 
 
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _compiled(*arrays) -> bool:
+    """Whether the compiled kernels take these fast-path arrays (the first sized by the
+    sequence): float32/float64 host arrays of one dtype, not empty, large enough."""
+    a = arrays[0]
+    return (a.dtype in _KERNEL_DTYPES and a.size > 0 and _kernels.enabled(a.size)
+            and all(b.__class__ is np.ndarray and b.dtype == a.dtype for b in arrays))
+
+
+def _batch_pieces(n: int) -> list:
+    """The batch rows as one piece: each row's recurrence is independent and the kernels
+    take a block of rows, but two pieces at once were 5x slower (measured at batch 32 on
+    two cores: the pieces' per-step BLAS calls, through SciPy's OpenBLAS held to one
+    thread, stall each other), so one thread runs them all, BLAS held to one thread."""
+    return [(0, n)]
+
+
+def _lstm_forward_compiled(xw, h0, c0, w):
+    """_lstm_forward_np's results from the compiled kernel."""
+    L, N, H4 = xw.shape
+    H = H4 // 4
+    dt = xw.dtype
+    xw, h0, c0 = (np.ascontiguousarray(a) for a in (xw, h0, c0))
+    wT = np.ascontiguousarray(w.T)
+    Y = np.empty((L, 2, N, H), dt)
+    S = np.empty((L, 3, N, H), dt)
+    G = np.empty((L, N, H), dt)
+    TC = np.empty((L, N, H), dt)
+    _threads.run_one_blas(
+        lambda a, b: _krnn.lstm_forward(xw, h0, c0, wT, Y, S, G, TC, a, b), _batch_pieces(N))
+    return Y, S, G, TC
+
+
 def _lstm_forward_np(xw, h0, c0, w):
     """(Y, S, G, TC): the output (L, 2, N, H); the sigmoid gates i, f, o step by step and
     gate by gate (L, 3, N, H); minus the cell gate, -g (L, N, H); tanh(c) (L, N, H).
@@ -77,7 +118,10 @@ def _lstm_forward_np(xw, h0, c0, w):
     less than tanh) and the cell gate tanh(-z) = -g, folded into c = f c_prev - i (-g).
     Every gate of every step lands in a contiguous block, so each later operation runs
     on contiguous rows. One thread: the batch's rows split over two threads were slower
-    (measured at batch 32: a dozen small NumPy calls per step share the GIL)."""
+    (measured at batch 32: a dozen small NumPy calls per step share the GIL). With
+    compiled kernels on, one kernel call does it all."""
+    if _compiled(xw, h0, c0, w):
+        return _lstm_forward_compiled(xw, h0, c0, w)
     L, N, H4 = xw.shape
     H = H4 // 4
     dt = xw.dtype
@@ -135,6 +179,8 @@ def _lstm_backward_np(g, xw, h0, c0, w, Y, S, G, TC):
     """(dxw, dh0, dc0, dw) from the saved gates: the loop through time, then the weight
     gradient as one product over every step."""
     L, _, N, H = S.shape
+    if _compiled(S, g, c0, w):
+        return _lstm_backward_compiled(g, c0, w, Y, S, G, TC, h0)
     dt = S.dtype
     f = S[:, 1]
     GA = np.empty((L, N, 4 * H), dt)
@@ -184,6 +230,25 @@ def _lstm_backward_np(g, xw, h0, c0, w, Y, S, G, TC):
         t1 = t0
     dh0 = GA[0] @ w
     dc0 = gc * f[0]
+    dw = GA[0].T @ h0
+    if L > 1:
+        dw += GA[1:].reshape(-1, 4 * H).T @ Y[:-1, 0].reshape(-1, H)
+    return GA, dh0, dc0, dw
+
+
+def _lstm_backward_compiled(g, c0, w, Y, S, G, TC, h0):
+    """_lstm_backward_np's results from the compiled kernel, then the weight gradient
+    as one product over every step."""
+    L, _, N, H = S.shape
+    dt = S.dtype
+    g = np.ascontiguousarray(g.reshape(L, 2, N, H))
+    c0, w = np.ascontiguousarray(c0), np.ascontiguousarray(w)
+    GA = np.empty((L, N, 4 * H), dt)
+    dh0 = np.empty((N, H), dt)
+    dc0 = np.empty((N, H), dt)
+    _threads.run_one_blas(
+        lambda a, b: _krnn.lstm_backward(g, c0, w, Y, S, G, TC, GA, dh0, dc0, a, b),
+        _batch_pieces(N))
     dw = GA[0].T @ h0
     if L > 1:
         dw += GA[1:].reshape(-1, 4 * H).T @ Y[:-1, 0].reshape(-1, H)

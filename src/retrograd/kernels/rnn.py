@@ -1,0 +1,174 @@
+"""The LSTM's compiled kernels: a whole sequence's time loop, forward and backward, for
+the NumPy fast path of `ops.fused_rnn`. Per step one matrix product with the hidden
+weights (`np.dot` on contiguous blocks: BLAS through SciPy; the caller holds BLAS to one
+thread), then a few loops over the step's elements that apply every gate and the state
+update, so a step costs one BLAS call instead of a dozen NumPy calls. The sequence's
+input projection stays outside (one big product), as does the backward's weight gradient
+(one product over every step's saved gate gradients).
+
+Each kernel handles a block of batch rows [r0, r1) (the rows' recurrences are
+independent). Gate arithmetic runs in float64 whatever the dtype; results are rounded
+once into the dtype's arrays. The saved record has the NumPy path's layout, so either
+backward reads either forward's.
+
+Without SVML, LLVM calls libm per element (glibc's tanh costs several of its exp, and
+no call vectorises). So: sigmoid(z) = (1 or e) / (1 + e) with e = exp(-|z|), and tanh
+= +-(1 - e) / (1 + e) with e = exp(-2|x|) for |x| >= 1/2 (no digits lost there) and a
+rational form below (Lambert's continued fraction cut at depth 7: relative error under
+2e-19). For float32, exp(v) (v <= 0) is (Taylor to degree 7 of v / 1024) squared ten
+times, v clamped at -110: no calls, so the loop vectorises; its relative error, under
+5e-10, is far below float32's rounding. float64 keeps libm's exp. NaN propagates
+through every branch; +-inf gives 0 or 1 and +-1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernel
+
+# tanh(x) = x P(x^2) / Q(x^2) for |x| < 1/2: Lambert's continued fraction for tanh cut at
+# depth 7 (relative error under 2e-19 there; integer coefficients, exact in float64)
+_P0, _P1, _P2, _P3 = 2027025.0, 270270.0, 6930.0, 36.0
+_Q1, _Q2, _Q3 = 945945.0, 51975.0, 630.0
+# exp(u) for |u| <= 110 / 1024: Taylor to degree 7 (relative error under 5e-13 there)
+_C3, _C4, _C5, _C6, _C7 = 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040
+
+
+@kernel
+def lstm_forward(xw, h0, c0, wT, Y, S, G, TC, r0, r1):
+    """Batch rows [r0, r1) of an LSTM sequence: xw (L, N, 4H) the input projections with
+    both biases, h0 and c0 (N, H), wT (H, 4H) the hidden weights transposed. Writes
+    Y[t] = (h_t, c_t) (L, 2, N, H), the sigmoid gates i, f, o into S (L, 3, N, H), minus
+    the cell gate, -g, into G (L, N, H) and tanh(c_t) into TC (L, N, H).
+
+    Per step and row: the pre-activations z in float64, e = exp(-|z|) (exp(-2|z|) for the
+    cell gate) in one loop, then sigmoid(z) = (1 or e) / (1 + e) and tanh, the cell
+    update, exp(-2|c|) in another loop, and tanh(c) and h."""
+    L = xw.shape[0]
+    H = wT.shape[0]
+    H4 = 4 * H
+    nr = r1 - r0
+    dt = xw.dtype
+    fast = xw.itemsize == 4  # float32: the vectorised exp (float64: libm's)
+    hb = np.empty((nr, H), dt)
+    cb = np.empty((nr, H), dt)
+    pre = np.empty((nr, H4), dt)
+    z = np.empty(H4)
+    e = np.empty(H4)
+    sc = np.ones(H4)
+    sc[2 * H:3 * H] = 2.0
+    for n in range(nr):
+        for j in range(H):
+            hb[n, j] = h0[r0 + n, j]
+            cb[n, j] = c0[r0 + n, j]
+    for t in range(L):
+        np.dot(hb, wT, pre)
+        for n in range(nr):
+            r = r0 + n
+            x, p, cr = xw[t, r], pre[n], cb[n]
+            for k in range(H4):
+                zk = float(x[k]) + float(p[k])
+                z[k] = zk
+                e[k] = -abs(zk) * sc[k]
+            if fast:  # exp by squaring, vectorised (see the module's docstring)
+                for k in range(H4):
+                    v = e[k]
+                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
+                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
+                        _C5 + u * (_C6 + u * _C7))))))
+                    for _ in range(10):
+                        q = q * q
+                    e[k] = q
+            else:
+                for k in range(H4):
+                    e[k] = np.exp(e[k])
+            si, sf, so, gn, yc = S[t, 0, r], S[t, 1, r], S[t, 2, r], G[t, r], Y[t, 1, r]
+            for j in range(H):
+                zi, zf, zo = z[j], z[H + j], z[3 * H + j]
+                ei, ef, eo = e[j], e[H + j], e[3 * H + j]
+                i = (1.0 if zi >= 0 else ei) / (1.0 + ei)
+                f = (1.0 if zf >= 0 else ef) / (1.0 + ef)
+                o = (1.0 if zo >= 0 else eo) / (1.0 + eo)
+                zg, eg = z[2 * H + j], e[2 * H + j]
+                y = zg * zg
+                if abs(zg) < 0.5:  # tanh near 0: the rational form
+                    num = zg * (_P0 + y * (_P1 + y * (_P2 + y * _P3)))
+                    den = _P0 + y * (_Q1 + y * (_Q2 + y * (_Q3 + y)))
+                else:  # +-(1 - e) / (1 + e)
+                    num = 1.0 - eg if zg >= 0 else eg - 1.0
+                    den = 1.0 + eg
+                g = num / den
+                c = f * cr[j] + i * g
+                si[j] = i
+                sf[j] = f
+                so[j] = o
+                gn[j] = -g
+                yc[j] = c
+                cr[j] = c
+                z[j] = c
+                e[j] = -2.0 * abs(c)
+            if fast:
+                for k in range(H):
+                    v = e[k]
+                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
+                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
+                        _C5 + u * (_C6 + u * _C7))))))
+                    for _ in range(10):
+                        q = q * q
+                    e[k] = q
+            else:
+                for k in range(H):
+                    e[k] = np.exp(e[k])
+            tcr, yh, hr = TC[t, r], Y[t, 0, r], hb[n]
+            for j in range(H):
+                c, ec = z[j], e[j]
+                y = c * c
+                if abs(c) < 0.5:
+                    num = c * (_P0 + y * (_P1 + y * (_P2 + y * _P3)))
+                    den = _P0 + y * (_Q1 + y * (_Q2 + y * (_Q3 + y)))
+                else:
+                    num = 1.0 - ec if c >= 0 else ec - 1.0
+                    den = 1.0 + ec
+                tc = num / den
+                h = float(so[j]) * tc
+                tcr[j] = tc
+                yh[j] = h
+                hr[j] = h
+
+
+@kernel
+def lstm_backward(g, c0, w, Y, S, G, TC, GA, dh0, dc0, r0, r1):
+    """Batch rows [r0, r1) of the LSTM's backward through time from the forward's record
+    (Y, S, G, TC as `lstm_forward` writes them) and the cotangent g (L, 2, N, H) of every
+    step's (h, c): GA (L, N, 4H) the gradients of the gate pre-activations (the input
+    projections' gradient), dh0 and dc0 (N, H) the initial states'. w is (4H, H)."""
+    L = g.shape[0]
+    H = w.shape[1]
+    nr = r1 - r0
+    dh = np.zeros((nr, H), GA.dtype)    # the gate gradients of the step after, times w
+    gcar = np.zeros((nr, H))            # the cell state's gradient carried through f
+    for t in range(L - 1, -1, -1):
+        if t < L - 1:
+            np.dot(GA[t + 1, r0:r1], w, dh)
+        for n in range(nr):
+            r = r0 + n
+            ghr, gcr, dhr, car = g[t, 0, r], g[t, 1, r], dh[n], gcar[n]
+            si, sf, so, gnr, tcr = S[t, 0, r], S[t, 1, r], S[t, 2, r], G[t, r], TC[t, r]
+            cpr = c0[r] if t == 0 else Y[t - 1, 1, r]
+            ga = GA[t, r]
+            for j in range(H):
+                gh = float(ghr[j]) + float(dhr[j])
+                i, f, o = float(si[j]), float(sf[j]), float(so[j])
+                gg, tc = -float(gnr[j]), float(tcr[j])
+                gc = float(gcr[j]) + car[j] + gh * o * (1.0 - tc * tc)
+                ga[j] = gc * gg * i * (1.0 - i)
+                ga[H + j] = gc * float(cpr[j]) * f * (1.0 - f)
+                ga[2 * H + j] = gc * i * (1.0 - gg * gg)
+                ga[3 * H + j] = gh * tc * o * (1.0 - o)
+                car[j] = gc * f
+    np.dot(GA[0, r0:r1], w, dh)
+    for n in range(nr):
+        for j in range(H):
+            dh0[r0 + n, j] = dh[n, j]
+            dc0[r0 + n, j] = gcar[n, j]
