@@ -142,11 +142,37 @@ def _conv_cols(x, *, kernel, dilation, padding):
     cols = _ns(x).empty((c, len(shifts), n, chunk), dtype=x.dtype)
     for j, s in enumerate(shifts):
         cols[:, j] = buf[:, :, s:s + chunk]
+    if x.dtype.kind in "fc" and not _ns(x).isfinite(x.sum()):
+        # a junk column reads x past its row's end, and meets a zero gradient in the
+        # weight's vjp: an inf there would make 0 * inf = nan where the true sum has none
+        _zero_junk(cols, padded, kernel, dilation)
     return cols.reshape(c * len(shifts), n * chunk)
 
 
+def _zero_junk(cols, padded, kernel, dilation) -> None:
+    """Zero, in place, the junk columns of conv_cols' (..., chunk) layout: the positions
+    past each output row's end along every dimension but the first."""
+    inner = math.prod(padded[1:])
+    rows = cols.reshape(cols.shape[:-1] + (cols.shape[-1] // inner,) + tuple(padded[1:]))
+    nd = len(kernel)
+    for i in range(1, nd):
+        keep = padded[i] - dilation[i] * (kernel[i] - 1)
+        rows[(Ellipsis, slice(keep, None)) + (slice(None),) * (nd - 1 - i)] = 0
+
+
 def _conv_cols_t(cols, *, shape, kernel, dilation, padding):
-    """Adjoint of conv_cols: each column added back at its offset; (N, C, *S) of `shape`."""
+    """Adjoint of conv_cols: each column added back at its offset; (N, C, *S) of `shape`.
+    Junk columns (past a row's end) are zero in a gradient, unless an inf or nan made them
+    nan (a weight's inf times zero): a non-finite result is made again without them."""
+    out = _fold_cols(cols, shape, kernel, dilation, padding)
+    if len(kernel) > 1 and out.dtype.kind in "fc" and not _ns(out).isfinite(out.sum()):
+        cols = cols.copy()
+        _zero_junk(cols, _geometry(shape, kernel, dilation, padding)[0], kernel, dilation)
+        out = _fold_cols(cols, shape, kernel, dilation, padding)
+    return out
+
+
+def _fold_cols(cols, shape, kernel, dilation, padding):
     n, c = shape[:2]
     padded, chunk, shifts, tail = _geometry(shape, kernel, dilation, padding)
     size = math.prod(padded)
