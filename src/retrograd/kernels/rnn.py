@@ -1,5 +1,5 @@
-"""The LSTM's compiled kernels: a whole sequence's time loop, forward and backward, for
-the NumPy fast path of `ops.fused_rnn`. Per step one matrix product with the hidden
+"""The LSTM's and the GRU's compiled kernels: a whole sequence's time loop, forward and
+backward, for the NumPy fast path of `ops.fused_rnn`. Per step one matrix product with the hidden
 weights (`np.dot` on contiguous blocks: BLAS through SciPy; the caller holds BLAS to one
 thread), then a few loops over the step's elements that apply every gate and the state
 update, so a step costs one BLAS call instead of a dozen NumPy calls. The sequence's
@@ -172,3 +172,136 @@ def lstm_backward(g, c0, w, Y, S, G, TC, GA, dh0, dc0, r0, r1):
         for j in range(H):
             dh0[r0 + n, j] = dh[n, j]
             dc0[r0 + n, j] = gcar[n, j]
+
+
+@kernel
+def gru_forward(xw, h0, wT, b, Y, RZ, NN, GH, r0, r1):
+    """Batch rows [r0, r1) of a GRU sequence: xw (L, N, 3H) the input projections with
+    the input bias, h0 (N, H), wT (H, 3H) the hidden weights transposed, b (3H,) the
+    hidden bias (zeros when absent). Writes the NumPy path's record: Y[t] = h_t (L, N, H),
+    the reset and update gates r, z into RZ (L, 2, N, H), the new gate n into NN
+    (L, N, H) and the hidden products negated, -(h_prev @ w.T + b), into GH (L, N, 3H).
+
+    Per step and row: the pre-activations of r and z in float64 and e = exp(-|.|) in one
+    loop, then the sigmoids and n's pre-activation x_n + r (h w_n + b_n), exp(-2|.|) in
+    another loop, and tanh and h = n + z (h_prev - n)."""
+    L = xw.shape[0]
+    H = wT.shape[0]
+    H2 = 2 * H
+    H3 = 3 * H
+    nr = r1 - r0
+    dt = xw.dtype
+    fast = xw.itemsize == 4  # float32: the vectorised exp (float64: libm's)
+    hb = np.empty((nr, H), dt)
+    pre = np.empty((nr, H3), dt)
+    z = np.empty(H3)
+    e = np.empty(H2)
+    zs = np.empty(H)
+    for n in range(nr):
+        for j in range(H):
+            hb[n, j] = h0[r0 + n, j]
+    for t in range(L):
+        np.dot(hb, wT, pre)
+        for n in range(nr):
+            r = r0 + n
+            x, p, gh = xw[t, r], pre[n], GH[t, r]
+            for k in range(H3):
+                hk = float(p[k]) + float(b[k])
+                gh[k] = -hk
+                z[k] = hk
+            for k in range(H2):
+                zk = float(x[k]) + z[k]
+                z[k] = zk
+                e[k] = -abs(zk)
+            if fast:  # exp by squaring, vectorised (see the module's docstring)
+                for k in range(H2):
+                    v = e[k]
+                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
+                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
+                        _C5 + u * (_C6 + u * _C7))))))
+                    for _ in range(10):
+                        q = q * q
+                    e[k] = q
+            else:
+                for k in range(H2):
+                    e[k] = np.exp(e[k])
+            sr, sz = RZ[t, 0, r], RZ[t, 1, r]
+            for j in range(H):
+                zr, zu = z[j], z[H + j]
+                er, eu = e[j], e[H + j]
+                rg = (1.0 if zr >= 0 else er) / (1.0 + er)
+                ug = (1.0 if zu >= 0 else eu) / (1.0 + eu)
+                sr[j] = rg
+                sz[j] = ug
+                zs[j] = ug
+                a = float(x[H2 + j]) + rg * z[H2 + j]
+                z[j] = a
+                e[j] = -2.0 * abs(a)
+            if fast:
+                for k in range(H):
+                    v = e[k]
+                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
+                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
+                        _C5 + u * (_C6 + u * _C7))))))
+                    for _ in range(10):
+                        q = q * q
+                    e[k] = q
+            else:
+                for k in range(H):
+                    e[k] = np.exp(e[k])
+            nn, yh, hr = NN[t, r], Y[t, r], hb[n]
+            for j in range(H):
+                a, ea = z[j], e[j]
+                y = a * a
+                if abs(a) < 0.5:  # tanh near 0: the rational form
+                    num = a * (_P0 + y * (_P1 + y * (_P2 + y * _P3)))
+                    den = _P0 + y * (_Q1 + y * (_Q2 + y * (_Q3 + y)))
+                else:  # +-(1 - e) / (1 + e)
+                    num = 1.0 - ea if a >= 0 else ea - 1.0
+                    den = 1.0 + ea
+                nv = num / den
+                h = nv + zs[j] * (float(hr[j]) - nv)
+                nn[j] = nv
+                yh[j] = h
+                hr[j] = h
+
+
+@kernel
+def gru_backward(g, h0, w, Y, RZ, NN, GH, DG, DX, dh0, r0, r1):
+    """Batch rows [r0, r1) of the GRU's backward through time from the forward's record
+    (Y, RZ, NN, GH as `gru_forward` writes them) and the cotangent g (L, N, H) of every
+    step's h: DG (L, N, 3H) the gradients of the hidden products h_prev @ w.T + b, DX
+    (L, N, 3H) those of the input projections, dh0 (N, H) the initial state's. w is
+    (3H, H). The gradient reaching h_t directly (through z) is carried in float64."""
+    L = g.shape[0]
+    H = w.shape[1]
+    H2 = 2 * H
+    nr = r1 - r0
+    dh = np.zeros((nr, H), DG.dtype)    # the hidden products' gradients after, times w
+    acar = np.zeros((nr, H))            # dL/dh of the step after, times its z
+    for t in range(L - 1, -1, -1):
+        if t < L - 1:
+            np.dot(DG[t + 1, r0:r1], w, dh)
+        for n in range(nr):
+            r = r0 + n
+            gr, dhr, car = g[t, r], dh[n], acar[n]
+            sr, sz, nn, ghr = RZ[t, 0, r], RZ[t, 1, r], NN[t, r], GH[t, r]
+            hp = h0[r] if t == 0 else Y[t - 1, r]
+            dg, dx = DG[t, r], DX[t, r]
+            for j in range(H):
+                a = float(gr[j]) + float(dhr[j]) + car[j]
+                rv, zv, nv = float(sr[j]), float(sz[j]), float(nn[j])
+                dn = a * (1.0 - zv) * (1.0 - nv * nv)
+                dr = -dn * float(ghr[H2 + j]) * rv * (1.0 - rv)
+                dz = a * (float(hp[j]) - nv) * zv * (1.0 - zv)
+                dg[j] = dr
+                dg[H + j] = dz
+                dg[H2 + j] = dn * rv
+                dx[j] = dr
+                dx[H + j] = dz
+                dx[H2 + j] = dn
+                car[j] = a * zv
+    np.dot(DG[0, r0:r1], w, dh)
+    for n in range(nr):
+        for j in range(H):
+            dh0[r0 + n, j] = dh[n, j] + acar[n, j]

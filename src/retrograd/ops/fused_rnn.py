@@ -20,8 +20,8 @@ step, and the weight gradient as one product after the loop. The four inputs'
 rules run one after another on one cotangent: the first computes all four gradients
 and each rule takes its own from the saved record.
 With compiled kernels on (`retrograd.kernels`, float32/float64 host arrays of one dtype
-from its size up) the LSTM's forward and backward time loops are one kernel call each
-(`kernels.rnn`), saving the same record, with BLAS held to one thread meanwhile.
+from its size up) the LSTM's and the GRU's forward and backward time loops are one kernel
+call each (`kernels.rnn`), saving the same record, with BLAS held to one thread meanwhile.
 The generic path (create_graph, forward mode, other devices) unrolls the same
 recurrence with recorded ops, so it differentiates again.
 """
@@ -362,7 +362,10 @@ def _gru_forward_np(xw, h0, w, b):
     """(Y, RZ, NN, GH): the output (L, N, H); the reset and update gates (L, 2, N, H);
     the new gate n (L, N, H); the hidden products, negated, -(h @ w.T + b) (L, N, 3H).
     As the LSTM's: a product with the negated weights gives the negated pre-activations of
-    r and z, whose sigmoids are 1 / (1 + exp(-z))."""
+    r and z, whose sigmoids are 1 / (1 + exp(-z)). With compiled kernels on, one kernel
+    call does it all."""
+    if _compiled(xw, h0, w, *(() if b is None else (b,))):
+        return _gru_forward_compiled(xw, h0, w, b)
     L, N, H3 = xw.shape
     H = H3 // 3
     dt = xw.dtype
@@ -396,6 +399,23 @@ def _gru_forward_np(xw, h0, w, b):
     return Y, RZ, NN, GH
 
 
+def _gru_forward_compiled(xw, h0, w, b):
+    """_gru_forward_np's results from the compiled kernel (an absent bias passed as zeros)."""
+    L, N, H3 = xw.shape
+    H = H3 // 3
+    dt = xw.dtype
+    xw, h0 = np.ascontiguousarray(xw), np.ascontiguousarray(h0)
+    wT = np.ascontiguousarray(w.T)
+    b = np.zeros(H3, dt) if b is None else np.ascontiguousarray(b)
+    Y = np.empty((L, N, H), dt)
+    RZ = np.empty((L, 2, N, H), dt)
+    NN = np.empty((L, N, H), dt)
+    GH = np.empty((L, N, H3), dt)
+    _threads.run_one_blas(
+        lambda a, c: _krnn.gru_forward(xw, h0, wT, b, Y, RZ, NN, GH, a, c), _batch_pieces(N))
+    return Y, RZ, NN, GH
+
+
 def _gru_scan(xw, h0, w, b):
     if _fast(xw, h0, w, b):
         return _gru_forward_np(xw, h0, w, b)[0]
@@ -412,6 +432,8 @@ def _gru_scan_saving(xw, h0, w, b):
 def _gru_backward_np(g, xw, h0, w, b, Y, RZ, NN, GH):
     """(dxw, dh0, dw, db) from the saved gates."""
     L, _, N, H = RZ.shape
+    if _compiled(RZ, g, h0, w):
+        return _gru_backward_compiled(g, h0, w, b, Y, RZ, NN, GH)
     r, z = RZ[:, 0], RZ[:, 1]
     # every step's local derivatives at once: E[t] * a_t (a_t = dL/dh_t) is the gradient of
     # the hidden products' [r, z, n] parts; En * a_t that of the new gate's pre-activation
@@ -452,6 +474,26 @@ def _gru_backward_np(g, xw, h0, w, b, Y, RZ, NN, GH):
     db = None if b is None else np.ones(L * N, RZ.dtype) @ DG.reshape(-1, 3 * H)
     dxw = DG.copy()
     np.multiply(A, En, out=dxw[:, :, 2 * H:])
+    return dxw, dh0, dw, db
+
+
+def _gru_backward_compiled(g, h0, w, b, Y, RZ, NN, GH):
+    """_gru_backward_np's results from the compiled kernel, then the weight and bias
+    gradients as one product each over every step."""
+    L, _, N, H = RZ.shape
+    dt = RZ.dtype
+    g = np.ascontiguousarray(g.reshape(L, N, H))
+    h0, w = np.ascontiguousarray(h0), np.ascontiguousarray(w)
+    DG = np.empty((L, N, 3 * H), dt)
+    dxw = np.empty((L, N, 3 * H), dt)
+    dh0 = np.empty((N, H), dt)
+    _threads.run_one_blas(
+        lambda a, c: _krnn.gru_backward(g, h0, w, Y, RZ, NN, GH, DG, dxw, dh0, a, c),
+        _batch_pieces(N))
+    dw = DG[0].T @ h0
+    if L > 1:
+        dw += DG[1:].reshape(-1, 3 * H).T @ Y[:-1].reshape(-1, H)
+    db = None if b is None else np.ones(L * N, dt) @ DG.reshape(-1, 3 * H)
     return dxw, dh0, dw, db
 
 
