@@ -12,8 +12,8 @@ cut after 80% of the steps):
 
     torch-1t    PyTorch eager, torch.set_num_threads(1)
     torch-2t    PyTorch eager, torch.set_num_threads(2)
-    rg          retrograd eager (one BLAS thread)
-    rg-jit      retrograd, the whole step under rg.jit (one BLAS thread)
+    rg          retrograd eager (one thread: BLAS and its intra-op threads)
+    rg-jit      retrograd, the whole step under rg.jit (one thread)
     rg-numpy, rg-jit-numpy   the same with the compiled kernels off (NumPy only; rg and
                 rg-jit use Numba's kernels where the `fast` extra is installed)
 
@@ -210,6 +210,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(1)
     batches = [rng.integers(0, len(Xtr), BATCH) for _ in range(args.steps)]
     decay_at = round(DECAY_AT * args.steps)
+    rg.set_num_threads(1)  # retrograd's intra-op threads too: one thread, as torch-1t
     with threadpool_limits(1, user_api="blas"):
         for v in variants:  # the initial test loss, and warm-up (first calls, jit traces)
             v.curve.append((0, v.test_loss()))
