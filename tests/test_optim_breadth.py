@@ -366,8 +366,9 @@ def test_lbfgs_matches_torch_for_20_steps(kw):
         loss_t = opt_t.step(_closure_t(ref, opt_t, x, y))
         assert loss.item() == pytest.approx(loss_t.item(), rel=RTOL)
         # 20 quasi-Newton steps amplify the last bits of BLAS's dot products (which vary
-        # with the machine); parameters are ~0.1-0.4, so 1e-12 is still 11 digits
-        _same_params(mod, ref, atol=1e-12)
+        # with the machine and its load: a full-suite run once saw 3.1e-12); parameters
+        # are ~0.02-8, so 1e-10 is still 10 digits
+        _same_params(mod, ref, atol=1e-10)
     _same_lbfgs_state(opt.state_dict(), opt_t.state_dict())
 
 
