@@ -80,9 +80,14 @@ def test_large_unit_stride_conv_takes_the_column_path_and_matches_torch(case, dt
                                                                         monkeypatch):
     from retrograd import ops
     calls = []
-    forward = ops.conv_cols.forward
-    monkeypatch.setattr(ops.conv_cols, "forward", lambda *a, **k: calls.append(1) or
-                        forward(*a, **k))
+
+    def spy(f):
+        return lambda *a, **k: calls.append(1) or f(*a, **k)
+
+    for op in (ops.conv_cols, ops.conv_unit, ops.conv_unit_bias):  # (host float: conv_unit)
+        for attr in ("forward", "saving"):  # (saving: the recorded forward)
+            if getattr(op, attr) is not None:
+                monkeypatch.setattr(op, attr, spy(getattr(op, attr)))
     nd, xs, ws, kw = LARGE[case]
     arrays = [rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])]
     f, tf = _CONVS[nd]

@@ -218,6 +218,10 @@ TWINS = {
     "fold": _fold,
     "conv_cols": _conv_cols,
     "conv_cols_t": _conv_cols_t,
+    "conv_unit": lambda x, w, b=None, *, dilation, padding, groups: _CONV[w.ndim - 2](
+        x, w, b, 1, padding, dilation, groups),
+    "conv_unit_bias": lambda x, w, b, *, dilation, padding, groups: _CONV[w.ndim - 2](
+        x, w, b, 1, padding, dilation, groups),
     "phase_in": _phase_in,
     "phase_in_t": _phase_in_t,
     "phase_fold": _phase_fold,

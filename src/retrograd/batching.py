@@ -14,7 +14,8 @@ first:
   dimension up in front of the broadcast dimensions;
 - reductions and softmax-like ops: the forward, with the axes moved past the
   batch dimension;
-- matmul of two batched operands and cat: rules of their own below;
+- matmul of two batched operands, cat and unit-stride convolution: rules of their own
+  below;
 - anything else: the op once per batch element, stacked (correct, not fast).
 
 A rule computes with `m`: NUMPY arrays when nothing records, else the engine's
@@ -33,7 +34,7 @@ from .tensor import Tensor
 # op name -> the inputs in which the op is linear (the others held fixed)
 _LINEAR = {"reshape": {0}, "permute": {0}, "expand": {0}, "getitem": {0}, "scatter": {0},
            "sum": {0}, "neg": {0}, "mul": {0, 1}, "div": {0}, "matmul": {0, 1},
-           "einsum": None}  # None: every input
+           "einsum": None, "conv_cols": {0}, "conv_cols_t": {0}}  # None: every input
 _COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
             "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
             "isinf", "isfinite", "isclose", "left_shift", "right_shift", "real", "imag",
@@ -89,6 +90,8 @@ def _rule(m, op, xs, o, bv, attrs, B):
         return _matmul(m, xs, bv, B)
     if name == "cat":
         return _cat(m, xs, bv, attrs, B)
+    if name in ("conv_unit", "conv_unit_bias"):
+        return _conv_unit(m, op, xs, bv, attrs, B)
     if name == "index_select" and set(bv) == {0}:
         return m.index_select(bv[0], xs[1], axis=_shift(attrs["axis"], np.ndim(xs[0])))
     if name == "linear" and set(bv) == {0} and np.ndim(xs[0]) >= 1:
@@ -176,6 +179,37 @@ def _matmul(m, xs, bv, B):
     if len(shape) == r.ndim:
         return r
     return m.reshape(r, shape=shape)
+
+
+def _conv_unit(m, op, xs, bv, attrs, B):
+    """Unit-stride convolution, one call for any batched inputs: linear in x and in the
+    weight apart (their jvp rules fold the batch into the samples or the output channels);
+    both batched, a grouped convolution with the batch folded into the channels; then the
+    bias, batched or not."""
+    x, w = xs[0], xs[1]
+    nd = len(w.shape) - 2
+    spatial = tuple(range(2, nd + 3))
+    if 0 in bv and 1 in bv:
+        n, c = x.shape[:2]
+        r = m.reshape(m.permute(bv[0], axes=(1, 0) + spatial),
+                      shape=(n, B * c) + tuple(x.shape[2:]))
+        wb = m.reshape(bv[1], shape=(B * w.shape[0],) + tuple(w.shape[1:]))
+        r = m.conv_unit(r, wb, dilation=attrs["dilation"], padding=attrs["padding"],
+                        groups=B * attrs["groups"])
+        r = m.reshape(r, shape=(n, B, w.shape[0]) + tuple(r.shape[2:]))
+        r = m.permute(r, axes=(1, 0) + spatial)
+    elif 0 in bv or 1 in bv:
+        j = 0 if 0 in bv else 1
+        r = op.jvps[j](m, bv[j], None, x, w, **attrs)
+    else:
+        r = m.conv_unit(x, w, **attrs)
+        r = m.reshape(r, shape=(1,) + tuple(r.shape))
+    if len(xs) > 2:
+        b = xs[2]
+        b = m.reshape(bv[2], shape=(B, 1, b.shape[0]) + (1,) * nd) if 2 in bv else \
+            m.reshape(b, shape=(b.shape[0],) + (1,) * nd)
+        r = r + b
+    return r
 
 
 def _cat(m, xs, bv, attrs, B):

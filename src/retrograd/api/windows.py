@@ -2,8 +2,10 @@
 (`rg.nn.functional` re-exports them).
 
 Convolution is im2col (`unfold`, a strided view) then one matrix product per
-group; transposed convolution is its adjoint, a matrix product then a col2im done phase
-by phase (`phase_fold`: each output phase a sum of shifted contiguous column slices).
+group (unit stride on host float32/float64: `conv_unit`, one op taking a sample's columns
+at a time, made of contiguous shifted copies); transposed convolution is its adjoint, a
+matrix product then a col2im done phase by phase (`phase_fold`: each output phase a sum
+of shifted contiguous column slices).
 Max pooling is the `max_pool` op (the gradient goes to PyTorch's argmax), average
 pooling a sum over the windows divided by PyTorch's divisor. Every argument is
 checked, with the shapes in the message, before any array is touched.
@@ -20,6 +22,7 @@ from .. import creation, devices, ops
 from .._values import every_value
 from ..engine import apply
 from ..ops.pooling import pool_geometry
+from ..ops.windows import unit_fast
 from ..tensor import Tensor
 from ._args import _t
 from ._errors import ShapeError
@@ -151,6 +154,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
             and 8 * math.prod(padded[1:]) <= 9 * math.prod(outs[1:]):
         # unit stride, a large input, few junk columns: columns made of contiguous shifted
         # copies beat a strided im2col (on small inputs the extra ops cost more than they save)
+        if unit_fast(x.data, w.data, None if bias is None else bias.data):
+            # host float arrays: one op, a sample's columns at a time (they stay in cache)
+            k = dict(dilation=d, padding=p, groups=groups)
+            out = apply(ops.conv_unit, x, w, **k) if bias is None else \
+                apply(ops.conv_unit_bias, x, w, bias, **k)
+            return fresh(_unbatch(out, squeeze))
         cols = apply(ops.conv_cols, x, kernel=tuple(kernel), dilation=d, padding=p)
         if groups == 1:
             out = matmul(w.reshape(o, k_total), cols)

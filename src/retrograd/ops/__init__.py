@@ -208,6 +208,8 @@ from .transfer import to_device
 from .windows import (
     conv_cols,
     conv_cols_t,
+    conv_unit,
+    conv_unit_bias,
     fold,
     phase_fold,
     phase_fold_bias,

@@ -4,20 +4,22 @@ An input (N, C, *S) with 1, 2 or 3 spatial dimensions has windows
 (N, C, *kernel, *O): a strided view of the (padded) input. Convolution is
 `unfold` then a matrix product, transposed convolution a matrix product then
 `phase_fold` (below); average pooling is `unfold` then a sum. Both ops are linear,
-so each is the other's vjp.
+so each is the other's vjp. Unit-stride convolution of host float arrays is one op of its
+own (`conv_unit`, `conv_unit_bias`): a sample's columns at a time, so they stay in cache.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import weakref
 
 import numpy as np
 
 from .. import threads as _threads
 from ..devices import as_strided
 from ..devices import namespace_of as _ns
-from ..primitive import defop
+from ..primitive import NUMPY, defop
 
 
 def out_size(size: int, k: int, s: int, p: int, d: int) -> int:
@@ -218,6 +220,272 @@ conv_cols_t = defop(
     "conv_cols_t", _conv_cols_t,
     (lambda m, g, out, cols, *, shape, **k: m.conv_cols(g, **k),),
     (_cols_t_jvp,), reads=(), fresh=True)
+
+
+# ---------------------------------------------------------------- unit-stride conv by samples
+
+_UNIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def unit_fast(x, w, b=None) -> bool:
+    """Host float32/float64 arrays of one dtype: the per-sample path applies."""
+    return (x.__class__ is np.ndarray and w.__class__ is np.ndarray
+            and x.dtype in _UNIT_DTYPES and w.dtype == x.dtype
+            and (b is None or (b.__class__ is np.ndarray and b.dtype == x.dtype)))
+
+
+def _unit_geo(xshape, wshape, dilation, padding):
+    """(kernel, padded, chunk, shifts, tail, outs) of a unit-stride convolution."""
+    kernel = tuple(wshape[2:])
+    padded, chunk, shifts, tail = _geometry(xshape, kernel, dilation, padding)
+    outs = tuple(a - d * (k - 1) for a, d, k in zip(padded, dilation, kernel))
+    return kernel, padded, chunk, shifts, tail, outs
+
+
+class _SampleCols:
+    """One sample's columns (C, K, chunk), made in reused buffers: the sample placed in a
+    zero-padded flat buffer, then one contiguous copy per kernel offset. About the size of
+    the cache, where the whole batch's column matrix is not."""
+
+    __slots__ = ("buf", "inside", "cols", "shifts", "chunk")
+
+    def __init__(self, c, dtype, padded, chunk, shifts, tail, padding, spatial):
+        size = math.prod(padded)
+        self.buf = np.zeros((c, size + tail), dtype=dtype)
+        self.inside = self.buf[:, :size].reshape((c,) + padded)[
+            (slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, spatial))]
+        self.cols = np.empty((c, len(shifts), chunk), dtype=dtype)
+        self.shifts, self.chunk = shifts, chunk
+
+    def fill(self, xi):
+        self.inside[...] = xi
+        buf, cols, chunk = self.buf, self.cols, self.chunk
+        for j, s in enumerate(self.shifts):
+            cols[:, j] = buf[:, s:s + chunk]
+        return cols
+
+
+def _unit_work(x, w, groups) -> float:
+    """Multiply-adds of the forward, for `threads.chunks`."""
+    return 2.0 * x.size * w.size / x.shape[1]
+
+
+def _conv_unit(x, w, b=None, *, dilation, padding, groups):
+    """Unit-stride convolution (N, C, *S) * (O, C/groups, *k) [+ bias] -> (N, O, *outs),
+    symmetric `padding`. On host float arrays one sample at a time (its columns stay in
+    cache; samples split over the intra-op threads): the columns, one matrix product per
+    group, the junk positions past each output row dropped as the bias is added."""
+    kernel, padded, chunk, shifts, tail, outs = _unit_geo(x.shape, w.shape, dilation, padding)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    nd = len(kernel)
+    w3 = w.reshape(groups, o // groups, -1)
+    crop = (slice(None),) * 2 + tuple(slice(0, a) for a in outs[1:])
+    if not unit_fast(x, w, b):
+        cols = _conv_cols(x, kernel=kernel, dilation=dilation, padding=padding)
+        y = (w3 @ cols.reshape(groups, -1, cols.shape[1])).reshape((o, n, outs[0]) + padded[1:])
+        y = y[(slice(None),) + crop].swapaxes(0, 1)
+        return (y + b.reshape((o,) + (1,) * nd)) if b is not None else y.copy()
+    w3 = np.ascontiguousarray(w3)
+    y = np.empty((n, o) + outs, dtype=x.dtype)
+    bb = None if b is None else b.reshape((o,) + (1,) * nd)
+
+    def piece(a, e):
+        sc = _SampleCols(c, x.dtype, padded, chunk, shifts, tail, padding, x.shape[2:])
+        c3 = sc.cols.reshape(groups, -1, chunk)
+        res = np.empty((groups, o // groups, chunk), dtype=x.dtype)
+        real = res.reshape((o, outs[0]) + padded[1:])[crop]
+        for i in range(a, e):
+            sc.fill(x[i])
+            np.matmul(w3, c3, out=res)
+            if bb is None:
+                y[i] = real
+            else:
+                np.add(real, bb, out=y[i])
+
+    _threads.run(piece, _threads.chunks(n, _unit_work(x, w, groups)))
+    return y
+
+
+def _conv_unit_saving(x, w, b=None, **k):
+    return _conv_unit(x, w, b, **k), ({} if unit_fast(x, w, b) else None)
+
+
+def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w):
+    """(dx, dweight, dbias) of the per-sample path, each sample's columns made again: dx
+    only if `want_x`, dweight only if `want_w`. Junk columns meet zero cotangents: where x
+    (for dweight) or the weight (for dx) is not finite they are zeroed, so that 0 * inf
+    puts no nan into a gradient where the true sum (and PyTorch's) has none."""
+    kernel, padded, chunk, shifts, tail, outs = _unit_geo(x.shape, w.shape, dilation, padding)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    og = o // groups
+    nd = len(kernel)
+    dt = x.dtype
+    size = math.prod(padded)
+    junk = outs[1:] != padded[1:]
+    x_bad = want_w and junk and not _finite(x)
+    w_bad = want_x and junk and not _finite(w)
+    w3 = w.reshape(groups, og, -1)
+    wt = w3.transpose(0, 2, 1)  # a transposed view: BLAS reads it as it is
+    dx = np.empty(x.shape, dtype=dt) if want_x else None
+    crop = (slice(None),) * 2 + tuple(slice(0, a) for a in outs[1:])
+    interior = (slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))
+
+    def piece(a, e):
+        gz = np.zeros((o, outs[0]) + padded[1:], dtype=dt)  # junk positions stay zero
+        greal = gz[crop]
+        g3 = gz.reshape(groups, og, chunk)
+        dw = None
+        if want_w:
+            sc = _SampleCols(c, dt, padded, chunk, shifts, tail, padding, x.shape[2:])
+            ct = sc.cols.reshape(groups, -1, chunk).transpose(0, 2, 1)
+            dw = np.zeros(w3.shape, dtype=dt)
+            tw = np.empty(w3.shape, dtype=dt)
+        if want_x:
+            dcols = np.empty((groups, wt.shape[1], chunk), dtype=dt)
+            d3 = dcols.reshape(c, len(shifts), chunk)
+            dbuf = np.empty((c, size + tail), dtype=dt)
+            dinside = dbuf[:, :size].reshape((c,) + padded)[interior]
+        for i in range(a, e):
+            greal[...] = g[i]
+            if want_w:
+                cols = sc.fill(x[i])
+                if x_bad:
+                    _zero_junk(cols, padded, kernel, dilation)
+                np.matmul(g3, ct, out=tw)
+                dw += tw
+            if want_x:
+                np.matmul(wt, g3, out=dcols)
+                if w_bad:
+                    _zero_junk(d3, padded, kernel, dilation)
+                dbuf[:, :chunk] = d3[:, 0]  # offset 0 is shift 0: written, not added
+                dbuf[:, chunk:] = 0
+                for j, s in enumerate(shifts[1:], 1):
+                    dbuf[:, s:s + chunk] += d3[:, j]
+                dx[i] = dinside
+        return dw
+
+    work = _unit_work(x, w, groups) * (want_x + want_w)
+    parts = _threads.run(piece, _threads.chunks(n, work))
+    dw = None
+    if want_w:
+        dw = parts[0]
+        for p in parts[1:]:
+            dw += p
+        dw = dw.reshape(w.shape)
+    db = g.sum(axis=(0,) + tuple(range(2, 2 + nd)))
+    return dx, dw, db
+
+
+def _g_wide(m, g, x, w, dilation, padding, groups):
+    """The cotangent (N, O, *outs) as (G, O/G, N*chunk), zeros at the junk positions."""
+    kernel, padded, chunk, shifts, tail, outs = _unit_geo(x.shape, w.shape, dilation, padding)
+    nd = len(kernel)
+    o, n = w.shape[0], x.shape[0]
+    r = m.permute(g, axes=(1, 0) + tuple(range(2, 2 + nd)))
+    if outs[1:] != padded[1:]:
+        r = m.pad_constant(r, pads=tuple((0, p - a) for p, a in zip(padded[1:], outs[1:])))
+    return m.reshape(r, shape=(groups, o // groups, n * chunk))
+
+
+def _unit_stash(m, out, x, w, b):
+    """The saving's dict (where the x rule leaves the parameters' gradients), on the
+    per-sample path; None elsewhere (a generic or recorded backward)."""
+    if m is NUMPY and out.__class__ is dict and unit_fast(x, w, b):
+        return out
+    return None
+
+
+def _unit_vjp_x(m, g, out, x, w, b=None, *, dilation, padding, groups):
+    stash = _unit_stash(m, out, x, w, b)
+    if stash is not None:
+        dx, dw, db = _unit_grads(g, x, w, dilation=dilation, padding=padding, groups=groups,
+                                 want_x=True, want_w=True)
+        ref = weakref.ref(g)  # for the weight's and bias's rules, with this g
+        stash["w"], stash["b"] = (ref, dw), (ref, db)
+        return dx
+    g3 = _g_wide(m, g, x, w, dilation, padding, groups)
+    wt = m.permute(m.reshape(w, shape=(groups, w.shape[0] // groups, math.prod(w.shape[1:]))),
+                   axes=(0, 2, 1))
+    dcols = m.matmul(wt, g3)
+    dcols = m.reshape(dcols, shape=(dcols.shape[0] * dcols.shape[1], dcols.shape[2]))
+    return m.conv_cols_t(dcols, shape=x.shape, kernel=tuple(w.shape[2:]), dilation=dilation,
+                         padding=padding)
+
+
+def _unit_vjp_w(m, g, out, x, w, b=None, *, dilation, padding, groups):
+    stash = _unit_stash(m, out, x, w, b)
+    if stash is not None:
+        hit = stash.pop("w", None)
+        if hit is not None and hit[0]() is g:
+            return hit[1]
+        _, dw, db = _unit_grads(g, x, w, dilation=dilation, padding=padding, groups=groups,
+                                want_x=False, want_w=True)
+        stash["b"] = (weakref.ref(g), db)
+        return dw
+    g3 = _g_wide(m, g, x, w, dilation, padding, groups)
+    cols = m.conv_cols(x, kernel=tuple(w.shape[2:]), dilation=dilation, padding=padding)
+    cols = m.reshape(cols, shape=(groups, cols.shape[0] // groups, cols.shape[1]))
+    dw = m.matmul(g3, m.permute(cols, axes=(0, 2, 1)))
+    return m.reshape(dw, shape=tuple(w.shape))
+
+
+def _unit_vjp_b(m, g, out, x, w, b, *, dilation, padding, groups):
+    stash = _unit_stash(m, out, x, w, b)
+    if stash is not None:
+        hit = stash.pop("b", None)
+        if hit is not None and hit[0]() is g:
+            return hit[1]
+    return m.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+
+
+def _unit_jvp_x(m, t, out, x, w, b=None, *, dilation, padding, groups):
+    # linear in x: a tangent's leading batch dimensions folded into the samples (one call)
+    lead = t.ndim - x.ndim
+    k = dict(dilation=dilation, padding=padding, groups=groups)
+    if not lead:
+        return m.conv_unit(t, w, **k)
+    batch = t.shape[:lead]
+    r = m.conv_unit(m.reshape(t, shape=(math.prod(batch) * x.shape[0],) + x.shape[1:]), w, **k)
+    return m.reshape(r, shape=batch + (x.shape[0],) + r.shape[1:])
+
+
+def _unit_jvp_w(m, t, out, x, w, b=None, *, dilation, padding, groups):
+    # linear in w: a batch of weights stacked as more output channels, group by group
+    lead = t.ndim - w.ndim
+    k = dict(dilation=dilation, padding=padding)
+    if not lead:
+        return m.conv_unit(x, t, groups=groups, **k)
+    batch = t.shape[:lead]
+    nb = math.prod(batch)
+    o = w.shape[0]
+    og = o // groups
+    nd = w.ndim - 2
+    tail = tuple(w.shape[1:])
+    r = m.reshape(t, shape=(nb, groups, og) + tail)
+    r = m.permute(r, axes=(1, 0) + tuple(range(2, 4 + nd)))  # (G, B, O/G, C/G, *k)
+    r = m.conv_unit(x, m.reshape(r, shape=(groups * nb * og,) + tail), groups=groups, **k)
+    n, outs = r.shape[0], tuple(r.shape[2:])
+    r = m.reshape(r, shape=(n, groups, nb, og) + outs)
+    r = m.permute(r, axes=(2, 0, 1) + tuple(range(3, 4 + nd)))  # (B, N, G, O/G, *outs)
+    return m.reshape(r, shape=batch + (n, o) + outs)
+
+
+def _unit_jvp_b(m, t, out, x, w, b, *, dilation, padding, groups):
+    lead = t.ndim - 1
+    nd = w.ndim - 2
+    outs = _unit_geo(x.shape, w.shape, dilation, padding)[5]
+    r = m.reshape(t, shape=t.shape[:lead] + (1, t.shape[-1]) + (1,) * nd)
+    return m.expand(r, shape=t.shape[:lead] + (x.shape[0], w.shape[0]) + outs)
+
+
+_UNIT_FLAGS = dict(saving=_conv_unit_saving, reads=(0, 1), fresh=True, tuned=True,
+                   fresh_vjps=True)
+conv_unit = defop("conv_unit", _conv_unit, (_unit_vjp_x, _unit_vjp_w),
+                  (_unit_jvp_x, _unit_jvp_w), **_UNIT_FLAGS)
+conv_unit_bias = defop("conv_unit_bias", _conv_unit, (_unit_vjp_x, _unit_vjp_w, _unit_vjp_b),
+                       (_unit_jvp_x, _unit_jvp_w, _unit_jvp_b), **_UNIT_FLAGS)
 
 
 # ---------------------------------------------------------------- transposed convolution by phases

@@ -49,6 +49,19 @@ def _conv_cols_t(rng):
              dict(shape=x, kernel=k, dilation=d, padding=p)) for x, k, d, p in _COLS]
 
 
+_UNIT = [  # (input shape, weight shape, dilation, padding, groups)
+    ((2, 3, 7), (4, 3, 3), (1,), (1,), 1),
+    ((2, 4, 5, 6), (4, 2, 3, 2), (1, 2), (1, 0), 2),
+    ((1, 2, 4, 3, 5), (2, 2, 2, 2, 3), (1, 1, 1), (1, 0, 1), 1),
+]
+
+
+def _conv_unit(rng, bias=False):
+    return [([rng.standard_normal(x), rng.standard_normal(w)]
+             + ([rng.standard_normal(w[0])] if bias else []),
+             dict(dilation=d, padding=p, groups=g)) for x, w, d, p, g in _UNIT]
+
+
 _PHASE = [  # (input shape, weight kernel, stride, padding, dilation, output_padding)
     ((2, 3, 4), (3,), (2,), (1,), (1,), (1,)),
     ((2, 2, 3, 4), (3, 2), (2, 3), (1, 0), (1, 2), (1, 2)),
@@ -183,6 +196,7 @@ def _gather_flat(rng):
 
 SAMPLES = {
     "unfold": _unfold, "fold": _fold, "conv_cols": _conv_cols, "conv_cols_t": _conv_cols_t,
+    "conv_unit": _conv_unit, "conv_unit_bias": lambda rng: _conv_unit(rng, True),
     "pad_constant": _pad_constant, "phase_in": _phase_in, "phase_in_t": _phase_in_t,
     "phase_fold": _phase_fold, "phase_fold_bias": lambda rng: _phase_fold(rng, True),
     "phase_fold_t": _phase_fold_t,
