@@ -25,14 +25,16 @@ waits is charged for it), and the test loss (nats per character, the whole
 test split) at every evaluation; retrograd's curves are compared with
 PyTorch's (1 thread) against the 0.02-nat tolerance.
 
-Measured on the shared 2-core machine (load average ~1 during the run; compare CPU
-times), `--steps 600 --eval-every 100 --variants torch-1t,rg,rg-jit`: CPU ms per
-step torch-1t 27.9, rg 25.8 (0.92x), rg-jit 24.7 (0.88x); the three test-loss
-curves equal to 4 decimals at every evaluation (3.4688 at step 0, 2.0894 at step
-600). About 13.5 ms of each step are the matrix products of the linear layers,
-which NumPy's BLAS and PyTorch run equally fast.
+Measured on the shared 2-core machine (load average ~1, every retrograd variant at one
+thread), `--steps 200 --eval-every 100 --variants torch-1t,rg,rg-jit,rg-numpy,rg-jit-numpy`:
+CPU ms per step torch-1t 63.5, rg 57.9 (0.91x), rg-jit 53.5 (0.84x); with the compiled
+kernels off, rg-numpy 66.8 (1.05x), rg-jit-numpy 62.0 (0.98x). All five test-loss
+curves are equal to 4 decimals at every evaluation (3.4688 at step 0, 2.1954 at step
+200). About 28 ms of each step are the linear layers' matrix products, which NumPy's
+BLAS and PyTorch run equally fast; attention's many 16x16 products take about 10 ms.
 torch-2t, in a 200-step run on the same machine: 538 ms CPU per step (its two
-threads spin waiting for each other on the busy cores).
+threads spin waiting for each other on the busy cores); retrograd at two threads
+stalls the same way (280-390 ms per step).
 """
 
 from __future__ import annotations
