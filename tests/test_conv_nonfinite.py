@@ -27,6 +27,22 @@ def _grads(lib, fn, x, w, g, padding, dilation):
     return y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()
 
 
+def _same_as_torch(fn, x, w, padding, dilation, rng):
+    """Output and both gradients equal torch's: nan and inf in the same places, the rest
+    close."""
+    with np.errstate(invalid="ignore"):
+        shape = getattr(torch.nn.functional, fn)(torch.tensor(x), torch.tensor(w),
+                                                 padding=padding, dilation=dilation).shape
+        g = rng.standard_normal(tuple(shape))
+        ref = _grads("torch", fn, x, w, g, padding, dilation)
+        got = _grads("rg", fn, x, w, g, padding, dilation)
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
+        ok = np.isfinite(b)
+        np.testing.assert_allclose(a[ok], b[ok], rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("fn,xs,ws,padding,dilation", CASES)
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_a_non_finite_input_at_a_row_end_gives_torchs_gradients(fn, xs, ws, padding, dilation,
@@ -35,17 +51,7 @@ def test_a_non_finite_input_at_a_row_end_gives_torchs_gradients(fn, xs, ws, padd
     x, w = rng.standard_normal(xs), rng.standard_normal(ws)
     x[(0, 1) + (slice(None),) * (len(xs) - 3) + (xs[-1] - 1,)] = bad  # a last column
     x[(1, 2) + (3,) * (len(xs) - 3) + (0,)] = bad  # and a first one
-    with np.errstate(invalid="ignore"):
-        shape = getattr(torch.nn.functional, fn)(torch.tensor(x), torch.tensor(w),
-                                                 padding=padding, dilation=dilation).shape
-        g = rng.standard_normal(tuple(shape))
-        ref = _grads("torch", fn, x, w, g, padding, dilation)
-        got = _grads("rg", fn, x, w, g, padding, dilation)
-    for a, b in zip(got, ref):
-        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-        np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
-        ok = np.isfinite(b)
-        np.testing.assert_allclose(a[ok], b[ok], rtol=1e-9, atol=1e-9)
+    _same_as_torch(fn, x, w, padding, dilation, rng)
 
 
 @pytest.mark.parametrize("fn,xs,ws,padding,dilation", CASES)
@@ -54,14 +60,4 @@ def test_a_non_finite_weight_gives_torchs_input_gradient(fn, xs, ws, padding, di
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal(xs), rng.standard_normal(ws)
     w[(1, 2) + (1,) * (len(ws) - 2)] = bad
-    with np.errstate(invalid="ignore"):
-        shape = getattr(torch.nn.functional, fn)(torch.tensor(x), torch.tensor(w),
-                                                 padding=padding, dilation=dilation).shape
-        g = rng.standard_normal(tuple(shape))
-        ref = _grads("torch", fn, x, w, g, padding, dilation)
-        got = _grads("rg", fn, x, w, g, padding, dilation)
-    for a, b in zip(got, ref):
-        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-        np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
-        ok = np.isfinite(b)
-        np.testing.assert_allclose(a[ok], b[ok], rtol=1e-9, atol=1e-9)
+    _same_as_torch(fn, x, w, padding, dilation, rng)
