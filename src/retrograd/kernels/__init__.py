@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FunctionType
 
 MODES = ("numba", "numpy")
 MIN_SIZE = 1 << 12
@@ -85,6 +86,23 @@ def enabled(size: int) -> bool:
     return size >= _state["min_size"] and mode() == "numba"
 
 
+def inline(fn: Callable) -> Callable:
+    """Mark `fn` as a helper that kernels of its module call: when the module's first kernel
+    compiles, `fn` is compiled too and inlined into each caller (so its loops vectorise
+    in place, as if written there). Until then it stays a plain Python function."""
+    fn._retrograd_inline = True
+    return fn
+
+
+def _compile_helpers(namespace: dict) -> None:
+    """Replace the `inline` helpers in a kernel module's globals by their compiled forms."""
+    import numba
+    for name, obj in list(namespace.items()):
+        if isinstance(obj, FunctionType) and getattr(obj, "_retrograd_inline", False):
+            namespace[name] = numba.njit(inline="always", nogil=True, cache=True,
+                                         fastmath=set(FASTMATH), error_model="numpy")(obj)
+
+
 def kernel(fn: Callable) -> Callable:
     """`fn` compiled by Numba on its first call (nogil, cached on disk, FASTMATH, NumPy's
     error model)."""
@@ -93,6 +111,7 @@ def kernel(fn: Callable) -> Callable:
     def call(*args):
         if not compiled:
             import numba
+            _compile_helpers(fn.__globals__)
             compiled.append(numba.njit(nogil=True, cache=True, fastmath=set(FASTMATH),
                                        error_model="numpy")(fn))
         return compiled[0](*args)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernel
+from . import inline, kernel
 
 # tanh(x) = x P(x^2) / Q(x^2) for |x| < 1/2: Lambert's continued fraction for tanh cut at
 # depth 7 (relative error under 2e-19 there; integer coefficients, exact in float64)
@@ -33,6 +33,24 @@ _P0, _P1, _P2, _P3 = 2027025.0, 270270.0, 6930.0, 36.0
 _Q1, _Q2, _Q3 = 945945.0, 51975.0, 630.0
 # exp(u) for |u| <= 110 / 1024: Taylor to degree 7 (relative error under 5e-13 there)
 _C3, _C4, _C5, _C6, _C7 = 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040
+
+
+@inline
+def _exp_first(e, n, fast):
+    """e[:n] = exp(e[:n]) in place, for e <= 0: by squaring when `fast` (float32: no libm
+    call, so the loop vectorises; see the module's docstring), else libm's exp."""
+    if fast:
+        for k in range(n):
+            v = e[k]
+            u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
+            q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
+                _C5 + u * (_C6 + u * _C7))))))
+            for _ in range(10):
+                q = q * q
+            e[k] = q
+    else:
+        for k in range(n):
+            e[k] = np.exp(e[k])
 
 
 @kernel
@@ -71,18 +89,7 @@ def lstm_forward(xw, h0, c0, wT, Y, S, G, TC, r0, r1):
                 zk = float(x[k]) + float(p[k])
                 z[k] = zk
                 e[k] = -abs(zk) * sc[k]
-            if fast:  # exp by squaring, vectorised (see the module's docstring)
-                for k in range(H4):
-                    v = e[k]
-                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
-                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
-                        _C5 + u * (_C6 + u * _C7))))))
-                    for _ in range(10):
-                        q = q * q
-                    e[k] = q
-            else:
-                for k in range(H4):
-                    e[k] = np.exp(e[k])
+            _exp_first(e, H4, fast)
             si, sf, so, gn, yc = S[t, 0, r], S[t, 1, r], S[t, 2, r], G[t, r], Y[t, 1, r]
             for j in range(H):
                 zi, zf, zo = z[j], z[H + j], z[3 * H + j]
@@ -108,18 +115,7 @@ def lstm_forward(xw, h0, c0, wT, Y, S, G, TC, r0, r1):
                 cr[j] = c
                 z[j] = c
                 e[j] = -2.0 * abs(c)
-            if fast:
-                for k in range(H):
-                    v = e[k]
-                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
-                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
-                        _C5 + u * (_C6 + u * _C7))))))
-                    for _ in range(10):
-                        q = q * q
-                    e[k] = q
-            else:
-                for k in range(H):
-                    e[k] = np.exp(e[k])
+            _exp_first(e, H, fast)
             tcr, yh, hr = TC[t, r], Y[t, 0, r], hb[n]
             for j in range(H):
                 c, ec = z[j], e[j]
@@ -213,18 +209,7 @@ def gru_forward(xw, h0, wT, b, Y, RZ, NN, GH, r0, r1):
                 zk = float(x[k]) + z[k]
                 z[k] = zk
                 e[k] = -abs(zk)
-            if fast:  # exp by squaring, vectorised (see the module's docstring)
-                for k in range(H2):
-                    v = e[k]
-                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
-                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
-                        _C5 + u * (_C6 + u * _C7))))))
-                    for _ in range(10):
-                        q = q * q
-                    e[k] = q
-            else:
-                for k in range(H2):
-                    e[k] = np.exp(e[k])
+            _exp_first(e, H2, fast)
             sr, sz = RZ[t, 0, r], RZ[t, 1, r]
             for j in range(H):
                 zr, zu = z[j], z[H + j]
@@ -237,18 +222,7 @@ def gru_forward(xw, h0, wT, b, Y, RZ, NN, GH, r0, r1):
                 a = float(x[H2 + j]) + rg * z[H2 + j]
                 z[j] = a
                 e[j] = -2.0 * abs(a)
-            if fast:
-                for k in range(H):
-                    v = e[k]
-                    u = (-110.0 if v < -110.0 else v) * (1.0 / 1024.0)
-                    q = 1.0 + u * (1.0 + u * (0.5 + u * (_C3 + u * (_C4 + u * (
-                        _C5 + u * (_C6 + u * _C7))))))
-                    for _ in range(10):
-                        q = q * q
-                    e[k] = q
-            else:
-                for k in range(H):
-                    e[k] = np.exp(e[k])
+            _exp_first(e, H, fast)
             nn, yh, hr = NN[t, r], Y[t, r], hb[n]
             for j in range(H):
                 a, ea = z[j], e[j]
