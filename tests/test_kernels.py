@@ -56,3 +56,23 @@ def test_a_kernel_compiles_keeps_nan_and_infinity_and_sums_like_numpy():
     a[3] = np.inf
     assert k(a) == np.inf
     assert k.__name__ == "total" and k.py_func is total
+
+
+@kernels.inline
+def _twice_first(a, n):
+    for k in range(n):
+        a[k] *= 2.0
+
+
+def _uses_helper(a):
+    _twice_first(a, 3)
+    return a.sum()
+
+
+def test_an_inline_helper_is_compiled_with_its_kernel_and_works_before_it():
+    a = np.arange(5.0)
+    _twice_first(a, 2)  # plain Python until a kernel of this module compiles
+    assert a.tolist() == [0.0, 2.0, 2.0, 3.0, 4.0]
+    k = kernels.kernel(_uses_helper)
+    assert k(np.ones(4)) == 7.0
+    assert not isinstance(globals()["_twice_first"], type(_uses_helper))  # now compiled
