@@ -76,3 +76,23 @@ def test_an_inline_helper_is_compiled_with_its_kernel_and_works_before_it():
     k = kernels.kernel(_uses_helper)
     assert k(np.ones(4)) == 7.0
     assert not isinstance(globals()["_twice_first"], type(_uses_helper))  # now compiled
+
+
+def test_a_kernel_without_a_writable_cache_compiles_in_memory(monkeypatch):
+    """Where Numba finds no writable cache location (a read-only install), the kernel
+    still compiles and runs, kept in memory."""
+    import numba
+
+    real = numba.njit
+
+    def no_locator(*args, **kw):
+        if kw.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(numba, "njit", no_locator)
+
+    def halve(a):
+        return a.sum() / 2
+
+    assert kernels.kernel(halve)(np.ones(6)) == 3.0

@@ -94,13 +94,23 @@ def inline(fn: Callable) -> Callable:
     return fn
 
 
+def _jit(fn: Callable, **flags) -> Callable:
+    """`fn` compiled by Numba with the kernels' flags, cached on disk where Numba finds a
+    writable place (beside the source, or its user cache); else kept in memory only (a
+    read-only install still runs, compiling once per process)."""
+    import numba
+    flags = dict(nogil=True, fastmath=set(FASTMATH), error_model="numpy", **flags)
+    try:
+        return numba.njit(cache=True, **flags)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return numba.njit(cache=False, **flags)(fn)
+
+
 def _compile_helpers(namespace: dict) -> None:
     """Replace the `inline` helpers in a kernel module's globals by their compiled forms."""
-    import numba
     for name, obj in list(namespace.items()):
         if isinstance(obj, FunctionType) and getattr(obj, "_retrograd_inline", False):
-            namespace[name] = numba.njit(inline="always", nogil=True, cache=True,
-                                         fastmath=set(FASTMATH), error_model="numpy")(obj)
+            namespace[name] = _jit(obj, inline="always")
 
 
 def kernel(fn: Callable) -> Callable:
@@ -110,10 +120,8 @@ def kernel(fn: Callable) -> Callable:
 
     def call(*args):
         if not compiled:
-            import numba
             _compile_helpers(fn.__globals__)
-            compiled.append(numba.njit(nogil=True, cache=True, fastmath=set(FASTMATH),
-                                       error_model="numpy")(fn))
+            compiled.append(_jit(fn))
         return compiled[0](*args)
 
     call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
