@@ -3,5 +3,5 @@
 # train on the handwritten digits (extra flags are passed to `retrograd train`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh train,viz
+bash scripts/setup.sh train,viz,fast
 .venv/bin/retrograd train "$@"
