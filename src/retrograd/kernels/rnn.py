@@ -36,6 +36,17 @@ _C3, _C4, _C5, _C6, _C7 = 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040
 
 
 @inline
+def _tanh_e(a, ea):
+    """tanh(a), given ea = exp(-2|a|): the rational form near 0, else +-(1 - ea) / (1 + ea)
+    (see the module's docstring)."""
+    if abs(a) < 0.5:
+        y = a * a
+        return a * (_P0 + y * (_P1 + y * (_P2 + y * _P3))) / (
+            _P0 + y * (_Q1 + y * (_Q2 + y * (_Q3 + y))))
+    return (1.0 - ea if a >= 0 else ea - 1.0) / (1.0 + ea)
+
+
+@inline
 def _exp_first(e, n, fast):
     """e[:n] = exp(e[:n]) in place, for e <= 0: by squaring when `fast` (float32: no libm
     call, so the loop vectorises; see the module's docstring), else libm's exp."""
@@ -97,15 +108,7 @@ def lstm_forward(xw, h0, c0, wT, Y, S, G, TC, r0, r1):
                 i = (1.0 if zi >= 0 else ei) / (1.0 + ei)
                 f = (1.0 if zf >= 0 else ef) / (1.0 + ef)
                 o = (1.0 if zo >= 0 else eo) / (1.0 + eo)
-                zg, eg = z[2 * H + j], e[2 * H + j]
-                y = zg * zg
-                if abs(zg) < 0.5:  # tanh near 0: the rational form
-                    num = zg * (_P0 + y * (_P1 + y * (_P2 + y * _P3)))
-                    den = _P0 + y * (_Q1 + y * (_Q2 + y * (_Q3 + y)))
-                else:  # +-(1 - e) / (1 + e)
-                    num = 1.0 - eg if zg >= 0 else eg - 1.0
-                    den = 1.0 + eg
-                g = num / den
+                g = _tanh_e(z[2 * H + j], e[2 * H + j])
                 c = f * cr[j] + i * g
                 si[j] = i
                 sf[j] = f
@@ -225,15 +228,7 @@ def gru_forward(xw, h0, wT, b, Y, RZ, NN, GH, r0, r1):
             _exp_first(e, H, fast)
             nn, yh, hr = NN[t, r], Y[t, r], hb[n]
             for j in range(H):
-                a, ea = z[j], e[j]
-                y = a * a
-                if abs(a) < 0.5:  # tanh near 0: the rational form
-                    num = a * (_P0 + y * (_P1 + y * (_P2 + y * _P3)))
-                    den = _P0 + y * (_Q1 + y * (_Q2 + y * (_Q3 + y)))
-                else:  # +-(1 - e) / (1 + e)
-                    num = 1.0 - ea if a >= 0 else ea - 1.0
-                    den = 1.0 + ea
-                nv = num / den
+                nv = _tanh_e(z[j], e[j])
                 h = nv + zs[j] * (float(hr[j]) - nv)
                 nn[j] = nv
                 yh[j] = h
