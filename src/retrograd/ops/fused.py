@@ -72,6 +72,12 @@ def _as_rows(m, a):
     return a if a.ndim == 2 else m.reshape(a, shape=(-1, a.shape[-1]))
 
 
+def _linear_vjp_x(m, g, out, x, w, b):
+    if m is NUMPY and g.ndim > 2 and g.flags.c_contiguous:  # one BLAS product over all rows
+        return np.matmul(g.reshape(-1, g.shape[-1]), w).reshape(g.shape[:-1] + w.shape[1:])
+    return m.matmul(g, w)
+
+
 def _linear_vjp_w(m, g, out, x, w, b):
     if m is NUMPY and g.ndim == 2 and x.ndim == 2:
         return np.matmul(g.T, x)  # the hot path, without the namespace's wrappers
@@ -96,7 +102,7 @@ def _linear_jvp_w(m, t, out, x, w, b):
 
 linear = defop(
     "linear", _linear,
-    (lambda m, g, out, x, w, b: m.matmul(g, w), _linear_vjp_w, _linear_vjp_b),
+    (_linear_vjp_x, _linear_vjp_w, _linear_vjp_b),
     (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
      lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)),
     tuned=True, fresh=True, fresh_vjps=True)
