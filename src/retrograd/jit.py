@@ -543,11 +543,53 @@ def _fusion_plan(outputs, inputs, meta) -> dict:
     return plan
 
 
+def _add_into_plan(outputs, inputs, meta) -> tuple[dict, set]:
+    """`x + op(g)` where the op has `add_into`, x dies there and is a fresh array of the
+    sum's shape and dtype: the sum -> (x's position, the op's node), run as
+    `op.add_into(x, g)`; the op's node itself is then only its input (a split's backward
+    adds each piece onto one array, not a full-size array per piece and a sum)."""
+    order = ir.toposort(outputs)
+    users = ir.users(order)
+    keep = set(outputs) | set(inputs)
+    plan: dict = {}
+    passed: set = set()
+    for n in order:
+        if n.op != "add" or len(n.inputs) != 2 or n.attrs or n.inputs[0] is n.inputs[1]:
+            continue
+        for pos in (0, 1):
+            x, s = n.inputs[pos], n.inputs[1 - pos]
+            op_s, op_x = OPS.get(s.op), OPS.get(x.op)
+            if (op_s is None or op_s.add_into is None or len(s.inputs) != 1 or s in keep
+                    or len(users[s]) != 1 or s in passed or s in plan):
+                continue
+            if (op_x is None or not op_x.fresh) and x not in plan:
+                continue
+            if x in keep or len(users[x]) != 1 or x in passed:
+                continue
+            if not (meta.get(x) == meta.get(s) == meta.get(n) and meta.get(n) is not None
+                    and meta[n][0] != ()):
+                continue
+            plan[n] = (pos, s)
+            passed.add(s)
+            break
+    return plan, passed
+
+
 def compile_program(prog: Program) -> Callable:
     """Straight-line NumPy code; fused element-wise ops reuse a dying input's buffer."""
+    adds, passed = _add_into_plan(prog.outputs, prog.inputs, prog.meta)
     plan = _fusion_plan(prog.outputs, prog.inputs, prog.meta)
 
     def emit(node, args, env):
+        if node in passed:  # computed by the sum it feeds
+            return args[0]
+        hit = adds.get(node)
+        if hit is not None:
+            pos, s = hit
+            name = f"_addto_{s.op}"
+            env[name] = OPS[s.op].add_into
+            kw = "".join(f", {k}={_attr_const(env, v)}" for k, v in s.attrs)
+            return f"{name}({args[pos]}, {args[1 - pos]}{kw})"
         reuse = plan.get(node)
         if reuse is None:
             return None
@@ -559,6 +601,13 @@ def compile_program(prog: Program) -> Callable:
     prog.source = fn.source
     prog.fused = len(plan)
     return fn
+
+
+def _attr_const(env: dict, value) -> str:
+    """A name in `env` bound to `value`, for generated code."""
+    name = f"_a{len(env)}"
+    env[name] = value
+    return name
 
 
 # ---------------------------------------------------------------- pytrees

@@ -119,6 +119,18 @@ def _scatter(g, *, idx, shape):
     return z
 
 
+def _scatter_add_into(base, g, *, idx, shape):
+    """base + scatter(g, idx, shape), in base's buffer. A basic index adds g onto its
+    slice only (the same sums as base + zeros-with-g, up to the sign of a zero elsewhere:
+    -0.0 stays -0.0 where -0.0 + 0.0 gives 0.0); an advanced one adds
+    the whole scatter, so repeated indices sum in the same order."""
+    if _is_basic(idx):
+        base[idx] += g
+    else:
+        base += _scatter(g, idx=idx, shape=shape)
+    return base
+
+
 def _scatter_jvp(m, t, out, g, *, idx, shape):
     lead = t.ndim - g.ndim
     b = _batch_idx(idx, lead)
@@ -132,7 +144,7 @@ def _scatter_jvp(m, t, out, g, *, idx, shape):
 scatter = defop(
     "scatter", _scatter,
     (lambda m, g, out, x, *, idx, shape: m.getitem(g, idx=idx),),
-    (_scatter_jvp,), reads=())
+    (_scatter_jvp,), reads=(), fresh=True, add_into=_scatter_add_into)
 
 
 def _setitem(x, v, *, idx):
