@@ -16,9 +16,11 @@ import weakref
 
 import numpy as np
 
+from .. import kernels as _kernels
 from .. import threads as _threads
 from ..devices import as_strided
 from ..devices import namespace_of as _ns
+from ..kernels import conv as _kconv
 from ..primitive import NUMPY, defop
 
 
@@ -270,6 +272,53 @@ def _unit_work(x, w, groups) -> float:
     return 2.0 * x.size * w.size / x.shape[1]
 
 
+def _kernel_geo(x, w, dilation, padding):
+    """The compiled kernels' view of a convolution: three spatial dimensions (leading
+    sizes 1 for conv1d and conv2d): (shape (C, D, H, W), kernel, padding, dilation,
+    outs, output positions L, kernel offsets K)."""
+    nd = x.ndim - 2
+    lead = 3 - nd
+    shape = (x.shape[1],) + (1,) * lead + tuple(x.shape[2:])
+    ks = (1,) * lead + tuple(w.shape[2:])
+    pad = (0,) * lead + tuple(padding)
+    dil = (1,) * lead + tuple(dilation)
+    outs = tuple(a + 2 * p - d * (k - 1) for a, p, d, k in zip(x.shape[2:], padding, dilation,
+                                                             w.shape[2:]))
+    return shape, ks, pad, dil, outs, math.prod(outs), math.prod(ks)
+
+
+def _conv_unit_compiled(x, w, b, dilation, padding, groups):
+    """_conv_unit's host path with compiled columns (`kernels.conv`): a sample's exact
+    columns, then one product per group written straight into its output (plus the
+    bias)."""
+    shape, ks, pad, dil, outs, L, kk = _kernel_geo(x, w, dilation, padding)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    xf = np.ascontiguousarray(x).reshape(-1)
+    step = math.prod(x.shape[1:])
+    w3 = np.ascontiguousarray(w).reshape(groups, o // groups, -1)
+    y = np.empty((n, o) + outs, dtype=x.dtype)
+    y3 = y.reshape(n, groups, o // groups, L)
+    bb = None if b is None else b.reshape(groups, o // groups, 1)
+
+    def piece(a, e):
+        cols = np.empty(c * kk * L, dtype=x.dtype)
+        c3 = cols.reshape(groups, -1, L)
+        for i in range(a, e):
+            _kconv.im2col(xf, i * step, shape, ks, pad, dil, cols)
+            np.matmul(w3, c3, out=y3[i])
+            if bb is not None:
+                y3[i] += bb
+
+    _threads.run(piece, _threads.chunks(n, _unit_work(x, w, groups)))
+    return y
+
+
+def _unit_compiled(x, w, b=None) -> bool:
+    """Whether the per-sample path runs with the compiled column kernels."""
+    return unit_fast(x, w, b) and _kernels.enabled(x.size)
+
+
 def _conv_unit(x, w, b=None, *, dilation, padding, groups):
     """Unit-stride convolution (N, C, *S) * (O, C/groups, *k) [+ bias] -> (N, O, *outs),
     symmetric `padding`. On host float arrays one sample at a time (its columns stay in
@@ -286,6 +335,8 @@ def _conv_unit(x, w, b=None, *, dilation, padding, groups):
         y = (w3 @ cols.reshape(groups, -1, cols.shape[1])).reshape((o, n, outs[0]) + padded[1:])
         y = y[(slice(None),) + crop].swapaxes(0, 1)
         return (y + b.reshape((o,) + (1,) * nd)) if b is not None else y.copy()
+    if _unit_compiled(x, w, b):
+        return _conv_unit_compiled(x, w, b, dilation, padding, groups)
     w3 = np.ascontiguousarray(w3)
     y = np.empty((n, o) + outs, dtype=x.dtype)
     bb = None if b is None else b.reshape((o,) + (1,) * nd)
@@ -308,14 +359,65 @@ def _conv_unit(x, w, b=None, *, dilation, padding, groups):
 
 
 def _conv_unit_saving(x, w, b=None, **k):
-    return _conv_unit(x, w, b, **k), ({} if unit_fast(x, w, b) else None)
+    # the stash marks the compiled path, so the backward takes the forward's path
+    stash = ({"kernel": True} if _unit_compiled(x, w, b) else {}) if unit_fast(x, w, b) \
+        else None
+    return _conv_unit(x, w, b, **k), stash
 
 
-def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w):
+def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
+    """_unit_grads with compiled columns: per sample, the exact columns made again for
+    dweight, the cotangent's sample as the products' operand, dx by col2im."""
+    shape, ks, pad, dil, outs, L, kk = _kernel_geo(x, w, dilation, padding)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    og = o // groups
+    dt = x.dtype
+    step = math.prod(x.shape[1:])
+    xf = np.ascontiguousarray(x).reshape(-1) if want_w else None
+    g4 = np.ascontiguousarray(g).reshape(n, groups, og, L)
+    w3 = w.reshape(groups, og, -1)
+    wt = w3.transpose(0, 2, 1)  # a transposed view: BLAS reads it as it is
+    dx = np.empty(x.shape, dtype=dt) if want_x else None
+    dxf = None if dx is None else dx.reshape(-1)
+
+    def piece(a, e):
+        cols = np.empty(c * kk * L, dtype=dt)
+        c3 = cols.reshape(groups, -1, L)
+        dw = tw = None
+        if want_w:
+            dw = np.zeros(w3.shape, dtype=dt)
+            tw = np.empty(w3.shape, dtype=dt)
+        for i in range(a, e):
+            if want_w:
+                _kconv.im2col(xf, i * step, shape, ks, pad, dil, cols)
+                np.matmul(g4[i], c3.transpose(0, 2, 1), out=tw)
+                dw += tw
+            if want_x:
+                np.matmul(wt, g4[i], out=c3)
+                _kconv.col2im(cols, i * step, shape, ks, pad, dil, dxf)
+        return dw
+
+    work = _unit_work(x, w, groups) * (want_x + want_w)
+    parts = _threads.run(piece, _threads.chunks(n, work))
+    dw = None
+    if want_w:
+        dw = parts[0]
+        for p in parts[1:]:
+            dw += p
+        dw = dw.reshape(w.shape)
+    db = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+    return dx, dw, db
+
+
+def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w, compiled=False):
     """(dx, dweight, dbias) of the per-sample path, each sample's columns made again: dx
     only if `want_x`, dweight only if `want_w`. Junk columns meet zero cotangents: where x
     (for dweight) or the weight (for dx) is not finite they are zeroed, so that 0 * inf
-    puts no nan into a gradient where the true sum (and PyTorch's) has none."""
+    puts no nan into a gradient where the true sum (and PyTorch's) has none. `compiled`:
+    the forward took the compiled columns (its stash says so), the backward does too."""
+    if compiled:
+        return _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w)
     kernel, padded, chunk, shifts, tail, outs = _unit_geo(x.shape, w.shape, dilation, padding)
     n, c = x.shape[:2]
     o = w.shape[0]
@@ -401,7 +503,7 @@ def _unit_vjp_x(m, g, out, x, w, b=None, *, dilation, padding, groups):
     stash = _unit_stash(m, out, x, w, b)
     if stash is not None:
         dx, dw, db = _unit_grads(g, x, w, dilation=dilation, padding=padding, groups=groups,
-                                 want_x=True, want_w=True)
+                                 want_x=True, want_w=True, compiled="kernel" in stash)
         ref = weakref.ref(g)  # for the weight's and bias's rules, with this g
         stash["w"], stash["b"] = (ref, dw), (ref, db)
         return dx
@@ -421,7 +523,7 @@ def _unit_vjp_w(m, g, out, x, w, b=None, *, dilation, padding, groups):
         if hit is not None and hit[0]() is g:
             return hit[1]
         _, dw, db = _unit_grads(g, x, w, dilation=dilation, padding=padding, groups=groups,
-                                want_x=False, want_w=True)
+                                want_x=False, want_w=True, compiled="kernel" in stash)
         stash["b"] = (weakref.ref(g), db)
         return dw
     g3 = _g_wide(m, g, x, w, dilation, padding, groups)
