@@ -205,6 +205,7 @@ from .special import (
     zeta,
 )
 from .transfer import to_device
+from .updates import adam_apply, adam_update_
 from .windows import (
     conv_cols,
     conv_cols_t,

@@ -18,14 +18,13 @@ written with Tensor ops and in-place updates is traced the same way.
 from __future__ import annotations
 
 import functools
-import math
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .. import devices, engine
+from .. import devices, engine, ops
 from ..grad_mode import enable_grad, no_grad, state
 from ..tensor import Tensor, clear_grads
 
@@ -467,9 +466,10 @@ class Adam(Optimizer):
                 if amsgrad:
                     st["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
             t = _step_count(st, values)
+            decay = 1.0
             if wd:
                 if self._decoupled:
-                    x *= 1 - lr * wd
+                    decay = 1 - lr * wd
                 else:
                     d = d + wd * x
             m = of(st["exp_avg"])
@@ -480,22 +480,22 @@ class Adam(Optimizer):
                 m[...] = d - (d - m) * (1 - w1)
             v *= beta2
             v += (1 - beta2) * d * d
-            step_size = values.scalar(lr / (1 - beta1 ** t), p.dtype)
-            bc2_sqrt = values.scalar(values.sqrt(1 - beta2 ** t) if traced
-                                     else math.sqrt(1 - beta2 ** t), p.dtype)
+            vhat = v
             if amsgrad:
                 vmax = st.get("max_exp_avg_sq")
                 if vmax is None:
                     vmax = st["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
                 values.maximum_(of(vmax), v)
-                denom = values.sqrt(of(vmax))
+                vhat = of(vmax)
                 if not traced:
                     _bump(vmax)
+            factors = dict(lr=lr, beta1=beta1, beta2=beta2, eps=eps)
+            if traced:  # one node of the trace, reading the step count
+                x.copy_(engine.apply(ops.adam_apply, x, m, vhat, t, decay=decay, **factors))
             else:
-                denom = values.sqrt(v)
-            denom /= bc2_sqrt
-            denom += eps
-            x -= step_size * (m / denom)
+                if decay != 1.0:
+                    x *= decay
+                ops.adam_update_(x, m, vhat, t, **factors)
             if not traced:
                 _bump(p)
                 _bump(st["exp_avg"])
