@@ -367,7 +367,8 @@ def _conv_unit_saving(x, w, b=None, **k):
 
 def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
     """_unit_grads with compiled columns: per sample, the exact columns made again for
-    dweight, the cotangent's sample as the products' operand, dx by col2im."""
+    dweight, the cotangent's sample as the products' operand, dx by col2im, and dbias
+    summed per piece while the sample is in cache."""
     shape, ks, pad, dil, outs, L, kk = _kernel_geo(x, w, dilation, padding)
     n, c = x.shape[:2]
     o = w.shape[0]
@@ -381,14 +382,19 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
     dx = np.empty(x.shape, dtype=dt) if want_x else None
     dxf = None if dx is None else dx.reshape(-1)
 
+    ones = np.ones(L, dtype=dt)
+
     def piece(a, e):
         cols = np.empty(c * kk * L, dtype=dt)
         c3 = cols.reshape(groups, -1, L)
+        db, tb = np.zeros((groups, og), dtype=dt), np.empty((groups, og), dtype=dt)
         dw = tw = None
         if want_w:
             dw = np.zeros(w3.shape, dtype=dt)
             tw = np.empty(w3.shape, dtype=dt)
         for i in range(a, e):
+            np.matmul(g4[i], ones, out=tb)
+            db += tb
             if want_w:
                 _kconv.im2col(xf, i * step, shape, ks, pad, dil, cols)
                 np.matmul(g4[i], c3.transpose(0, 2, 1), out=tw)
@@ -396,18 +402,16 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
             if want_x:
                 np.matmul(wt, g4[i], out=c3)
                 _kconv.col2im(cols, i * step, shape, ks, pad, dil, dxf)
-        return dw
+        return dw, db
 
     work = _unit_work(x, w, groups) * (want_x + want_w)
     parts = _threads.run(piece, _threads.chunks(n, work))
-    dw = None
-    if want_w:
-        dw = parts[0]
-        for p in parts[1:]:
-            dw += p
-        dw = dw.reshape(w.shape)
-    db = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
-    return dx, dw, db
+    dw, db = parts[0]
+    for pw, pb in parts[1:]:
+        db += pb
+        if want_w:
+            dw += pw
+    return dx, None if dw is None else dw.reshape(w.shape), db.reshape(o)
 
 
 def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w, compiled=False):
