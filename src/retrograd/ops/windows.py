@@ -5,7 +5,9 @@ An input (N, C, *S) with 1, 2 or 3 spatial dimensions has windows
 `unfold` then a matrix product, transposed convolution a matrix product then
 `phase_fold` (below); average pooling is `unfold` then a sum. Both ops are linear,
 so each is the other's vjp. Unit-stride convolution of host float arrays is one op of its
-own (`conv_unit`, `conv_unit_bias`): a sample's columns at a time, so they stay in cache.
+own (`conv_unit`, `conv_unit_bias`): a sample's columns at a time, so they stay in cache;
+with compiled kernels on (`retrograd.kernels.conv`) the columns are exact (no junk
+positions) and made, and folded back, by one compiled loop each.
 """
 
 from __future__ import annotations
@@ -323,7 +325,8 @@ def _conv_unit(x, w, b=None, *, dilation, padding, groups):
     """Unit-stride convolution (N, C, *S) * (O, C/groups, *k) [+ bias] -> (N, O, *outs),
     symmetric `padding`. On host float arrays one sample at a time (its columns stay in
     cache; samples split over the intra-op threads): the columns, one matrix product per
-    group, the junk positions past each output row dropped as the bias is added."""
+    group, the junk positions past each output row dropped as the bias is added. With
+    compiled kernels on: `_conv_unit_compiled`."""
     kernel, padded, chunk, shifts, tail, outs = _unit_geo(x.shape, w.shape, dilation, padding)
     n, c = x.shape[:2]
     o = w.shape[0]
