@@ -291,20 +291,25 @@ def _kernel_geo(x, w, dilation, padding):
 
 def _conv_unit_compiled(x, w, b, dilation, padding, groups):
     """_conv_unit's host path with compiled columns (`kernels.conv`): a sample's exact
-    columns, then one product per group written straight into its output (plus the
-    bias)."""
+    columns, then one product per group written straight into its output. With one group
+    the bias is the product's last column, against a row of ones under the columns (no
+    pass of its own)."""
     shape, ks, pad, dil, outs, L, kk = _kernel_geo(x, w, dilation, padding)
     n, c = x.shape[:2]
     o = w.shape[0]
     xf = np.ascontiguousarray(x).reshape(-1)
     step = math.prod(x.shape[1:])
+    ones = b is not None and groups == 1
     w3 = np.ascontiguousarray(w).reshape(groups, o // groups, -1)
+    if ones:
+        w3 = np.concatenate([w3, b.reshape(1, o, 1)], axis=2)
     y = np.empty((n, o) + outs, dtype=x.dtype)
     y3 = y.reshape(n, groups, o // groups, L)
-    bb = None if b is None else b.reshape(groups, o // groups, 1)
+    bb = None if b is None or ones else b.reshape(groups, o // groups, 1)
 
     def piece(a, e):
-        cols = np.empty(c * kk * L, dtype=x.dtype)
+        cols = np.empty((c * kk + ones) * L, dtype=x.dtype)
+        cols[c * kk * L:] = 1
         c3 = cols.reshape(groups, -1, L)
         for i in range(a, e):
             _kconv.im2col(xf, i * step, shape, ks, pad, dil, cols)
@@ -370,8 +375,9 @@ def _conv_unit_saving(x, w, b=None, **k):
 
 def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
     """_unit_grads with compiled columns: per sample, the exact columns made again for
-    dweight, the cotangent's sample as the products' operand, dx by col2im, and dbias
-    summed per piece while the sample is in cache."""
+    dweight, the cotangent's sample as the products' operand, dx by col2im. dbias is
+    summed per piece while the sample is in cache: with one group, as dweight's last
+    column (a row of ones under the columns), else by a product with ones."""
     shape, ks, pad, dil, outs, L, kk = _kernel_geo(x, w, dilation, padding)
     n, c = x.shape[:2]
     o = w.shape[0]
@@ -384,27 +390,34 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
     wt = w3.transpose(0, 2, 1)  # a transposed view: BLAS reads it as it is
     dx = np.empty(x.shape, dtype=dt) if want_x else None
     dxf = None if dx is None else dx.reshape(-1)
-
-    ones = np.ones(L, dtype=dt)
+    ones = want_w and groups == 1  # the bias's sum rides on dweight's product
+    vec = None if ones else np.ones(L, dtype=dt)
+    ck = c * kk // groups
 
     def piece(a, e):
-        cols = np.empty(c * kk * L, dtype=dt)
+        cols = np.empty((c * kk + ones) * L, dtype=dt)
+        cols[c * kk * L:] = 1
         c3 = cols.reshape(groups, -1, L)
-        db, tb = np.zeros((groups, og), dtype=dt), np.empty((groups, og), dtype=dt)
+        d3 = c3[:, :ck]  # dx's columns: not the row of ones
+        db = np.zeros((groups, og), dtype=dt)
+        tb = np.empty((groups, og), dtype=dt)
         dw = tw = None
         if want_w:
-            dw = np.zeros(w3.shape, dtype=dt)
-            tw = np.empty(w3.shape, dtype=dt)
+            dw = np.zeros((groups, og, ck + ones), dtype=dt)
+            tw = np.empty(dw.shape, dtype=dt)
         for i in range(a, e):
-            np.matmul(g4[i], ones, out=tb)
-            db += tb
+            if not ones:
+                np.matmul(g4[i], vec, out=tb)
+                db += tb
             if want_w:
                 _kconv.im2col(xf, i * step, shape, ks, pad, dil, cols)
                 np.matmul(g4[i], c3.transpose(0, 2, 1), out=tw)
                 dw += tw
             if want_x:
-                np.matmul(wt, g4[i], out=c3)
+                np.matmul(wt, g4[i], out=d3)
                 _kconv.col2im(cols, i * step, shape, ks, pad, dil, dxf)
+        if ones:
+            return dw[..., :ck], dw[..., ck]
         return dw, db
 
     work = _unit_work(x, w, groups) * (want_x + want_w)
