@@ -168,20 +168,23 @@ def test_a_broadcast_cotangent(mode):
     _used(mode)
 
 
-@pytest.mark.parametrize("where", ["x", "w"])
+@pytest.mark.parametrize("where", ["x", "w", "b"])
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 @pytest.mark.parametrize("case", [0, 3, 5, 8])
 def test_inf_and_nan_give_torchs_nan_and_inf(mode, case, where, bad):
-    """An inf or nan in x or the weight, at a row's end and inside: the output and every
-    gradient have nan and inf exactly where torch's have, the rest equal to rounding."""
+    """An inf or nan in x, the weight or the bias (x's at a row's end and inside): the
+    output and every gradient have nan and inf exactly where torch's have, the rest equal
+    to rounding."""
     nd, xs, ws, kw = CASES[case]
     rng = np.random.default_rng(4)
     x, w, b = (rng.standard_normal(s) for s in (xs, ws, ws[:1]))
     if where == "x":
         x[(0, 1) + (0,) * (nd - 1) + (-1,)] = bad  # a row's last element
         x[(-1, 0) + tuple(s // 2 for s in xs[2:])] = bad
-    else:
+    elif where == "w":
         w[(1, 0) + (0,) * (nd - 1) + (-1,)] = bad
+    else:  # the bias rides on the forward product with one group
+        b[0] = bad
     shape = getattr(TF, f"conv{nd}d")(torch.tensor(x), torch.tensor(w), **kw).shape
     g = rng.standard_normal(tuple(shape))
     with np.errstate(invalid="ignore", over="ignore"):
