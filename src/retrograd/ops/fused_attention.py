@@ -6,8 +6,10 @@ rules may ask `m is NUMPY`).
 
     w = softmax(s * q @ k^T + mask),   out = w @ v
 
-where the mask is 0, or -inf above the diagonal when `causal` (query i sees keys
-0..i, PyTorch's `is_causal`; every row sees key 0, so none is empty when S >= 1).
+where the mask puts -inf above the diagonal when `causal` (query i sees keys 0..i,
+PyTorch's `is_causal`; every row sees key 0, so none is empty when S >= 1). The hidden
+scores are set to -inf, not added to: a NaN or inf in a key a query may not see then
+leaves that query's row as it is (inf + -inf would be NaN), as in PyTorch.
 
 The composition of ops makes per-row reductions over rows of S entries (max, sum,
 the softmax's vjp), which NumPy runs slowly for short rows. The fast forward
@@ -33,9 +35,17 @@ from .fused_rnn import _rules, _Saved
 
 
 @functools.lru_cache(maxsize=32)
-def _causal(L: int, S: int, dtype: np.dtype) -> np.ndarray:
-    """(L, S): 0 where query i sees key j (j <= i), -inf elsewhere, added to the scores."""
-    table = np.where(np.tri(L, S, dtype=bool), 0.0, -np.inf).astype(dtype)
+def _visible(L: int, S: int) -> np.ndarray:
+    """(L, S) bools: True where query i sees key j (j <= i)."""
+    table = np.tri(L, S, dtype=bool)
+    table.flags.writeable = False
+    return table
+
+
+@functools.lru_cache(maxsize=32)
+def _hidden(L: int, S: int) -> np.ndarray:
+    """(L, S) bools: True where query i may not see key j (j > i)."""
+    table = ~_visible(L, S)
     table.flags.writeable = False
     return table
 
@@ -86,7 +96,7 @@ def _weights_np(q, k, scale, causal):
     s *= scale
     L, S = s.shape[-2:]
     if causal:
-        s += _causal(L, S, s.dtype)
+        np.copyto(s, -np.inf, where=_hidden(L, S))
     ref = np.diagonal(s, axis1=-2, axis2=-1) if L <= S else s[..., _arange(L), _last(L, S)]
     one = _ones(S, s.dtype)
     with np.errstate(over="ignore"):  # an overflow is caught below
@@ -142,7 +152,7 @@ def _t(m, a):
 def _weights(m, q, k, scale, causal):
     s = m.matmul(q, _t(m, k)) * scale
     if causal:
-        s = s + const_like(_causal(q.shape[-2], k.shape[-2], q.dtype), q)
+        s = m.where(const_like(_visible(q.shape[-2], k.shape[-2]), q), s, -np.inf)
     return m.softmax(s, axis=-1)
 
 
