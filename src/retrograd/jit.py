@@ -379,7 +379,11 @@ class _Tracer:
                 f"in-place '{op.name}' on a view (shape {t.shape}) inside rg.jit: the write "
                 "would reach another tensor's memory, which is not replayed; clone() the view, "
                 "or write into the tensor itself")
-        n = self.graph.node(op.name, [node, self.node_of(other)], attrs)
+        if (op.name == "setitem" and attrs.get("idx") is Ellipsis and isinstance(other, Tensor)
+                and _get_data(other).shape == arr.shape and _get_data(other).dtype == arr.dtype):
+            n = self.node_of(other)  # t.copy_(same shape and dtype): t stands for the value
+        else:
+            n = self.graph.node(op.name, [node, self.node_of(other)], attrs)
         dtype = np.result_type(new)
         self.meta[n] = (arr.shape, dtype)
         if dtype != arr.dtype:
