@@ -109,13 +109,32 @@ def _moved(arr, device):
     return arr if device is None else devices.to(arr, device)
 
 
+class ShapeTypeError(TypeError, ValueError):
+    """A size that is not an int (PyTorch: TypeError; a ValueError here before)."""
+
+
 def _shape(shape) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     for s in shape:
-        if not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"shape must be non-negative ints, got {shape}")
+        if not isinstance(s, (int, np.integer)):
+            raise ShapeTypeError(f"shape must be a tuple of ints, got {shape}")
+        if s < 0:  # PyTorch: RuntimeError; ArgumentError is a ValueError too
+            raise ArgumentError(f"shape must be non-negative ints, got {shape}")
     return tuple(int(s) for s in shape)
+
+
+def _number(fn: str, v):
+    """`v` as a Python number where it is a 0-d Tensor (PyTorch's `arange(t.size(0))`
+    idiom with a tensor bound keeps the tensor's integer or float kind); NumPy
+    integers stay integers. A tensor with dimensions is refused, as in PyTorch."""
+    if isinstance(v, Tensor):
+        if v.ndim != 0:
+            raise TypeError(f"{fn}(): expected a number, got a tensor of shape {tuple(v.shape)}")
+        return v.item()
+    if isinstance(v, np.floating):
+        return float(v)
+    return v
 
 
 def _sized(shape: tuple, size, fn: str) -> tuple:
@@ -274,6 +293,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
            device=None) -> Tensor:
     """Evenly spaced values in `[start, end)` by `step`; integers give int64, floats the
     default float. Like `torch.arange`: `rg.arange(3)` is `tensor([0, 1, 2])`."""
+    start, end, step = (_number("arange", v) for v in (start, end, step))
     if end is None:
         start, end = 0, start
     if step == 0:

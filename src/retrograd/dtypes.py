@@ -121,6 +121,19 @@ def _typed_elements(data):
     return out
 
 
+def _check_int_range(data) -> None:
+    """Raise ValueError, as PyTorch does, where Python ints in `data` do not fit int64
+    (NumPy would make them uint64, wrapped to negative by the int64 cast, or objects)."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif type(x) is int and not -2**63 <= x < 2**63:
+            raise ValueError(f"Overflow when unpacking long long: the Python int {x} does "
+                             "not fit int64")
+
+
 def as_array(data, dtype=None) -> np.ndarray:
     """Turn Python numbers, nested lists and NumPy arrays into an ndarray.
 
@@ -143,9 +156,15 @@ def as_array(data, dtype=None) -> np.ndarray:
         if typed is not None:  # NumPy scalars in the list keep their dtypes, as in PyTorch
             return arr.astype(typed, copy=False)
     if kind == "f":
+        if arr.size and isinstance(data, (list, tuple)) and not (abs(arr) < 2.0**63).all():
+            _check_int_range(data)  # int64 and uint64 ints mixed: NumPy made floats
         return arr.astype(_default[0], copy=False)
-    if kind == "i" or kind == "u":
+    if kind == "i":
         return arr.astype(np.int64, copy=False)
+    if kind == "u" or kind == "O":
+        _check_int_range(data)  # Python ints past int64 (NumPy makes uint64 or objects)
+        if kind == "u":
+            return arr.astype(np.int64, copy=False)
     if kind == "c":  # Python complex numbers: the default complex dtype, as in PyTorch
         return arr.astype(default_complex_dtype(), copy=False)
     if kind == "b":
