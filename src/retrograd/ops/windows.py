@@ -23,6 +23,7 @@ from .. import threads as _threads
 from ..devices import as_strided
 from ..devices import namespace_of as _ns
 from ..kernels import conv as _kconv
+from ..kernels import transpose as _ktr
 from ..primitive import NUMPY, defop
 
 
@@ -625,7 +626,7 @@ class _Phases:
     columns absorb the shifts of the junk ones.
     """
 
-    __slots__ = ("frame", "size", "lo", "ins", "phases")
+    __slots__ = ("frame", "size", "lo", "ins", "phases", "packed")
 
     def __init__(self, ins, outs, kernel, stride, padding, dilation):
         nd = len(kernel)
@@ -649,6 +650,7 @@ class _Phases:
                        for r in itertools.product(*(range(s) for s in stride))]
         self.frame, self.size, self.lo, self.ins = tuple(frame), math.prod(frame), tuple(lo), \
             tuple(ins)
+        self.packed = None
 
     def box(self):
         """The input's place in the frame."""
@@ -664,6 +666,55 @@ class _Phases:
         return out
 
 
+class _Packed:
+    """A _Phases as the compiled kernels' int64 arrays (`kernels.transpose`), over three
+    dimensions (leading sizes 1): frame, lo, ins, outs, stride; per phase its counts
+    (P, 3) and taps ptr[p]:ptr[p + 1] with ids tap_t, flat shifts tap_st and per-dimension
+    shifts tap_sh (T, 3)."""
+
+    __slots__ = ("fr", "lo", "ins", "outs", "stride", "counts", "ptr", "tap_t", "tap_st",
+                 "tap_sh")
+
+    def __init__(self, g, outs, stride):
+        lead = (1,) * (3 - len(g.frame))
+        zero = (0,) * len(lead)
+
+        def arr(a, shape=None):
+            return np.array(a, dtype=np.int64).reshape(shape if shape else -1)
+
+        self.fr, self.lo, self.ins = arr(lead + g.frame), arr(zero + g.lo), arr(lead + g.ins)
+        self.outs, self.stride = arr(lead + tuple(outs)), arr(lead + tuple(stride))
+        counts, ptr, tap_t, tap_st, tap_sh = [], [0], [], [], []
+        for _, cnt, taps in g.phases:
+            counts.append(lead + tuple(cnt))
+            for t, st in taps:
+                sh, rem = [], st
+                for f in reversed(g.frame):
+                    rem, r = divmod(rem, f)
+                    sh.append(r)
+                tap_t.append(t)
+                tap_st.append(st)
+                tap_sh.append(zero + tuple(reversed(sh)))
+            ptr.append(len(tap_t))
+        self.counts, self.ptr = arr(counts, (-1, 3)), arr(ptr)
+        self.tap_t, self.tap_st, self.tap_sh = arr(tap_t), arr(tap_st), arr(tap_sh, (-1, 3))
+
+
+def _packed(g, outs, stride) -> _Packed:
+    if g.packed is None:
+        g.packed = _Packed(g, outs, stride)
+    return g.packed
+
+
+def _compiled(a, b=None) -> bool:
+    """Whether a phase op on host float array a (and b, if given) runs its compiled
+    kernel."""
+    return (a.__class__ is np.ndarray and a.dtype in _FLOATS
+            and (b is None or (b.__class__ is np.ndarray and b.dtype == a.dtype))
+            and _kernels.enabled(a.size))
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _PHASES: dict = {}
 _COPY_WORK = 1 << 18
 
@@ -690,6 +741,13 @@ def _phase_in(x, *, ins, outs, kernel, stride, padding, dilation):
     """x (N, C, *S) placed in the phase frames: (C, N*frame), zeros off the input."""
     g = _phases(ins, outs, kernel, stride, padding, dilation)
     n, c = x.shape[:2]
+    if _compiled(x):
+        pk = _packed(g, outs, stride)
+        xc = np.ascontiguousarray(x).reshape(n, c, math.prod(g.ins))
+        out = np.empty((c, n * g.size), dtype=x.dtype)
+        _split(n, n * c * g.size, lambda a, b: _ktr.phase_in(xc, a, b, pk.fr, pk.lo, pk.ins, out),
+               x, _COPY_WORK)
+        return out
     buf = _ns(x).empty((c, n) + g.frame, dtype=x.dtype)
     box = (slice(None), slice(None)) + g.box()
     junk = [(slice(None), slice(None)) + j for j in g.junk()]
@@ -710,6 +768,14 @@ def _phase_in_t(cols, *, ins, outs, kernel, stride, padding, dilation):
     g = _phases(ins, outs, kernel, stride, padding, dilation)
     c = cols.shape[0]
     n = cols.shape[1] // g.size
+    if _compiled(cols):
+        pk = _packed(g, outs, stride)
+        cc = np.ascontiguousarray(cols)
+        res = np.empty((n, c) + g.ins, dtype=cols.dtype)
+        r3 = res.reshape(n, c, math.prod(g.ins))
+        _split(n, res.size, lambda a, b: _ktr.phase_in_t(cc, a, b, pk.fr, pk.lo, pk.ins, r3),
+               cols, _COPY_WORK)
+        return res
     src = cols.reshape((c, n) + g.frame)[(slice(None), slice(None)) + g.box()]
     out = _ns(cols).empty((n, c) + g.ins, dtype=cols.dtype)
 
@@ -732,6 +798,19 @@ def _phase_fold(cols, bias=None, *, ins, outs, kernel, stride, padding, dilation
     total = cols.shape[1]
     n = total // size
     nd = len(kernel)
+    if _compiled(cols, bias):
+        pk = _packed(g, outs, stride)
+        cc = np.ascontiguousarray(cols)
+        y = np.empty((n, o) + tuple(outs), dtype=cols.dtype)
+        y3 = y.reshape(n, o, math.prod(outs))
+        bb = np.zeros(1, dtype=cols.dtype) if bias is None else np.ascontiguousarray(bias)
+
+        def fold(a, e):
+            _ktr.phase_fold(cc, bb, bias is not None, a, e, kk, pk.fr, pk.outs, pk.stride,
+                            pk.counts, pk.ptr, pk.tap_t, pk.tap_st, y3)
+
+        _split(n, 2.0 * cols.size, fold, cols)
+        return y
     c3 = cols.reshape(o, kk, total)
     y = _ns(cols).empty((n, o) + tuple(outs), dtype=cols.dtype)
     yo = y.swapaxes(0, 1)  # written channel-major, the order the columns hold
@@ -781,6 +860,17 @@ def _phase_fold_t(y, *, ins, outs, kernel, stride, padding, dilation):
     kk = math.prod(kernel)
     n, o = y.shape[:2]
     size = g.size
+    if _compiled(y):
+        pk = _packed(g, outs, stride)
+        yc = np.ascontiguousarray(y).reshape(n, o, math.prod(outs))
+        res = np.empty((o * kk, n * size), dtype=y.dtype)
+
+        def unfold(a, e):
+            _ktr.phase_fold_t(yc, a, e, kk, pk.fr, pk.lo, pk.ins, pk.outs, pk.stride,
+                              pk.counts, pk.ptr, pk.tap_t, pk.tap_st, res)
+
+        _split(n, 2.0 * kk * y.size, unfold, y)
+        return res
     cols = _ns(y).empty((o, kk, n * size), dtype=y.dtype)
     junk = [(slice(None), slice(None), slice(None)) + j for j in g.junk()]
 
