@@ -33,6 +33,7 @@ def _binop(op, reflected=False, true_div=False):
     slow = "biu" if true_div else "b" if op in (ops.sub, ops.pow) else ""  # checked or cast
 
     def method(self, other):
+        a, b = self, other
         if other.__class__ is Tensor:
             dt = self.data.dtype
             if other.data.dtype is not dt or dt.kind in slow:
@@ -54,6 +55,9 @@ def _binop(op, reflected=False, true_div=False):
                 if op is ops.pow and _is_bool_power(self, other, reflected):
                     return self if other else apply(ops.ones_like, self)  # as in PyTorch
                 self, other = _promote_pair(op, self, other, true_div)
+        if op is ops.pow and self.data.dtype.kind in "iu":
+            # integers: negative exponents as PyTorch treats them (api.torch_names.pow)
+            return _int_pow(b, a) if reflected else _int_pow(a, b)
         try:
             return apply2(op, other, self) if reflected else apply2(op, self, other)
         except ValueError:
@@ -99,12 +103,17 @@ def _promote_pair(op, x, y, floating=False):
     if isinstance(y, (list, tuple)):
         y = Tensor(y)
     if op is ops.sub and (_is_bool(x) or _is_bool(y)):
-        raise TypeError("subtraction ('-') with a bool operand is not supported; use '^' "
+        raise DtypeError("subtraction ('-') with a bool operand is not supported; use '^' "
                         "(logical xor) or '~' (to invert a mask), or convert with .long()")
     x, y = promote(x, y, floating=floating)
     if op is ops.pow and x.dtype == np.bool_:
-        raise TypeError("'**' of bool tensors is not supported; convert with .long() first")
+        raise DtypeError("'**' of bool tensors is not supported; convert with .long() first")
     return x, y
+
+
+def _int_pow(x, y) -> Tensor:
+    from .api.torch_names import pow as _pow  # imports methods: not at module level
+    return _pow(x, y)
 
 
 def _is_bool(x) -> bool:
@@ -220,6 +229,9 @@ class _Methods:
         return F.matmul(other, self)
 
     def __neg__(self):
+        if self.data.dtype == np.bool_:  # PyTorch's RuntimeError; NumPy's TypeError
+            raise DtypeError("negation, the '-' operator, on a bool tensor is not supported; "
+                             "to invert a mask use '~' or rg.logical_not()")
         return apply(ops.neg, self)
 
     def __pos__(self):

@@ -10,6 +10,7 @@ from ..engine import apply, apply1
 from ..grad_mode import state as _state
 from ..tensor import Tensor
 from ._args import _t, promote
+from ._errors import ArgumentError
 
 
 def _floating(x) -> Tensor:
@@ -123,7 +124,7 @@ def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Limit values to [min, max] as PyTorch does: `min(max(x, min), max)`, so `max` wins
     when `min > max`. The gradient passes where `min <= x <= max` (bounds included)."""
     if min is None and max is None:
-        raise ValueError("clamp() needs at least one of 'min' and 'max'")
+        raise ArgumentError("clamp() needs at least one of 'min' and 'max'")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_tensors(x, min, max)
     for name, b in (("min", min), ("max", max)):

@@ -21,7 +21,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t
-from ._errors import DtypeError
+from ._errors import DtypeError, ShapeError
 from ._fresh import fresh
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
@@ -271,7 +271,7 @@ def select(input, dim: int, index: int) -> Tensor:
 def _mask_arg(mask, x: Tensor, fn: str) -> Tensor:
     m = mask if isinstance(mask, Tensor) else as_tensor(np.asarray(mask))
     if m.dtype != np.bool_:
-        raise TypeError(f"{fn}(): mask must be a bool tensor, got dtype {m.dtype}")
+        raise DtypeError(f"{fn}(): mask must be a bool tensor, got dtype {m.dtype}")
     return m
 
 
@@ -285,11 +285,11 @@ def masked_fill(input, mask, value) -> Tensor:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"masked_fill(): mask of shape {m.shape} does not broadcast to input "
+        raise ShapeError(f"masked_fill(): mask of shape {m.shape} does not broadcast to input "
                          f"of shape {x.shape}")
     if isinstance(value, Tensor):
         if value.ndim:
-            raise ValueError(f"masked_fill(): value must be a number or a 0-d tensor, got "
+            raise ShapeError(f"masked_fill(): value must be a number or a 0-d tensor, got "
                              f"shape {value.shape}")
         if value.dtype != x.dtype:
             value = value.to(x.dtype)

@@ -212,7 +212,7 @@ def _dtype(x) -> np.dtype:
 def _integer_friendly(name: str, op, x, y) -> Tensor:
     x, y = _operands(name, x, y)
     if _dtype(x) == np.bool_:
-        raise TypeError(f"{name}() is not supported for bool tensors; convert with .long()")
+        raise DtypeError(f"{name}() is not supported for bool tensors; convert with .long()")
     try:
         return apply(op, x, y)
     except ValueError:

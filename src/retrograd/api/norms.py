@@ -211,7 +211,7 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     if dtype is not None:
         x = x.to(dtype)
     if x.dtype.kind not in "fc":
-        raise TypeError(f"norm: expected a floating input, got {x.dtype}")
+        raise DtypeError(f"norm: expected a floating input, got {x.dtype}")
     if x.dtype.kind == "c":  # the norm of the moduli, a real number (as PyTorch)
         x = _abs(x)
     p = _p_arg(ord, "norm")

@@ -21,6 +21,7 @@ from .._values import by_ops
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
+from ._errors import ShapeError
 from .complex import conj
 from .cumulative import argsort, cumsum
 from .elementwise import abs as _abs
@@ -240,7 +241,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None, *, dim=None) 
     if n < 0:
         raise ValueError(f"diff(): order 'n' must be non-negative, got {n}")
     if x.ndim == 0:
-        raise ValueError("diff(): the input needs at least 1 dimension")
+        raise ShapeError("diff(): the input needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, x.ndim, "diff")
     parts = []
     for name, extra in (("prepend", prepend), ("append", append)):

@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import ops
+from ..dtypes import get_default_dtype
 from ..engine import apply
 from ..ops.elementwise import _real_only
 from ..tensor import Tensor
@@ -39,7 +40,7 @@ def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # 
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
-    elif x.dtype.kind in "bi":
+    elif x.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
         x = x.to(np.int64)
     return apply(ops.sum, x, axis=_rdims(dim, axis, x.ndim, "sum"), keepdims=_keep(keepdim,
                                                                                    keepdims))
@@ -54,7 +55,7 @@ def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
     if dtype is not None:
         x = x.to(dtype)
     if x.dtype.kind not in "fc":
-        raise TypeError(f"mean() needs a floating tensor, got {x.dtype}; convert with .float()")
+        raise DtypeError(f"mean() needs a floating tensor, got {x.dtype}; convert with .float()")
     ax = _rdims(dim, axis, x.ndim, "mean")
     return apply(ops.sum, x, axis=ax, keepdims=_keep(keepdim, keepdims)) / _count(x.shape, ax)
 
@@ -67,6 +68,9 @@ def var(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
+    if x.dtype.kind not in "fc":
+        raise DtypeError(f"std and var need a floating or complex tensor, got {x.dtype}; "
+                         "convert with .float()")
     given = [c for c in (correction, ddof) if c is not None]
     if unbiased is not None:
         given.append(1 if unbiased else 0)
@@ -155,7 +159,7 @@ def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
-    elif x.dtype.kind in "bi":
+    elif x.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
         x = x.to(np.int64)
     return apply(ops.prod, x, axis=_rdims(dim, axis, x.ndim, "prod"),
                  keepdims=_keep(keepdim, keepdims))
@@ -165,22 +169,36 @@ def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor
     """log(sum(exp(x))) over `dim`, computed stably (the max is subtracted first).
     Like `torch.logsumexp`."""
     x = _t(x)
+    if x.dtype.kind in "biu":  # PyTorch: the default float dtype (NumPy would give float64)
+        x = x.to(get_default_dtype())
     return apply(ops.logsumexp, x, axis=_rdims(dim, axis, x.ndim, "logsumexp"),
                  keepdims=_keep(keepdim, keepdims))
 
 
-def softmax(x, dim=-1, *, axis=None) -> Tensor:
-    """exp(x) / sum(exp(x)) along `dim`, computed stably. Like `torch.softmax`:
-    `rg.softmax(rg.tensor([0.0, 0.0]), dim=0)` is `tensor([0.5, 0.5])`."""
+def _softmax_input(x, dtype, name: str) -> Tensor:
+    """`x` cast to `dtype` when given; an integer or bool input is refused, as PyTorch's
+    kernels do (NumPy would give float64, or garbage in float16 for uint8)."""
     x = _t(x)
+    if dtype is not None:
+        x = x.to(dtype)
+    if x.dtype.kind not in "fc":
+        raise DtypeError(f"{name}() needs a floating tensor, got {x.dtype}; pass dtype= or "
+                         "convert with .float()")
+    return x
+
+
+def softmax(x, dim=-1, dtype=None, *, axis=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim` (computed in `dtype` when given), stably. Like
+    `torch.softmax`: `rg.softmax(rg.tensor([0.0, 0.0]), dim=0)` is `tensor([0.5, 0.5])`."""
+    x = _softmax_input(x, dtype, "softmax")
     return apply(ops.softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
                                             "softmax"))
 
 
-def log_softmax(x, dim=-1, *, axis=None) -> Tensor:
-    """log(softmax(x)) along `dim`, computed stably (better than `softmax(x).log()`).
-    Like `torch.log_softmax`."""
-    x = _t(x)
+def log_softmax(x, dim=-1, dtype=None, *, axis=None) -> Tensor:
+    """log(softmax(x)) along `dim` (computed in `dtype` when given), stably (better than
+    `softmax(x).log()`). Like `torch.log_softmax`."""
+    x = _softmax_input(x, dtype, "log_softmax")
     return apply(ops.log_softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
                                                 "log_softmax"))
 
@@ -190,8 +208,8 @@ def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
     Like `torch.argmax`: `rg.argmax(rg.tensor([1.0, 5.0, 2.0]))` is `tensor(1)`."""
     _no_out(out, "argmax")
     x = _t(x)
-    if x.dtype.kind == "c":
-        raise TypeError("argmax(): does not support complex input (as in PyTorch)")
+    if x.dtype.kind in "bc":
+        raise DtypeError(f"argmax(): does not support {x.dtype} input (as in PyTorch)")
     return apply(ops.argmax, x, axis=_rdims(dim, axis, x.ndim, "argmax"),
                  keepdims=_keep(keepdim, keepdims))
 
@@ -201,8 +219,8 @@ def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
     Like `torch.argmin`."""
     _no_out(out, "argmin")
     x = _t(x)
-    if x.dtype.kind == "c":
-        raise TypeError("argmin(): does not support complex input (as in PyTorch)")
+    if x.dtype.kind in "bc":
+        raise DtypeError(f"argmin(): does not support {x.dtype} input (as in PyTorch)")
     return apply(ops.argmin, x, axis=_rdims(dim, axis, x.ndim, "argmin"),
                  keepdims=_keep(keepdim, keepdims))
 

@@ -127,11 +127,16 @@ def _lerp(start, end, weight):
     return np.where(np.abs(weight) < 0.5, start + weight * d, end - d * (1 - weight))
 
 
+class IntegerDivisionError(ZeroDivisionError, RuntimeError):
+    """Integer division by zero: PyTorch's RuntimeError('ZeroDivisionError'), and a
+    ZeroDivisionError."""
+
+
 def _int_divisor(y, name):
     """PyTorch refuses integer division by zero."""
     kind = y.dtype.kind if hasattr(y, "dtype") else np.asarray(y).dtype.kind
     if kind in "biu" and bool(np.any(y == 0)):
-        raise ZeroDivisionError(f"{name}: integer division by zero")
+        raise IntegerDivisionError(f"{name}: integer division by zero")
 
 
 def _floor_divide(x, y):
