@@ -8,6 +8,8 @@ anything above it; this module, imported by the package, completes the class.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import api as F
@@ -300,7 +302,7 @@ class _Methods:
         return out
 
     def __setitem__(self, idx, value) -> None:
-        idx = _index(idx, self.shape, self.data)
+        idx = _index(idx, self.shape, self.data, write=True)
         perm = _torch_order(idx, self.ndim) if idx.__class__ is tuple else None
         if perm is not None and not isinstance(value, (bool, int, float, complex, np.generic)):
             # the value is laid out in PyTorch's order: move it to NumPy's for the write
@@ -314,6 +316,11 @@ class _Methods:
         except IndexError as e:
             raise IndexError(f"index {idx!r} is invalid for a tensor of shape {self.shape}: "
                              f"{e}") from None
+        except ValueError as e:  # NumPy's broadcast refusal: PyTorch's RuntimeError
+            if isinstance(e, RuntimeError):
+                raise
+            raise InplaceShapeError(f"setitem: the value does not fit the indexed part of a "
+                                    f"tensor of shape {self.shape}: {e}") from None
 
     # ------------------------------------------------------------ in place
 
@@ -530,9 +537,9 @@ def _is_array(i) -> bool:
     return isinstance(i, np.ndarray) or devices.is_device_array(i)
 
 
-def _index(idx, shape, ref=None):
+def _index(idx, shape, ref=None, write=False):
     """Turn tensors and lists inside an index into arrays (on `ref`'s device), and check
-    bounds."""
+    bounds. A uint8 tensor is read as a mask, and refused in a write, as PyTorch does."""
     items = idx if isinstance(idx, tuple) else (idx,)
     out = []
     for i in items:
@@ -545,6 +552,14 @@ def _index(idx, shape, ref=None):
             if state.forward is not None and state.forward.vmapped:  # rg.func.vmap
                 state.forward.check_read(i, "indexing with a tensor")
             i = i.data
+            if i.dtype == np.uint8:  # PyTorch's deprecated form: a uint8 tensor is a mask
+                if write:
+                    raise DtypeError("an indexed write with a uint8 tensor as a mask is not "
+                                     "supported (as in PyTorch): use a bool tensor")
+                warnings.warn("indexing with a uint8 tensor is deprecated (as in PyTorch); "
+                              "it is read as a mask: use a bool tensor", UserWarning,
+                              stacklevel=3)
+                i = i.astype(np.bool_)
             if i.ndim == 0 and i.dtype.kind in "iu":  # a 0-d integer tensor is an int
                 i = int(i)
         elif isinstance(i, list):

@@ -416,9 +416,12 @@ def _dim_list(dims, ndim, fn) -> tuple:
     return ds
 
 
-def flip(input, dims) -> Tensor:
-    """A copy with the order of entries reversed along each of `dims`."""
+def flip(input, dims, *more) -> Tensor:
+    """A copy with the order of entries reversed along each of `dims` (a sequence, or the
+    dims as arguments: PyTorch's method form `t.flip(0, 1)`)."""
     x = _t(input)
+    if more:
+        dims = (dims, *more)
     ds = _dim_list(dims, x.ndim, "flip")
     if x.ndim == 0:
         return x.clone()
