@@ -7,7 +7,9 @@ An input (N, C, *S) with 1, 2 or 3 spatial dimensions has windows
 so each is the other's vjp. Unit-stride convolution of host float arrays is one op of its
 own (`conv_unit`, `conv_unit_bias`): a sample's columns at a time, so they stay in cache;
 with compiled kernels on (`retrograd.kernels.conv`) the columns are exact (no junk
-positions) and made, and folded back, by one compiled loop each.
+positions) and made, and folded back, by one compiled loop each. The four data moves of
+transposed convolution's phase path (`phase_in`, `phase_fold` and their adjoints) are one
+compiled pass each too (`retrograd.kernels.transpose`), on host float arrays.
 """
 
 from __future__ import annotations
