@@ -29,6 +29,11 @@ from .shape import cat, expand, permute, reshape
 # ----------------------------------------------------------------- argument checks
 
 
+class IndexShapeError(IndexError, ShapeError):
+    """A dimension or index of the wrong rank where PyTorch raises IndexError; a ValueError
+    (and RuntimeError) as retrograd's other shape errors."""
+
+
 def _index_arg(index, fn: str, name: str = "index") -> Tensor:
     """An integer index as a tensor (lists and arrays accepted); anything else refused."""
     if not isinstance(index, Tensor):
@@ -84,12 +89,12 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     zero_d = x.ndim == 0 and idx.ndim == 0
     d = _dim(dim, x.ndim, "gather")
     if idx.ndim != builtins.max(x.ndim, 1) and not zero_d:
-        raise ValueError(f"gather(): index of shape {idx.shape} must have as many dimensions "
+        raise ShapeError(f"gather(): index of shape {idx.shape} must have as many dimensions "
                          f"as input of shape {x.shape}")
     x, idx = _as_1d(x), _as_1d(idx)
     for k, (a, b) in enumerate(zip(idx.shape, x.shape)):
         if k != d and a > b:
-            raise ValueError(f"gather(): index of shape {idx.shape} is larger than input of "
+            raise ShapeError(f"gather(): index of shape {idx.shape} is larger than input of "
                              f"shape {x.shape} in dimension {k}")
     _check_range(idx, x.shape[d], d, "gather")
     return _back(apply(ops.gather, x, idx, axis=d - x.ndim), zero_d)
@@ -106,7 +111,7 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
         _check_range(i, flat.shape[0], 0, "take_along_dim", "indices")
         return apply(ops.gather, flat, i, axis=-1)
     if idx.ndim != x.ndim:
-        raise ValueError(f"take_along_dim(): indices of shape {idx.shape} must have as many "
+        raise ShapeError(f"take_along_dim(): indices of shape {idx.shape} must have as many "
                          f"dimensions as input of shape {x.shape}")
     d = _dim(dim, x.ndim, "take_along_dim")
     x, idx = _as_1d(x), _as_1d(idx)
@@ -114,7 +119,7 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
         rest = np.broadcast_shapes(x.shape[:d] + (1,) + x.shape[d + 1:],
                                    idx.shape[:d] + (1,) + idx.shape[d + 1:])
     except ValueError:
-        raise ValueError(f"take_along_dim(): input of shape {x.shape} and indices of shape "
+        raise ShapeError(f"take_along_dim(): input of shape {x.shape} and indices of shape "
                          f"{idx.shape} do not broadcast outside dimension {d}") from None
     _check_range(idx, x.shape[d], d, "take_along_dim", "indices")
     xs = rest[:d] + (x.shape[d],) + rest[d + 1:]
@@ -135,11 +140,11 @@ def _scatter_args(input, dim, index, src, fn):
             src = as_tensor(src)
     _same_dtype(x, src, fn)
     if not (idx.ndim == x.ndim == src.ndim):
-        raise ValueError(f"{fn}(): index {idx.shape}, input {x.shape} and src {src.shape} "
+        raise ShapeError(f"{fn}(): index {idx.shape}, input {x.shape} and src {src.shape} "
                          "must have the same number of dimensions")
     for k, (a, b, c) in enumerate(zip(idx.shape, x.shape, src.shape)):
         if a > c or (k != d and a > b):
-            raise ValueError(f"{fn}(): index of shape {idx.shape} is larger than src of shape "
+            raise ShapeError(f"{fn}(): index of shape {idx.shape} is larger than src of shape "
                              f"{src.shape} or than input of shape {x.shape} (outside dim {d}) "
                              f"in dimension {k}")
     if x.ndim:
@@ -165,7 +170,7 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
         out = apply(ops.scatter_reduce, x, idx, src, axis=d - x.ndim,
                     reduce="sum" if reduce == "add" else "prod", include_self=True)
     else:
-        raise ValueError(f"scatter(): reduce must be 'add' or 'multiply', got {reduce!r}")
+        raise ShapeError(f"scatter(): reduce must be 'add' or 'multiply', got {reduce!r}")
     return _back(out, _t(input).ndim == 0)
 
 
@@ -185,7 +190,7 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     Gradients as PyTorch's: amax/amin share the gradient among ties; prod's is exact with
     zeros (its second derivative is not, where two zeros meet at one position)."""
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-        raise ValueError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
+        raise ShapeError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
                          f"'amax', 'amin', got {reduce!r}")
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_reduce")
     zero_d = x.ndim == 0
@@ -199,7 +204,7 @@ def index_select(input, dim: int, index) -> Tensor:
     x = _t(input)
     idx = _index_arg(index, "index_select")
     if idx.ndim > 1:
-        raise ValueError(f"index_select(): index must be a vector, got shape {idx.shape}")
+        raise IndexShapeError(f"index_select(): index must be a vector, got shape {idx.shape}")
     d = _dim(dim, x.ndim, "index_select")
     zero_d = x.ndim == 0
     x, idx = _as_1d(x), _as_1d(idx)
@@ -213,14 +218,14 @@ def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
     idx = _index_arg(index, "index_add")
     src = _t(source)
     if idx.ndim > 1:
-        raise ValueError(f"index_add(): index must be a vector, got shape {idx.shape}")
+        raise ShapeError(f"index_add(): index must be a vector, got shape {idx.shape}")
     d = _dim(dim, x.ndim, "index_add")
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     _same_dtype(x, src, "index_add")
     want = x.shape[:d] + (idx.shape[0],) + x.shape[d + 1:]
     if src.shape != want:
-        raise ValueError(f"index_add(): source of shape {src.shape} must have shape {want} "
+        raise ShapeError(f"index_add(): source of shape {src.shape} must have shape {want} "
                          f"(input {x.shape} with dimension {d} the length of index)")
     _check_range(idx, x.shape[d], d, "index_add")
     if alpha != 1:
@@ -305,7 +310,7 @@ def masked_select(input, mask) -> Tensor:
     try:
         shape = np.broadcast_shapes(m.shape, x.shape)
     except ValueError:
-        raise ValueError(f"masked_select(): mask of shape {m.shape} and input of shape "
+        raise ShapeError(f"masked_select(): mask of shape {m.shape} and input of shape "
                          f"{x.shape} do not broadcast") from None
     if x.shape != shape:
         x = expand(x, *shape)
@@ -350,11 +355,11 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The `offset` diagonal of the matrices in dims (dim1, dim2), as the last dimension."""
     x = _t(input)
     if x.ndim < 2:
-        raise ValueError(f"diagonal(): input must have at least 2 dimensions, got shape "
+        raise IndexShapeError(f"diagonal(): input must have at least 2 dimensions, got shape "
                          f"{x.shape}")
     d1, d2 = _dim(dim1, x.ndim, "diagonal"), _dim(dim2, x.ndim, "diagonal")
     if d1 == d2:
-        raise ValueError(f"diagonal(): dim1 and dim2 must differ, both are {d1}")
+        raise ShapeError(f"diagonal(): dim1 and dim2 must differ, both are {d1}")
     return apply(ops.diagonal, x, offset=int(offset), axis1=d1 - x.ndim, axis2=d2 - x.ndim)
 
 
@@ -364,7 +369,7 @@ def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor
     nd = builtins.max(x.ndim, 1) + 1
     d1, d2 = _dim(dim1, nd, "diag_embed"), _dim(dim2, nd, "diag_embed")
     if d1 == d2:
-        raise ValueError(f"diag_embed(): dim1 and dim2 must differ, both are {d1}")
+        raise ShapeError(f"diag_embed(): dim1 and dim2 must differ, both are {d1}")
     x = _as_1d(x)
     n = x.shape[-1] + builtins.abs(int(offset))
     shape = list(x.shape[:-1])
@@ -382,13 +387,13 @@ def diag(input, diagonal: int = 0) -> Tensor:
         return diag_embed(x, diagonal, 0, 1)
     if x.ndim == 2:
         return globals()["diagonal"](x, diagonal, 0, 1).clone()
-    raise ValueError(f"diag(): input must be a vector or a matrix, got shape {x.shape}")
+    raise ShapeError(f"diag(): input must be a vector or a matrix, got shape {x.shape}")
 
 
 def _triangle(x, diagonal, fn, lower):
     x = _t(x)
     if x.ndim < 2:
-        raise ValueError(f"{fn}(): input must have at least 2 dimensions, got shape {x.shape}")
+        raise ShapeError(f"{fn}(): input must have at least 2 dimensions, got shape {x.shape}")
     r, c = x.shape[-2:]
     off = np.arange(c)[None, :] - np.arange(r)[:, None]
     keep = off <= diagonal if lower else off >= diagonal
@@ -412,7 +417,7 @@ def _dim_list(dims, ndim, fn) -> tuple:
     items = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     ds = tuple(_dim(d, ndim, fn) for d in items)
     if len(set(ds)) != len(ds):
-        raise ValueError(f"{fn}(): dims {dims} repeat a dimension")
+        raise ShapeError(f"{fn}(): dims {dims} repeat a dimension")
     return ds
 
 
@@ -433,7 +438,7 @@ def fliplr(input) -> Tensor:
     """Reverse the order of the columns (dimension 1; needs 2 or more dims). Like `torch.fliplr`."""
     x = _t(input)
     if x.ndim < 2:
-        raise ValueError(f"fliplr(): input must have at least 2 dimensions, got {x.shape}")
+        raise ShapeError(f"fliplr(): input must have at least 2 dimensions, got {x.shape}")
     return flip(x, 1)
 
 
@@ -441,7 +446,7 @@ def flipud(input) -> Tensor:
     """Reverse the order of the rows (dimension 0). Like `torch.flipud`."""
     x = _t(input)
     if x.ndim < 1:
-        raise ValueError("flipud(): input must have at least 1 dimension")
+        raise ShapeError("flipud(): input must have at least 1 dimension")
     return flip(x, 0)
 
 
@@ -451,13 +456,13 @@ def roll(input, shifts, dims=None) -> Tensor:
     x = _t(input)
     if dims is None:
         if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
-            raise ValueError(f"roll(): with no dims, shifts must be one int, got {shifts}")
+            raise ShapeError(f"roll(): with no dims, shifts must be one int, got {shifts}")
         s = shifts[0] if isinstance(shifts, (tuple, list)) else shifts
         return reshape(roll(reshape(x, -1), s, 0), x.shape)
     sh = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
     ds = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     if len(sh) != len(ds):
-        raise ValueError(f"roll(): shifts {shifts} and dims {dims} must have the same length")
+        raise ShapeError(f"roll(): shifts {shifts} and dims {dims} must have the same length")
     out = x
     for s, d in zip(sh, ds):
         d = _dim(d, x.ndim, "roll")
@@ -476,7 +481,7 @@ def _sizes(sizes, fn) -> tuple:
     out = []
     for s in sizes:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"{fn}(): sizes must be non-negative ints, got {sizes}")
+            raise ShapeError(f"{fn}(): sizes must be non-negative ints, got {sizes}")
         out.append(int(s))
     return tuple(out)
 
@@ -487,7 +492,7 @@ def repeat(input, *sizes) -> Tensor:
     x = _t(input)
     reps = _sizes(sizes, "repeat")
     if len(reps) < x.ndim:
-        raise ValueError(f"repeat(): {len(reps)} sizes {reps} are fewer than the {x.ndim} "
+        raise ShapeError(f"repeat(): {len(reps)} sizes {reps} are fewer than the {x.ndim} "
                          f"dimensions of shape {x.shape}")
     shape = (1,) * (len(reps) - x.ndim) + x.shape
     inter = tuple(v for s in shape for v in (1, s))
@@ -523,14 +528,14 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
     if isinstance(repeats, (int, np.integer)) and not isinstance(repeats, bool):
         r = int(repeats)
         if r < 0:
-            raise ValueError(f"repeat_interleave(): repeats must be non-negative, got {r}")
+            raise ShapeError(f"repeat_interleave(): repeats must be non-negative, got {r}")
         y = reshape(x, x.shape[:d + 1] + (1,) + x.shape[d + 1:])
         y = expand(y, *(x.shape[:d + 1] + (r,) + x.shape[d + 1:]))
         out = reshape(y, x.shape[:d] + (n * r,) + x.shape[d + 1:])
     else:
         reps = _index_arg(repeats, "repeat_interleave", "repeats")
         if reps.ndim > 1 or reps.size not in (1, n):
-            raise ValueError(f"repeat_interleave(): repeats of shape {reps.shape} must hold "
+            raise ShapeError(f"repeat_interleave(): repeats of shape {reps.shape} must hold "
                              f"one count, or one per entry ({n}) of dimension {d}")
         if state.tracer is not None:
             state.tracer.check_index(reps)  # the counts decide the shape: a trace constant
@@ -539,11 +544,11 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
                        "(in_dims None for them) or loop over the batch", reps)
         counts = np.broadcast_to(reps.data.reshape(-1), (n,))
         if counts.size and counts.min() < 0:
-            raise ValueError("repeat_interleave(): repeats must be non-negative")
+            raise ShapeError("repeat_interleave(): repeats must be non-negative")
         idx = as_tensor(np.repeat(np.arange(n), counts))
         out = apply(ops.index_select, x, idx, axis=d - x.ndim)
     if output_size is not None and out.shape[d] != output_size:
-        raise ValueError(f"repeat_interleave(): output_size {output_size} but the result has "
+        raise ShapeError(f"repeat_interleave(): output_size {output_size} but the result has "
                          f"{out.shape[d]} entries along dimension {d}")
     return out
 
@@ -554,13 +559,13 @@ def unflatten(input, dim: int, sizes) -> Tensor:
     d = _dim(dim, x.ndim, "unflatten")
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
-        raise ValueError("unflatten(): sizes must not be empty")
+        raise ShapeError("unflatten(): sizes must not be empty")
     n = x.shape[d]
     known = math.prod(s for s in sizes if s != -1)
     if sizes.count(-1) == 1 and known and n % known == 0:
         sizes = tuple(n // known if s == -1 else s for s in sizes)
     if sizes.count(-1) or any(s < 0 for s in sizes) or math.prod(sizes) != n:
-        raise ValueError(f"unflatten(): sizes {sizes} do not multiply to {n}, the length of "
+        raise ShapeError(f"unflatten(): sizes {sizes} do not multiply to {n}, the length of "
                          f"dimension {d} of shape {x.shape}")
     return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
 
@@ -571,7 +576,7 @@ def movedim(input, source, destination) -> Tensor:
     src = _dim_list(source, x.ndim, "movedim")
     dst = _dim_list(destination, x.ndim, "movedim")
     if len(src) != len(dst):
-        raise ValueError(f"movedim(): source {source} and destination {destination} must have "
+        raise ShapeError(f"movedim(): source {source} and destination {destination} must have "
                          "the same length")
     order = [k for k in range(x.ndim) if k not in src]
     axes = [None] * x.ndim
@@ -597,7 +602,7 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
     if s < 0:
         s += n
     if length < 0 or s + length > n:
-        raise ValueError(f"narrow(): start {start} + length {length} exceeds dimension {d} of "
+        raise ShapeError(f"narrow(): start {start} + length {length} exceeds dimension {d} of "
                          f"size {n}")
     return x[(slice(None),) * d + (slice(s, s + int(length)),)]
 
@@ -606,7 +611,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """At most `chunks` pieces of equal length (the last may be shorter) along `dim`."""
     x = _t(input)
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
-        raise ValueError(f"chunk(): chunks must be a positive int, got {chunks!r}")
+        raise ShapeError(f"chunk(): chunks must be a positive int, got {chunks!r}")
     d = _dim(dim, x.ndim, "chunk")
     n = x.shape[d]
     size = -(-n // int(chunks)) if n else 0
@@ -619,7 +624,7 @@ def unbind(input, dim: int = 0) -> tuple:
     """The slices along `dim`, each without that dimension."""
     x = _t(input)
     if x.ndim == 0:
-        raise ValueError("unbind(): input must have at least one dimension")
+        raise ShapeError("unbind(): input must have at least one dimension")
     d = _dim(dim, x.ndim, "unbind")
     return tuple(x[(slice(None),) * d + (i,)] for i in range(x.shape[d]))
 
@@ -629,11 +634,11 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid(): indexing must be 'ij' or 'xy', got {indexing!r}")
+        raise ShapeError(f"meshgrid(): indexing must be 'ij' or 'xy', got {indexing!r}")
     ts = [_t(t) for t in tensors]
     for k, t in enumerate(ts):
         if t.ndim > 1:
-            raise ValueError(f"meshgrid(): tensor {k} must be 0-d or 1-d, got shape {t.shape}")
+            raise ShapeError(f"meshgrid(): tensor {k} must be 0-d or 1-d, got shape {t.shape}")
     ts = [_as_1d(t) for t in ts]
     swap = indexing == "xy" and len(ts) >= 2
     order = list(range(len(ts)))
@@ -657,9 +662,9 @@ def unfold(input, dimension: int, size: int, step: int) -> Tensor:
     x = _as_1d(x)
     n = x.shape[d]
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step <= 0:
-        raise ValueError(f"unfold(): step must be a positive int, got {step!r}")
+        raise ShapeError(f"unfold(): step must be a positive int, got {step!r}")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 0 <= size <= n:
-        raise ValueError(f"unfold(): size {size!r} must be an int in [0, {n}], the length of "
+        raise ShapeError(f"unfold(): size {size!r} must be an int in [0, {n}], the length of "
                          f"dimension {d} of shape {x.shape}")
     count = (n - size) // step + 1
     idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
@@ -677,7 +682,7 @@ def _pairs(v, name, fn):
         v = (int(v), int(v))
     v = tuple(v)
     if len(v) != 2 or not all(isinstance(a, (int, np.integer)) for a in v):
-        raise ValueError(f"{fn}(): {name} must be an int or a pair of ints, got {v}")
+        raise ShapeError(f"{fn}(): {name} must be an int or a pair of ints, got {v}")
     return tuple(int(a) for a in v)
 
 
@@ -689,7 +694,7 @@ def _window_args(kernel_size, dilation, padding, stride, fn):
     for name, v, lo in (("kernel_size", k, 1), ("dilation", d, 1), ("stride", s, 1),
                         ("padding", p, 0)):
         if builtins.min(v) < lo:
-            raise ValueError(f"{fn}(): {name} must be {'positive' if lo else 'non-negative'}, "
+            raise ShapeError(f"{fn}(): {name} must be {'positive' if lo else 'non-negative'}, "
                              f"got {v}")
     return k, d, p, s
 
@@ -702,7 +707,7 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """F.unfold: the sliding blocks of an (N, C, H, W) input as columns (N, C*kh*kw, L)."""
     x = _t(input)
     if x.ndim not in (3, 4):
-        raise ValueError(f"unfold(): input must be (N, C, H, W) or (C, H, W), got shape "
+        raise ShapeError(f"unfold(): input must be (N, C, H, W) or (C, H, W), got shape "
                          f"{x.shape}")
     batched = x.ndim == 4
     if not batched:
@@ -710,7 +715,7 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     k, d, p, s = _window_args(kernel_size, dilation, padding, stride, "unfold")
     oh, ow = _blocks(x.shape[2:], k, d, p, s)
     if oh <= 0 or ow <= 0:
-        raise ValueError(f"unfold(): kernel_size {k} (dilation {d}, padding {p}) is larger "
+        raise ShapeError(f"unfold(): kernel_size {k} (dilation {d}, padding {p}) is larger "
                          f"than the padded input of shape {x.shape}")
     n, c = x.shape[:2]
     cols = apply(ops.unfold, x, kernel=k, stride=s, padding=p, dilation=d, pad_value=0.0)
@@ -723,7 +728,7 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> 
     adjoint of F.unfold; overlapping blocks add up)."""
     x = _t(input)
     if x.ndim not in (2, 3):
-        raise ValueError(f"fold(): input must be (N, C*kh*kw, L) or (C*kh*kw, L), got shape "
+        raise ShapeError(f"fold(): input must be (N, C*kh*kw, L) or (C*kh*kw, L), got shape "
                          f"{x.shape}")
     batched = x.ndim == 3
     if not batched:
@@ -732,11 +737,11 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> 
     k, d, p, s = _window_args(kernel_size, dilation, padding, stride, "fold")
     n, ck, length = x.shape
     if ck % (k[0] * k[1]):
-        raise ValueError(f"fold(): input's dimension 1 ({ck}) must be divisible by the "
+        raise ShapeError(f"fold(): input's dimension 1 ({ck}) must be divisible by the "
                          f"kernel's size {k[0]}*{k[1]}")
     oh, ow = _blocks(size, k, d, p, s)
     if oh <= 0 or ow <= 0 or oh * ow != length:
-        raise ValueError(f"fold(): input of shape {x.shape} has {length} blocks, but "
+        raise ShapeError(f"fold(): input of shape {x.shape} has {length} blocks, but "
                          f"output_size {size} with kernel_size {k}, dilation {d}, padding {p}, "
                          f"stride {s} gives {builtins.max(oh, 0)}*{builtins.max(ow, 0)}")
     c = ck // (k[0] * k[1])

@@ -31,7 +31,7 @@ def reshape(x, *shape) -> Tensor:
     if shape.count(-1) == 1 and known and x.size % known == 0:
         target = tuple(x.size // known if s == -1 else s for s in shape)
     if shape.count(-1) > 1 or any(s < -1 for s in shape) or math.prod(target) != x.size:
-        raise ValueError(f"cannot reshape a tensor of shape {x.shape} (size {x.size}) into "
+        raise ShapeError(f"cannot reshape a tensor of shape {x.shape} (size {x.size}) into "
                          f"shape {shape}")
     return apply(ops.reshape, x, shape=target)
 
@@ -43,7 +43,7 @@ def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
         return reshape(x, 1)
     s, e = _dims(start_dim, None, x.ndim, "flatten"), _dims(end_dim, None, x.ndim, "flatten")
     if s > e:
-        raise ValueError(f"flatten(): start_dim {start_dim} comes after end_dim {end_dim} for a "
+        raise ShapeError(f"flatten(): start_dim {start_dim} comes after end_dim {end_dim} for a "
                          f"tensor of shape {x.shape}")
     shape = x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:]
     return reshape(x, shape)
@@ -54,7 +54,7 @@ def permute(x, *dims) -> Tensor:
     x = _t(x)
     dims = _shape_args(dims)
     if sorted(d % builtins.max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
-        raise ValueError(f"permute(): dims {dims} are not a permutation of the {x.ndim} "
+        raise ShapeError(f"permute(): dims {dims} are not a permutation of the {x.ndim} "
                          f"dimensions of shape {x.shape}")
     return apply(ops.permute, x, axes=tuple(d % x.ndim for d in dims))
 
@@ -123,13 +123,13 @@ def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
     NumPy's name, is the same function): `rg.cat([rg.ones(2), rg.zeros(1)])` has 3 elements."""
     ts = [_t(t) for t in tensors]
     if not ts:
-        raise ValueError("cat() needs at least one tensor")
+        raise ShapeError("cat() needs at least one tensor")
     d = _dims(dim if axis is None else None, axis, ts[0].ndim, "cat")
     for t in ts[1:]:
         if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape,
                                                                            ts[0].shape))
                                        if i != d):
-            raise ValueError(f"cat(): shapes {[u.shape for u in ts]} do not match outside "
+            raise ShapeError(f"cat(): shapes {[u.shape for u in ts]} do not match outside "
                              f"dimension {d}")
     return apply(ops.cat, *promote(*ts), axis=d)
 
@@ -141,9 +141,9 @@ def stack(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
     """Join tensors of one shape along a new dimension `dim`. Like `torch.stack`."""
     ts = [_t(t) for t in tensors]
     if not ts:
-        raise ValueError("stack() needs at least one tensor")
+        raise ShapeError("stack() needs at least one tensor")
     if any(t.shape != ts[0].shape for t in ts):
-        raise ValueError(f"stack(): all tensors must have the same shape, got "
+        raise ShapeError(f"stack(): all tensors must have the same shape, got "
                          f"{[t.shape for t in ts]}")
     d = dim if axis is None else axis
     return cat([unsqueeze(t, d) for t in ts], d)
@@ -157,12 +157,12 @@ def split(x, split_size_or_sections, dim=0) -> tuple:
     if isinstance(split_size_or_sections, (int, np.integer)):
         k = int(split_size_or_sections)
         if k <= 0:
-            raise ValueError(f"split(): chunk size must be positive, got {k}")
+            raise ShapeError(f"split(): chunk size must be positive, got {k}")
         sizes = [builtins.min(k, n - i) for i in range(0, n, k)] or [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n:
-            raise ValueError(f"split(): sizes {sizes} do not add up to {n}, the length of "
+            raise ShapeError(f"split(): sizes {sizes} do not add up to {n}, the length of "
                              f"dimension {d}")
     out, start = [], 0
     for s in sizes:
