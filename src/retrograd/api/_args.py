@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import devices
 from ..dtypes import float_result_type, result_type, scalar_array
+from ..primitive import ShapeError
 from ..tensor import Tensor, as_tensor
 
 
@@ -75,7 +76,7 @@ def _dims(dim, axis, ndim, name):
                              "dimension(s)")
         out.append(int(a) % builtins.max(ndim, 1))
     if len(set(out)) != len(out):
-        raise ValueError(f"{name}(): dim {d} repeats a dimension")
+        raise ShapeError(f"{name}(): dim {d} repeats a dimension")
     return out[0] if isinstance(d, (int, np.integer)) else tuple(out)
 
 

@@ -19,7 +19,10 @@ from .elementwise import maximum, minimum, sqrt, where
 
 def _rdims(dim, axis, ndim, name):
     """`_dims` for a reduction: over a 0-d tensor, dim 0 (or -1) reduces its one element,
-    as in PyTorch, which is the reduction over all dims (axis None)."""
+    as in PyTorch, which is the reduction over all dims (axis None). An empty `dim`
+    (`x.sum(())`, `dim=[]`) is PyTorch's all dims too; an empty NumPy `axis` reduces none."""
+    if axis is None and isinstance(dim, (tuple, list)) and not dim:
+        dim = None
     ax = _dims(dim, axis, ndim, name)
     return None if ndim == 0 else ax
 
@@ -210,6 +213,8 @@ def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
     x = _t(x)
     if x.dtype.kind in "bc":
         raise DtypeError(f"argmax(): does not support {x.dtype} input (as in PyTorch)")
+    if x.size == 0 and dim is None and axis is None:
+        raise IndexError("argmax(): an empty input needs a dim to reduce over (as in PyTorch)")
     return apply(ops.argmax, x, axis=_rdims(dim, axis, x.ndim, "argmax"),
                  keepdims=_keep(keepdim, keepdims))
 
@@ -221,6 +226,8 @@ def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
     x = _t(x)
     if x.dtype.kind in "bc":
         raise DtypeError(f"argmin(): does not support {x.dtype} input (as in PyTorch)")
+    if x.size == 0 and dim is None and axis is None:
+        raise IndexError("argmin(): an empty input needs a dim to reduce over (as in PyTorch)")
     return apply(ops.argmin, x, axis=_rdims(dim, axis, x.ndim, "argmin"),
                  keepdims=_keep(keepdim, keepdims))
 
