@@ -32,27 +32,19 @@ def phase_in(x, a, e, fr, lo, ins, buf):
     nd, nh, nw = ins[0], ins[1], ins[2]
     size = fd * fh * fw
     zero = buf.dtype.type(0)
-    for c in range(x.shape[1]):
-        for n in range(a, e):
+    for n in range(a, e):
+        for c in range(x.shape[1]):
             src = x[n, c]
             dst = buf[c, n * size:(n + 1) * size]
-            for qd in range(fd):
-                zd = qd - ld
-                for qh in range(fh):
-                    zh = qh - lh
-                    row = dst[(qd * fh + qh) * fw:(qd * fh + qh + 1) * fw]
-                    if zd < 0 or zd >= nd or zh < 0 or zh >= nh:
-                        for k in range(fw):
-                            row[k] = zero
-                        continue
-                    for k in range(lw):
-                        row[k] = zero
-                    mid = row[lw:lw + nw]
+            for k in range(size):  # the frame zeroed, then the input's rows in its box
+                dst[k] = zero
+            for zd in range(nd):
+                for zh in range(nh):
+                    q = ((zd + ld) * fh + zh + lh) * fw + lw
+                    d = dst[q:q + nw]
                     s = src[(zd * nh + zh) * nw:(zd * nh + zh + 1) * nw]
                     for k in range(nw):
-                        mid[k] = s[k]
-                    for k in range(lw + nw, fw):
-                        row[k] = zero
+                        d[k] = s[k]
 
 
 @kernel
