@@ -47,6 +47,11 @@ PRINT_OPTIONS = {"precision": 4, "threshold": 100, "edgeitems": 3, "linewidth": 
                  "sci_mode": None}
 
 
+class GradDtypeError(TypeError, RuntimeError):
+    """requires_grad on a tensor that is not floating: a TypeError (the contract) and
+    PyTorch's RuntimeError, so ported `except RuntimeError` code catches it too."""
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -281,7 +286,7 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and not is_float(self.data.dtype):
-            raise TypeError(f"only floating-point tensors can require gradients, got dtype "
+            raise GradDtypeError(f"only floating-point tensors can require gradients, got dtype "
                             f"{self.data.dtype}; convert with .float() or .double() first")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("requires_grad_(False) is only allowed on leaf tensors; use "

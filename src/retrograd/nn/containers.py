@@ -37,6 +37,29 @@ class _ModuleSequence(Module):
                              f"{len(keys)} modules")
         return keys[idx % len(keys)]
 
+    def extend(self, modules: Iterable[Module]):
+        """Append each of `modules` (Sequential's and ModuleList's `extend`, PyTorch's)."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    __iadd__ = extend
+
+    def insert(self, index: int, module: Module) -> None:
+        """Put `module` before position `index` (the rest renumbered), as list.insert."""
+        items = list(self._modules.values())
+        items.insert(index, module)
+        for k in list(self._modules):
+            delattr(self, k)
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+
+    def pop(self, key: int = -1) -> Module:
+        """Remove and return the module at `key` (the rest renumbered)."""
+        m = self[key]
+        del self[key]
+        return m
+
     def __setitem__(self, idx: int, module: Module) -> None:
         """Replace the module at position `idx` (`model[2] = nn.Linear(8, 10)`)."""
         self.add_module(self._key(idx), module)
@@ -82,6 +105,10 @@ class Sequential(_ModuleSequence):
             raise IndexError(f"index {idx!r} is out of range for a Sequential of "
                              f"{len(items)} modules") from None
 
+    def __add__(self, other: Sequential) -> Sequential:
+        """A new Sequential of this one's modules then `other`'s, as in PyTorch."""
+        return Sequential(*self, *other)
+
 
 class ModuleList(_ModuleSequence):
     """A list of modules whose parameters are registered (`0`, `1`, ...)."""
@@ -91,31 +118,15 @@ class ModuleList(_ModuleSequence):
         for m in modules or ():
             self.append(m)
 
-    def extend(self, modules: Iterable[Module]) -> ModuleList:
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index: int, module: Module) -> None:
-        """Put `module` before position `index` (the rest renumbered), as list.insert."""
-        items = list(self._modules.values())
-        items.insert(index, module)
-        for k in list(self._modules):
-            delattr(self, k)
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
-
-    def pop(self, key: int = -1) -> Module:
-        """Remove and return the module at `key` (the rest renumbered)."""
-        m = self[key]
-        del self[key]
-        return m
-
     def __getitem__(self, idx):
         items = list(self._modules.values())
         if isinstance(idx, slice):
             return ModuleList(items[idx])
         return items[idx]
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        """A new ModuleList of this one's modules then `other`'s, as in PyTorch."""
+        return ModuleList([*self, *other])
 
 
 class ModuleDict(Module):

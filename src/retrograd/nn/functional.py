@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import api as _f
 from .. import ops
 from .._values import every_value
+from ..api._errors import DtypeError, ShapeError
 from ..api.activations import (
     _implicit_dim,
     celu,
@@ -101,15 +102,20 @@ def linear(input, weight, bias=None) -> Tensor:
     """`input @ weight.T + bias`, with PyTorch's weight layout (out_features, in_features)."""
     x, w = _t(input), _t(weight)
     if w.ndim != 2:
-        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
+        raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{w.shape}")
     if x.ndim == 0 or x.shape[-1] != w.shape[1]:
-        raise ValueError(f"linear: input of shape {x.shape} does not fit weight of shape "
+        raise ShapeError(f"linear: input of shape {x.shape} does not fit weight of shape "
                          f"{w.shape} (expected last dimension {w.shape[1]})")
     if bias is not None:
         bias = _t(bias)
         if bias.shape != (w.shape[0],):
-            raise ValueError(f"linear: bias must have shape ({w.shape[0]},), got {bias.shape}")
+            raise ShapeError(f"linear: bias must have shape ({w.shape[0]},), got {bias.shape}")
+    if x.data.dtype != w.data.dtype or (bias is not None and bias.data.dtype != w.data.dtype):
+        # PyTorch refuses (NumPy would promote: a float64 batch through a float32 layer)
+        raise DtypeError(f"linear: input ({x.dtype}), weight ({w.dtype})"
+                         + ("" if bias is None else f" and bias ({bias.dtype})")
+                         + " must have the same dtype; convert the input with .to(weight.dtype)")
     return apply(ops.linear, x, w, bias)
 
 
