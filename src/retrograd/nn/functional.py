@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import api as _f
 from .. import ops
 from .._values import every_value
-from ..api._errors import DtypeError, ShapeError
+from ..api._errors import ShapeError
 from ..api.activations import (
     _implicit_dim,
     celu,
@@ -111,11 +111,6 @@ def linear(input, weight, bias=None) -> Tensor:
         bias = _t(bias)
         if bias.shape != (w.shape[0],):
             raise ShapeError(f"linear: bias must have shape ({w.shape[0]},), got {bias.shape}")
-    if x.data.dtype != w.data.dtype or (bias is not None and bias.data.dtype != w.data.dtype):
-        # PyTorch refuses (NumPy would promote: a float64 batch through a float32 layer)
-        raise DtypeError(f"linear: input ({x.dtype}), weight ({w.dtype})"
-                         + ("" if bias is None else f" and bias ({bias.dtype})")
-                         + " must have the same dtype; convert the input with .to(weight.dtype)")
     return apply(ops.linear, x, w, bias)
 
 
