@@ -17,11 +17,12 @@ from .tensor import Tensor
 _rng = [np.random.default_rng()]
 
 
-def manual_seed(seed: int) -> None:
+def manual_seed(seed: int) -> Generator:
     """Make `rand`, `randn` (and layer initialisation, dropout) reproducible, on the host
-    and on every device."""
+    and on every device. Returns `rg.default_generator`, as `torch.manual_seed` does."""
     _rng[0] = np.random.default_rng(seed)
     devices.seed_all(seed)
+    return default_generator
 
 
 class _DefaultGenerator(Generator):

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,47 @@ class _Switch:
         return self(fn)
 
 
+def _generator_in_mode(fn: Callable, value: bool) -> Callable:
+    """A decorated generator function: grad mode is `value` while the generator's body runs
+    (each step, up to its next yield), the caller's mode between steps, as in PyTorch."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        prev = state.enabled
+        state.enabled = value
+        try:
+            gen = fn(*args, **kwargs)
+            item = next(gen)
+        except StopIteration as stop:  # a generator that yields nothing
+            return stop.value
+        finally:
+            state.enabled = prev
+        while True:
+            try:
+                sent = yield item
+            except GeneratorExit:
+                gen.close()
+                raise
+            except BaseException as e:  # thrown in by the caller: into the body, in mode
+                prev = state.enabled
+                state.enabled = value
+                try:
+                    item = gen.throw(e)
+                finally:
+                    state.enabled = prev
+                continue
+            prev = state.enabled
+            state.enabled = value
+            try:
+                item = gen.send(sent)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                state.enabled = prev
+
+    return wrapper
+
+
 class _GradSwitch(_Switch):
     """Context manager and decorator that sets grad mode, restoring it afterwards."""
 
@@ -58,6 +100,8 @@ class _GradSwitch(_Switch):
 
     def __call__(self, fn: Callable) -> Callable:
         value = self._value
+        if inspect.isgeneratorfunction(fn):
+            return _generator_in_mode(fn, value)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):

@@ -18,11 +18,17 @@ def _seq(x) -> list:
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool = False) -> tuple:
+         allow_unused: bool | None = None, *, materialize_grads: bool = False) -> tuple:
     """Gradients of `outputs` with respect to `inputs`, as a tuple; `.grad` is left untouched.
 
-    With `create_graph=True` the results are themselves differentiable.
+    With `create_graph=True` the results are themselves differentiable. An input the
+    outputs do not depend on raises, or with `allow_unused` gets None, or with
+    `materialize_grads` zeros (as in PyTorch).
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad(): expected allow_unused to be True or not passed when "
+                         "materialize_grads=True")
+    allow_unused = bool(materialize_grads if allow_unused is None else allow_unused)
     outs, ins = _seq(outputs), _seq(inputs)
     if grad_outputs is None:
         gouts = [None] * len(outs)
@@ -51,7 +57,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                 raise RuntimeError(
                     f"grad(): input {k} (shape {t.shape}) appears not to have been used in the "
                     "graph; pass allow_unused=True to get None for it")
-            result.append(None)
+            result.append(Tensor._wrap(devices.namespace_of(t.data).zeros_like(t.data))
+                          if materialize_grads else None)
             continue
         if not isinstance(g, Tensor):
             g = devices.as_result(g)

@@ -18,7 +18,7 @@ from .. import engine
 from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump, _step_count, _Values
+from .optimizer import Optimizer, _bump, _impl_flags, _step_count, _Values
 
 __all__ = ["RMSprop", "Adagrad", "Adamax", "NAdam"]
 
@@ -67,14 +67,18 @@ class RMSprop(_Stepper):
     momentum, centring (subtract the squared running mean of g) and L2 weight decay."""
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-                 maximize: bool = False) -> None:
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False,
+                 capturable: bool = False, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False) -> None:
         _check("epsilon", eps)
         _check("momentum", momentum)
         _check("alpha", alpha)
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered,
-                                      maximize=maximize))
+        flags = _impl_flags(foreach, differentiable, None, capturable)
+        # the groups' keys in PyTorch's order
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
+                                      centered=centered, weight_decay=weight_decay,
+                                      capturable=flags["capturable"], foreach=foreach,
+                                      maximize=maximize, differentiable=flags["differentiable"]))
 
     def _update(self, group: dict, values: _Values) -> None:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]

@@ -344,8 +344,8 @@ class SGD(Optimizer):
     d = d + momentum * buf (Nesterov) or buf;  p -= lr * d.
     """
 
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *,
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *,
                  maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
         if momentum < 0:
@@ -417,9 +417,10 @@ class Adam(Optimizer):
     _decoupled = False
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
                  maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
-                 differentiable: bool = False, fused: bool | None = None) -> None:
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
@@ -427,7 +428,9 @@ class Adam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize,
-                                      **_impl_flags(foreach, differentiable, fused, capturable)))
+                                      **_impl_flags(foreach, differentiable, fused, capturable),
+                                      decoupled_weight_decay=bool(decoupled_weight_decay
+                                                                  or self._decoupled)))
 
     def step(self, closure: Callable | None = None) -> Any:
         loss = None if closure is None else self._closure(closure)
@@ -468,7 +471,7 @@ class Adam(Optimizer):
             t = _step_count(st, values)
             decay = 1.0
             if wd:
-                if self._decoupled:
+                if group.get("decoupled_weight_decay", self._decoupled):  # AdamW's form
                     decay = 1 - lr * wd
                 else:
                     d = d + wd * x
