@@ -73,3 +73,10 @@ def test_container_edits_as_torch(code):
         s = ns["s"]
         got[T] = (type(s).__name__, _names(s), list(s.state_dict()))
     assert got[torch] == got[rg]
+
+
+@pytest.mark.parametrize("name", ["linear", "conv2d", "sigmoid", "tanh", "relu", "selu",
+                                  "leaky_relu"])
+def test_calculate_gain_as_torch(name):
+    t, r = torch.nn.init.calculate_gain(name), rg.nn.init.calculate_gain(name)
+    assert type(t) is type(r) and t == r
