@@ -80,3 +80,15 @@ def test_container_edits_as_torch(code):
 def test_calculate_gain_as_torch(name):
     t, r = torch.nn.init.calculate_gain(name), rg.nn.init.calculate_gain(name)
     assert type(t) is type(r) and t == r
+
+
+@pytest.mark.parametrize("args,kw", [((), {"copy": True}), (("float32",), {"copy": True}),
+                                     (("cpu",), {"copy": True}), (("float32",), {})])
+def test_to_with_copy_makes_a_new_tensor_as_torch(args, kw):
+    got = {}
+    for T in (torch, rg):
+        x = T.ones(2, requires_grad=True)
+        a = tuple(getattr(T, s) if s == "float32" else s for s in args)
+        y = x.to(*a, **kw)
+        got[T] = (y is x, y.requires_grad, y.is_leaf)
+    assert got[rg] == got[torch]

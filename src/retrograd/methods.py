@@ -146,11 +146,13 @@ class _Methods:
         devices and between float dtypes), or self when nothing changes."""
         if len(args) == 1 and not kwargs and _is_dtype(args[0]):
             return _to_dtype(self, args[0])
+        copy = bool(kwargs.get("copy", False))
         target, dtype = _to_args(args, kwargs)
         t = self
         if target is not None and target != self.device:
             t = apply(ops.to_device, t, device=target, src=self.device)
-        return t if dtype is None else _to_dtype(t, dtype)
+        t = t if dtype is None else _to_dtype(t, dtype)
+        return t.clone() if copy and t is self else t  # copy=True: a new tensor, as PyTorch
 
     def cpu(self) -> Tensor:
         """This tensor on the host (self if it is there)."""
