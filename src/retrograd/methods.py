@@ -345,9 +345,13 @@ class _Methods:
             if other.__class__ is Tensor and other.shape != self.shape:
                 check_broadcast(op.name, self, other)
             if op is ops.sub and (_is_bool(self) or _is_bool(other)):
-                raise TypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "
-                                f"{type(other).__name__}) is not supported")
+                raise DtypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "
+                                 f"{type(other).__name__}) is not supported")
             res = (float_result_type if op is ops.div else result_type)(self, other)
+            if res == np.bool_ and op.name in ("pow", "floor_divide", "remainder") and not (
+                    op is ops.pow and isinstance(other, (bool, np.bool_))):  # x **= True is x
+                raise DtypeError(f"in-place '{op.name}' is not implemented for bool tensors "
+                                 "(as in PyTorch)")
             if not can_cast(res, self.data.dtype):
                 raise InplaceDtypeError(f"in-place '{op.name}': result type {res} can't be cast "
                                         f"to the desired output type {self.data.dtype}")
@@ -440,6 +444,9 @@ class _Methods:
         return self._inplace(ops.setitem, 0, idx=Ellipsis)
 
     def fill_(self, value) -> Tensor:
+        if isinstance(value, Tensor) and value.ndim:
+            raise InplaceShapeError(f"fill_() takes a number or a 0-d tensor, got a tensor of "
+                                    f"shape {value.shape} (use copy_ to write a tensor)")
         return self._inplace(ops.setitem, value, idx=Ellipsis)
 
     def copy_(self, src) -> Tensor:
@@ -449,8 +456,8 @@ class _Methods:
         try:
             np.broadcast_shapes(src.shape, self.shape)
         except ValueError:
-            raise ValueError(f"copy_(): source of shape {src.shape} cannot be broadcast to "
-                             f"{self.shape}") from None
+            raise InplaceShapeError(f"copy_(): source of shape {src.shape} cannot be broadcast "
+                                    f"to {self.shape}") from None
         return self._inplace(ops.setitem, src, idx=Ellipsis)
 
 
