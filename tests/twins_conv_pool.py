@@ -124,6 +124,16 @@ def _phase_fold_t(y, **geo):
     return torch.stack(rows, 1).reshape(o * kk, n * g.size)
 
 
+def _phase_keep(cols, w, **geo):
+    """cols, or (a weight with an inf or NaN) the columns off the input zeroed by a mask."""
+    if bool(torch.isfinite(w).all()):
+        return cols
+    g = _phase_geo(**geo)
+    keep = torch.zeros((cols.shape[-1] // g.size,) + g.frame, dtype=torch.bool)
+    keep[(slice(None),) + g.box()] = True
+    return torch.where(keep.reshape(-1), cols, torch.zeros((), dtype=cols.dtype))
+
+
 def _torch_pads(pads):
     flat = []
     for b, a in reversed(pads):
@@ -227,6 +237,7 @@ TWINS = {
     "phase_fold": _phase_fold,
     "phase_fold_bias": _phase_fold,
     "phase_fold_t": _phase_fold_t,
+    "phase_keep": _phase_keep,
     "pad_constant": lambda x, pads, value=0.0: F.pad(x, _torch_pads(pads), value=value),
     "resample": _resample,
     "resample_t": _resample_t,

@@ -257,6 +257,7 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
         wt = permute(w.reshape(groups, cin // groups, og * k_prod), (0, 2, 1))
         cols = matmul(wt, xs.reshape(groups, cin // groups, xs.shape[1]))
         cols = cols.reshape(o * k_prod, xs.shape[1])
+    cols = apply(ops.phase_keep, cols, w, **geo)  # no 0 * inf from an infinite weight
     if bias is not None and bias.dtype == cols.dtype:
         out = apply(ops.phase_fold_bias, cols, bias, **geo)
     else:

@@ -217,6 +217,7 @@ from .windows import (
     phase_fold_t,
     phase_in,
     phase_in_t,
+    phase_keep,
     unfold,
 )
 

@@ -945,6 +945,28 @@ def _bias_jvp(m, t, out, cols, bias, **k):
     return m.reshape(t, shape=t.shape[:lead] + (1, t.shape[-1]) + (1,) * (out.ndim - 2))
 
 
+def _phase_keep(cols, w, *, ins, outs, kernel, stride, padding, dilation):
+    """cols (..., R, N*frame) as they are, unless the weight w holds an inf or a NaN: then
+    a copy with the columns at frame positions off the input zeroed. Those columns are the
+    weight times the input's zeros there (0 * inf is NaN) and edge outputs read them; the
+    true sum has no such term, as in PyTorch."""
+    if _finite(w):
+        return cols
+    g = _phases(ins, outs, kernel, stride, padding, dilation)
+    out = cols.copy()
+    framed = out.reshape(cols.shape[:-1] + (cols.shape[-1] // g.size,) + g.frame)
+    nd = len(g.frame)
+    for j in g.junk():
+        framed[(Ellipsis,) + j + (slice(None),) * (nd - len(j))] = 0
+    return out
+
+
+phase_keep = defop(
+    "phase_keep", _phase_keep,
+    (lambda m, g, out, cols, w, **k: m.phase_keep(g, w, **k), None),
+    (lambda m, t, out, cols, w, **k: m.phase_keep(t, w, **k), None), view=True)
+
+
 phase_in = defop(
     "phase_in", _phase_in,
     (lambda m, g, out, x, **k: m.phase_in_t(g, **k),),

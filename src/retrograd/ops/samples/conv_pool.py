@@ -101,6 +101,20 @@ def _phase_fold(rng, bias=False):
     return out
 
 
+def _phase_keep(rng):
+    """Columns and a weight (float32, so that no check differentiates it: it only decides):
+    finite (the columns as they are), then with an inf (the off-input columns dropped)."""
+    from ...tensor import Tensor
+    out = []
+    for (cols,), geo in _phase_fold(rng):
+        w = rng.standard_normal((3, 2) + tuple(geo["kernel"]))
+        out.append(([cols, Tensor(w.astype(np.float32))], geo))
+        w = w.copy()
+        w.flat[1] = np.inf
+        out.append(([cols, Tensor(w.astype(np.float32))], geo))
+    return out
+
+
 def _phase_fold_t(rng):
     out = []
     for x, *rest in _PHASE:
@@ -199,7 +213,7 @@ SAMPLES = {
     "conv_unit": _conv_unit, "conv_unit_bias": lambda rng: _conv_unit(rng, True),
     "pad_constant": _pad_constant, "phase_in": _phase_in, "phase_in_t": _phase_in_t,
     "phase_fold": _phase_fold, "phase_fold_bias": lambda rng: _phase_fold(rng, True),
-    "phase_fold_t": _phase_fold_t,
+    "phase_fold_t": _phase_fold_t, "phase_keep": _phase_keep,
     "resample": _resample, "resample_t": _resample_t, "max_pool": _max_pool,
     "pool_scatter": _pool_scatter, "pool_gather": _pool_gather, "unpool": _unpool,
     "gather_flat": _gather_flat,
