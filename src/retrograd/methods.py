@@ -33,6 +33,7 @@ def _binop(op, reflected=False, true_div=False):
     Python number, go straight to `apply2`; anything else is first promoted to
     PyTorch's result dtype (`api._args.promote`)."""
     slow = "biu" if true_div else "b" if op in (ops.sub, ops.pow) else ""  # checked or cast
+    is_pow = op is ops.pow
 
     def method(self, other):
         a, b = self, other
@@ -57,7 +58,7 @@ def _binop(op, reflected=False, true_div=False):
                 if op is ops.pow and _is_bool_power(self, other, reflected):
                     return self if other else apply(ops.ones_like, self)  # as in PyTorch
                 self, other = _promote_pair(op, self, other, true_div)
-        if op is ops.pow and self.data.dtype.kind in "iu":
+        if is_pow and self.data.dtype.kind in "iu":
             # integers: negative exponents as PyTorch treats them (api.torch_names.pow)
             return _int_pow(b, a) if reflected else _int_pow(a, b)
         try:
