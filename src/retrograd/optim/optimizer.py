@@ -177,6 +177,9 @@ class Optimizer:
 
     def _validate(self, group: dict) -> None:
         lr = group.get("lr")
+        if isinstance(lr, (Tensor, np.ndarray)):
+            raise TypeError(f"a learning rate given as a tensor ({lr!r}) is not supported: "
+                            "pass a float, e.g. lr=float(t)")
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         wd = group.get("weight_decay", 0.0)
