@@ -491,6 +491,7 @@ class Program:
         self.fn: Callable | None = None
         self.source = ""
         self.fused = 0
+        self.donated: dict = {}
 
     @property
     def ops_after(self) -> int:
@@ -524,8 +525,42 @@ def fold_constants(graph: ir.Graph, outputs: list) -> list:
     return [folded.get(o, o) for o in outputs]
 
 
-def _fusion_plan(outputs, inputs, meta) -> dict:
-    """Element-wise nodes that may write into a dying input's buffer: node -> input."""
+def _donation_plan(outputs, meta, donors: dict) -> dict:
+    """Write-backs computed in the written array's own buffer: node -> program input.
+
+    `donors` maps a program input (a tensor's array as the call passes it) to the node
+    whose value is written back into that array after the call. When that node's op can
+    write into a given array (`into`), reads the input once, and is the input's last
+    reader in the program's order (the order the trace ran, so every read of the old
+    value comes before), the op writes straight into the input's buffer and the copy
+    back has nothing left to do. The input must not be an output itself, and the node
+    must be nothing but that write-back (not returned, not a `.grad`), so that no other
+    result can see the buffer change. Whether the arrays of one call alias each other is
+    checked at each call (`_donation_safe`)."""
+    if not donors:
+        return {}
+    order = ir.toposort(outputs)
+    last = {}
+    for n in order:
+        for i in n.inputs:
+            last[i] = n
+    counts: dict = {}
+    for o in outputs:
+        counts[o] = counts.get(o, 0) + 1
+    plan: dict = {}
+    for a, o in donors.items():
+        op = OPS.get(o.op)
+        if (op is None or op.into is None or a in counts or counts.get(o) != 1 or o in plan
+                or last.get(a) is not o or o.inputs.count(a) != 1 or a not in meta
+                or meta.get(o) != meta[a] or meta[a][0] == ()):
+            continue
+        plan[o] = a
+    return plan
+
+
+def _fusion_plan(outputs, inputs, meta, plan: dict | None = None) -> dict:
+    """Element-wise nodes that may write into a dying input's buffer: node -> input
+    (added to `plan`, the donations)."""
     order = ir.toposort(outputs)
     users = ir.users(order)
     last = {}
@@ -533,16 +568,19 @@ def _fusion_plan(outputs, inputs, meta) -> dict:
         for i in n.inputs:
             last[i] = k
     keep = set(outputs) | set(inputs)
-    plan = {}
+    plan = {} if plan is None else dict(plan)
+    taken = set(plan.values())
     for k, n in enumerate(order):
         op = OPS.get(n.op)
-        if op is None or op.into is None or n not in meta or meta[n][0] == ():
+        if (op is None or op.into is None or n in plan or n.attrs or n not in meta
+                or meta[n][0] == ()):
             continue  # 0-d results come back as NumPy scalars, which cannot be written
         for i in n.inputs:
             if (i.op in OPS and OPS[i.op].fresh and i not in keep and last.get(i) == k and i in meta
                     and meta[i] == meta[n] and len(users[i]) == 1
-                    and n.inputs.count(i) == 1 and i not in plan.values()):
+                    and n.inputs.count(i) == 1 and i not in taken):
                 plan[n] = i
+                taken.add(i)
                 break
     return plan
 
@@ -579,14 +617,36 @@ def _add_into_plan(outputs, inputs, meta) -> tuple[dict, set]:
     return plan, passed
 
 
-def compile_program(prog: Program) -> Callable:
-    """Straight-line NumPy code; fused element-wise ops reuse a dying input's buffer."""
+def _same_casts(outputs, inputs, meta) -> set:
+    """Casts to the dtype their input already has, of a fresh array that only the cast
+    reads: the copy would give nobody a separate array, so the cast is its input (a
+    gradient cast to its parameter's dtype, say)."""
+    order = ir.toposort(outputs)
+    users = ir.users(order)
+    keep = set(outputs) | set(inputs)
+    same = set()
+    for n in order:
+        if n.op != "cast" or len(n.inputs) != 1:
+            continue
+        i = n.inputs[0]
+        op = OPS.get(i.op)
+        if (op is not None and op.fresh and i not in keep and len(users[i]) == 1
+                and meta.get(i) is not None and meta.get(i) == meta.get(n)):
+            same.add(n)
+    return same
+
+
+def compile_program(prog: Program, donors: dict | None = None) -> Callable:
+    """Straight-line NumPy code; fused element-wise ops reuse a dying input's buffer, and
+    write-backs are computed in place where `donors` allows (`_donation_plan`)."""
     adds, passed = _add_into_plan(prog.outputs, prog.inputs, prog.meta)
-    plan = _fusion_plan(prog.outputs, prog.inputs, prog.meta)
+    prog.donated = _donation_plan(prog.outputs, prog.meta, donors or {})
+    plan = _fusion_plan(prog.outputs, prog.inputs, prog.meta, prog.donated)
+    same = _same_casts(prog.outputs, prog.inputs, prog.meta)
 
     def emit(node, args, env):
-        if node in passed:  # computed by the sum it feeds
-            return args[0]
+        if node in passed or node in same:  # computed by the sum it feeds; a cast to its
+            return args[0]                  # own dtype of an array no one else holds
         hit = adds.get(node)
         if hit is not None:
             pos, s = hit
@@ -599,7 +659,8 @@ def compile_program(prog: Program) -> Callable:
             return None
         name = f"_into_{node.op}"
         env[name] = OPS[node.op].into
-        return f"{name}({', '.join(args)}, out={args[node.inputs.index(reuse)]})"
+        kw = "".join(f", {k}={_attr_const(env, v)}" for k, v in node.attrs)
+        return f"{name}({', '.join(args)}{kw}, out={args[node.inputs.index(reuse)]})"
 
     fn = ir.compile(prog.outputs, prog.inputs, name="jitted", emit=emit, traced_order=True)
     prog.source = fn.source
@@ -1299,8 +1360,8 @@ def _finish(tracer: _Tracer, result, n_args: int):
         extra.append(tracer.node_of(final))
     prog_outputs = fold_constants(tracer.graph, outputs + extra)
     prog = Program(tracer.input_nodes, prog_outputs, tracer.count, tracer.meta)
-    prog.fn = compile_program(prog)
     n = len(outputs)
+    prog.fn = compile_program(prog, _donors(tracer, entry, prog_outputs[n:]))
     entry.prog = prog
     entry.fn = prog.fn
     entry.n_out = n
@@ -1318,6 +1379,39 @@ def _finish(tracer: _Tracer, result, n_args: int):
     entry.replay = _write_replay(entry, n_args)
     first = _outputs(entry, values, tracer.ext)
     return first, entry
+
+
+def _donors(tracer: _Tracer, entry: _Entry, written: list) -> dict:
+    """Program input -> the node written back into that input's array after the call
+    (the tensor writes, then the `.grad` writes, as `written` lists their values)."""
+    input_of = {(kind == "grad", k): node
+                for (kind, k), node in zip(tracer.inputs, tracer.input_nodes)}
+    targets = [(False, k) for k, _ in entry.writes] + [(True, k) for k, _ in entry.grad_writes]
+    donors = {}
+    for key, node in zip(targets, written):
+        a = input_of.get(key)
+        if a is not None:
+            donors[a] = node
+    return donors
+
+
+def _donation_safe(donated: tuple, others: tuple) -> bool:
+    """Whether a call may let its program write into the `donated` arrays: each owns its
+    memory and is writeable, none is passed twice, and no other array of the call is one
+    of them or a view into one (an input read after the write must not see it)."""
+    ids = set()
+    for a in donated:
+        if a.base is not None or not a.flags.writeable:
+            return False
+        ids.add(id(a))
+    if len(ids) != len(donated):
+        return False
+    for a in others:
+        while a is not None:
+            if id(a) in ids:
+                return False
+            a = getattr(a, "base", None)
+    return True
 
 
 def _set_nodes(entry, prog_outputs):
@@ -1344,7 +1438,7 @@ def _write_replay(entry: _Entry, n_args: int) -> Callable:
     env: dict[str, Any] = {"MISS": _MISS, "fn": entry.fn, "build": entry.build,
                            "wrap": Tensor._wrap, "as_result": as_result, "state": state,
                            "mark_inplace": engine.mark_inplace, "record": engine._record,
-                           "OUT": _JIT_OUTPUT, "ANCHOR": _ANCHOR}
+                           "OUT": _JIT_OUTPUT, "ANCHOR": _ANCHOR, "safe": _donation_safe}
 
     def const(value) -> str:
         name = f"_k{len(env)}"
@@ -1366,16 +1460,28 @@ def _write_replay(entry: _Entry, n_args: int) -> Callable:
             lines += [f"    g = {names[k]}.grad",
                       f"    if g is None or g.data.shape != {const(want[0])} or g.data.dtype != "
                       f"{const(want[1])}: return MISS"]
-    args = ", ".join(f"{names[k]}.grad.data" if grad else f"{names[k]}.data"
-                     for grad, k in entry.fetch)
-    lines.append(f"    values = fn({args})")
+    args = [f"{names[k]}.grad.data" if grad else f"{names[k]}.data" for grad, k in entry.fetch]
+    index = {node: i for i, node in enumerate(entry.prog.inputs)}
+    donated = sorted(index[a] for a in entry.prog.donated.values())
+    if donated:  # the program writes into these arrays unless the call's arrays alias
+        others = [i for i in range(len(args)) if i not in set(donated)]
+        lines += [f"    args = [{', '.join(args)}]",
+                  f"    if not safe(({''.join(f'args[{i}], ' for i in donated)}), "
+                  f"({''.join(f'args[{i}], ' for i in others)})):",
+                  f"        for i in {tuple(donated)!r}:",
+                  "            args[i] = args[i].copy()",
+                  "    values = fn(*args)"]
+    else:
+        lines.append(f"    values = fn({', '.join(args)})")
     pos = entry.n_out
-    for k, bumps in entry.writes:
-        lines += [f"    t = {names[k]}", f"    t.data[...] = values[{pos}]",
+    for k, bumps in entry.writes:  # a value computed in the array itself needs no copy
+        lines += [f"    t = {names[k]}", f"    v = values[{pos}]",
+                  "    if v is not t.data:", "        t.data[...] = v",
                   f"    t._cell()[0] += {bumps}"]
         pos += 1
     for k, bumps in entry.grad_writes:
-        lines += [f"    g = {names[k]}.grad", f"    g.data[...] = values[{pos}]",
+        lines += [f"    g = {names[k]}.grad", f"    v = values[{pos}]",
+                  "    if v is not g.data:", "        g.data[...] = v",
                   f"    g._cell()[0] += {bumps}"]
         pos += 1
     if entry.writes or entry.grad_writes:

@@ -99,7 +99,7 @@ def _jit(fn: Callable, **flags) -> Callable:
     writable place (beside the source, or its user cache); else kept in memory only (a
     read-only install still runs, compiling once per process)."""
     import numba
-    flags = dict(nogil=True, fastmath=set(FASTMATH), error_model="numpy", **flags)
+    flags = {"nogil": True, "fastmath": set(FASTMATH), "error_model": "numpy", **flags}
     try:
         return numba.njit(cache=True, **flags)(fn)
     except RuntimeError:  # "cannot cache function ...: no locator available"
@@ -113,15 +113,20 @@ def _compile_helpers(namespace: dict) -> None:
             namespace[name] = _jit(obj, inline="always")
 
 
-def kernel(fn: Callable) -> Callable:
+def kernel(fn: Callable | None = None, *, exact: bool = False) -> Callable:
     """`fn` compiled by Numba on its first call (nogil, cached on disk, FASTMATH, NumPy's
-    error model)."""
+    error model). `@kernel(exact=True)`: no float flags, so each operation rounds as
+    NumPy's does and an element-wise loop gives NumPy's results bit for bit (element-wise
+    loops vectorise without reordering)."""
+    if fn is None:
+        return lambda f: kernel(f, exact=exact)
     compiled = []
+    flags = {"fastmath": False} if exact else {}
 
     def call(*args):
         if not compiled:
             _compile_helpers(fn.__globals__)
-            compiled.append(_jit(fn))
+            compiled.append(_jit(fn, **flags))
         return compiled[0](*args)
 
     call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__

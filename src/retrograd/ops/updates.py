@@ -1,7 +1,12 @@
 """Optimizer updates as ops (forward only, no gradient): under `rg.jit` a parameter's
-Adam update is one traced node that reads the step count, instead of a dozen element-wise
-nodes and the bias corrections' 0-d arithmetic, each a generated line and a NumPy call.
+Adam step is three traced nodes (the two moments and the update, which reads the step
+count) instead of a dozen element-wise nodes and the bias corrections' 0-d arithmetic,
+each a generated line and a NumPy call. Each op can write into a given array (`into`):
+the jit hands it the old moment's or parameter's own buffer when nothing reads that
+value afterwards, so the step updates them in place with no copy back.
 
+`adam_exp_avg(m, d, weight=)` is torch.lerp(m, d, weight) branch for branch (Adam's first
+moment, weight = 1 - beta1); `adam_exp_avg_sq(v, d, beta=)` is v beta + (1 - beta) d d;
 `adam_apply(x, m, v, step, lr=, beta1=, beta2=, eps=, decay=)` is the parameter after
 one Adam step, given the already updated moments m and v (or AMSGrad's running maximum
 as v) and the already incremented 0-d step count:
@@ -9,35 +14,112 @@ as v) and the already incremented 0-d step count:
     x * decay - lr / (1 - beta1^t) * (m / (sqrt(v) / sqrt(1 - beta2^t) + eps))
 
 with PyTorch's operations in its order, each rounded to x's dtype (the factors are
-Python floats, made in double precision as PyTorch makes them).
+Python floats, made in double precision as PyTorch makes them). Eager Adam calls the
+same functions on its arrays in place. With the compiled kernels (`kernels.updates`)
+each is one exact loop, equal bit for bit to the NumPy path.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from .. import kernels
 from ..devices import namespace_of as _ns
 from ..primitive import defop
 
 
+def _compiled(out, *arrays) -> bool:
+    """Host arrays of one float dtype and shape, C-contiguous: the compiled loop applies."""
+    dt = out.dtype
+    return (dt in (np.float32, np.float64) and kernels.enabled(out.size)
+            and all(a.__class__ is np.ndarray and a.dtype == dt and a.shape == out.shape
+                    and a.flags.c_contiguous for a in (out,) + arrays))
+
+
+def _flat(a):
+    return a.reshape(-1)
+
+
+def lerp_(m, d, weight: float, out) -> None:
+    """out = torch.lerp(m, d, weight) (weight a Python float), branch for branch."""
+    low = weight < 0.5
+    f = weight if low else 1.0 - weight
+    if _compiled(out, m, d):
+        from ..kernels import updates as K
+        K.lerp(_flat(m), _flat(d), out.dtype.type(f), low, _flat(out))
+        return
+    t = d - m
+    t *= f
+    if low:
+        _ns(out).add(m, t, out=out)
+    else:
+        _ns(out).subtract(d, t, out=out)
+
+
+def square_avg_(v, d, beta: float, out) -> None:
+    """out = v beta + (1 - beta) d d (Adam's second moment)."""
+    w = 1.0 - beta
+    if _compiled(out, v, d):
+        from ..kernels import updates as K
+        s = out.dtype.type
+        K.square_avg(_flat(v), _flat(d), s(beta), s(w), _flat(out))
+        return
+    t = w * d
+    t *= d
+    _ns(out).multiply(v, beta, out=out)
+    out += t
+
+
 def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
-                 eps: float) -> None:
-    """x -= lr / (1 - beta1^t) * (m / (sqrt(v) / sqrt(1 - beta2^t) + eps)), in place on x
-    (the arrays of one parameter; eager Adam's update and the op's)."""
+                 eps: float, decay: float = 1.0, out=None) -> None:
+    """out (default x) = x decay - lr / (1 - beta1^t) * (m / (sqrt(v) / sqrt(1 - beta2^t)
+    + eps)): eager Adam's update (in place on x) and the op's."""
+    out = x if out is None else out
     step_size = lr / (1 - beta1 ** t)
     bc2_sqrt = math.sqrt(1 - beta2 ** t)
+    if _compiled(out, x, m, v):
+        from ..kernels import updates as K
+        s = out.dtype.type
+        K.adam_apply(_flat(x), _flat(m), _flat(v), s(decay), decay != 1.0, s(step_size),
+                     s(bc2_sqrt), s(eps), _flat(out))
+        return
+    if decay != 1.0:
+        _ns(out).multiply(x, decay, out=out)
+    elif out is not x:
+        out[...] = x
     denom = _ns(v).sqrt(v)
     denom /= bc2_sqrt
     denom += eps
     _ns(m).divide(m, denom, out=denom)
     denom *= step_size
-    x -= denom
+    out -= denom
 
 
-def _adam_apply(x, m, v, step, *, lr, beta1, beta2, eps, decay):
-    out = x * decay if decay != 1.0 else x.copy()
-    adam_update_(out, m, v, float(step), lr=lr, beta1=beta1, beta2=beta2, eps=eps)
+def _like(a):
+    return _ns(a).empty_like(a)
+
+
+def _exp_avg(m, d, *, weight, out=None):
+    out = _like(m) if out is None else out
+    lerp_(m, d, weight, out)
     return out
 
 
-adam_apply = defop("adam_apply", _adam_apply, fresh=True)
+def _exp_avg_sq(v, d, *, beta, out=None):
+    out = _like(v) if out is None else out
+    square_avg_(v, d, beta, out)
+    return out
+
+
+def _adam_apply(x, m, v, step, *, lr, beta1, beta2, eps, decay, out=None):
+    out = _like(x) if out is None else out
+    adam_update_(x, m, v, float(step), lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+                 decay=decay, out=out)
+    return out
+
+
+adam_exp_avg = defop("adam_exp_avg", _exp_avg, into=_exp_avg)
+adam_exp_avg_sq = defop("adam_exp_avg_sq", _exp_avg_sq, into=_exp_avg_sq)
+adam_apply = defop("adam_apply", _adam_apply, into=_adam_apply)

@@ -480,12 +480,12 @@ class Adam(Optimizer):
                     d = d + wd * x
             m = of(st["exp_avg"])
             v = of(st["exp_avg_sq"])
-            if w1 < 0.5:  # torch.lerp(m, d, w1), branch for branch
-                m += w1 * (d - m)
+            if traced:  # one node each (torch.lerp branch for branch; v beta2 + (1-beta2) d d)
+                m.copy_(engine.apply(ops.adam_exp_avg, m, d, weight=w1))
+                v.copy_(engine.apply(ops.adam_exp_avg_sq, v, d, beta=beta2))
             else:
-                m[...] = d - (d - m) * (1 - w1)
-            v *= beta2
-            v += (1 - beta2) * d * d
+                ops.lerp_(m, d, w1, out=m)
+                ops.square_avg_(v, d, beta2, out=v)
             vhat = v
             if amsgrad:
                 vmax = st.get("max_exp_avg_sq")
@@ -499,9 +499,7 @@ class Adam(Optimizer):
             if traced:  # one node of the trace, reading the step count
                 x.copy_(engine.apply(ops.adam_apply, x, m, vhat, t, decay=decay, **factors))
             else:
-                if decay != 1.0:
-                    x *= decay
-                ops.adam_update_(x, m, vhat, t, **factors)
+                ops.adam_update_(x, m, vhat, t, decay=decay, **factors)
             if not traced:
                 _bump(p)
                 _bump(st["exp_avg"])

@@ -1,0 +1,45 @@
+"""Optimizer update kernels: Adam's moments and its parameter update, each one pass over
+a parameter's arrays instead of three or six NumPy passes and their temporaries.
+
+The loops are compiled `exact` (no float flags): every operation rounds to the arrays'
+dtype in NumPy's order, so the compiled path gives the NumPy path's results bit for bit
+(the callers pass the factors as scalars of that dtype, as NumPy rounds a Python float).
+Arrays are flat and contiguous; `out` may be one of the inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernel
+
+
+@kernel(exact=True)
+def lerp(m, d, f, low, out):
+    """out = torch.lerp(m, d, w), branch for branch: m + w (d - m) when `low` (w < 0.5,
+    f = w), else d - (d - m) (1 - w) (f = 1 - w)."""
+    if low:
+        for i in range(m.size):
+            out[i] = m[i] + f * (d[i] - m[i])
+    else:
+        for i in range(m.size):
+            out[i] = d[i] - (d[i] - m[i]) * f
+
+
+@kernel(exact=True)
+def square_avg(v, d, beta, w, out):
+    """out = v beta + (w d) d (Adam's second moment, w = 1 - beta)."""
+    for i in range(v.size):
+        out[i] = v[i] * beta + (w * d[i]) * d[i]
+
+
+@kernel(exact=True)
+def adam_apply(x, m, v, decay, scaled, step_size, bc2_sqrt, eps, out):
+    """out = x decay - (m / (sqrt(v) / bc2_sqrt + eps)) step_size (x unscaled unless
+    `scaled`)."""
+    if scaled:
+        for i in range(x.size):
+            out[i] = x[i] * decay - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size
+    else:
+        for i in range(x.size):
+            out[i] = x[i] - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size
