@@ -15,31 +15,31 @@ from . import kernel
 
 
 @kernel(exact=True)
-def lerp(m, d, f, low, out):
-    """out = torch.lerp(m, d, w), branch for branch: m + w (d - m) when `low` (w < 0.5,
-    f = w), else d - (d - m) (1 - w) (f = 1 - w)."""
+def lerp_(m, d, f, low):
+    """m = torch.lerp(m, d, w) in place, branch for branch: m + w (d - m) when `low`
+    (w < 0.5, f = w), else d - (d - m) (1 - w) (f = 1 - w)."""
     if low:
         for i in range(m.size):
-            out[i] = m[i] + f * (d[i] - m[i])
+            m[i] = m[i] + f * (d[i] - m[i])
     else:
         for i in range(m.size):
-            out[i] = d[i] - (d[i] - m[i]) * f
+            m[i] = d[i] - (d[i] - m[i]) * f
 
 
 @kernel(exact=True)
-def square_avg(v, d, beta, w, out):
-    """out = v beta + (w d) d (Adam's second moment, w = 1 - beta)."""
+def square_avg_(v, d, beta, w):
+    """v = v beta + (w d) d in place (Adam's second moment, w = 1 - beta)."""
     for i in range(v.size):
-        out[i] = v[i] * beta + (w * d[i]) * d[i]
+        v[i] = v[i] * beta + (w * d[i]) * d[i]
 
 
 @kernel(exact=True)
-def adam_apply(x, m, v, decay, scaled, step_size, bc2_sqrt, eps, out):
-    """out = x decay - (m / (sqrt(v) / bc2_sqrt + eps)) step_size (x unscaled unless
-    `scaled`)."""
+def adam_apply_(x, m, v, decay, scaled, step_size, bc2_sqrt, eps):
+    """x = x decay - (m / (sqrt(v) / bc2_sqrt + eps)) step_size in place (x unscaled
+    unless `scaled`)."""
     if scaled:
         for i in range(x.size):
-            out[i] = x[i] * decay - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size
+            x[i] = x[i] * decay - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size
     else:
         for i in range(x.size):
-            out[i] = x[i] - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size
+            x[i] = x[i] - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size

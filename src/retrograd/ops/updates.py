@@ -29,17 +29,42 @@ from .. import kernels
 from ..devices import namespace_of as _ns
 from ..primitive import defop
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
-def _compiled(out, *arrays) -> bool:
-    """Host arrays of one float dtype and shape, C-contiguous: the compiled loop applies."""
+
+def _compiled(out, src, *others) -> bool:
+    """Whether the compiled loop applies: host arrays of one float dtype and shape,
+    C-contiguous, and no array it reads (`others`) overlapping `out`, which it writes
+    after copying `src` into it (cheap checks first: this runs for every parameter)."""
     dt = out.dtype
-    return (dt in (np.float32, np.float64) and kernels.enabled(out.size)
-            and all(a.__class__ is np.ndarray and a.dtype == dt and a.shape == out.shape
-                    and a.flags.c_contiguous for a in (out,) + arrays))
+    if (dt is not _F32 and dt is not _F64) or out.__class__ is not np.ndarray \
+            or not kernels.enabled(out.size):
+        return False
+    shape = out.shape
+    for a in (out, src) + others:
+        if (a.__class__ is not np.ndarray or a.dtype is not dt or a.shape != shape
+                or not a.flags.c_contiguous):
+            return False
+    for a in others:  # two arrays that own their memory are disjoint unless one
+        if a is out or (a.base is not None or out.base is not None) and \
+                np.may_share_memory(a, out):
+            return False
+    return True
 
 
 def _flat(a):
     return a.reshape(-1)
+
+
+_KERNELS: list = []
+
+
+def _k():
+    """The compiled loops' module, imported on first use (it imports Numba lazily)."""
+    if not _KERNELS:
+        from ..kernels import updates
+        _KERNELS.append(updates)
+    return _KERNELS[0]
 
 
 def lerp_(m, d, weight: float, out) -> None:
@@ -47,8 +72,10 @@ def lerp_(m, d, weight: float, out) -> None:
     low = weight < 0.5
     f = weight if low else 1.0 - weight
     if _compiled(out, m, d):
-        from ..kernels import updates as K
-        K.lerp(_flat(m), _flat(d), out.dtype.type(f), low, _flat(out))
+        K = _k()
+        if out is not m:
+            np.copyto(out, m)
+        K.lerp_(_flat(out), _flat(d), out.dtype.type(f), low)
         return
     t = d - m
     t *= f
@@ -62,9 +89,11 @@ def square_avg_(v, d, beta: float, out) -> None:
     """out = v beta + (1 - beta) d d (Adam's second moment)."""
     w = 1.0 - beta
     if _compiled(out, v, d):
-        from ..kernels import updates as K
+        K = _k()
+        if out is not v:
+            np.copyto(out, v)
         s = out.dtype.type
-        K.square_avg(_flat(v), _flat(d), s(beta), s(w), _flat(out))
+        K.square_avg_(_flat(out), _flat(d), s(beta), s(w))
         return
     t = w * d
     t *= d
@@ -80,10 +109,12 @@ def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
     step_size = lr / (1 - beta1 ** t)
     bc2_sqrt = math.sqrt(1 - beta2 ** t)
     if _compiled(out, x, m, v):
-        from ..kernels import updates as K
+        K = _k()
+        if out is not x:
+            np.copyto(out, x)
         s = out.dtype.type
-        K.adam_apply(_flat(x), _flat(m), _flat(v), s(decay), decay != 1.0, s(step_size),
-                     s(bc2_sqrt), s(eps), _flat(out))
+        K.adam_apply_(_flat(out), _flat(m), _flat(v), s(decay), decay != 1.0, s(step_size),
+                      s(bc2_sqrt), s(eps))
         return
     if decay != 1.0:
         _ns(out).multiply(x, decay, out=out)
