@@ -19,8 +19,9 @@ fast backward computes all three gradients on the first rule's call:
 
     dv = w^T g,  dw = g v^T,  ds = w * (dw - rowsum(dw * w)),  dq = s ds k,  dk = s ds^T q
 
-The generic path (create_graph, forward mode, other devices) records the same
-maths with ops, so it differentiates again.
+With the compiled kernels, float32's softmax and its vjp between the products are
+one loop each (`kernels.attention`). The generic path (create_graph, forward mode,
+other devices) records the same maths with ops, so it differentiates again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import functools
 
 import numpy as np
 
+from .. import kernels
 from ..devices import const_like
 from ..primitive import NUMPY, defop
 from .fused_rnn import _rules, _Saved
@@ -93,8 +95,15 @@ def _weights_np(q, k, scale, causal):
     overflows does the row's maximum take over. A row's weights read that row's scores
     only, so a query's result never depends on the keys it may not see (bit for bit)."""
     s = np.matmul(q, _swap(k))
-    s *= scale
     L, S = s.shape[-2:]
+    if s.dtype == np.float32 and kernels.enabled(s.size) and L * S:  # compiled: in place
+        from ..kernels import attention as K
+        flat = s.reshape(-1, L * S)
+        K.softmax_rows_(flat, flat.view(np.int32), L, S, s.dtype.type(scale), bool(causal),
+                        np.empty(L * S, s.dtype), np.empty(L * S, s.dtype),
+                        np.empty(L * S, np.int32))
+        return s
+    s *= scale
     if causal:
         np.copyto(s, -np.inf, where=_hidden(L, S))
     ref = np.diagonal(s, axis1=-2, axis2=-1) if L <= S else s[..., _arange(L), _last(L, S)]
@@ -133,9 +142,15 @@ def _attention(q, k, v, *, scale, causal):
 def _fast_backward(g, q, k, v, w, *, scale, causal):
     dv = _product(_swap(w), g, v)
     ds = np.matmul(g, _swap(v))
-    ds -= ((ds * w) @ _ones(w.shape[-1], w.dtype))[..., None]
-    ds *= w
-    ds *= scale
+    S = w.shape[-1]
+    if (ds.dtype == np.float32 and w.dtype == ds.dtype and kernels.enabled(ds.size) and S
+            and w.flags.c_contiguous and ds.shape == w.shape):
+        from ..kernels import attention as K
+        K.softmax_rows_vjp_(ds.reshape(-1, S), w.reshape(-1, S), ds.dtype.type(scale))
+    else:
+        ds -= ((ds * w) @ _ones(S, w.dtype))[..., None]
+        ds *= w
+        ds *= scale
     return _product(ds, k, q), _product(_swap(ds), q, k), dv
 
 
