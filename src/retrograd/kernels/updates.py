@@ -15,31 +15,49 @@ from . import kernel
 
 
 @kernel(exact=True)
-def lerp_(m, d, f, low):
-    """m = torch.lerp(m, d, w) in place, branch for branch: m + w (d - m) when `low`
-    (w < 0.5, f = w), else d - (d - m) (1 - w) (f = 1 - w)."""
-    if low:
+def lerp_(m, d, weight):
+    """m = torch.lerp(m, d, weight) in place, branch for branch: m + w (d - m) for
+    w < 0.5, else d - (d - m) (1 - w) (w a float, rounded to the dtype as NumPy does)."""
+    m = m.reshape(m.size)
+    d = d.reshape(d.size)
+    dt = m.dtype.type
+    if weight < 0.5:
+        f = dt(weight)
         for i in range(m.size):
             m[i] = m[i] + f * (d[i] - m[i])
     else:
+        f = dt(1.0 - weight)
         for i in range(m.size):
             m[i] = d[i] - (d[i] - m[i]) * f
 
 
 @kernel(exact=True)
-def square_avg_(v, d, beta, w):
-    """v = v beta + (w d) d in place (Adam's second moment, w = 1 - beta)."""
+def square_avg_(v, d, beta):
+    """v = v beta + ((1 - beta) d) d in place (Adam's second moment)."""
+    v = v.reshape(v.size)
+    d = d.reshape(d.size)
+    dt = v.dtype.type
+    b = dt(beta)
+    w = dt(1.0 - beta)
     for i in range(v.size):
-        v[i] = v[i] * beta + (w * d[i]) * d[i]
+        v[i] = v[i] * b + (w * d[i]) * d[i]
 
 
 @kernel(exact=True)
-def adam_apply_(x, m, v, decay, scaled, step_size, bc2_sqrt, eps):
-    """x = x decay - (m / (sqrt(v) / bc2_sqrt + eps)) step_size in place (x unscaled
-    unless `scaled`)."""
-    if scaled:
+def adam_apply_(x, m, v, t, lr, beta1, beta2, eps, decay):
+    """x = x decay - (m / (sqrt(v) / sqrt(1 - beta2^t) + eps)) lr / (1 - beta1^t) in
+    place (x unscaled when decay is 1); the factors in double precision, as PyTorch's."""
+    x = x.reshape(x.size)
+    m = m.reshape(m.size)
+    v = v.reshape(v.size)
+    dt = x.dtype.type
+    ss = dt(lr / (1.0 - beta1 ** t))
+    bc = dt(np.sqrt(1.0 - beta2 ** t))
+    e = dt(eps)
+    if decay != 1.0:
+        dc = dt(decay)
         for i in range(x.size):
-            x[i] = x[i] * decay - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size
+            x[i] = x[i] * dc - (m[i] / (np.sqrt(v[i]) / bc + e)) * ss
     else:
         for i in range(x.size):
-            x[i] = x[i] - (m[i] / (np.sqrt(v[i]) / bc2_sqrt + eps)) * step_size
+            x[i] = x[i] - (m[i] / (np.sqrt(v[i]) / bc + e)) * ss

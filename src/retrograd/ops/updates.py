@@ -52,10 +52,6 @@ def _compiled(out, src, *others) -> bool:
     return True
 
 
-def _flat(a):
-    return a.reshape(-1)
-
-
 _KERNELS: list = []
 
 
@@ -72,10 +68,9 @@ def lerp_(m, d, weight: float, out) -> None:
     low = weight < 0.5
     f = weight if low else 1.0 - weight
     if _compiled(out, m, d):
-        K = _k()
         if out is not m:
             np.copyto(out, m)
-        K.lerp_(_flat(out), _flat(d), out.dtype.type(f), low)
+        _k().lerp_(out, d, weight)
         return
     t = d - m
     t *= f
@@ -89,11 +84,9 @@ def square_avg_(v, d, beta: float, out) -> None:
     """out = v beta + (1 - beta) d d (Adam's second moment)."""
     w = 1.0 - beta
     if _compiled(out, v, d):
-        K = _k()
         if out is not v:
             np.copyto(out, v)
-        s = out.dtype.type
-        K.square_avg_(_flat(out), _flat(d), s(beta), s(w))
+        _k().square_avg_(out, d, beta)
         return
     t = w * d
     t *= d
@@ -106,16 +99,13 @@ def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
     """out (default x) = x decay - lr / (1 - beta1^t) * (m / (sqrt(v) / sqrt(1 - beta2^t)
     + eps)): eager Adam's update (in place on x) and the op's."""
     out = x if out is None else out
-    step_size = lr / (1 - beta1 ** t)
-    bc2_sqrt = math.sqrt(1 - beta2 ** t)
     if _compiled(out, x, m, v):
-        K = _k()
         if out is not x:
             np.copyto(out, x)
-        s = out.dtype.type
-        K.adam_apply_(_flat(out), _flat(m), _flat(v), s(decay), decay != 1.0, s(step_size),
-                      s(bc2_sqrt), s(eps))
+        _k().adam_apply_(out, m, v, t, lr, beta1, beta2, eps, decay)
         return
+    step_size = lr / (1 - beta1 ** t)
+    bc2_sqrt = math.sqrt(1 - beta2 ** t)
     if decay != 1.0:
         _ns(out).multiply(x, decay, out=out)
     elif out is not x:
