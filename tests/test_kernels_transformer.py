@@ -111,3 +111,59 @@ def test_gelu_tanh_kernel_relative_accuracy_in_the_tails(dt):
     torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(want.astype(dt)),
                                rtol=1.5e-7 if dt == np.float32 else 3e-13,  # exp(-2z): cond 2|z|
                                atol=np.finfo(dt).tiny)  # below it, subnormals' few digits
+
+
+def _ulps(got, want):
+    """|got - want| in float32 ulps of want rounded to float32 (subnormal spacing at least);
+    0 where both are NaN or equal (infinities)."""
+    got = np.asarray(got, np.float64)
+    u = np.maximum(np.spacing(np.abs(want.astype(np.float32))).astype(np.float64), 2.0 ** -149)
+    with np.errstate(invalid="ignore"):
+        e = np.abs(got - want) / u
+    e[(np.isnan(got) & np.isnan(want)) | (got == want)] = 0.0
+    return e
+
+
+def _tanh_gelu_exact(x32):
+    """x sigmoid(2 z) and sigmoid(2 z) in float64 from float32 x (the tanh form rewritten)."""
+    x = x32.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = 1.0 / (1.0 + np.exp(-2.0 * np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+        return x * s, s
+
+
+def test_gelu_tanh_f32_kernel_within_two_ulps_of_float64():
+    """The float32 tanh kernel's out and s (its float32 exp, the float64 pass below -9.5)
+    against the float64 formula over a dense sweep of [-20, 20], random float32 bit
+    patterns in that range, and a length that is no multiple of the kernel's block."""
+    from retrograd.kernels import activations as kact
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, np.float32(20).view(np.uint32), 100_000, dtype=np.uint32)
+    x = np.concatenate([np.linspace(-20, 20, 300_001, dtype=np.float32),
+                        bits.view(np.float32) * rng.choice(np.float32([-1, 1]), bits.size)])
+    out, s = np.empty_like(x), np.empty_like(x)
+    kact.tanh_forward_f32(x, out, s)
+    want_out, want_s = _tanh_gelu_exact(x)
+    assert _ulps(out, want_out).max() <= 2.0
+    assert _ulps(s, want_s).max() <= 2.0
+
+
+def test_gelu_tanh_f32_kernel_special_values_and_a_late_tail():
+    """inf, nan, signed zeros, the switch to the float64 pass at -9.5, values that round s
+    to 1 or 0, huge inputs; and a left-tail value only in the last block still gets the
+    float64 pass (out -0 far left, nan at -inf as x * 0)."""
+    from retrograd.kernels import activations as kact
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 1e-30, -1e-30,
+                   -9.5, np.nextafter(-9.5, 0), np.nextafter(-9.5, -20), -10.3, -12.0, -40.0,
+                   9.999999, 10.0, 10.000001, 40.0, 3.4e38, -3.4e38], np.float32)
+    x = np.concatenate([np.linspace(-3, 3, 5000, dtype=np.float32), sp])
+    out, s = np.empty_like(x), np.empty_like(x)
+    kact.tanh_forward_f32(x, out, s)
+    want_out, want_s = _tanh_gelu_exact(x)
+    want_out[np.isneginf(x)] = np.nan  # -inf * sigmoid(-inf) = -inf * 0
+    assert _ulps(out, want_out).max() <= 2.0 and _ulps(s, want_s).max() <= 2.0
+    np.testing.assert_array_equal(np.signbit(out[~np.isnan(out)]),
+                                  np.signbit(want_out[~np.isnan(out)].astype(np.float32)))
+    assert np.isnan(out[np.isnan(x) | np.isneginf(x)]).all()
+    tg = torch.nn.functional.gelu(torch.from_numpy(x), approximate="tanh")
+    torch.testing.assert_close(torch.from_numpy(out), tg, equal_nan=True)
