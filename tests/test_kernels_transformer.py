@@ -149,21 +149,22 @@ def test_gelu_tanh_f32_kernel_within_two_ulps_of_float64():
 
 
 def test_gelu_tanh_f32_kernel_special_values_and_a_late_tail():
-    """inf, nan, signed zeros, the switch to the float64 pass at -9.5, values that round s
-    to 1 or 0, huge inputs; and a left-tail value only in the last block still gets the
-    float64 pass (out -0 far left, nan at -inf as x * 0)."""
+    """inf, nan, signed zeros, the switch to float64 at -9.5, values that round s to 1 or
+    0, huge inputs; left-tail values only in the last block still get the float64 pass,
+    both when a block holds a few (out -0 far left, nan at -inf as x * 0) and many."""
     from retrograd.kernels import activations as kact
     sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 1e-30, -1e-30,
                    -9.5, np.nextafter(-9.5, 0), np.nextafter(-9.5, -20), -10.3, -12.0, -40.0,
                    9.999999, 10.0, 10.000001, 40.0, 3.4e38, -3.4e38], np.float32)
-    x = np.concatenate([np.linspace(-3, 3, 5000, dtype=np.float32), sp])
-    out, s = np.empty_like(x), np.empty_like(x)
-    kact.tanh_forward_f32(x, out, s)
-    want_out, want_s = _tanh_gelu_exact(x)
-    want_out[np.isneginf(x)] = np.nan  # -inf * sigmoid(-inf) = -inf * 0
-    assert _ulps(out, want_out).max() <= 2.0 and _ulps(s, want_s).max() <= 2.0
-    np.testing.assert_array_equal(np.signbit(out[~np.isnan(out)]),
-                                  np.signbit(want_out[~np.isnan(out)].astype(np.float32)))
-    assert np.isnan(out[np.isnan(x) | np.isneginf(x)]).all()
-    tg = torch.nn.functional.gelu(torch.from_numpy(x), approximate="tanh")
-    torch.testing.assert_close(torch.from_numpy(out), tg, equal_nan=True)
+    for x in (np.concatenate([np.linspace(-3, 3, 5000, dtype=np.float32), sp]),  # few x < -9.5
+              np.concatenate([np.linspace(-11, -9, 1500, dtype=np.float32), sp])):  # many
+        out, s = np.empty_like(x), np.empty_like(x)
+        kact.tanh_forward_f32(x, out, s)
+        want_out, want_s = _tanh_gelu_exact(x)
+        want_out[np.isneginf(x)] = np.nan  # -inf * sigmoid(-inf) = -inf * 0
+        assert _ulps(out, want_out).max() <= 2.0 and _ulps(s, want_s).max() <= 2.0
+        np.testing.assert_array_equal(np.signbit(out[~np.isnan(out)]),
+                                      np.signbit(want_out[~np.isnan(out)].astype(np.float32)))
+        assert np.isnan(out[np.isnan(x) | np.isneginf(x)]).all()
+        tg = torch.nn.functional.gelu(torch.from_numpy(x), approximate="tanh")
+        torch.testing.assert_close(torch.from_numpy(out), tg, equal_nan=True)

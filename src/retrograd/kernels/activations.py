@@ -12,10 +12,11 @@ float64 (exp's relative error is the absolute error of its argument, which float
 cannot hold down the left tail) and everything after the range reduction runs in
 float32, eight lanes at a time. s and out are within 2 float32 ulps of x sigmoid(2 z)
 computed in float64 (1.8 measured over [-20, 20]). Below x = -9.5, where s leaves
-float32's normal range, a second pass (only when such an x is present) recomputes s
-and out in float64 with libm's exp, so the left tail stays accurate relative to its
-values: large negative x gives -0 and x = -inf gives nan, as the tanh form does;
-+inf gives inf and NaN propagates.
+float32's normal range, such x are computed again in float64 (in a block of 1024 that
+holds a few, with libm's exp each; one that holds more, the whole block with a slower
+vectorised exp, p(y / 1024)^1024, p a degree-7 Taylor polynomial, under float32's half
+ulp), so the left tail stays accurate relative to its values: large negative x gives
+-0 and x = -inf gives nan, as the tanh form does; +inf gives inf and NaN propagates.
 float64 inputs need exp to the last bit: those kernels call libm's exp.
 
 Exact form. gelu(x) = x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2 (accurate in the left
@@ -59,15 +60,15 @@ _BLOCK = 1024
 @kernel
 def tanh_forward_f32(x, out, s):
     """out = gelu(x), s = sigmoid(2 z(x)) for float32 x (exp(-2 z) = 2^n exp(r): n and r
-    from a float64 -2 z, the rest in float32; x < -9.5 again in float64 with libm's exp)."""
+    from a float64 -2 z, the rest in float32; a block with an x < -9.5 again in float64)."""
     m = x.size
     rb = np.empty(_BLOCK, np.float32)
     nb = np.empty(_BLOCK, np.float32)
-    top = _U0  # largest bit pattern of x as uint32: above _TAIL_BITS, some x < -9.5 (or -NaN)
     for a in range(0, m, _BLOCK):
         xs = x[a:min(a + _BLOCK, m)]
         os_ = out[a:a + xs.size]
         ss = s[a:a + xs.size]
+        top = _U0  # largest bit pattern of x as uint32: above _TAIL_BITS, some x < -9.5
         for j in range(xs.size):  # float64: y = -2 z, n = round(y / ln 2), r = y - n ln 2
             xf = xs[j]
             top = max(top, np.float32(xf).view(np.uint32))
@@ -88,13 +89,30 @@ def tanh_forward_f32(x, out, s):
             d = sc * (t + inv if up else t) + (sc if up else _ONE + sc)
             ss[j] = _ONE / d
             os_[j] = xs[j] / d
-    if top > _TAIL_BITS:
-        for i in range(m):
-            if x[i] < _TAIL:
-                v = float(x[i])
-                q = 1.0 / (1.0 + math.exp(v * (-2.0 * _BETA - 2.0 * _BK * v * v)))
-                s[i] = q
-                out[i] = v * q
+        if top > _TAIL_BITS:  # (or a -NaN): x < -9.5 again in float64
+            k = 0
+            for j in range(xs.size):
+                k += xs[j] < _TAIL
+            if k * 8 < xs.size:  # a few: libm's exp for each
+                for j in range(xs.size):
+                    if xs[j] < _TAIL:
+                        v = float(xs[j])
+                        q = 1.0 / (1.0 + math.exp(v * (-2.0 * _BETA - 2.0 * _BK * v * v)))
+                        ss[j] = q
+                        os_[j] = v * q
+                continue
+            for j in range(xs.size):  # many: the whole block, exp(y) = p(y / 1024)^1024
+                v = float(xs[j])
+                y = v * (-2.0 * _BETA - 2.0 * _BK * v * v)
+                big = y > 110.0  # exp(-110) x 10 is under half float32's least subnormal
+                r = min(max(y, -150.0), 110.0) * (1.0 / 1024.0)
+                p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
+                    1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))))
+                for _ in range(10):
+                    p = p * p
+                q = 1.0 / (1.0 + (math.inf if big else p))
+                ss[j] = q
+                os_[j] = v * q
 
 
 @kernel
