@@ -134,6 +134,12 @@ def _phase_keep(cols, w, **geo):
     return torch.where(keep.reshape(-1), cols, torch.zeros((), dtype=cols.dtype))
 
 
+def _conv_t_unit(x, w, b=None, *, ins, outs, kernel, stride, padding, dilation, groups):
+    extra = [o - ((n - 1) * s - 2 * p + d * (k - 1) + 1)
+             for o, n, s, p, d, k in zip(outs, ins, stride, padding, dilation, kernel)]
+    return _CONV_T[len(kernel)](x, w, b, stride, padding, extra, groups, dilation)
+
+
 def _torch_pads(pads):
     flat = []
     for b, a in reversed(pads):
@@ -238,6 +244,8 @@ TWINS = {
     "phase_fold_bias": _phase_fold,
     "phase_fold_t": _phase_fold_t,
     "phase_keep": _phase_keep,
+    "conv_t_unit": _conv_t_unit,
+    "conv_t_unit_bias": _conv_t_unit,
     "pad_constant": lambda x, pads, value=0.0: F.pad(x, _torch_pads(pads), value=value),
     "resample": _resample,
     "resample_t": _resample_t,

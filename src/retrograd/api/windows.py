@@ -5,7 +5,8 @@ Convolution is im2col (`unfold`, a strided view) then one matrix product per
 group (unit stride on host float32/float64: `conv_unit`, one op taking a sample's columns
 at a time, made of contiguous shifted copies); transposed convolution is its adjoint, a
 matrix product then a col2im done phase by phase (`phase_fold`: each output phase a sum
-of shifted contiguous column slices).
+of shifted contiguous column slices; on host float32/float64 with compiled kernels on,
+`conv_t_unit`, one op taking a block of samples at a time).
 Max pooling is the `max_pool` op (the gradient goes to PyTorch's argmax), average
 pooling a sum over the windows divided by PyTorch's divisor. Every argument is
 checked, with the shapes in the message, before any array is touched.
@@ -22,7 +23,7 @@ from .. import creation, devices, ops
 from .._values import every_value
 from ..engine import apply
 from ..ops.pooling import pool_geometry
-from ..ops.windows import unit_fast
+from ..ops.windows import conv_t_fast, unit_fast
 from ..tensor import Tensor
 from ._args import _t
 from ._errors import ShapeError
@@ -250,6 +251,12 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     # the input in per-sample frames (C, N*F), one matrix product to the columns (O*K, N*F),
     # then each output phase (outputs s*a + r) a sum of shifted column slices: no scatter
     geo = dict(ins=tuple(ins), outs=outs, kernel=kernel, stride=s, padding=p, dilation=d)
+    if conv_t_fast(x.data, w.data, None if bias is None else bias.data):
+        # host float arrays, compiled kernels: one op, a block of samples at a time (their
+        # columns stay in cache between the product and the fold)
+        if bias is None:
+            return _unbatch(apply(ops.conv_t_unit, x, w, groups=groups, **geo), squeeze)
+        return _unbatch(apply(ops.conv_t_unit_bias, x, w, bias, groups=groups, **geo), squeeze)
     xs = apply(ops.phase_in, x, **geo)
     if groups == 1:
         cols = matmul(permute(w.reshape(cin, og * k_prod), (1, 0)), xs)

@@ -209,6 +209,8 @@ from .updates import adam_apply, adam_exp_avg, adam_exp_avg_sq, adam_update_, le
 from .windows import (
     conv_cols,
     conv_cols_t,
+    conv_t_unit,
+    conv_t_unit_bias,
     conv_unit,
     conv_unit_bias,
     fold,

@@ -9,7 +9,9 @@ own (`conv_unit`, `conv_unit_bias`): a sample's columns at a time, so they stay 
 with compiled kernels on (`retrograd.kernels.conv`) the columns are exact (no junk
 positions) and made, and folded back, by one compiled loop each. The four data moves of
 transposed convolution's phase path (`phase_in`, `phase_fold` and their adjoints) are one
-compiled pass each too (`retrograd.kernels.transpose`), on host float arrays.
+compiled pass each too (`retrograd.kernels.transpose`), on host float arrays; with those
+kernels on, the whole phase path is one op (`conv_t_unit`, `conv_t_unit_bias`) taking a
+block of samples at a time, forward and backward.
 """
 
 from __future__ import annotations
@@ -990,3 +992,261 @@ phase_fold_t = defop(
     "phase_fold_t", _phase_fold_t,
     (lambda m, g, out, y, **k: m.phase_fold(g, **k),),
     (lambda m, t, out, y, **k: _lead_in(m, t, y, m.phase_fold_t, **k),), reads=(), fresh=True)
+
+
+# ---------------------------------------------------------------- transposed convolution by samples
+
+def conv_t_fast(x, w, b=None) -> bool:
+    """Host float32/float64 arrays of one dtype, not empty, compiled kernels on for x's
+    size: the per-sample path of `conv_t_unit` applies."""
+    return unit_fast(x, w, b) and x.size > 0 and w.size > 0 and _kernels.enabled(x.size)
+
+
+def _t_geo(x, w, groups, **geo):
+    """(phases, packed phases, O, C/G, O/G, K) of a transposed convolution."""
+    g = _phases(geo["ins"], geo["outs"], geo["kernel"], geo["stride"], geo["padding"],
+                geo["dilation"])
+    kk = math.prod(geo["kernel"])
+    og = w.shape[1]
+    return g, _packed(g, geo["outs"], geo["stride"]), og * groups, w.shape[0] // groups, og, kk
+
+
+_T_GROUPS = 8
+"""Groups of blocks the per-sample path splits a batch into (the threads take whole
+groups; each group sums its own weight gradient, the groups' are added in order): a
+fixed number, so that the result does not depend on the number of threads."""
+
+
+def _t_block(n, rows, g, itemsize) -> int:
+    """Samples per block: the block's columns (rows, block * frame) up to about 1 MB, so
+    that they stay in cache between the product that writes them and the fold (or the
+    products) that read them, while each call (product, kernel) has enough samples that
+    its fixed cost is small (measured: 1 MB blocks beat one sample, 166 KB here, by
+    ~20%, and the whole batch by ~10%); at most n / _T_GROUPS, so that the groups of
+    blocks can be split over the threads."""
+    return max(1, min(-(-n // _T_GROUPS), (1 << 20) // max(1, rows * g.size * itemsize)))
+
+
+def _t_groups(n, step) -> list:
+    """The blocks (start, samples) of a batch of n in at most _T_GROUPS groups."""
+    blocks = [(i, min(step, n - i)) for i in range(0, n, step)]
+    k = min(len(blocks), _T_GROUPS)
+    return [blocks[j * len(blocks) // k:(j + 1) * len(blocks) // k] for j in range(k)]
+
+
+def _lead_view(buf, rows, cols):
+    """The first rows * cols elements of a flat buffer as a contiguous (rows, cols) array
+    (a product's `out=` must be one: a reshaped strided slice would be a copy)."""
+    return buf[:rows * cols].reshape(rows, cols)
+
+
+def _t_work(x, w, g) -> float:
+    """Multiply-adds of the forward's products, for `threads.chunks`."""
+    return 2.0 * x.shape[0] * g.size * w.size
+
+
+def _conv_t_unit(x, w, b=None, *, ins, outs, kernel, stride, padding, dilation, groups):
+    """Transposed convolution (N, C, *ins) with weight (C, O/groups, *kernel) [+ bias] ->
+    (N, O, *outs): the phase path (`phase_in`, the product, `phase_keep`, `phase_fold`) as
+    one op. On host float arrays with compiled kernels on, a block of samples at a time
+    (samples split over the intra-op threads): its frames, the product into a column
+    buffer of about 256 KB, the fold into its outputs, so the columns never leave the
+    cache; elsewhere the phase ops' forwards over the whole batch. Columns at frame
+    positions off the input are dropped when the weight is not finite (as `phase_keep`)."""
+    geo = dict(ins=ins, outs=outs, kernel=kernel, stride=stride, padding=padding,
+               dilation=dilation)
+    g, pk, o, cg, og, kk = _t_geo(x, w, groups, **geo)
+    n, c = x.shape[:2]
+    wt = w.reshape(groups, cg, og * kk).swapaxes(1, 2)
+    if not conv_t_fast(x, w, b):
+        xs = _phase_in(x, **geo)
+        cols = (wt @ xs.reshape(groups, cg, xs.shape[1])).reshape(o * kk, xs.shape[1])
+        return _phase_fold(_phase_keep(cols, w, **geo), b, **geo)
+    wt = np.ascontiguousarray(wt)
+    xc = np.ascontiguousarray(x).reshape(n, c, math.prod(ins))
+    y = np.empty((n, o) + tuple(outs), dtype=x.dtype)
+    y3 = y.reshape(n, o, math.prod(outs))
+    bb = np.zeros(1, dtype=x.dtype) if b is None else np.ascontiguousarray(b)
+    junk = None if _finite(w) else g.junk()
+    size = g.size
+    step = _t_block(n, o * kk, g, x.dtype.itemsize)
+    sets = _t_groups(n, step)
+
+    def piece(a, e):
+        xs = np.empty(c * step * size, dtype=x.dtype)
+        cols = np.empty(o * kk * step * size, dtype=x.dtype)
+        for i, m in itertools.chain.from_iterable(sets[a:e]):
+            xv, cv = _lead_view(xs, c, m * size), _lead_view(cols, o * kk, m * size)
+            _ktr.phase_in(xc[i:i + m], 0, m, pk.fr, pk.lo, pk.ins, xv)
+            np.matmul(wt, xv.reshape(groups, cg, m * size), out=cv.reshape(groups, og * kk, -1))
+            if junk is not None:  # no 0 * inf from the frames' zeros (see phase_keep)
+                framed = cv.reshape((o * kk, m) + g.frame)
+                for j in junk:
+                    framed[(slice(None), slice(None)) + j] = 0
+            _ktr.phase_fold(cv, bb, b is not None, 0, m, kk, pk.fr, pk.outs, pk.stride,
+                            pk.counts, pk.ptr, pk.tap_t, pk.tap_st, y3[i:i + m])
+
+    _threads.run(piece, _threads.chunks(len(sets), _t_work(x, w, g)))
+    return y
+
+
+def _conv_t_unit_saving(x, w, b=None, **k):
+    # a dict (where the x rule leaves the parameters' gradients) on the per-sample path
+    return _conv_t_unit(x, w, b, **k), ({} if conv_t_fast(x, w, b) else None)
+
+
+def _t_grads(g_, x, w, geo, groups, want_x, want_w):
+    """(dx, dweight, dbias) of the per-sample path: per block of samples, the cotangent's
+    columns (`phase_fold_t`, the columns off the input zeroed where it is not finite),
+    dweight += frames @ columns^T, dx = the input positions of weight @ columns; dbias
+    summed per block while the cotangent is in cache. dweight and dbias are summed per
+    group of blocks (`_t_groups`), then over the groups in order."""
+    g, pk, o, cg, og, kk = _t_geo(x, w, groups, **geo)
+    n, c = x.shape[:2]
+    dt = x.dtype
+    size = g.size
+    w3 = np.ascontiguousarray(w).reshape(groups, cg, og * kk)
+    xc = np.ascontiguousarray(x).reshape(n, c, -1) if want_w else None
+    gc = np.ascontiguousarray(g_).reshape(n, o, -1)
+    dx = np.empty(x.shape, dtype=dt) if want_x else None
+    dx3 = None if dx is None else dx.reshape(n, c, -1)
+    ones = np.ones(gc.shape[2], dtype=dt)
+    step = _t_block(n, o * kk, g, dt.itemsize)
+    sets = _t_groups(n, step)
+
+    def piece(a, e):
+        cols = np.empty(o * kk * step * size, dtype=dt)
+        xs = np.empty(c * step * size, dtype=dt) if want_w else None
+        dxs = np.empty(c * step * size, dtype=dt) if want_x else None
+        tw = np.empty((groups, cg, og * kk), dtype=dt) if want_w else None
+        tb = np.empty((step, o), dtype=dt)
+        return [group(blocks, cols, xs, dxs, tw, tb) for blocks in sets[a:e]]
+
+    def group(blocks, cols, xs, dxs, tw, tb):
+        dw = np.zeros((groups, cg, og * kk), dtype=dt) if want_w else None
+        db = np.zeros(o, dtype=dt)
+        for i, m in blocks:
+            cv = _lead_view(cols, o * kk, m * size)
+            _ktr.phase_fold_t(gc[i:i + m], 0, m, kk, pk.fr, pk.lo, pk.ins, pk.outs, pk.stride,
+                              pk.counts, pk.ptr, pk.tap_t, pk.tap_st, cv)
+            c3 = cv.reshape(groups, og * kk, m * size)
+            np.matmul(gc[i:i + m], ones, out=tb[:m])
+            db += tb[:m].sum(axis=0)
+            if want_w:
+                xv = _lead_view(xs, c, m * size)
+                _ktr.phase_in(xc[i:i + m], 0, m, pk.fr, pk.lo, pk.ins, xv)
+                np.matmul(xv.reshape(groups, cg, m * size), c3.swapaxes(1, 2), out=tw)
+                dw += tw
+            if want_x:
+                dv = _lead_view(dxs, c, m * size)
+                np.matmul(w3, c3, out=dv.reshape(groups, cg, m * size))
+                _ktr.phase_in_t(dv, 0, m, pk.fr, pk.lo, pk.ins, dx3[i:i + m])
+        return dw, db
+
+    work = _t_work(x, w, g) * (1 + want_x + want_w)
+    parts = list(itertools.chain.from_iterable(
+        _threads.run(piece, _threads.chunks(len(sets), work))))
+    dw, db = parts[0]
+    for pw, pb in parts[1:]:  # in the groups' order, however the threads took them
+        db += pb
+        if want_w:
+            dw += pw
+    return dx, None if dw is None else dw.reshape(w.shape), db
+
+
+def _t_stash(m, out, g, x, w, b):
+    """The saving's dict, on the per-sample path with a host cotangent of x's dtype; None
+    elsewhere (a generic or recorded backward)."""
+    if m is NUMPY and out.__class__ is dict and g.__class__ is np.ndarray \
+            and g.dtype == x.dtype and unit_fast(x, w, b):
+        return out
+    return None
+
+
+def _t_dcols(m, g, w, groups, geo):
+    """The cotangent's columns (G, O/G*K, N*frame), through the phase ops (differentiable)."""
+    dc = m.phase_keep(m.phase_fold_t(g, **geo), w, **geo)
+    return m.reshape(dc, shape=(groups, dc.shape[0] // groups, dc.shape[1]))
+
+
+def _t_vjp_x(m, g, out, x, w, b=None, *, groups, **geo):
+    stash = _t_stash(m, out, g, x, w, b)
+    if stash is not None:
+        dx, dw, db = _t_grads(g, x, w, geo, groups, want_x=True, want_w=True)
+        ref = weakref.ref(g)  # for the weight's and bias's rules, with this g
+        stash["w"], stash["b"] = (ref, dw), (ref, db)
+        return dx
+    dc = _t_dcols(m, g, w, groups, geo)
+    w3 = m.reshape(w, shape=(groups, w.shape[0] // groups, dc.shape[1]))
+    dxs = m.matmul(w3, dc)
+    return m.phase_in_t(m.reshape(dxs, shape=(x.shape[1], dxs.shape[2])), **geo)
+
+
+def _t_vjp_w(m, g, out, x, w, b=None, *, groups, **geo):
+    stash = _t_stash(m, out, g, x, w, b)
+    if stash is not None:
+        hit = stash.pop("w", None)
+        if hit is not None and hit[0]() is g:
+            return hit[1]
+        _, dw, db = _t_grads(g, x, w, geo, groups, want_x=False, want_w=True)
+        stash["b"] = (weakref.ref(g), db)
+        return dw
+    dc = _t_dcols(m, g, w, groups, geo)
+    xs = m.phase_in(x, **geo)
+    xs = m.reshape(xs, shape=(groups, x.shape[1] // groups, xs.shape[1]))
+    dw = m.matmul(xs, m.permute(dc, axes=(0, 2, 1)))
+    return m.reshape(dw, shape=tuple(w.shape))
+
+
+def _t_vjp_b(m, g, out, x, w, b, *, groups, **geo):
+    stash = _t_stash(m, out, g, x, w, b)
+    if stash is not None:
+        hit = stash.pop("b", None)
+        if hit is not None and hit[0]() is g:
+            return hit[1]
+    return m.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+
+
+def _t_jvp_x(m, t, out, x, w, b=None, **k):
+    # linear in x: a tangent's leading batch dimensions folded into the samples (one call)
+    lead = t.ndim - x.ndim
+    if not lead:
+        return m.conv_t_unit(t, w, **k)
+    batch = t.shape[:lead]
+    r = m.conv_t_unit(m.reshape(t, shape=(math.prod(batch) * x.shape[0],) + x.shape[1:]), w,
+                      **k)
+    return m.reshape(r, shape=batch + (x.shape[0],) + r.shape[1:])
+
+
+def _t_jvp_w(m, t, out, x, w, b=None, *, groups, **geo):
+    # linear in w: a batch of weights stacked as more output channels, group by group
+    lead = t.ndim - w.ndim
+    if not lead:
+        return m.conv_t_unit(x, t, groups=groups, **geo)
+    batch = t.shape[:lead]
+    nb = math.prod(batch)
+    c, og = w.shape[:2]
+    cg = c // groups
+    nd = w.ndim - 2
+    ks = tuple(w.shape[2:])
+    r = m.reshape(t, shape=(nb, groups, cg, og) + ks)
+    r = m.permute(r, axes=(1, 2, 0) + tuple(range(3, 4 + nd)))  # (G, C/G, B, O/G, *k)
+    r = m.conv_t_unit(x, m.reshape(r, shape=(c, nb * og) + ks), groups=groups, **geo)
+    n, outs = r.shape[0], tuple(r.shape[2:])
+    r = m.reshape(r, shape=(n, groups, nb, og) + outs)
+    r = m.permute(r, axes=(2, 0, 1) + tuple(range(3, 4 + nd)))  # (B, N, G, O/G, *outs)
+    return m.reshape(r, shape=batch + (n, groups * og) + outs)
+
+
+def _t_jvp_b(m, t, out, x, w, b, *, groups, outs, **geo):
+    lead = t.ndim - 1
+    r = m.reshape(t, shape=t.shape[:lead] + (1, t.shape[-1]) + (1,) * len(outs))
+    return m.expand(r, shape=t.shape[:lead] + (x.shape[0], t.shape[-1]) + tuple(outs))
+
+
+_T_FLAGS = dict(saving=_conv_t_unit_saving, reads=(0, 1), fresh=True, tuned=True,
+                fresh_vjps=True)
+conv_t_unit = defop("conv_t_unit", _conv_t_unit, (_t_vjp_x, _t_vjp_w), (_t_jvp_x, _t_jvp_w),
+                    **_T_FLAGS)
+conv_t_unit_bias = defop("conv_t_unit_bias", _conv_t_unit, (_t_vjp_x, _t_vjp_w, _t_vjp_b),
+                         (_t_jvp_x, _t_jvp_w, _t_jvp_b), **_T_FLAGS)

@@ -123,6 +123,23 @@ def _phase_fold_t(rng):
     return out
 
 
+_T_UNIT = [  # (input shape, weight shape (C, O/groups, *k), stride, padding, dilation,
+    #           output_padding, groups)
+    ((2, 3, 4), (3, 2, 3), (2,), (1,), (1,), (1,), 1),
+    ((2, 4, 3, 4), (4, 1, 3, 2), (2, 3), (1, 0), (1, 2), (1, 2), 2),
+    ((1, 2, 2, 3, 2), (2, 2, 2, 2, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), (0, 1, 0), 1),
+]
+
+
+def _conv_t_unit(rng, bias=False):
+    out = []
+    for x, w, s, p, d, a, g in _T_UNIT:
+        geo = _phase_geo(x, w[2:], s, p, d, a)
+        arrays = [rng.standard_normal(x), rng.standard_normal(w)]
+        out.append((arrays + [rng.standard_normal(w[1] * g)] * bias, dict(geo, groups=g)))
+    return out
+
+
 def _pad_constant(rng):
     return [([rng.standard_normal((2, 3, 4))], {"pads": ((1, 2),), "value": 0.5}),
             ([rng.standard_normal((2, 3, 4))], {"pads": ((-1, 2), (0, -1))}),
@@ -213,7 +230,8 @@ SAMPLES = {
     "conv_unit": _conv_unit, "conv_unit_bias": lambda rng: _conv_unit(rng, True),
     "pad_constant": _pad_constant, "phase_in": _phase_in, "phase_in_t": _phase_in_t,
     "phase_fold": _phase_fold, "phase_fold_bias": lambda rng: _phase_fold(rng, True),
-    "phase_fold_t": _phase_fold_t, "phase_keep": _phase_keep,
+    "phase_fold_t": _phase_fold_t, "phase_keep": _phase_keep, "conv_t_unit": _conv_t_unit,
+    "conv_t_unit_bias": lambda rng: _conv_t_unit(rng, True),
     "resample": _resample, "resample_t": _resample_t, "max_pool": _max_pool,
     "pool_scatter": _pool_scatter, "pool_gather": _pool_gather, "unpool": _unpool,
     "gather_flat": _gather_flat,
