@@ -127,11 +127,16 @@ def tanh_forward_f64(x, out, s):
 
 @kernel
 def tanh_backward(g, x, s, dx):
-    """dx = g gelu'(x) from the forward's s (float64 arithmetic)."""
+    """dx = g gelu'(x) from the forward's s, in x's dtype (float32: eight lanes; s is
+    stored rounded, so 1 - s is exact where it matters, and the few products keep the
+    result within a few ulps)."""
+    dt = x.dtype.type
+    beta = dt(_BETA)
+    bk3 = dt(_BK3)
     for i in range(x.size):
-        v = float(x[i])
-        q = float(s[i])
-        dx[i] = g[i] * (q + (q * (1.0 - q)) * (v * 2.0 * (_BETA + _BK3 * v * v)))
+        v = x[i]
+        q = s[i]
+        dx[i] = g[i] * (q + (q * (dt(1.0) - q)) * (v * dt(2.0) * (beta + bk3 * v * v)))
 
 
 @kernel
