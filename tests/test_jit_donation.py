@@ -219,3 +219,23 @@ def test_update_ops_into_an_input_and_strided(mode):
         mt, dt = m.T, d.T  # strided
         np.testing.assert_array_equal(ops.updates._exp_avg(mt, dt, weight=0.1),
                                       ops.updates._exp_avg(m, d, weight=0.1).T)
+
+
+def test_small_parameters_take_a_compiled_loop_once_it_exists():
+    """Below MIN_SIZE a kernel runs only after a large call has compiled it (a small call
+    never waits for a compile); the results are the NumPy path's either way."""
+    from retrograd.kernels import updates as KU
+
+    small_m, small_d = np.arange(6.0, dtype=np.float32), np.ones(6, np.float32)
+    want = small_m.copy()
+    with kernels.use("numpy"):
+        ops.updates.lerp_(want, small_d, 0.1, out=want)
+    with kernels.use("numba"):
+        assert not kernels.enabled(6, None)
+        big = np.zeros(kernels.MIN_SIZE, np.float32)
+        ops.updates.lerp_(big, big.copy(), 0.1, out=big)
+        assert KU.lerp_.ready() and kernels.enabled(6, KU.lerp_)
+        ops.updates.lerp_(small_m, small_d, 0.1, out=small_m)
+    with kernels.use("numpy"):
+        assert not kernels.enabled(10 ** 6, KU.lerp_)
+    np.testing.assert_array_equal(small_m, want)

@@ -81,9 +81,12 @@ def use(name: str, min_size: int | None = None) -> Iterator[None]:
         _state["mode"], _state["min_size"] = old
 
 
-def enabled(size: int) -> bool:
-    """Whether a compiled kernel should handle an input of `size` elements."""
-    return size >= _state["min_size"] and mode() == "numba"
+def enabled(size: int, kernel: Callable | None = None) -> bool:
+    """Whether a compiled kernel should handle an input of `size` elements: from
+    `MIN_SIZE` on, or at any size once `kernel` has been compiled in this process (its
+    small calls then wait for nothing, as an optimizer's biases after its weights)."""
+    return mode() == "numba" and (size >= _state["min_size"] or (
+        kernel is not None and kernel.ready() and _state["min_size"] == MIN_SIZE))
 
 
 def inline(fn: Callable) -> Callable:
@@ -131,4 +134,5 @@ def kernel(fn: Callable | None = None, *, exact: bool = False) -> Callable:
 
     call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
     call.py_func = fn
+    call.ready = lambda: bool(compiled)
     return call

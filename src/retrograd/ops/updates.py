@@ -32,13 +32,14 @@ from ..primitive import defop
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
-def _compiled(out, src, *others) -> bool:
-    """Whether the compiled loop applies: host arrays of one float dtype and shape,
+def _compiled(loop, out, src, *others) -> bool:
+    """Whether the compiled `loop` applies: host arrays of one float dtype and shape,
     C-contiguous, and no array it reads (`others`) overlapping `out`, which it writes
-    after copying `src` into it (cheap checks first: this runs for every parameter)."""
+    after copying `src` into it (cheap checks first: this runs for every parameter; a
+    small parameter takes the loop once a large one has compiled it)."""
     dt = out.dtype
     if (dt is not _F32 and dt is not _F64) or out.__class__ is not np.ndarray \
-            or not kernels.enabled(out.size):
+            or not kernels.enabled(out.size, loop):
         return False
     shape = out.shape
     for a in (out, src) + others:
@@ -67,10 +68,11 @@ def lerp_(m, d, weight: float, out) -> None:
     """out = torch.lerp(m, d, weight) (weight a Python float), branch for branch."""
     low = weight < 0.5
     f = weight if low else 1.0 - weight
-    if _compiled(out, m, d):
+    K = _k()
+    if _compiled(K.lerp_, out, m, d):
         if out is not m:
             np.copyto(out, m)
-        _k().lerp_(out, d, weight)
+        K.lerp_(out, d, weight)
         return
     t = d - m
     t *= f
@@ -83,10 +85,11 @@ def lerp_(m, d, weight: float, out) -> None:
 def square_avg_(v, d, beta: float, out) -> None:
     """out = v beta + (1 - beta) d d (Adam's second moment)."""
     w = 1.0 - beta
-    if _compiled(out, v, d):
+    K = _k()
+    if _compiled(K.square_avg_, out, v, d):
         if out is not v:
             np.copyto(out, v)
-        _k().square_avg_(out, d, beta)
+        K.square_avg_(out, d, beta)
         return
     t = w * d
     t *= d
@@ -99,10 +102,11 @@ def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
     """out (default x) = x decay - lr / (1 - beta1^t) * (m / (sqrt(v) / sqrt(1 - beta2^t)
     + eps)): eager Adam's update (in place on x) and the op's."""
     out = x if out is None else out
-    if _compiled(out, x, m, v):
+    K = _k()
+    if _compiled(K.adam_apply_, out, x, m, v):
         if out is not x:
             np.copyto(out, x)
-        _k().adam_apply_(out, m, v, t, lr, beta1, beta2, eps, decay)
+        K.adam_apply_(out, m, v, t, lr, beta1, beta2, eps, decay)
         return
     step_size = lr / (1 - beta1 ** t)
     bc2_sqrt = math.sqrt(1 - beta2 ** t)
