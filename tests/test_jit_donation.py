@@ -60,7 +60,12 @@ def test_adam_step_is_computed_in_place(name, kw, dtype, mode):
         for _ in range(4):
             fn()
         # the program wrote into the parameters' and moments' own arrays: no copy back
-        assert "_into_adam_apply(" in fn.graph.source and "out=a" in fn.graph.source
+        src = fn.graph.source  # one step op per parameter (amsgrad: moments and update)
+        if kw.get("amsgrad"):
+            assert "_into_adam_apply(" in src and "out=a" in src
+        else:
+            assert src.count("_into_adam_step(") == 2 and "adam_apply" not in src
+            assert all("out=(a" in line for line in src.splitlines() if "adam_step" in line)
         assert fn.graph.donated
         assert all(x is y for x, y in zip(arrays, [w.data, b.data] + [
             s.data for st in opt.state.values() for k, s in st.items() if k != "step"]))
@@ -239,3 +244,60 @@ def test_small_parameters_take_a_compiled_loop_once_it_exists():
     with kernels.use("numpy"):
         assert not kernels.enabled(10 ** 6, KU.lerp_)
     np.testing.assert_array_equal(small_m, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("beta1", [0.9, 0.3])
+def test_fused_adam_step_equals_the_three_updates(dtype, beta1):
+    """`adam_step_` (one pass) gives the moments' and the update's results bit for bit,
+    compiled or not, in place or into fresh buffers (the jit's undonated outputs)."""
+    m, d, v, x = _arrays(dtype, shape=(5, 11), seed=3)
+    kw = dict(lr=0.01, beta1=beta1, beta2=0.95, eps=1e-8)
+    want = [m.copy(), v.copy(), x.copy()]
+    with kernels.use("numpy"):
+        ops.updates.lerp_(want[0], d, 1.0 - beta1, want[0])
+        ops.updates.square_avg_(want[1], d, 0.95, want[1])
+        ops.updates.adam_update_(want[2], want[0], want[1], 4.0, decay=0.98, **kw)
+    for mode in ("numba", "numpy"):
+        with kernels.use(mode, min_size=0):
+            got = [m.copy(), v.copy(), x.copy()]
+            ops.adam_step_(got[2], d, got[0], got[1], 4.0, decay=0.98, **kw)
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+            xs = ops.updates._adam_step(x, d, m, v, np.array(4.0), decay=0.98,
+                                        out=(None, None, None), **kw)
+            for a, b in zip(xs, (want[2], want[0], want[1])):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_a_returned_moment_is_not_donated():
+    """The step returns the first moment: its value is an output, so only the parameter
+    and the second moment are written in place (out=(a, None, a)); values as eager."""
+    def make():
+        w = rg.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+        opt = rg.optim.Adam([w], lr=0.1)
+
+        def step():
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+            return opt.state[w]["exp_avg"], w * 1.0
+
+        return step
+
+    fe, fj = make(), rg.jit(make())
+    for _ in range(4):
+        for a, b in zip(fe(), fj()):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    line = next(x for x in fj.graph.source.splitlines() if "_into_adam_step(" in x)
+    assert ", None, a" in line
+
+
+def test_apply_many_outside_a_trace():
+    rg_x = rg.tensor(np.ones(3))
+    outs = rg.engine.apply_many(ops.adam_step, rg_x, rg_x * 0.5, rg.tensor(np.zeros(3)),
+                                rg.tensor(np.zeros(3)), 1.0, lr=0.1, beta1=0.9, beta2=0.99,
+                                eps=1e-8, decay=1.0)
+    assert len(outs) == 3 and not any(o.requires_grad for o in outs)
+    np.testing.assert_allclose(outs[0].numpy(), 1.0 - 0.1, rtol=1e-6)
+    np.testing.assert_array_equal(rg_x.numpy(), np.ones(3))  # inputs untouched

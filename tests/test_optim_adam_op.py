@@ -49,7 +49,7 @@ def test_jitted_adam_equals_eager_and_torch(name, kw, dtype):
     wj, bj, fn = _rg_run(name, kw, dtype, jit=True)
     np.testing.assert_array_equal(wj, we)
     np.testing.assert_array_equal(bj, be)
-    assert "adam_apply" in fn.graph.source
+    assert ("adam_apply" if kw.get("amsgrad") else "adam_step") in fn.graph.source
 
     w0, b0, xv = _data(dtype)
     w, b = torch.tensor(w0, requires_grad=True), torch.tensor(b0, requires_grad=True)

@@ -147,6 +147,16 @@ def apply(op, *inputs, **attrs):
     return t
 
 
+def apply_many(op, *inputs, **attrs) -> tuple:
+    """Run a forward-only op with several outputs (its forward returns a tuple of arrays):
+    fresh tensors that do not require grad; under rg.jit, one node and an item each."""
+    datas = tuple(x.data if isinstance(x, Tensor) else x for x in inputs)
+    outs = tuple(_wrap(a) for a in op.forward(*datas, **attrs))
+    if state.tracer is not None:
+        state.tracer.record_many(op, inputs, attrs, outs)
+    return outs
+
+
 def apply1(op, x):
     """`apply` for an attribute-free op of one tensor, unrolled because it is the hot path."""
     xd = x.data

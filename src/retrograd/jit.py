@@ -332,6 +332,16 @@ class _Tracer:
         self.meta[n] = (arr.shape, arr.dtype)
         self._know(t, n)
 
+    def record_many(self, op, inputs, attrs, outs) -> None:
+        """A several-output op (`engine.apply_many`): one node, and an item per output."""
+        self.count += 1
+        node = self.graph.node(op.name, [self.node_of(x) for x in inputs], attrs)
+        for k, t in enumerate(outs):
+            n = self.graph.node("item", [node], {"index": k})
+            arr = _get_data(t)
+            self.meta[n] = (arr.shape, arr.dtype)
+            self._know(t, n)
+
     def constant(self, t: Tensor) -> ir.Node:
         """`t` was created inside the traced function: its value is part of the program
         (a copy, so that an in-place change of `t` later in the trace cannot alter it)."""
@@ -549,13 +559,31 @@ def _donation_plan(outputs, meta, donors: dict) -> dict:
         counts[o] = counts.get(o, 0) + 1
     plan: dict = {}
     for a, o in donors.items():
-        op = OPS.get(o.op)
-        if (op is None or op.into is None or a in counts or counts.get(o) != 1 or o in plan
-                or last.get(a) is not o or o.inputs.count(a) != 1 or a not in meta
-                or meta.get(o) != meta[a] or meta[a][0] == ()):
+        if a in counts or counts.get(o) != 1 or a not in meta or meta.get(o) != meta[a] \
+                or meta[a][0] == ():
             continue
-        plan[o] = a
+        writer, k = o, None
+        if o.op == "item":  # output k of a several-output op written into input donates[k]
+            writer, k = o.inputs[0], o.attr("index")
+        op = OPS.get(writer.op)
+        if op is None or op.into is None or last.get(a) is not writer \
+                or writer.inputs.count(a) != 1:
+            continue
+        if k is None:
+            if writer not in plan:
+                plan[writer] = a
+        elif op.donates is not None and k < len(op.donates) and \
+                writer.inputs[op.donates[k]] is a:
+            plan.setdefault(writer, {})[k] = a
     return plan
+
+
+def _donated_inputs(plan: dict) -> list:
+    """The inputs a plan writes into (a several-output op's entry maps outputs to them)."""
+    out = []
+    for v in plan.values():
+        out.extend(v.values() if isinstance(v, dict) else (v,))
+    return out
 
 
 def _fusion_plan(outputs, inputs, meta, plan: dict | None = None) -> dict:
@@ -569,7 +597,7 @@ def _fusion_plan(outputs, inputs, meta, plan: dict | None = None) -> dict:
             last[i] = k
     keep = set(outputs) | set(inputs)
     plan = {} if plan is None else dict(plan)
-    taken = set(plan.values())
+    taken = set(_donated_inputs(plan))
     for k, n in enumerate(order):
         op = OPS.get(n.op)
         if (op is None or op.into is None or n in plan or n.attrs or n not in meta
@@ -660,6 +688,11 @@ def compile_program(prog: Program, donors: dict | None = None) -> Callable:
         name = f"_into_{node.op}"
         env[name] = OPS[node.op].into
         kw = "".join(f", {k}={_attr_const(env, v)}" for k, v in node.attrs)
+        if isinstance(reuse, dict):  # a several-output op: a buffer (or None) per output
+            n_out = len(OPS[node.op].donates)
+            outs = [args[node.inputs.index(reuse[k])] if k in reuse else "None"
+                    for k in range(n_out)]
+            return f"{name}({', '.join(args)}{kw}, out=({', '.join(outs)},))"
         return f"{name}({', '.join(args)}{kw}, out={args[node.inputs.index(reuse)]})"
 
     fn = ir.compile(prog.outputs, prog.inputs, name="jitted", emit=emit, traced_order=True)
@@ -1462,7 +1495,7 @@ def _write_replay(entry: _Entry, n_args: int) -> Callable:
                       f"{const(want[1])}: return MISS"]
     args = [f"{names[k]}.grad.data" if grad else f"{names[k]}.data" for grad, k in entry.fetch]
     index = {node: i for i, node in enumerate(entry.prog.inputs)}
-    donated = sorted(index[a] for a in entry.prog.donated.values())
+    donated = sorted(index[a] for a in _donated_inputs(entry.prog.donated))
     if donated:  # the program writes into these arrays unless the call's arrays alias
         others = [i for i in range(len(args)) if i not in set(donated)]
         lines += [f"    args = [{', '.join(args)}]",

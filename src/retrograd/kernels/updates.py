@@ -61,3 +61,39 @@ def adam_apply_(x, m, v, t, lr, beta1, beta2, eps, decay):
     else:
         for i in range(x.size):
             x[i] = x[i] - (m[i] / (np.sqrt(v[i]) / bc + e)) * ss
+
+
+@kernel(exact=True)
+def adam_step_(x, d, m, v, t, lr, beta1, beta2, eps, decay):
+    """One Adam step in place on x, m and v, with gradient d: `lerp_` (weight 1 - beta1),
+    `square_avg_` and `adam_apply_` in one pass, each value rounded as they round it."""
+    x = x.reshape(x.size)
+    d = d.reshape(d.size)
+    m = m.reshape(m.size)
+    v = v.reshape(v.size)
+    dt = x.dtype.type
+    w1 = 1.0 - beta1
+    low = w1 < 0.5
+    f = dt(w1) if low else dt(1.0 - w1)
+    b2 = dt(beta2)
+    w2 = dt(1.0 - beta2)
+    ss = dt(lr / (1.0 - beta1 ** t))
+    bc = dt(np.sqrt(1.0 - beta2 ** t))
+    e = dt(eps)
+    dc = dt(decay)  # x * 1 is x exactly: no branch for decay == 1
+    if low:
+        for i in range(x.size):
+            di = d[i]
+            mi = m[i] + f * (di - m[i])
+            vi = v[i] * b2 + (w2 * di) * di
+            m[i] = mi
+            v[i] = vi
+            x[i] = x[i] * dc - (mi / (np.sqrt(vi) / bc + e)) * ss
+    else:
+        for i in range(x.size):
+            di = d[i]
+            mi = di - (di - m[i]) * f
+            vi = v[i] * b2 + (w2 * di) * di
+            m[i] = mi
+            v[i] = vi
+            x[i] = x[i] * dc - (mi / (np.sqrt(vi) / bc + e)) * ss

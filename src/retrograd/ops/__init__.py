@@ -205,7 +205,16 @@ from .special import (
     zeta,
 )
 from .transfer import to_device
-from .updates import adam_apply, adam_exp_avg, adam_exp_avg_sq, adam_update_, lerp_, square_avg_
+from .updates import (
+    adam_apply,
+    adam_exp_avg,
+    adam_exp_avg_sq,
+    adam_step,
+    adam_step_,
+    adam_update_,
+    lerp_,
+    square_avg_,
+)
 from .windows import (
     conv_cols,
     conv_cols_t,

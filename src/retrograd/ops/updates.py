@@ -145,6 +145,48 @@ def _adam_apply(x, m, v, step, *, lr, beta1, beta2, eps, decay, out=None):
     return out
 
 
+def _disjoint(*arrays) -> bool:
+    """Whether no two of the arrays share memory (arrays that own theirs are disjoint
+    unless they are the same one)."""
+    for i, a in enumerate(arrays):
+        for b in arrays[i + 1:]:
+            if a is b or (a.base is not None or b.base is not None) and \
+                    np.may_share_memory(a, b):
+                return False
+    return True
+
+
+def adam_step_(x, d, m, v, t: float, *, lr: float, beta1: float, beta2: float, eps: float,
+               decay: float = 1.0) -> None:
+    """One Adam step in place on the arrays x, m, v with gradient d (moments as
+    `lerp_` and `square_avg_`, then `adam_update_`); one compiled pass when it can."""
+    K = _k()
+    if _compiled(K.adam_step_, x, x, m, v, d) and _disjoint(x, m, v, d):
+        K.adam_step_(x, d, m, v, t, lr, beta1, beta2, eps, decay)
+        return
+    lerp_(m, d, 1.0 - beta1, m)
+    square_avg_(v, d, beta2, v)
+    adam_update_(x, m, v, t, lr=lr, beta1=beta1, beta2=beta2, eps=eps, decay=decay)
+
+
+def _adam_step(x, d, m, v, step, *, lr, beta1, beta2, eps, decay, out=None):
+    """(x', m', v') after one Adam step; `out` gives a buffer (or None) for each, e.g. the
+    inputs themselves (the jit's donations)."""
+    ox, om, ov = (None, None, None) if out is None else out
+    factors = dict(lr=lr, beta1=beta1, beta2=beta2, eps=eps, decay=decay)
+    if ox is x and om is m and ov is v:
+        adam_step_(x, d, m, v, float(step), **factors)
+        return x, m, v
+    om = _like(m) if om is None else om
+    ov = _like(v) if ov is None else ov
+    lerp_(m, d, 1.0 - beta1, om)
+    square_avg_(v, d, beta2, ov)
+    ox = _like(x) if ox is None else ox
+    adam_update_(x, om, ov, float(step), out=ox, **factors)
+    return ox, om, ov
+
+
 adam_exp_avg = defop("adam_exp_avg", _exp_avg, into=_exp_avg)
 adam_exp_avg_sq = defop("adam_exp_avg_sq", _exp_avg_sq, into=_exp_avg_sq)
 adam_apply = defop("adam_apply", _adam_apply, into=_adam_apply)
+adam_step = defop("adam_step", _adam_step, into=_adam_step, donates=(0, 2, 3))

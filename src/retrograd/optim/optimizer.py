@@ -480,22 +480,31 @@ class Adam(Optimizer):
                     d = d + wd * x
             m = of(st["exp_avg"])
             v = of(st["exp_avg_sq"])
+            factors = dict(lr=lr, beta1=beta1, beta2=beta2, eps=eps)
+            if not amsgrad:  # the whole step as one op (one node when traced)
+                if traced:
+                    xs = engine.apply_many(ops.adam_step, x, d, m, v, t, decay=decay, **factors)
+                    for a, b in zip((x, m, v), xs):
+                        a.copy_(b)
+                else:
+                    ops.adam_step_(x, d, m, v, t, decay=decay, **factors)
+                    _bump(p)
+                    _bump(st["exp_avg"])
+                    _bump(st["exp_avg_sq"])
+                continue
             if traced:  # one node each (torch.lerp branch for branch; v beta2 + (1-beta2) d d)
                 m.copy_(engine.apply(ops.adam_exp_avg, m, d, weight=w1))
                 v.copy_(engine.apply(ops.adam_exp_avg_sq, v, d, beta=beta2))
             else:
                 ops.lerp_(m, d, w1, out=m)
                 ops.square_avg_(v, d, beta2, out=v)
-            vhat = v
-            if amsgrad:
-                vmax = st.get("max_exp_avg_sq")
-                if vmax is None:
-                    vmax = st["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
-                values.maximum_(of(vmax), v)
-                vhat = of(vmax)
-                if not traced:
-                    _bump(vmax)
-            factors = dict(lr=lr, beta1=beta1, beta2=beta2, eps=eps)
+            vmax = st.get("max_exp_avg_sq")
+            if vmax is None:
+                vmax = st["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
+            values.maximum_(of(vmax), v)
+            vhat = of(vmax)
+            if not traced:
+                _bump(vmax)
             if traced:  # one node of the trace, reading the step count
                 x.copy_(engine.apply(ops.adam_apply, x, m, vhat, t, decay=decay, **factors))
             else:
