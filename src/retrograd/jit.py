@@ -63,6 +63,7 @@ import builtins
 import functools
 import gc
 import hashlib
+import itertools
 import operator
 import sys
 import types
@@ -1428,19 +1429,25 @@ def _donors(tracer: _Tracer, entry: _Entry, written: list) -> dict:
     return donors
 
 
+_BASE = operator.attrgetter("base")
+_WRITEABLE = operator.attrgetter("flags.writeable")
+
+
 def _donation_safe(donated: tuple, others: tuple) -> bool:
     """Whether a call may let its program write into the `donated` arrays: each owns its
     memory and is writeable, none is passed twice, and no other array of the call is one
-    of them or a view into one (an input read after the write must not see it)."""
-    ids = set()
-    for a in donated:
-        if a.base is not None or not a.flags.writeable:
-            return False
-        ids.add(id(a))
-    if len(ids) != len(donated):
+    of them or a view into one (an input read after the write must not see it). Runs at
+    every call, so the common case (arrays that own their memory) stays in C loops."""
+    n = len(donated)
+    if not all(map(operator.is_, map(_BASE, donated), itertools.repeat(None))) \
+            or not all(map(_WRITEABLE, donated)):
+        return False
+    ids = set(map(id, donated))
+    if len(ids) != n or not ids.isdisjoint(map(id, others)):
         return False
     for a in others:
-        while a is not None:
+        a = getattr(a, "base", None)
+        while a is not None:  # a view: none of the arrays it views may be donated
             if id(a) in ids:
                 return False
             a = getattr(a, "base", None)
