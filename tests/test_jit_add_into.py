@@ -1,6 +1,8 @@
 """rg.jit runs `x + scatter(g)` (a slice's gradient added onto a dying array) in x's
 buffer: a split's backward adds each piece onto one array instead of making a full-size
-array per piece and summing them. Same gradients as eager mode and as PyTorch."""
+array per piece and summing them; when the pieces tile the array exactly, the first is
+made without zeroing and the others written in (a concatenation). Same gradients as eager
+mode and as PyTorch."""
 
 import numpy as np
 import pytest
@@ -43,7 +45,8 @@ def test_split_backward_matches_eager_and_torch(dtype):
         np.testing.assert_array_equal(x.grad.numpy(), eager[0])
         np.testing.assert_array_equal(w.grad.numpy(), eager[1])
     src = _jit_source(jitted)
-    assert "_addto_scatter" in src
+    assert "_tile_scatter" in src and src.count("_setto_scatter") == 2
+    assert "_addto_scatter" not in src
 
     xt = torch.tensor(xv, requires_grad=True)
     wt = torch.tensor(wv, requires_grad=True)
@@ -98,10 +101,52 @@ def test_same_result_without_the_rewrite(monkeypatch):
         return out, _jit_source(jitted)
 
     with_rewrite, src = run()
-    assert "_addto_scatter" in src
+    assert "_setto_scatter" in src
+    monkeypatch.setattr(OPS["scatter"], "tile", None)
+    added, src1 = run()
+    assert "_addto_scatter" in src1 and "_setto_scatter" not in src1
     monkeypatch.setattr(OPS["scatter"], "add_into", None)
     without, src2 = run()
     assert "_addto_scatter" not in src2
+    for (a1, b1), (a2, b2) in zip(added, without):
+        np.testing.assert_array_equal(a1, a2)
+        np.testing.assert_array_equal(b1, b2)
     for (a1, b1), (a2, b2) in zip(with_rewrite, without):
         np.testing.assert_array_equal(a1, a2)
         np.testing.assert_array_equal(b1, b2)
+
+
+@pytest.mark.parametrize("case", ["two_of_three", "overlap"])
+def test_pieces_that_do_not_tile_are_added_onto_zeros(case):
+    """Two of three pieces of a split (the third's gradient is zero) or overlapping
+    slices: not a tiling, so the sum starts from zeros and adds (as eager and torch)."""
+    rng = np.random.default_rng(3)
+    xv = rng.standard_normal((4, 12))
+
+    def loss_of(x):
+        if case == "two_of_three":
+            a, b, _ = x.split(4, dim=-1)
+            return (a * a).sum() + b.sin().sum()
+        return (x[:, :7] * 2.0).sum() + x[:, 5:].cos().sum()
+
+    def step(x):
+        loss = loss_of(x)
+        loss.backward()
+        return loss
+
+    x = rg.tensor(xv, requires_grad=True)
+    loss_of(x).backward()
+    eager = x.grad.numpy()
+    jitted = rg.jit(step)
+    for _ in range(3):
+        x = rg.tensor(xv, requires_grad=True)
+        jitted(x)
+        np.testing.assert_array_equal(x.grad.numpy(), eager)
+    assert "_tile_scatter" not in _jit_source(jitted)
+    xt = torch.tensor(xv, requires_grad=True)
+    if case == "two_of_three":
+        a, b, _ = xt.split(4, dim=-1)
+        ((a * a).sum() + b.sin().sum()).backward()
+    else:
+        ((xt[:, :7] * 2.0).sum() + xt[:, 5:].cos().sum()).backward()
+    torch.testing.assert_close(torch.from_numpy(eager), xt.grad)

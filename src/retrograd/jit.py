@@ -646,6 +646,31 @@ def _add_into_plan(outputs, inputs, meta) -> tuple[dict, set]:
     return plan, passed
 
 
+def _tile_plan(adds: dict) -> tuple[set, set]:
+    """Chains of `add_into` sums (`_add_into_plan`) whose pieces tile their array exactly
+    (`Op.tile`): the chain's first array is made without zeroing it and each sum writes
+    its piece instead of adding it (a split's backward, a concatenation)."""
+    base_of = {n: n.inputs[pos] for n, (pos, _) in adds.items()}
+    chains: dict = {}
+    for n in adds:
+        root = base_of[n]
+        while root in base_of:
+            root = base_of[root]
+        chains.setdefault(root, []).append(n)
+    first, into = set(), set()
+    for root, chain in chains.items():
+        op = OPS.get(root.op)
+        if op is None or op.tile is None or len(root.inputs) != 1 or root in adds:
+            continue
+        if any(adds[n][1].op != root.op for n in chain):
+            continue
+        pieces = [dict(root.attrs)] + [dict(adds[n][1].attrs) for n in chain]
+        if op.tile[0](pieces):
+            first.add(root)
+            into.update(chain)
+    return first, into
+
+
 def _same_casts(outputs, inputs, meta) -> set:
     """Casts to the dtype their input already has, of a fresh array that only the cast
     reads: the copy would give nobody a separate array, so the cast is its input (a
@@ -672,15 +697,22 @@ def compile_program(prog: Program, donors: dict | None = None) -> Callable:
     prog.donated = _donation_plan(prog.outputs, prog.meta, donors or {})
     plan = _fusion_plan(prog.outputs, prog.inputs, prog.meta, prog.donated)
     same = _same_casts(prog.outputs, prog.inputs, prog.meta)
+    tile_first, tile_into = _tile_plan(adds)
 
     def emit(node, args, env):
         if node in passed or node in same:  # computed by the sum it feeds; a cast to its
             return args[0]                  # own dtype of an array no one else holds
+        if node in tile_first:
+            name = f"_tile_{node.op}"
+            env[name] = OPS[node.op].tile[1]
+            kw = "".join(f", {k}={_attr_const(env, v)}" for k, v in node.attrs)
+            return f"{name}({args[0]}{kw})"
         hit = adds.get(node)
         if hit is not None:
             pos, s = hit
-            name = f"_addto_{s.op}"
-            env[name] = OPS[s.op].add_into
+            tiled = node in tile_into
+            name = f"_setto_{s.op}" if tiled else f"_addto_{s.op}"
+            env[name] = OPS[s.op].tile[2] if tiled else OPS[s.op].add_into
             kw = "".join(f", {k}={_attr_const(env, v)}" for k, v in s.attrs)
             return f"{name}({args[pos]}, {args[1 - pos]}{kw})"
         reuse = plan.get(node)

@@ -68,19 +68,24 @@ class Op:
     dies there runs so, without the op's own full-size array; e.g. a slice's gradient),
     `donates` (a forward-only op with several outputs, run by `engine.apply_many`: its
     forward returns a tuple, output k may be written into input `donates[k]`'s buffer,
-    and `into` takes `out=` a tuple of buffers or Nones; e.g. an optimizer's step).
+    and `into` takes `out=` a tuple of buffers or Nones; e.g. an optimizer's step),
+    `tile` (with `add_into`: `(covers, first, set_into)`: when a traced sum of the op's
+    results over one array covers it exactly once, `covers(attrs of each)` says so, the
+    first is made by `first(g, **attrs)` without zeroing and the others are written in
+    by `set_into(base, g, **attrs)`: a split's backward as a concatenation).
     """
 
     __slots__ = ("name", "forward", "vjps", "jvps", "broadcast", "save_out", "reads", "view",
                  "variadic", "smooth", "saving", "fresh", "into", "tuned", "fresh_vjps",
-                 "read_cache", "simple", "add_into", "donates")
+                 "read_cache", "simple", "add_into", "donates", "tile")
 
     def __init__(self, name: str, forward: Callable, vjps=None, jvps=None, *,
                  broadcast: bool = False, save_out: bool = False, reads=None,
                  view: bool = False, variadic: bool = False, smooth: bool = True,
                  saving: Callable | None = None, fresh: bool = False,
                  into: Callable | None = None, tuned: bool = False, fresh_vjps: bool = False,
-                 add_into: Callable | None = None, donates: tuple | None = None):
+                 add_into: Callable | None = None, donates: tuple | None = None,
+                 tile: tuple | None = None):
         self.name = name
         self.forward = forward
         self.vjps = vjps            # tuple: one rule per input (None: not differentiable)
@@ -102,6 +107,7 @@ class Op:
         self.fresh_vjps = fresh_vjps
         self.add_into = add_into
         self.donates = donates
+        self.tile = tile
         self.read_cache = {}
         # One or two inputs and a rule for each: the backward walk calls the rule itself.
         self.simple = vjps is not None and len(vjps) <= 2 and None not in vjps and not variadic

@@ -8,6 +8,8 @@ them through, prefixing shapes and indices with the batch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..devices import namespace_of as _ns
@@ -141,10 +143,37 @@ def _scatter_jvp(m, t, out, g, *, idx, shape):
     return _batch_first(m, r, lead)
 
 
+def _scatter_tiles(pieces) -> bool:
+    """Whether scatters with these attributes (basic indices, one shape) cover their shape
+    exactly once: their sum is then a concatenation (checked once, when rg.jit compiles)."""
+    shape = pieces[0]["shape"]
+    if any(p["shape"] != shape or not _is_basic(p["idx"]) for p in pieces) \
+            or math.prod(shape) > 1 << 24:
+        return False
+    count = np.zeros(shape, np.int8)
+    for p in pieces:
+        count[p["idx"]] += 1
+    return bool((count == 1).all())
+
+
+def _scatter_first(g, *, idx, shape):
+    """The first piece of a tiling (`_scatter_tiles`): the rest is written by the others."""
+    z = _ns(g).empty(shape, dtype=g.dtype)
+    z[idx] = g
+    return z
+
+
+def _scatter_set_into(base, g, *, idx, shape):
+    """A later piece of a tiling, written into its own region of base."""
+    base[idx] = g
+    return base
+
+
 scatter = defop(
     "scatter", _scatter,
     (lambda m, g, out, x, *, idx, shape: m.getitem(g, idx=idx),),
-    (_scatter_jvp,), reads=(), fresh=True, add_into=_scatter_add_into)
+    (_scatter_jvp,), reads=(), fresh=True, add_into=_scatter_add_into,
+    tile=(_scatter_tiles, _scatter_first, _scatter_set_into))
 
 
 def _setitem(x, v, *, idx):
