@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..devices import namespace_of as _ns
 from ..primitive import defop
 
@@ -241,6 +242,15 @@ def _along(ndim, axis, index):
 def _index_add(x, index, src, *, axis):
     out = x.copy()
     where = _along(out.ndim, axis, _nonnegative(index))
+    if (out.ndim == 2 and out.ndim + axis == 0 and index.ndim == 1 and out.dtype.kind == "f"
+            and index.dtype.kind in "iu" and out.__class__ is np.ndarray
+            and src.__class__ is np.ndarray and src.shape == (len(index), out.shape[1])
+            and src.dtype == out.dtype):
+        from ..kernels import indexing as K  # rows added in one pass, in index order
+        if kernels.enabled(src.size, K.index_add_rows) and (
+                not index.size or index.max() < len(out)):
+            K.index_add_rows(out, index, src)
+            return out
     if index.ndim != 1 or len(index) < 2 or out.dtype.kind not in "fciu":
         np.add.at(out, where, src)
         return out
