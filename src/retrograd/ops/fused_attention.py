@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import kernels
 from ..devices import const_like
+from ..kernels import attention as _katt
 from ..primitive import NUMPY, defop
 from .fused_rnn import _rules, _Saved
 
@@ -97,7 +98,7 @@ def _weights_np(q, k, scale, causal):
     s = np.matmul(q, _swap(k))
     L, S = s.shape[-2:]
     if s.dtype == np.float32 and kernels.enabled(s.size) and L * S:  # compiled: in place
-        from ..kernels import attention as K
+        K = _katt
         flat = s.reshape(-1, L * S)
         K.softmax_rows_(flat, flat.view(np.int32), L, S, s.dtype.type(scale), bool(causal),
                         np.empty(L * S, s.dtype), np.empty(L * S, s.dtype),
@@ -145,7 +146,7 @@ def _fast_backward(g, q, k, v, w, *, scale, causal):
     S = w.shape[-1]
     if (ds.dtype == np.float32 and w.dtype == ds.dtype and kernels.enabled(ds.size) and S
             and w.flags.c_contiguous and ds.shape == w.shape):
-        from ..kernels import attention as K
+        K = _katt
         K.softmax_rows_vjp_(ds.reshape(-1, S), w.reshape(-1, S), ds.dtype.type(scale))
     else:
         ds -= ((ds * w) @ _ones(S, w.dtype))[..., None]

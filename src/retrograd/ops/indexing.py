@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import kernels
 from ..devices import namespace_of as _ns
+from ..kernels import indexing as _kindex
 from ..primitive import defop
 
 
@@ -246,7 +247,7 @@ def _index_add(x, index, src, *, axis):
             and index.dtype.kind in "iu" and out.__class__ is np.ndarray
             and src.__class__ is np.ndarray and src.shape == (len(index), out.shape[1])
             and src.dtype == out.dtype):
-        from ..kernels import indexing as K  # rows added in one pass, in index order
+        K = _kindex  # rows added in one pass, in index order
         if kernels.enabled(src.size, K.index_add_rows) and (
                 not index.size or index.max() < len(out)):
             K.index_add_rows(out, index, src)
