@@ -81,6 +81,8 @@ def _linear_vjp_x(m, g, out, x, w, b):
 def _linear_vjp_w(m, g, out, x, w, b):
     if m is NUMPY and g.ndim == 2 and x.ndim == 2:
         return np.matmul(g.T, x)  # the hot path, without the namespace's wrappers
+    if m is NUMPY and g.ndim == x.ndim > 2 and g.flags.c_contiguous and x.flags.c_contiguous:
+        return np.matmul(g.reshape(-1, g.shape[-1]).T, x.reshape(-1, x.shape[-1]))
     return m.matmul(m.permute(_as_rows(m, g), axes=(1, 0)), _as_rows(m, x))
 
 
