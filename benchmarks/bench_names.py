@@ -25,16 +25,15 @@ waits is charged for it), and the test loss (nats per character, the whole
 test split) at every evaluation; retrograd's curves are compared with
 PyTorch's (1 thread) against the 0.02-nat tolerance.
 
-Measured on the shared 2-core machine (load average ~1, every retrograd variant at one
-thread), `--steps 200 --eval-every 100 --variants torch-1t,rg,rg-jit,rg-numpy,rg-jit-numpy`:
-CPU ms per step torch-1t 63.5, rg 57.9 (0.91x), rg-jit 53.5 (0.84x); with the compiled
-kernels off, rg-numpy 66.8 (1.05x), rg-jit-numpy 62.0 (0.98x). All five test-loss
-curves are equal to 4 decimals at every evaluation (3.4688 at step 0, 2.1954 at step
-200). About 28 ms of each step are the linear layers' matrix products, which NumPy's
-BLAS and PyTorch run equally fast; attention's many 16x16 products take about 10 ms.
-torch-2t, in a 200-step run on the same machine: 538 ms CPU per step (its two
-threads spin waiting for each other on the busy cores); retrograd at two threads
-stalls the same way (280-390 ms per step).
+Measured on the shared 2-core machine (load about 1, every retrograd variant at one
+thread), `--steps 200 --eval-every 100 --variants torch-1t,rg,rg-jit,rg-numpy,rg-jit-numpy`,
+two runs: CPU ms per step torch-1t 43.2 and 41.6, rg 33.4 and 32.5 (0.77x, 0.78x), rg-jit
+30.0 and 29.3 (0.69x, 0.70x); with the compiled kernels off, rg-numpy 0.99x and 1.01x,
+rg-jit-numpy 0.89x and 0.94x. All five test-loss curves are equal to 4 decimals at every
+evaluation (3.4688 at step 0, 2.1954 at step 200). Over half of each step is the linear
+layers' matrix products, which NumPy's BLAS and PyTorch run equally fast. torch-2t: its
+two threads spin waiting for each other on the busy cores (hundreds of ms per step), and
+retrograd at two threads stalls the same way.
 """
 
 from __future__ import annotations
