@@ -161,7 +161,7 @@ def adam_step_(x, d, m, v, t: float, *, lr: float, beta1: float, beta2: float, e
     """One Adam step in place on the arrays x, m, v with gradient d (moments as
     `lerp_` and `square_avg_`, then `adam_update_`); one compiled pass when it can."""
     K = _k()
-    if _compiled(K.adam_step_, x, x, m, v, d) and _disjoint(x, m, v, d):
+    if _compiled(K.adam_step_, x, x, m, v, d) and _disjoint(m, v, d):  # x: by _compiled
         K.adam_step_(x, d, m, v, t, lr, beta1, beta2, eps, decay)
         return
     lerp_(m, d, 1.0 - beta1, m)
