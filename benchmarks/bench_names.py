@@ -106,9 +106,9 @@ class TorchTransformer(torch.nn.Module):
 class Variant:
     """One way of training: `step(xb, yb) -> loss`, `test_loss()`, thread settings."""
 
-    def __init__(self, name: str, step, test_loss, set_lr, torch_threads: int) -> None:
+    def __init__(self, name: str, step, test_loss, set_lr, threads: int) -> None:
         self.name, self.step, self.test_loss, self.set_lr = name, step, test_loss, set_lr
-        self.torch_threads = torch_threads
+        self.threads = threads
         self.wall: list[float] = []
         self.cpu: list[float] = []
         self.curve: list[tuple[int, float]] = []
@@ -146,7 +146,8 @@ def torch_variant(name, threads, state, V, context, Xte, Yte) -> Variant:
     return Variant(name, step, test_loss, set_lr, threads)
 
 
-def rg_variant(name, use_jit, state, V, context, Xte, Yte, kernels_mode=None) -> Variant:
+def rg_variant(name, use_jit, state, V, context, Xte, Yte, kernels_mode=None,
+               threads=1) -> Variant:
     model = M.Transformer(V, context)
     model.load_state_dict({k: rg.tensor(v) for k, v in state.items()})
     opt = rg.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, weight_decay=WD)
@@ -175,7 +176,7 @@ def rg_variant(name, use_jit, state, V, context, Xte, Yte, kernels_mode=None) ->
         for g in opt.param_groups:
             g["lr"] = lr
 
-    return Variant(name, step, test_loss, set_lr, 1)
+    return Variant(name, step, test_loss, set_lr, threads)
 
 
 def main(argv=None) -> int:
@@ -206,20 +207,28 @@ def main(argv=None) -> int:
                                        "numpy"),
         "rg-jit-numpy": lambda: rg_variant("rg-jit-numpy", True, state, V, context, Xte, Yte,
                                            "numpy"),
+        "rg-2t": lambda: rg_variant("rg-2t", False, state, V, context, Xte, Yte, threads=2),
+        "rg-jit-2t": lambda: rg_variant("rg-jit-2t", True, state, V, context, Xte, Yte,
+                                        threads=2),
     }
     variants = [makers[n]() for n in args.variants.split(",")]
     rng = np.random.default_rng(1)
     batches = [rng.integers(0, len(Xtr), BATCH) for _ in range(args.steps)]
     decay_at = round(DECAY_AT * args.steps)
-    rg.set_num_threads(1)  # retrograd's intra-op threads too: one thread, as torch-1t
+    def use_threads(v):  # each variant's thread count, for torch, BLAS and rg's own threads
+        torch.set_num_threads(v.threads)
+        rg.set_num_threads(v.threads)
+        threadpool_limits(v.threads, user_api="blas")
+
     with threadpool_limits(1, user_api="blas"):
         for v in variants:  # the initial test loss, and warm-up (first calls, jit traces)
+            use_threads(v)
             v.curve.append((0, v.test_loss()))
         for start in range(0, args.steps, args.block):
             stop = min(start + args.block, args.steps)
             k = start // args.block
             for v in variants[k % len(variants):] + variants[:k % len(variants)]:
-                torch.set_num_threads(v.torch_threads)
+                use_threads(v)
                 t0, c0 = time.perf_counter(), time.process_time()
                 for s in range(start, stop):
                     v.set_lr(LR if s < decay_at else LR * 0.1)
@@ -230,7 +239,7 @@ def main(argv=None) -> int:
                     v.cpu.append((time.process_time() - c0) / (stop - start))
             if stop % args.eval_every == 0 or stop == args.steps:
                 for v in variants:
-                    torch.set_num_threads(v.torch_threads)
+                    use_threads(v)
                     v.curve.append((stop, v.test_loss()))
                 print(f"step {stop}: " + "  ".join(f"{v.name} {v.curve[-1][1]:.4f}"
                                                    for v in variants), file=sys.stderr)
@@ -243,20 +252,24 @@ def report(variants: list[Variant], args) -> None:
           for v in variants}
     torch_names = [v.name for v in variants if v.name.startswith("torch")]
     best_torch = min(torch_names, key=lambda n: ms[n][1]) if torch_names else None
+    best_wall = min(torch_names, key=lambda n: ms[n][0]) if torch_names else None
     print(f"\ncompiled kernels as installed: {kernels.mode()}")
     print(f"names transformer (4 layers, 4 heads, 64 channels, context 16), batch {BATCH}, "
           f"{args.steps} steps; per step, median over blocks of {args.block}:")
-    print(f"{'variant':12} {'wall ms':>9} {'cpu ms':>9} {'cpu / best torch':>17}")
+    print(f"{'variant':12} {'wall ms':>9} {'cpu ms':>9} {'cpu / best torch':>17} "
+          f"{'wall / best torch':>18}")
     for v in variants:
         wall, cpu = ms[v.name]
         ratio = f"{cpu / ms[best_torch][1]:.2f}x" if best_torch else "-"
-        print(f"{v.name:12} {wall:9.1f} {cpu:9.1f} {ratio:>17}")
+        wratio = f"{wall / ms[best_wall][0]:.2f}x" if best_wall else "-"
+        print(f"{v.name:12} {wall:9.1f} {cpu:9.1f} {ratio:>17} {wratio:>18}")
     ref = next((v for v in variants if v.name == "torch-1t"), None)
     print("\ntest loss (nats/char) at each evaluation:")
     print(f"{'step':>6} " + " ".join(f"{v.name:>12}" for v in variants))
     for i, (step, _) in enumerate(variants[0].curve):
         print(f"{step:6d} " + " ".join(f"{v.curve[i][1]:12.4f}" for v in variants))
     result = {"steps": args.steps, "batch": BATCH, "ms_per_step": ms, "best_torch": best_torch,
+              "best_torch_wall": best_wall,
               "curves": {v.name: v.curve for v in variants}}
     if ref is not None:
         for v in variants:
