@@ -249,6 +249,7 @@ GEOMETRIES = [  # (C, D, H, W), kernel, padding, dilation
     ((2, 1, 4, 2), (1, 3, 3), (0, 3, 3), (1, 2, 2)),  # padding wider than a row
     ((2, 3, 5, 6), (2, 3, 2), (1, 0, 2), (2, 1, 3)),
     ((1, 1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1)),
+    ((2, 2, 3, 2), (2, 2, 3), (1, 2, 4), (1, 2, 2)),  # dilated row wider than the input's
 ]
 
 

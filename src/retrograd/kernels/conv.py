@@ -9,8 +9,8 @@ per output position, zeros where a window reads the padding. So the forward prod
 writes a sample's output in place, a contiguous cotangent is a product's operand as
 it is, and no column stands for a position past an output row (the NumPy path's junk
 columns, and their 0 * inf, do not exist here): each gradient is the true sum, as
-PyTorch's is. Each column row is a run of zeros, a contiguous copy of an input row, a
-run of zeros; col2im adds each row back onto its input row.
+PyTorch's is. Each column row is a window of a zero-padded input row; col2im gathers
+each input row from the column rows that read it.
 
 Arrays are flat and C-contiguous (a sample starts at `base`): the loops index them
 directly, which vectorises better than nested views (0.13 ms against 0.16 for one
@@ -19,83 +19,91 @@ directly, which vectorises better than nested views (0.13 ms against 0.16 for on
 
 from __future__ import annotations
 
-from . import inline, kernel
+import numpy as np
 
-
-@inline
-def _row_span(ow, w_n, shift):
-    """Output columns [lo, hi) of a kernel column at `shift` that read inside the row."""
-    lo = min(max(-shift, 0), ow)
-    return lo, max(min(w_n - shift, ow), lo)
+from . import kernel
 
 
 @kernel
 def im2col(x, base, shape, ks, pad, dil, cols):
     """Columns of the sample at x[base:] (C, D, H, W of `shape`, flat) into cols (flat
     C*K * OD*OH*OW): row (c, a, b, e) for kernel offset (a, b, e) of sizes ks, with
-    padding pad and dilation dil."""
+    padding pad and dilation dil. Each input row is copied once into a zero-padded row
+    buffer, then each of its kw column rows is one fixed-length copy out of that buffer
+    (no per-row split into zeros, copy, zeros: 0.59 ms against 0.91 for 32 (144, 1024)
+    float32 samples)."""
     c_n, d_n, h_n, w_n = shape
     kd, kh, kw = ks
     od = d_n + 2 * pad[0] - dil[0] * (kd - 1)
     oh = h_n + 2 * pad[1] - dil[1] * (kh - 1)
     ow = w_n + 2 * pad[2] - dil[2] * (kw - 1)
     zero = cols.dtype.type(0)
-    q = 0
+    plane = od * oh * ow
+    prow = np.zeros(w_n + 2 * pad[2], dtype=cols.dtype)
+    mid = prow[pad[2]:pad[2] + w_n]
     for c in range(c_n):
         for a in range(kd):
             for b in range(kh):
-                for e in range(kw):
-                    shift = e * dil[2] - pad[2]
-                    lo, hi = _row_span(ow, w_n, shift)
-                    for zd in range(od):
-                        sd = zd + a * dil[0] - pad[0]
-                        for zh in range(oh):
-                            sh = zh + b * dil[1] - pad[1]
-                            dst = cols[q:q + ow]
-                            q += ow
-                            if sd < 0 or sd >= d_n or sh < 0 or sh >= h_n:
+                q0 = ((c * kd + a) * kh + b) * kw * plane
+                for zd in range(od):
+                    sd = zd + a * dil[0] - pad[0]
+                    for zh in range(oh):
+                        sh = zh + b * dil[1] - pad[1]
+                        q = q0 + (zd * oh + zh) * ow
+                        if sd < 0 or sd >= d_n or sh < 0 or sh >= h_n:
+                            for e in range(kw):
+                                dst = cols[q + e * plane:q + e * plane + ow]
                                 for k in range(ow):
                                     dst[k] = zero
-                                continue
-                            s0 = base + ((c * d_n + sd) * h_n + sh) * w_n + shift
-                            src = x[s0 + lo:s0 + hi]
-                            for k in range(lo):
-                                dst[k] = zero
-                            mid = dst[lo:hi]
-                            for k in range(hi - lo):
-                                mid[k] = src[k]
-                            for k in range(hi, ow):
-                                dst[k] = zero
+                            continue
+                        s0 = base + ((c * d_n + sd) * h_n + sh) * w_n
+                        src = x[s0:s0 + w_n]
+                        for k in range(w_n):
+                            mid[k] = src[k]
+                        for e in range(kw):
+                            dst = cols[q + e * plane:q + e * plane + ow]
+                            sp = prow[e * dil[2]:e * dil[2] + ow]
+                            for k in range(ow):
+                                dst[k] = sp[k]
 
 
 @kernel
 def col2im(cols, base, shape, ks, pad, dil, dx):
     """Adjoint of im2col: the sample at dx[base:] (flat, C, D, H, W of `shape`) set to the
-    sum of cols' rows added back at their windows (the padding's entries dropped)."""
+    sum of cols' rows added back at their windows (the padding's entries dropped). Each
+    input row is gathered in a zero-padded row buffer from the column rows that read it,
+    in kernel-offset order (fixed-length adds, no read-modify-write of dx), then copied
+    out: 0.86 ms against 3.6 for scattering the rows onto dx (32 float32 samples as
+    above)."""
     c_n, d_n, h_n, w_n = shape
     kd, kh, kw = ks
     od = d_n + 2 * pad[0] - dil[0] * (kd - 1)
     oh = h_n + 2 * pad[1] - dil[1] * (kh - 1)
     ow = w_n + 2 * pad[2] - dil[2] * (kw - 1)
     zero = dx.dtype.type(0)
-    whole = dx[base:base + c_n * d_n * h_n * w_n]
-    for k in range(whole.size):
-        whole[k] = zero
-    q = 0
+    plane = od * oh * ow
+    acc = np.empty(w_n + 2 * pad[2], dtype=dx.dtype)
+    inner = acc[pad[2]:pad[2] + w_n]
     for c in range(c_n):
-        for a in range(kd):
-            for b in range(kh):
-                for e in range(kw):
-                    shift = e * dil[2] - pad[2]
-                    lo, hi = _row_span(ow, w_n, shift)
-                    for zd in range(od):
-                        sd = zd + a * dil[0] - pad[0]
-                        for zh in range(oh):
-                            sh = zh + b * dil[1] - pad[1]
-                            if sd >= 0 and sd < d_n and sh >= 0 and sh < h_n:
-                                s0 = base + ((c * d_n + sd) * h_n + sh) * w_n + shift
-                                dst = dx[s0 + lo:s0 + hi]
-                                src = cols[q + lo:q + hi]
-                                for k in range(hi - lo):
-                                    dst[k] += src[k]
-                            q += ow
+        for sd in range(d_n):
+            for sh in range(h_n):
+                for k in range(acc.size):
+                    acc[k] = zero
+                for a in range(kd):
+                    zd = sd + pad[0] - a * dil[0]
+                    if zd < 0 or zd >= od:
+                        continue
+                    for b in range(kh):
+                        zh = sh + pad[1] - b * dil[1]
+                        if zh < 0 or zh >= oh:
+                            continue
+                        q0 = ((c * kd + a) * kh + b) * kw * plane + (zd * oh + zh) * ow
+                        for e in range(kw):
+                            src = cols[q0 + e * plane:q0 + e * plane + ow]
+                            dst = acc[e * dil[2]:e * dil[2] + ow]
+                            for k in range(ow):
+                                dst[k] += src[k]
+                s0 = base + ((c * d_n + sd) * h_n + sh) * w_n
+                row = dx[s0:s0 + w_n]
+                for k in range(w_n):
+                    row[k] = inner[k]
