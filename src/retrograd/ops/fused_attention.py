@@ -31,6 +31,7 @@ import functools
 import numpy as np
 
 from .. import kernels
+from .. import threads as _threads
 from ..devices import const_like
 from ..kernels import attention as _katt
 from ..primitive import NUMPY, defop
@@ -119,11 +120,50 @@ def _weights_np(q, k, scale, causal):
     return e
 
 
+def _pieces(q, k, v, g=None) -> list | None:
+    """The split of the leading axis over threads for the compiled float32 path: q, k, v
+    (and g) of one batch shape and at least one batch axis; None where it does not
+    apply, a single piece where splitting does not pay. Each piece runs the same loops
+    and products on its own matrices, so the results do not depend on the split."""
+    if q.dtype != np.float32 or q.ndim < 3:
+        return None
+    lead = q.shape[:-2]
+    if k.shape[:-2] != lead or v.shape[:-2] != lead or (g is not None and g.shape[:-2] != lead):
+        return None
+    L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+    if not (L and S and E and v.shape[-1]) or not kernels.enabled(q.size // E * S):
+        return None  # as `_weights_np`'s and `_fast_backward`'s test of the scores' size
+    n = q.shape[0]
+    return _threads.chunks(n, 2.0 * (q.size // q.shape[-1]) * S * (E + v.shape[-1]))
+
+
 def _attention_saving(q, k, v, *, scale, causal):
     if not _fast(q, k, v):
         return _attention(q, k, v, scale=scale, causal=causal), None
+    pieces = _pieces(q, k, v)
+    if pieces is not None and len(pieces) > 1:
+        return _split_forward(q, k, v, scale, causal, pieces)
     w = _weights_np(q, k, scale, causal)
     return _product(w, v, q), _Saved(w)
+
+
+def _split_forward(q, k, v, scale, causal, pieces):
+    """The compiled float32 forward with the leading axis split over threads."""
+    L, S = q.shape[-2], k.shape[-2]
+    w = np.empty(q.shape[:-1] + (S,), q.dtype)
+    out = np.empty_like(q, shape=q.shape[:-1] + v.shape[-1:])
+    sc = q.dtype.type(scale)
+
+    def piece(a, b):
+        s = np.matmul(q[a:b], _swap(k[a:b]), out=w[a:b])
+        flat = s.reshape(-1, L * S)
+        _katt.softmax_rows_(flat, flat.view(np.int32), L, S, sc, bool(causal),
+                            np.empty(L * S, s.dtype), np.empty(L * S, s.dtype),
+                            np.empty(L * S, np.int32))
+        np.matmul(s, v[a:b], out=out[a:b])
+
+    _threads.run(piece, pieces)
+    return out, _Saved(w)
 
 
 def _product(a, b, like):
@@ -141,6 +181,10 @@ def _attention(q, k, v, *, scale, causal):
 
 
 def _fast_backward(g, q, k, v, w, *, scale, causal):
+    if w.dtype == np.float32 and g.dtype == w.dtype and w.flags.c_contiguous:
+        pieces = _pieces(q, k, v, g)
+        if pieces is not None and len(pieces) > 1 and w.shape[:-1] == q.shape[:-1]:
+            return _split_backward(g, q, k, v, w, scale, pieces)
     dv = _product(_swap(w), g, v)
     ds = np.matmul(g, _swap(v))
     S = w.shape[-1]
@@ -153,6 +197,26 @@ def _fast_backward(g, q, k, v, w, *, scale, causal):
         ds *= w
         ds *= scale
     return _product(ds, k, q), _product(_swap(ds), q, k), dv
+
+
+def _split_backward(g, q, k, v, w, scale, pieces):
+    """The compiled float32 backward with the leading axis split over threads."""
+    S = w.shape[-1]
+    dq = np.empty_like(q, shape=q.shape)
+    dk = np.empty_like(k, shape=k.shape)
+    dv = np.empty_like(v, shape=v.shape)
+    ds = np.empty(w.shape, w.dtype)
+    sc = w.dtype.type(scale)
+
+    def piece(a, b):
+        np.matmul(_swap(w[a:b]), g[a:b], out=dv[a:b])
+        d = np.matmul(g[a:b], _swap(v[a:b]), out=ds[a:b])
+        _katt.softmax_rows_vjp_(d.reshape(-1, S), w[a:b].reshape(-1, S), sc)
+        np.matmul(d, k[a:b], out=dq[a:b])
+        np.matmul(_swap(d), q[a:b], out=dk[a:b])
+
+    _threads.run(piece, pieces)
+    return dq, dk, dv
 
 
 # ---------------------------------------------------------------- generic rules (ops)
