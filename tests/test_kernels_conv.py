@@ -215,6 +215,30 @@ def test_samples_split_over_threads_match_one_piece(mode):
     _used(mode)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gradients_do_not_depend_on_the_thread_count(mode, dtype):
+    """dweight and dbias are sums over the samples: summed per fixed group of samples and
+    the groups in order, they are the same bit for bit with 1, 2 or 3 threads (13 samples:
+    groups of uneven size, split unevenly); so are the output and dx."""
+    rng = np.random.default_rng(8)
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((13, 8, 32, 32), (6, 8, 3, 3),
+                                                               (6,)))
+    g = rng.standard_normal((13, 6, 32, 32)).astype(dtype)
+    res = []
+    old = _threads.num_threads()
+    try:
+        for n in (1, 2, 3):
+            rg.set_num_threads(n)
+            assert len(_threads.chunks(8, 2.0 * x.size * w.size / 8)) == n
+            res.append(_run(2, x, w, b, dict(padding=1), g)[0])
+    finally:
+        rg.set_num_threads(old)
+    for got in res[1:]:
+        for a, t in zip(got, res[0]):
+            np.testing.assert_array_equal(a, t)
+    _used(mode)
+
+
 def test_double_backward_matches_torch(mode):
     """create_graph takes the recorded (generic) backward; its forward runs the kernel."""
     rng = np.random.default_rng(6)

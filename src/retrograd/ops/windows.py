@@ -378,11 +378,20 @@ def _conv_unit_saving(x, w, b=None, **k):
     return _conv_unit(x, w, b, **k), stash
 
 
+def _unit_groups(n) -> list:
+    """The samples of a batch of n as at most _T_GROUPS contiguous (start, stop) groups:
+    each group sums its samples' weight and bias gradients, the groups' sums are added in
+    order, and threads take whole groups, so the sums do not depend on the thread count."""
+    k = max(1, min(n, _T_GROUPS))
+    return [(j * n // k, (j + 1) * n // k) for j in range(k)]
+
+
 def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
     """_unit_grads with compiled columns: per sample, the exact columns made again for
     dweight, the cotangent's sample as the products' operand, dx by col2im. dbias is
-    summed per piece while the sample is in cache: with one group, as dweight's last
-    column (a row of ones under the columns), else by a product with ones."""
+    summed per sample while it is in cache: with one group, as dweight's last column (a
+    row of ones under the columns), else by a product with ones. dweight and dbias are
+    summed per group of samples (`_unit_groups`), then over the groups in order."""
     shape, ks, pad, dil, outs, L, kk = _kernel_geo(x, w, dilation, padding)
     n, c = x.shape[:2]
     o = w.shape[0]
@@ -398,19 +407,21 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
     ones = want_w and groups == 1  # the bias's sum rides on dweight's product
     vec = None if ones else np.ones(L, dtype=dt)
     ck = c * kk // groups
+    sets = _unit_groups(n)
 
     def piece(a, e):
         cols = np.empty((c * kk + ones) * L, dtype=dt)
         cols[c * kk * L:] = 1
         c3 = cols.reshape(groups, -1, L)
+        tb = np.empty((groups, og), dtype=dt)
+        tw = np.empty((groups, og, ck + ones), dtype=dt) if want_w else None
+        return [group(lo, hi, cols, c3, tb, tw) for lo, hi in sets[a:e]]
+
+    def group(lo, hi, cols, c3, tb, tw):
         d3 = c3[:, :ck]  # dx's columns: not the row of ones
         db = np.zeros((groups, og), dtype=dt)
-        tb = np.empty((groups, og), dtype=dt)
-        dw = tw = None
-        if want_w:
-            dw = np.zeros((groups, og, ck + ones), dtype=dt)
-            tw = np.empty(dw.shape, dtype=dt)
-        for i in range(a, e):
+        dw = np.zeros((groups, og, ck + ones), dtype=dt) if want_w else None
+        for i in range(lo, hi):
             if not ones:
                 np.matmul(g4[i], vec, out=tb)
                 db += tb
@@ -426,9 +437,10 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
         return dw, db
 
     work = _unit_work(x, w, groups) * (want_x + want_w)
-    parts = _threads.run(piece, _threads.chunks(n, work))
+    parts = list(itertools.chain.from_iterable(
+        _threads.run(piece, _threads.chunks(len(sets), work))))
     dw, db = parts[0]
-    for pw, pb in parts[1:]:
+    for pw, pb in parts[1:]:  # in the groups' order, however the threads took them
         db += pb
         if want_w:
             dw += pw
@@ -494,7 +506,10 @@ def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w, compiled=
         return dw
 
     work = _unit_work(x, w, groups) * (want_x + want_w)
-    parts = _threads.run(piece, _threads.chunks(n, work))
+    sets = _unit_groups(n)  # dweight summed per group, the groups in order (as compiled)
+    parts = list(itertools.chain.from_iterable(_threads.run(
+        lambda a, e: [piece(lo, hi) for lo, hi in sets[a:e]],
+        _threads.chunks(len(sets), work))))
     dw = None
     if want_w:
         dw = parts[0]
