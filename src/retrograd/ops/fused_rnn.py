@@ -21,7 +21,9 @@ rules run one after another on one cotangent: the first computes all four gradie
 and each rule takes its own from the saved record.
 With compiled kernels on (`retrograd.kernels`, float32/float64 host arrays of one dtype
 from its size up) the LSTM's and the GRU's forward and backward time loops are one kernel
-call each (`kernels.rnn`), saving the same record, with BLAS held to one thread meanwhile.
+call each (`kernels.rnn`), saving the same record (the GRU's with BLAS held to one thread
+meanwhile; the LSTM's make their products without BLAS, its batch rows split over
+`retrograd.threads` when the sequence is large enough).
 The generic path (create_graph, forward mode, other devices) unrolls the same
 recurrence with recorded ops, so it differentiates again.
 """
@@ -86,11 +88,27 @@ def _compiled(*arrays) -> bool:
 
 
 def _batch_pieces(n: int) -> list:
-    """The batch rows as one piece: each row's recurrence is independent and the kernels
+    """The GRU's batch rows as one piece: each row's recurrence is independent and the kernels
     take a block of rows, but two pieces at once were 5x slower (measured at batch 32 on
     two cores: the pieces' per-step BLAS calls, through SciPy's OpenBLAS held to one
     thread, stall each other), so one thread runs them all, BLAS held to one thread."""
     return [(0, n)]
+
+
+_LSTM_MIN_WORK = 1 << 22
+"""Multiply-adds of the recurrent products (L * rows * 4H * H) below which the LSTM's
+kernels run on one thread: a piece must pay for its hand-off (tens of microseconds)."""
+
+
+def _lstm_pieces(L: int, N: int, H: int) -> list:
+    """The batch rows in pieces for the LSTM's kernels, one per thread (`threads.chunks`)
+    when the sequence's recurrent products are large enough: each row's recurrence is
+    independent, and the kernels make their small products themselves (no BLAS call),
+    so the pieces run at once without BLAS's thread pools stalling one another (two
+    pieces of 16 rows at batch 32, 64 steps, H 64: each step's products take half as
+    long as one piece's of 32). Results do not depend on the split: every row is
+    computed the same way in any piece."""
+    return _threads.chunks(N, L * N * 4 * H * H, _LSTM_MIN_WORK)
 
 
 def _lstm_forward_compiled(xw, h0, c0, w):
@@ -104,8 +122,8 @@ def _lstm_forward_compiled(xw, h0, c0, w):
     S = np.empty((L, 3, N, H), dt)
     G = np.empty((L, N, H), dt)
     TC = np.empty((L, N, H), dt)
-    _threads.run_one_blas(
-        lambda a, b: _krnn.lstm_forward(xw, h0, c0, wT, Y, S, G, TC, a, b), _batch_pieces(N))
+    _threads.run(lambda a, b: _krnn.lstm_forward(xw, h0, c0, wT, Y, S, G, TC, a, b),
+                 _lstm_pieces(L, N, H))
     return Y, S, G, TC
 
 
@@ -246,9 +264,8 @@ def _lstm_backward_compiled(g, c0, w, Y, S, G, TC, h0):
     GA = np.empty((L, N, 4 * H), dt)
     dh0 = np.empty((N, H), dt)
     dc0 = np.empty((N, H), dt)
-    _threads.run_one_blas(
-        lambda a, b: _krnn.lstm_backward(g, c0, w, Y, S, G, TC, GA, dh0, dc0, a, b),
-        _batch_pieces(N))
+    _threads.run(lambda a, b: _krnn.lstm_backward(g, c0, w, Y, S, G, TC, GA, dh0, dc0, a, b),
+                 _lstm_pieces(L, N, H))
     dw = GA[0].T @ h0
     if L > 1:
         dw += GA[1:].reshape(-1, 4 * H).T @ Y[:-1, 0].reshape(-1, H)
