@@ -141,29 +141,46 @@ def _attention_saving(q, k, v, *, scale, causal):
     if not _fast(q, k, v):
         return _attention(q, k, v, scale=scale, causal=causal), None
     pieces = _pieces(q, k, v)
-    if pieces is not None and len(pieces) > 1:
+    if pieces is not None:
         return _split_forward(q, k, v, scale, causal, pieces)
     w = _weights_np(q, k, scale, causal)
     return _product(w, v, q), _Saved(w)
 
 
+def _contiguous(a):
+    """`a` itself where C-contiguous, else an empty C-contiguous array of its shape."""
+    return a if a.flags.c_contiguous else np.empty(a.shape, a.dtype)
+
+
 def _split_forward(q, k, v, scale, causal, pieces):
-    """The compiled float32 forward with the leading axis split over threads."""
+    """The compiled float32 forward, the leading axis split over threads where it pays.
+    Heads split from (B, T, H * E) rows arrive as strided views, each head's matrix
+    spread over T rows of the larger array: a product over many such small matrices
+    misses the cache on nearly every row when they are not already there (as in a
+    training step), so each piece first copies its q, k, v into contiguous arrays (one
+    pass the prefetcher follows), which the backward reuses (measured on (64, 4, 16, 16)
+    views of a (64, 16, 192) array, caches cold: forward 551 -> 363 us with the copies,
+    backward 591 -> 360 us; in the names transformer's jitted step, where they are
+    partly warm, 0.1-0.45 ms of about 18 per step, one thread)."""
     L, S = q.shape[-2], k.shape[-2]
     w = np.empty(q.shape[:-1] + (S,), q.dtype)
     out = np.empty_like(q, shape=q.shape[:-1] + v.shape[-1:])
     sc = q.dtype.type(scale)
+    qc, kc, vc = _contiguous(q), _contiguous(k), _contiguous(v)
 
     def piece(a, b):
-        s = np.matmul(q[a:b], _swap(k[a:b]), out=w[a:b])
+        for c, x in ((qc, q), (kc, k), (vc, v)):
+            if c is not x:
+                np.copyto(c[a:b], x[a:b])
+        s = np.matmul(qc[a:b], _swap(kc[a:b]), out=w[a:b])
         flat = s.reshape(-1, L * S)
         _katt.softmax_rows_(flat, flat.view(np.int32), L, S, sc, bool(causal),
                             np.empty(L * S, s.dtype), np.empty(L * S, s.dtype),
                             np.empty(L * S, np.int32))
-        np.matmul(s, v[a:b], out=out[a:b])
+        np.matmul(s, vc[a:b], out=out[a:b])
 
     _threads.run(piece, pieces)
-    return out, _Saved(w)
+    return out, _Saved(w, qc, kc, vc)
 
 
 def _product(a, b, like):
@@ -180,11 +197,12 @@ def _attention(q, k, v, *, scale, causal):
     return NUMPY.matmul(_weights(NUMPY, q, k, scale, causal), v)
 
 
-def _fast_backward(g, q, k, v, w, *, scale, causal):
-    if w.dtype == np.float32 and g.dtype == w.dtype and w.flags.c_contiguous:
-        pieces = _pieces(q, k, v, g)
-        if pieces is not None and len(pieces) > 1 and w.shape[:-1] == q.shape[:-1]:
-            return _split_backward(g, q, k, v, w, scale, pieces)
+def _fast_backward(g, q, k, v, w, qc=None, kc=None, vc=None, *, scale, causal):
+    """All three gradients; qc, kc, vc: `_split_forward`'s contiguous q, k, v."""
+    if qc is not None and g.dtype == w.dtype:
+        pieces = _pieces(qc, kc, vc, g)
+        if pieces is not None:
+            return _split_backward(g, q, k, v, w, qc, kc, vc, scale, pieces)
     dv = _product(_swap(w), g, v)
     ds = np.matmul(g, _swap(v))
     S = w.shape[-1]
@@ -199,8 +217,10 @@ def _fast_backward(g, q, k, v, w, *, scale, causal):
     return _product(ds, k, q), _product(_swap(ds), q, k), dv
 
 
-def _split_backward(g, q, k, v, w, scale, pieces):
-    """The compiled float32 backward with the leading axis split over threads."""
+def _split_backward(g, q, k, v, w, qc, kc, vc, scale, pieces):
+    """The compiled float32 backward, the leading axis split over threads where it pays,
+    on the forward's contiguous q, k, v (`qc, kc, vc`); the gradients are laid out as
+    q, k and v are."""
     S = w.shape[-1]
     dq = np.empty_like(q, shape=q.shape)
     dk = np.empty_like(k, shape=k.shape)
@@ -210,10 +230,10 @@ def _split_backward(g, q, k, v, w, scale, pieces):
 
     def piece(a, b):
         np.matmul(_swap(w[a:b]), g[a:b], out=dv[a:b])
-        d = np.matmul(g[a:b], _swap(v[a:b]), out=ds[a:b])
+        d = np.matmul(g[a:b], _swap(vc[a:b]), out=ds[a:b])
         _katt.softmax_rows_vjp_(d.reshape(-1, S), w[a:b].reshape(-1, S), sc)
-        np.matmul(d, k[a:b], out=dq[a:b])
-        np.matmul(_swap(d), q[a:b], out=dk[a:b])
+        np.matmul(d, kc[a:b], out=dq[a:b])
+        np.matmul(_swap(d), qc[a:b], out=dk[a:b])
 
     _threads.run(piece, pieces)
     return dq, dk, dv
