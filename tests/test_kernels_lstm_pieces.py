@@ -1,5 +1,6 @@
 """The LSTM's compiled kernels with the batch rows split into pieces over threads
-(`ops.fused_rnn._lstm_pieces`), and their own small products (`kernels.rnn._mm`, no BLAS):
+(`ops.fused_rnn._lstm_pieces`), and their own small products (`kernels.rnn._mm`, `_mm_nt`,
+no BLAS):
 row and column counts that are not multiples of the products' blocks of four, every
 gradient against the one-piece run (bit for bit: each row is computed the same way in
 any piece), the NumPy path and PyTorch; layouts, float64, several layers and directions,
@@ -74,6 +75,7 @@ def _case(kw, dtype, L, N, size):
 
 CASES = [({}, np.float32, 6, 7, (5, 7)),      # 7 rows: pieces of 4 and 3; H 7: K % 4 == 3
          ({}, np.float32, 5, 9, (3, 5)),      # H 5: K % 4 == 1
+         ({}, np.float32, 4, 9, (6, 33)),     # a row in a block of four or alone
          ({}, np.float64, 6, 10, (4, 6)),
          ({"batch_first": True}, np.float32, 4, 8, (3, 8)),
          ({"bias": False}, np.float32, 3, 5, (2, 4)),
@@ -107,8 +109,9 @@ def test_pieces_equal_one_piece_and_match_numpy_and_torch(pieces, monkeypatch, k
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_small_products_match_blas(dtype):
-    """The kernels' products (`_mm`, compiled with the module's kernels) on blocks whose
-    rows and inner size leave every remainder of four, against NumPy's product."""
+    """The kernels' products (`_mm`, `_mm_nt`, compiled with the module's kernels) on
+    blocks whose rows, inner size and columns leave every remainder of four, against
+    NumPy's product."""
     rng = np.random.default_rng(5)
     with kernels.use("numba", min_size=0):
         mod, _, x, st, seeds = _case({}, dtype, 2, 3, (2, 3))
@@ -116,14 +119,20 @@ def test_small_products_match_blas(dtype):
     import numba
 
     mm = numba.njit(lambda a, b, out: krnn._mm(a, b, out))
+    mm_nt = numba.njit(lambda a, bT, out: krnn._mm_nt(a, bT, out))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
     for R in range(1, 10):
         for K in (1, 2, 3, 4, 5, 8, 11, 64):
-            a = rng.standard_normal((R, K)).astype(dtype)
-            b = rng.standard_normal((K, 13)).astype(dtype)
-            out = np.full((R, 13), np.nan, dtype)
-            mm(a, b, out)
-            tol = 1e-5 if dtype == np.float32 else 1e-12
-            np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=tol, atol=tol)
+            for J in (1, 3, 4, 13):
+                a = rng.standard_normal((R, K)).astype(dtype)
+                b = rng.standard_normal((K, J)).astype(dtype)
+                want = a.astype(np.float64) @ b
+                out = np.full((R, J), np.nan, dtype)
+                mm(a, b, out)
+                np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+                out = np.full((R, J), np.nan, dtype)
+                mm_nt(a, np.ascontiguousarray(b.T), out)
+                np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
 
 
 def test_training_under_jit_with_pieces_matches_eager(pieces):

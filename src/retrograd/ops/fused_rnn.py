@@ -260,11 +260,11 @@ def _lstm_backward_compiled(g, c0, w, Y, S, G, TC, h0):
     L, _, N, H = S.shape
     dt = S.dtype
     g = np.ascontiguousarray(g.reshape(L, 2, N, H))
-    c0, w = np.ascontiguousarray(c0), np.ascontiguousarray(w)
+    c0, wT = np.ascontiguousarray(c0), np.ascontiguousarray(w.T)
     GA = np.empty((L, N, 4 * H), dt)
     dh0 = np.empty((N, H), dt)
     dc0 = np.empty((N, H), dt)
-    _threads.run(lambda a, b: _krnn.lstm_backward(g, c0, w, Y, S, G, TC, GA, dh0, dc0, a, b),
+    _threads.run(lambda a, b: _krnn.lstm_backward(g, c0, wT, Y, S, G, TC, GA, dh0, dc0, a, b),
                  _lstm_pieces(L, N, H))
     dw = GA[0].T @ h0
     if L > 1:
