@@ -274,6 +274,7 @@ GEOMETRIES = [  # (C, D, H, W), kernel, padding, dilation
     ((2, 3, 5, 6), (2, 3, 2), (1, 0, 2), (2, 1, 3)),
     ((1, 1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1)),
     ((2, 2, 3, 2), (2, 2, 3), (1, 2, 4), (1, 2, 2)),  # dilated row wider than the input's
+    ((2, 1, 2, kconv.LONG_ROW + 3), (1, 2, 3), (0, 1, 2), (1, 1, 2)),  # rows past LONG_ROW
 ]
 
 

@@ -23,15 +23,21 @@ import numpy as np
 
 from . import kernel
 
+LONG_ROW = 256
+"""Output rows at least this long are copied (im2col) and summed (col2im) straight from
+and into the arrays, split where a window reads the padding; shorter ones through a
+zero-padded row buffer, which pays per row less than the split does (measured, float32:
+rows of 32, 256 and 512 faster through the buffer, rows of 1024 and 4096 straight)."""
+
 
 @kernel
 def im2col(x, base, shape, ks, pad, dil, cols):
     """Columns of the sample at x[base:] (C, D, H, W of `shape`, flat) into cols (flat
     C*K * OD*OH*OW): row (c, a, b, e) for kernel offset (a, b, e) of sizes ks, with
-    padding pad and dilation dil. Each input row is copied once into a zero-padded row
-    buffer, then each of its kw column rows is one fixed-length copy out of that buffer
-    (no per-row split into zeros, copy, zeros: 0.59 ms against 0.91 for 32 (144, 1024)
-    float32 samples)."""
+    padding pad and dilation dil. Below LONG_ROW, each input row is copied once into a
+    zero-padded row buffer, then each of its kw column rows is one fixed-length copy out
+    of that buffer (no per-row split into zeros, copy, zeros: 0.59 ms against 0.91 for
+    32 (144, 1024) float32 samples)."""
     c_n, d_n, h_n, w_n = shape
     kd, kh, kw = ks
     od = d_n + 2 * pad[0] - dil[0] * (kd - 1)
@@ -39,6 +45,7 @@ def im2col(x, base, shape, ks, pad, dil, cols):
     ow = w_n + 2 * pad[2] - dil[2] * (kw - 1)
     zero = cols.dtype.type(0)
     plane = od * oh * ow
+    long = ow >= LONG_ROW
     prow = np.zeros(w_n + 2 * pad[2], dtype=cols.dtype)
     mid = prow[pad[2]:pad[2] + w_n]
     for c in range(c_n):
@@ -57,6 +64,21 @@ def im2col(x, base, shape, ks, pad, dil, cols):
                                     dst[k] = zero
                             continue
                         s0 = base + ((c * d_n + sd) * h_n + sh) * w_n
+                        if long:
+                            for e in range(kw):
+                                dst = cols[q + e * plane:q + e * plane + ow]
+                                shift = e * dil[2] - pad[2]
+                                lo = min(max(-shift, 0), ow)
+                                hi = max(min(w_n - shift, ow), lo)
+                                for k in range(lo):
+                                    dst[k] = zero
+                                part = dst[lo:hi]
+                                src = x[s0 + shift + lo:s0 + shift + hi]
+                                for k in range(hi - lo):
+                                    part[k] = src[k]
+                                for k in range(hi, ow):
+                                    dst[k] = zero
+                            continue
                         src = x[s0:s0 + w_n]
                         for k in range(w_n):
                             mid[k] = src[k]
@@ -72,9 +94,9 @@ def col2im(cols, base, shape, ks, pad, dil, dx):
     """Adjoint of im2col: the sample at dx[base:] (flat, C, D, H, W of `shape`) set to the
     sum of cols' rows added back at their windows (the padding's entries dropped). Each
     input row is gathered in a zero-padded row buffer from the column rows that read it,
-    in kernel-offset order (fixed-length adds, no read-modify-write of dx), then copied
-    out: 0.86 ms against 3.6 for scattering the rows onto dx (32 float32 samples as
-    above)."""
+    in kernel-offset order, then copied out (fixed-length adds: 0.86 ms against 3.6 for
+    scattering the rows onto dx, 32 float32 samples as above); from LONG_ROW on, summed
+    in place in dx's row, in the same order."""
     c_n, d_n, h_n, w_n = shape
     kd, kh, kw = ks
     od = d_n + 2 * pad[0] - dil[0] * (kd - 1)
@@ -82,13 +104,17 @@ def col2im(cols, base, shape, ks, pad, dil, dx):
     ow = w_n + 2 * pad[2] - dil[2] * (kw - 1)
     zero = dx.dtype.type(0)
     plane = od * oh * ow
+    long = ow >= LONG_ROW
     acc = np.empty(w_n + 2 * pad[2], dtype=dx.dtype)
     inner = acc[pad[2]:pad[2] + w_n]
     for c in range(c_n):
         for sd in range(d_n):
             for sh in range(h_n):
-                for k in range(acc.size):
-                    acc[k] = zero
+                s0 = base + ((c * d_n + sd) * h_n + sh) * w_n
+                row = dx[s0:s0 + w_n]
+                out = row if long else acc
+                for k in range(out.size):
+                    out[k] = zero
                 for a in range(kd):
                     zd = sd + pad[0] - a * dil[0]
                     if zd < 0 or zd >= od:
@@ -99,11 +125,19 @@ def col2im(cols, base, shape, ks, pad, dil, dx):
                             continue
                         q0 = ((c * kd + a) * kh + b) * kw * plane + (zd * oh + zh) * ow
                         for e in range(kw):
+                            if long:
+                                shift = e * dil[2] - pad[2]
+                                lo = min(max(-shift, 0), ow)
+                                hi = max(min(w_n - shift, ow), lo)
+                                src = cols[q0 + e * plane + lo:q0 + e * plane + hi]
+                                dst = row[lo + shift:hi + shift]
+                                for k in range(hi - lo):
+                                    dst[k] += src[k]
+                                continue
                             src = cols[q0 + e * plane:q0 + e * plane + ow]
                             dst = acc[e * dil[2]:e * dil[2] + ow]
                             for k in range(ow):
                                 dst[k] += src[k]
-                s0 = base + ((c * d_n + sd) * h_n + sh) * w_n
-                row = dx[s0:s0 + w_n]
-                for k in range(w_n):
-                    row[k] = inner[k]
+                if not long:
+                    for k in range(w_n):
+                        row[k] = inner[k]
