@@ -65,8 +65,9 @@ def _close(a, b, dtype):
     torch.testing.assert_close(torch.as_tensor(np.asarray(a)), b, **tol)
 
 
-def _run(nd, x, w, b, kw, g, needs="xwb"):
-    """Forward and backward in retrograd and torch: ([y, dx, dw, db], torch's)."""
+def _run(nd, x, w, b, kw, g, needs="xwb", unit=True):
+    """Forward and backward in retrograd and torch: ([y, dx, dw, db], torch's). `unit`:
+    whether retrograd's output comes from the per-sample op (conv_unit[_bias])."""
     out = []
     for m, f in ((rg, getattr(F, f"conv{nd}d")), (torch, getattr(TF, f"conv{nd}d"))):
         arr = (lambda a: a) if m is rg else np.ascontiguousarray  # torch: no negative strides
@@ -74,7 +75,8 @@ def _run(nd, x, w, b, kw, g, needs="xwb"):
               for a, k in zip((x, w, b), "xwb")]
         y = f(*ts, **kw)
         if m is rg:
-            assert y.grad_fn.op.name == ("conv_unit" if b is None else "conv_unit_bias")
+            name = "conv_unit" if b is None else "conv_unit_bias"
+            assert (y.grad_fn.op.name == name) == unit
         y.backward(m.tensor(arr(g)))
         out.append([y.detach().numpy()] + [None if t is None or t.grad is None
                                            else t.grad.numpy() for t in ts])
@@ -109,6 +111,42 @@ def test_values_and_gradients_match_torch(mode, case, dtype, bias):
     got, ref = _run(nd, x, w, b if bias else None, kw, g)
     _check(got, ref, dtype)
     _used(mode)
+
+
+JUNKY = [  # unit stride, but many positions past an output row in the NumPy path's columns
+    (2, (16, 6, 12, 12), (8, 6, 5, 5), dict()),
+    (2, (8, 16, 16, 16), (12, 8, 3, 3), dict(groups=2)),
+    (3, (4, 4, 6, 12, 12), (4, 4, 3, 3, 3), dict(padding=(1, 0, 0))),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(JUNKY)))
+def test_junk_heavy_geometry_takes_the_unit_op_with_kernels_only(mode, case, dtype, bias):
+    """The compiled columns are exact (no junk positions), so a geometry whose NumPy
+    columns would be mostly junk takes the per-sample op with kernels on; with them off it
+    keeps the generic path. Both match torch."""
+    nd, xs, ws, kw = JUNKY[case]
+    rng = np.random.default_rng(10 + case)
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in (xs, ws, ws[:1]))
+    shape = getattr(TF, f"conv{nd}d")(torch.tensor(x), torch.tensor(w), **kw).shape
+    g = rng.standard_normal(tuple(shape)).astype(dtype)
+    got, ref = _run(nd, x, w, b if bias else None, kw, g, unit=mode[0] == "numba")
+    _check(got, ref, dtype)
+    _used(mode)
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1), dict(stride=(1, 2))])
+def test_strided_convolution_never_takes_the_unit_op(mode, kw):
+    rng = np.random.default_rng(12)
+    x, w, b = (rng.standard_normal(s).astype("float32") for s in ((8, 8, 32, 32),
+                                                                   (6, 8, 3, 3), (6,)))
+    shape = TF.conv2d(torch.tensor(x), torch.tensor(w), **kw).shape
+    g = rng.standard_normal(tuple(shape)).astype("float32")
+    got, ref = _run(2, x, w, b, kw, g, unit=False)
+    _check(got, ref, "float32")
+    assert mode[1] == {"im2col": 0, "col2im": 0}
 
 
 @pytest.mark.parametrize("needs", ["w", "wb", "x", "xb", "b"])

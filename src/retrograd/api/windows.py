@@ -23,7 +23,7 @@ from .. import creation, devices, ops
 from .._values import every_value
 from ..engine import apply
 from ..ops.pooling import pool_geometry
-from ..ops.windows import conv_t_fast, unit_fast
+from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
 from ..tensor import Tensor
 from ._args import _t
 from ._errors import ShapeError
@@ -152,9 +152,11 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
     padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p))
     outs = tuple(a - dd * (k - 1) for a, dd, k in zip(padded, d, kernel))
     if all(a == 1 for a in s) and x.size * math.prod(kernel) >= 1 << 18 \
-            and 8 * math.prod(padded[1:]) <= 9 * math.prod(outs[1:]):
-        # unit stride, a large input, few junk columns: columns made of contiguous shifted
-        # copies beat a strided im2col (on small inputs the extra ops cost more than they save)
+            and (8 * math.prod(padded[1:]) <= 9 * math.prod(outs[1:])
+                 or unit_compiled(x.data, w.data, None if bias is None else bias.data)):
+        # unit stride, a large input, few junk columns (none with the compiled columns,
+        # which are exact): columns made of contiguous shifted copies beat a strided
+        # im2col (on small inputs the extra ops cost more than they save)
         if unit_fast(x.data, w.data, None if bias is None else bias.data):
             # host float arrays: one op, a sample's columns at a time (they stay in cache)
             k = dict(dilation=d, padding=p, groups=groups)

@@ -326,7 +326,7 @@ def _conv_unit_compiled(x, w, b, dilation, padding, groups):
     return y
 
 
-def _unit_compiled(x, w, b=None) -> bool:
+def unit_compiled(x, w, b=None) -> bool:
     """Whether the per-sample path runs with the compiled column kernels."""
     return unit_fast(x, w, b) and _kernels.enabled(x.size)
 
@@ -348,7 +348,7 @@ def _conv_unit(x, w, b=None, *, dilation, padding, groups):
         y = (w3 @ cols.reshape(groups, -1, cols.shape[1])).reshape((o, n, outs[0]) + padded[1:])
         y = y[(slice(None),) + crop].swapaxes(0, 1)
         return (y + b.reshape((o,) + (1,) * nd)) if b is not None else y.copy()
-    if _unit_compiled(x, w, b):
+    if unit_compiled(x, w, b):
         return _conv_unit_compiled(x, w, b, dilation, padding, groups)
     w3 = np.ascontiguousarray(w3)
     y = np.empty((n, o) + outs, dtype=x.dtype)
@@ -373,7 +373,7 @@ def _conv_unit(x, w, b=None, *, dilation, padding, groups):
 
 def _conv_unit_saving(x, w, b=None, **k):
     # the stash marks the compiled path, so the backward takes the forward's path
-    stash = ({"kernel": True} if _unit_compiled(x, w, b) else {}) if unit_fast(x, w, b) \
+    stash = ({"kernel": True} if unit_compiled(x, w, b) else {}) if unit_fast(x, w, b) \
         else None
     return _conv_unit(x, w, b, **k), stash
 
