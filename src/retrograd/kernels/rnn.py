@@ -1,12 +1,12 @@
 """The LSTM's and the GRU's compiled kernels: a whole sequence's time loop, forward and
-backward, for the NumPy fast path of `ops.fused_rnn`. Per step one matrix product with the hidden
-weights (the GRU's: `np.dot` on contiguous blocks, BLAS through SciPy, the caller holding
-BLAS to one thread; the LSTM's: the module's own loop `_mm`, no BLAS, so its callers may
-run pieces of rows on several threads), then a few loops over the step's elements that
-apply every gate and the state update, so a step costs one product instead of a dozen
-NumPy calls. The sequence's
-input projection stays outside (one big product), as does the backward's weight gradient
-(one product over every step's saved gate gradients).
+backward, for the NumPy fast path of `ops.fused_rnn`. Per step one matrix product with the
+hidden weights (the GRU's: `np.dot` on contiguous blocks, BLAS through SciPy, the caller
+holding BLAS to one thread; the LSTM's: the module's own loops, `_mm` forward and `_mm_nt`
+backward, no BLAS, so its callers may run pieces of rows on several threads), then a few
+loops over the step's elements that apply every gate and the state update, so a step
+costs one product instead of a dozen NumPy calls. The sequence's input projection stays
+outside (one big product), as does the backward's weight gradient (one product over every
+step's saved gate gradients).
 
 Each kernel handles a block of batch rows [r0, r1) (the rows' recurrences are
 independent). Gate arithmetic runs in float64 whatever the dtype; results are rounded
