@@ -313,6 +313,9 @@ GEOMETRIES = [  # (C, D, H, W), kernel, padding, dilation
     ((1, 1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1)),
     ((2, 2, 3, 2), (2, 2, 3), (1, 2, 4), (1, 2, 2)),  # dilated row wider than the input's
     ((2, 1, 2, kconv.LONG_ROW + 3), (1, 2, 3), (0, 1, 2), (1, 1, 2)),  # rows past LONG_ROW
+    ((2, 1, 5, kconv.PLANE_ROW + 1), (1, 3, 3), (0, 1, 1), (1, 1, 1)),  # col2im by planes
+    ((2, 3, 4, kconv.PLANE_ROW + 4), (3, 3, 5), (1, 2, 4), (1, 2, 2)),  # and dilated, 3-d
+    ((1, 1, 1, kconv.PLANE_ROW), (1, 3, 3), (0, 3, 1), (1, 1, 1)),  # rows reading no x
 ]
 
 
@@ -331,7 +334,7 @@ def test_kernels_against_numpy(geo, dtype):
     np.testing.assert_array_equal(cols.reshape(ref.shape), ref)
     c = rng.standard_normal(ref.shape).astype(dtype)
     dx = np.full((3,) + shape, 7.0, dtype)
-    kconv.col2im(c.reshape(-1), step, shape, ks, pad, dil, dx.reshape(-1))
+    kconv.col2im(c.copy().reshape(-1), step, shape, ks, pad, dil, dx.reshape(-1))
     assert (dx[0] == 7).all() and (dx[2] == 7).all()
     # the adjoint: <im2col(u), c> = <u, col2im(c)> for every u, so col2im(c) is J^T c
     jac = np.stack([_im2col_ref(e.reshape(shape), ks, pad, dil).reshape(-1)

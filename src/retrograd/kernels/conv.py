@@ -21,13 +21,70 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernel
+from . import inline, kernel
 
 LONG_ROW = 256
 """Output rows at least this long are copied (im2col) and summed (col2im) straight from
 and into the arrays, split where a window reads the padding; shorter ones through a
 zero-padded row buffer, which pays per row less than the split does (measured, float32:
 rows of 32, 256 and 512 faster through the buffer, rows of 1024 and 4096 straight)."""
+
+
+PLANE_ROW = 16
+"""col2im sums whole planes (`_col2im_planes`) where output rows are as long as the
+input's and at least this long (measured, float32 3x3: rows of 16-64 0.6-0.8x the time
+of the row buffer's, rows of 8 1.15x)."""
+
+
+@inline
+def _col2im_planes(cols, base, shape, ks, pad, dil, dx):
+    """col2im where output rows are as long as input rows (ow == W): a kernel offset's
+    column rows for one depth are then one contiguous run, the input's rows shifted by
+    the offset, so they are added onto dx in one long loop, after the entries that read
+    the padding (a row's first and last few, which would land on the neighbouring rows)
+    are zeroed in cols (they are no part of dx). dx's sample is zeroed first; each
+    element sums its terms in kernel-offset order, as the row buffer does."""
+    c_n, d_n, h_n, w_n = shape
+    kd, kh, kw = ks
+    od = d_n + 2 * pad[0] - dil[0] * (kd - 1)
+    oh = h_n + 2 * pad[1] - dil[1] * (kh - 1)
+    ow = w_n
+    zero = dx.dtype.type(0)
+    plane = od * oh * ow
+    slab = oh * ow
+    whole = dx[base:base + c_n * d_n * h_n * w_n]
+    for k in range(whole.size):
+        whole[k] = zero
+    for c in range(c_n):
+        for a in range(kd):
+            for b in range(kh):
+                zlo = min(max(pad[1] - b * dil[1], 0), oh)  # the output rows that read x
+                zhi = max(min(h_n + pad[1] - b * dil[1], oh), zlo)
+                for e in range(kw):
+                    shift = e * dil[2] - pad[2]
+                    lo = min(max(-shift, 0), ow)
+                    hi = max(min(w_n - shift, ow), lo)
+                    q = (((c * kd + a) * kh + b) * kw + e) * plane
+                    for zd in range(od):
+                        sd = zd + a * dil[0] - pad[0]
+                        if sd < 0 or sd >= d_n or zlo == zhi:
+                            continue
+                        src = cols[q + zd * slab:q + (zd + 1) * slab]
+                        for zh in range(zlo, zhi):
+                            r = src[zh * ow:(zh + 1) * ow]
+                            for k in range(lo):
+                                r[k] = zero
+                            for k in range(hi, ow):
+                                r[k] = zero
+                        j0 = zlo * ow + lo
+                        j1 = (zhi - 1) * ow + hi
+                        if j1 > j0:  # within this plane's rows zlo..zhi-1 of dx
+                            s0 = base + ((c * d_n + sd) * h_n + zlo + b * dil[1] - pad[1]) \
+                                * w_n + shift - zlo * ow
+                            dst = dx[s0 + j0:s0 + j1]
+                            part = src[j0:j1]
+                            for k in range(j1 - j0):
+                                dst[k] += part[k]
 
 
 @kernel
@@ -96,12 +153,17 @@ def col2im(cols, base, shape, ks, pad, dil, dx):
     input row is gathered in a zero-padded row buffer from the column rows that read it,
     in kernel-offset order, then copied out (fixed-length adds: 0.86 ms against 3.6 for
     scattering the rows onto dx, 32 float32 samples as above); from LONG_ROW on, summed
-    in place in dx's row, in the same order."""
+    in place in dx's row, in the same order. Output rows as long as the input's (a
+    'same' padding along W) of at least PLANE_ROW: `_col2im_planes` (which zeroes the
+    columns' entries that read the padding)."""
     c_n, d_n, h_n, w_n = shape
     kd, kh, kw = ks
     od = d_n + 2 * pad[0] - dil[0] * (kd - 1)
     oh = h_n + 2 * pad[1] - dil[1] * (kh - 1)
     ow = w_n + 2 * pad[2] - dil[2] * (kw - 1)
+    if ow == w_n and w_n >= PLANE_ROW:
+        _col2im_planes(cols, base, shape, ks, pad, dil, dx)
+        return
     zero = dx.dtype.type(0)
     plane = od * oh * ow
     long = ow >= LONG_ROW
