@@ -171,3 +171,21 @@ def test_training_under_jit_with_pieces_matches_eager(pieces):
     np.testing.assert_allclose(l_jit, l_eager, rtol=1e-6, atol=1e-7)
     for p, q in zip(m_jit.parameters(), m_eager.parameters(), strict=True):
         np.testing.assert_allclose(p.data, q.data, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("first, then", [("numpy", "numba"), ("numba", "numpy")])
+def test_mode_switched_between_forward_and_backward(pieces, first, then):
+    """Either backward reads either forward's record: the forward with the kernels one
+    way and the backward the other (the compiled side split in pieces) match torch."""
+    mod, ref, x, st, seeds = _case({}, np.float32, 5, 9, (4, 6))
+    theirs = _run(ref, x, st, seeds, "torch")
+    xs = [rg.tensor(a, requires_grad=True) for a in (x, *st)]
+    with kernels.use(first, min_size=0):
+        out, (hn, cn) = mod(xs[0], tuple(xs[1:]))
+        loss = sum((a * rg.tensor(s)).sum() for a, s in zip((out, hn, cn), seeds, strict=True))
+    with kernels.use(then, min_size=0):
+        loss.backward()
+    ours = [out.detach().numpy(), hn.detach().numpy(), cn.detach().numpy()]
+    ours += [a.grad.numpy() for a in xs] + [p.grad.numpy() for p in mod.parameters()]
+    for a, b in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(b))
