@@ -235,7 +235,8 @@ def test_inf_and_nan_give_torchs_nan_and_inf(mode, case, where, bad):
     _used(mode)
 
 
-def test_samples_split_over_threads_match_one_piece(mode):
+def test_samples_split_over_threads_match_one_piece(mode, monkeypatch):
+    monkeypatch.setattr(_threads, "_MIN_WORK", 1 << 20)  # this small input splits too
     rng = np.random.default_rng(5)
     x, w, b = (rng.standard_normal(s) for s in ((5, 8, 48, 48), (6, 8, 3, 3), (6,)))
     g = rng.standard_normal((5, 6, 48, 48))
@@ -254,10 +255,11 @@ def test_samples_split_over_threads_match_one_piece(mode):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_gradients_do_not_depend_on_the_thread_count(mode, dtype):
+def test_gradients_do_not_depend_on_the_thread_count(mode, dtype, monkeypatch):
     """dweight and dbias are sums over the samples: summed per fixed group of samples and
     the groups in order, they are the same bit for bit with 1, 2 or 3 threads (13 samples:
     groups of uneven size, split unevenly); so are the output and dx."""
+    monkeypatch.setattr(_threads, "_MIN_WORK", 1 << 20)  # this small input splits too
     rng = np.random.default_rng(8)
     x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((13, 8, 32, 32), (6, 8, 3, 3),
                                                                (6,)))

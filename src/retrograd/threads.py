@@ -8,7 +8,13 @@ else OPENBLAS_NUM_THREADS, else the CPUs this process may use. A kernel asks
 `chunks(n, work)` how to split n rows of `work` element-operations in all: one chunk
 (run inline, no thread) unless each piece is big enough to pay for a hand-off (tens of
 microseconds, and the pieces share the GIL between NumPy calls), so small inputs never
-pay (at 2^17 per piece the names transformer's step was 15% slower; 2^20 costs nothing).
+pay. The names transformer's step sets the bar: at 2^17 per piece it was 15% slower on
+an earlier host; on a Zen 5 host with two idle cores, its jitted step at two threads was
+0.75-1 ms (about 6%) slower with its GELU and attention split at 2^20 than unsplit (A/B
+in one process, 100 blocks of 10 steps, twice): between the products, NumPy's OpenBLAS
+threads still spin on the second core, so a piece handed there waits for its turn. At
+2^23 those stay whole, while convolutions' and batched decompositions' pieces (tens of
+millions) still split.
 Work split this way gives the same numbers as unsplit work wherever rows are
 independent; reductions across rows add per-chunk partial sums, so the last bits can
 depend on the number of threads (as in PyTorch).
@@ -27,7 +33,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-_MIN_WORK = 1 << 20
+_MIN_WORK = 1 << 23
 """Element-operations below which a piece is not worth handing to another thread."""
 
 _state = {"n": None, "pool": None, "size": 0}
