@@ -12,28 +12,36 @@ cut after 80% of the steps):
 
     torch-1t    PyTorch eager, torch.set_num_threads(1)
     torch-2t    PyTorch eager, torch.set_num_threads(2)
-    rg          retrograd eager (one thread: BLAS and its intra-op threads)
-    rg-jit      retrograd, the whole step under rg.jit (one thread)
-    rg-numpy, rg-jit-numpy   the same with the compiled kernels off (NumPy only; rg and
-                rg-jit use Numba's kernels where the `fast` extra is installed)
+    rg          retrograd eager, one thread (BLAS and its intra-op threads)
+    rg-jit      retrograd, the whole step under rg.jit, one thread
+    rg-2t, rg-jit-2t   the same at two threads (BLAS and retrograd's own)
+    rg-numpy, rg-jit-numpy   one thread with the compiled kernels off (NumPy only; the
+                other rg variants use Numba's kernels where the `fast` extra is installed)
 
 The steps run in blocks, the variants taking turns block by block (the order
 rotating), so that a change of load on a shared machine falls on all of them.
 Per variant it reports the median time per step over blocks, wall and CPU
-(process time: all of the process's threads, so a 2-thread variant that only
-waits is charged for it), and the test loss (nats per character, the whole
-test split) at every evaluation; retrograd's curves are compared with
-PyTorch's (1 thread) against the 0.02-nat tolerance.
+(process time: all of the process's threads), each against the best PyTorch
+variant, and the test loss (nats per character, the whole test split) at every
+evaluation; retrograd's curves are compared with PyTorch's (1 thread) against the
+0.02-nat tolerance.
 
-Measured on the shared 2-core machine (load about 1, every retrograd variant at one
-thread), `--steps 200 --eval-every 100 --variants torch-1t,rg,rg-jit,rg-numpy,rg-jit-numpy`,
-two runs: CPU ms per step torch-1t 43.2 and 41.6, rg 33.4 and 32.5 (0.77x, 0.78x), rg-jit
-30.0 and 29.3 (0.69x, 0.70x); with the compiled kernels off, rg-numpy 0.99x and 1.01x,
-rg-jit-numpy 0.89x and 0.94x. All five test-loss curves are equal to 4 decimals at every
-evaluation (3.4688 at step 0, 2.1954 at step 200). Over half of each step is the linear
-layers' matrix products, which NumPy's BLAS and PyTorch run equally fast. torch-2t: its
-two threads spin waiting for each other on the busy cores (hundreds of ms per step), and
-retrograd at two threads stalls the same way.
+Mix one-thread and two-thread variants in one run with care: after a two-thread
+block, the idle BLAS and OpenMP threads of that library keep spinning for a while and
+are charged to (and slow) the next variant in the process, so torch-1t's CPU time
+read 35 ms beside torch-2t and 25 ms alone. Compare one-thread variants with
+`--variants torch-1t,rg,rg-jit`, and time two-thread variants one per run.
+
+Measured on the 2-core Zen 5 host (AVX-512; NumPy's OpenBLAS held to its AVX2 kernels
+by the environment's OPENBLAS_CORETYPE=Haswell, while PyTorch's CPU kernels use
+AVX-512), quiet: `--variants torch-1t,rg,rg-jit` twice gave torch-1t 25.8 and 24.2 ms
+per step, rg 0.78x and 0.78x, rg-jit 0.72x and 0.72x. Two threads, one variant per
+run, twice each: torch-2t 17.5 and 21.2 ms, rg-2t 17.0 and 13.9, rg-jit-2t 13.6 and
+13.2 (the host's speed drifts between runs; in one run beside each other torch-2t
+took 17.3, rg-2t 15.6, rg-jit-2t 13.8). All curves are equal to 4 decimals at every
+evaluation (3.4688 at step 0, 2.1954 at step 200). About two thirds of retrograd's
+one-thread step is the linear layers' matrix products, which NumPy's BLAS runs at
+PyTorch's speed or faster (1024x64 by 64x256: 282 us against 331).
 """
 
 from __future__ import annotations
