@@ -83,10 +83,12 @@ def _pieces(x):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s = 1.0 / a
         # piece: |x| in [0, 1/2), [1/2, 1), [1, 2), ... [8, inf]
-        k = np.zeros_like(a, dtype=np.int8)
+        # C-contiguous whatever a's layout (a may be any view), so that the flat views
+        # below are views: `p` is written through `flat_p`
+        k = np.zeros(a.shape, dtype=np.int8)
         for bound in _BOUNDS:
             k += a >= bound
-        p = np.empty_like(a)
+        p = np.empty(a.shape, dtype=a.dtype)
         flat_k, flat_p = k.reshape(-1), p.reshape(-1)
         for j, (centre, width, coeffs) in enumerate(_PIECES):
             idx = np.flatnonzero(flat_k == j)
