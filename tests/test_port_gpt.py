@@ -1363,6 +1363,12 @@ def test_bfloat16_name_exists_and_refuses_use():
         rg.zeros(2, dtype=rg.bfloat16)
     with pytest.raises(TypeError, match="bfloat16"):
         rg.ones(2).to(dtype=rg.bfloat16)
+    # positionally, as a method, and for a module: the same message (not "a device")
+    for use in (lambda: rg.ones(2).to(rg.bfloat16), lambda: rg.ones(2).bfloat16(),
+                lambda: rg.ones(2).to("cpu", rg.bfloat16),
+                lambda: rg.nn.Linear(2, 2).to(rg.bfloat16)):
+        with pytest.raises(TypeError, match="NumPy has no bfloat16"):
+            use()
 
 
 def test_autocast_disables_itself_with_torchs_warning():

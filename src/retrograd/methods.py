@@ -19,7 +19,15 @@ from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import promote
 from .api._errors import DtypeError, check_broadcast
-from .dtypes import can_cast, float_result_type, is_float, result_type, scalar_array
+from .dtypes import (
+    _UnsupportedDtype,
+    bfloat16,
+    can_cast,
+    float_result_type,
+    is_float,
+    result_type,
+    scalar_array,
+)
 from .engine import apply, apply2
 from .grad_mode import state
 from .layouts import check_keywords, strided
@@ -672,8 +680,9 @@ Tensor.__irshift__ = _inplace_method("right_shift", integer=True)
 def _is_dtype(v) -> bool:
     if isinstance(v, str):
         return not _is_device(v)
-    return isinstance(v, np.dtype) or (isinstance(v, type) and (issubclass(v, np.generic) or
-                                                                v in (float, int, bool, complex)))
+    if isinstance(v, (np.dtype, _UnsupportedDtype)):  # (bfloat16: refused by _to_dtype)
+        return True
+    return isinstance(v, type) and (issubclass(v, np.generic) or v in (float, int, bool, complex))
 
 
 def _view(self, *shape) -> Tensor:
@@ -731,6 +740,7 @@ _to_dtype = _Methods._to_dtype
 Tensor.view = _view
 Tensor.int = lambda self: self.to(np.int32)
 Tensor.half = lambda self: self.to(np.float16)
+Tensor.bfloat16 = lambda self: self.to(bfloat16)  # refused with a TypeError saying why
 Tensor.short = lambda self: self.to(np.int16)
 Tensor.char = lambda self: self.to(np.int8)
 Tensor.byte = lambda self: self.to(np.uint8)
