@@ -85,10 +85,10 @@ def _pieces(x):
         # piece: |x| in [0, 1/2), [1/2, 1), [1, 2), ... [8, inf]
         # C-contiguous whatever a's layout (a may be any view), so that the flat views
         # below are views: `p` is written through `flat_p`
-        k = np.zeros(a.shape, dtype=np.int8)
+        k = np.zeros_like(a, dtype=np.int8, order="C")
         for bound in _BOUNDS:
             k += a >= bound
-        p = np.empty(a.shape, dtype=a.dtype)
+        p = np.empty_like(a, order="C")
         flat_k, flat_p = k.reshape(-1), p.reshape(-1)
         for j, (centre, width, coeffs) in enumerate(_PIECES):
             idx = np.flatnonzero(flat_k == j)
