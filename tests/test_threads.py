@@ -162,3 +162,67 @@ def test_blas_is_held_to_one_thread_while_pieces_run_and_restored_after(nthreads
         after = [c.num_threads for c in threads._blas_libs()]
     assert seen and all(set(s) == {1} for s in seen)
     assert after and set(after) == {2}
+
+
+def _lent_run(nthreads):
+    """Two intra-op threads and NumPy's OpenBLAS at two threads (so its pool has a thread
+    to lend), the lender found; fails (not skips) where NumPy's BLAS is an OpenBLAS
+    pthreads build without it."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    nthreads(2)
+    limits = threadpoolctl.threadpool_limits(2, user_api="blas")
+    libs = threads._blas_libs()
+    openblas = [c for c in libs if c.internal_api == "openblas"
+                and c.threading_layer == "pthreads"]
+    return limits, bool(openblas)
+
+
+def test_pieces_run_on_openblas_threads_with_results_in_order(nthreads):
+    import threading
+
+    limits, openblas = _lent_run(nthreads)
+    with limits:
+        if openblas:
+            assert threads._lent_threads(1) is not None
+        where = threads.run(lambda a, b: (a, b, threading.get_ident()), [(0, 3), (3, 7)])
+        blas_during = threads.run(lambda a, b: [c.num_threads for c in threads._blas_libs()],
+                                  [(0, 1), (1, 2)])
+    assert [w[:2] for w in where] == [(0, 3), (3, 7)]
+    assert where[0][2] == threading.get_ident() != where[1][2]  # piece 0 here, 1 elsewhere
+    assert all(set(s) == {1} for s in blas_during)  # BLAS held to one thread meanwhile
+    if openblas:  # the second piece ran on a thread Python did not start (OpenBLAS's)
+        names = threads.run(lambda a, b: threading.current_thread().name, [(0, 1), (1, 2)])
+        assert names[1].startswith("Dummy")
+
+
+def test_lent_pieces_raise_their_error_do_not_nest_and_leave_no_record(nthreads):
+    limits, _ = _lent_run(nthreads)
+    with limits:
+        def bad(a, b):
+            if a == 1:
+                raise KeyError("piece 1 failed")
+            return np.ones(1000) @ np.ones(1000)  # BLAS called inside a piece
+        with pytest.raises(KeyError, match="piece 1 failed"):
+            threads.run(bad, [(0, 1), (1, 2)])
+        inner = threads.run(lambda a, b: threads.run(lambda c, d: d - c, [(0, 2), (2, 5)]),
+                            [(0, 1), (1, 2)])
+        assert inner == [[2, 3], [2, 3]]  # a nested run goes inline, in order
+        assert threads.run(lambda a, b: float(np.ones((64, 64)).sum()), [(0, 1), (1, 2)]) \
+            == [4096.0, 4096.0]
+    assert threads._calls == {}
+
+
+def test_the_lent_threads_can_be_turned_off(nthreads, monkeypatch):
+    import threading
+
+    limits, _ = _lent_run(nthreads)
+    monkeypatch.setenv("RETROGRAD_BLAS_THREADS", "0")
+    threads._lent["key"] = "stale"  # looked up again, with the variable set
+    try:
+        with limits:
+            assert threads._lent_threads(1) is None
+            names = threads.run(lambda a, b: threading.current_thread().name,
+                                [(0, 1), (1, 2)])
+    finally:
+        threads._lent["key"] = "stale"  # and again after, without it
+    assert names[1].startswith("retrograd")  # a thread of the pool of ours
