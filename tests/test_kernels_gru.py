@@ -193,3 +193,45 @@ def test_gru_kernels_run_only_when_on(monkeypatch):
         with kernels.use(mode, min_size=min_size):
             _run(mod, x, st, seeds, "rg")
         assert calls == expected, mode
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "bidirectional": True}])
+def test_gru_pieces_on_openblas_threads_equal_one_piece_and_torch(monkeypatch, dtype, kw):
+    """With two intra-op threads and OpenBLAS's threads to lend, every GRU kernel call is
+    split into two pieces of batch rows (7 rows: 4 and 3), giving the one-piece values bit
+    for bit and torch's; where no thread can be lent, one piece."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from retrograd import threads
+    from retrograd.kernels import rnn as krnn
+    from retrograd.ops import fused_rnn
+    monkeypatch.setattr(fused_rnn, "_LSTM_MIN_WORK", 0)
+    calls = []
+    for name in ("gru_forward", "gru_backward"):
+        fn = getattr(krnn, name)
+        monkeypatch.setattr(krnn, name, lambda *a, fn=fn: (calls.append(a[-2:]), fn(*a))[1])
+    mod, ref, x, st, seeds = _case(kw, dtype, L=5, N=7)
+    theirs = _run(ref, x, st, seeds, "torch")
+    old = threads.num_threads()
+    try:
+        with threadpoolctl.threadpool_limits(2, user_api="blas"), \
+                kernels.use("numba", min_size=0):
+            threads.set_num_threads(2)
+            lent = threads.lends(1)
+            openblas = any(c.internal_api == "openblas" and c.threading_layer == "pthreads"
+                           for c in threads._blas_libs())
+            assert lent or not openblas  # NumPy's OpenBLAS lends its threads
+            split = _run(mod, x, st, seeds, "rg")
+            assert set(calls) == ({(0, 4), (4, 7)} if lent else {(0, 7)})
+            assert len(calls) == (2 if lent else 1) * 2 * len(mod.all_weights)
+            monkeypatch.setattr(threads, "lends", lambda extra: False)
+            calls.clear()
+            for p in mod.parameters():
+                p.grad = None
+            whole = _run(mod, x, st, seeds, "rg")
+            assert calls and all(c == (0, 7) for c in calls)
+    finally:
+        threads.set_num_threads(old)
+    for a, b in zip(split, whole, strict=True):
+        np.testing.assert_array_equal(a, b)
+    _compare(split, theirs, "pieces")

@@ -260,6 +260,12 @@ def _lent_threads(extra: int):
     return _lent["run"]
 
 
+def lends(extra: int) -> bool:
+    """Whether `run` would hand `extra` pieces to NumPy's OpenBLAS's own threads (for
+    kernels whose pieces stall one another on a pool of ours, as the GRU's)."""
+    return _blas_libs() is not None and _lent_threads(extra) is not None
+
+
 def _after_fork() -> None:  # a forked child has no pool threads: start afresh
     _state["pool"] = None
     _state["size"] = 0

@@ -22,8 +22,9 @@ and each rule takes its own from the saved record.
 With compiled kernels on (`retrograd.kernels`, float32/float64 host arrays of one dtype
 from its size up) the LSTM's and the GRU's forward and backward time loops are one kernel
 call each (`kernels.rnn`), saving the same record (the GRU's with BLAS held to one thread
-meanwhile; the LSTM's make their products without BLAS, its batch rows split over
-`retrograd.threads` when the sequence is large enough).
+meanwhile; the LSTM's make their products without BLAS). Both split their batch rows over
+`retrograd.threads` when the sequence is large enough (the GRU only where the pieces run
+on OpenBLAS's own threads).
 The generic path (create_graph, forward mode, other devices) unrolls the same
 recurrence with recorded ops, so it differentiates again.
 """
@@ -87,12 +88,15 @@ def _compiled(*arrays) -> bool:
             and all(b.__class__ is np.ndarray and b.dtype == a.dtype for b in arrays))
 
 
-def _batch_pieces(n: int) -> list:
-    """The GRU's batch rows as one piece: each row's recurrence is independent and the kernels
-    take a block of rows, but two pieces at once were 5x slower (measured at batch 32 on
-    two cores: the pieces' per-step BLAS calls, through SciPy's OpenBLAS held to one
-    thread, stall each other), so one thread runs them all, BLAS held to one thread."""
-    return [(0, n)]
+def _gru_pieces(L: int, N: int, H: int) -> list:
+    """The GRU's batch rows in pieces, as the LSTM's (`_lstm_pieces`), only where they run
+    on OpenBLAS's own threads (`threads.lends`): its kernels call BLAS (SciPy's, held to
+    one thread) every step, and two pieces on a pool thread of ours were 5x slower
+    (measured at batch 32 on two cores: the other BLAS's spinning threads took the
+    cores), while on OpenBLAS's the layer's step went from 3.4 to 2.7 ms. Elsewhere one
+    piece, BLAS held to one thread."""
+    pieces = _threads.chunks(N, L * N * 3 * H * H, _LSTM_MIN_WORK)
+    return pieces if len(pieces) == 1 or _threads.lends(len(pieces) - 1) else [(0, N)]
 
 
 _LSTM_MIN_WORK = 1 << 22
@@ -429,7 +433,8 @@ def _gru_forward_compiled(xw, h0, w, b):
     NN = np.empty((L, N, H), dt)
     GH = np.empty((L, N, H3), dt)
     _threads.run_one_blas(
-        lambda a, c: _krnn.gru_forward(xw, h0, wT, b, Y, RZ, NN, GH, a, c), _batch_pieces(N))
+        lambda a, c: _krnn.gru_forward(xw, h0, wT, b, Y, RZ, NN, GH, a, c),
+        _gru_pieces(L, N, H))
     return Y, RZ, NN, GH
 
 
@@ -506,7 +511,7 @@ def _gru_backward_compiled(g, h0, w, b, Y, RZ, NN, GH):
     dh0 = np.empty((N, H), dt)
     _threads.run_one_blas(
         lambda a, c: _krnn.gru_backward(g, h0, w, Y, RZ, NN, GH, DG, dxw, dh0, a, c),
-        _batch_pieces(N))
+        _gru_pieces(L, N, H))
     dw = DG[0].T @ h0
     if L > 1:
         dw += DG[1:].reshape(-1, 3 * H).T @ Y[:-1].reshape(-1, H)
