@@ -208,16 +208,16 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     for i, (n, o, sc) in enumerate(zip(sizes, outs, scales)):
         axis = i - nd
         if mode in ("nearest", "nearest-exact"):
-            if n == o and sc in (None, 1.0):
-                continue
+            if n == o and (sc in (None, 1.0) or (mode == "nearest" and nd == 2)):
+                continue  # PyTorch's 2-d nearest copies a dimension whose size stays
             x = apply(ops.resample, x, axis=axis,
                       index=_on(x, _nearest(n, o, sc, mode != "nearest")))
         elif mode == "bicubic":
             idx, w = _cubic_taps(n, o, sc, bool(align_corners))
             x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
         else:
-            if n == o and (align_corners or sc in (None, 1.0)):
-                continue
+            if n == o:  # as PyTorch: a dimension whose size stays is copied, whatever
+                continue  # its scale_factor
             idx, w = _linear_taps(n, o, sc, bool(align_corners))
             x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
     return x
