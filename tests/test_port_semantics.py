@@ -49,3 +49,52 @@ def test_interpolate_dimension_that_keeps_its_size_matches_torch(mode, nd, align
     v = rng.standard_normal(x.shape)
     fv = F.interpolate(rg.tensor(v), scale_factor=tuple(sf), mode=mode, **kw).numpy()
     np.testing.assert_allclose((seed * fv).sum(), (gg * v).sum(), rtol=1e-12)
+
+
+VIEWS = [((2, 3), lambda t: t.t(), (-1,)),
+         ((2, 3, 4), lambda t: t.permute(0, 2, 1), (8, 3)),
+         ((2, 3, 4), lambda t: t[:, :2], (4, 4)),
+         ((1, 3, 4), lambda t: t.expand(5, 3, 4), (15, 4)),
+         ((2, 3, 4), lambda t: t.permute(0, 2, 1), (2, 4, 3)),
+         ((2, 3, 4), lambda t: t[:, :2], (2, 2, 2, 2)),
+         ((2, 3, 4), lambda t: t.transpose(1, 2)[:, :, :1], (2, 4)),
+         ((2, 1, 4), lambda t: t.transpose(0, 1), (8,)),
+         ((0, 3), lambda t: t.t(), (-1,)),
+         ((), lambda t: t, (1, 1)),
+         ((4, 6), lambda t: t[:, ::2], (4, 3, 1)),
+         ((4, 6), lambda t: t[:, ::2], (12,)),
+         ((1, 3, 4), lambda t: t.expand(5, 3, 4), (5, 12)),
+         ((3, 4), lambda t: t.t(), (4, 1, 3))]
+
+
+@pytest.mark.parametrize("shape, make, new", VIEWS)
+def test_view_refuses_what_torch_refuses_and_shares_memory_otherwise(shape, make, new):
+    """view() is a view or a RuntimeError, as in PyTorch (it was a reshape, so a copy where
+    no view exists, and writes through it never reached the tensor)."""
+    n = int(np.prod(shape))
+    ours = make(rg.arange(float(n)).reshape(shape))
+    theirs = make(torch.arange(float(n)).reshape(shape))
+    try:
+        want = theirs.view(new)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            ours.view(new)
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            ours.view_as(rg.zeros(tuple(theirs.reshape(new).shape)))
+        return
+    got = ours.view(new)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if n:  # the view shares the tensor's memory: a write through it reaches the tensor
+        assert np.shares_memory(got.numpy(), ours.numpy())
+        if ours.numpy().flags.writeable:  # (not an expand's read-only view)
+            with rg.no_grad():
+                got.fill_(-1.0)
+            assert (ours.numpy() == -1).all()
+    assert rg.view_copy(ours.contiguous(), new).shape == got.shape
+
+
+def test_view_copy_takes_any_layout_as_torch():
+    x = rg.arange(6.0).reshape(2, 3).t()
+    want = torch.view_copy(torch.arange(6.0).reshape(2, 3).t(), (-1,))
+    np.testing.assert_array_equal(rg.view_copy(x, (-1,)).numpy(), want.numpy())

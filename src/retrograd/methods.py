@@ -8,6 +8,7 @@ anything above it; this module, imported by the package, completes the class.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -624,7 +625,7 @@ for _name in ("masked_fill scatter scatter_add scatter_reduce index_add tril tri
     setattr(Tensor, _name + "_", _inplace_as(getattr(F, _name)))
 Tensor.view = Tensor.reshape
 Tensor.expand_as = lambda self, other: F.expand(self, *other.shape)
-Tensor.view_as = lambda self, other: F.reshape(self, *other.shape)
+Tensor.view_as = lambda self, other: self.view(*other.shape)
 Tensor.mul = Tensor.__mul__
 Tensor.div = Tensor.__truediv__
 
@@ -702,7 +703,46 @@ def _view(self, *shape) -> Tensor:
                 raise RuntimeError(f"view({dt}): the last dimension of shape {x.shape} "
                                    f"({x.dtype}) must hold a whole number of {dt} items")
         return apply(ops.bitcast, self, dtype=dt)
-    return F.reshape(self, *shape)
+    out = F.reshape(self, *shape)
+    _check_viewable(self.data, out.shape)
+    return out
+
+
+def _view_strides(shape, strides, new):
+    """The strides of `new` viewing memory laid out as (shape, strides) (in elements), or
+    None where no view exists (PyTorch's rule: each run of dimensions the new shape
+    spans must be contiguous within itself)."""
+    if math.prod(shape) == 0 or not shape:
+        return ()
+    out = [0] * len(new)
+    k = len(new) - 1
+    base = strides[-1]
+    numel = seen = 1
+    for d in range(len(shape) - 1, -1, -1):
+        numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != numel * base):
+            while k >= 0 and (seen < numel or new[k] == 1):
+                out[k] = seen * base
+                seen *= new[k]
+                k -= 1
+            if seen != numel:
+                return None
+            if d > 0:
+                base = strides[d - 1]
+                numel = seen = 1
+    return None if k != -1 else tuple(out)
+
+
+def _check_viewable(data, new) -> None:
+    """Refuse, as PyTorch does, a view() whose shape cannot share the tensor's memory (a
+    reshape would copy it, and writes through the result would not reach the tensor)."""
+    item = data.dtype.itemsize
+    if _view_strides(data.shape, tuple(s // item for s in data.strides), tuple(new)) is None:
+        raise RuntimeError(f"view size is not compatible with input tensor's size and stride "
+                           f"(shape {tuple(data.shape)}, strides "
+                           f"{tuple(s // item for s in data.strides)}; at least one dimension "
+                           f"spans across two contiguous subspaces): use .reshape(...) "
+                           f"instead, to view {tuple(new)}")
 
 
 def _to_args(args, kwargs):

@@ -53,7 +53,9 @@ def _expand(x: Tensor, size, *, implicit: bool = False) -> Tensor:
     return x.expand(*size) if isinstance(size, (tuple, list)) else x.expand(size)
 
 
-view_copy = _copied("view_copy", lambda x, *shape: x.view(*shape))
+view_copy = _copied("view_copy", lambda x, *shape: x.view(*shape) if len(shape) == 1 and not
+                    isinstance(shape[0], (int, tuple, list)) else x.reshape(*shape))
+"""(a copy: torch's view_copy takes any layout, as reshape does; view(dtype) bitcasts)"""
 permute_copy = _copied("permute_copy", lambda x, dims: x.permute(*dims))
 expand_copy = _copied("expand_copy", _expand)
 transpose_copy = _copied("transpose_copy", lambda x, dim0, dim1: x.transpose(dim0, dim1))
