@@ -154,7 +154,7 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm):
 
 def test_clip_grad_norm_nonfinite_and_clip_grad_value():
     p = rg.zeros(3, dtype=rg.float64, requires_grad=True)
-    p.grad = rg.tensor([1.0, np.inf, 2.0])
+    p.grad = rg.tensor([1.0, np.inf, 2.0], dtype=rg.float64)
     with pytest.raises(RuntimeError, match="non-finite"):
         nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
     q = rg.zeros(4, dtype=rg.float64, requires_grad=True)

@@ -98,3 +98,25 @@ def test_view_copy_takes_any_layout_as_torch():
     x = rg.arange(6.0).reshape(2, 3).t()
     want = torch.view_copy(torch.arange(6.0).reshape(2, 3).t(), (-1,))
     np.testing.assert_array_equal(rg.view_copy(x, (-1,)).numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("make, error", [
+    (lambda L, p: L.tensor([1.0]), RuntimeError),                       # another size
+    (lambda L, p: L.ones(2, 3, dtype=L.float64), RuntimeError),          # another dtype
+    (lambda L, p: L.ones(2, 3, dtype=L.int64), RuntimeError),
+    (lambda L, p: 3.0, TypeError),                                       # not a tensor
+    (lambda L, p: p, RuntimeError)])                                     # itself
+def test_grad_assignment_is_checked_as_torch_checks_it(make, error):
+    """A .grad of another size or dtype was taken, and optimizers then broadcast it over
+    the parameter (SGD moved every element by the one value)."""
+    for L in (torch, rg):
+        p = L.nn.Parameter(L.ones(2, 3))
+        with pytest.raises(error):
+            p.grad = make(L, p)
+        assert p.grad is None
+    p = rg.nn.Parameter(rg.ones(2, 3))
+    p.grad = rg.full((2, 3), 0.5)
+    rg.optim.SGD([p], lr=1.0).step()
+    np.testing.assert_array_equal(p.detach().numpy(), np.full((2, 3), 0.5, np.float32))
+    p.grad = None
+    assert p.grad is None

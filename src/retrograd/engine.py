@@ -165,7 +165,7 @@ def apply1(op, x):
         out = as_result(out)
     t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
     t.data = out
-    t.grad = t._vc = t._hooks = t._fw = None
+    t._grad = t._vc = t._hooks = t._fw = None
     st = state
     if x.requires_grad and st.enabled:  # _record, unrolled for one input
         node = _new(Node)
@@ -229,7 +229,7 @@ def apply2(op, x, y):
         out = as_result(out)
     t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
     t.data = out
-    t.grad = t._vc = t._hooks = t._fw = None
+    t._grad = t._vc = t._hooks = t._fw = None
     st = state
     if (xr or yr) and st.enabled:  # _record, unrolled for two inputs
         node = _new(Node)

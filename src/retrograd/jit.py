@@ -83,7 +83,7 @@ from .tensor import Tensor
 __all__ = ["jit", "JitError", "Jitted", "Program"]
 
 _DATA = Tensor.__dict__["data"]  # the slots themselves, read past the traced class's properties
-_GRAD = Tensor.__dict__["grad"]
+_GRAD = Tensor.__dict__["_grad"]
 _get_data = _DATA.__get__
 _get_grad = _GRAD.__get__
 _set_grad = _GRAD.__set__

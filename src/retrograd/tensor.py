@@ -52,6 +52,28 @@ class GradDtypeError(TypeError, RuntimeError):
     PyTorch's RuntimeError, so ported `except RuntimeError` code catches it too."""
 
 
+def _check_grad(t: Tensor, g) -> None:
+    """Refuse, as PyTorch does, a .grad that is not a tensor of the tensor's shape, dtype
+    and device (an optimizer would otherwise broadcast or promote it silently)."""
+    if not isinstance(g, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(g).__name__}")
+    if g is t:
+        raise RuntimeError("can't assign a tensor as its own grad")
+    if g.data.shape != t.data.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(g.data.shape)}' to "
+                           f"a tensor of size '{list(t.data.shape)}'. Please ensure that the "
+                           f"gradient and the tensor are the same size")
+    if g.data.dtype != t.data.dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{g.data.dtype}' to a "
+                           f"tensor with dtype '{t.data.dtype}'. Please ensure that the "
+                           f"gradient and the tensor have the same dtype")
+    if g.data.__class__ is not t.data.__class__ and g.device != t.device:
+        raise RuntimeError(f"attempting to assign a gradient on {g.device} to a tensor on "
+                           f"{t.device}. Please ensure that the gradient and the tensor are on "
+                           f"the same device")
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -59,7 +81,7 @@ class Tensor:
     default dtype (float32), ints int64, bools bool; NumPy arrays keep theirs.
     """
 
-    __slots__ = ("data", "grad", "grad_fn", "requires_grad", "_vc", "_hooks", "_fw",
+    __slots__ = ("data", "_grad", "grad_fn", "requires_grad", "_vc", "_hooks", "_fw",
                  "__weakref__")
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
@@ -82,7 +104,7 @@ class Tensor:
             raise TypeError("cannot make a tensor from Python objects; "
                             "expected numbers or arrays of numbers")
         self.data = arr
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self.requires_grad = False
         self._vc = None
@@ -98,12 +120,23 @@ class Tensor:
             else:
                 state.tracer.constant(self)
 
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient that backward() accumulated into this leaf (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
     @staticmethod
     def _wrap(arr: np.ndarray) -> Tensor:
         """A constant tensor around an existing array, without checks."""
         t = _new(Tensor)  # not a classmethod calling __new__: this is every op's hot path
         t.data = arr
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         t.requires_grad = False
         t._vc = None
