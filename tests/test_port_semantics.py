@@ -120,3 +120,52 @@ def test_grad_assignment_is_checked_as_torch_checks_it(make, error):
     np.testing.assert_array_equal(p.detach().numpy(), np.full((2, 3), 0.5, np.float32))
     p.grad = None
     assert p.grad is None
+
+
+@pytest.mark.parametrize("in_dims", [(0, 0), (0, None), (None, 0)])
+def test_vmap_of_clamp_with_tensor_bounds_matches_torch(in_dims):
+    """clamp's masks were computed from one sample's values inside vmap, so every sample
+    was clamped where the first one was."""
+    p = np.array([[0.5, 2.0], [3.0, -1.0], [-4.0, 0.7]])
+    q = np.array([[1.0, 0.0], [0.2, 0.1], [2.0, -3.0]])
+    x = p if in_dims[0] == 0 else p[0]
+    b = q if in_dims[1] == 0 else q[1]
+    got, want = [], []
+    for L, out in ((torch, want), (rg, got)):
+        f = L.func.vmap(lambda a, lo, L=L: L.clamp(a, min=lo, max=lo + 1.0), in_dims=in_dims)
+        out.append(f(L.tensor(x), L.tensor(b)).numpy())
+        f = L.func.vmap(lambda a, hi, L=L: L.clip(a, max=hi), in_dims=in_dims)
+        out.append(f(L.tensor(x), L.tensor(b)).numpy())
+        g = L.func.vmap(L.func.grad(lambda a, lo, L=L: L.clamp(a, min=lo, max=lo + 1.0).sum()),
+                        in_dims=in_dims)
+        out.append(g(L.tensor(x), L.tensor(b)).numpy())
+    for a, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, w)
+
+
+def test_vmap_refuses_a_custom_function_on_a_batched_input():
+    """Its jvp carried the batch as if the Function were linear: x**3 gave 3 x0**2 x."""
+    class Cube(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * t
+
+    x = rg.tensor([0.5, 1.5, -2.0])
+    with pytest.raises(RuntimeError, match="cannot run inside rg.func.vmap"):
+        rg.func.vmap(Cube.apply)(x)
+    c = rg.tensor(2.0)  # an unbatched input is fine
+    np.testing.assert_allclose(rg.func.vmap(lambda a: a * Cube.apply(c))(x).numpy(),
+                               8 * x.numpy())
+    np.testing.assert_allclose(rg.func.jvp(Cube.apply, (x,), (rg.ones(3),))[1].numpy(),
+                               3 * x.numpy() ** 2)

@@ -154,6 +154,12 @@ class Stack:
             ts = [a._fw.get(lv) if getattr(a, "_fw", None) is not None else None for a in args]
             if all(t is None for t in ts):
                 continue
+            if lv.vmap:  # its jvp would carry the batch as if the Function were linear
+                raise RuntimeError(
+                    f"{cls.__name__} (an rg.autograd.Function) cannot run inside rg.func.vmap on "
+                    "a batched input: its forward runs once, on unbatched values, and its jvp "
+                    "is a derivative, not a batching rule (vmap, generate_vmap_rule are not "
+                    "supported); vmap a function written with rg ops, or loop over the batch")
             if getattr(cls, "jvp", None) is None:
                 raise RuntimeError(
                     f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "

@@ -152,26 +152,29 @@ def _clamp_tensors(x, lo, hi) -> Tensor:
         raise TypeError("clamp() is not supported for bool tensors (with bool bounds)")
     x, lo, hi = (None if v is None else _t(v).to(dt) if isinstance(v, Tensor)
                  else Tensor(np.asarray(v, dtype=dt)) for v in (x, lo, hi))
-    xa = x.data
-    value, take_x = xa, np.ones(xa.shape, bool)
+    # every mask and value from recorded ops (not .data), so vmap and rg.jit see them
+    def both(a, b):
+        return apply(ops.logical_and, a, b)
+
+    value, take_x = x, None
     take_lo = take_hi = None
     if lo is not None:
-        value = np.maximum(value, lo.data)
-        take_x = take_x & (xa >= lo.data)
-        take_lo = xa < lo.data
+        value = apply(ops.maximum, x, lo)
+        take_x = x >= lo
+        take_lo = x < lo
     if hi is not None:
-        take_hi = value > hi.data
+        take_hi = value > hi
         if take_lo is not None:
-            take_lo = take_lo & (lo.data <= hi.data)
-            take_hi = take_hi & ~take_lo
-        take_x = take_x & (xa <= hi.data)
-        value = np.minimum(value, hi.data)
-    out = Tensor(np.asarray(value, dtype=dt))
+            take_lo = both(take_lo, lo <= hi)
+            take_hi = both(take_hi, apply(ops.logical_not, take_lo))
+        take_x = x <= hi if take_x is None else both(take_x, x <= hi)
+        value = apply(ops.minimum, value, hi)
+    out = value.detach()  # NaN where no branch holds: no gradient there
     if take_hi is not None:
-        out = where(Tensor(take_hi), hi, out)
+        out = where(take_hi, hi, out)
     if take_lo is not None:
-        out = where(Tensor(take_lo), lo, out)
-    return where(Tensor(np.broadcast_to(take_x, out.shape)), x, out)
+        out = where(take_lo, lo, out)
+    return where(take_x, x, out)
 
 
 def _as_python(v, dt):
