@@ -147,7 +147,7 @@ def test_hooks_on_outside_tensors_run_once():
 def test_dropout_is_recomputed_with_the_same_mask_and_the_random_state_kept():
     def grads(use_ck):
         rg.manual_seed(5)
-        m = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+        m = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2)).double()
         x = rg.tensor(X, requires_grad=True)
         y = checkpoint(m, x, use_reentrant=False) if use_ck else m(x)
         y.sum().backward()

@@ -103,7 +103,8 @@ def test_defaults_are_pytorchs():
 def _train(model, opt, steps, seed):
     r = np.random.default_rng(seed)
     for _ in range(steps):
-        x, y = rg.Tensor(r.standard_normal((8, 4))), rg.Tensor(r.integers(0, 3, 8))
+        x = rg.Tensor(r.standard_normal((8, 4)).astype(np.float32))
+        y = rg.Tensor(r.integers(0, 3, 8))
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()

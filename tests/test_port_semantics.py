@@ -169,3 +169,73 @@ def test_vmap_refuses_a_custom_function_on_a_batched_input():
                                8 * x.numpy())
     np.testing.assert_allclose(rg.func.jvp(Cube.apply, (x,), (rg.ones(3),))[1].numpy(),
                                3 * x.numpy() ** 2)
+
+
+def _mixed_cases(L):
+    F_ = L.nn.functional
+    x32, w32 = L.ones(2, 4), L.ones(4)
+    x64, w64 = x32.double(), w32.double()
+    seq = x64.reshape(2, 1, 4)
+    return {
+        "linear": lambda: F_.linear(x64, L.ones(3, 4)),
+        "linear bias": lambda: F_.linear(x32, L.ones(3, 4), L.ones(3).double()),
+        "Linear int": lambda: L.nn.Linear(4, 3)(L.ones(2, 4, dtype=L.int64)),
+        "Linear": lambda: L.nn.Linear(4, 3)(x64),
+        "layer_norm": lambda: F_.layer_norm(x64, (4,), w32, w32),
+        "layer_norm weight": lambda: F_.layer_norm(x32, (4,), w64, w64),
+        "group_norm": lambda: F_.group_norm(x64.reshape(2, 4, 1), 2, w32, w32),
+        "batch_norm": lambda: F_.batch_norm(x64.reshape(2, 4, 1), L.zeros(4), L.ones(4), w32,
+                                            w32, training=True),
+        "batch_norm stats": lambda: F_.batch_norm(x32.reshape(2, 4, 1), L.zeros(4).double(),
+                                                  L.ones(4).double(), w32, w32, training=True),
+        "instance_norm": lambda: F_.instance_norm(
+            x64.reshape(2, 4, 1).expand(2, 4, 3).contiguous(), weight=w32, bias=w32),
+        "GRU": lambda: L.nn.GRU(4, 3)(seq),
+        "LSTM": lambda: L.nn.LSTM(4, 3)(seq),
+        "RNN": lambda: L.nn.RNN(4, 3)(seq),
+        "GRUCell": lambda: L.nn.GRUCell(4, 3)(x64),
+        "LSTMCell": lambda: L.nn.LSTMCell(4, 3)(x64),
+        "MultiheadAttention": lambda: L.nn.MultiheadAttention(4, 1)(seq, seq, seq),
+        "BatchNorm1d": lambda: L.nn.BatchNorm1d(4)(x64),
+        "LayerNorm": lambda: L.nn.LayerNorm(4)(x64),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_mixed_cases(torch)))
+def test_layers_refuse_an_input_of_another_dtype_as_torch(name):
+    """They promoted it: a float64 image through a float32 model ran partly in float64."""
+    with pytest.raises((RuntimeError, ValueError)):
+        _mixed_cases(torch)[name]()
+    with pytest.raises(RuntimeError):
+        _mixed_cases(rg)[name]()
+
+
+@pytest.mark.parametrize("fn", ["layer_norm", "group_norm", "batch_norm", "instance_norm",
+                                "rms_norm"])
+def test_norms_allowed_mixtures_keep_the_input_dtype_as_torch(fn):
+    """float16 input with float32 parameters (PyTorch's CPU norms take it), and rms_norm
+    with any parameter dtype: the result has the input's dtype and torch's values."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4, 3))
+    w, b = rng.standard_normal(4), rng.standard_normal(4)
+    cases = [(np.float16, np.float32)] + ([(np.float32, np.float64), (np.float64, np.float32)]
+                                          if fn == "rms_norm" else [])
+    for xd, pd in cases:
+        outs = []
+        for L in (torch, rg):
+            F_ = L.nn.functional
+            xt = L.tensor(x.astype(xd))
+            wt, bt = L.tensor(w.astype(pd)), L.tensor(b.astype(pd))
+            if fn == "layer_norm":
+                out = F_.layer_norm(xt.transpose(1, 2), (4,), wt, bt)
+            elif fn == "group_norm":
+                out = F_.group_norm(xt, 2, wt, bt)
+            elif fn == "batch_norm":
+                out = F_.batch_norm(xt, L.zeros(4), L.ones(4), wt, bt, training=True)
+            elif fn == "instance_norm":
+                out = F_.instance_norm(xt, weight=wt, bias=bt)
+            else:
+                out = F_.rms_norm(xt.transpose(1, 2), (4,), wt)
+            outs.append((str(out.dtype).replace("torch.", ""), out.detach().float().numpy()))
+        assert outs[0][0] == outs[1][0] == np.dtype(xd).name
+        np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=2e-3, atol=2e-3)

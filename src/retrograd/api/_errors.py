@@ -25,6 +25,11 @@ class ArgumentTypeError(TypeError, RuntimeError):
     count, a bool alpha for a numeric result)."""
 
 
+class MixedDtypeError(ArgumentTypeError):
+    """Tensors of different dtypes where PyTorch wants one (a layer's input and its
+    weights): a RuntimeError there, never a silent promotion here."""
+
+
 def check_broadcast(name: str, x, y) -> None:
     """Raise ShapeError naming both shapes if `x` and `y` (tensors, arrays, numbers or
     lists) do not broadcast. For an operator's error path: called after NumPy refused

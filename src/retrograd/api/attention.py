@@ -18,6 +18,7 @@ from ..devices import namespace_of
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
+from ._errors import MixedDtypeError
 from .elementwise import where
 from .linalg import matmul
 from .reductions import mean, softmax
@@ -164,6 +165,10 @@ def _append_zero(mask: Tensor | None) -> Tensor | None:
 
 
 def _linear(x, w, b=None) -> Tensor:
+    if x.dtype != w.dtype or (b is not None and b.dtype != w.dtype):
+        raise MixedDtypeError(f"multi_head_attention_forward: expected the inputs and the "
+                              f"projection weights to share one dtype, got input {x.dtype}, "
+                              f"weight {w.dtype}" + ("" if b is None else f", bias {b.dtype}"))
     return apply(ops.linear, x, w, b)
 
 

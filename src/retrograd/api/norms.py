@@ -21,7 +21,7 @@ from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ._args import _dims, _t
-from ._errors import ArgumentError, DtypeError, ShapeError
+from ._errors import ArgumentError, DtypeError, MixedDtypeError, ShapeError
 from ._fresh import fresh
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
@@ -63,6 +63,20 @@ def _check_trailing(x: Tensor, shape: tuple, fn: str) -> None:
                          f"{list(x.shape)}")
 
 
+def _mixed(fn: str, x: Tensor, **params) -> bool:
+    """Whether the parameters' dtypes differ from the input's in the one way PyTorch's CPU
+    norms allow (float16 input, float32 parameters: the result stays float16); any other
+    difference raises MixedDtypeError naming the dtypes, as PyTorch refuses it."""
+    odd = {k: p.dtype for k, p in params.items() if p is not None and p.dtype != x.dtype}
+    if not odd:
+        return False
+    if x.dtype == np.float16 and all(d == np.float32 for d in odd.values()):
+        return True
+    raise MixedDtypeError(f"{fn}: mixed dtype: input is {x.dtype} but "
+                          + ", ".join(f"{k} is {d}" for k, d in odd.items())
+                          + f"; convert them to {x.dtype} (or the module: .to(dtype))")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims, then scale by `weight`, shift by
     `bias` (both of that shape, optional)."""
@@ -73,14 +87,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     w = _param(weight, shape, "layer_norm", "weight")
     b = _param(bias, shape, "layer_norm", "bias")
     axes = tuple(range(-len(shape), 0))
-    if all(p is None or p.dtype == x.dtype for p in (w, b)):
+    if not _mixed("layer_norm", x, weight=w, bias=b):
         return apply(ops.layer_norm, x, w, b, axes=axes, eps=float(eps))
-    y = apply(ops.standardize, x, axes=axes, eps=float(eps))  # mixed dtypes: promote as * and +
+    y = apply(ops.standardize, x, axes=axes, eps=float(eps))  # float16 with float32 weights
     if w is not None:
         y = y * w
     if b is not None:
         y = y + b
-    return y
+    return y.to(x.dtype)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
@@ -95,7 +109,10 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> 
         eps = float(np.finfo(x.dtype).eps)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     y = x * apply(ops.rsqrt, mean(x * x, axes, keepdim=True) + eps)
-    return y if w is None else y * w
+    if w is None:
+        return y
+    y = y * w
+    return y if y.dtype == x.dtype else y.to(x.dtype)  # PyTorch: the input's dtype
 
 
 def _channel_view(p: Tensor, ndim: int) -> Tensor:
@@ -117,13 +134,14 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
                          f"and num_groups={num_groups}")
     w = _param(weight, (c,), "group_norm", "weight")
     b = _param(bias, (c,), "group_norm", "bias")
+    mixed = _mixed("group_norm", x, weight=w, bias=b)
     y = apply(ops.standardize, x.reshape(n, num_groups, -1), axes=(-1,), eps=float(eps))
     y = y.reshape(x.shape)
     if w is not None:
         y = y * _channel_view(w, x.ndim)
     if b is not None:
         y = y + _channel_view(b, x.ndim)
-    return fresh(y)
+    return fresh(y.to(x.dtype) if mixed else y)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,
@@ -141,6 +159,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     rv = _param(running_var, (c,), "batch_norm", "running_var")
     w = _param(weight, (c,), "batch_norm", "weight")
     b = _param(bias, (c,), "batch_norm", "bias")
+    mixed = _mixed("batch_norm", x, weight=w, bias=b, running_mean=rm, running_var=rv)
+    if mixed:
+        return _batch_norm(x, rm, rv, w, b, training, momentum, eps).to(x.dtype)
+    return _batch_norm(x, rm, rv, w, b, training, momentum, eps)
+
+
+def _batch_norm(x, rm, rv, w, b, training, momentum, eps) -> Tensor:
+    c = x.shape[1]
     if training:
         count = x.size // c if c else 0
         if count <= 1:
@@ -358,6 +384,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     rv = _param(running_var, (c,), "instance_norm", "running_var")
     w = _param(weight, (c,), "instance_norm", "weight")
     b = _param(bias, (c,), "instance_norm", "bias")
+    if _mixed("instance_norm", x, weight=w, bias=b, running_mean=rm, running_var=rv):
+        return instance_norm(x.float(), rm, rv, w, b, use_input_stats, momentum, eps).half()
     spatial = tuple(range(2 - x.ndim, 0))
     if use_input_stats:
         if math.prod(x.shape[2:]) == 1:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import api as _f
 from .. import ops
 from .._values import every_value
-from ..api._errors import ShapeError
+from ..api._errors import MixedDtypeError, ShapeError
 from ..api.activations import (
     _implicit_dim,
     celu,
@@ -111,6 +111,11 @@ def linear(input, weight, bias=None) -> Tensor:
         bias = _t(bias)
         if bias.shape != (w.shape[0],):
             raise ShapeError(f"linear: bias must have shape ({w.shape[0]},), got {bias.shape}")
+    if x.dtype != w.dtype or (bias is not None and bias.dtype != w.dtype):
+        raise MixedDtypeError(
+            f"linear: expected input, weight and bias of one dtype, but got input {x.dtype}, "
+            f"weight {w.dtype}" + ("" if bias is None else f", bias {bias.dtype}")
+            + " (as PyTorch, no promotion here: convert the input or the layer, .to(dtype))")
     return apply(ops.linear, x, w, bias)
 
 

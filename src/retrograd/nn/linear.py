@@ -45,6 +45,7 @@ class Linear(Module):
     def forward(self, x):
         b = self.bias
         if x.__class__ is Tensor and x.data.ndim and x.data.shape[-1] == self.in_features \
+                and x.data.dtype == self.weight.data.dtype \
                 and self.weight.data.shape == (self.out_features, self.in_features) \
                 and (b is None or b.data.shape == (self.out_features,)):
             return apply(ops.linear, x, self.weight, b)  # checked: skip F.linear's checks

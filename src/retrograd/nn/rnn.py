@@ -36,6 +36,19 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
+def _same_dtype(name: str, x: Tensor, w: Tensor) -> None:
+    """Refuse an input whose dtype is not the weights' (PyTorch: a ValueError for the
+    layers, a RuntimeError for the cells; this is both), rather than promote."""
+    if x.dtype != w.dtype:
+        raise _RnnDtypeError(f"{name}: input dtype ({x.dtype}) does not match weight dtype "
+                             f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
+                             f"model: model.to({x.dtype})")
+
+
+class _RnnDtypeError(ValueError, RuntimeError):
+    """An RNN's input of another dtype than its weights."""
+
+
 def _linear(x, w, b=None):
     return apply(ops.linear, x, w, b)
 
@@ -261,6 +274,7 @@ class RNNBase(Module):
                               f"{self.input_size}, got {x.shape[-1]} (input shape {x.shape})")
         if x.dtype.kind != "f":
             raise TypeError(f"{name}: expected a floating input, got {x.dtype}")
+        _same_dtype(name, x, self.weight_ih_l0)
         return x, x.ndim == 2
 
     def _check_packed(self, packed: PackedSequence) -> tuple[Tensor, np.ndarray]:
@@ -524,6 +538,7 @@ class RNNCellBase(Module):
         if x.shape[-1] != self.input_size:
             raise _ShapeError(f"{name}: expected input of shape (N, {self.input_size}) or "
                               f"({self.input_size},), got {x.shape}")
+        _same_dtype(name, x, self.weight_ih)
         return (x.unsqueeze(0), True) if x.ndim == 1 else (x, False)
 
     def _state(self, h, x: Tensor, unbatched: bool, what: str) -> Tensor:
