@@ -239,3 +239,36 @@ def test_norms_allowed_mixtures_keep_the_input_dtype_as_torch(fn):
             outs.append((str(out.dtype).replace("torch.", ""), out.detach().float().numpy()))
         assert outs[0][0] == outs[1][0] == np.dtype(xd).name
         np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("name", ["relu", "leaky_relu", "hardtanh", "relu6"])
+def test_piecewise_linear_activations_second_order_and_nan_as_torch(name):
+    """The gradient at NaN passes (PyTorch's backward tests `x <= 0`, false for NaN), and
+    under create_graph the gradient stays connected to x with a zero second derivative (it
+    was cut off: a gradient penalty gave None, not zeros, to the parameters before it)."""
+    x = np.array([1.0, -2.0, 0.5, np.nan, -1.0, 0.0, 6.0, 7.0])
+    got = []
+    for L in (torch, rg):
+        t = L.tensor(x, requires_grad=True)
+        g, = L.autograd.grad(getattr(L.nn.functional, name)(t).sum(), t, create_graph=True)
+        assert g.requires_grad
+        (g ** 2).sum().backward()
+        got.append((g.detach().numpy(), t.grad.numpy()))
+    keep = slice(None)
+    if name in ("hardtanh", "relu6"):  # torch's own NaN gradient depends on the element's
+        keep = ~np.isnan(x)            # place (its vector loop gives 0, its tail 1; ours 1)
+        assert got[1][0][3] == 1.0
+    np.testing.assert_array_equal(got[1][0][keep], got[0][0][keep])
+    np.testing.assert_array_equal(got[1][1], got[0][1])
+
+
+def test_atan2_gradient_at_the_origin_is_torchs_zero():
+    got = []
+    for L in (torch, rg):
+        y = L.tensor([0.0, 0.0, 1.0, 2.0], requires_grad=True)
+        x = L.tensor([0.0, 1.0, 0.0, -3.0], requires_grad=True)
+        L.atan2(y, x).sum().backward()
+        got.append((y.grad.numpy(), x.grad.numpy()))
+    for a, b in zip(got[1], got[0], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+        assert np.isfinite(a).all()

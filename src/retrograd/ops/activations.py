@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..primitive import elementwise
+from ..primitive import NUMPY, elementwise
 from ._special import erfc as _erfc
 from .elementwise import _sigmoid
 
@@ -98,8 +98,21 @@ def _hardtanh(x, *, min_val=-1.0, max_val=1.0):
     return np.minimum(np.maximum(x, min_val), max_val)
 
 
+def _zero_of(m, x):
+    """Zeros that depend on x (derivative 0), finite wherever x is not: added to a recorded
+    piecewise-constant derivative (create_graph), it keeps the gradient connected to x with
+    a zero second derivative, as PyTorch's backward ops are, instead of cut off."""
+    return m.where(m.isfinite(x), x * 0.0, 0.0)
+
+
 def _hardtanh_d(m, g, out, x, *, min_val=-1.0, max_val=1.0):
-    return m.where(m.logical_and(x > min_val, x < max_val), g, 0.0)
+    d = m.where(m.logical_or(x <= min_val, x >= max_val), 0.0, g)  # NaN: passes, as torch
+    return d if m is NUMPY else d + _zero_of(m, x)
+
+
+def _leaky_relu_d(m, g, out, x, *, negative_slope=0.01):
+    d = m.where(x > 0, g, g * negative_slope)
+    return d if m is NUMPY else d + _zero_of(m, x)
 
 
 def _hardsigmoid(x):
@@ -129,8 +142,7 @@ softplus = elementwise("softplus", _softplus, _softplus_d, fresh=True)
 logsigmoid = elementwise("logsigmoid", _logsigmoid, lambda m, g, out, x: g * m.sigmoid(-x),
                          fresh=True)
 elu = elementwise("elu", _elu, _elu_d, fresh=True)
-leaky_relu = elementwise("leaky_relu", _leaky_relu, lambda m, g, out, x, *, negative_slope=0.01:
-                         m.where(x > 0, g, g * negative_slope), smooth=False, fresh=True)
+leaky_relu = elementwise("leaky_relu", _leaky_relu, _leaky_relu_d, smooth=False, fresh=True)
 hardtanh = elementwise("hardtanh", _hardtanh, _hardtanh_d, smooth=False, fresh=True)
 hardsigmoid = elementwise("hardsigmoid", _hardsigmoid, lambda m, g, out, x: m.where(
     m.logical_and(x > -3.0, x < 3.0), g * _ONE_SIXTH, 0.0), smooth=False, fresh=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grad_mode import state
-from ..primitive import defop, elementwise
+from ..primitive import NUMPY, defop, elementwise
 
 
 def _real_only(x, name):
@@ -123,8 +123,17 @@ tanh = elementwise("tanh", np.tanh, lambda m, g, out, x: g * (1.0 - out * out), 
                    reads=(), into=np.tanh)
 sigmoid = elementwise("sigmoid", _sigmoid, lambda m, g, out, x: g * (out * (1.0 - out)),
                       save_out=True, reads=(), fresh=True)
-relu = elementwise("relu", _relu, lambda m, g, out, x: g * (out > 0), save_out=True, reads=(),
-                   smooth=False, into=_relu_into)
+def _relu_d(m, g, out, x):
+    """g where the output is positive or NaN (PyTorch passes the gradient at NaN), else 0;
+    recorded (create_graph) as a function of the output, so the gradient stays connected
+    to x with a zero second derivative, as PyTorch's is."""
+    if m is NUMPY:
+        return np.where(out <= 0, 0.0, g)
+    return m.where(out <= 0, out * 0.0, g)
+
+
+relu = elementwise("relu", _relu, _relu_d, save_out=True, reads=(), smooth=False,
+                   into=_relu_into)
 abs = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False)
 sign = elementwise("sign", _sign, lambda m, g, out, x: g * 0.0, smooth=False)
 clamp = elementwise("clamp", _clamp, lambda m, g, out, x, lo, hi: g * _inside(m, x, lo, hi),

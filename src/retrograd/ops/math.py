@@ -166,9 +166,18 @@ def _remainder(x, y):
         return np.remainder(x, y)
 
 
-atan2 = elementwise("atan2", np.arctan2,
-                    lambda m, g, out, y, x: g * x / (x * x + y * y),
-                    lambda m, g, out, y, x: -g * y / (x * x + y * y), into=np.arctan2)
+def _atan2_d(which):
+    """atan2's partials, g x / (x^2 + y^2) and -g y / (x^2 + y^2), taken as 0 at the
+    origin (PyTorch's value there; the limit does not exist)."""
+    def rule(m, g, out, y, x):
+        den = x * x + y * y
+        at0 = den == 0
+        num = g * x if which == 0 else -g * y
+        return m.where(at0, num * 0.0, num / m.where(at0, 1.0, den))
+    return rule
+
+
+atan2 = elementwise("atan2", np.arctan2, _atan2_d(0), _atan2_d(1), into=np.arctan2)
 hypot = elementwise("hypot", np.hypot, lambda m, g, out, x, y: g * x / out,
                     lambda m, g, out, x, y: g * y / out, save_out=True, into=np.hypot)
 copysign = elementwise("copysign", np.copysign, _copysign_dx, _zero, save_out=True,
