@@ -272,3 +272,30 @@ def test_atan2_gradient_at_the_origin_is_torchs_zero():
     for a, b in zip(got[1], got[0], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
         assert np.isfinite(a).all()
+
+
+ERRORS = {
+    "conv2d channels": lambda L: L.nn.Conv2d(3, 2, 3)(L.zeros(1, 4, 5, 5)),
+    "conv2d kernel too large": lambda L: L.nn.Conv2d(1, 1, 7)(L.zeros(1, 1, 5, 5)),
+    "batch_norm channels": lambda L: L.nn.BatchNorm2d(3)(L.zeros(2, 4, 3, 3)),
+    "max_pool empty": lambda L: L.nn.functional.max_pool2d(L.zeros(1, 1, 2, 2), 3),
+    "one_hot too large": lambda L: L.nn.functional.one_hot(L.tensor([1, 5]), 4),
+    "one_hot negative": lambda L: L.nn.functional.one_hot(L.tensor([-1, 2]), 4),
+    "arange step 0": lambda L: L.arange(0, 5, 0),
+    "linspace negative steps": lambda L: L.linspace(0, 1, -2),
+    "cdist columns": lambda L: L.cdist(L.zeros(3, 2), L.zeros(4, 3)),
+    "diff negative n": lambda L: L.diff(L.zeros(4), n=-1),
+    "sdpa heads": lambda L: L.nn.functional.scaled_dot_product_attention(
+        L.zeros(1, 4, 3, 2), L.zeros(1, 3, 3, 2), L.zeros(1, 3, 3, 2)),
+    "pad odd": lambda L: L.nn.functional.pad(L.zeros(2, 3), (1,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_argument_errors_are_runtime_errors_as_in_torch(name):
+    """Ported code catches `except RuntimeError`; retrograd's argument errors are also
+    ValueErrors (for Python code), but were only that."""
+    with pytest.raises(RuntimeError):
+        ERRORS[name](torch)
+    with pytest.raises(RuntimeError):
+        ERRORS[name](rg)

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import devices
 from .grad_mode import no_grad
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled",
@@ -50,7 +51,7 @@ class autocast:
     def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
         if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+            raise ArgumentError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device = device_type
         self.fast_dtype = dtype
         self._enabled = bool(enabled)
@@ -147,7 +148,7 @@ class GradScaler:
             if isinstance(val, Iterable):
                 out = map(apply, val)
                 return type(val)(out) if isinstance(val, (list, tuple)) else out
-            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+            raise ArgumentError("outputs must be a Tensor or an iterable of Tensors")
         return apply(outputs)
 
     def unscale_(self, optimizer) -> None:
@@ -170,7 +171,7 @@ class GradScaler:
                     if g is None:
                         continue
                     if g.dtype == np.float16:
-                        raise ValueError("Attempting to unscale FP16 gradients.")
+                        raise ArgumentError("Attempting to unscale FP16 gradients.")
                     g.mul_(inv)
                     if not found and not bool(np.all(np.isfinite(devices.host(g.data)))):
                         found = True

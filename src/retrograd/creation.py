@@ -298,7 +298,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise ValueError("arange(): step must not be zero")
+        raise ArgumentError("arange(): step must not be zero")
     if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
         dtype = np.int64
     dt = _dt(dtype)
@@ -318,7 +318,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     """
     dt = _dt(dtype)
     if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"linspace(): steps must be a non-negative int, got {steps!r}")
+        raise ArgumentError(f"linspace(): steps must be a non-negative int, got {steps!r}")
     if dt == np.bool_:
         raise TypeError("linspace() does not support dtype bool")
     if dt.kind not in "iu":
@@ -385,7 +385,7 @@ def randint(low: int | None = None, high=None, size=None, dtype=None,
     elif low is None:
         low = 0
     if high <= low:
-        raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
+        raise ArgumentError(f"randint(): expected low < high, got low={low}, high={high}")
     size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
     return _make(_drawer(generator, device).integers(low, high, size=_shape(size)).astype(
         dtype or np.int64), requires_grad)
@@ -461,7 +461,7 @@ def randperm(n: int, dtype=None, requires_grad: bool = False, device=None,
              generator=None) -> Tensor:
     """A random permutation of 0 .. n-1 (int64)."""
     if not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+        raise ArgumentError(f"randperm: n must be a non-negative int, got {n!r}")
     return _make(_drawer(generator, device).permutation(int(n)).astype(dtype or np.int64),
                  requires_grad)
 

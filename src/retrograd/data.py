@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import creation
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = ["load_digits", "load_arrays", "read_idx", "DataLoader"]
@@ -49,14 +50,14 @@ def load_digits(test_size: float = 0.2, seed: int = 0) -> tuple[np.ndarray, np.n
     if isinstance(test_size, bool) or not isinstance(test_size, (int, float)):
         raise TypeError(f"test_size must be a fraction in (0, 1) or a count, got {test_size!r}")
     if isinstance(test_size, float) and not 0.0 < test_size < 1.0:
-        raise ValueError(f"test_size must be in (0, 1) as a fraction, got {test_size}")
+        raise ArgumentError(f"test_size must be in (0, 1) as a fraction, got {test_size}")
     sk = _sklearn()
     digits = sk.datasets.load_digits()
     X = (digits.data / 16.0).astype(np.float32)
     y = digits.target.astype(np.int64)
     if isinstance(test_size, int) and not 10 <= test_size <= len(y) - 10:
-        raise ValueError(f"test_size as a count must be between 10 and {len(y) - 10}, got "
-                         f"{test_size}")
+        raise ArgumentError(f"test_size as a count must be between 10 and {len(y) - 10}, got "
+                            f"{test_size}")
     X_train, X_test, y_train, y_test = sk.model_selection.train_test_split(
         X, y, test_size=test_size, random_state=seed, stratify=y)
     return (np.ascontiguousarray(X_train), np.ascontiguousarray(y_train),
@@ -87,8 +88,8 @@ class DataLoader:
                  shard: tuple[int, int] | None = None) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or batch_size <= 0:
-            raise ValueError(f"DataLoader: batch_size must be a positive integer, got "
-                             f"{batch_size!r}")
+            raise ArgumentError(f"DataLoader: batch_size must be a positive integer, got "
+                                f"{batch_size!r}")
         self.arrays: list[np.ndarray] | None = None
         self.dataset = None
         if isinstance(dataset, (np.ndarray, Tensor)):
@@ -159,14 +160,14 @@ def _columns(dataset) -> list[np.ndarray]:
     for k, a in enumerate(dataset):
         arr = a.data if isinstance(a, Tensor) else np.asarray(a)
         if arr.ndim == 0:
-            raise ValueError(f"DataLoader: item {k} of the dataset is a scalar; each item "
-                             "needs a first (sample) dimension")
+            raise ArgumentError(f"DataLoader: item {k} of the dataset is a scalar; each item "
+                                "needs a first (sample) dimension")
         if arr.dtype.kind not in "biufc":
             raise TypeError(f"DataLoader: item {k} has dtype {arr.dtype}; numbers expected")
         arrays.append(arr)
     lengths = [len(a) for a in arrays]
     if len(set(lengths)) != 1:
-        raise ValueError(f"DataLoader: dataset items have different lengths {lengths}")
+        raise ArgumentError(f"DataLoader: dataset items have different lengths {lengths}")
     return arrays
 
 
@@ -174,23 +175,23 @@ def _collate(items: list, indices) -> tuple[np.ndarray, ...]:
     """Stack sample tuples into one array per position (a lone value counts as a 1-tuple)."""
     items = [it if isinstance(it, tuple) else (it,) for it in items]
     if not items:
-        raise ValueError("DataLoader: an empty batch")
+        raise ArgumentError("DataLoader: an empty batch")
     width = len(items[0])
     columns = []
     for pos in range(width):
         values = []
         for i, it in zip(indices, items):
             if len(it) != width:
-                raise ValueError(f"DataLoader: sample {i} has {len(it)} fields, sample "
-                                 f"{indices[0]} has {width}")
+                raise ArgumentError(f"DataLoader: sample {i} has {len(it)} fields, sample "
+                                    f"{indices[0]} has {width}")
             v = it[pos]
             arr = v.data if isinstance(v, Tensor) else np.asarray(v)
             if arr.dtype.kind not in "biuf":
                 raise TypeError(f"DataLoader: field {pos} of sample {i} has dtype {arr.dtype}; "
                                 "numbers expected")
             if values and arr.shape != values[0].shape:
-                raise ValueError(f"DataLoader: field {pos} of sample {i} has shape {arr.shape}, "
-                                 f"sample {indices[0]}'s has {values[0].shape}")
+                raise ArgumentError(f"DataLoader: field {pos} of sample {i} has shape {arr.shape}, "
+                                    f"sample {indices[0]}'s has {values[0].shape}")
             values.append(arr)
         columns.append(np.stack(values))
     return tuple(columns)
@@ -202,16 +203,16 @@ def _check_shard(shard, batch_size: int, shuffle: bool, seed) -> tuple[int, int]
     ok = isinstance(shard, tuple) and len(shard) == 2 and all(
         isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in shard)
     if not ok or not 0 <= shard[0] < shard[1]:
-        raise ValueError(f"DataLoader: shard must be (rank, size) with 0 <= rank < size, got "
-                         f"{shard!r}")
+        raise ArgumentError(f"DataLoader: shard must be (rank, size) with 0 <= rank < size, got "
+                            f"{shard!r}")
     rank, size = int(shard[0]), int(shard[1])
     if batch_size % size:
-        raise ValueError(f"DataLoader: with shard=({rank}, {size}), batch_size is the global "
-                         f"batch of all {size} ranks and must be divisible by {size}; got "
-                         f"batch_size={batch_size}")
+        raise ArgumentError(f"DataLoader: with shard=({rank}, {size}), batch_size is the global "
+                            f"batch of all {size} ranks and must be divisible by {size}; got "
+                            f"batch_size={batch_size}")
     if shuffle and seed is None and size > 1:
-        raise ValueError("DataLoader: shuffle=True with shard needs seed= (the same on every "
-                         "rank) so that all ranks draw the same order")
+        raise ArgumentError("DataLoader: shuffle=True with shard needs seed= (the same on every "
+                            "rank) so that all ranks draw the same order")
     return rank, size
 
 
@@ -230,20 +231,21 @@ def read_idx(path) -> np.ndarray:
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as e:
-            raise ValueError(f"{path}: a corrupt gzip file ({e})") from None
+            raise ArgumentError(f"{path}: a corrupt gzip file ({e})") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
-        raise ValueError(f"{path}: not an IDX file (its first bytes are {raw[:4].hex(' ')}; IDX "
-                         "starts with 00 00, a type code and the number of dimensions)")
+        raise ArgumentError(f"{path}: not an IDX file (its first bytes are {raw[:4].hex(' ')}; IDX "
+                            "starts with 00 00, a type code and the number of dimensions)")
     ndim = raw[3]
     header = 4 + 4 * ndim
     if len(raw) < header:
-        raise ValueError(f"{path}: truncated IDX header ({len(raw)} bytes for {ndim} dimensions)")
+        raise ArgumentError(f"{path}: truncated IDX header ({len(raw)} bytes for {ndim} "
+                            f"dimensions)")
     dims = struct.unpack(f">{ndim}I", raw[4:header])
     dtype = np.dtype(_IDX_DTYPES[raw[2]])
     expected = math.prod(dims) * dtype.itemsize
     if len(raw) - header != expected:
-        raise ValueError(f"{path}: the header says shape {dims} of {dtype.newbyteorder('=')} "
-                         f"({expected} bytes of data) but the file holds {len(raw) - header}")
+        raise ArgumentError(f"{path}: the header says shape {dims} of {dtype.newbyteorder('=')} "
+                            f"({expected} bytes of data) but the file holds {len(raw) - header}")
     arr = np.frombuffer(raw, dtype=dtype, count=math.prod(dims), offset=header)
     return arr.reshape(dims).astype(dtype.newbyteorder("="))
 
@@ -268,28 +270,28 @@ def _idx_dir(path: Path) -> list[tuple[str, np.ndarray]]:
 def _npz(path: Path, test_size, seed) -> list[tuple[str, np.ndarray]]:
     with open(path, "rb") as f:
         if f.read(4) != b"PK\x03\x04":
-            raise ValueError(f"{path}: not a readable .npz file (an .npz is a zip archive of "
-                             "arrays, as np.savez writes; a directory of MNIST IDX files "
-                             "also works)")
+            raise ArgumentError(f"{path}: not a readable .npz file (an .npz is a zip archive of "
+                                "arrays, as np.savez writes; a directory of MNIST IDX files "
+                                "also works)")
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except ValueError as e:
-        raise ValueError(f"{path}: could not read it as .npz without pickle ({e})") from None
+        raise ArgumentError(f"{path}: could not read it as .npz without pickle ({e})") from None
     except (OSError, zipfile.BadZipFile, EOFError) as e:
-        raise ValueError(f"{path}: not a readable .npz file ({e})") from None
+        raise ArgumentError(f"{path}: not a readable .npz file ({e})") from None
     keys = {k.lower(): k for k in arrays}
     split_keys = ("x_train", "y_train", "x_test", "y_test")
     if any(k in keys for k in split_keys):
         missing = [k for k in split_keys if k not in keys]
         if missing:
-            raise ValueError(f"{path}: has {sorted(arrays)} but lacks "
-                             f"{[k.replace('x', 'X', 1) for k in missing]}; an .npz holds "
-                             "X_train, y_train, X_test, y_test (or X and y to be split)")
+            raise ArgumentError(f"{path}: has {sorted(arrays)} but lacks "
+                                f"{[k.replace('x', 'X', 1) for k in missing]}; an .npz holds "
+                                "X_train, y_train, X_test, y_test (or X and y to be split)")
         return [(f"{path}['{keys[k]}']", arrays[keys[k]]) for k in split_keys]
     if "x" not in keys or "y" not in keys:
-        raise ValueError(f"{path}: holds {sorted(arrays)}; expected X_train, y_train, X_test, "
-                         "y_test, or X and y (split with test_size)")
+        raise ArgumentError(f"{path}: holds {sorted(arrays)}; expected X_train, y_train, X_test, "
+                            "y_test, or X and y (split with test_size)")
     X, y = arrays[keys["x"]], arrays[keys["y"]]
     xname, yname = f"{path}['{keys['x']}']", f"{path}['{keys['y']}']"
     _check_pair(X, y, xname, yname)
@@ -306,43 +308,43 @@ def _test_count(test_size, n: int) -> int:
         raise TypeError(f"test_size must be a fraction in (0, 1) or a count, got {test_size!r}")
     if isinstance(test_size, float):
         if not 0.0 < test_size < 1.0:
-            raise ValueError(f"test_size must be in (0, 1) as a fraction, got {test_size}")
+            raise ArgumentError(f"test_size must be in (0, 1) as a fraction, got {test_size}")
         count = math.ceil(test_size * n)
     else:
         count = test_size
     if not 1 <= count <= n - 1:
-        raise ValueError(f"test_size={test_size!r} leaves {n - count} of {n} samples for "
-                         "training; both splits need at least one")
+        raise ArgumentError(f"test_size={test_size!r} leaves {n - count} of {n} samples for "
+                            "training; both splits need at least one")
     return count
 
 
 def _check_pair(X: np.ndarray, y: np.ndarray, xname: str, yname: str) -> np.ndarray:
     """Check one (X, y) pair; returns y as a flat array."""
     if X.dtype.kind not in "biuf":
-        raise ValueError(f"{xname}: features must be numbers, got dtype {X.dtype}")
+        raise ArgumentError(f"{xname}: features must be numbers, got dtype {X.dtype}")
     if X.ndim < 2:
-        raise ValueError(f"{xname}: features need shape (samples, ...) with at least 2 "
-                         f"dimensions, got shape {X.shape}")
+        raise ArgumentError(f"{xname}: features need shape (samples, ...) with at least 2 "
+                            f"dimensions, got shape {X.shape}")
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
-        raise ValueError(f"{yname}: labels must be one class index per sample, shape (n,), got "
-                         f"shape {y.shape}")
+        raise ArgumentError(f"{yname}: labels must be one class index per sample, shape (n,), got "
+                            f"shape {y.shape}")
     if len(X) != len(y):
-        raise ValueError(f"{xname} has {len(X)} samples (shape {X.shape}) but {yname} has "
-                         f"{len(y)} labels (shape {y.shape})")
+        raise ArgumentError(f"{xname} has {len(X)} samples (shape {X.shape}) but {yname} has "
+                            f"{len(y)} labels (shape {y.shape})")
     if len(y) == 0:
-        raise ValueError(f"{xname}: no samples (shape {X.shape})")
+        raise ArgumentError(f"{xname}: no samples (shape {X.shape})")
     if X.dtype.kind == "f" and not np.isfinite(X).all():
-        raise ValueError(f"{xname}: features contain NaN or infinity")
+        raise ArgumentError(f"{xname}: features contain NaN or infinity")
     if y.dtype.kind == "f":
         if not (np.isfinite(y).all() and (y == np.round(y)).all()):
-            raise ValueError(f"{yname}: labels must be whole class indices, got non-integer "
-                             f"values of dtype {y.dtype}")
+            raise ArgumentError(f"{yname}: labels must be whole class indices, got non-integer "
+                                f"values of dtype {y.dtype}")
     elif y.dtype.kind not in "biu":
-        raise ValueError(f"{yname}: labels must be integers, got dtype {y.dtype}")
+        raise ArgumentError(f"{yname}: labels must be integers, got dtype {y.dtype}")
     if y.min() < 0:
-        raise ValueError(f"{yname}: labels must be class indices >= 0, found {y.min()}")
+        raise ArgumentError(f"{yname}: labels must be class indices >= 0, found {y.min()}")
     return y
 
 
@@ -372,11 +374,12 @@ def load_arrays(path, test_size: float = 0.2, seed: int = 0) -> tuple[
     y_train = _check_pair(X_train, y_train, xn, yn)
     y_test = _check_pair(X_test, y_test, xtn, ytn)
     if X_train.shape[1:] != X_test.shape[1:]:
-        raise ValueError(f"{xn} has samples of shape {X_train.shape[1:]} (shape {X_train.shape}) "
-                         f"but {xtn} has {X_test.shape[1:]} (shape {X_test.shape})")
+        raise ArgumentError(f"{xn} has samples of shape {X_train.shape[1:]} (shape "
+                            f"{X_train.shape}) but {xtn} has {X_test.shape[1:]} (shape "
+                            f"{X_test.shape})")
     if y_test.max() > y_train.max():
-        raise ValueError(f"{ytn} has label {y_test.max()} but the labels of {yn} only go up "
-                         f"to {y_train.max()}")
+        raise ArgumentError(f"{ytn} has label {y_test.max()} but the labels of {yn} only go up "
+                            f"to {y_train.max()}")
 
     def features(X):
         if X.dtype == np.uint8:

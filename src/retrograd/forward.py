@@ -35,6 +35,7 @@ from . import batching, ops
 from .devices import as_result, namespace_of
 from .engine import TENSOR, apply
 from .grad_mode import state
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 
@@ -354,7 +355,7 @@ def make_dual(x: Tensor, tangent: Tensor, lv: Level) -> Tensor:
     d = apply(ops.reshape, x, shape=x.shape)
     expect = lv.batch + x.shape
     if tangent.shape != expect:
-        raise ValueError(f"tangent of shape {tangent.shape} for a primal of shape {x.shape}")
+        raise ArgumentError(f"tangent of shape {tangent.shape} for a primal of shape {x.shape}")
     set_tangent(d, tangent, lv)
     return d
 

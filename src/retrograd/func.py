@@ -42,6 +42,7 @@ from .autograd._core import grad as _autograd_grad
 from .devices import namespace_of
 from .engine import Node, apply
 from .grad_mode import enable_grad, state
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
@@ -83,15 +84,15 @@ def _argnums(argnums, nargs: int, what: str) -> tuple[tuple[int, ...], bool]:
             isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in nums):
         raise TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r}")
     if not nums:
-        raise ValueError(f"{what}: argnums is empty; name at least one argument")
+        raise ArgumentError(f"{what}: argnums is empty; name at least one argument")
     out = []
     for a in nums:
         if not -nargs <= a < nargs:
-            raise ValueError(f"{what}: argnums {a} is out of range for a function called with "
-                             f"{nargs} positional argument(s)")
+            raise ArgumentError(f"{what}: argnums {a} is out of range for a function called with "
+                                f"{nargs} positional argument(s)")
         out.append(int(a) % nargs)
     if len(set(out)) != len(out):
-        raise ValueError(f"{what}: argnums {argnums!r} repeats an argument")
+        raise ArgumentError(f"{what}: argnums {argnums!r} repeats an argument")
     return tuple(out), single
 
 
@@ -192,8 +193,8 @@ def _grads(outs, cots, diffs, create_graph: bool) -> list[Tensor]:
 def _cotangent(c, o: Tensor, k: int, what: str) -> Tensor:
     c = _as_tensor(c, f"{what}: cotangent {k}")
     if c.shape != o.shape:
-        raise ValueError(f"{what}: cotangent {k} has shape {c.shape} but the output has shape "
-                         f"{o.shape}")
+        raise ArgumentError(f"{what}: cotangent {k} has shape {c.shape} but the output has shape "
+                            f"{o.shape}")
     return c if c.dtype == o.dtype else c.to(o.dtype)
 
 
@@ -221,7 +222,7 @@ def _to_jac(rows: Tensor, out_shape: tuple, x_shape: tuple, lead_is_x: bool) -> 
 
 def _chunks(n: int, chunk_size: int | None) -> list[tuple[int, int]]:
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
-        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
+        raise ArgumentError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
     size = n if chunk_size is None else chunk_size
     return [(a, min(a + size, n)) for a in range(0, n, max(size, 1))] or [(0, 0)]
 
@@ -344,8 +345,8 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
         if not single and len(cotangents) == 1 and isinstance(cotangents[0], tuple):
             cotangents = cotangents[0]  # vjp_fn((c1, c2)) as well as vjp_fn(c1, c2)
         if len(cotangents) != len(outs):
-            raise ValueError(f"vjp_fn: expected {len(outs)} cotangent(s), one per output, got "
-                             f"{len(cotangents)}")
+            raise ArgumentError(f"vjp_fn: expected {len(outs)} cotangent(s), one per output, got "
+                                f"{len(cotangents)}")
         cots = [_cotangent(c, o, k, "vjp_fn") for k, (c, o) in enumerate(zip(cotangents, outs))]
         cg = keep or _nested() or any(c.requires_grad or c._fw is not None for c in cots)
         gs = _grads(outs, cots, diffs, cg)
@@ -368,7 +369,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = F
         raise TypeError("jvp: primals and tangents must be tuples (one entry per argument), "
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
     if len(primals) != len(tangents):
-        raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
+        raise ArgumentError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
     if any(_trees.is_tree(p) for p in (*primals, *tangents)):
         return _trees.jvp(jvp, f, primals, tangents, has_aux)
     xs = [_float_input(p, f"jvp: primal {k}") for k, p in enumerate(primals)]
@@ -377,8 +378,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = F
     for k, (x, t) in enumerate(zip(xs, tangents)):
         t = _as_tensor(t, f"jvp: tangent {k}")
         if t.shape != x.shape:
-            raise ValueError(f"jvp: tangent {k} has shape {t.shape} but primal {k} has shape "
-                             f"{x.shape}; they must match")
+            raise ArgumentError(f"jvp: tangent {k} has shape {t.shape} but primal {k} has shape "
+                                f"{x.shape}; they must match")
         ts.append(t if t.dtype == x.dtype else t.to(x.dtype))
     with forward.level() as lv:
         duals = [forward.make_dual(x, t, lv) for x, t in zip(xs, ts)]
@@ -554,7 +555,8 @@ def hvp(f: Callable, x, v):
     if isinstance(x, (tuple, list)):
         n = len(x)
         if not isinstance(v, (tuple, list)) or len(v) != n:
-            raise ValueError("hvp: with a tuple of primals, v must be a tuple of the same length")
+            raise ArgumentError("hvp: with a tuple of primals, v must be a tuple of the same "
+                                "length")
         return jvp(grad(f, argnums=tuple(range(n))), tuple(x), tuple(v))[1]
     return jvp(grad(f), (x,), (v,))[1]
 
@@ -567,8 +569,8 @@ def _tree_leaves(tree, dims, where: str, out: list) -> None:
     if isinstance(tree, (tuple, list)):
         if isinstance(dims, (tuple, list)):
             if len(dims) != len(tree):
-                raise ValueError(f"vmap: in_dims {dims!r} at {where} has {len(dims)} entries for "
-                                 f"{len(tree)} values")
+                raise ArgumentError(f"vmap: in_dims {dims!r} at {where} has {len(dims)} entries "
+                                    f"for {len(tree)} values")
             for k, (t, d) in enumerate(zip(tree, dims)):
                 _tree_leaves(t, d, f"{where}[{k}]", out)
             return
@@ -581,8 +583,8 @@ def _tree_leaves(tree, dims, where: str, out: list) -> None:
             _tree_leaves(t, d, f"{where}[{k!r}]", out)
         return
     if isinstance(dims, (tuple, list, dict)):
-        raise ValueError(f"vmap: in_dims at {where} is a {type(dims).__name__} but the value "
-                         f"there is a {type(tree).__name__}")
+        raise ArgumentError(f"vmap: in_dims at {where} is a {type(dims).__name__} but the value "
+                            f"there is a {type(tree).__name__}")
     if dims is not None and not (isinstance(dims, (int, np.integer)) and not isinstance(dims,
                                                                                          bool)):
         raise TypeError(f"vmap: in_dims entries must be ints or None, got {dims!r} at {where}")
@@ -647,8 +649,8 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
         if isinstance(dims, list):
             dims = tuple(dims)
         if isinstance(dims, tuple) and len(dims) != len(args):
-            raise ValueError(f"vmap: in_dims has {len(dims)} entries but the function was "
-                             f"called with {len(args)} positional arguments")
+            raise ArgumentError(f"vmap: in_dims has {len(dims)} entries but the function was "
+                                f"called with {len(args)} positional arguments")
         leaves: list = []
         _tree_leaves(tuple(args), dims if isinstance(dims, tuple) else dims, "args", leaves)
         size, first = None, None
@@ -659,22 +661,22 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
                 continue
             t = leaf if isinstance(leaf, Tensor) else _as_tensor(leaf, f"vmap: {where}")
             if not -t.ndim <= d < t.ndim or t.ndim == 0:
-                raise ValueError(f"vmap: in_dim {d} is out of range for {where} of shape "
-                                 f"{t.shape}")
+                raise ArgumentError(f"vmap: in_dim {d} is out of range for {where} of shape "
+                                    f"{t.shape}")
             d = int(d) % t.ndim
             n = t.shape[d]
             if size is None:
                 size, first = n, where
             elif n != size:
-                raise ValueError(f"vmap: expected all batched inputs to have the same size in "
-                                 f"the mapped dimension; {first} has {size} and {where} has "
-                                 f"{n}")
+                raise ArgumentError(f"vmap: expected all batched inputs to have the same size in "
+                                    f"the mapped dimension; {first} has {size} and {where} has "
+                                    f"{n}")
             batched.append((t, d))
         if size is None:
-            raise ValueError("vmap: no input is batched (in_dims are all None, or there are "
-                             "no tensor arguments); at least one input must be batched")
+            raise ArgumentError("vmap: no input is batched (in_dims are all None, or there are "
+                                "no tensor arguments); at least one input must be batched")
         if size == 0:
-            raise ValueError("vmap: the mapped dimension has size 0")
+            raise ArgumentError("vmap: the mapped dimension has size 0")
         with forward.level((size,), vmap=True) as lv:
             order = iter(batched)
 
@@ -692,8 +694,8 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
             res = _call(f, call, kwargs)
             odims = out_dims
             if isinstance(odims, (tuple, list)) and not isinstance(res, (tuple, list)):
-                raise ValueError(f"vmap: out_dims has {len(odims)} entries but the function "
-                                 "returned 1 output")
+                raise ArgumentError(f"vmap: out_dims has {len(odims)} entries but the function "
+                                    "returned 1 output")
             return _outputs_tree(res, odims, lv, size, "output")
 
     return vmapped
@@ -707,8 +709,8 @@ def _outputs_tree(o, d, lv, size: int, where: str):
         if isinstance(d, (tuple, list)):
             if len(d) != len(o):
                 what = "outputs" if where == "output" else f"entries at {where}"
-                raise ValueError(f"vmap: out_dims has {len(d)} entries but the function "
-                                 f"returned {len(o)} {what}")
+                raise ArgumentError(f"vmap: out_dims has {len(d)} entries but the function "
+                                    f"returned {len(o)} {what}")
             items = [_outputs_tree(v, e, lv, size, _at(where, k))
                      for k, (v, e) in enumerate(zip(o, d))]
         else:
@@ -735,15 +737,15 @@ def _vmap_output(o, d, lv, size: int, where: str):
     value = forward.tangent_of(o, lv)
     if d is None:
         if value is not None:
-            raise ValueError(f"vmap: {where} is batched but out_dims is None for it")
+            raise ArgumentError(f"vmap: {where} is batched but out_dims is None for it")
         return o
     if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
         raise TypeError(f"vmap: out_dims entries must be ints or None, got {d!r}")
     if value is None:  # the same for every batch element
         value = expand(reshape(o, (1,) + o.shape), (size,) + o.shape)
     if not -value.ndim <= d < value.ndim:
-        raise ValueError(f"vmap: out_dim {d} is out of range for {where} with "
-                         f"{value.ndim} dimensions (batch included)")
+        raise ArgumentError(f"vmap: out_dim {d} is out of range for {where} with "
+                            f"{value.ndim} dimensions (batch included)")
     return _move_from_front(value, int(d) % value.ndim)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .primitive import ArgumentError
+
 __all__ = ["is_tree", "flatten", "unflatten", "vjp", "jvp", "jac"]
 
 
@@ -85,8 +87,8 @@ def jvp(core: Callable, f: Callable, primals, tangents, has_aux: bool):
     flat, slots = _flatten_all(primals)
     tflat, tslots = _flatten_all(tangents)
     if [(n, s) for _, n, s in slots] != [(n, s) for _, n, s in tslots]:
-        raise ValueError("jvp: the tangents' containers must match the primals' (same dict "
-                         "keys, tuple and list lengths)")
+        raise ArgumentError("jvp: the tangents' containers must match the primals' (same dict "
+                            "keys, tuple and list lengths)")
     return core(lambda *leaves: f(*_rebuild(slots, leaves)), tuple(flat), tuple(tflat),
                 has_aux=has_aux)
 

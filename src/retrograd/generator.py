@@ -15,6 +15,7 @@ import json
 import numpy as np
 
 from .devices import device as _device
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = ["Generator", "numpy_generator"]
@@ -67,7 +68,7 @@ class Generator:
             rng = np.random.default_rng(seed)  # (so its seed_seq remembers the seed)
             rng.bit_generator.state = state
         except Exception as e:
-            raise ValueError("set_state(): not a state from Generator.get_state()") from e
+            raise ArgumentError("set_state(): not a state from Generator.get_state()") from e
         self._seed, self._rng = seed, rng
         return self
 

@@ -17,6 +17,7 @@ from . import forward, ops
 from .autograd._core import grad
 from .engine import apply
 from .grad_mode import no_grad, state
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 
@@ -47,7 +48,7 @@ def _complex_step():
 def _check_inputs(inputs) -> list:
     diff = [k for k, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff:
-        raise ValueError("gradcheck: no input requires grad")
+        raise ArgumentError("gradcheck: no input requires grad")
     for k in diff:
         if inputs[k].dtype != np.float64:
             raise TypeError(f"gradcheck: input {k} has dtype {inputs[k].dtype}; use float64 "
@@ -161,7 +162,8 @@ def gradcheck(fn: Callable, inputs: Sequence, eps: float = 1e-6, atol: float = 1
     fast = fast or fast_mode
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if method not in ("central", "complex_step"):
-        raise ValueError(f"gradcheck: unknown method {method!r}; use 'central' or 'complex_step'")
+        raise ArgumentError(f"gradcheck: unknown method {method!r}; use 'central' or "
+                            f"'complex_step'")
     diff = _check_inputs(inputs)
     try:
         modes = ([_analytic] if check_backward_ad else []) + (

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import ops
+from .primitive import ArgumentError
 
 VAR = "var"
 CONST = "const"
@@ -331,7 +332,7 @@ def to_source(outputs: Sequence[IRNode], inputs: Sequence[IRNode], name: str = "
     missing = [n for n in order if n.op == VAR and n not in index]
     if missing:
         names = ", ".join(repr(n.attr("name")) for n in missing)
-        raise ValueError(f"no input given for variable(s) {names}")
+        raise ArgumentError(f"no input given for variable(s) {names}")
     env: dict[str, Any] = {"np": np}
     names: dict[IRNode, str] = {}
     lines = [f"def {name}({', '.join(f'a{k}' for k in range(len(inputs)))}):"]

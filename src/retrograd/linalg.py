@@ -30,6 +30,7 @@ from .api._args import _t
 from .api.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401 (exported)
 from .engine import apply, apply1
 from .ops.linalg_decomp import LinAlgError
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = ["det", "slogdet", "inv", "solve", "solve_triangular", "cholesky", "cholesky_solve",
@@ -229,8 +230,8 @@ def qr(A, mode: str = "reduced"):
     """(Q, R) with A = QR: `mode` 'reduced' (Q m x k), 'complete' (Q m x m) or 'r' (R alone,
     Q empty)."""
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"linalg.qr: qr received unrecognized mode '{mode}' but expected one "
-                         "of 'reduced' (default), 'r', or 'complete'")
+        raise ArgumentError(f"linalg.qr: qr received unrecognized mode '{mode}' but expected one "
+                            "of 'reduced' (default), 'r', or 'complete'")
     A = _matrix(A, "qr", complex_ok=True)
     rows, cols = A.shape[-2:]
     if mode == "complete" and rows > cols:
@@ -253,7 +254,7 @@ def eigh(A, UPLO: str = "L"):
     Hermitian) matrix; each eigenvector's largest-magnitude entry is made positive (complex:
     real and positive, the phase being free)."""
     if UPLO not in ("L", "U"):
-        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+        raise ArgumentError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     A = _square(A, "eigh", complex_ok=True)
     n = A.shape[-1]
     P = apply1(ops.eigh, A)
@@ -334,8 +335,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     and singular values empty, 'gelsd'/'gelss' compute them (residuals when m > n and A has
     full rank). The solution is pinv(A) B, differentiable in A and B."""
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
-        raise ValueError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
-                         f"gelsd, gelss), got {driver!r}")
+        raise ArgumentError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+                            f"gelsd, gelss), got {driver!r}")
     A = _matrix(A, "lstsq", complex_ok=True)
     B = _float(B, "lstsq", complex_ok=True)
     A, B = _promote(A, B)
@@ -389,12 +390,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
                                f"dimensions, got shape {A.shape}")
     d = tuple(int(a) % A.ndim for a in dim)
     if len(d) != 2 or d[0] == d[1]:
-        raise ValueError(f"linalg.matrix_norm: dim must be a 2-tuple of different dims, got "
-                         f"{dim}")
+        raise ArgumentError(f"linalg.matrix_norm: dim must be a 2-tuple of different dims, got "
+                            f"{dim}")
     if ord == "fro":
         return _norms.vector_norm(A, 2, d, keepdim)
     if ord not in ("nuc", 2, -2, 1, -1, math.inf, -math.inf):
-        raise ValueError(f"linalg.matrix_norm: Order {ord} not supported.")
+        raise ArgumentError(f"linalg.matrix_norm: Order {ord} not supported.")
     rest = [i for i in range(A.ndim) if i not in d]
     M = apply(ops.permute, A, axes=tuple(rest) + d)
     if ord in ("nuc", 2, -2):
@@ -499,7 +500,7 @@ def multi_dot(tensors) -> Tensor:
             raise LinAlgDtypeError(f"linalg.multi_dot: all tensors must have the same dtype, "
                                    f"but tensor 0 is {ts[0].dtype} and tensor {k} is {t.dtype}")
     if len(ts) < 2:
-        raise ValueError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+        raise ArgumentError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
     first, last = ts[0].ndim == 1, ts[-1].ndim == 1
     if first:
         ts[0] = _reshape(ts[0], (1,) + ts[0].shape)
@@ -609,8 +610,8 @@ def tensordot(a, b, dims=2, *, axes=None) -> Tensor:
     if isinstance(dims, (int, np.integer)):
         n = int(dims)
         if n < 0 or n > min(a.ndim, b.ndim):
-            raise ValueError(f"tensordot: dims={n} is out of range for shapes {a.shape} and "
-                             f"{b.shape}")
+            raise ArgumentError(f"tensordot: dims={n} is out of range for shapes {a.shape} and "
+                                f"{b.shape}")
         da, db = list(range(a.ndim - n, a.ndim)), list(range(n))
     else:
         da, db = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),

@@ -22,6 +22,7 @@ from .api._args import _t
 from .api.indexing import tril, triu
 from .engine import apply
 from .grad_mode import state as _state
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp",
@@ -332,9 +333,9 @@ def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2):
     m, n = A.shape[-2:]
     q = min(6, m, n) if q is None else q
     if not 0 <= q <= min(m, n):
-        raise ValueError(f"pca_lowrank(): q={q} must be between 0 and min(m, n) = {min(m, n)}")
+        raise ArgumentError(f"pca_lowrank(): q={q} must be between 0 and min(m, n) = {min(m, n)}")
     if niter < 0:
-        raise ValueError(f"pca_lowrank(): niter={niter} must be non-negative")
+        raise ArgumentError(f"pca_lowrank(): niter={niter} must be non-negative")
     if not center:
         return svd_lowrank(A, q, niter=niter)
     from .api.reductions import mean

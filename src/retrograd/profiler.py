@@ -24,6 +24,8 @@ import socket
 import time
 from collections.abc import Callable
 
+from .primitive import ArgumentError
+
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
            "tensorboard_trace_handler", "EventList", "FunctionEvent", "FunctionEventAvg"]
 
@@ -46,7 +48,7 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0,
     idle, `warmup` and `active` recorded steps (the last one saving), `repeat` times
     (0: forever). Like `torch.profiler.schedule`."""
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
-        raise ValueError("schedule(): invalid profiler schedule arguments")
+        raise ArgumentError("schedule(): invalid profiler schedule arguments")
 
     def action(step: int) -> ProfilerAction:
         if step < skip_first:

@@ -33,6 +33,7 @@ from .api.reductions import softmax as _softmax
 from .dtypes import get_default_dtype
 from .engine import apply, apply1
 from .ops.checks import check_within
+from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = [
@@ -96,7 +97,7 @@ def polygamma(n: int, input) -> Tensor:
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"special.polygamma(): 'n' must be an int, got {n!r}")
     if n < 0:
-        raise ValueError(f"special.polygamma(): 'n' must be >= 0, got {n}")
+        raise ArgumentError(f"special.polygamma(): 'n' must be >= 0, got {n}")
     x = _float_input(input, "polygamma")
     return apply1(ops.digamma, x) if n == 0 else apply(ops.polygamma, x, n=int(n))
 
@@ -107,7 +108,7 @@ def multigammaln(input, p: int) -> Tensor:
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool):
         raise TypeError(f"special.multigammaln(): 'p' must be an int, got {p!r}")
     if p < 1:
-        raise ValueError(f"special.multigammaln(): 'p' must be >= 1, got {p}")
+        raise ArgumentError(f"special.multigammaln(): 'p' must be >= 1, got {p}")
     x = _float_input(input, "multigammaln")
     one = apply(check_within, x.detach(), lo=(p - 1) / 2, hi=math.inf, open_lo=True, message=(
         f"special.multigammaln(): all elements of 'input' must be greater than (p - 1) / 2 = "

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .primitive import ArgumentError
 from .tensor import Tensor as _Tensor
 
 __all__ = ["to_dot", "draw", "render", "have_dot", "operands", "topological_order",
@@ -217,7 +218,7 @@ def _roots(root: Any) -> tuple[list, Mapping | None, list[str] | None]:
         return outs, root.meta, names
     if isinstance(root, (list, tuple)):
         if not root:
-            raise ValueError("nothing to draw: the list of outputs is empty")
+            raise ArgumentError("nothing to draw: the list of outputs is empty")
         return list(root), None, None
     return [root], None, None
 
@@ -277,9 +278,9 @@ def to_dot(root: Any, *, labels: Mapping[Hashable, str] | None = None,
     picture: a larger graph is scaled down to fit, keeping its proportions.
     """
     if max_nodes < 1:
-        raise ValueError(f"max_nodes must be at least 1, got {max_nodes}")
+        raise ArgumentError(f"max_nodes must be at least 1, got {max_nodes}")
     if rankdir not in ("LR", "RL", "TB", "BT"):
-        raise ValueError(f"rankdir must be LR, RL, TB or BT, got {rankdir!r}")
+        raise ArgumentError(f"rankdir must be LR, RL, TB or BT, got {rankdir!r}")
     page = _size_attr(size)
     roots, meta, out_names = _roots(root)
     reader = _ir_reader({}, meta) if meta is not None else _reader_for(roots, values)
@@ -366,9 +367,9 @@ def _size_attr(size: tuple[float, float] | None) -> str:
     try:
         w, h = (float(v) for v in size)
     except (TypeError, ValueError):
-        raise ValueError(f"size must be (width, height) in inches, got {size!r}") from None
+        raise ArgumentError(f"size must be (width, height) in inches, got {size!r}") from None
     if not (w > 0 and h > 0 and np.isfinite(w) and np.isfinite(h)):
-        raise ValueError(f"size must be two positive finite numbers of inches, got {size!r}")
+        raise ArgumentError(f"size must be two positive finite numbers of inches, got {size!r}")
     return f', size="{w:g},{h:g}"'
 
 
@@ -461,8 +462,8 @@ def render(root: Any, path: str | Path, *, labels: Mapping[Hashable, str] | None
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise ValueError(f"cannot draw to {str(path)!r}: the file name must end in "
-                         f"{', '.join('.' + f for f in FORMATS)}")
+        raise ArgumentError(f"cannot draw to {str(path)!r}: the file name must end in "
+                            f"{', '.join('.' + f for f in FORMATS)}")
     text = to_dot(root, labels=labels, values=values, max_nodes=max_nodes, title=title,
                   rankdir=rankdir, size=size)
     if fmt == "dot":

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, promote
 from .reductions import mean, sum
@@ -57,8 +58,8 @@ def check_reduction(reduction, fn: str, extra: tuple = ()) -> str:
     """`reduction` if it is one of 'none', 'mean', 'sum' (or `extra`), else ValueError."""
     if reduction not in REDUCTIONS + extra:
         allowed = ", ".join(repr(r) for r in REDUCTIONS + extra)
-        raise ValueError(f"{fn}: {reduction!r} is not a valid value for reduction (one of "
-                         f"{allowed})")
+        raise ArgumentError(f"{fn}: {reduction!r} is not a valid value for reduction (one of "
+                            f"{allowed})")
     return reduction
 
 

@@ -102,7 +102,7 @@ def gelu(input, approximate: str = "none") -> Tensor:
     """x * Phi(x) (Phi the standard normal CDF), or its tanh approximation
     (`approximate='tanh'`)."""
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu(): 'approximate' must be 'none' or 'tanh', got {approximate!r}")
+        raise ArgumentError(f"gelu(): 'approximate' must be 'none' or 'tanh', got {approximate!r}")
     return apply(ops.gelu, _float(input, "gelu"), approximate=approximate)
 
 
@@ -120,7 +120,7 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
     beta = _number(beta, "beta", "softplus")
     if beta == 0:
-        raise ValueError("softplus(): 'beta' must be nonzero")
+        raise ArgumentError("softplus(): 'beta' must be nonzero")
     return apply(ops.softplus, _float(input, "softplus"), beta=beta,
                  threshold=_number(threshold, "threshold", "softplus"))
 
@@ -139,7 +139,7 @@ def celu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
     alpha = _number(alpha, "alpha", "celu")
     if alpha == 0:
-        raise ValueError("celu(): 'alpha' must be nonzero (it divides x)")
+        raise ArgumentError("celu(): 'alpha' must be nonzero (it divides x)")
     return _elu(_float(input, "celu"), alpha, 1.0, 1.0 / alpha, inplace)
 
 
@@ -161,7 +161,7 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0,
     lo = _number(min_val, "min_val", "hardtanh")
     hi = _number(max_val, "max_val", "hardtanh")
     if lo > hi:
-        raise ValueError(f"hardtanh(): 'min_val' ({lo}) cannot be greater than 'max_val' ({hi})")
+        raise ArgumentError(f"hardtanh(): 'min_val' ({lo}) cannot be greater than 'max_val' ({hi})")
     x = _t(input)
     if x.data.dtype.kind in "iu":  # integers keep their dtype, as in PyTorch
         return _run(x, inplace, lambda v: _hardtanh_int(v, lo, hi, "hardtanh"))
@@ -235,11 +235,11 @@ def glu(input, dim: int = -1) -> Tensor:
     """a * sigmoid(b), with a and b the two halves of x along `dim`."""
     x = _float(input, "glu")
     if x.ndim == 0:
-        raise ValueError("glu(): does not support scalars because halving size must be even")
+        raise ArgumentError("glu(): does not support scalars because halving size must be even")
     d = _dims(dim, None, x.ndim, "glu")
     n = x.shape[d]
     if n % 2:
-        raise ValueError(f"glu(): halving dimension must be even, but dimension {d} is size {n}")
+        raise ArgumentError(f"glu(): halving dimension must be even, but dimension {d} is size {n}")
     a, b = split(x, n // 2, d)
     return a * sigmoid(b)
 

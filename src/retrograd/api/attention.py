@@ -16,6 +16,7 @@ import numpy as np
 from .. import creation, ops
 from ..devices import namespace_of
 from ..engine import apply
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
 from ._errors import MixedDtypeError
@@ -48,34 +49,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     q, k, v = _t(query), _t(key), _t(value)
     fn = "scaled_dot_product_attention"
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
-        raise ValueError(f"{fn}: query, key and value need at least 2 dimensions (..., L, E); "
-                         f"got shapes {q.shape}, {k.shape}, {v.shape}")
+        raise ArgumentError(f"{fn}: query, key and value need at least 2 dimensions (..., L, E); "
+                            f"got shapes {q.shape}, {k.shape}, {v.shape}")
     if q.dtype.kind != "f" or k.dtype != q.dtype or v.dtype != q.dtype:
         raise TypeError(f"{fn}: query, key and value must share one floating dtype; got "
                         f"{q.dtype}, {k.dtype}, {v.dtype}")
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"{fn}: query of shape {q.shape} and key of shape {k.shape} must have "
-                         f"the same embedding size (last dimension)")
+        raise ArgumentError(f"{fn}: query of shape {q.shape} and key of shape {k.shape} must have "
+                            f"the same embedding size (last dimension)")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"{fn}: key of shape {k.shape} and value of shape {v.shape} must have "
-                         f"the same sequence length (dimension -2)")
+        raise ArgumentError(f"{fn}: key of shape {k.shape} and value of shape {v.shape} must have "
+                            f"the same sequence length (dimension -2)")
     if not 0.0 <= dropout_p <= 1.0:
-        raise ValueError(f"{fn}: dropout_p must be in [0, 1], got {dropout_p}")
+        raise ArgumentError(f"{fn}: dropout_p must be in [0, 1], got {dropout_p}")
     if is_causal and attn_mask is not None:
-        raise ValueError(f"{fn}: give either attn_mask or is_causal=True, not both")
+        raise ArgumentError(f"{fn}: give either attn_mask or is_causal=True, not both")
     if enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
         hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
         if hk != hv or hq % hk:
-            raise ValueError(f"{fn}: with enable_gqa, the number of key heads ({hk}) and value "
-                             f"heads ({hv}) must be equal and divide the number of query heads "
-                             f"({hq}); shapes {q.shape}, {k.shape}, {v.shape}")
+            raise ArgumentError(f"{fn}: with enable_gqa, the number of key heads ({hk}) and value "
+                                f"heads ({hv}) must be equal and divide the number of query heads "
+                                f"({hq}); shapes {q.shape}, {k.shape}, {v.shape}")
         k, v = _repeat_heads(k, hq // hk), _repeat_heads(v, hq // hk)
     try:
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
-        raise ValueError(f"{fn}: the batch dimensions of query {q.shape}, key {k.shape} and "
-                         f"value {v.shape} do not broadcast (different head counts need "
-                         f"enable_gqa=True)") from None
+        raise ArgumentError(f"{fn}: the batch dimensions of query {q.shape}, key {k.shape} and "
+                            f"value {v.shape} do not broadcast (different head counts need "
+                            f"enable_gqa=True)") from None
     L, S = q.shape[-2], k.shape[-2]
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     if attn_mask is None and dropout_p == 0.0 and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] \
@@ -91,8 +92,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         except ValueError:
             ok = False
         if not ok:
-            raise ValueError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast to the "
-                             f"attention scores' shape {scores_shape} (..., L, S)")
+            raise ArgumentError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast to the "
+                                f"attention scores' shape {scores_shape} (..., L, S)")
         if mask.dtype != np.bool_ and mask.dtype.kind != "f":
             raise TypeError(f"{fn}: attn_mask must be bool or floating, got {mask.dtype}")
     if is_causal:

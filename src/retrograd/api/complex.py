@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import apply, apply1
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
 
@@ -102,7 +103,8 @@ def complex(real, imag) -> Tensor:  # noqa: A001 - PyTorch's name
     try:
         np.broadcast_shapes(re.shape, im.shape)
     except ValueError:
-        raise ValueError(f"complex(): shapes {re.shape} and {im.shape} do not broadcast") from None
+        raise ArgumentError(f"complex(): shapes {re.shape} and {im.shape} do not "
+                            f"broadcast") from None
     return apply(ops.complex, re, im)
 
 

@@ -164,8 +164,8 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     _check_sortable(x, "kthvalue")
     n = x.shape[ax]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
-        raise ValueError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
-                         f"dimension {dim} of shape {_t(input).shape}")
+        raise ArgumentError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
+                            f"dimension {dim} of shape {_t(input).shape}")
     idx = _take(apply(ops.argsort, x, axis=ax), ax, int(k) - 1, int(k))
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "kthvalue")
 
@@ -181,14 +181,14 @@ def median(input, dim: int | None = None, keepdim: bool = False):
             raise TypeError("median(): keepdim needs a dim (over all entries the result is a "
                             "single value)")
         if x.size == 0:
-            raise ValueError("median(): input is empty")
+            raise ArgumentError("median(): input is empty")
         flat = reshape(x, -1)
         idx = apply(ops.median_index, flat, axis=-1)
         v = reshape(apply(ops.gather, flat, idx, axis=-1), ())
         return _shared(flat, v) if x.dtype.kind == "f" else v  # ties share the gradient
     x, ax, zero_d = _prepare(x, dim, "median")
     if x.shape[ax] == 0:
-        raise ValueError(f"median(): dimension {dim} of shape {x.shape} is empty")
+        raise ArgumentError(f"median(): dimension {dim} of shape {x.shape} is empty")
     idx = apply(ops.median_index, x, axis=ax)
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "median")
 
@@ -199,6 +199,6 @@ def mode(input, dim: int = -1, keepdim: bool = False):
     x, ax, zero_d = _prepare(input, dim, "mode")
     _check_sortable(x, "mode")
     if x.shape[ax] == 0:
-        raise ValueError(f"mode(): dimension {dim} of shape {x.shape} is empty")
+        raise ArgumentError(f"mode(): dimension {dim} of shape {x.shape} is empty")
     idx = apply(ops.mode_index, x, axis=ax)
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "mode")

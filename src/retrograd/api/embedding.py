@@ -18,6 +18,7 @@ from .. import devices, ops
 from .._values import every_value
 from ..engine import apply
 from ..grad_mode import no_grad
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
 from ._errors import DtypeError, ShapeError
@@ -38,8 +39,8 @@ def _indices(idx: Tensor, fn: str, what: str = "input") -> None:
 
 def _weight(w: Tensor, fn: str) -> None:
     if w.ndim != 2:
-        raise ValueError(f"{fn}: weight has to be a 2-D tensor (num_embeddings, "
-                         f"embedding_dim), got shape {w.shape}")
+        raise ArgumentError(f"{fn}: weight has to be a 2-D tensor (num_embeddings, "
+                            f"embedding_dim), got shape {w.shape}")
 
 
 def _padding(padding_idx, n: int, fn: str):
@@ -131,14 +132,14 @@ def _bag_args(idx: Tensor, offsets, per_sample_weights, include_last_offset: boo
     if per_sample_weights is not None:
         per_sample_weights = _t(per_sample_weights)
         if per_sample_weights.shape != idx.shape:
-            raise ValueError(f"embedding_bag: If per_sample_weights "
-                             f"({per_sample_weights.shape}) is not None, then it must have the "
-                             f"same shape as the input ({idx.shape})")
+            raise ArgumentError(f"embedding_bag: If per_sample_weights "
+                                f"({per_sample_weights.shape}) is not None, then it must have the "
+                                f"same shape as the input ({idx.shape})")
     if idx.ndim == 2:
         if offsets is not None:
-            raise ValueError(f"embedding_bag: if input is 2D, then offsets has to be None, as "
-                             f"input is treated is a mini-batch of fixed length sequences; got "
-                             f"offsets of type {type(offsets).__name__}")
+            raise ArgumentError(f"embedding_bag: if input is 2D, then offsets has to be None, as "
+                                f"input is treated is a mini-batch of fixed length sequences; got "
+                                f"offsets of type {type(offsets).__name__}")
         if idx.shape[1] == 0:
             raise ShapeError(f"embedding_bag: a 2-D input needs bags of at least one index, "
                              f"got shape {idx.shape}")
@@ -147,14 +148,14 @@ def _bag_args(idx: Tensor, offsets, per_sample_weights, include_last_offset: boo
             per_sample_weights = per_sample_weights.reshape(-1)
         return idx.reshape(-1), offsets, per_sample_weights, False
     if idx.ndim != 1:
-        raise ValueError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of "
-                         f"dimension {idx.ndim} (shape {idx.shape})")
+        raise ArgumentError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of "
+                            f"dimension {idx.ndim} (shape {idx.shape})")
     if offsets is None:
-        raise ValueError("embedding_bag: offsets has to be a 1D Tensor but got None")
+        raise ArgumentError("embedding_bag: offsets has to be a 1D Tensor but got None")
     offsets = _t(offsets)
     if offsets.ndim != 1:
-        raise ValueError(f"embedding_bag: offsets has to be a 1D Tensor, got shape "
-                         f"{offsets.shape}")
+        raise ArgumentError(f"embedding_bag: offsets has to be a 1D Tensor, got shape "
+                            f"{offsets.shape}")
     _indices(offsets, "embedding_bag", "offsets")
     return idx, offsets, per_sample_weights, bool(include_last_offset)
 
@@ -212,13 +213,13 @@ def embedding_bag(input, weight, offsets=None, max_norm: float | None = None,
     idx, offsets, psw, include_last_offset = _bag_args(idx, offsets, per_sample_weights,
                                                        include_last_offset)
     if mode not in _MODES:
-        raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got "
-                         f"{mode!r}")
+        raise ArgumentError(f"embedding_bag: mode has to be one of sum, mean or max, got "
+                            f"{mode!r}")
     if mode == "max" and scale_grad_by_freq:
-        raise ValueError("embedding_bag: max mode does not support scaling the gradient by "
-                         "the frequency")
+        raise ArgumentError("embedding_bag: max mode does not support scaling the gradient by "
+                            "the frequency")
     if mode == "max" and sparse:
-        raise ValueError("embedding_bag: max mode does not support sparse weights")
+        raise ArgumentError("embedding_bag: max mode does not support sparse weights")
     n, dim, length = w.shape[0], w.shape[1], idx.shape[0]
     if max_norm is not None:
         _in_range(idx, n, "embedding_bag")

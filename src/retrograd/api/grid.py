@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import devices, ops
 from ..engine import apply
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
 from .linalg import matmul
@@ -74,11 +75,11 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     A grid coordinate that is not finite gives NaN.
     """
     if mode not in _MODES:
-        raise ValueError(f"grid_sample: expected mode to be 'bilinear', 'nearest' or "
-                         f"'bicubic', got {mode!r}")
+        raise ArgumentError(f"grid_sample: expected mode to be 'bilinear', 'nearest' or "
+                            f"'bicubic', got {mode!r}")
     if padding_mode not in _PADDINGS:
-        raise ValueError(f"grid_sample: expected padding_mode to be 'zeros', 'border' or "
-                         f"'reflection', got {padding_mode!r}")
+        raise ArgumentError(f"grid_sample: expected padding_mode to be 'zeros', 'border' or "
+                            f"'reflection', got {padding_mode!r}")
     if align_corners is None:
         warnings.warn(_DEFAULT, UserWarning, stacklevel=2)
         align_corners = False
@@ -157,17 +158,17 @@ def affine_grid(theta, size, align_corners: bool | None = None) -> Tensor:
         warnings.warn(_DEFAULT, UserWarning, stacklevel=2)
         align_corners = False
     if t.dtype.kind != "f":
-        raise ValueError(f"affine_grid: expected theta to have a floating point dtype, got "
-                         f"{t.dtype}")
+        raise ArgumentError(f"affine_grid: expected theta to have a floating point dtype, got "
+                            f"{t.dtype}")
     size = tuple(int(s) for s in size)
     if len(size) == 4:
         if t.ndim != 3 or t.shape[-2:] != (2, 3):
-            raise ValueError(f"affine_grid: expected a batch of 2-D affine matrices of shape "
-                             f"(N, 2, 3) for size {size}, got theta of shape {t.shape}")
+            raise ArgumentError(f"affine_grid: expected a batch of 2-D affine matrices of shape "
+                                f"(N, 2, 3) for size {size}, got theta of shape {t.shape}")
     elif len(size) == 5:
         if t.ndim != 3 or t.shape[-2:] != (3, 4):
-            raise ValueError(f"affine_grid: expected a batch of 3-D affine matrices of shape "
-                             f"(N, 3, 4) for size {size}, got theta of shape {t.shape}")
+            raise ArgumentError(f"affine_grid: expected a batch of 3-D affine matrices of shape "
+                                f"(N, 3, 4) for size {size}, got theta of shape {t.shape}")
     else:
         raise NotImplementedError(f"affine_grid: only 4-D and 5-D sizes are supported, for 2-D "
                                   f"and 3-D affine maps, got size {size}")
@@ -177,5 +178,5 @@ def affine_grid(theta, size, align_corners: bool | None = None) -> Tensor:
                       "affine_grid. See the documentation of affine_grid for details.",
                       UserWarning, stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"affine_grid: expected a positive output size, got {size}")
+        raise ArgumentError(f"affine_grid: expected a positive output size, got {size}")
     return affine_grid_generator(t, size, align_corners)

@@ -9,6 +9,7 @@ from .. import ops
 from ..engine import apply
 from ..grad_mode import state as _state
 from ..ops.linalg import _einsum_parse
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, promote
 from ._errors import ShapeError
@@ -22,8 +23,8 @@ def _sublist_letters(sub, where: str) -> str:
         elif isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < 52:
             out.append(chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26))
         else:
-            raise ValueError(f"einsum(): {where} holds {i!r}; subscripts in the sublist "
-                             "form are ints in [0, 52) or Ellipsis")
+            raise ArgumentError(f"einsum(): {where} holds {i!r}; subscripts in the sublist "
+                                "form are ints in [0, 52) or Ellipsis")
     return "".join(out)
 
 

@@ -12,6 +12,7 @@ cholesky and the triangular solve; eigenvectors are defined up to sign, as torch
 
 from __future__ import annotations
 
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
 
@@ -30,25 +31,25 @@ def lobpcg(A, k: int | None = None, B=None, X=None, n: int | None = None, iK=Non
     from ..linalg import cholesky, eigh, solve_triangular
     A = _t(A)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise ValueError(f"lobpcg(): A must be a square matrix or a batch of them, got shape "
-                         f"{A.shape}")
+        raise ArgumentError(f"lobpcg(): A must be a square matrix or a batch of them, got shape "
+                            f"{A.shape}")
     if A.dtype.kind != "f":
-        raise ValueError(f"lobpcg(): A must be a floating tensor, got {A.dtype}")
+        raise ArgumentError(f"lobpcg(): A must be a floating tensor, got {A.dtype}")
     m = A.shape[-1]
     if X is not None:  # torch's block size: X's columns, else n (default k)
         X = _t(X)
         if X.ndim < 2 or X.shape[-2] != m:
-            raise ValueError(f"lobpcg(): X must have shape (*, {m}, n), got {X.shape}")
+            raise ArgumentError(f"lobpcg(): X must have shape (*, {m}, n), got {X.shape}")
         block = X.shape[-1]
         k = block if k is None else int(k)
     else:
         k = 1 if k is None else int(k)
         block = k if n is None else int(n)
     if k < 1 or block < 1:
-        raise ValueError(f"lobpcg(): k and n must be positive, got k={k}, n={block}")
+        raise ArgumentError(f"lobpcg(): k and n must be positive, got k={k}, n={block}")
     if m < 3 * block:
-        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) "
-                         f"is smaller than 3 x the number of requested eigenpairs (={block})")
+        raise ArgumentError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) "
+                            f"is smaller than 3 x the number of requested eigenpairs (={block})")
     k = min(k, block)  # torch returns at most the block's eigenpairs
     largest = True if largest is None else bool(largest)
     if B is None:
@@ -56,7 +57,7 @@ def lobpcg(A, k: int | None = None, B=None, X=None, n: int | None = None, iK=Non
     else:
         B = _t(B)
         if B.shape[-2:] != (m, m):
-            raise ValueError(f"lobpcg(): B must be {m} x {m} like A, got shape {B.shape}")
+            raise ArgumentError(f"lobpcg(): B must be {m} x {m} like A, got shape {B.shape}")
         L = cholesky(B)
         C = solve_triangular(L, solve_triangular(L, A, upper=False).mT, upper=False)
         E, W = eigh(C)

@@ -23,6 +23,7 @@ from .._values import every_value, values_of
 from ..engine import apply
 from ..grad_mode import state
 from ..ops.checks import check_within
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, promote
 from ._loss_args import (
@@ -68,8 +69,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
     x, t = _t(input), _t(target)
     if x.shape != t.shape:
-        raise ValueError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape "
-                         f"as input {tuple(x.shape)}")
+        raise ArgumentError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape "
+                            f"as input {tuple(x.shape)}")
     x, t = promote(x, t)
     floating(x, fn)
     one = _in_unit_interval(x, fn, "input (apply a sigmoid, or use "
@@ -102,8 +103,8 @@ def _weighted(loss: Tensor, weight, x: Tensor, reduction: str, fn: str, by_weigh
     and huber_loss (mean: mean(w l))."""
     w = _t(weight)
     if w.shape != x.shape:
-        raise ValueError(f"{fn}: weight of shape {tuple(w.shape)} and input of shape "
-                         f"{tuple(x.shape)}: weights and input must have the same size")
+        raise ArgumentError(f"{fn}: weight of shape {tuple(w.shape)} and input of shape "
+                            f"{tuple(x.shape)}: weights and input must have the same size")
     loss = loss * w
     if reduction == "mean" and by_weight:
         return sum(loss) / sum(w)
@@ -191,7 +192,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     x = _t(input)
     if isinstance(var, (int, float)) and not isinstance(var, bool):
         if var < 0:
-            raise ValueError(f"{fn}: var has negative entry/entries ({var})")
+            raise ArgumentError(f"{fn}: var has negative entry/entries ({var})")
         v = creation.full_like(x, float(var))
         one = None
     else:
@@ -200,7 +201,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
         if state.tracer is None:
             vals = every_value(v)
             if vals.size and bool((vals < 0).any()):
-                raise ValueError(message)
+                raise ArgumentError(message)
         one = apply(check_within, v.detach(), lo=0.0, hi=math.inf, open_lo=False,
                     message=message)
         if v.shape != x.shape:
@@ -208,9 +209,9 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
                 v = unsqueeze(v, -1)
             elif not (x.ndim == v.ndim and builtins.sum(
                     b for a, b in zip(x.shape, v.shape) if a != b) == 1):
-                raise ValueError(f"{fn}: var of shape {tuple(v.shape)} is of incorrect size "
-                                 f"for input of shape {tuple(x.shape)} (the input's shape, "
-                                 f"one dimension short of it, or one dimension of size 1)")
+                raise ArgumentError(f"{fn}: var of shape {tuple(v.shape)} is of incorrect size "
+                                    f"for input of shape {tuple(x.shape)} (the input's shape, "
+                                    f"one dimension short of it, or one dimension of size 1)")
     check_reduction(reduction, fn)
     broadcast_shape(fn, input=x, target=_t(target), var=v)
     vd = v.detach()
@@ -251,15 +252,15 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
                         f"{y.dtype}")
     d = every_value(y)  # checked here (inside rg.jit: for the traced call's labels)
     if d.size and d.min() < 0:
-        raise ValueError("one_hot: class values must be non-negative")
+        raise ArgumentError("one_hot: class values must be non-negative")
     if num_classes == -1:
         d = values_of(y, "one_hot() with num_classes=-1 (the class count is the largest "
                       "label + 1)", "pass num_classes")
         if not d.size:
-            raise ValueError("one_hot: can not infer the total number of classes from an empty "
-                             "tensor; pass num_classes")
+            raise ArgumentError("one_hot: can not infer the total number of classes from an empty "
+                                "tensor; pass num_classes")
         num_classes = int(d.max()) + 1
     elif num_classes < 1 or (d.size and d.max() >= num_classes):
-        raise ValueError(f"one_hot: class values must be smaller than num_classes="
-                         f"{num_classes} (largest is {int(d.max()) if d.size else None})")
+        raise ArgumentError(f"one_hot: class values must be smaller than num_classes="
+                            f"{num_classes} (largest is {int(d.max()) if d.size else None})")
     return apply(ops.one_hot, y, classes=int(num_classes), dtype=np.dtype(np.int64))

@@ -21,6 +21,7 @@ from .._values import every_value
 from ..engine import apply
 from ..grad_mode import state
 from ..ops.checks import check_within
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, promote
 from ._loss_args import (
@@ -197,11 +198,11 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     fn = "multi_margin_loss"
     reduction = _legacy(size_average, reduce, reduction, fn)
     if p not in (1, 2):
-        raise ValueError(f"{fn}: only p == 1 and p == 2 are supported, got p={p}")
+        raise ArgumentError(f"{fn}: only p == 1 and p == 2 are supported, got p={p}")
     x, y = _t(input), _t(target)
     if weight is not None and _t(weight).ndim != 1:
-        raise ValueError(f"{fn}: weight must be one-dimensional, got shape "
-                         f"{tuple(_t(weight).shape)}")
+        raise ArgumentError(f"{fn}: weight must be one-dimensional, got shape "
+                            f"{tuple(_t(weight).shape)}")
     if x.ndim > 2 or (x.ndim <= 1 and x.shape == (0,)) or (x.ndim == 2 and x.shape[1] == 0):
         raise LossShapeError(f"{fn}: expected a non-empty vector or matrix (N, C) with an "
                              f"optional 0-d batch size, got input of shape {tuple(x.shape)}")
@@ -303,7 +304,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     fn = "triplet_margin_loss"
     reduction = _legacy(size_average, reduce, reduction, fn)
     if margin <= 0:
-        raise ValueError(f"{fn}: margin must be greater than 0, got {margin}")
+        raise ArgumentError(f"{fn}: margin must be greater than 0, got {margin}")
     return triplet(anchor, positive, negative, margin, p, eps, swap, reduction, fn)
 
 
@@ -329,7 +330,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     fn = "triplet_margin_with_distance_loss"
     check_reduction(reduction, fn)
     if margin <= 0:
-        raise ValueError(f"{fn}: margin must be greater than 0, got {margin}")
+        raise ArgumentError(f"{fn}: margin must be greater than 0, got {margin}")
     a, pos, neg = _t(anchor), _t(positive), _t(negative)
     _same_ndim(a, pos, neg, fn)
     dist = distance_function if distance_function is not None else (

@@ -12,6 +12,7 @@ from .. import ops
 from .._values import values_of
 from ..dtypes import get_default_dtype
 from ..engine import apply, apply1
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
 from ._errors import DtypeError, check_broadcast
@@ -244,8 +245,8 @@ def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
     """x / y; `rounding_mode` None (true division: integers give floats), 'trunc' (toward
     zero) or 'floor' (as `//`). The rounded forms keep integer dtypes and have zero gradient."""
     if rounding_mode not in _ROUNDING:
-        raise ValueError(f"div(): 'rounding_mode' must be None, 'trunc' or 'floor', got "
-                         f"{rounding_mode!r}")
+        raise ArgumentError(f"div(): 'rounding_mode' must be None, 'trunc' or 'floor', got "
+                            f"{rounding_mode!r}")
     if rounding_mode is None:
         x, y = _operands("div", input, other, floating=True, real=False)
         return apply(ops.div, x, y)
@@ -283,7 +284,7 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
     """|x - y| <= atol + rtol * |y|, element-wise (infinities equal only to themselves)."""
     for name, v in (("rtol", rtol), ("atol", atol)):
         if not isinstance(v, (int, float, np.integer, np.floating)) or v < 0:
-            raise ValueError(f"isclose(): '{name}' must be a non-negative number, got {v!r}")
+            raise ArgumentError(f"isclose(): '{name}' must be a non-negative number, got {v!r}")
     x, y = _t(input), _t(other)
     if x.data.dtype != y.data.dtype:
         raise TypeError(f"isclose(): 'input' ({x.dtype}) and 'other' ({y.dtype}) must have "
@@ -299,7 +300,7 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
     try:
         np.broadcast_shapes(x.shape, y.shape)
     except ValueError:
-        raise ValueError(f"allclose(): shapes {x.shape} and {y.shape} do not broadcast") \
+        raise ArgumentError(f"allclose(): shapes {x.shape} and {y.shape} do not broadcast") \
             from None
     close = isclose(x, y, rtol, atol, equal_nan)
     return bool(values_of(close, "allclose() (a Python bool)",

@@ -170,8 +170,8 @@ def _batch_norm(x, rm, rv, w, b, training, momentum, eps) -> Tensor:
     if training:
         count = x.size // c if c else 0
         if count <= 1:
-            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
-                             f"training, got input of size {list(x.shape)}")
+            raise ArgumentError(f"batch_norm: expected more than 1 value per channel when "
+                                f"training, got input of size {list(x.shape)}")
         axes = tuple(a - x.ndim for a in range(x.ndim) if a != 1)
         y = apply(ops.standardize, x, axes=axes, eps=float(eps))
         if rm is not None or rv is not None:
@@ -224,8 +224,8 @@ def _p_arg(p, fn: str) -> float:
     if p == "fro":
         return 2.0
     if isinstance(p, str):
-        raise ValueError(f"{fn}: p={p!r} is not supported here (vector norms only: a number, "
-                         "inf or 'fro')")
+        raise ArgumentError(f"{fn}: p={p!r} is not supported here (vector norms only: a number, "
+                            "inf or 'fro')")
     return float(p)
 
 
@@ -358,10 +358,10 @@ def cdist(x1, x2, p: float = 2.0) -> Tensor:
     (..., P, R). The gradient at a zero distance is 0, as in PyTorch."""
     a, b = _t(x1), _t(x2)
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"cdist: x1 (..., P, M) and x2 (..., R, M) need at least 2 dims and "
-                         f"the same M; got shapes {a.shape} and {b.shape}")
+        raise ArgumentError(f"cdist: x1 (..., P, M) and x2 (..., R, M) need at least 2 dims and "
+                            f"the same M; got shapes {a.shape} and {b.shape}")
     if p < 0:
-        raise ValueError(f"cdist: p must be non-negative, got {p}")
+        raise ArgumentError(f"cdist: p must be non-negative, got {p}")
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
     return vector_norm(diff, p, -1)
 
@@ -389,8 +389,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     spatial = tuple(range(2 - x.ndim, 0))
     if use_input_stats:
         if math.prod(x.shape[2:]) == 1:
-            raise ValueError(f"instance_norm: expected more than 1 spatial element when "
-                             f"training, got input of size {list(x.shape)}")
+            raise ArgumentError(f"instance_norm: expected more than 1 spatial element when "
+                                f"training, got input of size {list(x.shape)}")
         y = apply(ops.standardize, x, axes=spatial, eps=float(eps))
         if rm is not None or rv is not None:
             if batched(x, rm, rv):

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._values import by_ops
 from ..dtypes import get_default_dtype
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
 from ._errors import ShapeError
@@ -78,7 +79,7 @@ def expand_dims(a, axis) -> Tensor:
     nd = x.ndim + len(axes)
     pos = sorted(_axis(ax, nd, "expand_dims") for ax in axes)
     if len(set(pos)) != len(pos):
-        raise ValueError(f"expand_dims(): axis {axis} repeats an axis")
+        raise ArgumentError(f"expand_dims(): axis {axis} repeats an axis")
     shape = iter(x.shape)
     return reshape(x, tuple(1 if k in pos else next(shape) for k in range(nd)))
 
@@ -154,7 +155,7 @@ def _seq(tup, fn: str) -> list:
     if isinstance(tup, Tensor) or not isinstance(tup, (list, tuple)):
         raise TypeError(f"{fn}(): expects a sequence (list or tuple) of arrays")
     if not tup:
-        raise ValueError(f"{fn}(): needs at least one array")
+        raise ArgumentError(f"{fn}(): needs at least one array")
     return list(tup)
 
 
@@ -181,8 +182,8 @@ def array_split(ary, indices_or_sections, axis: int = 0) -> list:
             not isinstance(indices_or_sections, bool):
         k = int(indices_or_sections)
         if k <= 0:
-            raise ValueError(f"array_split(): number of sections must be larger than 0, "
-                             f"got {k}")
+            raise ArgumentError(f"array_split(): number of sections must be larger than 0, "
+                                f"got {k}")
         each, extra = divmod(n, k)
         sizes = [each + 1] * extra + [each] * (k - extra)
         bounds = [0] + list(np.cumsum(sizes))
@@ -211,12 +212,12 @@ def rot90(m, k: int = 1, axes=(0, 1), *, dims=None) -> Tensor:
     x = _t(m)
     axes = tuple(dims if dims is not None else axes)
     if len(axes) != 2:
-        raise ValueError(f"rot90(): 'axes' must name exactly 2 axes, got {axes}")
+        raise ArgumentError(f"rot90(): 'axes' must name exactly 2 axes, got {axes}")
     if x.ndim < 2:
-        raise ValueError(f"rot90(): the input needs at least 2 dimensions, got {x.shape}")
+        raise ArgumentError(f"rot90(): the input needs at least 2 dimensions, got {x.shape}")
     a0, a1 = (_axis(a, x.ndim, "rot90", "axes") for a in axes)
     if a0 == a1:
-        raise ValueError(f"rot90(): 'axes' must be different, got {axes}")
+        raise ArgumentError(f"rot90(): 'axes' must be different, got {axes}")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
         raise TypeError(f"rot90(): 'k' must be an int, got {k!r}")
     k = int(k) % 4
@@ -239,7 +240,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None, *, dim=None) 
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"diff(): 'n' must be an int, got {n!r}")
     if n < 0:
-        raise ValueError(f"diff(): order 'n' must be non-negative, got {n}")
+        raise ArgumentError(f"diff(): order 'n' must be non-negative, got {n}")
     if x.ndim == 0:
         raise ShapeError("diff(): the input needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, x.ndim, "diff")
@@ -253,8 +254,8 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None, *, dim=None) 
             shape = x.shape[:ax] + (1,) + x.shape[ax + 1:]
             e = e.expand(*shape)
         elif e.ndim != x.ndim:
-            raise ValueError(f"diff(): '{name}' must be a scalar or have {x.ndim} dimensions, "
-                             f"got shape {e.shape}")
+            raise ArgumentError(f"diff(): '{name}' must be a scalar or have {x.ndim} dimensions, "
+                                f"got shape {e.shape}")
         parts.append(e)
     if parts[0] is not None or parts[1] is not None:
         x = cat([p for p in (parts[0], x, parts[1]) if p is not None], ax)
@@ -273,13 +274,13 @@ def _trapezoid_widths(x, dx, y: Tensor, ax: int, fn: str):
     xs = _t(x)
     if xs.ndim == 1:
         if xs.shape[0] != y.shape[ax]:
-            raise ValueError(f"{fn}(): 'x' has {xs.shape[0]} samples but y has {y.shape[ax]} "
-                             f"along axis {ax}")
+            raise ArgumentError(f"{fn}(): 'x' has {xs.shape[0]} samples but y has {y.shape[ax]} "
+                                f"along axis {ax}")
         d = xs[1:] - xs[:-1]
         return reshape(d, (-1,) + (1,) * (y.ndim - 1 - ax))
     if xs.ndim != y.ndim:
-        raise ValueError(f"{fn}(): 'x' must be 1-d or have y's {y.ndim} dimensions, got shape "
-                         f"{xs.shape}")
+        raise ArgumentError(f"{fn}(): 'x' must be 1-d or have y's {y.ndim} dimensions, got shape "
+                            f"{xs.shape}")
     return diff(xs, axis=ax)
 
 
@@ -288,7 +289,7 @@ def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None) -> Tensor
     points `x` (1-d, or y's shape) or with spacing `dx`."""
     y = _floating(_t(y))
     if y.ndim == 0:
-        raise ValueError("trapezoid(): 'y' needs at least 1 dimension")
+        raise ArgumentError("trapezoid(): 'y' needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, y.ndim, "trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "trapezoid")
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
@@ -303,7 +304,7 @@ def cumulative_trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None
     `torch.cumulative_trapezoid` and SciPy's without `initial`."""
     y = _floating(_t(y))
     if y.ndim == 0:
-        raise ValueError("cumulative_trapezoid(): 'y' needs at least 1 dimension")
+        raise ArgumentError("cumulative_trapezoid(): 'y' needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, y.ndim, "cumulative_trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "cumulative_trapezoid")
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
@@ -315,7 +316,7 @@ def polyval(p, x) -> Tensor:
     differentiable in both."""
     c, v = _t(p), _t(x)
     if c.ndim != 1:
-        raise ValueError(f"polyval(): 'p' must be 1-d, got shape {c.shape}")
+        raise ArgumentError(f"polyval(): 'p' must be 1-d, got shape {c.shape}")
     c, v = promote(c, v)
     if c.shape[0] == 0:
         return v * 0
@@ -332,17 +333,17 @@ _MODES = ("full", "same", "valid")
 
 def _conv_args(a, v, mode: str, fn: str):
     if mode not in _MODES:
-        raise ValueError(f"{fn}(): 'mode' must be 'full', 'same' or 'valid', got {mode!r}")
+        raise ArgumentError(f"{fn}(): 'mode' must be 'full', 'same' or 'valid', got {mode!r}")
     a, v = _t(a), _t(v)
     for name, t in (("a", a), ("v", v)):
         if t.ndim > 1:
-            raise ValueError(f"{fn}(): '{name}' must be 1-d, got shape {t.shape}")
+            raise ArgumentError(f"{fn}(): '{name}' must be 1-d, got shape {t.shape}")
         if t.data.dtype.kind == "c":
             raise TypeError(f"{fn}() supports real inputs only, got a complex '{name}'")
     a, v = (reshape(t, (-1,)) for t in promote(a, v, floating=True))
     for name, t in (("a", a), ("v", v)):
         if t.shape[0] == 0:
-            raise ValueError(f"{fn}(): '{name}' cannot be empty")
+            raise ArgumentError(f"{fn}(): '{name}' cannot be empty")
     return a, v
 
 
@@ -388,18 +389,18 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     x, xp, fp = _t(x), _t(xp), _t(fp)
     for name, t in (("xp", xp), ("fp", fp)):
         if t.ndim != 1:
-            raise ValueError(f"interp(): '{name}' must be 1-d, got shape {t.shape}")
+            raise ArgumentError(f"interp(): '{name}' must be 1-d, got shape {t.shape}")
     if xp.shape[0] != fp.shape[0]:
-        raise ValueError(f"interp(): 'xp' and 'fp' must have the same length, got "
-                         f"{xp.shape[0]} and {fp.shape[0]}")
+        raise ArgumentError(f"interp(): 'xp' and 'fp' must have the same length, got "
+                            f"{xp.shape[0]} and {fp.shape[0]}")
     if xp.shape[0] == 0:
-        raise ValueError("interp(): 'xp' and 'fp' cannot be empty")
+        raise ArgumentError("interp(): 'xp' and 'fp' cannot be empty")
     if fp.data.dtype.kind == "c" or x.data.dtype.kind == "c":
         raise TypeError("interp() supports real inputs only")
     x, xp, fp = promote(x, xp, fp, floating=True)
     if period is not None:
         if period == 0:
-            raise ValueError("interp(): 'period' must be non-zero")
+            raise ArgumentError("interp(): 'period' must be non-zero")
         period = builtins.abs(float(period))
         x = x - (x.detach() // period) * period  # x mod period, with x's own gradient
         xp = xp - (xp.detach() // period) * period

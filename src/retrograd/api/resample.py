@@ -61,25 +61,25 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     except TypeError:
         raise TypeError(f"pad: pad must be a sequence of ints, got {pad!r}") from None
     if len(widths) % 2:
-        raise ValueError(f"pad: pad must have an even number of elements, got {len(widths)}")
+        raise ArgumentError(f"pad: pad must have an even number of elements, got {len(widths)}")
     nd = len(widths) // 2
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+        raise ArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
     if nd > x.ndim:
-        raise ValueError(f"pad: padding of length {len(widths)} pads {nd} dimensions, but the "
-                         f"input of shape {x.shape} has only {x.ndim}")
+        raise ArgumentError(f"pad: padding of length {len(widths)} pads {nd} dimensions, but the "
+                            f"input of shape {x.shape} has only {x.ndim}")
     pads = tuple((widths[2 * i], widths[2 * i + 1]) for i in reversed(range(nd)))
     sizes = x.shape[x.ndim - nd:]
     new = tuple(n + b + a for n, (b, a) in zip(sizes, pads))
     if any(s < 0 for s in new):
-        raise ValueError(f"pad: padding {tuple(widths)} of input of shape {x.shape} gives a "
-                         f"negative size {new}")
+        raise ArgumentError(f"pad: padding {tuple(widths)} of input of shape {x.shape} gives a "
+                            f"negative size {new}")
     if mode == "constant":
         if not nd:
             return apply(ops.pad_constant, x, pads=())
         return apply(ops.pad_constant, x, pads=pads, value=0.0 if value is None else value)
     if value is not None and value != 0:
-        raise ValueError(f"pad: value is only used with mode='constant', got mode={mode!r}")
+        raise ArgumentError(f"pad: value is only used with mode='constant', got mode={mode!r}")
     if not 1 <= nd <= 3 or x.ndim not in (nd + 1, nd + 2):
         raise NotImplementedError(
             f"pad: mode {mode!r} pads the last 1 to 3 dimensions of a ({nd + 1})-D or "
@@ -87,14 +87,14 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
             f"{x.shape}")
     for n, (b, a) in zip(sizes, pads):
         if mode == "reflect" and (b >= n or a >= n):
-            raise ValueError(f"pad: with mode='reflect' each padding must be smaller than its "
-                             f"dimension: padding {tuple(widths)}, input shape {x.shape}")
+            raise ArgumentError(f"pad: with mode='reflect' each padding must be smaller than its "
+                                f"dimension: padding {tuple(widths)}, input shape {x.shape}")
         if mode == "circular" and (b > n or a > n):
-            raise ValueError(f"pad: with mode='circular' each padding must be at most its "
-                             f"dimension: padding {tuple(widths)}, input shape {x.shape}")
+            raise ArgumentError(f"pad: with mode='circular' each padding must be at most its "
+                                f"dimension: padding {tuple(widths)}, input shape {x.shape}")
         if n == 0 and (b > 0 or a > 0):
-            raise ValueError(f"pad: cannot pad an empty dimension with mode={mode!r} (input "
-                             f"shape {x.shape})")
+            raise ArgumentError(f"pad: cannot pad an empty dimension with mode={mode!r} (input "
+                                f"shape {x.shape})")
     for i, (n, (b, a)) in enumerate(zip(sizes, pads)):
         if b or a:
             x = apply(ops.resample, x, axis=i - nd, index=_on(x, _pad_index(n, b, a, mode)))
@@ -160,51 +160,51 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     PyTorch's modes (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)."""
     x = _t(input)
     if mode not in _MODES:
-        raise ValueError(f"interpolate: mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        raise ArgumentError(f"interpolate: mode must be one of {', '.join(_MODES)}, got {mode!r}")
     nd = x.ndim - 2
     if nd < 1 or nd > 3:
-        raise ValueError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
-                         f"shape {x.shape}")
+        raise ArgumentError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
+                            f"shape {x.shape}")
     want = _MODES[mode]
     if want is not None and want != nd:
-        raise ValueError(f"interpolate: mode {mode!r} needs a {want + 2}-D input, got shape "
-                         f"{x.shape}")
+        raise ArgumentError(f"interpolate: mode {mode!r} needs a {want + 2}-D input, got shape "
+                            f"{x.shape}")
     if align_corners is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear"):
-        raise ValueError("interpolate: align_corners option can only be set with the "
-                         "interpolating modes: linear | bilinear | bicubic | trilinear")
+        raise ArgumentError("interpolate: align_corners option can only be set with the "
+                            "interpolating modes: linear | bilinear | bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     if x.dtype.kind not in "fc":
         raise TypeError(f"interpolate: input must be floating point, got {x.dtype}")
     if (size is None) == (scale_factor is None):
-        raise ValueError("interpolate: give exactly one of size and scale_factor")
+        raise ArgumentError("interpolate: give exactly one of size and scale_factor")
     sizes = x.shape[2:]
     scales = [None] * nd
     if size is not None:
         outs = (int(size),) * nd if isinstance(size, (int, np.integer)) else \
             tuple(int(a) for a in size)
         if len(outs) != nd:
-            raise ValueError(f"interpolate: size must be an int or {nd} ints for input of shape "
-                             f"{x.shape}, got {size!r}")
+            raise ArgumentError(f"interpolate: size must be an int or {nd} ints for input of shape "
+                                f"{x.shape}, got {size!r}")
     else:
         sf = (float(scale_factor),) * nd if isinstance(scale_factor, (int, float, np.number)) \
             else tuple(float(a) for a in scale_factor)
         if len(sf) != nd:
-            raise ValueError(f"interpolate: scale_factor must be a number or {nd} numbers for "
-                             f"input of shape {x.shape}, got {scale_factor!r}")
+            raise ArgumentError(f"interpolate: scale_factor must be a number or {nd} numbers for "
+                                f"input of shape {x.shape}, got {scale_factor!r}")
         if any(not (f > 0) or math.isinf(f) for f in sf):
-            raise ValueError(f"interpolate: scale_factor must be positive, got {scale_factor!r}")
+            raise ArgumentError(f"interpolate: scale_factor must be positive, got {scale_factor!r}")
         outs = tuple(int(math.floor(n * f)) for n, f in zip(sizes, sf))
         if not recompute_scale_factor:
             scales = list(sf)
     if any(o <= 0 for o in outs):
-        raise ValueError(f"interpolate: output size {outs} must be positive (input shape "
-                         f"{x.shape})")
+        raise ArgumentError(f"interpolate: output size {outs} must be positive (input shape "
+                            f"{x.shape})")
     if mode == "area":
         from .windows import _adaptive_avg
         return _adaptive_avg(x, outs, nd, "interpolate")
     if any(n == 0 for n in sizes):
-        raise ValueError(f"interpolate: input of shape {x.shape} has an empty spatial dimension")
+        raise ArgumentError(f"interpolate: input of shape {x.shape} has an empty spatial dimension")
     for i, (n, o, sc) in enumerate(zip(sizes, outs, scales)):
         axis = i - nd
         if mode in ("nearest", "nearest-exact"):
@@ -254,14 +254,14 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
     x = _t(input)
     r = int(upscale_factor)
     if x.ndim < 3:
-        raise ValueError(f"pixel_shuffle: expected an input of at least 3 dimensions "
-                         f"(*, C r^2, H, W), got shape {x.shape}")
+        raise ArgumentError(f"pixel_shuffle: expected an input of at least 3 dimensions "
+                            f"(*, C r^2, H, W), got shape {x.shape}")
     if r <= 0:
-        raise ValueError(f"pixel_shuffle: upscale_factor must be positive, got {r}")
+        raise ArgumentError(f"pixel_shuffle: upscale_factor must be positive, got {r}")
     *lead, c, h, w = x.shape
     if c % (r * r):
-        raise ValueError(f"pixel_shuffle: channels ({c}, input shape {x.shape}) must be "
-                         f"divisible by upscale_factor**2 = {r * r}")
+        raise ArgumentError(f"pixel_shuffle: channels ({c}, input shape {x.shape}) must be "
+                            f"divisible by upscale_factor**2 = {r * r}")
     k = len(lead)
     y = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
     y = permute(y, tuple(range(k + 1)) + (k + 3, k + 1, k + 4, k + 2))
@@ -273,14 +273,14 @@ def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
     x = _t(input)
     r = int(downscale_factor)
     if x.ndim < 3:
-        raise ValueError(f"pixel_unshuffle: expected an input of at least 3 dimensions "
-                         f"(*, C, H, W), got shape {x.shape}")
+        raise ArgumentError(f"pixel_unshuffle: expected an input of at least 3 dimensions "
+                            f"(*, C, H, W), got shape {x.shape}")
     if r <= 0:
-        raise ValueError(f"pixel_unshuffle: downscale_factor must be positive, got {r}")
+        raise ArgumentError(f"pixel_unshuffle: downscale_factor must be positive, got {r}")
     *lead, c, h, w = x.shape
     if h % r or w % r:
-        raise ValueError(f"pixel_unshuffle: height and width ({h}, {w}; input shape {x.shape}) "
-                         f"must be divisible by downscale_factor {r}")
+        raise ArgumentError(f"pixel_unshuffle: height and width ({h}, {w}; input shape {x.shape}) "
+                            f"must be divisible by downscale_factor {r}")
     k = len(lead)
     y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     y = permute(y, tuple(range(k + 1)) + (k + 2, k + 4, k + 1, k + 3))

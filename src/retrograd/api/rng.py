@@ -419,7 +419,7 @@ def set_rng_state(new_state) -> None:
         saved = json.loads(devices.host(new_state.data).tobytes().decode())
         name = saved["state"]["bit_generator"]
         if name not in _BIT_GENERATORS:
-            raise ValueError(name)
+            raise ArgumentError(name)
         g = np.random.Generator(getattr(np.random, name)(operator.index(saved["seed"])))
         g.bit_generator.state = saved["state"]
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import creation, devices
 from ..grad_mode import state
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import activations, inplace, rng, sparse_dense, torch_names
 from ._errors import DtypeError
@@ -139,8 +140,8 @@ def tensor_type(self, dtype=None, non_blocking: bool = False, **kwargs):
     if isinstance(dtype, str):
         m = _TYPE_STRING.fullmatch(dtype)
         if m is None or m.group(2) not in _BY_TYPE_NAME:
-            raise ValueError(f"type(): invalid type: {dtype!r} (expected a name such as "
-                             "'torch.FloatTensor' or 'torch.cuda.LongTensor')")
+            raise ArgumentError(f"type(): invalid type: {dtype!r} (expected a name such as "
+                                "'torch.FloatTensor' or 'torch.cuda.LongTensor')")
         target = devices.device("cuda") if m.group(1) else devices.CPU
         t = self if (self.device == target or (m.group(1) and self.is_cuda)) else self.to(target)
         return t.to(_BY_TYPE_NAME[m.group(2)])
@@ -175,7 +176,7 @@ def _size(fn: str, size: tuple) -> tuple:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"{fn}(): size must be ints or a tuple of ints, got {size!r}")
         if s < 0:
-            raise ValueError(f"{fn}(): size {size} has a negative dimension")
+            raise ArgumentError(f"{fn}(): size {size} has a negative dimension")
     return tuple(int(s) for s in size)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import ctc as _ctc
 from . import losses as _losses
@@ -42,8 +43,8 @@ def _reduction(reduction, fn: str) -> str:
     if isinstance(reduction, (int, np.integer)) and not isinstance(reduction, bool) \
             and int(reduction) in _NAMES:
         return _NAMES[int(reduction)]
-    raise ValueError(f"{fn}: reduction must be 0 ('none'), 1 ('mean') or 2 ('sum'), got "
-                     f"{reduction!r}")
+    raise ArgumentError(f"{fn}: reduction must be 0 ('none'), 1 ('mean') or 2 ('sum'), got "
+                        f"{reduction!r}")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,

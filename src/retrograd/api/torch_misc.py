@@ -69,8 +69,8 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
     o = PRINT_OPTIONS
     if profile is not None:
         if profile not in _PROFILES:
-            raise ValueError(f"set_printoptions(): profile must be one of {sorted(_PROFILES)}, "
-                             f"got {profile!r}")
+            raise ArgumentError(f"set_printoptions(): profile must be one of {sorted(_PROFILES)}, "
+                                f"got {profile!r}")
         o["precision"], o["threshold"], o["edgeitems"], o["linewidth"] = _PROFILES[profile]
     for name, v in (("precision", precision), ("edgeitems", edgeitems),
                     ("linewidth", linewidth)):
@@ -252,8 +252,8 @@ def set_float32_matmul_precision(precision: str) -> None:
     """Recorded only ('highest', 'high' or 'medium'): float32 products are always computed in
     float32. Like `torch.set_float32_matmul_precision`."""
     if precision not in ("highest", "high", "medium"):
-        raise ValueError(f"set_float32_matmul_precision(): 'precision' must be 'highest', "
-                         f"'high' or 'medium', got {precision!r}")
+        raise ArgumentError(f"set_float32_matmul_precision(): 'precision' must be 'highest', "
+                            f"'high' or 'medium', got {precision!r}")
     _matmul_precision[0] = precision
 
 
@@ -271,7 +271,7 @@ def unravel_index(indices, shape) -> tuple[Tensor, ...]:
                         f"{idx.dtype}")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
-        raise ValueError(f"unravel_index(): 'shape' cannot have negative values, got {shape}")
+        raise ArgumentError(f"unravel_index(): 'shape' cannot have negative values, got {shape}")
     if 0 in shape and idx.numel():
         raise RuntimeError(f"unravel_index(): 'shape' {shape} has no elements, so every index "
                            "is out of bounds")
@@ -481,20 +481,20 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
     view = memoryview(buffer)
     nbytes = view.nbytes
     if offset < 0 or offset > nbytes or (offset == nbytes and nbytes):
-        raise ValueError(f"frombuffer(): 'offset' ({offset} bytes) must be non-negative and "
-                         f"less than the buffer length ({nbytes} bytes)")
+        raise ArgumentError(f"frombuffer(): 'offset' ({offset} bytes) must be non-negative and "
+                            f"less than the buffer length ({nbytes} bytes)")
     if count == 0 or count < -1:
-        raise ValueError(f"frombuffer(): 'count' must be positive or -1, got {count}")
+        raise ArgumentError(f"frombuffer(): 'count' must be positive or -1, got {count}")
     avail = (nbytes - offset) // dt.itemsize
     if count == -1:
         if (nbytes - offset) % dt.itemsize:
-            raise ValueError(f"frombuffer(): the buffer length ({nbytes} bytes) minus 'offset' "
-                             f"({offset}) must be a multiple of the element size "
-                             f"({dt.itemsize} bytes)")
+            raise ArgumentError(f"frombuffer(): the buffer length ({nbytes} bytes) minus 'offset' "
+                                f"({offset}) must be a multiple of the element size "
+                                f"({dt.itemsize} bytes)")
         count = avail
     elif count > avail:
-        raise ValueError(f"frombuffer(): requested {count} items of {dt} from byte {offset}, "
-                         f"but the buffer ({nbytes} bytes) holds only {avail}")
+        raise ArgumentError(f"frombuffer(): requested {count} items of {dt} from byte {offset}, "
+                            f"but the buffer ({nbytes} bytes) holds only {avail}")
     arr = np.frombuffer(buffer, dtype=dt, count=count, offset=offset)
     if not arr.flags.writeable:
         warnings.warn("frombuffer(): the buffer is not writable; the tensor is read-only "

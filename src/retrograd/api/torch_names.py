@@ -378,8 +378,8 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
         same = (dtype is None or np.dtype(dtype) == obj.dtype) and \
             (device is None or devices.device(device) == obj.device)
         if copy is False and not same:
-            raise ValueError(f"asarray(): can't alias a {obj.dtype} tensor on {obj.device} "
-                             f"into dtype {dtype} on device {device} (copy=False)")
+            raise ArgumentError(f"asarray(): can't alias a {obj.dtype} tensor on {obj.device} "
+                                f"into dtype {dtype} on device {device} (copy=False)")
         t = _convert(obj, dtype, device)
         if copy and t is obj:
             t = obj.clone()
@@ -388,9 +388,9 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
             arr = obj if isinstance(obj, np.ndarray) else None
             if arr is None or (dtype is not None and np.dtype(dtype) != arr.dtype) or \
                     device is not None:
-                raise ValueError(f"asarray(): can't alias a {type(obj).__name__} into a "
-                                 f"tensor{'' if dtype is None else f' of dtype {dtype}'} "
-                                 "without a copy (copy=False)")
+                raise ArgumentError(f"asarray(): can't alias a {type(obj).__name__} into a "
+                                    f"tensor{'' if dtype is None else f' of dtype {dtype}'} "
+                                    "without a copy (copy=False)")
         if copy and isinstance(obj, np.ndarray):
             obj = obj.copy()
         t = as_tensor(obj, dtype=dtype, device=device)
@@ -418,8 +418,8 @@ def from_numpy(ndarray) -> Tensor:
                         "supported dtypes are bool, (u)int8/16/32/64, float16/32/64 and "
                         "complex64/128")
     if not dt.isnative:
-        raise ValueError(f"from_numpy(): the array's byte order ({dt}) is not the machine's; "
-                         "convert it with arr.astype(arr.dtype.newbyteorder('='))")
+        raise ArgumentError(f"from_numpy(): the array's byte order ({dt}) is not the machine's; "
+                            "convert it with arr.astype(arr.dtype.newbyteorder('='))")
     return creation.share_tensor(ndarray)
 
 
@@ -525,7 +525,7 @@ def broadcast_shapes(*shapes) -> tuple:
             raise TypeError(f"broadcast_shapes(): a shape must be an int or a sequence of ints, "
                             f"got {s!r}")
         if builtins.any(d < 0 for d in s):
-            raise ValueError(f"broadcast_shapes(): shape {tuple(s)} has a negative dimension")
+            raise ArgumentError(f"broadcast_shapes(): shape {tuple(s)} has a negative dimension")
         norm.append(tuple(int(d) for d in s))
     try:
         return np.broadcast_shapes(*norm)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .complex import view_as_complex, view_as_real
 from .resample import pad as _pad
@@ -43,7 +44,7 @@ def _copied(name: str, view: Callable) -> Callable:
 
 def _slice(x: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
     if step <= 0:
-        raise ValueError(f"slice_copy(): slice step must be positive, got {step}")
+        raise ArgumentError(f"slice_copy(): slice step must be positive, got {step}")
     idx = [slice(None)] * x.ndim
     idx[dim] = slice(start, end, step)
     return x[tuple(idx)]

@@ -24,6 +24,7 @@ from .._values import every_value
 from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
 from ._errors import ShapeError
@@ -67,7 +68,7 @@ def _tuple(v, nd: int, name: str, fn: str) -> tuple:
     if len(t) == 1 and nd > 1:
         t = t * nd
     if len(t) != nd:
-        raise ValueError(f"{fn}: {name} must be an int or a tuple of {nd} ints, got {v!r}")
+        raise ArgumentError(f"{fn}: {name} must be an int or a tuple of {nd} ints, got {v!r}")
     return t
 
 
@@ -76,8 +77,8 @@ def _batched(x: Tensor, nd: int, fn: str) -> tuple[Tensor, bool]:
     if x.ndim == nd + 1:
         return x.reshape((1,) + x.shape), True
     if x.ndim != nd + 2:
-        raise ValueError(f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D input "
-                         f"{_DIMS[nd]}, got shape {x.shape}")
+        raise ArgumentError(f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D input "
+                            f"{_DIMS[nd]}, got shape {x.shape}")
     return x, False
 
 
@@ -94,42 +95,42 @@ def _conv_padding(padding, kernel, stride, dilation, nd, fn):
             return (0,) * nd, None
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise ValueError(f"{fn}: padding='same' is not supported for strided "
-                                 f"convolutions (stride={stride})")
+                raise ArgumentError(f"{fn}: padding='same' is not supported for strided "
+                                    f"convolutions (stride={stride})")
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             if all(t % 2 == 0 for t in total):
                 return tuple(t // 2 for t in total), None
             return (0,) * nd, tuple((t // 2, t - t // 2) for t in total)
-        raise ValueError(f"{fn}: padding must be an int, a tuple of ints, 'valid' or 'same', "
-                         f"got {padding!r}")
+        raise ArgumentError(f"{fn}: padding must be an int, a tuple of ints, 'valid' or 'same', "
+                            f"got {padding!r}")
     p = _tuple(padding, nd, "padding", fn)
     if any(a < 0 for a in p):
-        raise ValueError(f"{fn}: padding must be non-negative, got {p}")
+        raise ArgumentError(f"{fn}: padding must be non-negative, got {p}")
     return p, None
 
 
 def _check_positive(vals, name, fn):
     if any(a <= 0 for a in vals):
-        raise ValueError(f"{fn}: {name} must be positive, got {vals}")
+        raise ArgumentError(f"{fn}: {name} must be positive, got {vals}")
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: str) -> Tensor:
     x, w = _t(input), _t(weight)
     if w.ndim != nd + 2:
-        raise ValueError(f"{fn}: weight must have shape (out_channels, in_channels/groups, "
-                         f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
+        raise ArgumentError(f"{fn}: weight must have shape (out_channels, in_channels/groups, "
+                            f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
     x, squeeze = _batched(x, nd, fn)
     if not isinstance(groups, (int, np.integer)) or groups <= 0:
-        raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
+        raise ArgumentError(f"{fn}: groups must be a positive int, got {groups!r}")
     o, cg = w.shape[:2]
     kernel = w.shape[2:]
     n, c = x.shape[:2]
     if c != cg * groups:
-        raise ValueError(f"{fn}: input of shape {x.shape} has {c} channels, but weight of shape "
-                         f"{w.shape} with groups={groups} expects {cg * groups}")
+        raise ArgumentError(f"{fn}: input of shape {x.shape} has {c} channels, but weight of shape "
+                            f"{w.shape} with groups={groups} expects {cg * groups}")
     if o % groups:
-        raise ValueError(f"{fn}: out_channels ({o}, weight shape {w.shape}) must be divisible "
-                         f"by groups ({groups})")
+        raise ArgumentError(f"{fn}: out_channels ({o}, weight shape {w.shape}) must be divisible "
+                            f"by groups ({groups})")
     s = _tuple(stride, nd, "stride", fn)
     d = _tuple(dilation, nd, "dilation", fn)
     _check_positive(s, "stride", fn)
@@ -138,14 +139,14 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
     if bias is not None:
         bias = _t(bias)
         if bias.shape != (o,):
-            raise ValueError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
+            raise ArgumentError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
     padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p)) if uneven is None else \
         tuple(a + b + e for a, (b, e) in zip(x.shape[2:], uneven))
     eff = tuple(dd * (k - 1) + 1 for dd, k in zip(d, kernel))
     if any(e > a for e, a in zip(eff, padded)):
-        raise ValueError(f"{fn}: kernel of size {tuple(kernel)} (dilation {d}, so {eff}) is "
-                         f"larger than the padded input {padded} (input shape {x.shape}, "
-                         f"padding {p if uneven is None else uneven})")
+        raise ArgumentError(f"{fn}: kernel of size {tuple(kernel)} (dilation {d}, so {eff}) is "
+                            f"larger than the padded input {padded} (input shape {x.shape}, "
+                            f"padding {p if uneven is None else uneven})")
     if uneven is not None:
         x = apply(ops.pad_constant, x, pads=uneven)
     k_total = cg * math.prod(kernel)
@@ -211,44 +212,44 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, fn):
     x, w = _t(input), _t(weight)
     if w.ndim != nd + 2:
-        raise ValueError(f"{fn}: weight must have shape (in_channels, out_channels/groups, "
-                         f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
+        raise ArgumentError(f"{fn}: weight must have shape (in_channels, out_channels/groups, "
+                            f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
     x, squeeze = _batched(x, nd, fn)
     if not isinstance(groups, (int, np.integer)) or groups <= 0:
-        raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
+        raise ArgumentError(f"{fn}: groups must be a positive int, got {groups!r}")
     cin, og = w.shape[:2]
     kernel = tuple(w.shape[2:])
     n, c = x.shape[:2]
     if c != cin:
-        raise ValueError(f"{fn}: input of shape {x.shape} has {c} channels, but weight of shape "
-                         f"{w.shape} expects {cin}")
+        raise ArgumentError(f"{fn}: input of shape {x.shape} has {c} channels, but weight of shape "
+                            f"{w.shape} expects {cin}")
     if cin % groups:
-        raise ValueError(f"{fn}: in_channels ({cin}, weight shape {w.shape}) must be divisible "
-                         f"by groups ({groups})")
+        raise ArgumentError(f"{fn}: in_channels ({cin}, weight shape {w.shape}) must be divisible "
+                            f"by groups ({groups})")
     s = _tuple(stride, nd, "stride", fn)
     d = _tuple(dilation, nd, "dilation", fn)
     _check_positive(s, "stride", fn)
     _check_positive(d, "dilation", fn)
     if isinstance(padding, str):
-        raise ValueError(f"{fn}: padding must be an int or a tuple of ints, got {padding!r}")
+        raise ArgumentError(f"{fn}: padding must be an int or a tuple of ints, got {padding!r}")
     p = _tuple(padding, nd, "padding", fn)
     op_ = _tuple(output_padding, nd, "output_padding", fn)
     if any(a < 0 for a in p) or any(a < 0 for a in op_):
-        raise ValueError(f"{fn}: padding {p} and output_padding {op_} must be non-negative")
+        raise ArgumentError(f"{fn}: padding {p} and output_padding {op_} must be non-negative")
     if any(a >= builtins.max(ss, dd) for a, ss, dd in zip(op_, s, d)):
-        raise ValueError(f"{fn}: output_padding {op_} must be smaller than either stride {s} "
-                         f"or dilation {d}")
+        raise ArgumentError(f"{fn}: output_padding {op_} must be smaller than either stride {s} "
+                            f"or dilation {d}")
     o = og * groups
     if bias is not None:
         bias = _t(bias)
         if bias.shape != (o,):
-            raise ValueError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
+            raise ArgumentError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
     ins = x.shape[2:]
     outs = tuple((i - 1) * ss - 2 * pp + dd * (k - 1) + a + 1
                  for i, ss, pp, dd, k, a in zip(ins, s, p, d, kernel, op_))
     if any(a <= 0 for a in outs):
-        raise ValueError(f"{fn}: input of shape {x.shape} with kernel {kernel}, stride {s}, "
-                         f"padding {p}, dilation {d} gives a non-positive output size {outs}")
+        raise ArgumentError(f"{fn}: input of shape {x.shape} with kernel {kernel}, stride {s}, "
+                            f"padding {p}, dilation {d} gives a non-positive output size {outs}")
     k_prod = math.prod(kernel)
     # the input in per-sample frames (C, N*F), one matrix product to the columns (O*K, N*F),
     # then each output phase (outputs s*a + r) a sum of shifted column slices: no scatter
@@ -310,15 +311,15 @@ def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn):
     _check_positive(s, "stride", fn)
     _check_positive(d, "dilation", fn)
     if any(a < 0 for a in p):
-        raise ValueError(f"{fn}: padding must be non-negative, got {p}")
+        raise ArgumentError(f"{fn}: padding must be non-negative, got {p}")
     if any(2 * a > kk for a, kk in zip(p, k)):
-        raise ValueError(f"{fn}: padding {p} should be at most half of kernel_size {k}")
+        raise ArgumentError(f"{fn}: padding {p} should be at most half of kernel_size {k}")
     outs = tuple(pool_geometry(n, kk, ss, pp, dd, ceil_mode)[0]
                  for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
     if any(o <= 0 for o in outs):
-        raise ValueError(f"{fn}: kernel_size {k} (stride {s}, padding {p}, dilation {d}) is "
-                         f"larger than the padded input: input shape {x.shape} gives output "
-                         f"size {outs}")
+        raise ArgumentError(f"{fn}: kernel_size {k} (stride {s}, padding {p}, dilation {d}) is "
+                            f"larger than the padded input: input shape {x.shape} gives output "
+                            f"size {outs}")
     return k, s, p, d
 
 
@@ -381,8 +382,8 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
     if divisor_override is not None and (not isinstance(divisor_override, (int, np.integer))
                                          or divisor_override == 0):
-        raise ValueError(f"{fn}: divisor_override must be a non-zero int, got "
-                         f"{divisor_override!r}")
+        raise ArgumentError(f"{fn}: divisor_override must be a non-zero int, got "
+                            f"{divisor_override!r}")
     k, s, p, _ = _pool_args(x, kernel_size, stride, padding, 1, ceil_mode, nd, fn)
     sizes = x.shape[2:]
     geo = [pool_geometry(n, kk, ss, pp, 1, ceil_mode) for n, kk, ss, pp in zip(sizes, k, s, p)]
@@ -426,8 +427,8 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{fn}: indices must be integers (int64), got {idx.dtype}")
     if idx.shape != x.shape:
-        raise ValueError(f"{fn}: indices of shape {idx.shape} must have the input's shape "
-                         f"{x.shape}")
+        raise ArgumentError(f"{fn}: indices of shape {idx.shape} must have the input's shape "
+                            f"{x.shape}")
     k = _tuple(kernel_size, nd, "kernel_size", fn)
     s = k if stride is None else _tuple(stride, nd, "stride", fn)
     p = _tuple(padding, nd, "padding", fn)
@@ -439,13 +440,13 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
         if len(outs) == nd + 2:
             outs = outs[2:]
         if len(outs) != nd:
-            raise ValueError(f"{fn}: output_size must have {nd} (or {nd + 2}) elements, got "
-                             f"{output_size}")
+            raise ArgumentError(f"{fn}: output_size must have {nd} (or {nd + 2}) elements, got "
+                                f"{output_size}")
         for o, dflt, ss in zip(outs, default, s):
             if not dflt - ss < o < dflt + ss:
-                raise ValueError(f"{fn}: output_size {outs} is not between "
-                                 f"{tuple(a - b for a, b in zip(default, s))} and "
-                                 f"{tuple(a + b for a, b in zip(default, s))} (exclusive)")
+                raise ArgumentError(f"{fn}: output_size {outs} is not between "
+                                    f"{tuple(a - b for a, b in zip(default, s))} and "
+                                    f"{tuple(a + b for a, b in zip(default, s))} (exclusive)")
     total = math.prod(outs)
     data = every_value(idx)
     if data.size and (data.min() < 0 or data.max() >= total):
@@ -483,13 +484,13 @@ def _adaptive_sizes(x, output_size, nd, fn):
     else:
         outs = tuple(output_size)
         if len(outs) != nd:
-            raise ValueError(f"{fn}: output_size must be an int or {nd} ints, got "
-                             f"{output_size!r}")
+            raise ArgumentError(f"{fn}: output_size must be an int or {nd} ints, got "
+                                f"{output_size!r}")
         outs = tuple(n if o is None else int(o) for o, n in zip(outs, x.shape[2:]))
     if any(o <= 0 for o in outs):
-        raise ValueError(f"{fn}: output_size must be positive, got {outs}")
+        raise ArgumentError(f"{fn}: output_size must be positive, got {outs}")
     if any(n == 0 for n in x.shape[2:]):
-        raise ValueError(f"{fn}: input of shape {x.shape} has an empty spatial dimension")
+        raise ArgumentError(f"{fn}: input of shape {x.shape} has an empty spatial dimension")
     return outs
 
 
@@ -685,15 +686,15 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
     if x.dtype.kind != "f":
         raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
     if output_size is None and output_ratio is None:
-        raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+        raise ArgumentError(f"{fn} requires specifying either an output_size or an output_ratio")
     k = _tuple(kernel_size, nd, "kernel_size", fn)
     sizes = x.shape[2:]
     if output_size is None:
         ratio = (float(output_ratio),) * nd if isinstance(output_ratio, (int, float)) else \
             tuple(float(r) for r in output_ratio)
         if len(ratio) != nd:
-            raise ValueError(f"{fn}: output_ratio must be a number or {nd} numbers, got "
-                             f"{output_ratio!r}")
+            raise ArgumentError(f"{fn}: output_ratio must be a number or {nd} numbers, got "
+                                f"{output_ratio!r}")
         outs = tuple(int(n * r) for n, r in zip(sizes, ratio))
     else:
         outs = _tuple(output_size, nd, "output_size", fn)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import devices, engine, ops
 from ..grad_mode import detect_anomaly, enable_grad, no_grad, state
+from ..primitive import ArgumentError
 from ..tensor import Tensor, _initial_grad
 
 __all__ = ["grad", "Function", "FunctionCtx", "detect_anomaly", "no_grad", "enable_grad"]
@@ -26,8 +27,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     `materialize_grads` zeros (as in PyTorch).
     """
     if materialize_grads and allow_unused is False:
-        raise ValueError("grad(): expected allow_unused to be True or not passed when "
-                         "materialize_grads=True")
+        raise ArgumentError("grad(): expected allow_unused to be True or not passed when "
+                            "materialize_grads=True")
     allow_unused = bool(materialize_grads if allow_unused is None else allow_unused)
     outs, ins = _seq(outputs), _seq(inputs)
     if grad_outputs is None:
@@ -35,7 +36,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     else:
         gouts = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
         if len(gouts) != len(outs):
-            raise ValueError(f"grad(): got {len(gouts)} grad_outputs for {len(outs)} outputs")
+            raise ArgumentError(f"grad(): got {len(gouts)} grad_outputs for {len(outs)} outputs")
     for k, t in enumerate(ins):
         if not isinstance(t, Tensor):
             raise TypeError(f"grad(): input {k} is a {type(t).__name__}, not a Tensor")

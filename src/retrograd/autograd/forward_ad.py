@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .. import engine, forward, ops
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
@@ -88,8 +89,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise TypeError(f"make_dual(): expects Tensors, got {type(tensor).__name__} and "
                         f"{type(tangent).__name__}")
     if tensor.dtype.kind not in "fc":
-        raise ValueError(f"make_dual(): expected a floating-point or complex primal, got "
-                         f"dtype {tensor.dtype}")
+        raise ArgumentError(f"make_dual(): expected a floating-point or complex primal, got "
+                            f"dtype {tensor.dtype}")
     if tangent.shape != tensor.shape:
         raise RuntimeError(f"make_dual(): the tangent (shape {tangent.shape}) must have the "
                            f"same shape as the primal (shape {tensor.shape})")

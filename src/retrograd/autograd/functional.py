@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from .. import func as _func
 from ..grad_mode import enable_grad, no_grad
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._core import grad as _grad
 
@@ -163,8 +164,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 def _strategy(strategy: str, vectorize: bool, create_graph: bool, strict: bool,
               fn: str) -> None:
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(f"{fn}(): strategy must be 'forward-mode' or 'reverse-mode', got "
-                         f"{strategy!r}")
+        raise ArgumentError(f"{fn}(): strategy must be 'forward-mode' or 'reverse-mode', got "
+                            f"{strategy!r}")
     if strategy == "forward-mode":
         if create_graph and fn == "jacobian":
             raise NotImplementedError("jacobian(): create_graph=True and strategy="
@@ -215,8 +216,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     blocks, a Tensor for one input, a tuple of tuples for a tuple. Like
     `torch.autograd.functional.hessian` (`rg.func.hessian`: forward over reverse)."""
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError("hessian(): outer_jacobian_strategy must be 'forward-mode' or "
-                         f"'reverse-mode', got {outer_jacobian_strategy!r}")
+        raise ArgumentError("hessian(): outer_jacobian_strategy must be 'forward-mode' or "
+                            f"'reverse-mode', got {outer_jacobian_strategy!r}")
     if outer_jacobian_strategy == "forward-mode":
         _strategy("forward-mode", vectorize, False, strict, "hessian")
     in_tuple, xs = _as_tuple(inputs, "inputs", "hessian")

@@ -9,6 +9,7 @@ import numpy as np
 from ..api._args import _t
 from ..api.reductions import logsumexp
 from ..grad_mode import no_grad
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .discrete import Categorical
 from .distribution import Distribution, _shape
@@ -26,8 +27,8 @@ class TransformedDistribution(Distribution):
             transforms = [transforms]
         elif not isinstance(transforms, (list, tuple)) or not all(
                 isinstance(t, Transform) for t in transforms):
-            raise ValueError("TransformedDistribution: transforms must be a Transform or a "
-                             f"list of Transforms, got {type(transforms).__name__}")
+            raise ArgumentError("TransformedDistribution: transforms must be a Transform or a "
+                                f"list of Transforms, got {type(transforms).__name__}")
         self.transforms = list(transforms)
         # torch's shape bookkeeping: the base is expanded to what the transforms need and
         # its extra batch dimensions read as event dimensions
@@ -35,8 +36,8 @@ class TransformedDistribution(Distribution):
         base_shape = tuple(base_distribution.batch_shape) + tuple(
             base_distribution.event_shape)
         if len(base_shape) < transform.domain.event_dim:
-            raise ValueError(f"base_distribution needs at least {transform.domain.event_dim} "
-                             f"dimensions but has shape {base_shape}")
+            raise ArgumentError(f"base_distribution needs at least {transform.domain.event_dim} "
+                                f"dimensions but has shape {base_shape}")
         shape = transform.forward_shape(base_shape)
         expanded = transform.inverse_shape(shape)
         if tuple(expanded) != base_shape:
@@ -135,8 +136,8 @@ class Independent(Distribution):
         k = int(reinterpreted_batch_ndims)
         batch = tuple(base_distribution.batch_shape)
         if k > len(batch) or k < 0:
-            raise ValueError("Independent: expected 0 <= reinterpreted_batch_ndims <= "
-                             f"len(base_distribution.batch_shape) = {len(batch)}, got {k}")
+            raise ArgumentError("Independent: expected 0 <= reinterpreted_batch_ndims <= "
+                                f"len(base_distribution.batch_shape) = {len(batch)}, got {k}")
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = k
         cut = len(batch) - k
@@ -198,25 +199,25 @@ class MixtureSameFamily(Distribution):
     def __init__(self, mixture_distribution: Categorical,
                  component_distribution: Distribution, validate_args: bool | None = None):
         if not isinstance(mixture_distribution, Categorical):
-            raise ValueError("MixtureSameFamily: mixture_distribution must be a Categorical, "
-                             f"got {type(mixture_distribution).__name__}")
+            raise ArgumentError("MixtureSameFamily: mixture_distribution must be a Categorical, "
+                                f"got {type(mixture_distribution).__name__}")
         if not isinstance(component_distribution, Distribution):
-            raise ValueError("MixtureSameFamily: component_distribution must be a "
-                             "Distribution")
+            raise ArgumentError("MixtureSameFamily: component_distribution must be a "
+                                "Distribution")
         mb = tuple(mixture_distribution.batch_shape)
         cb = tuple(component_distribution.batch_shape)
         if len(cb) < 1:
-            raise ValueError("MixtureSameFamily: component_distribution needs a batch "
-                             "dimension for the components")
+            raise ArgumentError("MixtureSameFamily: component_distribution needs a batch "
+                                "dimension for the components")
         try:
             np.broadcast_shapes(mb, cb[:-1])
         except ValueError:
-            raise ValueError(f"MixtureSameFamily: mixture batch shape {mb} does not "
-                             f"broadcast with the component batch shape {cb[:-1]}") from None
+            raise ArgumentError(f"MixtureSameFamily: mixture batch shape {mb} does not "
+                                f"broadcast with the component batch shape {cb[:-1]}") from None
         k = mixture_distribution._num_events
         if k != cb[-1]:
-            raise ValueError(f"MixtureSameFamily: mixture_distribution has {k} categories "
-                             f"but component_distribution's last batch dimension is {cb[-1]}")
+            raise ArgumentError(f"MixtureSameFamily: mixture_distribution has {k} categories "
+                                f"but component_distribution's last batch dimension is {cb[-1]}")
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         self._num_component = k

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._values import every_value
 from ..api._args import _t
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 
 __all__ = [
@@ -72,10 +73,10 @@ class Constraint:
         ok = self.holds_for(value, dist) if isinstance(value, Tensor) else self.holds(
             np.asarray(value), dist)
         if not ok:
-            raise ValueError(f"Expected parameter {name} (Tensor of shape "
-                             f"{tuple(_t(value).shape)}) of distribution "
-                             f"{type(dist).__name__} to satisfy the constraint {self!r}, "
-                             "but found invalid values")
+            raise ArgumentError(f"Expected parameter {name} (Tensor of shape "
+                                f"{tuple(_t(value).shape)}) of distribution "
+                                f"{type(dist).__name__} to satisfy the constraint {self!r}, "
+                                "but found invalid values")
 
     @property
     def name(self) -> str:
@@ -118,7 +119,7 @@ class _Dependent(Constraint):
         return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
 
     def check(self, x):
-        raise ValueError("Cannot determine validity of dependent constraint")
+        raise ArgumentError("Cannot determine validity of dependent constraint")
 
     def holds_for(self, value, dist=None) -> bool:
         return True
@@ -153,7 +154,7 @@ class _IndependentConstraint(Constraint):
         if not isinstance(base_constraint, Constraint):
             raise TypeError("independent: base_constraint must be a Constraint")
         if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError("independent: reinterpreted_batch_ndims must be an int >= 0")
+            raise ArgumentError("independent: reinterpreted_batch_ndims must be an int >= 0")
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
@@ -170,7 +171,7 @@ class _IndependentConstraint(Constraint):
         n = self.reinterpreted_batch_ndims
         if result.dim() < n:
             expected = self.base_constraint.event_dim + n
-            raise ValueError(f"Expected value.dim() >= {expected} but got {_t(value).dim()}")
+            raise ArgumentError(f"Expected value.dim() >= {expected} but got {_t(value).dim()}")
         if n == 0:
             return result
         return result.reshape(tuple(result.shape[:result.dim() - n]) + (-1,)).all(-1)
@@ -420,7 +421,7 @@ class _Cat(Constraint):
         self.cseq = list(cseq)
         self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.cseq):
-            raise ValueError("cat: lengths and cseq differ in length")
+            raise ArgumentError("cat: lengths and cseq differ in length")
         self.dim = dim
 
     @property
@@ -490,8 +491,8 @@ class MixtureSameFamilyConstraint(Constraint):
         value = _t(value)
         result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
         if value.dim() < self.event_dim:
-            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got "
-                             f"{value.dim()}")
+            raise ArgumentError(f"Expected value.dim() >= {self.event_dim} but got "
+                                f"{value.dim()}")
         keep = value.dim() - self.event_dim
         return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
 

@@ -13,6 +13,7 @@ from .._values import every_value
 from ..api._args import _t
 from ..api.elementwise import where
 from ..creation import generator
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution, broadcast_all
@@ -105,8 +106,8 @@ class Uniform(Distribution):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, validate_args=validate_args)
         if self._validate_args and not np.all(every_value(self.low < self.high)):
-            raise ValueError("Uniform is not defined when low >= high: expected parameter "
-                             "low to be smaller than high everywhere")
+            raise ArgumentError("Uniform is not defined when low >= high: expected parameter "
+                                "low to be smaller than high everywhere")
 
     @property
     def mean(self) -> Tensor:

@@ -13,6 +13,7 @@ from .. import special
 from ..api.activations import logsigmoid, softplus
 from ..api.elementwise import minimum, where
 from ..creation import generator
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import distribution as C
 from .discrete import Categorical, _clamp_probs, _one_of
@@ -62,8 +63,8 @@ class Geometric(Distribution):
         _, param = _binary(self, probs, logits)
         super().__init__(param.shape, validate_args=validate_args)
         if self._validate_args and probs is not None and not np.all(self.probs.data > 0):
-            raise ValueError(f"Expected parameter probs (Tensor of shape {param.shape}) of "
-                             "distribution Geometric to be positive but found invalid values")
+            raise ArgumentError(f"Expected parameter probs (Tensor of shape {param.shape}) of "
+                                "distribution Geometric to be positive but found invalid values")
         _fill_other(self)
 
     @property

@@ -11,6 +11,7 @@ from ..api.activations import softplus
 from ..api.indexing import take_along_dim
 from ..api.reductions import logsumexp
 from ..creation import generator
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution, broadcast_all
@@ -19,7 +20,7 @@ from .exp_family import ExponentialFamily
 
 def _one_of(probs, logits, name: str):
     if (probs is None) == (logits is None):
-        raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both")
+        raise ArgumentError(f"{name}: either `probs` or `logits` must be specified, but not both")
 
 
 def _clamp_probs(p: Tensor) -> Tensor:
@@ -163,7 +164,7 @@ class Categorical(Distribution):
         if probs is not None:
             p = _t(probs)
             if p.ndim < 1:
-                raise ValueError("Categorical: `probs` must have at least one dimension")
+                raise ArgumentError("Categorical: `probs` must have at least one dimension")
             (p,) = broadcast_all(p)
             self.probs = p / p.sum(-1, keepdim=True)
             self.__dict__["logits"] = None
@@ -171,7 +172,7 @@ class Categorical(Distribution):
         else:
             lg = _t(logits)
             if lg.ndim < 1:
-                raise ValueError("Categorical: `logits` must have at least one dimension")
+                raise ArgumentError("Categorical: `logits` must have at least one dimension")
             (lg,) = broadcast_all(lg)
             self.logits = lg - logsumexp(lg, -1, keepdim=True)
             self.__dict__["probs"] = None

@@ -15,6 +15,7 @@ import numpy as np
 from ..api._args import _t
 from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 
 _VALIDATE_DEFAULT = [True]
@@ -88,11 +89,11 @@ class Distribution:
         try:
             np.broadcast_shapes(self._batch_shape, batch_shape)
         except ValueError:
-            raise ValueError(f"{type(self).__name__}.expand: batch_shape {batch_shape} is not "
-                             f"compatible with the batch shape {self._batch_shape}") from None
+            raise ArgumentError(f"{type(self).__name__}.expand: batch_shape {batch_shape} is not "
+                                f"compatible with the batch shape {self._batch_shape}") from None
         if np.broadcast_shapes(self._batch_shape, batch_shape) != batch_shape:
-            raise ValueError(f"{type(self).__name__}.expand: batch_shape {batch_shape} is not "
-                             f"compatible with the batch shape {self._batch_shape}")
+            raise ArgumentError(f"{type(self).__name__}.expand: batch_shape {batch_shape} is not "
+                                f"compatible with the batch shape {self._batch_shape}")
         new = copy.copy(self)
         nb = len(self._batch_shape)
         for key, value in list(self.__dict__.items()):
@@ -169,19 +170,19 @@ class Distribution:
             return value
         n = len(self._event_shape)
         if n and tuple(value.shape[-n:]) != self._event_shape:
-            raise ValueError(f"{type(self).__name__}: the value's trailing shape "
-                             f"{tuple(value.shape[-n:])} is not the event shape "
-                             f"{self._event_shape}")
+            raise ArgumentError(f"{type(self).__name__}: the value's trailing shape "
+                                f"{tuple(value.shape[-n:])} is not the event shape "
+                                f"{self._event_shape}")
         try:
             np.broadcast_shapes(value.shape, self._batch_shape + self._event_shape)
         except ValueError:
-            raise ValueError(f"{type(self).__name__}: value of shape {value.shape} does not "
-                             f"broadcast with batch_shape + event_shape "
-                             f"{self._batch_shape + self._event_shape}") from None
+            raise ArgumentError(f"{type(self).__name__}: value of shape {value.shape} does not "
+                                f"broadcast with batch_shape + event_shape "
+                                f"{self._batch_shape + self._event_shape}") from None
         if self.support is not None and not self.support.holds_for(value, self):
-            raise ValueError(f"Expected value argument of shape {value.shape} to be within the "
-                             f"support ({self.support}) of the distribution "
-                             f"{type(self).__name__}, but found invalid values")
+            raise ArgumentError(f"Expected value argument of shape {value.shape} to be within the "
+                                f"support ({self.support}) of the distribution "
+                                f"{type(self).__name__}, but found invalid values")
         return value
 
     def __repr__(self) -> str:

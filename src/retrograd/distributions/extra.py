@@ -11,6 +11,7 @@ from .. import special
 from ..api._args import _t
 from ..api.elementwise import where
 from ..creation import generator
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import constraints
 from .composite import TransformedDistribution
@@ -148,8 +149,8 @@ class LKJCholesky(Distribution):
 
     def __init__(self, dim: int, concentration=1.0, validate_args: bool | None = None):
         if dim < 2:
-            raise ValueError("Expected dim to be an integer greater than or equal to 2. "
-                             f"Found dim={dim}.")
+            raise ArgumentError("Expected dim to be an integer greater than or equal to 2. "
+                                f"Found dim={dim}.")
         self.dim = int(dim)
         (self.concentration,) = broadcast_all(concentration)
         dtype = self.concentration.data.dtype
@@ -231,14 +232,14 @@ class Wishart(ExponentialFamily):
 
         given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
         if sum(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
+            raise ArgumentError("Exactly one of covariance_matrix or precision_matrix or "
+                                "scale_tril may be specified.")
         name = ("covariance_matrix", "precision_matrix", "scale_tril")[given.index(True)]
         param = _t(next(m for m in (covariance_matrix, precision_matrix, scale_tril)
                         if m is not None))
         if param.dim() < 2:
-            raise ValueError("scale_tril must be at least two-dimensional, with optional "
-                             "leading batch dimensions")
+            raise ArgumentError("scale_tril must be at least two-dimensional, with optional "
+                                "leading batch dimensions")
         if isinstance(df, Tensor):
             batch = np.broadcast_shapes(tuple(param.shape[:-2]), tuple(df.shape))
             self.df = df.expand(*batch) if tuple(df.shape) != batch else df
@@ -247,8 +248,8 @@ class Wishart(ExponentialFamily):
             self.df = Tensor(np.asarray(df, dtype=param.data.dtype))
         p = param.shape[-1]
         if bool(np.any(self.df.data <= p - 1)):
-            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = "
-                             f"{p - 1}.")
+            raise ArgumentError(f"Value of df={df} expected to be greater than ndim - 1 = "
+                                f"{p - 1}.")
         self.__dict__[name] = param.expand(*(batch + (p, p)))
         self._event_shape = (p, p)
         if name == "scale_tril":

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import special
 from ..api.elementwise import where
+from ..primitive import ArgumentError
 from .continuous import Exponential, Gamma, Normal
 from .discrete import Bernoulli, Categorical
 from .distribution import Distribution
@@ -80,8 +81,8 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal):
     from .. import linalg
 
     if p.event_shape != q.event_shape:
-        raise ValueError("kl_divergence: MultivariateNormals with different event shapes "
-                         f"{p.event_shape} and {q.event_shape}")
+        raise ArgumentError("kl_divergence: MultivariateNormals with different event shapes "
+                            f"{p.event_shape} and {q.event_shape}")
     n = p.event_shape[0]
     shape = np.broadcast_shapes(p.batch_shape, q.batch_shape)
     Lp = p._scale_tril.expand(*(shape + (n, n)))

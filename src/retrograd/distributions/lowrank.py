@@ -10,6 +10,7 @@ import numpy as np
 from ..api._args import _t
 from ..api.indexing import diag_embed
 from ..creation import generator
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution
@@ -38,24 +39,24 @@ class LowRankMultivariateNormal(Distribution):
     def __init__(self, loc, cov_factor, cov_diag, validate_args: bool | None = None):
         loc, cov_factor, cov_diag = _t(loc), _t(cov_factor), _t(cov_diag)
         if loc.ndim < 1:
-            raise ValueError("LowRankMultivariateNormal: loc must be at least "
-                             "one-dimensional")
+            raise ArgumentError("LowRankMultivariateNormal: loc must be at least "
+                                "one-dimensional")
         n = loc.shape[-1]
         if cov_factor.ndim < 2 or cov_factor.shape[-2] != n:
-            raise ValueError(f"LowRankMultivariateNormal: cov_factor of shape "
-                             f"{cov_factor.shape} must be at least two-dimensional with "
-                             f"shape[-2] = {n} (the event size of loc)")
+            raise ArgumentError(f"LowRankMultivariateNormal: cov_factor of shape "
+                                f"{cov_factor.shape} must be at least two-dimensional with "
+                                f"shape[-2] = {n} (the event size of loc)")
         if cov_diag.ndim < 1 or cov_diag.shape[-1] != n:
-            raise ValueError(f"LowRankMultivariateNormal: cov_diag of shape {cov_diag.shape} "
-                             f"must end with the event size {n}")
+            raise ArgumentError(f"LowRankMultivariateNormal: cov_diag of shape {cov_diag.shape} "
+                                f"must end with the event size {n}")
         rank = cov_factor.shape[-1]
         try:
             batch = np.broadcast_shapes(loc.shape[:-1], cov_factor.shape[:-2],
                                         cov_diag.shape[:-1])
         except ValueError:
-            raise ValueError(f"LowRankMultivariateNormal: incompatible batch shapes of loc "
-                             f"{loc.shape}, cov_factor {cov_factor.shape} and cov_diag "
-                             f"{cov_diag.shape}") from None
+            raise ArgumentError(f"LowRankMultivariateNormal: incompatible batch shapes of loc "
+                                f"{loc.shape}, cov_factor {cov_factor.shape} and cov_diag "
+                                f"{cov_diag.shape}") from None
         self.loc = loc.expand(*(batch + (n,)))
         self.cov_factor = cov_factor.expand(*(batch + (n, rank)))
         self.cov_diag = cov_diag.expand(*(batch + (n,)))

@@ -10,6 +10,7 @@ import numpy as np
 from .. import special
 from ..api._args import _t
 from ..creation import generator
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import distribution as C
 from .distribution import Distribution
@@ -49,22 +50,22 @@ class MultivariateNormal(Distribution):
                  validate_args: bool | None = None):
         given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
         if sum(given) != 1:
-            raise ValueError("MultivariateNormal: exactly one of covariance_matrix, "
-                             "precision_matrix or scale_tril may be specified")
+            raise ArgumentError("MultivariateNormal: exactly one of covariance_matrix, "
+                                "precision_matrix or scale_tril may be specified")
         loc = _floating(loc)
         if loc.ndim < 1:
-            raise ValueError("MultivariateNormal: loc must be at least one-dimensional")
+            raise ArgumentError("MultivariateNormal: loc must be at least one-dimensional")
         matrix = next(m for m in (covariance_matrix, precision_matrix, scale_tril)
                       if m is not None)
         name = ("covariance_matrix", "precision_matrix", "scale_tril")[given.index(True)]
         matrix = _floating(matrix, loc.data.dtype)
         if matrix.ndim < 2 or matrix.shape[-1] != matrix.shape[-2]:
-            raise ValueError(f"MultivariateNormal: {name} must be at least two-dimensional, "
-                             f"with square trailing dimensions, got shape {matrix.shape}")
+            raise ArgumentError(f"MultivariateNormal: {name} must be at least two-dimensional, "
+                                f"with square trailing dimensions, got shape {matrix.shape}")
         n = loc.shape[-1]
         if matrix.shape[-1] != n:
-            raise ValueError(f"MultivariateNormal: {name} of shape {matrix.shape} does not "
-                             f"match loc of event size {n}")
+            raise ArgumentError(f"MultivariateNormal: {name} of shape {matrix.shape} does not "
+                                f"match loc of event size {n}")
         batch = np.broadcast_shapes(loc.shape[:-1], matrix.shape[:-2])
         self.loc = loc.expand(*(batch + (n,)))
         self.__dict__.update(covariance_matrix=None, precision_matrix=None, scale_tril=None)
@@ -167,7 +168,7 @@ class Dirichlet(ExponentialFamily):
     def __init__(self, concentration, validate_args: bool | None = None):
         c = _floating(concentration)
         if c.ndim < 1:
-            raise ValueError("Dirichlet: `concentration` must be at least one-dimensional")
+            raise ArgumentError("Dirichlet: `concentration` must be at least one-dimensional")
         self.concentration = c
         super().__init__(c.shape[:-1], c.shape[-1:], validate_args=validate_args)
 

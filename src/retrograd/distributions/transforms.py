@@ -13,6 +13,7 @@ import numpy as np
 
 from ..api._args import _t
 from ..api.activations import softplus
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import distribution as C
 
@@ -45,7 +46,7 @@ class Transform:
 
     def __init__(self, cache_size: int = 0):
         if cache_size not in (0, 1):
-            raise ValueError("cache_size must be 0 or 1")
+            raise ArgumentError("cache_size must be 0 or 1")
         self._cache_size = cache_size
         self._cached_x_y = None, None
         self._inv_ref = None
@@ -58,7 +59,7 @@ class Transform:
     def event_dim(self) -> int:
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
-        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+        raise ArgumentError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
     def sign(self):
@@ -542,7 +543,7 @@ class SoftmaxTransform(Transform):
 
     def forward_shape(self, shape):
         if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+            raise ArgumentError("Too few dimensions on input")
         return tuple(shape)
 
     inverse_shape = forward_shape
@@ -580,12 +581,12 @@ class StickBreakingTransform(Transform):
 
     def forward_shape(self, shape):
         if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+            raise ArgumentError("Too few dimensions on input")
         return tuple(shape[:-1]) + (shape[-1] + 1,)
 
     def inverse_shape(self, shape):
         if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+            raise ArgumentError("Too few dimensions on input")
         return tuple(shape[:-1]) + (shape[-1] - 1,)
 
 
@@ -639,8 +640,8 @@ def vec_to_tril_matrix(vec, diag: int = 0) -> Tensor:
          ** 0.5) / 2
     eps = float(np.finfo(np.float32).eps)
     if round(n) - n > eps:
-        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as "
-                         "the lower triangular part of a square D x D matrix.")
+        raise ArgumentError(f"The size of last dimension is {m} which cannot be expressed as "
+                            "the lower triangular part of a square D x D matrix.")
     n = int(round(n))
     idx = _tril_index(n, diag)
     scatter = np.zeros((m, n * n), dtype=vec.data.dtype)
@@ -693,18 +694,18 @@ class CorrCholeskyTransform(Transform):
 
     def forward_shape(self, shape):
         if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+            raise ArgumentError("Too few dimensions on input")
         n = shape[-1]
         d = round((0.25 + 2 * n) ** 0.5 + 0.5)
         if d * (d - 1) // 2 != n:
-            raise ValueError("Input is not a flattend lower-diagonal number")
+            raise ArgumentError("Input is not a flattend lower-diagonal number")
         return tuple(shape[:-1]) + (d, d)
 
     def inverse_shape(self, shape):
         if len(shape) < 2:
-            raise ValueError("Too few dimensions on input")
+            raise ArgumentError("Too few dimensions on input")
         if shape[-2] != shape[-1]:
-            raise ValueError("Input is not square")
+            raise ArgumentError("Input is not square")
         n = shape[-1]
         return tuple(shape[:-2]) + (n * (n - 1) // 2,)
 
@@ -719,7 +720,7 @@ class ReshapeTransform(Transform):
         self.in_shape = tuple(int(s) for s in in_shape)
         self.out_shape = tuple(int(s) for s in out_shape)
         if int(np.prod(self.in_shape)) != int(np.prod(self.out_shape)):
-            raise ValueError("in_shape, out_shape have different numbers of elements")
+            raise ArgumentError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
 
     @property
@@ -754,16 +755,16 @@ class ReshapeTransform(Transform):
         shape = tuple(shape)
         cut = len(shape) - len(self.in_shape)
         if cut < 0 or shape[cut:] != self.in_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[max(cut, 0):]} but got "
-                             f"{self.in_shape}")
+            raise ArgumentError(f"Shape mismatch: expected {shape[max(cut, 0):]} but got "
+                                f"{self.in_shape}")
         return shape[:cut] + self.out_shape
 
     def inverse_shape(self, shape):
         shape = tuple(shape)
         cut = len(shape) - len(self.out_shape)
         if cut < 0 or shape[cut:] != self.out_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[max(cut, 0):]} but got "
-                             f"{self.out_shape}")
+            raise ArgumentError(f"Shape mismatch: expected {shape[max(cut, 0):]} but got "
+                                f"{self.out_shape}")
         return shape[:cut] + self.in_shape
 
 
@@ -808,12 +809,12 @@ class IndependentTransform(Transform):
 
     def _call(self, x):
         if x.dim() < self.domain.event_dim:
-            raise ValueError("Too few dimensions on input")
+            raise ArgumentError("Too few dimensions on input")
         return self.base_transform(x)
 
     def _inverse(self, y):
         if y.dim() < self.codomain.event_dim:
-            raise ValueError("Too few dimensions on input")
+            raise ArgumentError("Too few dimensions on input")
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x, y):
@@ -845,8 +846,8 @@ class CatTransform(Transform):
         self.transforms = tseq
         self.lengths = [1] * len(tseq) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
-            raise ValueError(f"lengths ({len(self.lengths)}) must match transforms "
-                             f"({len(self.transforms)})")
+            raise ArgumentError(f"lengths ({len(self.lengths)}) must match transforms "
+                                f"({len(self.transforms)})")
         self.dim = dim
 
     @property
@@ -879,8 +880,8 @@ class CatTransform(Transform):
 
         x = _t(x)
         if x.shape[self.dim] != self.length:
-            raise ValueError(f"CatTransform: size {x.shape[self.dim]} along dim {self.dim} "
-                             f"is not the total length {self.length}")
+            raise ArgumentError(f"CatTransform: size {x.shape[self.dim]} along dim {self.dim} "
+                                f"is not the total length {self.length}")
         out, start = [], 0
         for t, n in zip(self.transforms, self.lengths):
             piece = x.narrow(self.dim, start, n)
@@ -951,8 +952,8 @@ class StackTransform(Transform):
 
         x = _t(x)
         if x.shape[self.dim] != len(self.transforms):
-            raise ValueError(f"StackTransform: size {x.shape[self.dim]} along dim "
-                             f"{self.dim} is not the number of transforms")
+            raise ArgumentError(f"StackTransform: size {x.shape[self.dim]} along dim "
+                                f"{self.dim} is not the number of transforms")
         return stack([t.inv(v) if inverse else t(v)
                       for v, t in zip(self._slices(x), self.transforms)], self.dim)
 

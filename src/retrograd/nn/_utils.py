@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import get_default_dtype
+from ..primitive import ArgumentError
 from .module import Module, Parameter
 
 
@@ -28,5 +29,5 @@ def _pair(v, name: str) -> tuple[int, int]:
         return (int(v), int(v))
     t = tuple(int(a) for a in v)
     if len(t) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {v!r}")
+        raise ArgumentError(f"{name} must be an int or a pair of ints, got {v!r}")
     return t

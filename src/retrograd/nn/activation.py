@@ -10,6 +10,7 @@ from .. import ops
 from ..api.activations import _implicit_dim
 from ..engine import apply1
 from ..grad_mode import no_grad
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from ._utils import _dtype
@@ -86,9 +87,9 @@ class Softmax2d(Module):
     position. Like `torch.nn.Softmax2d`."""
     def forward(self, x):
         if getattr(x, "ndim", None) not in (3, 4):
-            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got "
-                             f"{getattr(x, 'ndim', None)}D instead (shape "
-                             f"{getattr(x, 'shape', None)})")
+            raise ArgumentError(f"Softmax2d: expected input to be 3D or 4D, got "
+                                f"{getattr(x, 'ndim', None)}D instead (shape "
+                                f"{getattr(x, 'shape', None)})")
         return F.softmax(x, -3)
 
 
@@ -100,8 +101,8 @@ class GELU(Module):
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: 'approximate' must be 'none' or 'tanh', got "
-                             f"{approximate!r}")
+            raise ArgumentError(f"GELU: 'approximate' must be 'none' or 'tanh', got "
+                                f"{approximate!r}")
         self.approximate = approximate
 
     def forward(self, x):
@@ -226,8 +227,8 @@ class Hardtanh(Module):
                  inplace: bool = False) -> None:
         super().__init__()
         if min_val > max_val:
-            raise ValueError(f"Hardtanh: 'min_val' ({min_val}) cannot be greater than "
-                             f"'max_val' ({max_val})")
+            raise ArgumentError(f"Hardtanh: 'min_val' ({min_val}) cannot be greater than "
+                                f"'max_val' ({max_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, x):

@@ -22,6 +22,7 @@ from .. import creation
 from .._values import every_value
 from ..api._loss_args import LossShapeError, LossTargetError
 from ..grad_mode import state
+from ..primitive import ArgumentError
 from ..tensor import Tensor, as_tensor
 from . import functional as F
 from .containers import ModuleList, Sequential
@@ -49,12 +50,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:
-            raise ValueError("cutoffs should be a sequence of length larger than 0")
+            raise ArgumentError("cutoffs should be a sequence of length larger than 0")
         if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
                 or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
-            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted "
-                             "in an increasing order, where each value is between 1 and "
-                             f"n_classes-1 ({n_classes - 1}); got {cutoffs}")
+            raise ArgumentError("cutoffs should be a sequence of unique, positive integers sorted "
+                                "in an increasing order, where each value is between 1 and "
+                                f"n_classes-1 ({n_classes - 1}); got {cutoffs}")
         self.in_features, self.n_classes = in_features, n_classes
         self.cutoffs = cutoffs + [n_classes]
         self.div_value, self.head_bias = div_value, head_bias

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..primitive import ArgumentError
 from . import functional as F
 from . import init
 from ._utils import _dtype
@@ -21,7 +22,7 @@ def _ntuple(v, nd: int, name: str, layer: str) -> tuple:
         return (v,) * nd
     t = tuple(int(a) for a in v)
     if len(t) != nd:
-        raise ValueError(f"{layer}: {name} must be an int or a tuple of {nd} ints, got {v!r}")
+        raise ArgumentError(f"{layer}: {name} must be an int or a tuple of {nd} ints, got {v!r}")
     return t
 
 
@@ -37,14 +38,14 @@ class _ConvNd(Module):
         super().__init__()
         name, nd = type(self).__name__, self._nd
         if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
-                             f"({out_channels}) must be divisible by groups ({groups})")
+            raise ArgumentError(f"{name}: in_channels ({in_channels}) and out_channels "
+                                f"({out_channels}) must be divisible by groups ({groups})")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"{name}: padding_mode must be one of {', '.join(_PADDING_MODES)}, "
-                             f"got {padding_mode!r}")
+            raise ArgumentError(f"{name}: padding_mode must be one of {', '.join(_PADDING_MODES)}, "
+                                f"got {padding_mode!r}")
         if self._transposed and padding_mode != "zeros":
-            raise ValueError(f"{name}: only padding_mode='zeros' is supported, got "
-                             f"{padding_mode!r}")
+            raise ArgumentError(f"{name}: only padding_mode='zeros' is supported, got "
+                                f"{padding_mode!r}")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _ntuple(kernel_size, nd, "kernel_size", name)
         self.stride = _ntuple(stride, nd, "stride", name)
@@ -52,12 +53,12 @@ class _ConvNd(Module):
         self.output_padding = _ntuple(output_padding, nd, "output_padding", name)
         if isinstance(padding, str):
             if padding not in ("same", "valid") or self._transposed:
-                raise ValueError(f"{name}: padding must be an int, a tuple of ints"
-                                 f"{'' if self._transposed else ', valid or same'}, got "
-                                 f"{padding!r}")
+                raise ArgumentError(f"{name}: padding must be an int, a tuple of ints"
+                                    f"{'' if self._transposed else ', valid or same'}, got "
+                                    f"{padding!r}")
             if padding == "same" and any(s != 1 for s in self.stride):
-                raise ValueError(f"{name}: padding='same' is not supported for strided "
-                                 f"convolutions")
+                raise ArgumentError(f"{name}: padding='same' is not supported for strided "
+                                    f"convolutions")
             self.padding = padding
         else:
             self.padding = _ntuple(padding, nd, "padding", name)
@@ -161,16 +162,16 @@ class _ConvTranspose(_ConvNd):
         if len(size) == nd + 2 or (len(size) == nd + 1 and x.ndim == nd + 1):
             size = size[-nd:]
         if len(size) != nd:
-            raise ValueError(f"{type(self).__name__}: output_size must have {nd} or {nd + 2} "
-                             f"elements, got {output_size}")
+            raise ArgumentError(f"{type(self).__name__}: output_size must have {nd} or {nd + 2} "
+                                f"elements, got {output_size}")
         pads = []
         for i in range(nd):
             least = ((x.shape[-nd + i] - 1) * self.stride[i] - 2 * self.padding[i]
                      + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
             if not least <= size[i] < least + self.stride[i]:
-                raise ValueError(f"{type(self).__name__}: requested output size {size} is not "
-                                 f"reachable from input of shape {x.shape}: dimension {i} must "
-                                 f"be in [{least}, {least + self.stride[i] - 1}]")
+                raise ArgumentError(f"{type(self).__name__}: requested output size {size} is not "
+                                    f"reachable from input of shape {x.shape}: dimension {i} must "
+                                    f"be in [{least}, {least + self.stride[i] - 1}]")
             pads.append(size[i] - least)
         return tuple(pads)
 

@@ -4,6 +4,7 @@ Each holds PyTorch's `p` and `inplace` and calls its `functional` twin with `sel
 
 from __future__ import annotations
 
+from ..primitive import ArgumentError
 from . import functional as F
 from .module import Module
 
@@ -19,8 +20,8 @@ class _DropoutNd(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"{type(self).__name__}: dropout probability has to be between 0 "
-                             f"and 1, but got {p}")
+            raise ArgumentError(f"{type(self).__name__}: dropout probability has to be between 0 "
+                                f"and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
     def forward(self, x):

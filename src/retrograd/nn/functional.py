@@ -62,6 +62,7 @@ from ..api.windows import (
 )
 from ..engine import apply
 from ..grad_mode import state
+from ..primitive import ArgumentError
 from ..tensor import Tensor, as_tensor
 
 __all__ = [
@@ -93,7 +94,7 @@ def _t(x) -> Tensor:
 
 def _check_reduction(reduction: str, name: str) -> None:
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        raise ArgumentError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
 # ---------------------------------------------------------------- layers
@@ -199,8 +200,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
         return _reduce(loss, reduction)
     w = _t(weight)
     if w.shape != x.shape:
-        raise ValueError(f"{fn}: weight of shape {tuple(w.shape)} and input of shape "
-                         f"{tuple(x.shape)}: weights and input must have the same size")
+        raise ArgumentError(f"{fn}: weight of shape {tuple(w.shape)} and input of shape "
+                            f"{tuple(x.shape)}: weights and input must have the same size")
     loss = loss * w
     return _f.sum(loss) / _f.sum(w) if reduction == "mean" else _reduce(loss, reduction)
 
@@ -217,8 +218,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
     x, t = _t(input), _t(target)
     if x.shape != t.shape:
-        raise ValueError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape as "
-                         f"input {tuple(x.shape)}")
+        raise ArgumentError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape as "
+                            f"input {tuple(x.shape)}")
     return _torch_losses.binary_cross_entropy_with_logits(x, t, weight, pos_weight, reduction)
 
 
@@ -234,8 +235,8 @@ def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> T
             if name == "cross_entropy" else
             f"{name}: target must hold integer class indices (int64), got dtype {y.dtype}")
     if y.shape != want:
-        raise ValueError(f"{name}: target of shape {y.shape} does not fit input of shape "
-                         f"{x.shape}; expected class indices of shape {want}")
+        raise ArgumentError(f"{name}: target of shape {y.shape} does not fit input of shape "
+                            f"{x.shape}; expected class indices of shape {want}")
     n_classes = x.shape[1]
     y = every_value(target)  # under rg.func.vmap: every batch element's targets
     if state.tracer is None and y.size and (y.min() < 0 or y.max() >= n_classes):
@@ -274,8 +275,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
                        reduction=reduction)
         return _f.reshape(out, ()) if reduction == "none" else out
     if x.ndim < 2:
-        raise ValueError(f"nll_loss: input must have shape (N, C) or (N, C, d1, ...), got "
-                         f"{x.shape}")
+        raise ArgumentError(f"nll_loss: input must have shape (N, C) or (N, C, d1, ...), got "
+                            f"{x.shape}")
     y = _class_targets(x, target, "nll_loss", ignore_index)
     lp2 = _classes_last(x)
     loss, w = _picked(lp2, _f.reshape(y, -1), weight, ignore_index)
@@ -354,7 +355,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
                             reduction=reduction, label_smoothing=label_smoothing)
         return _f.reshape(out, ()) if reduction == "none" else out
     if x.ndim == 0:
-        raise ValueError("cross_entropy: input must have shape (N, C) or (N, C, d1, ...)")
+        raise ArgumentError("cross_entropy: input must have shape (N, C) or (N, C, d1, ...)")
     if target.dtype.kind == "f" and target.shape == x.shape:
         return _soft_cross_entropy(x, target, weight, reduction, label_smoothing)
     if target.dtype.kind == "f" and target.shape != x.shape:

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import creation, devices, engine
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 
 __all__ = [
@@ -55,17 +56,17 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
         elif isinstance(param, (int, float)) and not isinstance(param, bool):
             slope = param
         else:
-            raise ValueError(f"negative_slope {param} is not a valid number")
+            raise ArgumentError(f"negative_slope {param} is not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"unsupported nonlinearity {nonlinearity!r}")
+    raise ArgumentError(f"unsupported nonlinearity {nonlinearity!r}")
 
 
 def _fans(tensor: Tensor) -> tuple[int, int]:
     if tensor.ndim < 2:
-        raise ValueError(f"fan in and fan out cannot be computed for a tensor with fewer than 2 "
-                         f"dimensions (shape {tensor.shape})")
+        raise ArgumentError(f"fan in and fan out cannot be computed for a tensor with fewer than 2 "
+                            f"dimensions (shape {tensor.shape})")
     receptive = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
@@ -73,7 +74,7 @@ def _fans(tensor: Tensor) -> tuple[int, int]:
 def _fan(tensor: Tensor, mode: str) -> int:
     mode = mode.lower()  # as torch: "FAN_OUT" is accepted
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+        raise ArgumentError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _fans(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -148,8 +149,8 @@ def eye_(tensor: Tensor) -> Tensor:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
     if tensor.ndim != 2:
-        raise ValueError(f"eye_: only tensors with 2 dimensions are supported, got shape "
-                         f"{tensor.shape}")
+        raise ArgumentError(f"eye_: only tensors with 2 dimensions are supported, got shape "
+                            f"{tensor.shape}")
     tensor.data[...] = 0
     n = min(tensor.shape)
     idx = np.arange(n)
@@ -164,12 +165,12 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
     if tensor.ndim not in (3, 4, 5):
-        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got "
-                         f"shape {tensor.shape}")
+        raise ArgumentError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got "
+                            f"shape {tensor.shape}")
     sizes = tensor.shape
     if sizes[0] % groups != 0:
-        raise ValueError(f"dirac_: dim 0 (size {sizes[0]}) must be divisible by groups "
-                         f"({groups})")
+        raise ArgumentError(f"dirac_: dim 0 (size {sizes[0]}) must be divisible by groups "
+                            f"({groups})")
     per = sizes[0] // groups
     tensor.data[...] = 0
     centre = tuple(k // 2 for k in sizes[2:])
@@ -187,8 +188,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
     if tensor.ndim < 2:
-        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
-                         f"got shape {tensor.shape}")
+        raise ArgumentError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
+                            f"got shape {tensor.shape}")
     if tensor.data.size == 0:
         return tensor
     rows = tensor.shape[0]
@@ -215,8 +216,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if not isinstance(tensor, Tensor):
         raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
     if tensor.ndim != 2:
-        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
-                         f"{tensor.shape}")
+        raise ArgumentError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
+                            f"{tensor.shape}")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     rng = _rng(tensor, generator)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..devices import namespace_of
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._utils import _dtype
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -182,8 +183,8 @@ class _LazyConv(LazyModuleMixin):
                                f"{list(shape)}")
         self.in_channels = int(shape[1] if len(shape) == nd + 2 else shape[0])
         if self.in_channels % self.groups:
-            raise ValueError(f"{type(self).__name__}: in_channels ({self.in_channels}) must "
-                             f"be divisible by groups ({self.groups})")
+            raise ArgumentError(f"{type(self).__name__}: in_channels ({self.in_channels}) must "
+                                f"be divisible by groups ({self.groups})")
         self.weight.materialize(self._weight_shape())
         if isinstance(self.bias, _Uninitialized):
             self.bias.materialize((self.out_channels,))
@@ -258,8 +259,8 @@ class _LazyNorm(LazyModuleMixin):
             return
         shape = getattr(input, "shape", ())
         if len(shape) < 2:
-            raise ValueError(f"{type(self).__name__}: expected an input of at least 2 "
-                             f"dimensions (N, C, *), got shape {tuple(shape)}")
+            raise ArgumentError(f"{type(self).__name__}: expected an input of at least 2 "
+                                f"dimensions (N, C, *), got shape {tuple(shape)}")
         self.num_features = int(shape[1])
         for _, _, t in list(_placeholders(self)):
             t.materialize((self.num_features,))

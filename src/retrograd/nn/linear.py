@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import apply
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -34,8 +35,8 @@ class Linear(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         if in_features < 0 or out_features < 0:
-            raise ValueError(f"Linear: feature sizes must be non-negative, got "
-                             f"({in_features}, {out_features})")
+            raise ArgumentError(f"Linear: feature sizes must be non-negative, got "
+                                f"({in_features}, {out_features})")
         self.in_features, self.out_features = in_features, out_features
         _weight_and_bias(self, (out_features, in_features), bias, dtype)
 
@@ -82,8 +83,8 @@ class Bilinear(Module):
 
     def reset_parameters(self) -> None:
         if self.in1_features <= 0:
-            raise ValueError(f"Bilinear: in1_features must be > 0, but got "
-                             f"(in1_features={self.in1_features})")
+            raise ArgumentError(f"Bilinear: in1_features must be > 0, but got "
+                                f"(in1_features={self.in1_features})")
         bound = 1 / math.sqrt(self.in1_features)
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

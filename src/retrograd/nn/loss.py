@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 
 from ..api._loss_args import LossShapeError, LossValueError, legacy_reduction
+from ..primitive import ArgumentError
 from . import functional as F
 from .linear import Linear
 from .module import Module
@@ -272,10 +273,10 @@ class MultiMarginLoss(_WeightedLoss):
                  reduce=None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
         if p not in (1, 2):
-            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p}")
+            raise ArgumentError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p}")
         if weight is not None and weight.ndim != 1:
-            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
-                             f"{weight.ndim}D instead")
+            raise ArgumentError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                                f"{weight.ndim}D instead")
         self.p, self.margin = p, margin
 
     def forward(self, input, target):
@@ -300,8 +301,8 @@ class TripletMarginLoss(_Loss):
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
-                             f"{margin} instead")
+            raise ArgumentError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                                f"{margin} instead")
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor, positive, negative):
@@ -317,8 +318,8 @@ class TripletMarginWithDistanceLoss(_Loss):
                  swap: bool = False, reduction: str = "mean") -> None:
         super().__init__(None, None, reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
-                             f"than 0, got {margin} instead")
+            raise ArgumentError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                                f"than 0, got {margin} instead")
         self.distance_function = distance_function
         self.margin, self.swap = margin, swap
 

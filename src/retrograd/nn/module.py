@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import devices
 from ..dtypes import as_array, get_default_dtype
+from ..primitive import ArgumentError
 from ..tensor import Tensor, clear_grads
 from . import init
 
@@ -260,7 +261,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Training mode (dropout active); `eval()` is `train(False)`."""
         if not isinstance(mode, bool):
-            raise ValueError(f"training mode is expected to be a bool, got {mode!r}")
+            raise ArgumentError(f"training mode is expected to be a bool, got {mode!r}")
         for m in self.modules():
             m.__dict__["training"] = mode
         return self

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ..grad_mode import no_grad
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from ._utils import _dtype
@@ -92,8 +93,8 @@ class GroupNorm(Module):
                  affine: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups <= 0 or num_channels % num_groups:
-            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
-                             f"num_groups ({num_groups})")
+            raise ArgumentError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                                f"num_groups ({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
         dt = _dtype(dtype)
@@ -109,8 +110,8 @@ class GroupNorm(Module):
 
     def forward(self, x):
         if isinstance(x, Tensor) and x.ndim >= 2 and x.shape[1] != self.num_channels:
-            raise ValueError(f"GroupNorm: expected input with {self.num_channels} channels "
-                             f"(dim 1), got shape {x.shape}")
+            raise ArgumentError(f"GroupNorm: expected input with {self.num_channels} channels "
+                                f"(dim 1), got shape {x.shape}")
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -181,12 +182,12 @@ class _BatchNorm(Module):
     def _check_input(self, x) -> None:
         if not isinstance(x, Tensor) or x.ndim not in self._dims:
             shape = getattr(x, "shape", None)
-            raise ValueError(f"{type(self).__name__}: expected a "
-                             f"{' or '.join(f'{d}-D' for d in self._dims)} input, got shape "
-                             f"{shape}")
+            raise ArgumentError(f"{type(self).__name__}: expected a "
+                                f"{' or '.join(f'{d}-D' for d in self._dims)} input, got shape "
+                                f"{shape}")
         if x.shape[1] != self.num_features:
-            raise ValueError(f"{type(self).__name__}: expected {self.num_features} features "
-                             f"(channels, dim 1), got input of shape {x.shape}")
+            raise ArgumentError(f"{type(self).__name__}: expected {self.num_features} features "
+                                f"(channels, dim 1), got input of shape {x.shape}")
 
     def forward(self, x):
         self._check_input(x)
@@ -288,15 +289,15 @@ class _InstanceNorm(_BatchNorm):
     def forward(self, x):
         name, nd = type(self).__name__, self._nd
         if not isinstance(x, Tensor) or x.ndim not in (nd + 1, nd + 2):
-            raise ValueError(f"{name}: expected {nd + 1}D or {nd + 2}D input (got "
-                             f"{getattr(x, 'ndim', None)}D input of shape "
-                             f"{getattr(x, 'shape', None)})")
+            raise ArgumentError(f"{name}: expected {nd + 1}D or {nd + 2}D input (got "
+                                f"{getattr(x, 'ndim', None)}D input of shape "
+                                f"{getattr(x, 'shape', None)})")
         d = x.ndim - nd - 1  # the channel dimension
         if x.shape[d] != self.num_features:
             if self.affine:
-                raise ValueError(f"{name}: expected input's size at dim={d} to match "
-                                 f"num_features ({self.num_features}), but got: {x.shape[d]} "
-                                 f"(input of shape {x.shape})")
+                raise ArgumentError(f"{name}: expected input's size at dim={d} to match "
+                                    f"num_features ({self.num_features}), but got: {x.shape[d]} "
+                                    f"(input of shape {x.shape})")
             warnings.warn(f"input's size at dim={d} does not match num_features. You can "
                           "silence this warning by not passing in num_features, which is not "
                           "used because affine=False", UserWarning, stacklevel=2)

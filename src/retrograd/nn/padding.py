@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..primitive import ArgumentError
 from . import functional as F
 from .module import Module
 
@@ -21,8 +22,8 @@ class _Pad(Module):
         self.padding = (int(padding),) * n if isinstance(padding, int) else \
             tuple(int(a) for a in padding)
         if len(self.padding) != n:
-            raise ValueError(f"{type(self).__name__}: padding must be an int or {n} ints, got "
-                             f"{padding!r}")
+            raise ArgumentError(f"{type(self).__name__}: padding must be an int or {n} ints, got "
+                                f"{padding!r}")
         self.value = value
 
     def forward(self, x):

@@ -11,6 +11,7 @@ As in PyTorch, `DataParallel` without GPUs just calls the module, and
 from __future__ import annotations
 
 from .. import cuda
+from ..primitive import ArgumentError
 from .module import Module
 
 __all__ = ["DataParallel", "data_parallel", "DistributedDataParallel"]
@@ -49,5 +50,5 @@ class DistributedDataParallel(Module):
     ValueError for that case."""
 
     def __init__(self, module: Module, *args, **kwargs) -> None:
-        raise ValueError("Default process group has not been initialized, please make sure to "
-                         "call init_process_group.")
+        raise ArgumentError("Default process group has not been initialized, please make sure to "
+                            "call init_process_group.")

@@ -3,6 +3,7 @@ spatial dims."""
 
 from __future__ import annotations
 
+from ..primitive import ArgumentError
 from . import functional as F
 from .module import Module
 
@@ -237,14 +238,14 @@ class _FractionalMaxPool(Module):
         self.register_buffer("_random_samples", _random_samples)
         self.output_size, self.output_ratio = tup(output_size), tup(output_ratio)
         if output_size is None and output_ratio is None:
-            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
-                             "ratio")
+            raise ArgumentError(f"{name} requires specifying either an output size, or a pooling "
+                                "ratio")
         if output_size is not None and output_ratio is not None:
-            raise ValueError(f"{name}: only one of output_size and output_ratio may be "
-                             "specified")
+            raise ArgumentError(f"{name}: only one of output_size and output_ratio may be "
+                                "specified")
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
-            raise ValueError(f"{name}: output_ratio must be between 0 and 1 (got "
-                             f"{output_ratio})")
+            raise ArgumentError(f"{name}: output_ratio must be between 0 and 1 (got "
+                                f"{output_ratio})")
 
     def forward(self, x):
         return type(self)._fn(x, self.kernel_size, self.output_size, self.output_ratio,

@@ -24,6 +24,7 @@ from .. import api as _f
 from .. import ops
 from ..devices import namespace_of
 from ..engine import apply
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -186,21 +187,21 @@ class RNNBase(Module):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
                 raise TypeError(f"{name}: {arg} should be of type int, got {v!r}")
             if v <= 0:
-                raise ValueError(f"{name}: {arg} must be greater than zero, got {v!r}")
+                raise ArgumentError(f"{name}: {arg} must be greater than zero, got {v!r}")
         if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) \
                 or not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"{name}: dropout must be a number in [0, 1] (the probability of "
-                             f"an element being zeroed), got {dropout!r}")
+            raise ArgumentError(f"{name}: dropout must be a number in [0, 1] (the probability of "
+                                f"an element being zeroed), got {dropout!r}")
         if not isinstance(proj_size, (int, np.integer)) or isinstance(proj_size, bool) \
                 or proj_size < 0:
-            raise ValueError(f"{name}: proj_size should be a positive integer or zero to "
-                             f"disable projections, got {proj_size!r}")
+            raise ArgumentError(f"{name}: proj_size should be a positive integer or zero to "
+                                f"disable projections, got {proj_size!r}")
         if proj_size >= hidden_size:
-            raise ValueError(f"{name}: proj_size has to be smaller than hidden_size, got "
-                             f"proj_size={proj_size} and hidden_size={hidden_size}")
+            raise ArgumentError(f"{name}: proj_size has to be smaller than hidden_size, got "
+                                f"proj_size={proj_size} and hidden_size={hidden_size}")
         if proj_size and mode != "LSTM":
-            raise ValueError(f"{name}: proj_size argument is only supported for LSTM, not RNN "
-                             "or GRU")
+            raise ArgumentError(f"{name}: proj_size argument is only supported for LSTM, not RNN "
+                                "or GRU")
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
                           "non-zero dropout expects num_layers greater than 1, but got "
@@ -266,9 +267,9 @@ class RNNBase(Module):
         if not isinstance(x, Tensor):
             x = Tensor(x)
         if x.ndim not in (2, 3):
-            raise ValueError(f"{name}: expected input to be 2-D (L, H_in) or 3-D "
-                             f"({'N, L' if self.batch_first else 'L, N'}, H_in), got shape "
-                             f"{x.shape}")
+            raise ArgumentError(f"{name}: expected input to be 2-D (L, H_in) or 3-D "
+                                f"({'N, L' if self.batch_first else 'L, N'}, H_in), got shape "
+                                f"{x.shape}")
         if x.shape[-1] != self.input_size:
             raise _ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
                               f"{self.input_size}, got {x.shape[-1]} (input shape {x.shape})")
@@ -450,8 +451,8 @@ class RNN(RNNBase):
                  dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device=None, dtype=None) -> None:
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got "
-                             f"{nonlinearity!r}")
+            raise ArgumentError(f"RNN: nonlinearity must be 'tanh' or 'relu', got "
+                                f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
@@ -533,8 +534,8 @@ class RNNCellBase(Module):
         name = type(self).__name__
         x = x if isinstance(x, Tensor) else Tensor(x)
         if x.ndim not in (1, 2):
-            raise ValueError(f"{name}: expected input of shape (N, {self.input_size}) or "
-                             f"({self.input_size},), got {x.shape}")
+            raise ArgumentError(f"{name}: expected input of shape (N, {self.input_size}) or "
+                                f"({self.input_size},), got {x.shape}")
         if x.shape[-1] != self.input_size:
             raise _ShapeError(f"{name}: expected input of shape (N, {self.input_size}) or "
                               f"({self.input_size},), got {x.shape}")
@@ -559,8 +560,8 @@ class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device=None, dtype=None) -> None:
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
-                             f"{nonlinearity!r}")
+            raise ArgumentError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
+                                f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -29,8 +30,8 @@ class Embedding(Module):
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within "
-                                 f"num_embeddings ({num_embeddings})")
+                raise ArgumentError(f"Embedding: padding_idx {padding_idx} must be within "
+                                    f"num_embeddings ({num_embeddings})")
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
@@ -42,8 +43,8 @@ class Embedding(Module):
         else:
             w = _weight.data if isinstance(_weight, Tensor) else np.asarray(_weight)
             if w.shape != (num_embeddings, embedding_dim):
-                raise ValueError(f"Embedding: _weight must have shape ({num_embeddings}, "
-                                 f"{embedding_dim}), got {w.shape}")
+                raise ArgumentError(f"Embedding: _weight must have shape ({num_embeddings}, "
+                                    f"{embedding_dim}), got {w.shape}")
             self.weight = Parameter(np.array(w), requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
@@ -63,8 +64,8 @@ class Embedding(Module):
         """An Embedding holding a copy of the 2-D `embeddings`; frozen (no grad) by default."""
         shape = tuple(getattr(embeddings, "shape", np.shape(embeddings)))
         if len(shape) != 2:
-            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
-                             f"{shape}")
+            raise ArgumentError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
+                                f"{shape}")
         return cls(shape[0], shape[1], padding_idx, max_norm, norm_type, scale_grad_by_freq,
                    sparse, _weight=embeddings, _freeze=freeze)
 
@@ -138,8 +139,8 @@ class EmbeddingBag(Module):
         default."""
         shape = tuple(getattr(embeddings, "shape", np.shape(embeddings)))
         if len(shape) != 2:
-            raise ValueError(f"EmbeddingBag.from_pretrained: embeddings must be 2-D, got "
-                             f"shape {shape}")
+            raise ArgumentError(f"EmbeddingBag.from_pretrained: embeddings must be 2-D, got "
+                                f"shape {shape}")
         bag = cls(shape[0], shape[1], max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                   embeddings, include_last_offset, padding_idx)
         bag.weight.requires_grad_(not freeze)

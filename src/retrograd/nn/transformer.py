@@ -29,6 +29,7 @@ from .. import api as _f
 from .. import creation
 from ..api.attention import AttentionShapeError, canonical_mask, mha_forward
 from ..grad_mode import state
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -78,8 +79,8 @@ class MultiheadAttention(Module):
                  dtype=None) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be greater than "
-                             f"0, got embed_dim={embed_dim} and num_heads={num_heads} instead")
+            raise ArgumentError(f"MultiheadAttention: embed_dim and num_heads must be greater than "
+                                f"0, got embed_dim={embed_dim} and num_heads={num_heads} instead")
         if embed_dim % num_heads:
             raise AttentionShapeError(f"MultiheadAttention: embed_dim ({embed_dim}) must be "
                                       f"divisible by num_heads ({num_heads})")

@@ -10,7 +10,7 @@ differentiable: callers pass a detached input, so the one is a constant for grad
 from __future__ import annotations
 
 from ..devices import namespace_of
-from ..primitive import defop
+from ..primitive import ArgumentError, defop
 
 
 def _within(x, *, lo: float, hi: float, open_lo: bool, message: str):
@@ -18,7 +18,7 @@ def _within(x, *, lo: float, hi: float, open_lo: bool, message: str):
     fails); otherwise `ValueError(message)`."""
     ok = ((x > lo) if open_lo else (x >= lo)) & (x <= hi)
     if x.size and not bool(ok.all()):
-        raise ValueError(message)
+        raise ArgumentError(message)
     return namespace_of(x).ones((), x.dtype)
 
 

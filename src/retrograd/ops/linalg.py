@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..devices import const_like
-from ..primitive import defop, sum_to
+from ..primitive import ArgumentError, defop, sum_to
 
 
 def _mT(m, a):
@@ -92,7 +92,7 @@ def _einsum_parse(spec, shapes):
         ins, out = spec, None
     terms = ins.split(",")
     if len(terms) != len(shapes):
-        raise ValueError(f"einsum '{spec}' names {len(terms)} operands but got {len(shapes)}")
+        raise ArgumentError(f"einsum '{spec}' names {len(terms)} operands but got {len(shapes)}")
     used = set(c for c in spec if c.isalpha())
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
     ell = ""
@@ -111,7 +111,7 @@ def _einsum_parse(spec, shapes):
         out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
     for t, s in zip(terms, shapes):
         if len(t) != len(s):
-            raise ValueError(f"einsum '{spec}': operand with subscripts '{t}' has shape {s}")
+            raise ArgumentError(f"einsum '{spec}': operand with subscripts '{t}' has shape {s}")
     return terms, out
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from .. import engine
 from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .optimizer import Optimizer, _bump, _impl_flags, _step_count, _Values
 
@@ -33,7 +34,7 @@ def _check(name: str, value, low: float = 0.0, below: float | None = None) -> No
         bad = value >= below
     if bad:
         rng = f"[{low}, {below})" if below is not None else f">= {low}"
-        raise ValueError(f"Invalid {name} value: {value!r} (must be {rng})")
+        raise ArgumentError(f"Invalid {name} value: {value!r} (must be {rng})")
 
 
 class _Stepper(Optimizer):
@@ -177,7 +178,7 @@ class Adamax(_Stepper):
                  maximize: bool = False) -> None:
         _check("epsilon", eps)
         if len(betas) != 2:
-            raise ValueError(f"Invalid beta parameters: {betas} (two values in [0, 1))")
+            raise ArgumentError(f"Invalid beta parameters: {betas} (two values in [0, 1))")
         _check("beta1", betas[0], below=1.0)
         _check("beta2", betas[1], below=1.0)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
@@ -228,7 +229,7 @@ class NAdam(_Stepper):
         _check("epsilon", eps)
         _check("momentum_decay", momentum_decay)
         if len(betas) != 2:
-            raise ValueError(f"Invalid beta parameters: {betas} (two values in [0, 1))")
+            raise ArgumentError(f"Invalid beta parameters: {betas} (two values in [0, 1))")
         _check("beta1", betas[0], below=1.0)
         _check("beta2", betas[1], below=1.0)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _Stepper
 from .optimizer import _bump, _step_count, _Values
@@ -38,19 +39,19 @@ class Adafactor(_Stepper):
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, maximize: bool = False) -> None:
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+            raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:
-            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+            raise ArgumentError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
         if len(eps) != 2:
-            raise ValueError(f"eps should be a pair (eps1 or None, eps2), got {eps}")
+            raise ArgumentError(f"eps should be a pair (eps1 or None, eps2), got {eps}")
         if eps[0] is not None and not 0.0 <= eps[0]:
-            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+            raise ArgumentError(f"epsilon1 should be >= 0 but is: {eps[0]}")
         if not 0.0 <= eps[1]:
-            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+            raise ArgumentError(f"epsilon2 should be >= 0 but is: {eps[1]}")
         if not 1.0 <= d:
-            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+            raise ArgumentError(f"Clipping threshold d should be >= 1 but is: {d}")
         if not 0.0 <= weight_decay:
-            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+            raise ArgumentError(f"weight_decay should be >= 0 but is: {weight_decay}")
         super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=tuple(eps), d=d,
                                       weight_decay=weight_decay, maximize=maximize))
 

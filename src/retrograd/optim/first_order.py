@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _check, _grad, _scalar_dtype, _Stepper, _zeros
 from .optimizer import _bump, _step_count, _Values
@@ -22,10 +23,10 @@ __all__ = ["RAdam", "Adadelta", "Rprop", "ASGD"]
 
 def _betas(betas) -> tuple:
     if len(betas) != 2:
-        raise ValueError(f"Invalid beta parameters: {betas} (two values in [0, 1))")
+        raise ArgumentError(f"Invalid beta parameters: {betas} (two values in [0, 1))")
     for i, b in enumerate(betas):
         if not 0.0 <= b < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {b} (must be in [0, 1))")
+            raise ArgumentError(f"Invalid beta parameter at index {i}: {b} (must be in [0, 1))")
     return tuple(betas)
 
 
@@ -105,7 +106,7 @@ class Adadelta(_Stepper):
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0.0, *, maximize: bool = False) -> None:
         if not isinstance(rho, (int, float)) or not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho!r} (must be in [0, 1])")
+            raise ArgumentError(f"Invalid rho value: {rho!r} (must be in [0, 1])")
         _check("epsilon", eps)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize))
@@ -146,9 +147,9 @@ class Rprop(_Stepper):
                  step_sizes: tuple[float, float] = (1e-6, 50), *,
                  maximize: bool = False) -> None:
         if len(etas) != 2 or not 0.0 < etas[0] < 1.0 < etas[1]:
-            raise ValueError(f"Invalid eta values: {etas} (need 0 < etas[0] < 1 < etas[1])")
+            raise ArgumentError(f"Invalid eta values: {etas} (need 0 < etas[0] < 1 < etas[1])")
         if len(step_sizes) != 2:
-            raise ValueError(f"Invalid step_sizes: {step_sizes} (two values: min, max)")
+            raise ArgumentError(f"Invalid step_sizes: {step_sizes} (two values: min, max)")
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
                                       maximize=maximize))
 

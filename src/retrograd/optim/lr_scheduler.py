@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..primitive import ArgumentError
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
@@ -107,7 +108,7 @@ class StepLR(LRScheduler):
         # PyTorch takes any positive number here (its tutorials pass 1.0): `%` and `//` do
         if isinstance(step_size, bool) or not isinstance(step_size, (int, float)) \
                 or not step_size > 0:
-            raise ValueError(f"StepLR: step_size must be a positive int, got {step_size!r}")
+            raise ArgumentError(f"StepLR: step_size must be a positive int, got {step_size!r}")
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -191,9 +192,9 @@ class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
                  end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
         if not 0 < start_factor <= 1.0:
-            raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
+            raise ArgumentError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
         if not 0 <= end_factor <= 1.0:
-            raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
+            raise ArgumentError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
@@ -222,8 +223,8 @@ class LambdaLR(LRScheduler):
         self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
+                raise ArgumentError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                    f"{len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -265,16 +266,16 @@ class OneCycleLR(LRScheduler):
         self.optimizer = optimizer
         if total_steps is not None:
             if not isinstance(total_steps, int) or total_steps <= 0:
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+                raise ArgumentError(f"Expected positive integer total_steps, but got {total_steps}")
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
             for name, v in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
                 if not isinstance(v, int) or v <= 0:
-                    raise ValueError(f"Expected positive integer {name}, but got {v}")
+                    raise ArgumentError(f"Expected positive integer {name}, but got {v}")
             self.total_steps = epochs * steps_per_epoch
         else:
-            raise ValueError("You must define either total_steps OR (epochs AND "
-                             "steps_per_epoch)")
+            raise ArgumentError("You must define either total_steps OR (epochs AND "
+                                "steps_per_epoch)")
         n = self.total_steps
         if three_phase:
             self._schedule_phases = [
@@ -289,10 +290,10 @@ class OneCycleLR(LRScheduler):
                        "base_momentum"),
                 _phase(n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
         if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+            raise ArgumentError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ArgumentError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
+                                f"{anneal_strategy}")
         self._anneal_func_type = anneal_strategy
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -303,8 +304,8 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
+                raise ArgumentError("optimizer must support momentum or beta1 with "
+                                    "`cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
             highs = _per_group("max_momentum", optimizer, max_momentum)
             lows = _per_group("base_momentum", optimizer, base_momentum)
@@ -326,8 +327,8 @@ class OneCycleLR(LRScheduler):
     def get_lr(self) -> list:
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps "
-                             f"is {self.total_steps}")
+            raise ArgumentError(f"Tried to step {step} times. The specified number of total steps "
+                                f"is {self.total_steps}")
         lrs = []
         last = len(self._schedule_phases) - 1
         for group in self.optimizer.param_groups:
@@ -360,7 +361,7 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
         if len(value) != n:
-            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
+            raise ArgumentError(f"expected {n} values for {name}, got {len(value)}")
         return list(value)
     return [value] * n
 
@@ -388,22 +389,22 @@ class SequentialLR(_Composite):
     def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list,
                  last_epoch: int = -1) -> None:
         if len(schedulers) < 1:
-            raise ValueError("SequentialLR expects at least one scheduler, but got no "
-                             "scheduler.")
+            raise ArgumentError("SequentialLR expects at least one scheduler, but got no "
+                                "scheduler.")
         for i, s in enumerate(schedulers):
             if not hasattr(s, "optimizer"):
                 raise TypeError(f"SequentialLR at index {i} should have `optimizer` as its "
                                 "attribute.")
             if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f"SequentialLR does not support `ReduceLROnPlateau` scheduler "
-                                 f"(at index {i}): it needs a metric at each step")
+                raise ArgumentError(f"SequentialLR does not support `ReduceLROnPlateau` scheduler "
+                                    f"(at index {i}): it needs a metric at each step")
             if s.optimizer is not optimizer:
-                raise ValueError(f"SequentialLR expects all schedulers to belong to the same "
-                                 f"optimizer, but scheduler {type(s).__name__} at index {i} "
-                                 "has another")
+                raise ArgumentError(f"SequentialLR expects all schedulers to belong to the same "
+                                    f"optimizer, but scheduler {type(s).__name__} at index {i} "
+                                    "has another")
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError(f"SequentialLR expects one milestone fewer than schedulers, got "
-                             f"{len(schedulers)} schedulers and {len(milestones)} milestones")
+            raise ArgumentError(f"SequentialLR expects one milestone fewer than schedulers, got "
+                                f"{len(schedulers)} schedulers and {len(milestones)} milestones")
         self._schedulers = schedulers
         self._milestones = milestones
         self.last_epoch = last_epoch + 1
@@ -443,15 +444,15 @@ class ReduceLROnPlateau(LRScheduler):
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
                  cooldown: int = 0, min_lr=0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
-            raise ValueError(f"ReduceLROnPlateau: factor should be < 1.0, got {factor}")
+            raise ArgumentError(f"ReduceLROnPlateau: factor should be < 1.0, got {factor}")
         self.factor = factor
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
-                                 f"{len(min_lr)}")
+                raise ArgumentError(f"expected {len(optimizer.param_groups)} min_lrs, got "
+                                    f"{len(min_lr)}")
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:
@@ -512,10 +513,10 @@ class ReduceLROnPlateau(LRScheduler):
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in ("min", "max"):
-            raise ValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
+            raise ArgumentError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got "
-                             f"{threshold_mode!r}")
+            raise ArgumentError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got "
+                                f"{threshold_mode!r}")
         self.mode_worse = math.inf if mode == "min" else -math.inf
         self.mode = mode
         self.threshold = threshold
@@ -532,7 +533,7 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
         if factor > 1.0 or factor < 0:
-            raise ValueError(f"ConstantLR: factor must be between 0 and 1, got {factor}")
+            raise ArgumentError(f"ConstantLR: factor must be between 0 and 1, got {factor}")
         self.factor = factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
@@ -558,8 +559,8 @@ class MultiplicativeLR(LRScheduler):
         self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
+                raise ArgumentError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                    f"{len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -606,12 +607,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
                  eta_min: float = 0.0, last_epoch: int = -1) -> None:
         if not isinstance(T_0, int) or T_0 <= 0:
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+            raise ArgumentError(f"Expected positive integer T_0, but got {T_0}")
         if not isinstance(T_mult, int) or T_mult < 1:
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+            raise ArgumentError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
-                             f"{type(eta_min).__name__}")
+            raise ArgumentError(f"Expected float or int eta_min, but got {eta_min} of type "
+                                f"{type(eta_min).__name__}")
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -636,7 +637,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_i * self.T_mult
         else:
             if epoch < 0:
-                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+                raise ArgumentError(f"Expected non-negative epoch, but got {epoch}")
             if epoch >= self.T_0:
                 if self.T_mult == 1:
                     self.T_cur = epoch % self.T_0
@@ -682,7 +683,7 @@ class CyclicLR(LRScheduler):
         self.total_size = up + down
         self.step_ratio = up / self.total_size
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
-            raise ValueError(f"CyclicLR: mode {mode!r} is invalid and scale_fn is None")
+            raise ArgumentError(f"CyclicLR: mode {mode!r} is invalid and scale_fn is None")
         self.mode = mode
         self.gamma = gamma
         self._scale_fn_custom = scale_fn
@@ -691,8 +692,8 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
+                raise ArgumentError("optimizer must support momentum or beta1 with "
+                                    "`cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
             self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
@@ -789,20 +790,20 @@ class ChainedScheduler(_Composite):
 
     def __init__(self, schedulers: list, optimizer: Optimizer | None = None) -> None:
         if len(schedulers) < 1:
-            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, "
-                             "but got no scheduler.")
+            raise ArgumentError("ChainedScheduler expects at least one scheduler to be chained, "
+                                "but got no scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
         for i, s in enumerate(schedulers):
             if not hasattr(s, "optimizer"):
                 raise TypeError(f"ChainedScheduler at index {i} should have `optimizer` as its "
                                 "attribute.")
             if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f"ChainedScheduler does not support `ReduceLROnPlateau` "
-                                 f"scheduler (at index {i}): it needs a metric at each step")
+                raise ArgumentError(f"ChainedScheduler does not support `ReduceLROnPlateau` "
+                                    f"scheduler (at index {i}): it needs a metric at each step")
             if s.optimizer is not optimizer:
-                raise ValueError(f"ChainedScheduler expects all schedulers to belong to the "
-                                 f"same optimizer, but scheduler {type(s).__name__} at index "
-                                 f"{i} has another")
+                raise ArgumentError(f"ChainedScheduler expects all schedulers to belong to the "
+                                    f"same optimizer, but scheduler {type(s).__name__} at index "
+                                    f"{i} has another")
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _lrs(self._schedulers[-1].optimizer)

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import devices, engine, ops
 from ..grad_mode import enable_grad, no_grad, state
+from ..primitive import ArgumentError
 from ..tensor import Tensor, clear_grads
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
@@ -138,7 +139,7 @@ class Optimizer:
         self.param_groups: list[dict] = []
         groups = list(params)
         if not groups:
-            raise ValueError("optimizer got an empty parameter list")
+            raise ArgumentError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for g in groups:
@@ -156,21 +157,21 @@ class Optimizer:
                 raise TypeError(f"optimizer can only optimize Tensors, but parameter {k} is a "
                                 f"{type(p).__name__}")
             if not p.is_leaf:
-                raise ValueError(f"can't optimize a non-leaf Tensor (parameter {k}, shape "
-                                 f"{p.shape})")
+                raise ArgumentError(f"can't optimize a non-leaf Tensor (parameter {k}, shape "
+                                    f"{p.shape})")
             # a frozen parameter (requires_grad=False) is accepted, as in PyTorch: it never
             # gets a .grad, and step() skips parameters without one
         ids = {id(p) for p in params}
         if len(ids) != len(params):
-            raise ValueError("a parameter appears more than once in this parameter group")
+            raise ArgumentError("a parameter appears more than once in this parameter group")
         for other in self.param_groups:
             if ids & {id(p) for p in other["params"]}:
-                raise ValueError("some parameters appear in more than one parameter group")
+                raise ArgumentError("some parameters appear in more than one parameter group")
         group["params"] = params
         for name, default in self.defaults.items():
             if default is required and name not in group:
-                raise ValueError(f"parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ArgumentError(f"parameter group didn't specify a value of required "
+                                    f"optimization parameter {name}")
             group.setdefault(name, default)
         self._validate(group)
         self.param_groups.append(group)
@@ -181,10 +182,10 @@ class Optimizer:
             raise TypeError(f"a learning rate given as a tensor ({lr!r}) is not supported: "
                             "pass a float, e.g. lr=float(t)")
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+            raise ArgumentError(f"Invalid learning rate: {lr}")
         wd = group.get("weight_decay", 0.0)
         if wd < 0:
-            raise ValueError(f"Invalid weight_decay value: {wd}")
+            raise ArgumentError(f"Invalid weight_decay value: {wd}")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients (to None by default, as PyTorch does)."""
@@ -225,31 +226,31 @@ class Optimizer:
             saved_groups = state_dict["param_groups"]
             saved_state = state_dict["state"]
         except (KeyError, TypeError):
-            raise ValueError("optimizer state_dict must have 'state' and 'param_groups'") \
+            raise ArgumentError("optimizer state_dict must have 'state' and 'param_groups'") \
                 from None
         if len(saved_groups) != len(self.param_groups):
-            raise ValueError(f"loaded state dict has {len(saved_groups)} parameter groups, the "
-                             f"optimizer has {len(self.param_groups)}")
+            raise ArgumentError(f"loaded state dict has {len(saved_groups)} parameter groups, the "
+                                f"optimizer has {len(self.param_groups)}")
         by_index = {}
         for k, (mine, saved) in enumerate(zip(self.param_groups, saved_groups)):
             if len(saved["params"]) != len(mine["params"]):
-                raise ValueError(f"parameter group {k} has {len(mine['params'])} parameters but "
-                                 f"the loaded one has {len(saved['params'])}")
+                raise ArgumentError(f"parameter group {k} has {len(mine['params'])} parameters but "
+                                    f"the loaded one has {len(saved['params'])}")
             for i, p in zip(saved["params"], mine["params"]):
                 by_index[int(i)] = p
         new_state = {}
         for i, st in saved_state.items():
             p = by_index.get(int(i))
             if p is None:
-                raise ValueError(f"loaded state refers to parameter index {i}, which does not "
-                                 "exist")
+                raise ArgumentError(f"loaded state refers to parameter index {i}, which does not "
+                                    "exist")
             entry = {}
             for k, v in st.items():
                 if isinstance(v, (Tensor, np.ndarray)):
                     arr = np.array(devices.host(v.data if isinstance(v, Tensor) else v))
                     if arr.ndim and arr.shape != self._state_shape(p, k):
-                        raise ValueError(f"state '{k}' for parameter {i} has shape {arr.shape}, "
-                                         f"the parameter has shape {p.shape}")
+                        raise ArgumentError(f"state '{k}' for parameter {i} has shape {arr.shape}, "
+                                            f"the parameter has shape {p.shape}")
                     if arr.ndim:  # on the parameter's device, as the state it replaces
                         entry[k] = Tensor._wrap(devices.to(arr.astype(p.dtype), p.device))
                     else:
@@ -352,9 +353,9 @@ class SGD(Optimizer):
                  maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
         if momentum < 0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
+            raise ArgumentError(f"Invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+            raise ArgumentError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize,
@@ -425,9 +426,9 @@ class Adam(Optimizer):
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+            raise ArgumentError(f"Invalid epsilon value: {eps}")
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
-            raise ValueError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
+            raise ArgumentError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize,

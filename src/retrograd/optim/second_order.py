@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import devices, engine
 from ..grad_mode import enable_grad, no_grad, state
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .optimizer import Optimizer, _bump
 
@@ -148,7 +149,7 @@ class LBFGS(Optimizer):
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn: str | None = None) -> None:
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+            raise ArgumentError(f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
@@ -157,7 +158,7 @@ class LBFGS(Optimizer):
                                       history_size=history_size,
                                       line_search_fn=line_search_fn))
         if len(self.param_groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+            raise ArgumentError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self) -> np.ndarray:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..primitive import ArgumentError
 from .optimizer import Optimizer
 
 __all__ = ["SparseAdam"]
@@ -19,12 +20,12 @@ class SparseAdam(Optimizer):
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, maximize: bool = False) -> None:
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not 0.0 < lr:
-            raise ValueError(f"Invalid learning rate: {lr} (must be > 0)")
+            raise ArgumentError(f"Invalid learning rate: {lr} (must be > 0)")
         if not 0.0 < eps:
-            raise ValueError(f"Invalid epsilon value: {eps} (must be > 0)")
+            raise ArgumentError(f"Invalid epsilon value: {eps} (must be > 0)")
         for i, b in enumerate(betas):
             if not 0.0 <= b < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {b} (must be in [0, 1))")
+                raise ArgumentError(f"Invalid beta parameter at index {i}: {b} (must be in [0, 1))")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 
     def step(self, closure: Callable | None = None) -> Any:

@@ -26,6 +26,7 @@ import numpy as np
 from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..nn.normalization import _BatchNorm
+from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .lr_scheduler import LRScheduler
 
@@ -35,8 +36,8 @@ __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_ema_mul
 
 def _check_decay(decay: float) -> None:
     if decay < 0.0 or decay > 1.0:
-        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in "
-                         f"[0,1] range.")
+        raise ArgumentError(f"Invalid decay value {decay} provided. Please provide a value in "
+                            f"[0,1] range.")
 
 
 def get_ema_avg_fn(decay: float = 0.999) -> Callable:
@@ -195,12 +196,13 @@ class SWALR(LRScheduler):
         for lr, group in zip(swa_lrs, optimizer.param_groups, strict=True):
             group["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError("anneal_strategy must by one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ArgumentError("anneal_strategy must by one of 'cos' or 'linear', instead got "
+                                f"{anneal_strategy}")
         self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else \
             self._linear_anneal
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
+            raise ArgumentError(f"anneal_epochs must be equal or greater than 0, got "
+                                f"{anneal_epochs}")
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 
@@ -236,7 +238,7 @@ def _per_group(optimizer, value) -> list:
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
         if len(value) != n:
-            raise ValueError(f"swa_lr must have the same length as optimizer.param_groups: "
-                             f"swa_lr has {len(value)}, optimizer.param_groups has {n}")
+            raise ArgumentError(f"swa_lr must have the same length as optimizer.param_groups: "
+                                f"swa_lr has {len(value)}, optimizer.param_groups has {n}")
         return list(value)
     return [value] * n

@@ -15,6 +15,7 @@ import numpy as np
 from ... import api as _f
 from ..._values import every_value
 from ...grad_mode import no_grad, state
+from ...primitive import ArgumentError
 from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
@@ -70,7 +71,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     """Rescale the gradients so their total `norm_type` norm (inf: the largest |g|) is at
     most `max_norm`; returns the total norm before clipping, as PyTorch does."""
     if max_norm is None or (isinstance(max_norm, float) and math.isnan(max_norm)):
-        raise ValueError(f"clip_grad_norm_: max_norm must be a number, got {max_norm!r}")
+        raise ArgumentError(f"clip_grad_norm_: max_norm must be a number, got {max_norm!r}")
     parameters = _params(parameters)
     grads = _grads(parameters)
     with no_grad():

@@ -12,6 +12,7 @@ from ... import api as _f
 from ... import creation
 from ...api.linalg import mv, vdot
 from ...grad_mode import no_grad
+from ...primitive import ArgumentError
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
@@ -45,8 +46,8 @@ class _Orthogonal(Module):
                  use_trivialization: bool = True) -> None:
         super().__init__()
         if weight.dtype.kind == "c" and orthogonal_map == "householder":
-            raise ValueError("The householder parametrization does not support complex "
-                             "tensors.")
+            raise ArgumentError("The householder parametrization does not support complex "
+                                "tensors.")
         self.shape = weight.shape
         self.orthogonal_map = orthogonal_map
         if use_trivialization:
@@ -88,8 +89,8 @@ class _Orthogonal(Module):
     def right_inverse(self, q: Tensor) -> Tensor:
         with no_grad():
             if q.shape != self.shape:
-                raise ValueError(f"Expected a matrix or batch of matrices of shape "
-                                 f"{self.shape}. Got a tensor of shape {q.shape}.")
+                raise ArgumentError(f"Expected a matrix or batch of matrices of shape "
+                                    f"{self.shape}. Got a tensor of shape {q.shape}.")
             q_init = q
             n, k = q.shape[-2], q.shape[-1]
             transpose = n < k
@@ -130,16 +131,16 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     stored `base` with `use_trivialization`."""
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+        raise ArgumentError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if weight.ndim < 2:
-        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of "
-                         f"{weight.ndim} dimensions.")
+        raise ArgumentError(f"Expected a matrix or batch of matrices. Got a tensor of "
+                            f"{weight.ndim} dimensions.")
     if orthogonal_map is None:
         orthogonal_map = ("matrix_exp" if weight.shape[-2] == weight.shape[-1]
                           or weight.dtype.kind == "c" else "householder")
     if orthogonal_map not in _ORTH_MAPS:
-        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
-                         f'"householder". Got: {orthogonal_map}')
+        raise ArgumentError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                            f'"householder". Got: {orthogonal_map}')
     orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
@@ -173,8 +174,8 @@ class _SpectralNorm(Module):
             raise IndexError(f"Dimension out of range (expected to be in range of [-{ndim}, "
                              f"{ndim - 1}] but got {dim})")
         if n_power_iterations <= 0:
-            raise ValueError("Expected n_power_iterations to be positive, but got "
-                             f"n_power_iterations={n_power_iterations}")
+            raise ArgumentError("Expected n_power_iterations to be positive, but got "
+                                f"n_power_iterations={n_power_iterations}")
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
         if ndim > 1:
@@ -220,7 +221,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     transposed convolutions, else 0."""
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+        raise ArgumentError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
         from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 

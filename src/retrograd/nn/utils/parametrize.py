@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 
 from ...grad_mode import no_grad
+from ...primitive import ArgumentError
 from ...tensor import Tensor
 from ..containers import ModuleDict, ModuleList
 from ..module import Module, Parameter
@@ -59,7 +60,7 @@ class ParametrizationList(ModuleList):
 
     def __init__(self, modules: Sequence[Module], original: Tensor, unsafe: bool = False):
         if len(modules) == 0:
-            raise ValueError("ParametrizationList requires one or more modules.")
+            raise ArgumentError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
         original_shape, original_dtype = original.shape, original.dtype
@@ -69,15 +70,15 @@ class ParametrizationList(ModuleList):
                 if hasattr(module, "right_inverse"):
                     new = module.right_inverse(new)
         if not isinstance(new, (Tensor, Sequence)):
-            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
-                             f"(list, tuple...). Got {type(new).__name__}")
+            raise ArgumentError("'right_inverse' must return a Tensor or a Sequence of tensors "
+                                f"(list, tuple...). Got {type(new).__name__}")
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
             if original.dtype != new.dtype:
-                raise ValueError("When `right_inverse` outputs one tensor, it may not change "
-                                 f"the dtype.\noriginal.dtype: {original.dtype}\n"
-                                 f"right_inverse(original).dtype: {new.dtype}")
+                raise ArgumentError("When `right_inverse` outputs one tensor, it may not change "
+                                    f"the dtype.\noriginal.dtype: {original.dtype}\n"
+                                    f"right_inverse(original).dtype: {new.dtype}")
             if new is not original:
                 with no_grad():
                     _maybe_set(original, new)
@@ -85,9 +86,9 @@ class ParametrizationList(ModuleList):
         else:
             for i, originali in enumerate(new):
                 if not isinstance(originali, Tensor):
-                    raise ValueError("'right_inverse' must return a Tensor or a Sequence of "
-                                     f"tensors (list, tuple...). Got element {i} of the "
-                                     f"sequence with type {type(originali).__name__}.")
+                    raise ArgumentError("'right_inverse' must return a Tensor or a Sequence of "
+                                        f"tensors (list, tuple...). Got element {i} of the "
+                                        f"sequence with type {type(originali).__name__}.")
                 if isinstance(original, Parameter):
                     originali = Parameter(originali.detach(), original.requires_grad)
                 else:
@@ -98,18 +99,18 @@ class ParametrizationList(ModuleList):
         if not self.unsafe:
             z = self()
             if not isinstance(z, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got "
-                                 f"{type(z).__name__}.")
+                raise ArgumentError(f"A parametrization must return a tensor. Got "
+                                    f"{type(z).__name__}.")
             if z.dtype != original_dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of "
-                                 f"the tensor, unless `unsafe` flag is enabled.\n"
-                                 f"unparametrized dtype: {original_dtype}\n"
-                                 f"parametrized dtype: {z.dtype}")
+                raise ArgumentError("Registering a parametrization may not change the dtype of "
+                                    f"the tensor, unless `unsafe` flag is enabled.\n"
+                                    f"unparametrized dtype: {original_dtype}\n"
+                                    f"parametrized dtype: {z.dtype}")
             if z.shape != original_shape:
-                raise ValueError("Registering a parametrization may not change the shape of "
-                                 f"the tensor, unless `unsafe` flag is enabled.\n"
-                                 f"unparametrized shape: {original_shape}\n"
-                                 f"parametrized shape: {z.shape}")
+                raise ArgumentError("Registering a parametrization may not change the shape of "
+                                    f"the tensor, unless `unsafe` flag is enabled.\n"
+                                    f"unparametrized shape: {original_shape}\n"
+                                    f"parametrized shape: {z.shape}")
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the original(s) so that the parametrized tensor equals `value`."""
@@ -122,21 +123,21 @@ class ParametrizationList(ModuleList):
                                        "implement right_inverse.")
             if self.is_tensor:
                 if not isinstance(value, Tensor):
-                    raise ValueError(f"`right_inverse` should return a tensor. Got "
-                                     f"{type(value).__name__}")
+                    raise ArgumentError(f"`right_inverse` should return a tensor. Got "
+                                        f"{type(value).__name__}")
                 if value.dtype != self.original.dtype:
-                    raise ValueError(f"The tensor returned by `right_inverse` has dtype "
-                                     f"{value.dtype} while `original` has dtype "
-                                     f"{self.original.dtype}")
+                    raise ArgumentError(f"The tensor returned by `right_inverse` has dtype "
+                                        f"{value.dtype} while `original` has dtype "
+                                        f"{self.original.dtype}")
                 _maybe_set(self.original, value)
             else:
                 if not isinstance(value, Sequence):
-                    raise ValueError("'right_inverse' must return a sequence of tensors. "
-                                     f"Got {type(value).__name__}.")
+                    raise ArgumentError("'right_inverse' must return a sequence of tensors. "
+                                        f"Got {type(value).__name__}.")
                 if len(value) != self.ntensors:
-                    raise ValueError("'right_inverse' must return a sequence of tensors of "
-                                     f"length {self.ntensors}. Got a sequence of length "
-                                     f"{len(value)}.")
+                    raise ArgumentError("'right_inverse' must return a sequence of tensors of "
+                                        f"length {self.ntensors}. Got a sequence of length "
+                                        f"{len(value)}.")
                 for i, t in enumerate(value):
                     _maybe_set(getattr(self, f"original{i}"), t)
 
@@ -197,18 +198,18 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             y = getattr(module, tensor_name)
             x = parametrization(y)
             if not isinstance(x, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got "
-                                 f"{type(x).__name__}.")
+                raise ArgumentError(f"A parametrization must return a tensor. Got "
+                                    f"{type(x).__name__}.")
             if x.dtype != y.dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of "
-                                 f"the tensor, unless the `unsafe` flag is enabled.\n"
-                                 f"module.{tensor_name}.dtype: {y.dtype}\n"
-                                 f"parametrization(module.{tensor_name}).dtype: {x.dtype}")
+                raise ArgumentError("Registering a parametrization may not change the dtype of "
+                                    f"the tensor, unless the `unsafe` flag is enabled.\n"
+                                    f"module.{tensor_name}.dtype: {y.dtype}\n"
+                                    f"parametrization(module.{tensor_name}).dtype: {x.dtype}")
             if x.shape != y.shape:
-                raise ValueError("Registering a parametrization may not change the shape of "
-                                 f"the tensor, unless the `unsafe` flag is enabled.\n"
-                                 f"module.{tensor_name}.shape: {y.shape}\n"
-                                 f"parametrization(module.{tensor_name}).shape: {x.shape}")
+                raise ArgumentError("Registering a parametrization may not change the shape of "
+                                    f"the tensor, unless the `unsafe` flag is enabled.\n"
+                                    f"module.{tensor_name}.shape: {y.shape}\n"
+                                    f"parametrization(module.{tensor_name}).shape: {x.shape}")
         module.parametrizations[tensor_name].append(parametrization)
         module.parametrizations[tensor_name].unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:
@@ -221,8 +222,8 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = parametrizations
     else:
-        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a "
-                         f"parametrized element with name '{tensor_name}'")
+        raise ArgumentError(f"Module '{module}' does not have a parameter, a buffer, or a "
+                            f"parametrized element with name '{tensor_name}'")
     return module
 
 
@@ -231,7 +232,7 @@ def remove_parametrizations(module: Module, tensor_name: str,
     """Undo the parametrizations on `tensor_name`: it becomes a plain parameter (or buffer)
     again, holding the parametrized value (or the original, with leave_parametrized=False)."""
     if not is_parametrized(module, tensor_name):
-        raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
+        raise ArgumentError(f"Module {module} does not have a parametrization on {tensor_name}")
     parametrizations = module.parametrizations[tensor_name]
     if parametrizations.is_tensor:
         original = parametrizations.original
@@ -241,8 +242,8 @@ def remove_parametrizations(module: Module, tensor_name: str,
                 _maybe_set(original, t)
     else:
         if not leave_parametrized:
-            raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
-                             "that is parametrized in terms of a sequence of tensors.")
+            raise ArgumentError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
+                                "that is parametrized in terms of a sequence of tensors.")
         t = getattr(module, tensor_name)
         original = Parameter(t.detach(), True) if t.requires_grad else t.detach()
     delattr(module.__class__, tensor_name)

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from ... import creation
 from ...api import kthvalue, norm, topk
 from ...creation import rand, rand_like
+from ...primitive import ArgumentError
 from ...tensor import Tensor
 from .convert_parameters import parameters_to_vector
 
@@ -64,8 +65,8 @@ class BasePruningMethod(ABC):
         orig = getattr(module, name)
         if importance_scores is not None:
             if tuple(importance_scores.shape) != tuple(orig.shape):
-                raise ValueError(f"importance_scores should have the same shape as parameter "
-                                 f"{name} of {module}")
+                raise ArgumentError(f"importance_scores should have the same shape as parameter "
+                                    f"{name} of {module}")
         else:
             importance_scores = orig
         if not isinstance(method, PruningContainer):
@@ -114,9 +115,9 @@ class PruningContainer(BasePruningMethod):
             raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
         if method is not None and self._tensor_name is not None \
                 and self._tensor_name != method._tensor_name:
-            raise ValueError(f"can only add pruning methods acting on the parameter named "
-                             f"'{self._tensor_name}' to PruningContainer {self}; found "
-                             f"'{method._tensor_name}'")
+            raise ArgumentError(f"can only add pruning methods acting on the parameter named "
+                                f"'{self._tensor_name}' to PruningContainer {self}; found "
+                                f"'{method._tensor_name}'")
         self._tensor_name = method._tensor_name
         self._pruning_methods += (method,)
 
@@ -144,7 +145,7 @@ class PruningContainer(BasePruningMethod):
         elif method.PRUNING_TYPE == "global":
             slc = (slice(None),) * t.ndim
         else:
-            raise ValueError(f"unrecognized PRUNING_TYPE {method.PRUNING_TYPE!r}")
+            raise ArgumentError(f"unrecognized PRUNING_TYPE {method.PRUNING_TYPE!r}")
         partial = method.compute_mask(t[slc], default_mask=default_mask[slc])
         new_mask[slc] = partial.to(dtype=new_mask.dtype)
         return new_mask
@@ -166,15 +167,15 @@ def _check_amount(amount) -> None:
         raise TypeError(f"invalid type for amount: {amount}. Must be int or float.")
     if (isinstance(amount, numbers.Integral) and amount < 0) or (
             not isinstance(amount, numbers.Integral) and not 0.0 <= amount <= 1.0):
-        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a "
-                         "non-negative integer")
+        raise ArgumentError(f"amount={amount} should either be a float in the range [0, 1] or a "
+                            "non-negative integer")
 
 
 def _n_prune(amount, size: int) -> int:
     if isinstance(amount, numbers.Integral):
         if amount > size:
-            raise ValueError(f"amount={amount} should be smaller than the number of parameters "
-                             f"to prune={size}")
+            raise ArgumentError(f"amount={amount} should be smaller than the number of parameters "
+                                f"to prune={size}")
         return int(amount)
     return round(amount * size)
 
@@ -229,8 +230,8 @@ def _channel_mask(t, dim: int, keep) -> Tensor:
 
 def _check_structured(t) -> None:
     if t.ndim <= 1:
-        raise ValueError(f"structured pruning can only be applied to multidimensional tensors; "
-                         f"found tensor of shape {tuple(t.shape)} with {t.ndim} dims")
+        raise ArgumentError(f"structured pruning can only be applied to multidimensional tensors; "
+                            f"found tensor of shape {tuple(t.shape)} with {t.ndim} dims")
 
 
 class RandomStructured(BasePruningMethod):
@@ -294,8 +295,8 @@ class CustomFromMask(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         if tuple(default_mask.shape) != tuple(self.mask.shape):
-            raise ValueError(f"the mask has shape {tuple(self.mask.shape)} but the tensor "
-                             f"{tuple(default_mask.shape)}")
+            raise ArgumentError(f"the mask has shape {tuple(self.mask.shape)} but the tensor "
+                                f"{tuple(default_mask.shape)}")
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
@@ -369,8 +370,8 @@ def remove(module, name: str):
             hook.remove(module)
             del hooks[k]
             return module
-    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning "
-                     "can be removed")
+    raise ArgumentError(f"Parameter '{name}' of module {module} has to be pruned before pruning "
+                        "can be removed")
 
 
 def is_pruned(module) -> bool:

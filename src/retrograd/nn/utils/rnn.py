@@ -26,6 +26,7 @@ import numpy as np
 from ... import api as _f
 from ... import creation
 from ..._values import values_of
+from ...primitive import ArgumentError
 from ...tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -63,8 +64,8 @@ class PackedSequence(_Fields):
             data, batch_sizes = data
         batch_sizes = _t(batch_sizes)
         if batch_sizes.data.__class__ is not np.ndarray:
-            raise ValueError("PackedSequence: batch_sizes must be on the CPU; make a "
-                             "PackedSequence with pack_padded_sequence or pack_sequence")
+            raise ArgumentError("PackedSequence: batch_sizes must be on the CPU; make a "
+                                "PackedSequence with pack_padded_sequence or pack_sequence")
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs) -> PackedSequence:
@@ -185,11 +186,11 @@ def _rows(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_sizes(sizes: np.ndarray, rows: int) -> None:
     if sizes.ndim != 1 or (sizes.size and (np.any(sizes <= 0) or np.any(np.diff(sizes) > 0))):
-        raise ValueError(f"PackedSequence: batch_sizes must be a non-increasing 1-D list of "
-                         f"positive counts, got {sizes.tolist()}")
+        raise ArgumentError(f"PackedSequence: batch_sizes must be a non-increasing 1-D list of "
+                            f"positive counts, got {sizes.tolist()}")
     if int(sizes.sum()) != rows:
-        raise ValueError(f"PackedSequence: batch_sizes {sizes.tolist()} add up to "
-                         f"{int(sizes.sum())}, but data has {rows} rows")
+        raise ArgumentError(f"PackedSequence: batch_sizes {sizes.tolist()} add up to "
+                            f"{int(sizes.sum())}, but data has {rows} rows")
 
 
 # ---------------------------------------------------------------- packing
@@ -256,9 +257,9 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     steps = sizes.size
     if total_length is not None:
         if total_length < steps:
-            raise ValueError(f"Expected total_length to be at least the length of the longest "
-                             f"sequence in input, but got total_length={total_length} and max "
-                             f"sequence length being {steps}")
+            raise ArgumentError(f"Expected total_length to be at least the length of the longest "
+                                f"sequence in input, but got total_length={total_length} and max "
+                                f"sequence length being {steps}")
         steps = int(total_length)
     batch = int(sizes[0]) if sizes.size else 0
     lens = lengths_of(sizes)
@@ -324,8 +325,8 @@ def unpad_sequence(padded_sequences, lengths, batch_first: bool = False) -> list
     if not batch_first:
         x = x.transpose(0, 1)
     if lens.size != x.shape[0]:
-        raise ValueError(f"unpad_sequence: {lens.size} lengths for a batch of {x.shape[0]} "
-                         f"sequences (padded shape {_t(padded_sequences).shape})")
+        raise ArgumentError(f"unpad_sequence: {lens.size} lengths for a batch of {x.shape[0]} "
+                            f"sequences (padded shape {_t(padded_sequences).shape})")
     return [x[i, :max(int(n), 0)] for i, n in enumerate(lens)]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ... import creation
 from ...api.linalg import mv, vdot
 from ...grad_mode import no_grad
+from ...primitive import ArgumentError
 from .. import functional as F
 from ..module import Module, Parameter
 from . import _hooks
@@ -24,8 +25,8 @@ class SpectralNorm:
         self.name = name
         self.dim = dim
         if n_power_iterations <= 0:
-            raise ValueError("Expected n_power_iterations to be positive, but got "
-                             f"n_power_iterations={n_power_iterations}")
+            raise ArgumentError("Expected n_power_iterations to be positive, but got "
+                                f"n_power_iterations={n_power_iterations}")
         self.n_power_iterations = n_power_iterations
         self.eps = eps
 
@@ -92,7 +93,7 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo `spectral_norm`: `<name>` becomes a plain parameter holding W / sigma."""
     fn = _hooks.hooks(module).get(name)
     if not isinstance(fn, SpectralNorm):
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+        raise ArgumentError(f"spectral_norm of '{name}' not found in {module}")
     fn.remove(module)
     _hooks.remove_hook(module, name)
     return module

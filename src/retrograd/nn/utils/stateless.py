@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from contextlib import contextmanager
 
+from ...primitive import ArgumentError
 from ...tensor import Tensor
 from ..module import Module
 
@@ -48,8 +49,8 @@ def _untie(module: Module, values: dict, tie_weights: bool) -> dict:
         first = values[given[0]]
         for n in given[1:]:
             if values[n] is not first:
-                raise ValueError(f"functional_call got multiple values for keys {given}, "
-                                 "which are tied. Consider using tie_weights=False")
+                raise ArgumentError(f"functional_call got multiple values for keys {given}, "
+                                    "which are tied. Consider using tie_weights=False")
         for n in names:
             out.setdefault(n, first)
     return out
@@ -103,16 +104,16 @@ def _functional_call(module: Module, parameter_and_buffer_dicts, args=None, kwar
         values = {}
         for d in parameter_and_buffer_dicts:
             if not isinstance(d, dict):
-                raise ValueError("Expected all elements of parameter_and_buffer_dicts to be "
-                                 f"dictionaries, got {type(d).__name__}")
+                raise ArgumentError("Expected all elements of parameter_and_buffer_dicts to be "
+                                    f"dictionaries, got {type(d).__name__}")
             repeated = [k for k in d if k in values]
             if repeated:
-                raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
-                                 "functional call is ambiguous")
+                raise ArgumentError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                                    "functional call is ambiguous")
             values.update(d)
     else:
-        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
-                         f"dicts, but got {type(parameter_and_buffer_dicts).__name__}")
+        raise ArgumentError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
+                            f"dicts, but got {type(parameter_and_buffer_dicts).__name__}")
     for k, v in values.items():
         if not isinstance(v, Tensor) and v is not None:
             raise TypeError(f"functional_call: the value for '{k}' is a {type(v).__name__}, "

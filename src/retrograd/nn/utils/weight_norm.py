@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+from ...primitive import ArgumentError
 from ..module import Module, Parameter
 from . import _hooks
 from ._norms import norm_except_dim
@@ -64,7 +65,7 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo `weight_norm`: `<name>` becomes a plain parameter again."""
     fn = _hooks.hooks(module).get(name)
     if not isinstance(fn, WeightNorm):
-        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+        raise ArgumentError(f"weight_norm of '{name}' not found in {module}")
     fn.remove(module)
     _hooks.remove_hook(module, name)
     return module

@@ -12,6 +12,8 @@ import itertools
 
 import numpy as np
 
+from ...primitive import ArgumentError
+
 SHAPES = [(), (4,), (3, 4), (1, 4), (3, 1, 4)]
 
 
@@ -35,7 +37,7 @@ def _draw(rng, shape, domain):
         return rng.uniform(-1.2, 1.2, shape)
     if domain == "nonzero":  # away from a kink at 0
         return rng.uniform(0.2, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
-    raise ValueError(domain)
+    raise ArgumentError(domain)
 
 
 def unary(domain="real", **attrs):
