@@ -299,3 +299,62 @@ def test_argument_errors_are_runtime_errors_as_in_torch(name):
         ERRORS[name](torch)
     with pytest.raises(RuntimeError):
         ERRORS[name](rg)
+
+
+def test_distribution_modes_at_their_edges_as_torch():
+    """Beta's mode was (a - 1) / (a + b - 2) everywhere: -1/3 for Beta(0.5, 3), outside the
+    support; Bernoulli's at p = 1/2 is NaN (no single mode)."""
+    a = [0.5, 3.0, 0.5, 2.0, 1.0, 1.0]
+    b = [3.0, 0.5, 0.5, 2.0, 1.0, 3.0]
+    c = [[0.5, 0.3, 0.2], [2.0, 3.0, 0.5], [0.5, 0.5, 2.0]]
+    got = []
+    for L in (torch, rg):
+        D = L.distributions
+        got.append([D.Beta(L.tensor(a), L.tensor(b)).mode.numpy(),
+                    D.Bernoulli(probs=L.tensor([0.5, 0.2, 0.7])).mode.numpy(),
+                    D.Dirichlet(L.tensor(c)).mode.numpy()])
+    for x, y in zip(got[1], got[0], strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-6, equal_nan=True)
+
+
+def test_sinc_derivatives_at_zero_are_the_series():
+    """sinc'(0) = 0 came from a constant, so sinc''(0) was 0 (it is -pi^2/3; torch: NaN)."""
+    x = rg.tensor([0.0, 1e-3], dtype=rg.float64, requires_grad=True)
+    d = [rg.sinc(x).sum()]
+    for _ in range(4):
+        d.append(rg.autograd.grad(d[-1].sum(), x, create_graph=True)[0])
+    want = [0.0, -np.pi ** 2 / 3, 0.0, np.pi ** 4 / 5]
+    for k, w in enumerate(want, 1):
+        np.testing.assert_allclose(d[k].detach().numpy()[0], w, atol=1e-12)
+        np.testing.assert_allclose(d[k].detach().numpy()[0], d[k].detach().numpy()[1],
+                                   rtol=1e-3, atol=0.05)  # continuous through 0
+
+
+INDEX_DTYPES = {
+    "one_hot int32": lambda L: L.nn.functional.one_hot(L.tensor([1, 3]).int(), 4),
+    "one_hot float": lambda L: L.nn.functional.one_hot(L.tensor([1.0, 3.0]), 4),
+    "cross_entropy int32": lambda L: L.nn.functional.cross_entropy(L.zeros(2, 3),
+                                                                   L.tensor([0, 2]).int()),
+    "cross_entropy 3-d uint8": lambda L: L.nn.functional.cross_entropy(
+        L.zeros(2, 3, 4), L.zeros(2, 4, dtype=L.uint8)),
+    "nll_loss int16": lambda L: L.nn.functional.nll_loss(L.zeros(2, 3),
+                                                         L.tensor([0, 2]).short()),
+    "multinomial int": lambda L: L.multinomial(L.tensor([[1, 2]]), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_DTYPES))
+def test_index_and_weight_dtypes_torch_refuses_are_refused(name):
+    with pytest.raises(RuntimeError):
+        INDEX_DTYPES[name](torch)
+    with pytest.raises(RuntimeError):
+        INDEX_DTYPES[name](rg)
+
+
+def test_uint8_class_targets_and_only_inputs_are_taken_as_torch_takes_them():
+    for L in (torch, rg):
+        loss = L.nn.functional.cross_entropy(L.zeros(2, 3), L.tensor([0, 2]).byte())
+        np.testing.assert_allclose(float(loss), np.log(3.0), rtol=1e-6)
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        g, = L.autograd.grad((x * x).sum(), x, only_inputs=True)
+        np.testing.assert_allclose(g.numpy(), [2.0, 4.0])

@@ -473,6 +473,9 @@ def multinomial(input, num_samples: int, replacement: bool = False, *,
     On a device the draw is made on the host (one row at a time, as here) and the indices
     moved back."""
     data = _like(input)
+    if data.dtype.kind != "f":
+        raise ArgumentError(f"multinomial only supports floating-point dtypes for input, "
+                            f"got: {data.dtype}")
     dev = None if data.__class__ is np.ndarray else devices.device_of(data)
     w = np.asarray(devices.host(data), dtype=np.float64)
     if w.ndim not in (1, 2):

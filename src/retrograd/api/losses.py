@@ -26,6 +26,7 @@ from ..ops.checks import check_within
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, promote
+from ._errors import ArgumentTypeError
 from ._loss_args import (
     LossShapeError,
     LossValueError,
@@ -247,9 +248,9 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 with a 1 at each class index; num_classes=-1: max + 1."""
     y = _t(tensor)
-    if y.dtype.kind not in "iu":
-        raise TypeError(f"one_hot: expected an integer (int64) tensor of class indices, got "
-                        f"{y.dtype}")
+    if y.dtype != np.int64:
+        raise ArgumentTypeError(f"one_hot is only applicable to index tensor of type LongTensor "
+                                f"(int64), got {y.dtype}; convert it with .long()")
     d = every_value(y)  # checked here (inside rg.jit: for the traced call's labels)
     if d.size and d.min() < 0:
         raise ArgumentError("one_hot: class values must be non-negative")

@@ -19,12 +19,14 @@ def _seq(x) -> list:
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool | None = None, *, materialize_grads: bool = False) -> tuple:
+         allow_unused: bool | None = None, *, materialize_grads: bool = False,
+         only_inputs: bool = True) -> tuple:
     """Gradients of `outputs` with respect to `inputs`, as a tuple; `.grad` is left untouched.
 
     With `create_graph=True` the results are themselves differentiable. An input the
     outputs do not depend on raises, or with `allow_unused` gets None, or with
-    `materialize_grads` zeros (as in PyTorch).
+    `materialize_grads` zeros (as in PyTorch). `only_inputs` is accepted and ignored, as
+    PyTorch does (keyword only here: SPEC.md puts allow_unused sixth).
     """
     if materialize_grads and allow_unused is False:
         raise ArgumentError("grad(): expected allow_unused to be True or not passed when "

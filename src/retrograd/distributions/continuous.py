@@ -338,8 +338,12 @@ class Beta(ExponentialFamily):
 
     @property
     def mode(self) -> Tensor:
-        a, b = self.concentration1, self.concentration0
-        return (a - 1) / (a + b - 2)
+        """PyTorch's (its Dirichlet's first coordinate): (a - 1) / (a + b - 2) with each
+        concentration's excess over 1 clamped at 0, so 0 or 1 at an unbounded density,
+        and 1 when both concentrations are below 1."""
+        from ..api.shape import stack
+        from .multivariate import _dirichlet_mode
+        return _dirichlet_mode(stack([self.concentration1, self.concentration0], -1))[..., 0]
 
     @property
     def variance(self) -> Tensor:

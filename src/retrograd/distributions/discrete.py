@@ -119,7 +119,10 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def mode(self) -> Tensor:
-        return (self.probs >= 0.5).to(self.probs.data.dtype)
+        """1 where probs > 1/2, 0 below, NaN at 1/2 (no single mode), as PyTorch."""
+        from ..api.elementwise import where
+        p = self.probs
+        return where(p == 0.5, float("nan"), (p >= 0.5).to(p.data.dtype))
 
     @property
     def variance(self) -> Tensor:

@@ -149,6 +149,22 @@ class MultivariateNormal(Distribution):
         return h.expand(*self._batch_shape) if self._batch_shape else h
 
 
+def _dirichlet_mode(c: Tensor) -> Tensor:
+    """PyTorch's Dirichlet mode: the excesses over 1, clamped at 0, normalised; where every
+    concentration is below 1 (a density unbounded at every vertex) the vertex of the
+    first largest entry of that (NaN) ratio, i.e. the first coordinate's, as torch. Tensor
+    ops only (no value read in Python), so vmap and rg.jit take it."""
+    from ..api.elementwise import where
+    from ..creation import arange
+
+    a = (c - 1).clamp(min=0)
+    mode = a / a.sum(-1, keepdim=True)
+    below = (c < 1).all(-1, keepdim=True)
+    first = mode.detach().nan_to_num(nan=-1.0).argmax(-1, keepdim=True)
+    vertex = (arange(c.shape[-1]) == first).to(mode.dtype)
+    return where(below, vertex, mode)
+
+
 class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution on the simplex with `concentration` (last dimension: the
     categories); `rsample` is G / G.sum(-1) of gamma draws G ~ Gamma(concentration),
@@ -178,8 +194,7 @@ class Dirichlet(ExponentialFamily):
 
     @property
     def mode(self) -> Tensor:
-        a = self.concentration - 1
-        return a.clamp(min=0) / a.clamp(min=0).sum(-1, keepdim=True)
+        return _dirichlet_mode(self.concentration)
 
     @property
     def variance(self) -> Tensor:

@@ -10,6 +10,8 @@ probability targets) are composed from primitives.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import api as _f
 from .. import ops
 from .._values import every_value
@@ -228,6 +230,10 @@ def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> T
     rg.jit, where the values are an example) the range, ignore_index allowed."""
     y = target.data
     want = (x.shape[0],) + x.shape[2:]
+    if y.dtype.kind in "iu" and y.dtype != np.int64 and not (y.dtype == np.uint8 and x.ndim <= 2):
+        raise LossTargetDtypeError(  # PyTorch takes int64 (and uint8 for (N, C) inputs) only
+            f"{name}: expected target dtype to be int64 (Long), but got {y.dtype}; convert it "
+            f"with target.long()")
     if y.dtype.kind not in "iu":
         raise LossTargetDtypeError(
             f"{name}: target must hold integer class indices (int64), got dtype {y.dtype}; for "
@@ -336,7 +342,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             and isinstance(input, Tensor) and isinstance(target, Tensor)) and weight is None \
             and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
         z, y = input.data, target.data
-        if z.ndim == 2 and y.ndim == 1 and y.dtype.kind in "iu" and z.dtype.kind in "fc" \
+        if z.ndim == 2 and y.ndim == 1 and (y.dtype == np.int64 or y.dtype == np.uint8) \
+                and z.dtype.kind in "fc" \
                 and len(y) == len(z) and len(y):
             try:  # the op checks the labels itself (so a jit replay does too)
                 return apply(ops.cross_entropy, input, target, reduction=reduction,

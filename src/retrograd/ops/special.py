@@ -152,10 +152,22 @@ def _xlog1py(x, y):
 
 # PyTorch's entr' is -(1 + log x) everywhere: +inf at 0, nan below.
 entr = elementwise("entr", _entr, lambda m, g, out, x: g * -(m.log(x) + 1.0), fresh=True)
-# sinc' = (cos(pi x) - sinc(x)) / x, which is 0 at 0 as written with x -> 1 there.
-sinc = elementwise("sinc", _sinc,
-                   lambda m, g, out, x: g * (m.cos(x * math.pi) - out) / _safe(m, x),
-                   save_out=True, fresh=True)
+# sinc' = sum_k>=1 (-1)^k pi^2k 2k x^(2k-1) / (2k+1)!: its first four terms, for x = 0
+_SINC_D = tuple((-1) ** k * math.pi ** (2 * k) * 2 * k / math.factorial(2 * k + 1)
+                for k in range(1, 5))
+
+
+def _sinc_d(m, g, out, x):
+    """sinc' = (cos(pi x) - sinc(x)) / x; at x = 0, the series' first terms (value 0), so
+    that derivatives of the gradient are right there too (sinc''(0) = -pi^2/3, up to the
+    eighth derivative) instead of those of a constant."""
+    d = g * (m.cos(x * math.pi) - out) / _safe(m, x)
+    x2 = x * x
+    series = x * (_SINC_D[0] + x2 * (_SINC_D[1] + x2 * (_SINC_D[2] + x2 * _SINC_D[3])))
+    return m.where(x == 0, g * series + 0.0, d)  # (+0.0: no -0 at 0)
+
+
+sinc = elementwise("sinc", _sinc, _sinc_d, save_out=True, fresh=True)
 xlog1py = elementwise(
     "xlog1py", _xlog1py,
     lambda m, g, out, x, y: m.where(m.logical_and(x == 0, y <= -1), 0.0, m.xlog1py(g, y)),
