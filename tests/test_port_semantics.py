@@ -358,3 +358,28 @@ def test_uint8_class_targets_and_only_inputs_are_taken_as_torch_takes_them():
         x = L.tensor([1.0, 2.0], requires_grad=True)
         g, = L.autograd.grad((x * x).sum(), x, only_inputs=True)
         np.testing.assert_allclose(g.numpy(), [2.0, 4.0])
+
+
+def test_backward_checks_only_the_values_the_needed_rules_read():
+    """A weight changed in place after a linear layer or a product ran on an input that
+    needs no gradient: the weight's gradient reads only that input, so torch computes it,
+    and so does retrograd now (it refused: every input of the op was checked)."""
+    for L in (torch, rg):
+        w = L.nn.Parameter(L.ones(3, 2))
+        y = L.nn.functional.linear(L.ones(1, 2), w)
+        a = L.ones(2, 2, requires_grad=True)
+        z = a @ L.full((2, 2), 2.0)
+        with L.no_grad():
+            w.mul_(2)
+            a.mul_(3)
+        y.sum().backward()
+        z.sum().backward()
+        np.testing.assert_array_equal(w.grad.numpy(), np.ones((3, 2)))
+        np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 2), 4.0))
+        x = L.ones(1, 2, requires_grad=True)  # x's gradient reads w: refused
+        w2 = L.nn.Parameter(L.ones(3, 2))
+        y = L.nn.functional.linear(x, w2)
+        with L.no_grad():
+            w2.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an in.?place operation"):
+            y.sum().backward()

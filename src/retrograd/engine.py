@@ -293,6 +293,8 @@ def _reads(op, n, needs) -> tuple:
             r = tuple(range(n))
         elif reads == "others":
             r = tuple(range(n)) if len(needs) > 1 else tuple(i for i in range(n) if i != needs[0])
+        elif reads.__class__ is dict:  # per input: the inputs its own rule reads
+            r = tuple(sorted({j for i in needs for j in reads[i]}))
         else:
             r = tuple(reads)
         op.read_cache[key] = r

@@ -478,6 +478,8 @@ def _reads_old(op, other) -> bool:
         return True
     if reads == "others":
         return isinstance(other, Tensor) and other.requires_grad
+    if reads.__class__ is dict:
+        return any(0 in r for r in reads.values())
     return 0 in reads
 
 

@@ -52,7 +52,8 @@ class Op:
     other; the runner sums gradients back to each input's shape), `save_out` (rules
     read `out`; a tuple of input indices: only those inputs' rules read it), `reads`
     (indices of the inputs the rules read, for the in-place version check; None: all,
-    "others": all but the one differentiated), `view` (the output shares input 0's
+    "others": all but the one differentiated; a dict: for each input, the inputs its own
+    rule reads, so only the rules a backward runs count), `view` (the output shares input 0's
     memory), `variadic` (any number of inputs; one rule, told `argnum`), `smooth`
     (twice differentiable almost everywhere),
     `saving` (an optional forward returning `(output, saved)`, used when the op is

@@ -109,7 +109,7 @@ linear = defop(
     (_linear_vjp_x, _linear_vjp_w, _linear_vjp_b),
     (lambda m, t, out, x, w, b: m.matmul(t, m.permute(w, axes=(1, 0))), _linear_jvp_w,
      lambda m, t, out, x, w, b: _expand_jvp(m, t, out, b, shape=out.shape)),
-    tuned=True, fresh=True, fresh_vjps=True)
+    reads={0: (1,), 1: (0,), 2: ()}, tuned=True, fresh=True, fresh_vjps=True)
 
 
 # ---------------------------------------------------------------- cross-entropy on labels

@@ -80,7 +80,7 @@ def _matmul_jvp_y(m, t, out, x, y):
 
 
 matmul = defop("matmul", np.matmul, (_matmul_vjp_x, _matmul_vjp_y),
-               (_matmul_jvp_x, _matmul_jvp_y), fresh=True)
+               (_matmul_jvp_x, _matmul_jvp_y), reads={0: (1,), 1: (0,)}, fresh=True)
 
 
 def _einsum_parse(spec, shapes):
