@@ -383,3 +383,27 @@ def test_backward_checks_only_the_values_the_needed_rules_read():
             w2.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an in.?place operation"):
             y.sum().backward()
+
+
+OPTIMIZERS = ["Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+              "ASGD", "Rprop", "Adafactor"]
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizer_groups_and_step_state_as_torch(name):
+    """param_groups carry torch's keys (foreach, differentiable, capturable, fused where torch
+    has them, and the constructors take them), and the step count is a 0-d tensor of the
+    default dtype (float32) even for a float64 parameter, as torch's; values stay equal."""
+    got = []
+    for L in (torch, rg):
+        p = L.nn.Parameter(L.ones(3, dtype=L.float64))
+        opt = getattr(L.optim, name)([p], foreach=None)
+        for k in range(3):
+            p.grad = L.full((3,), 0.5 + k, dtype=L.float64)
+            opt.step()
+        st = opt.state[p]
+        got.append((sorted(opt.param_groups[0]), str(st["step"].dtype).split(".")[-1],
+                    float(st["step"]), p.detach().numpy().copy()))
+    (tk, td, ts, tv), (rk, rd, rs, rv) = got
+    assert rk == tk and rd == td == "float32" and rs == ts == 3.0
+    np.testing.assert_allclose(rv, tv, rtol=1e-12)

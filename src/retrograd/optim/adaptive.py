@@ -19,7 +19,7 @@ from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump, _impl_flags, _step_count, _Values
+from .optimizer import Optimizer, _bump, _impl_flags, _new_step, _step_count, _Values
 
 __all__ = ["RMSprop", "Adagrad", "Adamax", "NAdam"]
 
@@ -92,7 +92,7 @@ class RMSprop(_Stepper):
             d = _grad(p, of, group["maximize"], group["weight_decay"], x)
             st = self.state.get(p)
             if st is None:
-                st = self.state[p] = {"step": Tensor._wrap(np.zeros(())),
+                st = self.state[p] = {"step": _new_step(),
                                       "square_avg": _zeros(p)}
                 if momentum > 0:
                     st["momentum_buffer"] = _zeros(p)
@@ -134,17 +134,19 @@ class Adagrad(_Stepper):
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, *, maximize: bool = False) -> None:
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        flags = _impl_flags(foreach, differentiable, fused)
         _check("lr_decay", lr_decay)
         _check("initial_accumulator_value", initial_accumulator_value)
         _check("epsilon", eps)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps, maximize=maximize))
+                                      eps=eps, maximize=maximize, **flags))
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p] = {
-                    "step": Tensor._wrap(np.zeros(())),
+                    "step": _new_step(),
                     "sum": Tensor._wrap(np.full_like(p.data,
                                                      group["initial_accumulator_value"]))}
 
@@ -174,15 +176,18 @@ class Adamax(_Stepper):
     p -= lr / (1 - beta1^t) * m / u."""
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, *,
-                 maximize: bool = False) -> None:
+                 eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None,
+                 *, maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        flags = _impl_flags(foreach, differentiable, None, capturable)
+        del flags["fused"]  # (PyTorch's Adamax has no fused)
         _check("epsilon", eps)
         if len(betas) != 2:
             raise ArgumentError(f"Invalid beta parameters: {betas} (two values in [0, 1))")
         _check("beta1", betas[0], below=1.0)
         _check("beta2", betas[1], below=1.0)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, maximize=maximize))
+                                      weight_decay=weight_decay, maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
@@ -195,7 +200,7 @@ class Adamax(_Stepper):
             d = _grad(p, of, group["maximize"], group["weight_decay"], x)
             st = self.state.get(p)
             if st is None:
-                st = self.state[p] = {"step": Tensor._wrap(np.zeros(())),
+                st = self.state[p] = {"step": _new_step(),
                                       "exp_avg": _zeros(p), "exp_inf": _zeros(p)}
             t = _step_count(st, values)
             m, u = of(st["exp_avg"]), of(st["exp_inf"])
@@ -225,7 +230,11 @@ class NAdam(_Stepper):
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
-                 decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        flags = _impl_flags(foreach, differentiable, None, capturable)
+        del flags["fused"]
         _check("epsilon", eps)
         _check("momentum_decay", momentum_decay)
         if len(betas) != 2:
@@ -235,7 +244,7 @@ class NAdam(_Stepper):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, momentum_decay=momentum_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
@@ -254,7 +263,7 @@ class NAdam(_Stepper):
             st = self.state.get(p)
             if st is None:
                 st = self.state[p] = {
-                    "step": Tensor._wrap(np.zeros(())),
+                    "step": _new_step(),
                     "mu_product": Tensor._wrap(np.ones((), dtype=_scalar_dtype())),
                     "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
             t = _step_count(st, values)

@@ -16,7 +16,7 @@ import numpy as np
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _Stepper
-from .optimizer import _bump, _step_count, _Values
+from .optimizer import _bump, _new_step, _step_count, _Values
 
 __all__ = ["Adafactor"]
 
@@ -37,7 +37,8 @@ class Adafactor(_Stepper):
 
     def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
-                 weight_decay: float = 0.0, *, maximize: bool = False) -> None:
+                 weight_decay: float = 0.0, *, foreach: bool | None = None,
+                 maximize: bool = False) -> None:
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not 0.0 <= lr:
             raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:
@@ -53,7 +54,8 @@ class Adafactor(_Stepper):
         if not 0.0 <= weight_decay:
             raise ArgumentError(f"weight_decay should be >= 0 but is: {weight_decay}")
         super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=tuple(eps), d=d,
-                                      weight_decay=weight_decay, maximize=maximize))
+                                      weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize))
 
     def _state_shape(self, p: Tensor, key: str) -> tuple:
         if key == "row_var":
@@ -75,7 +77,7 @@ class Adafactor(_Stepper):
                 g = -g
             st = self.state.get(p)
             if st is None:
-                st = self.state[p] = {"step": Tensor._wrap(np.zeros(()))}
+                st = self.state[p] = {"step": _new_step()}
                 if p.grad.ndim > 1:
                     st["row_var"] = Tensor._wrap(np.zeros(p.shape[:-1] + (1,), p.data.dtype))
                     st["col_var"] = Tensor._wrap(np.zeros(p.shape[:-2] + (1,) + p.shape[-1:],

@@ -16,7 +16,7 @@ import numpy as np
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _check, _grad, _scalar_dtype, _Stepper, _zeros
-from .optimizer import _bump, _step_count, _Values
+from .optimizer import _bump, _impl_flags, _new_step, _step_count, _Values
 
 __all__ = ["RAdam", "Adadelta", "Rprop", "ASGD"]
 
@@ -42,12 +42,16 @@ class RAdam(_Stepper):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0,
-                 decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        flags = _impl_flags(foreach, differentiable, None, capturable)
+        del flags["fused"]
         _check("epsilon", eps)
         betas = _betas(betas)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize,
-                                      decoupled_weight_decay=decoupled_weight_decay))
+                                      decoupled_weight_decay=decoupled_weight_decay, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
@@ -61,7 +65,7 @@ class RAdam(_Stepper):
             x = of(p)
             st = self.state.get(p)
             if st is None:
-                st = self.state[p] = {"step": Tensor._wrap(np.zeros(())),
+                st = self.state[p] = {"step": _new_step(),
                                       "exp_avg": _zeros(p), "exp_avg_sq": _zeros(p)}
             t = _step_count(st, values)
             if wd and group["decoupled_weight_decay"]:
@@ -104,12 +108,16 @@ class Adadelta(_Stepper):
     u = rho u + (1 - rho) delta^2; p -= lr delta."""
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-                 weight_decay: float = 0.0, *, maximize: bool = False) -> None:
+                 weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        flags = _impl_flags(foreach, differentiable, None, capturable)
+        del flags["fused"]
         if not isinstance(rho, (int, float)) or not 0.0 <= rho <= 1.0:
             raise ArgumentError(f"Invalid rho value: {rho!r} (must be in [0, 1])")
         _check("epsilon", eps)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
@@ -120,7 +128,7 @@ class Adadelta(_Stepper):
             x = of(p)
             st = self.state.get(p)
             if st is None:
-                st = self.state[p] = {"step": Tensor._wrap(np.zeros(())),
+                st = self.state[p] = {"step": _new_step(),
                                       "square_avg": _zeros(p), "acc_delta": _zeros(p)}
             _step_count(st, values)
             d = _grad(p, of, group["maximize"], group["weight_decay"], x)
@@ -144,14 +152,17 @@ class Rprop(_Stepper):
     weight moves by its step size against the gradient's sign (not after a flip)."""
 
     def __init__(self, params, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
-                 step_sizes: tuple[float, float] = (1e-6, 50), *,
-                 maximize: bool = False) -> None:
+                 step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        flags = _impl_flags(foreach, differentiable, None, capturable)
+        del flags["fused"]
         if len(etas) != 2 or not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ArgumentError(f"Invalid eta values: {etas} (need 0 < etas[0] < 1 < etas[1])")
         if len(step_sizes) != 2:
             raise ArgumentError(f"Invalid step_sizes: {step_sizes} (two values: min, max)")
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
-                                      maximize=maximize))
+                                      maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
         (eta_minus, eta_plus), (lo, hi) = group["etas"], group["step_sizes"]
@@ -163,7 +174,7 @@ class Rprop(_Stepper):
             st = self.state.get(p)
             if st is None:
                 st = self.state[p] = {
-                    "step": Tensor._wrap(np.zeros(())), "prev": _zeros(p),
+                    "step": _new_step(), "prev": _zeros(p),
                     "step_size": Tensor._wrap(np.full_like(p.data, group["lr"]))}
             _step_count(st, values)
             d = _grad(p, of, group["maximize"], 0.0, x)
@@ -193,10 +204,13 @@ class ASGD(_Stepper):
     average `ax` of the iterates from step t0 on; eta_t = lr / (1 + lambd lr t)^alpha."""
 
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
-                 t0: float = 1e6, weight_decay: float = 0.0, *,
-                 maximize: bool = False) -> None:
+                 t0: float = 1e6, weight_decay: float = 0.0, foreach: bool | None = None,
+                 maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        flags = _impl_flags(foreach, differentiable, None, capturable)
+        del flags["fused"]
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
-                                      weight_decay=weight_decay, maximize=maximize))
+                                      weight_decay=weight_decay, maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
@@ -209,7 +223,7 @@ class ASGD(_Stepper):
             st = self.state.get(p)
             if st is None:
                 st = self.state[p] = {
-                    "step": Tensor._wrap(np.zeros(())),
+                    "step": _new_step(),
                     "eta": Tensor._wrap(np.array(lr, dtype=sdt)),
                     "mu": Tensor._wrap(np.ones((), dtype=sdt)),
                     "ax": _zeros(p)}

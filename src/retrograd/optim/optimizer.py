@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import devices, engine, ops
+from ..dtypes import get_default_dtype
 from ..grad_mode import enable_grad, no_grad, state
 from ..primitive import ArgumentError
 from ..tensor import Tensor, clear_grads
@@ -318,15 +319,22 @@ class _Values:
         return v if self.traced else Tensor._wrap(v)
 
 
+def _new_step(value: float = 0.0) -> Tensor:
+    """A parameter's step count: a 0-d tensor of the default float dtype (float32 unless
+    set otherwise), as PyTorch's optimizers keep it, whatever the parameter's dtype."""
+    return Tensor._wrap(np.array(value, dtype=get_default_dtype()))
+
+
 def _step_count(st: dict, values: _Values):
-    """Increment the per-parameter step count (a 0-d float64 tensor, as in PyTorch's state)
-    and return it: a Python float in eager mode, the tensor while traced."""
+    """Increment the per-parameter step count (`_new_step`) and return it: a Python float
+    in eager mode, a float64 copy of the tensor while traced (the step's arithmetic is in
+    float64 both ways, as PyTorch's, which reads it as a Python number)."""
     step = st.get("step")
     if not isinstance(step, Tensor):
-        step = st["step"] = Tensor._wrap(np.array(0.0 if step is None else float(step)))
+        step = st["step"] = _new_step(0.0 if step is None else float(step))
     if values.traced:
         step += 1.0
-        return step
+        return step if step.dtype == np.float64 else step.to(np.float64)
     step.data += 1.0
     _bump(step)
     return float(step.data)
@@ -467,7 +475,7 @@ class Adam(Optimizer):
                 d = -d
             st = state.get(p)
             if st is None:
-                st = state[p] = {"step": Tensor._wrap(np.zeros(())),
+                st = state[p] = {"step": _new_step(),
                                  "exp_avg": Tensor._wrap(np.zeros_like(p.data)),
                                  "exp_avg_sq": Tensor._wrap(np.zeros_like(p.data))}
                 if amsgrad:
