@@ -407,3 +407,24 @@ def test_optimizer_groups_and_step_state_as_torch(name):
     (tk, td, ts, tv), (rk, rd, rs, rv) = got
     assert rk == tk and rd == td == "float32" and rs == ts == 3.0
     np.testing.assert_allclose(rv, tv, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_with_zeros_second_order_hessian_and_vmap_as_torch(dim):
+    """prod's gradient where x has zeros was an op without derivatives (double backward
+    and hessian refused), and under vmap it took the zero test from one sample (a sample
+    with a zero got NaN); now a composition of cumprods, right everywhere."""
+    X = np.array([[1.0, 0.0, 3.0], [2.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
+    seed = np.arange(1.0, 10.0).reshape(3, 3)
+    got = []
+    for L in (torch, rg):
+        def f(v, L=L):
+            return (L.prod(v) if dim is None else L.prod(v, dim)).sum()
+        x = L.tensor(X, requires_grad=True)
+        g, = L.autograd.grad(f(x), x, create_graph=True)
+        h, = L.autograd.grad((g * L.tensor(seed)).sum(), x)
+        hess = L.func.hessian(f)(L.tensor(X))
+        per_row = L.func.vmap(L.func.grad(L.prod))(L.tensor(X))
+        got.append([g.detach().numpy(), h.numpy(), hess.numpy(), per_row.numpy()])
+    for a, b in zip(got[1], got[0], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -97,8 +97,37 @@ def _prod_others(x, axis):
     return left * np.flip(right, ax)
 
 
+def _prod_others_recorded(m, x, axis):
+    """_prod_others with `m`'s ops (create_graph, forward mode): the exclusive products from
+    the left and from the right, each a cumprod (whose derivatives are right with zeros),
+    so the gradient of prod is itself differentiable, to any order, where x has zeros."""
+    if x.ndim == 0:
+        return m.ones_like(x)
+    if axis is None:
+        return m.reshape(_prod_others_recorded(m, m.reshape(x, shape=(-1,)), 0), shape=x.shape)
+    axes = _axes(axis, x.ndim)
+    if len(axes) > 1:
+        return None
+    ax = axes[0] - x.ndim  # counted from the end: vmap's batch dims go in front
+    n = x.shape[ax]
+    if n <= 1:
+        return m.ones_like(x)
+    post = (slice(None),) * (-ax - 1)
+    pads = ((1, 0),) + ((0, 0),) * (-ax - 1)
+    back = (Ellipsis, slice(None, None, -1)) + post
+
+    def exclusive(v):  # 1, v0, v0 v1, ... along ax
+        c = m.cumprod(m.getitem(v, idx=(Ellipsis, slice(0, n - 1)) + post), axis=ax)
+        return m.pad_constant(c, pads=pads, value=1.0)
+    return exclusive(x) * m.getitem(exclusive(m.getitem(x, idx=back)), idx=back)
+
+
 def _prod_vjp(m, g, out, x, *, axis=None, keepdims=False):
     g = expand_back(m, g, x.shape, axis, keepdims)
+    if m is not NUMPY:  # recorded: right with or without zeros, in every vmapped sample,
+        others = _prod_others_recorded(m, x, axis)  # and differentiable again
+        if others is not None:
+            return g * others
     xd = x.data if hasattr(x, "grad_fn") else x  # a Tensor's array, or the array
     if bool(np.any(xd == 0)):  # out / x undefined there
         return g * m.prod_others(x, axis=axis)
