@@ -428,3 +428,25 @@ def test_prod_with_zeros_second_order_hessian_and_vmap_as_torch(dim):
         got.append([g.detach().numpy(), h.numpy(), hess.numpy(), per_row.numpy()])
     for a, b in zip(got[1], got[0], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_warnings_from_inside_ops_are_not_shown_but_the_users_are():
+    """torch computes log(0) = -inf and 1/0 = inf silently; NumPy's RuntimeWarnings raised
+    on retrograd's lines are filtered at import, a user's own NumPy calls still warn."""
+    import warnings
+
+    from retrograd import _quiet
+    assert any(f[0] == "ignore" and f[2] is RuntimeWarning
+               and getattr(f[3], "pattern", None) == _quiet.PATTERN for f in warnings.filters)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")  # then the import's filter again, in front of it
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=_quiet.PATTERN)
+        x = rg.tensor([0.0, 1.0, 4.0], requires_grad=True)
+        y = rg.log(x) + x / 0.0 + rg.sqrt(x - 2.0)
+        y.sum().backward()
+        rg.tensor([1.0]) / rg.tensor([0.0])
+        assert not [(w.filename, w.lineno, str(w.message)) for w in seen
+                    if issubclass(w.category, RuntimeWarning)]
+        np.log(np.zeros(1))
+        assert [w for w in seen if issubclass(w.category, RuntimeWarning)]
+    assert np.isneginf(rg.log(rg.zeros(1)).numpy()[0])

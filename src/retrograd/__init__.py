@@ -7,6 +7,7 @@
 """
 
 from . import _allocator  # noqa: F401,I001  (first: glibc keeps freed large buffers)
+from . import _quiet  # noqa: F401,I001  (NumPy's warnings from inside the ops)
 from . import (
     autograd,
     data,
