@@ -450,3 +450,24 @@ def test_numpy_warnings_from_inside_ops_are_not_shown_but_the_users_are():
         np.log(np.zeros(1))
         assert [w for w in seen if issubclass(w.category, RuntimeWarning)]
     assert np.isneginf(rg.log(rg.zeros(1)).numpy()[0])
+
+
+@pytest.mark.parametrize("A", [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0],
+                                                          [7.0, 8.0, 9.0]],
+                               [[0.0, 0.0], [0.0, 0.0]], [[2.0, 1.0], [1.0, 3.0]]])
+def test_det_gradient_of_a_singular_matrix_is_the_adjugate(A):
+    """det's backward inverted A, so a singular A raised 'linalg.inv: ... singular'; the
+    gradient is adj(A)^T (the cofactors), finite differences agree (PyTorch gives 0)."""
+    a = rg.tensor(A, dtype=rg.float64, requires_grad=True)
+    rg.linalg.det(a).backward()
+    An = np.array(A)
+    num = np.zeros_like(An)
+    for i, j in np.ndindex(An.shape):
+        e = np.zeros_like(An)
+        e[i, j] = 1e-6
+        num[i, j] = (np.linalg.det(An + e) - np.linalg.det(An - e)) / 2e-6
+    np.testing.assert_allclose(a.grad.numpy(), num, atol=1e-6)
+    b = rg.tensor(np.stack([np.eye(len(A)), An]), requires_grad=True)  # a batch, mixed
+    rg.linalg.det(b).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy()[1], num, atol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy()[0], np.eye(len(A)), atol=1e-12)

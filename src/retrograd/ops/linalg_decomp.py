@@ -165,9 +165,35 @@ def _col(m, g):
     return m.reshape(g, shape=g.shape + (1, 1))
 
 
+def _adjugate(A):
+    """adj(A) of real (..., n, n) matrices, singular ones included, from the SVD
+    A = U diag(s) Vh: adj(A) = det(U) det(Vh) Vh^T diag(prod of the other s) U^T (equal
+    to det(A) A^-1 where A is invertible)."""
+    U, s, Vh = np.linalg.svd(A)
+    n = s.shape[-1]
+    one = np.ones(s.shape[:-1] + (1,), s.dtype)
+    left = np.cumprod(np.concatenate([one, s[..., :n - 1]], -1), -1)
+    right = np.cumprod(np.concatenate([one, s[..., :0:-1]], -1), -1)[..., ::-1]
+    sign = np.linalg.det(U) * np.linalg.det(Vh)
+    adj = np.swapaxes(Vh, -1, -2) * (left * right)[..., None, :] @ np.swapaxes(U, -1, -2)
+    return adj * sign[..., None, None]
+
+
+def _det_vjp(m, g, out, A):
+    """g adj(A)^T: g det(A) A^-T where A is invertible; for a singular real matrix (the
+    inverse fails) the adjugate from the SVD, the right gradient there (PyTorch's is 0)."""
+    if m is NUMPY and A.dtype.kind == "f":
+        try:
+            inv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return _col(m, g) * _mT(m, _adjugate(A))
+        return _col(m, g * out) * _mT(m, inv)
+    return _col(m, g * out) * _mT(m, m.inv(A))
+
+
 det = defop(
     "det", np.linalg.det,
-    (lambda m, g, out, A: _col(m, g * out) * _mT(m, m.inv(A)),),
+    (_det_vjp,),
     (lambda m, t, out, A: out * _trace_solve(m, A, t),),
     save_out=True, fresh=True)
 
