@@ -846,6 +846,22 @@ def _kind(cls: type) -> int:
     return k
 
 
+def _user_class(v) -> bool:
+    """A class defined outside the libraries (its attributes are user state)."""
+    return isinstance(v, type) and not _library(getattr(v, "__module__", None))
+
+
+def _user_module(v) -> bool:
+    """A module of the user's (not a library's): its plain values are user state."""
+    return isinstance(v, types.ModuleType) and not _library(v.__name__)
+
+
+def _module_atoms(m) -> list:
+    """A user module's numbers, strings, bools and Nones (by name), for the fingerprint."""
+    return [(name, attr) for name, attr in vars(m).items()
+            if attr.__class__ in _ATOMS and not (name.startswith("__") and name.endswith("__"))]
+
+
 class _Walk:
     """A fingerprint of the Python state a function can reach: a flat list of values,
     structure marks and tensor identities, equal between two calls exactly when nothing
@@ -876,7 +892,7 @@ class _Walk:
             k = _kind(cls)
         if k == _TENSOR:
             d = _get_data(v)
-            out.append((i, d.shape, d.dtype, v.requires_grad))
+            out.append((i, d.shape, d.dtype, v.requires_grad, _hooks_of(v)))
             self.tensors.append(v)
         elif k == _SEQ:
             out.append(cls)
@@ -918,6 +934,12 @@ class _Walk:
             self.visit(vars(v))
         elif k == _IDENT:
             out.append(v)
+            if _user_class(v):
+                self._class(v, met=True)  # Cfg.scale read through a global class
+            elif _user_module(v):
+                for name, attr in _module_atoms(v):  # cfg.scale through an imported module
+                    out.append(name)
+                    out.append(attr)
         elif k == _ARRAY:
             out.append((v.shape, v.dtype, v.tobytes() if v.size <= 64 else i))
         elif k == _GENERIC:
@@ -944,11 +966,13 @@ class _Walk:
             except TypeError:
                 out.append(i)
 
-    def _class(self, cls: type) -> None:
-        """A user class's own attributes and methods (what its methods' code reads)."""
-        if id(cls) in self.seen:
-            return
-        self.seen[id(cls)] = ~len(self.seen)
+    def _class(self, cls: type, met: bool = False) -> None:
+        """A user class's own attributes and methods (what its methods' code reads);
+        `met`: the walk has just met the class itself (so it is marked seen already)."""
+        if not met:
+            if id(cls) in self.seen:
+                return
+            self.seen[id(cls)] = ~len(self.seen)
         for c in cls.__mro__:
             if c is object or _library(c.__module__):
                 continue
@@ -1033,11 +1057,13 @@ class _GuardWriter:
             self.fail(f"{x}.__class__ is not {self.const(cls)}")
         if k == _TENSOR:
             d = _get_data(v)
-            out.append((i, d.shape, d.dtype, v.requires_grad))
+            hooks = _hooks_of(v)
+            out.append((i, d.shape, d.dtype, v.requires_grad, hooks))
             w.tensors.append(v)
             a = self.bind(f"{x}.data")
             self.fail(f"{a}.shape != {self.const(d.shape)} or {a}.dtype != "
                       f"{self.const(d.dtype)} or {x}.requires_grad is not {v.requires_grad!r}")
+            self.fail(f"hooks_of({x}) != {self.const(hooks)}")
         elif k == _SEQ:
             out.append(cls)
             out.append(len(v))
@@ -1098,6 +1124,15 @@ class _GuardWriter:
             self.visit(vars(v), f"{x}.__dict__")
         elif k == _IDENT:
             out.append(v)
+            if _user_class(v):
+                self._class(v, met=True)
+            elif _user_module(v):
+                d = self.const(vars(v))
+                for name, attr in _module_atoms(v):
+                    out.append(name)
+                    out.append(attr)
+                    self.fail(f"{d}.get({name!r}, MISS) is not {self.const(attr)}")
+                self.fail(f"len({d}) != {len(vars(v))}")  # (an atom added: walk again)
         elif k == _ARRAY:
             small = v.size <= 64
             out.append((v.shape, v.dtype, v.tobytes() if small else i))
@@ -1131,12 +1166,13 @@ class _GuardWriter:
             except TypeError:
                 out.append(i)
 
-    def _class(self, cls: type) -> None:
+    def _class(self, cls: type, met: bool = False) -> None:
         """Mirror `_Walk._class`: a user class's attributes, each the same object."""
         w = self.walk
-        if id(cls) in w.seen:
-            return
-        w.seen[id(cls)] = ~len(w.seen)
+        if not met:
+            if id(cls) in w.seen:
+                return
+            w.seen[id(cls)] = ~len(w.seen)
         c = self.const(cls)
         self.fail(f"{c}.__mro__ is not {self.const(cls.__mro__)}")
         for base in cls.__mro__:
@@ -1161,17 +1197,27 @@ class _GuardWriter:
                 f"    def guard(root):\n{body}\n        return True\n"
                 f"    return guard\n")
         env = {"MISS": _MISS, "get_data": _get_data, "is_": operator.is_,
-               "cell_empty": _cell_empty}
+               "cell_empty": _cell_empty, "hooks_of": _hooks_of}
         exec(builtins.compile(code, "<retrograd.jit guard>", "exec"), env)
         return env["make"](*self.values)
 
 
 # ---------------------------------------------------------------- the wrapper
 
+def _hooks_of(t) -> tuple | None:
+    """A tensor's gradient hooks (`register_hook`, `register_post_accumulate_grad_hook`) as a
+    key: None without any. A trace ran them, so adding or removing one retraces."""
+    h = t._hooks
+    post = engine.POST_ACCUMULATE.get(id(t)) if engine.POST_ACCUMULATE else None
+    if not h and not post:
+        return None
+    return (tuple(h or ()), tuple(post or ()))
+
+
 def _static_key(value) -> Any:
     if isinstance(value, Tensor):
         d = value.data
-        return ("T", d.shape, d.dtype.str, value.requires_grad)
+        return ("T", d.shape, d.dtype.str, value.requires_grad, _hooks_of(value))
     if isinstance(value, np.ndarray):  # a constant of the trace: keyed by its contents
         data = np.ascontiguousarray(value).view(np.uint8)
         return ("A", value.shape, value.dtype.str, hashlib.blake2b(data).digest())
@@ -1247,7 +1293,8 @@ class Jitted:
                     break
             else:  # the common call, tensors only: no pytree to flatten
                 leaves = list(args)
-                sig = tuple([(a.data.shape, a.data.dtype, a.requires_grad) for a in args])
+                sig = tuple([(a.data.shape, a.data.dtype, a.requires_grad, _hooks_of(a))
+                             for a in args])
                 fingerprint, walked, walked_ids = self._reach()
         if leaves is None:
             walk = _Walk()
@@ -1432,7 +1479,7 @@ def _finish(tracer: _Tracer, result, n_args: int):
     entry.fn = prog.fn
     entry.n_out = n
     entry.caps = tracer.ext[n_args:]
-    entry.cap_meta = [(_get_data(c).shape, _get_data(c).dtype, c.requires_grad)
+    entry.cap_meta = [(_get_data(c).shape, _get_data(c).dtype, c.requires_grad, _hooks_of(c))
                       for c in entry.caps]
     entry.fetch = [(kind == "grad", k) for kind, k in tracer.inputs]
     entry.out_rg = out_rg if any(out_rg) else None
@@ -1510,7 +1557,8 @@ def _write_replay(entry: _Entry, n_args: int) -> Callable:
     env: dict[str, Any] = {"MISS": _MISS, "fn": entry.fn, "build": entry.build,
                            "wrap": Tensor._wrap, "as_result": as_result, "state": state,
                            "mark_inplace": engine.mark_inplace, "record": engine._record,
-                           "OUT": _JIT_OUTPUT, "ANCHOR": _ANCHOR, "safe": _donation_safe}
+                           "OUT": _JIT_OUTPUT, "ANCHOR": _ANCHOR, "safe": _donation_safe,
+                           "POST": engine.POST_ACCUMULATE, "hooks_of": _hooks_of}
 
     def const(value) -> str:
         name = f"_k{len(env)}"
@@ -1521,10 +1569,14 @@ def _write_replay(entry: _Entry, n_args: int) -> Callable:
     lines = ["def replay(leaves):"]
     if n_args:
         lines.append(f"    {', '.join(names[:n_args])}, = leaves")
-    for c, (shape, dtype, rg) in zip(names[n_args:], entry.cap_meta):
+    for c, (shape, dtype, rg, hooks) in zip(names[n_args:], entry.cap_meta):
         lines += [f"    d = {c}.data",
                   f"    if d.shape != {const(shape)} or d.dtype != {const(dtype)} or "
                   f"{c}.requires_grad != {rg!r}: return MISS"]
+        if hooks is None:  # the common case, cheap: no hook then, none now
+            lines.append(f"    if {c}._hooks or POST and POST.get(id({c})): return MISS")
+        else:
+            lines.append(f"    if hooks_of({c}) != {const(hooks)}: return MISS")
     for k, want in entry.guards:
         if want is None:
             lines.append(f"    if {names[k]}.grad is not None: return MISS")
