@@ -468,3 +468,27 @@ def test_det_gradient_of_a_singular_matrix_is_the_adjugate(A):
     rg.linalg.det(b).sum().backward()
     np.testing.assert_allclose(b.grad.numpy()[1], num, atol=1e-6)
     np.testing.assert_allclose(b.grad.numpy()[0], np.eye(len(A)), atol=1e-12)
+
+
+def test_std_var_positional_overloads_and_integer_dtype_arguments_as_torch():
+    """std/var's third positional is `unbiased` (it was read as keepdim), var(x, True) is the
+    unbiased flag; sum/prod/cumsum/cumprod with an integer dtype= give that dtype (NumPy
+    widened int32 to int64)."""
+    x = np.random.default_rng(0).standard_normal((2, 3))
+    got = []
+    for L in (torch, rg):
+        t = L.tensor(x)
+        i = L.tensor([1, 2, 3], dtype=L.int32)
+        vals = [L.std(t, 1, True), L.std(t, 1, False, True), L.var(t, False), t.std(1, True),
+                L.std_mean(t, 1, False, True)[0], L.var_mean(t, 1, True, True)[0]]
+        ints = [i.sum(dtype=L.int32), i.cumsum(0, dtype=L.int32), i.prod(dtype=L.int16),
+                L.cumprod(i, 0, dtype=L.int8), i.sum(), L.tensor([True, True]).sum(),
+                L.tensor([True, False]).cumsum(0)]
+        got.append(([(v.numpy(), tuple(v.shape)) for v in vals],
+                    [(v.numpy(), str(v.dtype).split(".")[-1]) for v in ints]))
+    for (a, sa), (b, sb) in zip(got[1][0], got[0][0], strict=True):
+        assert sa == sb
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    for (a, da), (b, db) in zip(got[1][1], got[0][1], strict=True):
+        assert da == db
+        np.testing.assert_array_equal(a, b)

@@ -265,18 +265,18 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
-def var_mean(input, dim=None, *, correction=None, keepdim: bool = False,
-             unbiased=None) -> tuple:
-    """(var, mean) over `dim`, as `torch.var_mean` (Bessel's correction by default)."""
+def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+    """(var, mean) over `dim`, as `torch.var_mean` (Bessel's correction by default; its
+    positional overloads: var_mean(x, dim, unbiased, keepdim), var_mean(x, unbiased))."""
     x = _t(input)
-    return (var(x, dim, keepdim, correction=correction, unbiased=unbiased),
-            mean(x, dim, keepdim))
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return (var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim))
 
 
-def std_mean(input, dim=None, *, correction=None, keepdim: bool = False,
-             unbiased=None) -> tuple:
+def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
     """(std, mean) over `dim`, as `torch.std_mean`."""
-    v, m = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
     return sqrt(v), m
 
 

@@ -63,11 +63,16 @@ def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
     return apply(ops.sum, x, axis=ax, keepdims=_keep(keepdim, keepdims)) / _count(x.shape, ax)
 
 
-def var(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None, axis=None,
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
         keepdims=None, dtype=None, out=None) -> Tensor:
     """Variance; `correction=1` (Bessel) by default as in PyTorch. Of complex data the
-    mean of |x - mean|^2, real, as in NumPy and PyTorch."""
+    mean of |x - mean|^2, real, as in NumPy and PyTorch. Positional arguments as PyTorch's
+    overloads: var(x, dim, unbiased, keepdim) and var(x, unbiased)."""
     _no_out(out, "var")
+    if isinstance(dim, bool):  # torch.var(x, True): the unbiased flag
+        if unbiased is not None:
+            raise TypeError("var(): unbiased given twice")
+        dim, unbiased = None, dim
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
@@ -92,12 +97,12 @@ def var(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None
     return ss / builtins.max(n - corr, 0)
 
 
-def std(x, dim=None, keepdim=False, *, correction=None, unbiased=None, ddof=None, axis=None,
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
         keepdims=None, dtype=None, out=None) -> Tensor:
     """Standard deviation; where it is 0 (one element, constant data) its gradient is 0, as
-    in PyTorch, not sqrt's infinite slope times 0."""
+    in PyTorch, not sqrt's infinite slope times 0. Positional arguments as `var`'s."""
     _no_out(out, "std")
-    v = var(x, dim, keepdim, correction=correction, unbiased=unbiased, ddof=ddof, axis=axis,
+    v = var(x, dim, unbiased, keepdim, correction=correction, ddof=ddof, axis=axis,
             keepdims=keepdims, dtype=dtype)
     zero = v == 0
     return where(zero, 0.0, sqrt(where(zero, 1.0, v)))

@@ -12,12 +12,13 @@ import numpy as np
 
 from ..devices import namespace_of as _ns
 from ..primitive import defop
+from .reductions import _acc
 
 
 def _cumsum(x, *, axis, reverse=False):
     if reverse:
-        return np.flip(np.cumsum(np.flip(x, axis), axis=axis), axis)
-    return np.cumsum(x, axis=axis)
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=_acc(x)), axis)
+    return np.cumsum(x, axis=axis, dtype=_acc(x))  # (NumPy: int32 -> int64)
 
 
 cumsum = defop(
@@ -66,7 +67,7 @@ def _cumprod_jvp(m, t, out, x, *, axis):
 
 
 cumprod = defop(
-    "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis),
+    "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis, dtype=_acc(x)),
     (_cumprod_vjp,), (_cumprod_jvp,), save_out=True, fresh=True)
 
 

@@ -15,6 +15,13 @@ from ..primitive import NUMPY, defop
 from .elementwise import _real_only
 
 
+def _acc(x):
+    """The dtype a sum or product of x accumulates in: an integer input's own (PyTorch's
+    `dtype=` then holds; NumPy would widen int32 to int64), else NumPy's default (bool
+    counts in int64, floats stay)."""
+    return x.dtype if x.dtype.kind in "iu" else None
+
+
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
@@ -60,7 +67,7 @@ def _reduce_jvp(local):
 def _sum(x, *, axis=None, keepdims=False):
     if x.dtype.kind in "fc":  # np.sum's wrapper costs more than a small sum itself
         return np.add.reduce(x, axis=axis, keepdims=keepdims)
-    return np.sum(x, axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=_acc(x))  # (NumPy: int32 -> int64)
 
 
 sum = defop(
@@ -135,7 +142,8 @@ def _prod_vjp(m, g, out, x, *, axis=None, keepdims=False):
 
 
 prod = defop(
-    "prod", lambda x, *, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
+    "prod", lambda x, *, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims,
+                                                           dtype=_acc(x)),
     (_prod_vjp,),
     (_reduce_jvp(lambda m, out, x, axis, keepdims: _prod_vjp(
         m, m.ones_like(out), out, x, axis=axis, keepdims=keepdims)),), save_out=True, tuned=True)
