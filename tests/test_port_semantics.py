@@ -492,3 +492,34 @@ def test_std_var_positional_overloads_and_integer_dtype_arguments_as_torch():
     for (a, da), (b, db) in zip(got[1][1], got[0][1], strict=True):
         assert da == db
         np.testing.assert_array_equal(a, b)
+
+
+def test_integer_index_views_nested_list_indices_and_empty_norm_dims_as_torch():
+    """x[2] (all ints) is a 0-d view, so writes through it reach x and x's writes show in
+    it (it was a copy); a list holding lists is read as a tuple of indices, as torch does
+    (NumPy's reading gave another shape); norm over dim=() reduces every dimension."""
+    got = []
+    for T in (torch, rg):
+        y = T.arange(6.0)
+        v = y[2]
+        v.fill_(9)
+        z = T.arange(6.0).reshape(2, 3)
+        z[0, 1].mul_(10)
+        z[1][2].fill_(-1)
+        w = T.arange(6.0)
+        u = w[2]
+        w.fill_(7)
+        q = T.arange(4.0)
+        q.unbind()[0].fill_(5)
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = (x * 1)[1]
+        (a * a).backward()
+        n = T.arange(10).reshape(5, 2)
+        shapes = [tuple(n[[[0, 1], [1, 0]]].shape), tuple(n[[[0, 1]]].shape),
+                  tuple(n[[[0], [1]]].shape), tuple(n[[0, 1]].shape)]
+        s = T.zeros(3, 3)
+        s[[[0, 1], [1, 2]]] = 5.0
+        m = T.tensor([[3.0, 4.0], [1.0, 2.0]])
+        got.append([y.tolist(), z.tolist(), float(u), q.tolist(), x.grad.tolist(), shapes,
+                    s.tolist(), float(T.norm(m, dim=())), tuple(T.norm(m, dim=[]).shape)])
+    assert got[1] == got[0]

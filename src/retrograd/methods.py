@@ -560,7 +560,13 @@ def _is_array(i) -> bool:
 
 def _index(idx, shape, ref=None, write=False):
     """Turn tensors and lists inside an index into arrays (on `ref`'s device), and check
-    bounds. A uint8 tensor is read as a mask, and refused in a write, as PyTorch does."""
+    bounds. A uint8 tensor is read as a mask, and refused in a write, as PyTorch does. A
+    list holding a list, slice, None, ... or tensor is read as a tuple, as PyTorch still does
+    (NumPy reads it as one index array): x[[[0, 1], [1, 0]]] is x[[0, 1], [1, 0]]."""
+    if idx.__class__ is list and len(idx) < 32 and any(
+            i is None or i is Ellipsis or isinstance(i, (slice, list, tuple, Tensor))
+            for i in idx):
+        idx = tuple(idx)
     items = idx if isinstance(idx, tuple) else (idx,)
     out = []
     for i in items:

@@ -241,6 +241,8 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     if x.dtype.kind == "c":  # the norm of the moduli, a real number (as PyTorch)
         x = _abs(x)
     p = _p_arg(ord, "norm")
+    if isinstance(dim, (tuple, list)) and not dim:
+        dim = None  # PyTorch: an empty dim list reduces every dimension, as sum's does
     ax = _dims(dim, None, x.ndim, "norm")
     if x.ndim == 0:
         ax = None

@@ -99,8 +99,15 @@ def _getitem_jvp(m, t, out, x, *, idx):
     return _batch_first(m, r, lead)
 
 
+def _getitem(x, *, idx):
+    r = x[idx]
+    if isinstance(r, np.generic):  # ints all the way down: NumPy gives a scalar (a copy);
+        r = x[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]  # a 0-d view, as torch
+    return r
+
+
 getitem = defop(
-    "getitem", lambda x, *, idx: x[idx],
+    "getitem", _getitem,
     (lambda m, g, out, x, *, idx: m.scatter(g, idx=idx, shape=x.shape),),
     (_getitem_jvp,), reads=(), view=True)
 
