@@ -523,3 +523,38 @@ def test_integer_index_views_nested_list_indices_and_empty_norm_dims_as_torch():
         got.append([y.tolist(), z.tolist(), float(u), q.tolist(), x.grad.tolist(), shapes,
                     s.tolist(), float(T.norm(m, dim=())), tuple(T.norm(m, dim=[]).shape)])
     assert got[1] == got[0]
+
+
+WRITES = {
+    "mask put float into int": lambda T: T.zeros(5, dtype=T.int64).__setitem__(
+        T.tensor([True, False, True, False, True]), T.tensor([1.5, 2.5, 3.5])),
+    "index put float into int": lambda T: T.zeros(5, dtype=T.int64).__setitem__(
+        T.tensor([0, 1]), T.tensor([1.5, 2.5])),
+    "mask put float64 into float32": lambda T: T.zeros(5).__setitem__(
+        T.tensor([True, False, True, False, True]), T.tensor([1.0, 2.0, 3.0], dtype=T.float64)),
+    "masked_fill overflow": lambda T: T.zeros(3, dtype=T.uint8).masked_fill(
+        T.tensor([True, False, True]), 300),
+    "index_fill overflow": lambda T: T.zeros(3, dtype=T.int8).index_fill(0, T.tensor([0]), 300),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_writes_torch_refuses_are_refused_not_cast_or_wrapped(name):
+    """An advanced-index write of a tensor of another dtype was cast (1.5 -> 1), a fill
+    value out of the dtype's range wrapped (300 -> 44); torch refuses both."""
+    with pytest.raises(RuntimeError):
+        WRITES[name](torch)
+    with pytest.raises(RuntimeError):
+        WRITES[name](rg)
+
+
+def test_writes_torch_casts_are_cast():
+    for T in (torch, rg):
+        y = T.zeros(5, dtype=T.int64)
+        y[0:2] = T.tensor([1.5, 2.5])  # a basic index: copy_ casts
+        y[T.tensor([True, False, False, False, True])] = 7.9  # a number: cast
+        y[T.tensor([False, False, True, False, False])] = T.tensor(3.5)  # 0-d under a mask
+        z = T.zeros(3, dtype=T.int8).masked_fill(T.tensor([True, False, True]), -128)
+        assert y.tolist() == [7, 2, 3, 0, 7] and z.tolist() == [-128, 0, -128]
+        with pytest.raises(RuntimeError):  # but an integer index wants the dtype, 0-d too
+            y[T.tensor([2])] = T.tensor(3.5)

@@ -315,6 +315,10 @@ class _Methods:
 
     def __setitem__(self, idx, value) -> None:
         idx = _index(idx, self.shape, self.data, write=True)
+        if isinstance(value, Tensor) and value.dtype != self.dtype and _put_refuses(idx, value):
+            raise DtypeError(f"Index put requires the source and destination dtypes match, got "
+                             f"{self.dtype} for the destination and {value.dtype} for the "
+                             f"source (as in PyTorch: convert the value with .to(x.dtype))")
         perm = _torch_order(idx, self.ndim) if idx.__class__ is tuple else None
         if perm is not None and not isinstance(value, (bool, int, float, complex, np.generic)):
             # the value is laid out in PyTorch's order: move it to NumPy's for the write
@@ -556,6 +560,17 @@ def _torch_order(idx: tuple, ndim: int):
 
 def _is_array(i) -> bool:
     return isinstance(i, np.ndarray) or devices.is_device_array(i)
+
+
+def _put_refuses(idx, value) -> bool:
+    """Whether PyTorch's index_put refuses a value of another dtype for `idx` (its arrays
+    from `_index`): any integer index array, or a bool mask with a value of 1 or more
+    dimensions (a 0-d value under a mask is a masked fill, which casts)."""
+    arrays = [i for i in (idx if idx.__class__ is tuple else (idx,))
+              if hasattr(i, "dtype") and getattr(i, "ndim", 0)]
+    if any(a.dtype.kind in "iu" for a in arrays):
+        return True
+    return bool(arrays) and value.data.ndim > 0
 
 
 def _index(idx, shape, ref=None, write=False):

@@ -30,6 +30,22 @@ class MixedDtypeError(ArgumentTypeError):
     weights): a RuntimeError there, never a silent promotion here."""
 
 
+class ValueOverflowError(OverflowError, RuntimeError):
+    """A number that the tensor's integer dtype cannot hold (PyTorch: RuntimeError)."""
+
+
+def scalar_as(value, dtype: np.dtype, fn: str) -> np.ndarray:
+    """A Python number as a 0-d array of `dtype`, refused (ValueOverflowError) where an
+    integer dtype cannot hold it, as PyTorch refuses it, instead of NumPy's wraparound."""
+    if dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
+            and not isinstance(value, bool):
+        info = np.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise ValueOverflowError(f"{fn}: value {value} cannot be converted to type {dtype} "
+                                     f"without overflow")
+    return np.asarray(value).astype(dtype)
+
+
 def check_broadcast(name: str, x, y) -> None:
     """Raise ShapeError naming both shapes if `x` and `y` (tensors, arrays, numbers or
     lists) do not broadcast. For an operator's error path: called after NumPy refused

@@ -24,7 +24,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _t
-from ._errors import ArgumentError, DtypeError
+from ._errors import ArgumentError, DtypeError, scalar_as
 from .elementwise import where
 from .indexing import _as_1d, _back, _check_range, _dim, _index_arg
 from .shape import expand, reshape
@@ -104,7 +104,7 @@ def index_fill(input, dim: int, index, value) -> Tensor:
                                 f"shape {value.shape}")
         value = value.to(x.dtype)
     else:
-        value = Tensor(np.asarray(value).astype(x.dtype))
+        value = Tensor(scalar_as(value, x.dtype, "index_fill"))
     idx = _wrap_check(idx, n, d, "index_fill")
     positions = Tensor._wrap(devices.like(np.arange(n), x.data))
     # read through the positions (the same values), so that a replay of a traced call

@@ -21,7 +21,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t
-from ._errors import DtypeError, ShapeError
+from ._errors import DtypeError, ShapeError, scalar_as
 from ._fresh import fresh
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
@@ -299,7 +299,7 @@ def masked_fill(input, mask, value) -> Tensor:
         if value.dtype != x.dtype:
             value = value.to(x.dtype)
     else:
-        value = Tensor(np.asarray(value).astype(x.dtype))
+        value = Tensor(scalar_as(value, x.dtype, "masked_fill"))
     return where(m, value, x)
 
 
