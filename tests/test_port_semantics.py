@@ -558,3 +558,13 @@ def test_writes_torch_casts_are_cast():
         assert y.tolist() == [7, 2, 3, 0, 7] and z.tolist() == [-128, 0, -128]
         with pytest.raises(RuntimeError):  # but an integer index wants the dtype, 0-d too
             y[T.tensor([2])] = T.tensor(3.5)
+
+
+def test_grad_aux_comes_back_detached_and_arange_refuses_a_wrong_step_sign():
+    for L in (torch, rg):
+        g, aux = L.func.grad(lambda x, L=L: ((x * x).sum(), {"y": x * 2}), has_aux=True)(
+            L.tensor([1.0, 2.0]))
+        assert g.tolist() == [2.0, 4.0] and not aux["y"].requires_grad
+        with pytest.raises(RuntimeError):
+            L.arange(0, -1, 0.3)
+        assert L.arange(5, 5, 1).shape == (0,) and L.arange(3, 0, -1).tolist() == [3, 2, 1]

@@ -299,6 +299,9 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
         start, end = 0, start
     if step == 0:
         raise ArgumentError("arange(): step must not be zero")
+    if (end - start) * step < 0:  # PyTorch refuses rather than give an empty tensor
+        raise ArgumentError(f"arange(): upper bound and lower bound inconsistent with step "
+                            f"sign (start {start}, end {end}, step {step})")
     if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
         dtype = np.int64
     dt = _dt(dtype)

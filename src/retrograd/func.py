@@ -279,6 +279,8 @@ def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
         gs = _grads([out], [None], diffs, cg)
     if not cg:
         out = _detach(out)
+        if has_aux:  # as torch.func: the aux comes back without the transform's graph
+            aux = _tree_map(aux, lambda a: _detach(a) if isinstance(a, Tensor) else a)
     it = iter(gs)
     gs = [_tree_map(t, lambda _: next(it)) for t in trees]
     return out, aux, _pack(gs, single)
