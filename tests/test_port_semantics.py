@@ -568,3 +568,14 @@ def test_grad_aux_comes_back_detached_and_arange_refuses_a_wrong_step_sign():
         with pytest.raises(RuntimeError):
             L.arange(0, -1, 0.3)
         assert L.arange(5, 5, 1).shape == (0,) and L.arange(3, 0, -1).tolist() == [3, 2, 1]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8"])
+def test_inplace_integer_power_to_a_negative_exponent_is_refused(dtype):
+    """uint8 **= -1 gave [0, 0] (NumPy's), int64 a ValueError; torch refuses both."""
+    for L in (torch, rg):
+        y = L.tensor([2, 250], dtype=getattr(L, dtype))
+        with pytest.raises(RuntimeError):
+            y **= -1
+        y **= 2
+        assert y.tolist() == ([4, 62500] if dtype == "int64" else [4, 36])

@@ -32,6 +32,7 @@ from .dtypes import (
 from .engine import apply, apply2
 from .grad_mode import state
 from .layouts import check_keywords, strided
+from .primitive import ArgumentError
 from .tensor import Tensor, _initial_grad
 
 _SCALARS = (int, float, complex)
@@ -452,6 +453,10 @@ class _Methods:
         return self._inplace(ops.div, other)
 
     def __ipow__(self, other) -> Tensor:
+        if self.data.dtype.kind in "iu" and isinstance(other, (int, np.integer)) \
+                and not isinstance(other, bool) and other < 0:
+            raise ArgumentError(f"pow_(): integers to negative integer powers are not allowed "
+                                f"(a {self.dtype} tensor, in place)")
         return self._inplace(ops.pow, other)
 
     def zero_(self) -> Tensor:
