@@ -579,3 +579,22 @@ def test_inplace_integer_power_to_a_negative_exponent_is_refused(dtype):
             y **= -1
         y **= 2
         assert y.tolist() == ([4, 62500] if dtype == "int64" else [4, 36])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("shape, kw", [((2, 1, 5, 7), {"scale_factor": 1.5}),
+                                       ((2, 1, 5, 7), {"size": (9, 4)}),
+                                       ((1, 2, 6), {"scale_factor": 1.7}),
+                                       ((1, 1, 3, 4, 5), {"scale_factor": 2.0})])
+def test_interpolate_resizes_uint8_masks_with_the_nearest_modes_as_torch(mode, shape, kw):
+    """A segmentation mask (uint8) resized with a nearest mode: torch's values and dtype (it
+    was refused as not floating); the interpolating modes on uint8 stay refused here."""
+    x = np.random.default_rng(len(shape)).integers(0, 255, shape).astype(np.uint8)
+    want = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kw).numpy()
+    got = F.interpolate(rg.tensor(x), mode=mode, **kw).numpy()
+    assert got.dtype == want.dtype == np.uint8
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(NotImplementedError):  # (a TypeError too)
+        torch.nn.functional.interpolate(torch.tensor(x).long(), mode=mode, **kw)
+    with pytest.raises(NotImplementedError, match="floating point"):
+        F.interpolate(rg.tensor(x).long(), mode=mode, **kw)

@@ -17,7 +17,7 @@ from .. import devices, ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
-from ._errors import ArgumentError, ShapeError
+from ._errors import ArgumentError, DtypeError, ShapeError
 from ._fresh import fresh
 from .shape import permute
 
@@ -174,8 +174,10 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                             "interpolating modes: linear | bilinear | bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    if x.dtype.kind not in "fc":
-        raise TypeError(f"interpolate: input must be floating point, got {x.dtype}")
+    if x.dtype.kind not in "fc" and not (x.dtype == np.uint8 and mode in ("nearest",
+                                                                      "nearest-exact")):
+        raise DtypeError(f"interpolate: input must be floating point (or uint8 with a nearest "
+                         f"mode, as masks are resized), got {x.dtype} with mode {mode!r}")
     if (size is None) == (scale_factor is None):
         raise ArgumentError("interpolate: give exactly one of size and scale_factor")
     sizes = x.shape[2:]
