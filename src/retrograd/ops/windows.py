@@ -29,6 +29,7 @@ from ..devices import namespace_of as _ns
 from ..kernels import conv as _kconv
 from ..kernels import transpose as _ktr
 from ..primitive import NUMPY, defop
+from . import winograd as _wino
 
 
 def out_size(size: int, k: int, s: int, p: int, d: int) -> int:
@@ -349,6 +350,8 @@ def _conv_unit(x, w, b=None, *, dilation, padding, groups):
         y = y[(slice(None),) + crop].swapaxes(0, 1)
         return (y + b.reshape((o,) + (1,) * nd)) if b is not None else y.copy()
     if unit_compiled(x, w, b):
+        if _wino.fits(x, w, b, dilation, padding, groups):
+            return _conv_wino(x, w, b, dilation, padding, groups)[0]
         return _conv_unit_compiled(x, w, b, dilation, padding, groups)
     w3 = np.ascontiguousarray(w3)
     y = np.empty((n, o) + outs, dtype=x.dtype)
@@ -371,11 +374,26 @@ def _conv_unit(x, w, b=None, *, dilation, padding, groups):
     return y
 
 
+def _conv_wino(x, w, b, dilation, padding, groups):
+    """(y, redo): `ops.winograd`'s forward, the samples it could not give exactly (redo)
+    computed again on the exact columns."""
+    y, redo = _wino.forward(x, w, b, padding)
+    if redo:
+        y[redo] = _conv_unit_compiled(x[redo], w, b, dilation, padding, groups)
+    return y, redo
+
+
 def _conv_unit_saving(x, w, b=None, **k):
-    # the stash marks the compiled path, so the backward takes the forward's path
-    stash = ({"kernel": True} if unit_compiled(x, w, b) else {}) if unit_fast(x, w, b) \
-        else None
-    return _conv_unit(x, w, b, **k), stash
+    # the stash marks the compiled path (and Winograd's, with the samples it redid), so
+    # the backward takes the forward's path
+    if not unit_fast(x, w, b):
+        return _conv_unit(x, w, b, **k), None
+    if not unit_compiled(x, w, b):
+        return _conv_unit(x, w, b, **k), {}
+    if _wino.fits(x, w, b, k["dilation"], k["padding"], k["groups"]):
+        y, redo = _conv_wino(x, w, b, **k)
+        return y, {"kernel": True, "wino": redo}
+    return _conv_unit(x, w, b, **k), {"kernel": True}
 
 
 def _unit_groups(n) -> list:
@@ -448,12 +466,33 @@ def _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w):
     return dx, None if dw is None else dw.transpose(0, 2, 1).reshape(w.shape), db.reshape(o)
 
 
-def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w, compiled=False):
+def _wino_grads(g, x, w, dilation, padding, groups, want_x, want_w, skip):
+    """_unit_grads after a Winograd forward (`ops.winograd`); the samples it cannot give
+    exactly (those the forward redid, and any meeting a value that is not finite) on the
+    exact columns' path."""
+    dx, dw, db, redo = _wino.grads(g, x, w, padding, want_x, want_w, _unit_groups(x.shape[0]),
+                                   skip)
+    if redo:
+        rdx, rdw, rdb = _unit_grads_compiled(g[redo], x[redo], w, dilation, padding, groups,
+                                             want_x, want_w)
+        if want_x:
+            dx[redo] = rdx
+        db += rdb
+        if want_w:
+            dw += rdw
+    return dx, None if dw is None else dw.reshape(w.shape), db.reshape(w.shape[0])
+
+
+def _unit_grads(g, x, w, *, dilation, padding, groups, want_x, want_w, compiled=False,
+                wino=None):
     """(dx, dweight, dbias) of the per-sample path, each sample's columns made again: dx
     only if `want_x`, dweight only if `want_w`. Junk columns meet zero cotangents: where x
     (for dweight) or the weight (for dx) is not finite they are zeroed, so that 0 * inf
     puts no nan into a gradient where the true sum (and PyTorch's) has none. `compiled`:
-    the forward took the compiled columns (its stash says so), the backward does too."""
+    the forward took the compiled columns (its stash says so), the backward does too;
+    `wino`: the forward took Winograd's path, redoing these samples exactly."""
+    if wino is not None:
+        return _wino_grads(g, x, w, dilation, padding, groups, want_x, want_w, wino)
     if compiled:
         return _unit_grads_compiled(g, x, w, dilation, padding, groups, want_x, want_w)
     kernel, padded, chunk, shifts, tail, outs = _unit_geo(x.shape, w.shape, dilation, padding)
@@ -544,7 +583,8 @@ def _unit_vjp_x(m, g, out, x, w, b=None, *, dilation, padding, groups):
     stash = _unit_stash(m, out, x, w, b)
     if stash is not None:
         dx, dw, db = _unit_grads(g, x, w, dilation=dilation, padding=padding, groups=groups,
-                                 want_x=True, want_w=True, compiled="kernel" in stash)
+                                 want_x=True, want_w=True, compiled="kernel" in stash,
+                                 wino=stash.get("wino"))
         ref = weakref.ref(g)  # for the weight's and bias's rules, with this g
         stash["w"], stash["b"] = (ref, dw), (ref, db)
         return dx
@@ -564,7 +604,8 @@ def _unit_vjp_w(m, g, out, x, w, b=None, *, dilation, padding, groups):
         if hit is not None and hit[0]() is g:
             return hit[1]
         _, dw, db = _unit_grads(g, x, w, dilation=dilation, padding=padding, groups=groups,
-                                want_x=False, want_w=True, compiled="kernel" in stash)
+                                want_x=False, want_w=True, compiled="kernel" in stash,
+                                wino=stash.get("wino"))
         stash["b"] = (weakref.ref(g), db)
         return dw
     g3 = _g_wide(m, g, x, w, dilation, padding, groups)
