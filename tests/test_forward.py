@@ -101,6 +101,10 @@ JVP_OPS = sorted(n for n in SAMPLES if ops.OPS[n].jvps is not None)
 # PyTorch's derivative is an approximation (see test_ops.APPROXIMATE_GRADS): looser there;
 # atol too, as the tangents of alpha and alpha0 cancel (each error is relative to its own).
 APPROXIMATE_GRADS = {"standard_gamma_reparam": dict(rtol=2e-3, atol=2e-4)}
+# torch's own second derivative is approximate here: its binary_cross_entropy double
+# backward divides by (x + 1e-12)^2 (1 - x + 1e-12)^2, an error that cancellation in
+# the sum of its terms amplifies to ~1e-9 (ours is checked exactly two ways above)
+TORCH_SECOND_ORDER = {"binary_cross_entropy": dict(rtol=1e-7, atol=1e-9)}
 # Ops whose second derivative is refused (as PyTorch refuses it): both compositions raise.
 NO_SECOND_ORDER = {"standard_gamma_reparam": "standard_gamma_grad", "ctc_loglik": "ctc_posterior"}
 
@@ -239,7 +243,8 @@ def test_forward_over_reverse_equals_reverse_over_forward(name):
                              tuple(fixed[k] for k in pos),
                              tuple(torch.tensor(u.data) for u in us))[1]
         for a, r in zip(fwd_rev, ref):
-            np.testing.assert_allclose(a.data, r.numpy(), rtol=1e-9, atol=1e-11, err_msg=name)
+            np.testing.assert_allclose(a.data, r.numpy(), err_msg=name, **TORCH_SECOND_ORDER.get(
+                name, dict(rtol=1e-9, atol=1e-11)))
 
 
 # ---------------------------------------------------------------- nesting

@@ -1658,7 +1658,9 @@ def test_jit_replays_each_layer_or_refuses(key, mode):
     getattr(eager, mode)()
     for p in eager.parameters():  # .grad None or not is guarded: start with one, trace once
         p.grad = rg.zeros_like(p)
-    traced = copy.deepcopy(eager)
+    traced = copy.deepcopy(eager)  # a deep copy drops .grad, as torch's Parameter does
+    for p in traced.parameters():
+        p.grad = rg.zeros_like(p)
     draws = _draws(Case(None, *gens), SEEDS)
     j = rg.jit(_step(traced))
     name = f"{key}[{mode}]"

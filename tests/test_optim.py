@@ -181,7 +181,6 @@ def test_closure_is_called():
     (lambda p: optim.Adam([p], eps=-1.0), "epsilon"),
     (lambda p: optim.AdamW([p], weight_decay=-1.0), "weight_decay"),
     (lambda p: optim.SGD([], lr=0.1), "empty parameter list"),
-    (lambda p: optim.SGD([p, p], lr=0.1), "more than once"),
     (lambda p: optim.SGD([p * 2.0], lr=0.1), "non-leaf"),
 ])
 def test_bad_arguments(make, match):
@@ -210,3 +209,11 @@ def test_step_records_no_graph():
     (p * p).sum().backward()
     opt.step()
     assert p.is_leaf and p.grad_fn is None and p.requires_grad
+
+
+def test_duplicate_parameters_warn_as_torch_does():
+    """torch warns ("in future, this will cause an error") and keeps the group."""
+    for lib in (torch, rg):
+        p = lib.nn.Parameter(lib.ones(2))
+        with pytest.warns(UserWarning, match="duplicate parameters"):
+            lib.optim.SGD([p, p], lr=0.1)

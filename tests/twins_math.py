@@ -16,4 +16,6 @@ TWINS = {
     "lerp": torch.lerp, "fmod": torch.fmod, "remainder": torch.remainder,
     "floor_divide": lambda x, y: torch.div(x, y, rounding_mode="floor"),
     "trunc_divide": lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+    "binary_cross_entropy": lambda x, t: torch.nn.functional.binary_cross_entropy(
+        *torch.broadcast_tensors(x, t), reduction="none"),
 }

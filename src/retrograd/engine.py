@@ -14,6 +14,7 @@ its inputs, and nothing points back. The graph dies by reference counting.
 
 from __future__ import annotations
 
+import threading
 from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import attrgetter
@@ -30,6 +31,20 @@ _wrap = Tensor._wrap
 _counter = count()
 _new = object.__new__
 last_inplace = [-1]  # creation number at the latest in-place op: older nodes must check versions
+
+
+_walks = threading.local()  # .claims: the running walks' `claim` functions, newest last
+
+
+def claim(node):
+    """The gradient pending for `node` in the running backward walk, taken from it (the walk
+    then skips the node), or None when none is pending. For an op whose one backward
+    serves several output nodes recorded one after another (a multi-output `Function`):
+    when the walk reaches the first of them, every user of all of them has already sent
+    its gradient (users are created later, and the walk goes newest first), so that
+    backward can take its siblings' gradients and run once."""
+    stack = getattr(_walks, "claims", None)
+    return stack[-1](node) if stack else None
 
 
 def mark_inplace() -> None:
@@ -420,6 +435,22 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     pop = pending.pop
     get = pending.get
     node = None  # the next node, when it is known without the heap
+
+    def take(n):  # `claim` for this walk: a claimed node stays on the heap, pending None
+        gn = get(n)
+        if gn is None:
+            return None
+        pending[n] = None
+        if n.hooks is not None or n.retain is not None:
+            gn = _node_hooks(n, gn, recorded)
+        if target_keys is not None and n in target_keys:
+            captured[n] = _conj(gn)
+        return gn
+
+    claims = getattr(_walks, "claims", None)
+    if claims is None:
+        claims = _walks.claims = []
+    claims.append(take)
     try:
         while True:
             if node is None:
@@ -427,6 +458,9 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                     break
                 node = heappop(heap)[1]
                 g = pop(node)
+                if g is None:  # claimed by a sibling's backward
+                    node = None
+                    continue
             if node.hooks is not None or node.retain is not None:
                 g = _node_hooks(node, g, recorded)
             if target_keys is not None and node in target_keys:
@@ -483,6 +517,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                     leaves[nxt] = gi if old is None else old + gi
         _write_leaves(leaves, captured, target_keys, accumulate, recorded)
     finally:
+        claims.pop()
         state.enabled = prev
     if targets is not None:
         return [captured.get(t.grad_fn if t.grad_fn is not None else t) for t in targets]

@@ -100,8 +100,13 @@ class _Encoder:
             return obj
         if isinstance(obj, (int, float)) and not isinstance(obj, np.generic):
             return obj
-        if isinstance(obj, Tensor):
-            return {"tensor": self._array(devices.host(obj.data), where)}  # device: copied
+        if isinstance(obj, Tensor):  # device: copied to the host
+            name = self._array(devices.host(obj.data), where)
+            if type(obj).__name__ == "Parameter":  # nn.Parameter, without importing nn
+                return {"parameter": [name, bool(obj.requires_grad)]}
+            if obj.requires_grad and obj.is_leaf:  # loads requiring grad, as torch's
+                return {"tensor_grad": name}
+            return {"tensor": name}
         if isinstance(obj, np.ndarray):
             return {"ndarray": self._array(obj, where)}
         if isinstance(obj, np.generic):
@@ -261,6 +266,13 @@ class _Decoder:
         (tag, value), = node.items()
         if tag == "tensor":
             return Tensor._wrap(self._array(value))
+        if tag == "tensor_grad":
+            return Tensor._wrap(self._array(value)).requires_grad_()
+        if tag == "parameter":
+            if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], bool)):
+                raise _fail(self.where, f"malformed parameter entry {str(value)[:80]!r}")
+            from .nn.module import Parameter  # nn imports this module
+            return Parameter(self._array(value[0]), requires_grad=value[1])
         if tag == "ndarray":
             return self._array(value)
         if tag == "scalar":

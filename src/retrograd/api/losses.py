@@ -40,7 +40,7 @@ from ._loss_args import (
     reduce as _reduce,
 )
 from .elementwise import abs as _abs
-from .elementwise import clamp, exp, log, log1p, where
+from .elementwise import exp, log, where
 from .math import xlogy
 from .reductions import sum
 from .shape import unsqueeze
@@ -64,8 +64,9 @@ def _in_unit_interval(x: Tensor, fn: str, name: str) -> Tensor:
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """-w (t log(x) + (1 - t) log(1 - x)) for probabilities x in [0, 1]; each log is clamped
-    at -100, as in PyTorch, so x = 0 or 1 gives a finite loss (and a zero gradient there,
-    where PyTorch's is (x - t) / 1e-12). `weight` broadcasts to the input's shape."""
+    at -100, as in PyTorch, so x = 0 or 1 gives a finite loss, and the gradients are
+    PyTorch's: (x - t) / max(x (1 - x), 1e-12) for x. `weight` broadcasts to the input's
+    shape."""
     fn = "binary_cross_entropy"
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
     x, t = _t(input), _t(target)
@@ -77,7 +78,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     one = _in_unit_interval(x, fn, "input (apply a sigmoid, or use "
                             "binary_cross_entropy_with_logits)")
     one = one * _in_unit_interval(t, fn, "target")
-    loss = (t - 1.0) * _clamped_log1p_neg(x) - t * _clamped_log(x)
+    loss = apply(ops.binary_cross_entropy, x, t)
     if weight is not None:
         w = _t(weight)
         if broadcast_shape(fn, weight=w, input=x) != x.shape:
@@ -85,18 +86,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                                  f"to the input's shape {tuple(x.shape)}")
         loss = loss * w
     return _reduce(loss, reduction) * one
-
-
-def _clamped_log(x: Tensor) -> Tensor:
-    """max(log(x), -100), with a finite (zero) gradient where x is 0."""
-    pos = x > 0
-    return clamp(where(pos, log(where(pos, x, 1.0)), -100.0), min=-100.0)
-
-
-def _clamped_log1p_neg(x: Tensor) -> Tensor:
-    """max(log1p(-x), -100), PyTorch's second term, with a zero gradient where x is 1."""
-    below = x < 1
-    return clamp(where(below, log1p(-where(below, x, 0.0)), -100.0), min=-100.0)
 
 
 def _weighted(loss: Tensor, weight, x: Tensor, reduction: str, fn: str, by_weight: bool):
@@ -136,7 +125,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     z = _abs(x - y)
     if beta == 0:
         return _reduce(z, reduction)
-    return _reduce(where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
+    small = z < beta
+    zq = where(small, z, 0.0)  # an infinite z takes no 0 * inf into the quadratic's gradient
+    return _reduce(where(small, 0.5 * zq * zq / beta, z - 0.5 * beta), reduction)
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
@@ -149,7 +140,9 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
         raise LossValueError(f"{fn}: delta must be positive, got {delta}")
     x, y = float_pair(input, target, fn)
     z = _abs(x - y)
-    loss = where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    small = z < delta
+    zq = where(small, z, 0.0)  # an infinite z takes no 0 * inf into the quadratic's gradient
+    loss = where(small, 0.5 * zq * zq, delta * (z - 0.5 * delta))
     if weight is not None:
         return _weighted(loss, weight, x, reduction, fn, by_weight=False)
     return _reduce(loss, reduction)

@@ -92,6 +92,7 @@ class FunctionCtx:
         self._record_args = None  # what apply recorded the outputs' nodes from
         self._non_diff: set = set()
         self._name = "Function"
+        self._nodes = None  # weak references to the outputs' nodes (None: not recorded)
 
     def save_for_backward(self, *tensors) -> None:
         for k, t in enumerate(tensors):
@@ -191,6 +192,11 @@ class _FunctionOp:
         gt = g if isinstance(g, Tensor) else Tensor._wrap(devices.as_result(g))
         grads = [None] * self.n
         grads[self.index] = gt
+        for k, ref in enumerate(self.ctx._nodes or ()):  # one call for all the outputs
+            sib = None if k == self.index or ref is None else ref()
+            gk = None if sib is None else engine.claim(sib)
+            if gk is not None:
+                grads[k] = gk if isinstance(gk, Tensor) else Tensor._wrap(devices.as_result(gk))
         if self.ctx.materialize_grads:
             for k in range(self.n):
                 if grads[k] is None:
@@ -282,6 +288,9 @@ class Function:
                     if aliased[k]:
                         op.view = True  # changing it in place would change an input unseen
                     engine._record(op, o, args, datas, {}, needs)
+            if len(recorded) > 1:  # the first output node the walk reaches takes the others'
+                ctx._nodes = [weakref.ref(o.grad_fn) if k in recorded else None
+                              for k, o in enumerate(outs)]
             ctx._record_args = (cls, args, datas, needs, meta, aliased, recorded)
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)

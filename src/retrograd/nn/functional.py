@@ -302,11 +302,14 @@ def _picked(lp2: Tensor, y: Tensor, weight, ignore_index: int) -> tuple:
     the weights w_n (the class weight, 0 where the target is ignored). Ops on the
     targets throughout (no NumPy on their values), so rg.jit replays them per call."""
     valid = y != ignore_index
-    hot = apply(ops.one_hot, _f.where(valid, y, 0), classes=lp2.shape[1], dtype=lp2.dtype)
+    yi = _f.where(valid, y, 0)
+    # gathered, not summed against a one-hot: -inf or nan in another class (a masked
+    # logit, a zero probability) must not reach the sample (0 * -inf is nan)
+    picked = _f.reshape(_f.gather(lp2, 1, _f.reshape(yi, (-1, 1))), (-1,))
     w = valid.to(lp2.dtype)
     if weight is not None:
-        w = w * _f.sum(hot * _class_weight(weight, lp2.shape[1], lp2.dtype), 1)
-    return -(_f.sum(lp2 * hot, 1) * w), w
+        w = w * _f.index_select(_class_weight(weight, lp2.shape[1], lp2.dtype), 0, yi)
+    return _f.where(valid, -(picked * w), 0.0), w
 
 
 def _weighted_reduce(loss: Tensor, w: Tensor, reduction: str, shape: tuple) -> Tensor:

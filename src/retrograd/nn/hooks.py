@@ -20,6 +20,7 @@ needs a gradient, the hooks run from the outputs' rule with grad_input all None.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -35,12 +36,13 @@ class RemovableHandle:
 
     def __init__(self, table: OrderedDict, extra: dict | None = None) -> None:
         self.id = next(_ids)
-        self._table, self._extra = table, extra
+        self._table = table
+        self.extra_tables = () if extra is None else (extra,)
 
     def remove(self) -> None:
         self._table.pop(self.id, None)
-        if self._extra is not None:
-            self._extra.pop(self.id, None)
+        for extra in self.extra_tables:
+            extra.pop(self.id, None)
 
     def __enter__(self) -> RemovableHandle:
         return self
@@ -69,14 +71,31 @@ def _hooked_class(base: type) -> type:
         if (d["_backward_hooks"] or d["_backward_pre_hooks"]) and _grad_enabled():
             bw = _BackwardHooks(self)
             args = bw.wrap_inputs(args)
-        out = base.__call__(self, *args, **kwargs)
-        if bw is not None:
+        out = None
+        called = set()
+        try:
+            out = base.__call__(self, *args, **kwargs)
+            for hid, hook in list(d["_forward_hooks"].items()):
+                called.add(hid)
+                res = (hook(self, args, kwargs, out) if hid in kw_hooks
+                       else hook(self, args, out))
+                if res is not None:
+                    out = res
+        except Exception:
+            always = d.get("_forward_hooks_always_called", {})
+            for hid, hook in list(d["_forward_hooks"].items()):
+                if hid in always and hid not in called:  # as torch: warn, go on, re-raise
+                    try:
+                        res = (hook(self, args, kwargs, out) if hid in kw_hooks
+                               else hook(self, args, out))
+                        if res is not None:
+                            out = res
+                    except Exception as e:
+                        warnings.warn(f"forward hook with always_call=True raised: {e}",
+                                      stacklevel=2)
+            raise
+        if bw is not None:  # after the forward hooks: grad_output is the final output's
             out = bw.wrap_outputs(out)
-        for hid, hook in list(d["_forward_hooks"].items()):
-            res = (hook(self, args, kwargs, out) if hid in kw_hooks
-                   else hook(self, args, out))
-            if res is not None:
-                out = res
         return out
 
     return type(base.__name__, (base,), {"__call__": __call__,
@@ -97,7 +116,7 @@ def _tables(module) -> dict:
 
 
 def _register(module, table_name: str, hook: Callable, prepend: bool,
-              with_kwargs: bool) -> RemovableHandle:
+              with_kwargs: bool, always_call: bool = False) -> RemovableHandle:
     if not callable(hook):
         raise TypeError(f"hook must be callable, got {type(hook).__name__}")
     d = _tables(module)
@@ -108,6 +127,9 @@ def _register(module, table_name: str, hook: Callable, prepend: bool,
         table.move_to_end(handle.id, last=False)
     if with_kwargs:
         d["_forward_hooks_with_kwargs"][handle.id] = True
+    if always_call:
+        d.setdefault("_forward_hooks_always_called", {})[handle.id] = True
+        handle.extra_tables = (*handle.extra_tables, d["_forward_hooks_always_called"])
     return handle
 
 
@@ -122,8 +144,9 @@ def register_forward_hook(module, hook: Callable, *, prepend: bool = False,
                           with_kwargs: bool = False, always_call: bool = False
                           ) -> RemovableHandle:
     """`hook(module, args, output)` after each forward (returning None or a new output);
-    with `with_kwargs=True`, `hook(module, args, kwargs, output)`."""
-    return _register(module, "_forward_hooks", hook, prepend, with_kwargs)
+    with `with_kwargs=True`, `hook(module, args, kwargs, output)`; with `always_call=True`
+    it runs even when the forward raises (output None), before the error propagates."""
+    return _register(module, "_forward_hooks", hook, prepend, with_kwargs, always_call)
 
 
 def _grad_enabled() -> bool:

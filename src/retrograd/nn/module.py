@@ -51,6 +51,14 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """A new parameter with a copy of the values and no `.grad`, as torch's."""
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self)(self.data.copy(), self.requires_grad)
+        memo[id(self)] = new
+        return new
+
 
 class Buffer(Tensor):
     """A tensor that, assigned to a `Module` attribute, is registered as a buffer (saved in
@@ -252,8 +260,9 @@ class Module:
 
     def apply(self, fn) -> Module:
         """Call `fn(module)` on every sub-module, then on this one (PyTorch's order)."""
-        for m in reversed(list(self.modules())):
-            fn(m)
+        for m in self.children():  # post-order; a shared module once per place it sits
+            m.apply(fn)
+        fn(self)
         return self
 
     # ------------------------------------------------------------ modes and grads
@@ -262,8 +271,9 @@ class Module:
         """Training mode (dropout active); `eval()` is `train(False)`."""
         if not isinstance(mode, bool):
             raise ArgumentError(f"training mode is expected to be a bool, got {mode!r}")
-        for m in self.modules():
-            m.__dict__["training"] = mode
+        self.__dict__["training"] = mode
+        for m in self.children():  # through each child's own train(), which may override
+            m.train(mode)
         return self
 
     def eval(self) -> Module:
@@ -286,7 +296,8 @@ class Module:
         """Run `hook(module, args, output)` after each forward (see `nn/hooks.py`)."""
         from .hooks import register_forward_hook
 
-        return register_forward_hook(self, hook, prepend=prepend, with_kwargs=with_kwargs)
+        return register_forward_hook(self, hook, prepend=prepend, with_kwargs=with_kwargs,
+                                     always_call=always_call)
 
     def get_submodule(self, target: str) -> Module:
         """The submodule at dotted path `target` ("" is self), as `named_modules` names it."""

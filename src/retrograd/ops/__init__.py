@@ -110,6 +110,7 @@ from .math import (
     atan,
     atan2,
     atanh,
+    binary_cross_entropy,
     ceil,
     copysign,
     cosh,

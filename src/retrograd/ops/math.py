@@ -190,6 +190,25 @@ logaddexp2 = elementwise("logaddexp2", np.logaddexp2,
                          lambda m, g, out, x, y: g * m.exp2(y - out), save_out=True,
                          into=np.logaddexp2)
 xlogy = elementwise("xlogy", _xlogy, _xlogy_dx, lambda m, g, out, x, y: g * x / y, fresh=True)
+
+
+def _bce(x, t):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 (PyTorch's: x = 0 or 1
+    gives a finite loss)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lx = np.maximum(np.log(x), -100)
+        l1 = np.maximum(np.log1p(-x), -100)
+    return -(t * lx + (1 - t) * l1)
+
+
+_BCE_EPS = float(np.float32(1e-12))  # PyTorch's EPSILON, a float constant in every dtype
+
+# PyTorch's derivatives: (x - t) / max(x (1 - x), 1e-12) for x (so 0 where x = t at 0 or 1,
+# +-1e12 where they differ), log(1 - x) - log(x) for t, both unclamped
+binary_cross_entropy = elementwise(
+    "binary_cross_entropy", _bce,
+    lambda m, g, out, x, t: g * (x - t) / m.maximum((1.0 - x) * x, _BCE_EPS),
+    lambda m, g, out, x, t: g * (m.log1p(-x) - m.log(x)), fresh=True)
 lerp = elementwise("lerp", _lerp, lambda m, g, out, s, e, w: g * (1.0 - w),
                    lambda m, g, out, s, e, w: g * w, lambda m, g, out, s, e, w: g * (e - s),
                    fresh=True)

@@ -18,7 +18,8 @@ written with Tensor ops and in-place updates is traced the same way.
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
+import warnings
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -136,7 +137,7 @@ class Optimizer:
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got a Tensor")
         self.defaults = defaults
-        self.state: dict = {}
+        self.state: dict = defaultdict(dict)  # state[p] of a new p is {}, as torch's
         self.param_groups: list[dict] = []
         groups = list(params)
         if not groups:
@@ -153,6 +154,10 @@ class Optimizer:
         group = dict(param_group)
         params = group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
+        if params and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
+                          for p in params):  # model.named_parameters(), as torch 2.13 takes
+            group["param_names"] = [n for n, _ in params]
+            params = [p for _, p in params]
         for k, p in enumerate(params):
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but parameter {k} is a "
@@ -163,8 +168,9 @@ class Optimizer:
             # a frozen parameter (requires_grad=False) is accepted, as in PyTorch: it never
             # gets a .grad, and step() skips parameters without one
         ids = {id(p) for p in params}
-        if len(ids) != len(params):
-            raise ArgumentError("a parameter appears more than once in this parameter group")
+        if len(ids) != len(params):  # torch warns (an error "in future") and keeps them
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error", UserWarning, stacklevel=3)
         for other in self.param_groups:
             if ids & {id(p) for p in other["params"]}:
                 raise ArgumentError("some parameters appear in more than one parameter group")
@@ -254,8 +260,8 @@ class Optimizer:
                                             f"the parameter has shape {p.shape}")
                     if arr.ndim:  # on the parameter's device, as the state it replaces
                         entry[k] = Tensor._wrap(devices.to(arr.astype(p.dtype), p.device))
-                    else:
-                        entry[k] = arr.item()
+                    else:  # a 0-d tensor (a step count, NAdam's mu_product) stays one
+                        entry[k] = Tensor._wrap(arr.copy())
                 else:
                     entry[k] = v
             new_state[p] = entry
@@ -263,7 +269,7 @@ class Optimizer:
             for k, v in saved.items():
                 if k != "params":
                     mine[k] = tuple(v) if isinstance(v, list) else v
-        self.state = new_state
+        self.state = defaultdict(dict, new_state)
 
     def _state_shape(self, p: Tensor, key: str) -> tuple:
         """The shape a non-scalar state entry `key` of parameter `p` must have."""

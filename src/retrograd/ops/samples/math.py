@@ -76,6 +76,8 @@ SAMPLES = {
     "atan2": binary("nonzero", "nonzero"), "hypot": binary("nonzero", "nonzero"),
     "copysign": binary("nonzero", "nonzero"), "logaddexp": binary(), "logaddexp2": binary(),
     "xlogy": binary("nonzero", "pos"), "lerp": _lerp,
+    "binary_cross_entropy": lambda rng: [([rng.uniform(0.1, 0.9, a), rng.uniform(0, 1, b)], {})
+                                         for a, b in _valid_pairs()],
     "fmod": _quotients, "remainder": _quotients, "floor_divide": _quotients,
     "trunc_divide": _quotients,
 }
