@@ -12,6 +12,22 @@ import numpy as np
 
 from . import devices
 
+
+class ValueOverflowError(OverflowError, RuntimeError):
+    """A number that the tensor's integer dtype cannot hold (PyTorch: RuntimeError)."""
+
+
+def int_in_range(value: int, dtype, fn: str = "tensor") -> int:
+    """A Python int for an integer `dtype`, by PyTorch's rule: in the dtype's range, or for
+    an unsigned dtype down to -max (it wraps, as a C cast: -1 is 255 in uint8); beyond
+    that ValueOverflowError."""
+    info = np.iinfo(dtype)
+    lo = -int(info.max) if info.min == 0 else int(info.min)
+    if not lo <= value <= info.max:
+        raise ValueOverflowError(f"{fn}: value {value} cannot be converted to type "
+                                 f"{np.dtype(dtype)} without overflow")
+    return value % (int(info.max) + 1) if value < 0 and info.min == 0 else value
+
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)
@@ -144,7 +160,15 @@ def as_array(data, dtype=None) -> np.ndarray:
     if data.__class__ is not np.ndarray and devices.is_device_array(data):
         return data.astype(np.dtype(dtype)) if dtype is not None else data  # as CuPy holds it
     if dtype is not None:
-        return np.array(data, dtype=np.dtype(dtype))
+        try:
+            return np.array(data, dtype=np.dtype(dtype))
+        except OverflowError:  # Python ints beyond the dtype (NumPy 2 refuses -1 as uint8)
+            arr = np.array(data)
+            if arr.dtype.kind not in "iu" or np.dtype(dtype).kind not in "iu":
+                raise
+            for v in (arr.min(), arr.max()):
+                int_in_range(int(v), dtype)
+            return arr.astype(dtype)
     if isinstance(data, np.ndarray):
         return data
     if isinstance(data, np.generic):

@@ -27,6 +27,7 @@ from ._values import by_ops, values_of
 from .api import linalg as _products
 from .api import norms as _norms
 from .api._args import _t
+from .api._opmath import float16_in_float32
 from .api.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401 (exported)
 from .engine import apply, apply1
 from .ops.linalg_decomp import LinAlgError
@@ -372,11 +373,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # ---------------------------------------------------------------- norms
 
+@float16_in_float32("x")
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """(sum |x|^ord)^(1/ord) over `dim` (all by default); inf/-inf max/min |x|; 0 counts."""
     return _norms.vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
+@float16_in_float32("A")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """'fro', 'nuc', 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column
     sum of |A|), inf / -inf (max / min row sum) over the two dims `dim`."""
@@ -413,6 +416,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     return out
 
 
+@float16_in_float32("A")
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """`vector_norm` for one dim (or a flattened tensor when ord and dim are None),
     `matrix_norm` for two dims or a string ord."""

@@ -25,6 +25,7 @@ from .dtypes import (
     bfloat16,
     can_cast,
     float_result_type,
+    int_in_range,
     is_float,
     result_type,
     scalar_array,
@@ -434,8 +435,14 @@ class _Methods:
     def mul_(self, other) -> Tensor:
         return self._inplace(ops.mul, other)
 
-    def div_(self, other) -> Tensor:
-        return self._inplace(ops.div, other)
+    def div_(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        if rounding_mode is None:
+            return self._inplace(ops.div, other)
+        if rounding_mode not in ("trunc", "floor"):
+            raise ArgumentError(f"div_ expected rounding_mode to be one of None, 'trunc', or "
+                                f"'floor' but found '{rounding_mode}'")
+        return self._inplace(ops.floor_divide if rounding_mode == "floor" else
+                             ops.trunc_divide, other)
 
     # `a += b` and kin change `a` in place, as in PyTorch (other names for `a` see the
     # change; version counters guard saved values). `@=` has no in-place form in PyTorch
@@ -457,6 +464,9 @@ class _Methods:
                 and not isinstance(other, bool) and other < 0:
             raise ArgumentError(f"pow_(): integers to negative integer powers are not allowed "
                                 f"(a {self.dtype} tensor, in place)")
+        if self.data.dtype.kind in "iu" and isinstance(other, Tensor) \
+                and other.data.dtype.kind in "iu":
+            return self.pow_(other)  # exponents that may be negative: torch's integer rule
         return self._inplace(ops.pow, other)
 
     def zero_(self) -> Tensor:
@@ -466,6 +476,9 @@ class _Methods:
         if isinstance(value, Tensor) and value.ndim:
             raise InplaceShapeError(f"fill_() takes a number or a 0-d tensor, got a tensor of "
                                     f"shape {value.shape} (use copy_ to write a tensor)")
+        if self.data.dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
+                and not isinstance(value, bool):
+            value = int_in_range(int(value), self.data.dtype, "fill_")
         return self._inplace(ops.setitem, value, idx=Ellipsis)
 
     def copy_(self, src) -> Tensor:

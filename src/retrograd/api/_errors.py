@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import ValueOverflowError, int_in_range  # noqa: F401  (re-exported)
 from ..primitive import ArgumentError, ShapeError  # noqa: F401  (defined in the core: below the API)
 
 
@@ -30,8 +31,6 @@ class MixedDtypeError(ArgumentTypeError):
     weights): a RuntimeError there, never a silent promotion here."""
 
 
-class ValueOverflowError(OverflowError, RuntimeError):
-    """A number that the tensor's integer dtype cannot hold (PyTorch: RuntimeError)."""
 
 
 def scalar_as(value, dtype: np.dtype, fn: str) -> np.ndarray:
@@ -39,10 +38,7 @@ def scalar_as(value, dtype: np.dtype, fn: str) -> np.ndarray:
     integer dtype cannot hold it, as PyTorch refuses it, instead of NumPy's wraparound."""
     if dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
             and not isinstance(value, bool):
-        info = np.iinfo(dtype)
-        if not info.min <= int(value) <= info.max:
-            raise ValueOverflowError(f"{fn}: value {value} cannot be converted to type {dtype} "
-                                     f"without overflow")
+        value = int_in_range(int(value), dtype, fn)
     return np.asarray(value).astype(dtype)
 
 

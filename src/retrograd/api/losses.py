@@ -39,6 +39,7 @@ from ._loss_args import (
 from ._loss_args import (
     reduce as _reduce,
 )
+from ._opmath import float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import exp, log, where
 from .math import xlogy
@@ -101,6 +102,7 @@ def _weighted(loss: Tensor, weight, x: Tensor, reduction: str, fn: str, by_weigh
     return _reduce(loss, reduction)
 
 
+@float16_in_float32("input", "target")
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
             weight=None) -> Tensor:
     """|input - target| (subgradient 0 at equality); with `weight`, 'mean' is the
@@ -114,6 +116,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     return _reduce(loss, reduction)
 
 
+@float16_in_float32("input", "target")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - beta / 2 (beta = 0: the L1 loss)."""
@@ -130,6 +133,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     return _reduce(where(small, 0.5 * zq * zq / beta, z - 0.5 * beta), reduction)
 
 
+@float16_in_float32("input", "target")
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
                weight=None) -> Tensor:
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2); with `weight`, each

@@ -330,7 +330,8 @@ def logical_not(input) -> Tensor:
 
 def _truth(op, name, input, dim, keepdim, axis, keepdims) -> Tensor:
     x = _t(input)
-    return apply(op, x, axis=_dims(dim, axis, x.ndim, name), keepdims=_keep(keepdim, keepdims))
+    r = apply(op, x, axis=_dims(dim, axis, x.ndim, name), keepdims=_keep(keepdim, keepdims))
+    return r.to(np.uint8) if x.dtype == np.uint8 else r  # uint8 in, uint8 out, as torch
 
 
 def all(input, dim=None, keepdim: bool = False, *, axis=None,  # noqa: A001 - PyTorch's name

@@ -21,6 +21,7 @@ from ..engine import apply
 from ..ops.checks import check_within
 from ..tensor import Tensor
 from ._args import _t, promote
+from ._opmath import float16_in_float32
 
 __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
            "vander", "diagflat", "logspace", "cov", "corrcoef", "dist", "renorm"]
@@ -254,6 +255,7 @@ def corrcoef(input) -> Tensor:  # noqa: A002
     return clamp(c, -1.0, 1.0)
 
 
+@float16_in_float32("input", "other")
 def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002
     """The p-norm of input - other (broadcast, promoted; floating result), as `torch.dist`."""
     from .norms import vector_norm

@@ -23,6 +23,7 @@ from ..tensor import Tensor
 from ._args import _dims, _t
 from ._errors import ArgumentError, DtypeError, MixedDtypeError, ShapeError
 from ._fresh import fresh
+from ._opmath import HALF, float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
 from .indexing import index_select
@@ -77,6 +78,7 @@ def _mixed(fn: str, x: Tensor, **params) -> bool:
                           + f"; convert them to {x.dtype} (or the module: .to(dtype))")
 
 
+@float16_in_float32("input", "weight", "bias", follow_input=True)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims, then scale by `weight`, shift by
     `bias` (both of that shape, optional)."""
@@ -97,6 +99,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return y.to(x.dtype)
 
 
+@float16_in_float32("input", "weight", follow_input=True)
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) over the trailing dims, times `weight`; `eps` defaults to the
     dtype's machine epsilon, as in PyTorch."""
@@ -120,6 +123,7 @@ def _channel_view(p: Tensor, ndim: int) -> Tensor:
     return p.reshape((p.shape[0],) + (1,) * (ndim - 2))
 
 
+@float16_in_float32("input", "weight", "bias", follow_input=True)
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalise (N, C, *) over each group of C // num_groups channels (and all positions),
     then a per-channel scale and shift."""
@@ -160,6 +164,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     w = _param(weight, (c,), "batch_norm", "weight")
     b = _param(bias, (c,), "batch_norm", "bias")
     mixed = _mixed("batch_norm", x, weight=w, bias=b, running_mean=rm, running_var=rv)
+    if x.dtype == HALF:  # in float32, as torch's kernel (the running statistics stay as they are)
+        w, b = (v if v is None or v.dtype != HALF else v.to(np.float32) for v in (w, b))
+        return _batch_norm(x.to(np.float32), rm, rv, w, b, training, momentum, eps).to(HALF)
     if mixed:
         return _batch_norm(x, rm, rv, w, b, training, momentum, eps).to(x.dtype)
     return _batch_norm(x, rm, rv, w, b, training, momentum, eps)
@@ -229,6 +236,7 @@ def _p_arg(p, fn: str) -> float:
     return float(p)
 
 
+@float16_in_float32("x")
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """(sum |x|^ord)^(1/ord) over `dim` (all by default), for negative ord too; ord inf/-inf
     are max/min |x|, ord 0 counts non-zeros. The gradient at a zero vector is 0, as in PyTorch.
@@ -262,11 +270,13 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return apply(ops.pnorm, x, p=p, axis=ax, keepdims=bool(keepdim))
 
 
+@float16_in_float32("input")
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """PyTorch's `torch.norm` for vector norms: `p` a number, inf or 'fro' (= 2) over `dim`."""
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
+@float16_in_float32("input")
 def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
     """(var, mean) over `dim`, as `torch.var_mean` (Bessel's correction by default; its
     positional overloads: var_mean(x, dim, unbiased, keepdim), var_mean(x, unbiased))."""
@@ -276,12 +286,14 @@ def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
     return (var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim))
 
 
+@float16_in_float32("input")
 def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
     """(std, mean) over `dim`, as `torch.std_mean`."""
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
     return sqrt(v), m
 
 
+@float16_in_float32("input")
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x / max(||x||_p, eps) along `dim`."""
     x = _t(input)
@@ -296,6 +308,7 @@ def _clamped_norm(x: Tensor, d: int, eps: float) -> Tensor:
     return where(nd < eps, (n - nd) + eps, n)
 
 
+@float16_in_float32("x1", "x2")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along `dim` (broadcast first).
     Like `torch.nn.functional.cosine_similarity`."""
@@ -318,6 +331,7 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
     return sum((a / _clamped_norm(a, d, eps)) * (b / _clamped_norm(b, d, eps)), d)
 
 
+@float16_in_float32("x1", "x2")
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last dimension (broadcast first). Like
@@ -386,6 +400,17 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     rv = _param(running_var, (c,), "instance_norm", "running_var")
     w = _param(weight, (c,), "instance_norm", "weight")
     b = _param(bias, (c,), "instance_norm", "bias")
+    if x.dtype == HALF:  # in float32, as torch's kernel (the running statistics stay as they are)
+        _mixed("instance_norm", x, weight=w, bias=b, running_mean=rm, running_var=rv)
+        x32 = x.to(np.float32)
+        w, b = (None if v is None else v.to(np.float32) for v in (w, b))
+        if not use_input_stats:
+            rm, rv = (None if v is None else v.to(np.float32) for v in (rm, rv))
+            return instance_norm(x32, rm, rv, w, b, False, momentum, eps).to(HALF)
+        y = instance_norm(x32, None, None, w, b, True, momentum, eps)
+        if rm is not None or rv is not None:
+            _update_instance_stats(x32, rm, rv, momentum, tuple(range(2 - x.ndim, 0)))
+        return y.to(HALF)
     if _mixed("instance_norm", x, weight=w, bias=b, running_mean=rm, running_var=rv):
         return instance_norm(x.float(), rm, rv, w, b, use_input_stats, momentum, eps).half()
     spatial = tuple(range(2 - x.ndim, 0))
@@ -423,10 +448,10 @@ def _update_instance_stats(x: Tensor, rm, rv, momentum, spatial: tuple) -> None:
         xd = x.detach()
         if rm is not None:
             rm.mul_(1.0 - f)
-            rm.add_(mean(mean(xd, spatial), 0).to(rm.dtype) * f)
+            rm.add_((mean(mean(xd, spatial), 0) * f).to(rm.dtype))
         if rv is not None:
             rv.mul_(1.0 - f)
-            rv.add_(mean(var(xd, spatial, correction=1), 0).to(rv.dtype) * f)
+            rv.add_((mean(var(xd, spatial, correction=1), 0) * f).to(rv.dtype))
 
 
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,

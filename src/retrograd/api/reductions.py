@@ -14,6 +14,7 @@ from ..ops.elementwise import _real_only
 from ..tensor import Tensor
 from ._args import _count, _dims, _keep, _t
 from ._errors import ArgumentError, DtypeError
+from ._opmath import float16_in_float32
 from .elementwise import maximum, minimum, sqrt, where
 
 
@@ -49,6 +50,7 @@ def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # 
                                                                                    keepdims))
 
 
+@float16_in_float32("x")
 def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
          out=None) -> Tensor:
     """Mean over `dim` (all elements by default). Like `torch.mean`; NumPy's `axis=`/`keepdims=`
@@ -63,6 +65,7 @@ def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
     return apply(ops.sum, x, axis=ax, keepdims=_keep(keepdim, keepdims)) / _count(x.shape, ax)
 
 
+@float16_in_float32("x")
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
         keepdims=None, dtype=None, out=None) -> Tensor:
     """Variance; `correction=1` (Bessel) by default as in PyTorch. Of complex data the
@@ -97,6 +100,7 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None
     return ss / builtins.max(n - corr, 0)
 
 
+@float16_in_float32("x")
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
         keepdims=None, dtype=None, out=None) -> Tensor:
     """Standard deviation; where it is 0 (one element, constant data) its gradient is 0, as
@@ -121,8 +125,10 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
         return (maximum if name == "max" else minimum)(x, dim)
     x = _t(x)
     ax = _rdims(dim, axis, x.ndim, name)
-    if x.size == 0:
-        raise RuntimeError(f"{name}(): cannot reduce an empty tensor of shape {x.shape}")
+    if x.size == 0 and (ax is None or builtins.any(
+            x.shape[a] == 0 for a in (ax if isinstance(ax, tuple) else (ax,)))):
+        raise RuntimeError(f"{name}(): cannot reduce an empty tensor of shape {x.shape} over "
+                           f"{'all dims' if ax is None else f'dim {dim}'} (a dim of size 0)")
     keep = _keep(keepdim, keepdims)
     _real_only(x.data, name)  # before any NumPy call (argmax would order complex numbers)
     op, arg, pair = ((ops.max, ops.argmax, max_result) if name == "max" else

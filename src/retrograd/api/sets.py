@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import devices, ops
 from .._values import every_value, refuse, values_of
+from ..dtypes import result_type
 from ..engine import apply
 from ..ops import discrete
 from ..tensor import Tensor
@@ -132,6 +133,10 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     for name, v in (("elements", e), ("test_elements", t)):
         if v.dtype.kind in "cb":
             raise ArgumentError(f"isin(): {name} of dtype {v.dtype} is not supported")
+    common = np.result_type(e.dtype, t.dtype) if e.dtype.kind == t.dtype.kind else None
+    if common is None:  # an int against a float: compared in torch's promoted dtype
+        common = result_type(e, t)
+        e, t = (v if v.dtype == common else v.to(common) for v in (e, t))
     return apply(discrete.isin, e, t, invert=bool(invert))
 
 

@@ -16,6 +16,8 @@ from .reductions import _acc
 
 
 def _cumsum(x, *, axis, reverse=False):
+    if x.dtype == np.float16:  # accumulated in float32, as PyTorch's CPU cumsum of half
+        return _cumsum(x.astype(np.float32), axis=axis, reverse=reverse).astype(np.float16)
     if reverse:
         return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=_acc(x)), axis)
     return np.cumsum(x, axis=axis, dtype=_acc(x))  # (NumPy: int32 -> int64)
@@ -67,7 +69,8 @@ def _cumprod_jvp(m, t, out, x, *, axis):
 
 
 cumprod = defop(
-    "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis, dtype=_acc(x)),
+    "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis, dtype=_acc(x)) if x.dtype != np.float16
+    else np.cumprod(x, axis=axis, dtype=np.float32).astype(np.float16),
     (_cumprod_vjp,), (_cumprod_jvp,), save_out=True, fresh=True)
 
 

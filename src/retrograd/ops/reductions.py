@@ -14,6 +14,8 @@ from ..devices import namespace_of as _ns
 from ..primitive import NUMPY, defop
 from .elementwise import _real_only
 
+_HALF = np.dtype(np.float16)
+
 
 def _acc(x):
     """The dtype a sum or product of x accumulates in: an integer input's own (PyTorch's
@@ -65,6 +67,9 @@ def _reduce_jvp(local):
 
 
 def _sum(x, *, axis=None, keepdims=False):
+    if x.dtype is _HALF:  # accumulated in float32, as PyTorch's CPU sum of half does
+        return np.asarray(np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float32)
+                          ).astype(_HALF)
     if x.dtype.kind in "fc":  # np.sum's wrapper costs more than a small sum itself
         return np.add.reduce(x, axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=_acc(x))  # (NumPy: int32 -> int64)

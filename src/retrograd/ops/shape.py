@@ -247,7 +247,9 @@ cat = defop("cat", _cat, (_cat_vjp,), (_cat_jvp,), reads=(), variadic=True)
 
 
 def _cast(x, *, dtype):
-    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":  # the real part, as in PyTorch
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":  # the real part, as in PyTorch,
+        if np.dtype(dtype).kind == "b":                    # but to bool: nonzero either part
+            return x != 0
         return x.real.astype(dtype)
     return x.astype(dtype)
 

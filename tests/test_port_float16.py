@@ -1,0 +1,85 @@
+"""float16 reductions and normalisations computed in float32, as torch's CPU kernels do:
+values of a few hundred (whose squares overflow float16) give torch's results, not inf
+or zeros; and float16 running statistics of batch and instance norm update as torch's."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+
+rng = np.random.default_rng(0)
+DATA = (rng.standard_normal((4, 512)) * 300).astype(np.float16)
+
+CASES = {
+    "sum": lambda L, F, x: x.sum(1), "mean": lambda L, F, x: x.mean(1),
+    "mean of |x|, past float16's max": lambda L, F, x: x.abs().mean(),
+    "sum past float16's max and back": lambda L, F, x: L.cat([x.abs().flatten(),
+                                                                -x.abs().flatten()]).sum(),
+    "var": lambda L, F, x: (x / 300).var(1), "std": lambda L, F, x: x.std(1),
+    "std_mean": lambda L, F, x: L.std_mean(x, 1)[0], "norm": lambda L, F, x: x.norm(dim=1),
+    "vector_norm": lambda L, F, x: L.linalg.vector_norm(x, dim=1),
+    "matrix_norm": lambda L, F, x: L.linalg.matrix_norm(x),
+    "cumsum": lambda L, F, x: L.ones(3000, dtype=L.float16).cumsum(0),
+    "layer_norm": lambda L, F, x: F.layer_norm(x, (512,)),
+    "rms_norm": lambda L, F, x: F.rms_norm(x, (512,)),
+    "group_norm": lambda L, F, x: F.group_norm(x.reshape(4, 8, 64), 2),
+    "batch_norm": lambda L, F, x: F.batch_norm(x, None, None, training=True),
+    "instance_norm": lambda L, F, x: F.instance_norm(x.reshape(4, 8, 64)),
+    "cosine_similarity": lambda L, F, x: F.cosine_similarity(x, x.flip(0)),
+    "normalize": lambda L, F, x: F.normalize(x),
+    "pairwise_distance": lambda L, F, x: F.pairwise_distance(x, x.flip(0)),
+    "dist": lambda L, F, x: L.dist(x[0], x[1]),
+    "l1_loss": lambda L, F, x: F.l1_loss(x, x.flip(0)),
+    "mse_loss": lambda L, F, x: F.mse_loss(x / 30, x.flip(0) / 30),
+    "smooth_l1_loss": lambda L, F, x: F.smooth_l1_loss(x, x.flip(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_float16_reductions_match_torch(name):
+    fn = CASES[name]
+    t = fn(torch, torch.nn.functional, torch.tensor(DATA))
+    r = fn(rg, rg.nn.functional, rg.tensor(DATA))
+    assert str(r.dtype) == str(t.dtype).replace("torch.", "")
+    tn, rn = t.float().numpy(), r.numpy().astype(np.float32)
+    np.testing.assert_array_equal(np.isinf(rn), np.isinf(tn))
+    finite = np.isfinite(tn)
+    scale = max(1.0, float(np.abs(tn[finite]).max())) if finite.any() else 1.0
+    np.testing.assert_allclose(rn[finite], tn[finite], rtol=1e-2, atol=2e-3 * scale)
+
+
+@pytest.mark.parametrize("layer", ["BatchNorm1d", "InstanceNorm1d"])
+def test_float16_layers_update_their_running_statistics_as_torch(layer):
+    x = (rng.standard_normal((8, 4, 5)) * 300).astype(np.float16)
+    out = []
+    for L in (torch, rg):
+        m = getattr(L.nn, layer)(4, track_running_stats=True, affine=True)
+        m = m.half() if L is torch else m.to(rg.float16)
+        xt = L.tensor(x, requires_grad=True)
+        y = m(xt)
+        (y.float() * y.float()).sum().backward() if L is torch else \
+            (y.to(rg.float32) ** 2).sum().backward()
+        out.append([np.asarray(v.detach().float().numpy() if L is torch else
+                               v.detach().numpy().astype(np.float32))
+                    for v in (y, m.running_mean, m.running_var, m.weight.grad)]
+                   + [str(xt.grad.dtype).replace("torch.", "")])
+    for a, b in zip(*out):
+        if isinstance(a, str):
+            assert a == b
+        else:
+            np.testing.assert_allclose(b, a, rtol=1e-2, atol=1e-2 * max(1.0, np.abs(a).max()))
+
+
+def test_a_float16_input_with_float32_parameters_stays_float16():
+    x = (rng.standard_normal((3, 6)) * 300).astype(np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = torch.nn.functional.layer_norm(torch.tensor(x), (6,), torch.ones(6), torch.zeros(6))
+    r = rg.nn.functional.layer_norm(rg.tensor(x), (6,), rg.ones(6), rg.zeros(6))
+    assert str(r.dtype) == "float16" and t.dtype == torch.float16
+    np.testing.assert_allclose(r.numpy().astype(np.float32), t.float().numpy(), atol=2e-3)
