@@ -80,3 +80,19 @@ def test_binary_cross_entropy_weighted_double_backward_matches_torch():
         out.append([g.detach().numpy(), x.grad.numpy()])
     for a, b in zip(*out):
         np.testing.assert_allclose(b, a, rtol=1e-9)  # torch arranges its formula otherwise
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, INF])
+def test_cdist_without_features_is_all_zeros(p):
+    t = torch.cdist(torch.zeros(2, 0), torch.zeros(3, 0), p=p)
+    r = rg.cdist(rg.zeros(2, 0), rg.zeros(3, 0), p=p)
+    assert tuple(r.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(r.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("order", [INF, -INF])
+def test_inf_norm_over_an_empty_dim_is_refused_as_torch(order):
+    with pytest.raises(RuntimeError, match="empty"):
+        torch.linalg.vector_norm(torch.zeros(2, 0), order, dim=1)
+    with pytest.raises(RuntimeError, match="empty"):
+        rg.linalg.vector_norm(rg.zeros(2, 0), order, dim=1)

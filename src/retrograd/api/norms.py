@@ -255,6 +255,12 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     if x.ndim == 0:
         ax = None
     if p in (math.inf, -math.inf):  # ties share the gradient equally, as in PyTorch
+        empty = [a for a in (range(x.ndim) if ax is None else
+                             ax if isinstance(ax, tuple) else (ax,)) if x.shape[a] == 0]
+        if empty:
+            raise ArgumentError(f"linalg.vector_norm cannot compute the {ord} norm on the "
+                                f"dimension {empty[0]} because this dimension is empty and "
+                                f"the operation does not have an identity (shape {x.shape})")
         return apply(ops.max if p > 0 else ops.min, _abs(x), axis=ax, keepdims=bool(keepdim))
     if p == 0:
         count = sum((x != 0).to(x.dtype), ax, keepdim)
@@ -379,6 +385,8 @@ def cdist(x1, x2, p: float = 2.0) -> Tensor:
     if p < 0:
         raise ArgumentError(f"cdist: p must be non-negative, got {p}")
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
+    if a.shape[-1] == 0:  # no features: every distance is 0, for every p (as torch)
+        return _abs(diff).sum(-1)
     return vector_norm(diff, p, -1)
 
 
