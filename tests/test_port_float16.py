@@ -83,3 +83,36 @@ def test_a_float16_input_with_float32_parameters_stays_float16():
     r = rg.nn.functional.layer_norm(rg.tensor(x), (6,), rg.ones(6), rg.zeros(6))
     assert str(r.dtype) == "float16" and t.dtype == torch.float16
     np.testing.assert_allclose(r.numpy().astype(np.float32), t.float().numpy(), atol=2e-3)
+
+
+HALF_X = np.array([0.001, 0.0, 1000.0, -3.5, 65504.0, 3.0, -65504.0], dtype=np.float16)
+NUMBER_OPS = {  # torch multiplies and divides by a number in float32; adds, subtracts and
+    # raises to a power with the number rounded to float16 first
+    "x * 1e5": lambda x: x * 1e5, "x * 1.0004": lambda x: x * 1.0004,
+    "1e5 * x": lambda x: 1e5 * x, "x / 2**24": lambda x: x / 16777216.0,
+    "3 / x": lambda x: 3 / x, "1e-5 / x": lambda x: 1e-5 / x,
+    "x * 1e-5 * 1e5": lambda x: x * 1e-5 * 1e5,
+    "x + 70000": lambda x: x + 70000, "1e-4 + x": lambda x: 1e-4 + x,
+    "70000 - x": lambda x: 70000 - x, "x - 1e5": lambda x: x - 1e5,
+    "x ** 1.00001": lambda x: x ** 1.00001, "2 ** (x / 1000)": lambda x: 2.0 ** (x / 1000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+def test_float16_with_a_python_number_rounds_as_torch(name):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = NUMBER_OPS[name](torch.tensor(HALF_X))
+        r = NUMBER_OPS[name](rg.tensor(HALF_X))
+    assert str(r.dtype) == "float16"
+    np.testing.assert_array_equal(r.numpy(), t.numpy())
+
+
+def test_float16_times_a_number_differentiates_through_float32():
+    out = []
+    for L in (torch, rg):
+        x = L.tensor(HALF_X[:4], requires_grad=True)
+        (x * 1e-3).sum().backward()
+        out.append((x.grad.numpy(), str(x.grad.dtype).replace("torch.", "")))
+    np.testing.assert_array_equal(out[1][0], out[0][0])
+    assert out[0][1] == out[1][1]

@@ -45,6 +45,9 @@ def _binop(op, reflected=False, true_div=False):
     PyTorch's result dtype (`api._args.promote`)."""
     slow = "biu" if true_div else "b" if op in (ops.sub, ops.pow) else ""  # checked or cast
     is_pow = op is ops.pow
+    # torch multiplies and divides float16 by a number in float32 (its add, sub and pow
+    # round the number to float16 first, as the constants below do)
+    half_math = op in (ops.mul, ops.div)
 
     def method(self, other):
         a, b = self, other
@@ -62,6 +65,8 @@ def _binop(op, reflected=False, true_div=False):
                 elif dt in _CONSTS:  # a device array: the constant lives on its device
                     other = devices.const(d, other, dt)
                     return apply2(op, other, self) if reflected else apply2(op, self, other)
+            if consts is not None and dt is _F16 and half_math:
+                return _half_with_number(op, self, other, reflected)
             if consts is not None:
                 c = consts.get(other)
                 other = _const(consts, other, dt) if c is None else c
@@ -91,6 +96,22 @@ _F32 = np.dtype(np.float32)
 _ND = np.ndarray
 _CONSTS: dict = {np.dtype(t): {} for t in (np.float16, np.float32, np.float64)}
 _F32_CONSTS = _CONSTS[_F32]
+
+
+_F16 = np.dtype(np.float16)
+
+
+def _half_with_number(op, x: Tensor, number, reflected: bool) -> Tensor:
+    """A float16 tensor and a Python number: computed in float32 and rounded once to
+    float16, as PyTorch's CPU kernels do; the number is not rounded to float16 first (x *
+    1e5 would be inf where 0.001 * 1e5 is 100)."""
+    if reflected and op is ops.div:  # torch's n / x: reciprocal(x) in float16, times n
+        return _half_with_number(ops.mul, apply(ops.reciprocal, x), number, False)
+    xf = apply(ops.cast, x, dtype=_F32)
+    c = _F32_CONSTS.get(number)
+    c = _const(_F32_CONSTS, number, _F32) if c is None else c
+    r = apply2(op, c, xf) if reflected else apply2(op, xf, c)
+    return apply(ops.cast, r, dtype=_F16)
 
 
 def _const(consts: dict, value, dtype: np.dtype) -> np.ndarray:
