@@ -256,10 +256,12 @@ def ifftshift(input, dim=None) -> Tensor:
 def fftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of an n-point transform with sample spacing d."""
     dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
-    return Tensor(np.fft.fftfreq(int(n), d).astype(dt), requires_grad=requires_grad)
+    f = np.fft.fftfreq(int(n), d) if int(n) else np.zeros(0)  # n = 0: empty, as torch
+    return Tensor(f.astype(dt), requires_grad=requires_grad)
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of `rfft` (the non-negative ones)."""
     dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
-    return Tensor(np.fft.rfftfreq(int(n), d).astype(dt), requires_grad=requires_grad)
+    f = np.fft.rfftfreq(int(n), d) if int(n) else np.full(1, np.nan)  # n = 0: 0 / 0, as torch
+    return Tensor(f.astype(dt), requires_grad=requires_grad)

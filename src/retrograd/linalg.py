@@ -252,17 +252,34 @@ def qr(A, mode: str = "reduced"):
 
 def eigh(A, UPLO: str = "L"):
     """(eigenvalues ascending, real; eigenvectors as columns) of each symmetric (complex:
-    Hermitian) matrix; each eigenvector's largest-magnitude entry is made positive (complex:
-    real and positive, the phase being free)."""
+    Hermitian) matrix, read from its lower (UPLO='L') or upper triangle as PyTorch reads it;
+    each eigenvector's largest-magnitude entry is made positive (complex: real and positive,
+    the phase being free). The gradient reaching A is PyTorch's symmetric one."""
     if UPLO not in ("L", "U"):
         raise ArgumentError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     A = _square(A, "eigh", complex_ok=True)
     n = A.shape[-1]
+    A = _from_triangle(A, UPLO)
     P = apply1(ops.eigh, A)
     w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
     if A.dtype.kind == "c":  # packed as complex: the eigenvalues are real
         w = apply1(ops.real, w)
     return eigh_result(w, _slice(P, slice(1, n + 1)))
+
+
+def _from_triangle(A: Tensor, uplo: str) -> Tensor:
+    """The symmetric (Hermitian) matrix that A's lower (uplo 'L') or upper triangle spells,
+    as LAPACK and PyTorch read it (the other triangle is ignored; a complex diagonal's
+    imaginary part too), carrying A's gradient as it is: PyTorch's eigh hands the
+    symmetric gradient to A itself, not folded onto the triangle."""
+    from .api.indexing import diag_embed, diagonal, tril, triu
+
+    strict = tril(A, -1) if uplo == "L" else triu(A, 1)
+    d = diagonal(A, 0, -2, -1)
+    if A.dtype.kind == "c":
+        d = apply1(ops.real, d).to(A.dtype)
+    T = strict + _mH(strict) + diag_embed(d)
+    return A + (T - A).detach()
 
 
 eig_result = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
@@ -452,9 +469,9 @@ def matrix_power(A, n: int) -> Tensor:
     elif A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise LinAlgShapeError(f"linalg.matrix_power: A must be batches of square matrices, "
                                f"got shape {A.shape}")
-    if n == 0:
+    if n == 0:  # the identity, still on A's graph with a zero gradient, as torch's
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape).copy()
-        return Tensor(eye)
+        return apply(ops.where, np.ones(A.shape, dtype=bool), eye, A)
     if n < 0:
         A = inv(A)
         n = -n

@@ -126,7 +126,10 @@ def logit(input, eps: float | None = None) -> Tensor:
         if not isinstance(eps, (int, float, np.integer, np.floating)) or isinstance(eps, bool):
             raise TypeError(f"special.logit(): 'eps' must be a number or None, got {eps!r}")
         x = x.clamp(float(eps), 1.0 - float(eps))
-    return x.log() - (-x).log1p()
+        return x.log() - (-x).log1p()
+    outside = (x < 0) | (x > 1)  # nan, with a nan gradient there, as torch's
+    inner = where(outside, 0.5, x)
+    return where(outside, where(outside, x, 0.5) * math.nan, inner.log() - (-inner).log1p())
 
 
 def xlog1py(input, other) -> Tensor:

@@ -270,7 +270,14 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
         never = apply(ops.zeros_like, x.detach()) != 0
         return count + sum(where(never, x, 0.0), ax, keepdim)
     if p < 0:  # (sum |x|^p)^(1/p), a "norm" PyTorch computes too (0 where any x is 0)
-        return sum(_abs(x) ** p, ax, keepdim) ** (1.0 / p)
+        reduced = range(x.ndim) if ax is None else ax if isinstance(ax, tuple) else (ax,)
+        if any(x.shape[a] == 0 for a in reduced):
+            raise ArgumentError(f"linalg.vector_norm cannot compute the {ord} norm on an "
+                                f"empty dimension (shape {x.shape}): it has no identity")
+        a = _abs(x)
+        zero = a == 0
+        r = sum(where(zero, 1.0, a) ** p, ax, keepdim) ** (1.0 / p)
+        return where(sum(zero.to(x.dtype), ax, keepdim) > 0, 0.0, r)  # zero gradient there
     if p == 1:
         return sum(_abs(x), ax, keepdim)
     return apply(ops.pnorm, x, p=p, axis=ax, keepdims=bool(keepdim))

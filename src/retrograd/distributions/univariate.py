@@ -487,6 +487,17 @@ class Kumaraswamy(Distribution):
         return (a.log() + b.log() + (a - 1) * value.log()
                 + (b - 1) * (-(value ** a)).log1p())
 
+    def cdf(self, value) -> Tensor:
+        """1 - (1 - x^a)^b (torch computes it through its transforms: the same function)."""
+        value = self._validate_sample(value)
+        a, b = self.concentration1, self.concentration0
+        return -(b * (-(value ** a)).log1p()).expm1()
+
+    def icdf(self, value) -> Tensor:
+        """(1 - (1 - p)^(1/b))^(1/a)."""
+        a, b = self.concentration1, self.concentration0
+        return (-((-_t(value)).log1p() / b).expm1()) ** a.reciprocal()
+
     def entropy(self) -> Tensor:
         a, b = self.concentration1, self.concentration0
         t1 = 1 - a.reciprocal()

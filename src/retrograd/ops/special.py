@@ -80,8 +80,12 @@ def _polygamma(x, *, n):
         return _as(_kernels(x).polygamma(n, x), _float_type(x))
 
 
-gammaln = elementwise("gammaln", _scipy("gammaln"), lambda m, g, out, x: g * m.digamma(x),
-                      fresh=True)
+def _gammaln(x):
+    r = _scipy("gammaln")(x)
+    return np.where(x == -np.inf, np.inf, r).astype(r.dtype, copy=False)  # |Gamma| -> inf
+
+
+gammaln = elementwise("gammaln", _gammaln, lambda m, g, out, x: g * m.digamma(x), fresh=True)
 digamma = elementwise("digamma", _scipy("psi"), lambda m, g, out, x: g * m.polygamma(x, n=1),
                       fresh=True)
 polygamma = elementwise("polygamma", _polygamma,
