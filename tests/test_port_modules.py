@@ -210,3 +210,14 @@ def test_save_and_load_keep_parameters_and_requires_grad():
         assert type(d[k]).__name__ == type(td[k]).__name__
         assert d[k].requires_grad == td[k].requires_grad
         np.testing.assert_array_equal(d[k].detach().numpy(), td[k].detach().numpy())
+
+
+def test_reprs_of_module_lists_and_losses_print_as_torch():
+    def build(L):
+        return [L.nn.ModuleList([L.nn.Linear(2, 2) for _ in range(3)] + [
+            L.nn.ReLU(), L.nn.Sequential(L.nn.Linear(2, 3), L.nn.Tanh()),
+            L.nn.Sequential(L.nn.Linear(2, 3), L.nn.Tanh())]),
+            L.nn.ModuleList(), L.nn.MSELoss(reduction="sum"), L.nn.HuberLoss(delta=2.0)]
+
+    t, r = _both(lambda L: [repr(m) for m in build(L)])
+    assert t == r

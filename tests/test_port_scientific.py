@@ -86,3 +86,9 @@ def test_kumaraswamy_cdf_and_icdf_match_torch():
     t, r = _grads(fn, a, b)
     for u, v in zip(r, t):
         np.testing.assert_allclose(u, v, rtol=1e-12)
+
+
+def test_multinomial_with_a_negative_count_is_refused_as_torch():
+    for L in (torch, rg):
+        with pytest.raises(ValueError, match="total_count"):
+            L.distributions.Multinomial(-1, probs=L.tensor([0.5, 0.5]))

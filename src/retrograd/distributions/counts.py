@@ -224,6 +224,10 @@ class Multinomial(Distribution):
             raise NotImplementedError("Multinomial: inhomogeneous total_count is not "
                                       f"supported (got {type(total_count).__name__})")
         self.total_count = int(total_count)
+        if self.total_count < 0:  # torch's inner Binomial refuses it, whatever validate_args
+            raise ArgumentError(f"Expected parameter total_count ({self.total_count}) of "
+                                "distribution Multinomial to satisfy the constraint "
+                                "IntegerGreaterThan(lower_bound=0)")
         self._categorical = Categorical(probs=probs, logits=logits,
                                         validate_args=validate_args)
         self._binomial = Binomial(total_count=self.total_count, probs=self._categorical.probs,

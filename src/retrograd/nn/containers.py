@@ -113,6 +113,21 @@ class Sequential(_ModuleSequence):
 class ModuleList(_ModuleSequence):
     """A list of modules whose parameters are registered (`0`, `1`, ...)."""
 
+    def __repr__(self) -> str:
+        """As torch prints it: a run of equal entries collapses to `(i-j): n x repr`."""
+        runs: list[list] = []  # [first index, last index, repr]
+        for i, m in enumerate(self._modules.values()):
+            r = repr(m)
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        if not runs:
+            return f"{type(self).__name__}()"
+        lines = [(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}")
+                 .replace("\n", "\n  ") for a, b, r in runs]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         for m in modules or ():

@@ -31,8 +31,8 @@ class _Loss(Module):
         super().__init__()
         self.reduction = legacy_reduction(size_average, reduce, reduction)
 
-    def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
+    def extra_repr(self) -> str:  # torch's losses print no arguments: MSELoss()
+        return ""
 
 
 class _WeightedLoss(_Loss):
