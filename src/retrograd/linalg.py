@@ -236,12 +236,13 @@ def qr(A, mode: str = "reduced"):
     A = _matrix(A, "qr", complex_ok=True)
     rows, cols = A.shape[-2:]
     if mode == "complete" and rows > cols:
-        if A.requires_grad:
-            raise RuntimeError("linalg.qr: the QR decomposition is not differentiable when "
-                               "mode='complete' and nrows > ncols (as in PyTorch)")
-        Q, R = np.linalg.qr(values_of(A, "linalg.qr(mode='complete') with more rows than "
-                                      "columns", "use mode='reduced'"), mode="complete")
-        return qr_result(Tensor(Q), Tensor(R))
+        Q, R = np.linalg.qr(values_of(A.detach(), "linalg.qr(mode='complete') with more rows "
+                                      "than columns", "use mode='reduced'"), mode="complete")
+        Q, R = Tensor(Q), Tensor(R)
+        if A.requires_grad:  # the values, and a backward that refuses, as torch's
+            Q, R = _refusing_backward(A, (Q, R), "linalg.qr: the QR decomposition is not "
+                                      "differentiable when mode='complete' and nrows > ncols")
+        return qr_result(Q, R)
     P = apply1(ops.qr, A)
     Q = _slice(P, slice(0, rows))
     R = _mT(_slice(P, slice(rows, rows + cols)))
@@ -265,6 +266,23 @@ def eigh(A, UPLO: str = "L"):
     if A.dtype.kind == "c":  # packed as complex: the eigenvalues are real
         w = apply1(ops.real, w)
     return eigh_result(w, _slice(P, slice(1, n + 1)))
+
+
+def _refusing_backward(A: Tensor, outs: tuple, message: str) -> tuple:
+    """`outs` (computed from A's values) on A's graph, with a backward that raises
+    `message`: PyTorch gives such results and refuses only when differentiated."""
+    from .autograd._core import Function  # autograd imports this module
+
+    class _Refuse(Function):
+        @staticmethod
+        def forward(ctx, a, *ts):
+            return tuple(t.clone() for t in ts)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise RuntimeError(message)
+
+    return _Refuse.apply(A, *outs)
 
 
 def _from_triangle(A: Tensor, uplo: str) -> Tensor:
