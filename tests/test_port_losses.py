@@ -96,3 +96,16 @@ def test_inf_norm_over_an_empty_dim_is_refused_as_torch(order):
         torch.linalg.vector_norm(torch.zeros(2, 0), order, dim=1)
     with pytest.raises(RuntimeError, match="empty"):
         rg.linalg.vector_norm(rg.zeros(2, 0), order, dim=1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, F: F.binary_cross_entropy(L.rand(3), L.tensor([0, 1, 1])),
+    lambda L, F: F.binary_cross_entropy(L.rand(3), L.rand(3).double()),
+    lambda L, F: F.cross_entropy(L.randn(2, 3).double(), L.tensor([0, 1]), weight=L.ones(3)),
+    lambda L, F: F.nll_loss(L.randn(2, 3), L.tensor([0, 1]), weight=L.ones(3).double()),
+])
+def test_mixed_dtype_targets_and_weights_are_refused_as_torch(call):
+    with pytest.raises(RuntimeError):
+        call(torch, torch.nn.functional)
+    with pytest.raises(RuntimeError):
+        call(rg, rg.nn.functional)

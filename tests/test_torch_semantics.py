@@ -83,7 +83,7 @@ def test_cross_entropy_and_nll_class_targets_match_torch(np_dtype, torch_dtype, 
     # nll_loss on log-probabilities: the same family
     x2, tx2 = _pair(rng.standard_normal(shape), np_dtype, torch_dtype)
     ours = F.nll_loss(F.log_softmax(x2, 1 if len(shape) > 1 else 0), rg.tensor(y),
-                      None if w is None else rg.tensor(w), **kw)
+                      None if w is None else rg.tensor(w.astype(np_dtype)), **kw)
     theirs = TF.nll_loss(TF.log_softmax(tx2, 1 if len(shape) > 1 else 0), torch.tensor(y),
                          None if w is None else torch.tensor(w, dtype=torch_dtype), **kw)
     _close(ours.data, theirs.detach().numpy(), np_dtype)

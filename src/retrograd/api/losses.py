@@ -26,7 +26,7 @@ from ..ops.checks import check_within
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, promote
-from ._errors import ArgumentTypeError
+from ._errors import ArgumentTypeError, MixedDtypeError
 from ._loss_args import (
     LossShapeError,
     LossValueError,
@@ -74,6 +74,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if x.shape != t.shape:
         raise ArgumentError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape "
                             f"as input {tuple(x.shape)}")
+    if t.dtype != x.dtype and x.dtype.kind == "f":  # torch: "Found dtype Long but expected Float"
+        raise MixedDtypeError(f"{fn}: found target dtype {t.dtype} but expected {x.dtype} "
+                              "(the input's): convert the target with .to(input.dtype)")
     x, t = promote(x, t)
     floating(x, fn)
     one = _in_unit_interval(x, fn, "input (apply a sigmoid, or use "

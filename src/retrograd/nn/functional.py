@@ -294,7 +294,10 @@ def _class_weight(weight, n_classes: int, dtype) -> Tensor:
     if w.shape != (n_classes,):
         raise LossShapeError(f"weight must have shape ({n_classes},) (one per class), got "
                              f"{w.shape}")
-    return w if w.dtype == dtype else w.to(dtype)
+    if w.dtype != dtype:  # torch: "expected scalar type Double but found Float"
+        raise MixedDtypeError(f"weight of dtype {w.dtype} for an input of dtype {dtype}: "
+                              "convert it with .to(input.dtype)")
+    return w
 
 
 def _picked(lp2: Tensor, y: Tensor, weight, ignore_index: int) -> tuple:
