@@ -118,8 +118,19 @@ def _split_aux(res, has_aux: bool, what: str):
     return res[0], res[1]
 
 
+class _AsList:
+    """`single` for outputs returned as a list: false as single is, and packed as a list
+    (torch.func keeps a list a list)."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+_LIST = _AsList()
+
+
 def _outputs(out, what: str) -> tuple[list[Tensor], bool]:
-    single = not isinstance(out, (tuple, list))
+    single = not isinstance(out, (tuple, list)) or (_LIST if isinstance(out, list) else False)
     outs = [out] if single else list(out)
     res = []
     for k, o in enumerate(outs):
@@ -204,7 +215,9 @@ def _detach(t: Tensor) -> Tensor:
 
 
 def _pack(items: list, single: bool):
-    return items[0] if single else tuple(items)
+    if single:
+        return items[0]
+    return list(items) if single is _LIST else tuple(items)
 
 
 def _to_jac(rows: Tensor, out_shape: tuple, x_shape: tuple, lead_is_x: bool) -> Tensor:
@@ -264,7 +277,10 @@ def _value_and_grad(f, argnums, has_aux, what, args, kwargs):
         it = iter(diffs)
         new = [_tree_map(t, lambda _: next(it)) for t in trees]
         out, aux = _split_aux(_call(f, _substitute(args, nums, new), kwargs), has_aux, what)
-        out = _as_tensor(out, f"{what}: the output")
+        if not isinstance(out, Tensor):  # a number has no graph: the gradient would be 0
+            raise RuntimeError(f"{what}: expected f(*args) to return a Tensor, got "
+                               f"{type(out).__name__} (a .item() or float() inside f cuts "
+                               "the graph)")
         if out.data.size != 1:
             raise RuntimeError(
                 f"{what}: the function's output is not a scalar (shape {out.shape}); grad needs "
@@ -344,8 +360,8 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     keep = _needs_graph(xs, outs, caller)
 
     def vjp_fn(*cotangents) -> tuple:
-        if not single and len(cotangents) == 1 and isinstance(cotangents[0], tuple):
-            cotangents = cotangents[0]  # vjp_fn((c1, c2)) as well as vjp_fn(c1, c2)
+        if not single and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)):
+            cotangents = cotangents[0]  # vjp_fn((c1, c2)) (a list: [c1, c2]), or (c1, c2)
         if len(cotangents) != len(outs):
             raise ArgumentError(f"vjp_fn: expected {len(outs)} cotangent(s), one per output, got "
                                 f"{len(cotangents)}")

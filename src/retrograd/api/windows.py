@@ -452,7 +452,7 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
     if data.size and (data.min() < 0 or data.max() >= total):
         raise IndexError(f"{fn}: indices must lie in [0, {total}) for output size {outs}; got "
                          f"values from {data.min()} to {data.max()}")
-    return _unbatch(apply(ops.unpool, x, idx, shape=x.shape[:2] + outs), squeeze)
+    return _unbatch(apply(ops.unpool, x, idx, shape=x.shape[:2] + outs, assign=True), squeeze)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0,

@@ -149,14 +149,20 @@ max_pool = defop(
     saving=_max_pool_saving, fresh=True, tuned=True, fresh_vjps=True)
 
 
-def _unpool(g, idx, *, shape):
-    """Zeros of `shape` (leading batch dimensions of g kept) with g added at idx, per (n, c)."""
+def _unpool(g, idx, *, shape, assign=False):
+    """Zeros of `shape` (leading batch dimensions of g kept) with g added at idx, per (n, c)
+    (the adjoint of `gather_flat`); with `assign`, written there instead (MaxUnpool, as
+    torch: overlapping pooling windows repeat an index, and its value is written once)."""
     lead = g.ndim - idx.ndim
     spatial = int(np.prod(shape[2:]))
     out_shape = g.shape[:lead] + tuple(shape)
     rows = int(np.prod(out_shape[:lead + 2]))
     gi = np.broadcast_to(idx, g.shape).reshape(rows, -1)
     base = (_ns(g).arange(rows) * spatial)[:, None]
+    if assign:
+        out = _ns(g).zeros(rows * spatial, dtype=g.dtype)
+        out[(gi + base).ravel()] = g.reshape(rows, -1).ravel()
+        return out.reshape(out_shape)
     total = np.bincount((gi + base).ravel(), weights=g.reshape(rows, -1).ravel(),
                         minlength=rows * spatial)
     return total.astype(g.dtype, copy=False).reshape(out_shape)
@@ -173,8 +179,9 @@ def _gather_flat(x, idx):
 
 unpool = defop(
     "unpool", _unpool,
-    (lambda m, g, out, x, idx, *, shape: m.gather_flat(g, idx), None),
-    (lambda m, t, out, x, idx, *, shape: m.unpool(t, idx, shape=shape), None),
+    (lambda m, g, out, x, idx, *, shape, assign=False: m.gather_flat(g, idx), None),
+    (lambda m, t, out, x, idx, *, shape, assign=False: m.unpool(t, idx, shape=shape,
+                                                                 assign=assign), None),
     reads=(1,), fresh=True)
 gather_flat = defop(
     "gather_flat", _gather_flat,
