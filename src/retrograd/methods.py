@@ -65,9 +65,9 @@ def _binop(op, reflected=False, true_div=False):
                 elif dt in _CONSTS:  # a device array: the constant lives on its device
                     other = devices.const(d, other, dt)
                     return apply2(op, other, self) if reflected else apply2(op, self, other)
-            if consts is not None and dt is _F16 and half_math:
-                return _half_with_number(op, self, other, reflected)
             if consts is not None:
+                if dt is _F16 and half_math:  # not the float32 path: consts was found first
+                    return _half_with_number(op, self, other, reflected)
                 c = consts.get(other)
                 other = _const(consts, other, dt) if c is None else c
             else:
