@@ -116,3 +116,21 @@ def test_float16_times_a_number_differentiates_through_float32():
         out.append((x.grad.numpy(), str(x.grad.dtype).replace("torch.", "")))
     np.testing.assert_array_equal(out[1][0], out[0][0])
     assert out[0][1] == out[1][1]
+
+
+@pytest.mark.parametrize("name", ["*=", "/=", "mul_", "div_"])
+def test_float16_in_place_with_a_number_rounds_as_torch(name):
+    def run(L):
+        x = L.tensor(HALF_X[:4])
+        if name == "*=":
+            x *= 1e5
+        elif name == "/=":
+            x /= 16777216.0
+        elif name == "mul_":
+            x.mul_(1e5)
+        else:
+            x.div_(1e-5)
+        return x.numpy()
+
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(run(rg), run(torch))

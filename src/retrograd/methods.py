@@ -447,6 +447,17 @@ class _Methods:
             self.requires_grad = True
         return self
 
+    def _half_number_(self, op, number, name: str) -> Tensor:
+        """float16 times or divided by a number, in place: in float32, rounded once, as the
+        operators (`_half_with_number`) and torch's mul_/div_."""
+        from .api.inplace import check_target, write_into
+
+        src = self
+        if state.enabled and self.requires_grad:
+            check_target(self, name)
+            src = self.clone()
+        return write_into(self, _half_with_number(op, src, number, False), name)
+
     def add_(self, other, alpha=1) -> Tensor:
         return self._inplace(ops.add, other if alpha == 1 else other * alpha)
 
@@ -454,10 +465,14 @@ class _Methods:
         return self._inplace(ops.sub, other if alpha == 1 else other * alpha)
 
     def mul_(self, other) -> Tensor:
+        if self.data.dtype is _F16 and (other.__class__ is float or other.__class__ is int):
+            return self._half_number_(ops.mul, other, "mul_")
         return self._inplace(ops.mul, other)
 
     def div_(self, other, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is None:
+            if self.data.dtype is _F16 and (other.__class__ is float or other.__class__ is int):
+                return self._half_number_(ops.div, other, "div_")
             return self._inplace(ops.div, other)
         if rounding_mode not in ("trunc", "floor"):
             raise ArgumentError(f"div_ expected rounding_mode to be one of None, 'trunc', or "
@@ -475,10 +490,10 @@ class _Methods:
         return self._inplace(ops.sub, other)
 
     def __imul__(self, other) -> Tensor:
-        return self._inplace(ops.mul, other)
+        return self.mul_(other)
 
     def __itruediv__(self, other) -> Tensor:
-        return self._inplace(ops.div, other)
+        return self.div_(other)
 
     def __ipow__(self, other) -> Tensor:
         if self.data.dtype.kind in "iu" and isinstance(other, (int, np.integer)) \
