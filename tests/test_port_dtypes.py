@@ -26,6 +26,9 @@ CASES = {
     "fill_ uint8 -255": lambda L: L.zeros(2, dtype=L.uint8).fill_(-255),
     "max over a non-empty dim of an empty tensor": lambda L: L.zeros(2, 0).max(0)[1],
     "amin over a non-empty dim": lambda L: L.zeros(3, 0, 2).amin(2),
+    "where uint8 with -1": lambda L: L.where(L.tensor([True, False]),
+                                             L.zeros(2, dtype=L.uint8), -1),
+    "float16 fill_ inf": lambda L: L.zeros(2, dtype=L.float16).fill_(float("inf")),
 }
 
 
@@ -48,6 +51,12 @@ OVERFLOWS = {
     "int8 from 200": lambda L: L.tensor([200], dtype=L.int8),
     "full uint8 300": lambda L: L.full((2,), 300, dtype=L.uint8),
     "fill_ uint8 -256": lambda L: L.zeros(2, dtype=L.uint8).fill_(-256),
+    "where int8 with 300": lambda L: L.where(L.tensor([True, False]), L.zeros(2, dtype=L.int8),
+                                             300),
+    "int8 ** 300": lambda L: L.tensor([1, 2], dtype=L.int8) ** 300,
+    "int8.pow(300)": lambda L: L.tensor([1, 2], dtype=L.int8).pow(300),
+    "float16 fill_ 1e5": lambda L: L.zeros(2, dtype=L.float16).fill_(1e5),
+    "float16 full 1e5": lambda L: L.full((2,), 1e5, dtype=L.float16),
 }
 
 

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from . import devices
-from .dtypes import default_complex_dtype, get_default_dtype, int_in_range
+from .dtypes import default_complex_dtype, float_in_range, get_default_dtype, int_in_range
 from .generator import Generator, numpy_generator
 from .grad_mode import no_grad, state
 from .layouts import check_keywords
@@ -263,6 +263,8 @@ def full(shape=None, fill_value=None, dtype=None, requires_grad: bool = False, d
     if dt.kind in "iu" and isinstance(fill_value, (int, np.integer)) \
             and not isinstance(fill_value, bool):
         fill_value = int_in_range(int(fill_value), dt, "full")
+    elif dt == np.float16 and isinstance(fill_value, float):
+        float_in_range(fill_value, dt, "full")
     return _make(_create(device, lambda xp: xp.full(shape, fill_value, dtype=dt)),
                  requires_grad)
 

@@ -17,6 +17,15 @@ class ValueOverflowError(OverflowError, RuntimeError):
     """A number that the tensor's integer dtype cannot hold (PyTorch: RuntimeError)."""
 
 
+def float_in_range(value: float, dtype, fn: str = "tensor") -> float:
+    """A finite Python float for a float16 tensor, refused (ValueOverflowError) beyond its
+    largest value, as PyTorch refuses it (inf and nan pass)."""
+    if np.dtype(dtype) == np.float16 and np.isfinite(value) and abs(value) > 65504.0:
+        raise ValueOverflowError(f"{fn}: value {value} cannot be converted to type float16 "
+                                 "without overflow")
+    return value
+
+
 def int_in_range(value: int, dtype, fn: str = "tensor") -> int:
     """A Python int for an integer `dtype`, by PyTorch's rule: in the dtype's range, or for
     an unsigned dtype down to -max (it wraps, as a C cast: -1 is 255 in uint8); beyond

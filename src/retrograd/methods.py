@@ -24,6 +24,7 @@ from .dtypes import (
     _UnsupportedDtype,
     bfloat16,
     can_cast,
+    float_in_range,
     float_result_type,
     int_in_range,
     is_float,
@@ -515,6 +516,8 @@ class _Methods:
         if self.data.dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
             value = int_in_range(int(value), self.data.dtype, "fill_")
+        elif self.data.dtype is _F16 and value.__class__ is float:
+            float_in_range(value, _F16, "fill_")
         return self._inplace(ops.setitem, value, idx=Ellipsis)
 
     def copy_(self, src) -> Tensor:

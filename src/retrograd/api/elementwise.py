@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
-from ..dtypes import get_default_dtype, result_type
+from ..dtypes import get_default_dtype, int_in_range, result_type
 from ..engine import apply, apply1
 from ..grad_mode import state as _state
 from ..tensor import Tensor
@@ -194,7 +194,12 @@ def where(condition, x=None, y=None) -> Tensor:
     c = _t(condition)
     if c.dtype != np.bool_:
         raise TypeError(f"where(): condition must be a bool tensor, got {c.dtype}")
-    return apply(ops.where, c, *_operands(x, y))
+    a, b = _operands(x, y)
+    for raw, other in ((x, b), (y, a)):  # a number the integer result cannot hold: torch refuses
+        if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) \
+                and isinstance(other, Tensor) and other.dtype.kind in "iu":
+            int_in_range(int(raw), other.dtype, "where")
+    return apply(ops.where, c, a, b)
 
 
 def _operands(x, y):

@@ -21,7 +21,7 @@ import numpy as np
 from .. import creation, devices, ops
 from .._values import values_of
 from ..dtypes import can_cast as _can_cast
-from ..dtypes import get_default_dtype, scalar_array
+from ..dtypes import get_default_dtype, int_in_range, scalar_array
 from ..dtypes import promote_types as _promote_types
 from ..dtypes import result_type as _result_type
 from ..engine import apply, apply1
@@ -210,6 +210,9 @@ def pow(input, exponent, *, out=None) -> Tensor:  # noqa: A001 - PyTorch's name
     if dt.kind in "iu" and isinstance(exponent, (int, np.integer)) and exponent < 0:
         raise ArgumentError(f"pow(): integers to negative integer powers are not allowed "
                             f"(a {dt} tensor to the power {exponent})")
+    if dt.kind in "iu" and isinstance(exponent, (int, np.integer)) \
+            and not isinstance(exponent, (bool, np.bool_)) and isinstance(input, Tensor):
+        int_in_range(int(exponent), dt, "pow")  # torch refuses an exponent the dtype can't hold
     b, e = _operands("pow", input, exponent)
     if dt.kind == "i" and isinstance(e, Tensor):
         return _into("pow", _integer_power(b, e, dt), out)
