@@ -50,3 +50,35 @@ def test_list_outputs_stay_lists_as_torch_func():
     assert tn == rn
     for a, b in zip(tv, rv):
         np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+def test_dict_and_nested_outputs_keep_their_structure_as_torch_func():
+    def run(L):
+        x = L.tensor([1.0, 2.0, 3.0], dtype=L.float64)
+        one = L.ones(3, dtype=L.float64)
+        got = [
+            L.func.jacrev(lambda v: {"a": v * 2, "b": (v.sum(), [v ** 2])})(x),
+            L.func.jacfwd(lambda v: {"a": v * 2})(x),
+            L.func.hessian(lambda v: {"a": (v ** 3).sum()})(x),
+            L.func.jacrev(lambda v, W: {"y": W @ v}, argnums=(0, 1))(x, L.eye(3, dtype=L.float64)),
+            L.func.jvp(lambda v: {"a": v * 2, "s": (v.sum(),)}, (x,), (one,)),
+        ]
+        out, fn = L.func.vjp(lambda v: {"a": v * 2, "s": v.sum()}, x)
+        got += [out, fn({"a": one, "s": L.tensor(2.0, dtype=L.float64)})]
+        return got
+
+    def walk(a, b):
+        assert type(a).__name__ == type(b).__name__ or (
+            isinstance(a, torch.Tensor) and isinstance(b, rg.Tensor))
+        if isinstance(a, dict):
+            assert list(a) == list(b)
+            for k in a:
+                walk(a[k], b[k])
+        elif isinstance(a, (tuple, list)):
+            assert len(a) == len(b)
+            for u, v in zip(a, b):
+                walk(u, v)
+        else:
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+
+    walk(run(torch), run(rg))

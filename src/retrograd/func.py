@@ -118,20 +118,27 @@ def _split_aux(res, has_aux: bool, what: str):
     return res[0], res[1]
 
 
-class _AsList:
-    """`single` for outputs returned as a list: false as single is, and packed as a list
-    (torch.func keeps a list a list)."""
+class _Tree:
+    """`single` for outputs in containers (a tuple, a list, a dict, nested): false as
+    `single` is for several outputs, and `_pack` rebuilds the same containers around the
+    results, as torch.func returns them."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
 
     def __bool__(self) -> bool:
         return False
 
 
-_LIST = _AsList()
-
-
 def _outputs(out, what: str) -> tuple[list[Tensor], bool]:
-    single = not isinstance(out, (tuple, list)) or (_LIST if isinstance(out, list) else False)
-    outs = [out] if single else list(out)
+    if isinstance(out, dict) or (isinstance(out, (tuple, list)) and _trees.is_tree(out)):
+        outs, spec = _trees.flatten(out)
+        single = _Tree(spec)
+    else:
+        single = not isinstance(out, (tuple, list))
+        outs = [out] if single else list(out)
     res = []
     for k, o in enumerate(outs):
         o = _as_tensor(o, f"{what}: output {k}")
@@ -217,7 +224,7 @@ def _detach(t: Tensor) -> Tensor:
 def _pack(items: list, single: bool):
     if single:
         return items[0]
-    return list(items) if single is _LIST else tuple(items)
+    return _trees.unflatten(single.spec, items) if single.__class__ is _Tree else tuple(items)
 
 
 def _to_jac(rows: Tensor, out_shape: tuple, x_shape: tuple, lead_is_x: bool) -> Tensor:
@@ -360,8 +367,11 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     keep = _needs_graph(xs, outs, caller)
 
     def vjp_fn(*cotangents) -> tuple:
-        if not single and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)):
-            cotangents = cotangents[0]  # vjp_fn((c1, c2)) (a list: [c1, c2]), or (c1, c2)
+        if single.__class__ is _Tree and len(cotangents) == 1 and (
+                isinstance(cotangents[0], dict) or _trees.is_tree(cotangents[0])):
+            cotangents = tuple(_trees.flatten(cotangents[0])[0])  # one tree, as the output's
+        elif not single and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)):
+            cotangents = cotangents[0]  # vjp_fn((c1, c2)) as well as vjp_fn(c1, c2)
         if len(cotangents) != len(outs):
             raise ArgumentError(f"vjp_fn: expected {len(outs)} cotangent(s), one per output, got "
                                 f"{len(cotangents)}")
