@@ -44,7 +44,18 @@ def claim(node):
     its gradient (users are created later, and the walk goes newest first), so that
     backward can take its siblings' gradients and run once."""
     stack = getattr(_walks, "claims", None)
-    return stack[-1](node) if stack else None
+    if not stack:
+        return None
+    pending, recorded, target_keys, captured = stack[-1]
+    g = pending.get(node)
+    if g is None:
+        return None
+    pending[node] = None  # it stays on the heap; the walk skips a pending None
+    if node.hooks is not None or node.retain is not None:
+        g = _node_hooks(node, g, recorded)
+    if target_keys is not None and node in target_keys:
+        captured[node] = _conj(g)
+    return g
 
 
 def mark_inplace() -> None:
@@ -436,21 +447,8 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     get = pending.get
     node = None  # the next node, when it is known without the heap
 
-    def take(n):  # `claim` for this walk: a claimed node stays on the heap, pending None
-        gn = get(n)
-        if gn is None:
-            return None
-        pending[n] = None
-        if n.hooks is not None or n.retain is not None:
-            gn = _node_hooks(n, gn, recorded)
-        if target_keys is not None and n in target_keys:
-            captured[n] = _conj(gn)
-        return gn
-
-    claims = getattr(_walks, "claims", None)
-    if claims is None:
-        claims = _walks.claims = []
-    claims.append(take)
+    claims = _walks.__dict__.setdefault("claims", [])  # this thread's walks, for `claim`
+    claims.append((pending, recorded, target_keys, captured))
     try:
         while True:
             if node is None:
