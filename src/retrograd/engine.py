@@ -33,7 +33,7 @@ _new = object.__new__
 last_inplace = [-1]  # creation number at the latest in-place op: older nodes must check versions
 
 
-_walks = threading.local()  # .claims: the running walks' `claim` functions, newest last
+_walks = threading.local()  # .walk: this thread's running walk's state, for `claim`
 
 
 def claim(node):
@@ -43,10 +43,10 @@ def claim(node):
     when the walk reaches the first of them, every user of all of them has already sent
     its gradient (users are created later, and the walk goes newest first), so that
     backward can take its siblings' gradients and run once."""
-    stack = getattr(_walks, "claims", None)
-    if not stack:
+    walk = getattr(_walks, "walk", None)
+    if walk is None:
         return None
-    pending, recorded, target_keys, captured = stack[-1]
+    pending, recorded, target_keys, captured = walk
     g = pending.get(node)
     if g is None:
         return None
@@ -447,8 +447,8 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     get = pending.get
     node = None  # the next node, when it is known without the heap
 
-    claims = _walks.__dict__.setdefault("claims", [])  # this thread's walks, for `claim`
-    claims.append((pending, recorded, target_keys, captured))
+    outer = getattr(_walks, "walk", None)  # this thread's running walk, for `claim`
+    _walks.walk = (pending, recorded, target_keys, captured)
     try:
         while True:
             if node is None:
@@ -515,7 +515,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                     leaves[nxt] = gi if old is None else old + gi
         _write_leaves(leaves, captured, target_keys, accumulate, recorded)
     finally:
-        claims.pop()
+        _walks.walk = outer  # a walk inside a hook returns the outer one's
         state.enabled = prev
     if targets is not None:
         return [captured.get(t.grad_fn if t.grad_fn is not None else t) for t in targets]

@@ -39,7 +39,8 @@ def float16_in_float32(*names: str, follow_input: bool = False) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             x = args[0] if args else kwargs.get(first)
-            if x.__class__ is not Tensor or x.dtype != HALF or kwargs.get("dtype") is not None:
+            if x.__class__ is not Tensor or x.data.dtype is not HALF \
+                    or kwargs.get("dtype") is not None:  # (NumPy's dtypes are singletons)
                 return fn(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
             given = [(n, bound.arguments.get(n)) for n in names]

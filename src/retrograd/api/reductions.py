@@ -14,7 +14,7 @@ from ..ops.elementwise import _real_only
 from ..tensor import Tensor
 from ._args import _count, _dims, _keep, _t
 from ._errors import ArgumentError, DtypeError
-from ._opmath import float16_in_float32
+from ._opmath import HALF, float16_in_float32
 from .elementwise import maximum, minimum, sqrt, where
 
 
@@ -50,7 +50,6 @@ def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # 
                                                                                    keepdims))
 
 
-@float16_in_float32("x")
 def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
          out=None) -> Tensor:
     """Mean over `dim` (all elements by default). Like `torch.mean`; NumPy's `axis=`/`keepdims=`
@@ -59,6 +58,8 @@ def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
+    elif x.data.dtype is HALF:  # in float32, rounded once (torch's opmath; see api/_opmath)
+        return mean(x.to(np.float32), dim, keepdim, axis=axis, keepdims=keepdims).to(HALF)
     if x.dtype.kind not in "fc":
         raise DtypeError(f"mean() needs a floating tensor, got {x.dtype}; convert with .float()")
     ax = _rdims(dim, axis, x.ndim, "mean")
