@@ -251,9 +251,12 @@ def test_mse_loss(reduction):
            r.standard_normal((4, 3)), r.standard_normal((4, 3)))
 
 
-def test_mse_loss_refuses_silent_broadcasting():
-    with pytest.raises(ValueError, match=r"\(4, 1\).*\(4,\)"):
-        F.mse_loss(rg.zeros(4, 1), rg.zeros(4))
+def test_mse_loss_warns_and_broadcasts_as_torch():
+    with pytest.warns(UserWarning, match=r"target size \(\(4,\)\).*input size \(\(4, 1\)\)"):
+        loss = F.mse_loss(rg.ones(4, 1), rg.zeros(4))
+    assert loss.item() == 1.0
+    with pytest.raises(ValueError, match=r"\(4, 2\).*\(3,\)"):
+        F.mse_loss(rg.zeros(4, 2), rg.zeros(3))
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

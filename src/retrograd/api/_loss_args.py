@@ -9,6 +9,7 @@ shape that does not broadcast, a value out of its domain), ours is also a
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -82,13 +83,25 @@ def broadcast_shape(fn: str, **named) -> tuple:
         raise LossShapeError(f"{fn}: the shapes of {listed} do not broadcast") from None
 
 
+def _caller_level() -> int:
+    """The stacklevel of the first frame outside retrograd (a loss may be reached through
+    wrappers), so a warning names the user's line."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_globals.get("__name__", "").startswith("retrograd."):
+        f, level = f.f_back, level + 1
+    return level
+
+
 def same_shape(x: Tensor, y: Tensor, fn: str, a: str = "input", b: str = "target") -> None:
-    """LossShapeError unless `x` and `y` have one shape. PyTorch warns and broadcasts
-    (broadcasting a loss is almost always a bug); retrograd refuses."""
+    """PyTorch's warning where `x` and `y` differ in shape but broadcast (the loss is then
+    taken over the broadcast shape, as PyTorch does, though it is most often a bug);
+    LossShapeError where they do not broadcast."""
     if x.shape != y.shape:
-        raise LossShapeError(f"{fn}: {b} of shape {tuple(y.shape)} must have the same shape "
-                             f"as {a} {tuple(x.shape)} (broadcasting a loss is almost always "
-                             "a bug)")
+        broadcast_shape(fn, **{a: x, b: y})
+        warnings.warn(f"Using a {b} size ({y.shape!r}) that is different to the {a} size "
+                      f"({x.shape!r}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=_caller_level())
 
 
 def floating(x: Tensor, fn: str, name: str = "input") -> Tensor:
@@ -99,8 +112,8 @@ def floating(x: Tensor, fn: str, name: str = "input") -> Tensor:
 
 
 def float_pair(input, target, fn: str) -> tuple:
-    """Input and target of one shape, converted to PyTorch's result dtype, which must be
-    floating."""
+    """Input and target (of one shape, or PyTorch's warning), converted to PyTorch's
+    result dtype, which must be floating."""
     x, y = _t(input), _t(target)
     same_shape(x, y, fn)
     x, y = promote(x, y)

@@ -385,8 +385,8 @@ def mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight
         scores = matmul(q * math.sqrt(1.0 / float(head_dim)), transpose(k, -2, -1))
         if am is not None:
             scores = scores + am
-        weights = softmax(scores, -1)
-        out = matmul(_weights_dropout(weights, dropout_p), v)
+        weights = _weights_dropout(softmax(scores, -1), dropout_p)  # returned as used,
+        out = matmul(weights, v)                                     # as PyTorch's
         out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
     else:
         if am is not None:

@@ -34,11 +34,14 @@ def _on(x: Tensor, table):
 
 
 def _pad_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
-    """Source index of each output position along one dimension, as (n + before + after, 1):
-    negative widths crop first, then the rest is padded from what is left (as PyTorch does)."""
-    start = max(-before, 0)
-    n = n - start - max(-after, 0)
-    before, after = max(before, 0), max(after, 0)
+    """Source index of each output position along one dimension, as (n + before + after, 1),
+    as PyTorch pads with negative widths: reflect and replicate pad the whole dimension and
+    then crop; circular crops first and wraps what is left."""
+    start = 0
+    if mode == "circular":
+        start = max(-before, 0)
+        n = n - start - max(-after, 0)
+        before, after = max(before, 0), max(after, 0)
     u = np.arange(-before, n + after)
     if mode == "reflect":
         period = 2 * (n - 1)
@@ -75,6 +78,10 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         raise ArgumentError(f"pad: padding {tuple(widths)} of input of shape {x.shape} gives a "
                             f"negative size {new}")
     if mode == "constant":
+        for n, (b, a) in zip(sizes, pads):
+            if n - max(-b, 0) - max(-a, 0) < 0:
+                raise ArgumentError(f"pad: the negative paddings of {tuple(widths)} crop more than "
+                                    f"the input of shape {x.shape} has")
         if not nd:
             return apply(ops.pad_constant, x, pads=())
         return apply(ops.pad_constant, x, pads=pads, value=0.0 if value is None else value)
@@ -89,9 +96,15 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         if mode == "reflect" and (b >= n or a >= n):
             raise ArgumentError(f"pad: with mode='reflect' each padding must be smaller than its "
                                 f"dimension: padding {tuple(widths)}, input shape {x.shape}")
-        if mode == "circular" and (b > n or a > n):
+        left = n - max(-b, 0) - max(-a, 0)  # what circular wraps, after its crops
+        if mode == "circular" and (b > left or a > left):
             raise ArgumentError(f"pad: with mode='circular' each padding must be at most its "
-                                f"dimension: padding {tuple(widths)}, input shape {x.shape}")
+                                f"dimension after the negative paddings' crops ({left}): "
+                                f"padding {tuple(widths)}, input shape {x.shape}")
+        if mode != "circular" and (b or a) and n + b + a < 1:
+            raise ArgumentError(f"pad: with mode={mode!r} the padded size must be at least 1, "
+                                f"got {n + b + a} from padding {tuple(widths)} of input of shape "
+                                f"{x.shape}")
         if n == 0 and (b > 0 or a > 0):
             raise ArgumentError(f"pad: cannot pad an empty dimension with mode={mode!r} (input "
                                 f"shape {x.shape})")
@@ -104,7 +117,7 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
 # ---------------------------------------------------------------- interpolation
 
 _MODES = {"nearest": None, "nearest-exact": None, "area": None, "linear": 1, "bilinear": 2,
-          "bicubic": 2, "trilinear": 3}
+          "bicubic": 2, "trilinear": 3, "lanczos": 2}
 
 
 def _nearest(n_in, n_out, scale, exact):
@@ -154,10 +167,49 @@ def _cubic_taps(n_in, n_out, scale, align_corners):
     return idx, w
 
 
+def _aa_filter(mode: str):
+    """(support of the filter at unit scale, the filter) of PyTorch's (and PIL's) antialiased
+    modes: a triangle, Keys' cubic with a = -0.5, Lanczos with a = 3."""
+    if mode == "bilinear":
+        return 1.0, lambda x: np.maximum(1.0 - np.abs(x), 0.0)
+    if mode == "bicubic":
+        def cubic(x, a=-0.5):
+            x = np.abs(x)
+            return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                            np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+        return 2.0, cubic
+    return 3.0, lambda x: np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
+
+
+def _aa_taps(n_in, n_out, scale, align_corners, mode):
+    """PyTorch's antialiased taps along one dimension: each output reads the inputs within
+    the filter's support, widened by the scale when shrinking, weights normalised to sum
+    to 1 (indices (n_out, K), weights (n_out, K), unused taps weighted 0)."""
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    half, filt = _aa_filter(mode)
+    support = half * s if s >= 1.0 else half
+    inv = 1.0 / s if s >= 1.0 else 1.0
+    k = int(math.ceil(support)) * 2 + 1
+    center = s * (np.arange(n_out) + 0.5)
+    lo = np.maximum((center - support + 0.5).astype(np.int64), 0)  # C++ truncation
+    size = np.clip(np.minimum((center + support + 0.5).astype(np.int64), n_in) - lo, 0, k)
+    j = np.arange(k)
+    w = np.where(j < size[:, None], filt((j + lo[:, None] - center[:, None] + 0.5) * inv), 0.0)
+    total = w.sum(axis=1, keepdims=True)
+    w = np.divide(w, total, out=np.zeros_like(w), where=total != 0)
+    idx = np.minimum(lo[:, None] + j, n_in - 1)
+    return idx, w
+
+
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False) -> Tensor:
     """Resize the spatial dimensions of (N, C, *S) to `size` or by `scale_factor`, with
-    PyTorch's modes (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)."""
+    PyTorch's modes (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area,
+    and lanczos, which is antialiased only); `antialias` (bilinear, bicubic) widens the
+    filter when shrinking, as PIL does."""
     x = _t(input)
     if mode not in _MODES:
         raise ArgumentError(f"interpolate: mode must be one of {', '.join(_MODES)}, got {mode!r}")
@@ -169,11 +221,17 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     if want is not None and want != nd:
         raise ArgumentError(f"interpolate: mode {mode!r} needs a {want + 2}-D input, got shape "
                             f"{x.shape}")
-    if align_corners is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear"):
+    if align_corners is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear") \
+            and not (mode == "lanczos" and not align_corners):
         raise ArgumentError("interpolate: align_corners option can only be set with the "
                             "interpolating modes: linear | bilinear | bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and mode not in ("bilinear", "bicubic", "lanczos"):
+        raise ValueError("interpolate: antialias=True is restricted to the bilinear, bicubic "
+                         f"and lanczos modes with a 4-D input, got mode {mode!r}")
+    if mode == "lanczos" and (align_corners or not antialias):
+        raise ValueError("interpolate: mode 'lanczos' needs antialias=True and does not "
+                         f"support align_corners=True, got antialias={antialias}, "
+                         f"align_corners={align_corners}")
     if x.dtype.kind not in "fc" and not (x.dtype == np.uint8 and mode in ("nearest",
                                                                       "nearest-exact")):
         raise DtypeError(f"interpolate: input must be floating point (or uint8 with a nearest "
@@ -199,10 +257,10 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         outs = tuple(int(math.floor(n * f)) for n, f in zip(sizes, sf))
         if not recompute_scale_factor:
             scales = list(sf)
-    if any(o <= 0 for o in outs):
+    if any(o < 0 for o in outs) or (mode != "area" and any(o == 0 for o in outs)):
         raise ArgumentError(f"interpolate: output size {outs} must be positive (input shape "
                             f"{x.shape})")
-    if mode == "area":
+    if mode == "area":  # as PyTorch's adaptive average pooling, an empty output is allowed
         from .windows import _adaptive_avg
         return _adaptive_avg(x, outs, nd, "interpolate")
     if any(n == 0 for n in sizes):
@@ -212,8 +270,14 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         if mode in ("nearest", "nearest-exact"):
             if n == o and (sc in (None, 1.0) or (mode == "nearest" and nd == 2)):
                 continue  # PyTorch's 2-d nearest copies a dimension whose size stays
-            x = apply(ops.resample, x, axis=axis,
-                      index=_on(x, _nearest(n, o, sc, mode != "nearest")))
+            if mode == "nearest" and nd == 2 and o == 2 * n:  # and halves the index of one
+                index = (np.arange(o) >> 1).reshape(-1, 1)   # that doubles, whatever the scale
+            else:
+                index = _nearest(n, o, sc, mode != "nearest")
+            x = apply(ops.resample, x, axis=axis, index=_on(x, index))
+        elif antialias:
+            idx, w = _aa_taps(n, o, sc, bool(align_corners), mode)
+            x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
         elif mode == "bicubic":
             idx, w = _cubic_taps(n, o, sc, bool(align_corners))
             x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))

@@ -487,8 +487,8 @@ def _adaptive_sizes(x, output_size, nd, fn):
             raise ArgumentError(f"{fn}: output_size must be an int or {nd} ints, got "
                                 f"{output_size!r}")
         outs = tuple(n if o is None else int(o) for o, n in zip(outs, x.shape[2:]))
-    if any(o <= 0 for o in outs):
-        raise ArgumentError(f"{fn}: output_size must be positive, got {outs}")
+    if any(o < 0 for o in outs):
+        raise ArgumentError(f"{fn}: output_size must be non-negative, got {outs}")
     if any(n == 0 for n in x.shape[2:]):
         raise ArgumentError(f"{fn}: input of shape {x.shape} has an empty spatial dimension")
     return outs
@@ -497,6 +497,8 @@ def _adaptive_sizes(x, output_size, nd, fn):
 def _adaptive_windows(n, o):
     """PyTorch's windows [floor(i n / o), ceil((i + 1) n / o)): gather indices (o, kmax), each
     row padded by repeating its last index, and the window lengths."""
+    if o == 0:  # an empty output (PyTorch allows it)
+        return np.zeros((0, 1), dtype=np.int64), np.ones(0, dtype=np.int64)
     i = np.arange(o)
     start = (i * n) // o
     end = -((-(i + 1) * n) // o)
@@ -540,6 +542,13 @@ def _adaptive_max(input, output_size, return_indices, nd, fn):
     if x.dtype.kind != "f":
         raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
     outs = _adaptive_sizes(x, output_size, nd, fn)
+    if 0 in outs:  # an empty output (PyTorch allows it), still on the graph
+        for i, o in enumerate(outs):
+            x = apply(ops.resample, x, axis=i - nd, index=_on(x, np.zeros((o, 1), np.int64)))
+        out = _unbatch(x, squeeze)
+        if not return_indices:
+            return out
+        return out, Tensor(devices.const_like(np.zeros(out.shape, np.int64), x.data))
     sizes = x.shape[2:]
     tables = []
     g = x

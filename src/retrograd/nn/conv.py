@@ -18,8 +18,8 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _ntuple(v, nd: int, name: str, layer: str) -> tuple:
-    if isinstance(v, int):
-        return (v,) * nd
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * nd
     t = tuple(int(a) for a in v)
     if len(t) != nd:
         raise ArgumentError(f"{layer}: {name} must be an int or a tuple of {nd} ints, got {v!r}")

@@ -104,21 +104,32 @@ def _check_reduction(reduction: str, name: str) -> None:
 def linear(input, weight, bias=None) -> Tensor:
     """`input @ weight.T + bias`, with PyTorch's weight layout (out_features, in_features)."""
     x, w = _t(input), _t(weight)
-    if w.ndim != 2:
-        raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got shape "
-                         f"{w.shape}")
-    if x.ndim == 0 or x.shape[-1] != w.shape[1]:
+    if w.ndim != 2 and not (w.ndim == 1 and bias is None):  # PyTorch: a 1-d weight is a
+        raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got "  # dot
+                         f"shape {w.shape}" + (" (a 1-D weight only without bias)"
+                                               if w.ndim == 1 else ""))
+    if x.ndim == 0 or x.shape[-1] != w.shape[-1]:
         raise ShapeError(f"linear: input of shape {x.shape} does not fit weight of shape "
-                         f"{w.shape} (expected last dimension {w.shape[1]})")
+                         f"{w.shape} (expected last dimension {w.shape[-1]})")
     if bias is not None:
         bias = _t(bias)
-        if bias.shape != (w.shape[0],):
-            raise ShapeError(f"linear: bias must have shape ({w.shape[0]},), got {bias.shape}")
     if x.dtype != w.dtype or (bias is not None and bias.dtype != w.dtype):
         raise MixedDtypeError(
             f"linear: expected input, weight and bias of one dtype, but got input {x.dtype}, "
             f"weight {w.dtype}" + ("" if bias is None else f", bias {bias.dtype}")
             + " (as PyTorch, no promotion here: convert the input or the layer, .to(dtype))")
+    if w.ndim == 1:
+        return _f.matmul(x, w)
+    if bias is not None and bias.shape != (w.shape[0],):
+        out = x.shape[:-1] + (w.shape[0],)  # PyTorch adds any bias that broadcasts to the
+        try:                                # output without enlarging it
+            ok = np.broadcast_shapes(bias.shape, out) == out
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(f"linear: bias of shape {bias.shape} does not broadcast to the "
+                             f"output's shape {out} (expected ({w.shape[0]},))")
+        return apply(ops.linear, x, w, None) + bias
     return apply(ops.linear, x, w, bias)
 
 
@@ -185,17 +196,12 @@ from ..api.torch_losses import LossTargetDtypeError  # noqa: E402
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
              weight=None) -> Tensor:
-    """Mean squared error; `input` and `target` must have the same shape (PyTorch warns
-    and broadcasts; retrograd refuses). With `weight` (the input's shape), 'mean' is
+    """Mean squared error; where `input` and `target` differ in shape, PyTorch's warning
+    and the loss over their broadcast shape. With `weight` (the input's shape), 'mean' is
     sum(w d^2) / sum(w), as in PyTorch. Like `torch.nn.functional.mse_loss`."""
     fn = "mse_loss"
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
-    x, y = _t(input), _t(target)
-    if x.shape != y.shape:
-        raise LossShapeError(f"{fn}: input of shape {tuple(x.shape)} and target of shape "
-                             f"{tuple(y.shape)} differ; reshape one of them (broadcasting "
-                             "here is almost always a bug)")
-    x, y = float_pair(x, y, fn)
+    x, y = float_pair(input, target, fn)
     d = x - y
     loss = d * d
     if weight is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..primitive import ArgumentError
 from . import functional as F
 from .module import Module
@@ -19,7 +21,7 @@ class _Pad(Module):
     def __init__(self, padding, value: float = 0.0) -> None:
         super().__init__()
         n = 2 * self._nd
-        self.padding = (int(padding),) * n if isinstance(padding, int) else \
+        self.padding = (int(padding),) * n if isinstance(padding, (int, np.integer)) else \
             tuple(int(a) for a in padding)
         if len(self.padding) != n:
             raise ArgumentError(f"{type(self).__name__}: padding must be an int or {n} ints, got "
