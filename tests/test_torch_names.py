@@ -937,9 +937,14 @@ def test_inplace_bumps_the_version_and_a_saved_value_is_guarded():
     assert y._version > v
     raises_like(lambda: z.sum().backward(), lambda: tz.sum().backward())
     base, tbase = both([[1.0, 2.0], [3.0, 4.0]], grad=True)
-    view = (base * 1)[0]
+    b, tb = base * 1, tbase * 1
+    b[0].exp_(), tb[0].exp_()  # a view of a tensor that requires grad: rebased, as torch
+    (b * b).sum().backward(), (tb * tb).sum().backward()
+    np.testing.assert_allclose(base.grad.numpy(), tbase.grad.numpy(), rtol=1e-6)
     with pytest.raises(RuntimeError, match="view"):
-        view.exp_()  # a view of a tensor that requires grad: refused (torch rebases it)
+        base[0].exp_()  # a view of a leaf that requires grad: refused, as torch
+    with pytest.raises(RuntimeError):
+        tbase[0].exp_()
 
 
 def test_inplace_inside_jit_replays_eagerly():

@@ -15,6 +15,7 @@ its inputs, and nothing points back. The graph dies by reference counting.
 from __future__ import annotations
 
 import threading
+import weakref
 from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import attrgetter
@@ -165,7 +166,15 @@ def apply(op, *inputs, **attrs):
         if saved is not None:
             t.grad_fn.out = saved
     if op.view and isinstance(inputs[0], T):
-        t._vc = inputs[0]._cell()
+        p = inputs[0]
+        t._vc = p._cell()
+        v = getattr(p, "_view", None)
+        t._view = v = (p, ((op, attrs),)) if v is None else (v[0], v[1] + ((op, attrs),))
+        if t.grad_fn is not None:  # recorded: remade after an in-place write to its root
+            views = getattr(v[0], "_views", None)
+            if views is None:
+                views = v[0]._views = weakref.WeakSet()
+            views.add(t)
     if st.tracer is not None:
         st.tracer.record(op, inputs, attrs, t)
     if st.forward is not None:
@@ -629,12 +638,17 @@ def _accumulate_grad(t, g) -> None:
             raise RuntimeError(
                 f"gradient of shape {g.shape} does not match tensor of shape {t.data.shape}")
         g = _wrap(g)
-    if t.grad is None:
+    old = t.grad
+    if old is None:
         t.grad = g
-    elif isinstance(t.grad, Tensor) and (g.requires_grad or t.grad.requires_grad):
-        t.grad = t.grad + g
+    elif isinstance(old, Tensor) and (g.requires_grad or old.requires_grad):
+        t.grad = old + g
     else:
-        t.grad = _wrap(t.grad.data + g.data)
+        new = old.data + g.data  # into the same .grad object, as PyTorch accumulates in
+        if new.dtype == old.data.dtype and old.__class__ is Tensor:  # place: a reference
+            old.data = new                                           # held to it sees it
+        else:
+            t.grad = _wrap(new)
 
 
 class _TensorNamespace:

@@ -20,6 +20,8 @@ from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import promote
 from .api._errors import DtypeError, check_broadcast
+from .api.inplace import remake_views as _remake_views
+from .api.inplace import view_rebase as _view_rebase
 from .dtypes import (
     _UnsupportedDtype,
     bfloat16,
@@ -400,17 +402,24 @@ class _Methods:
                 f"a leaf tensor that requires grad (shape {self.shape}) is being used in an "
                 f"in-place operation ('{op.name}'); wrap it in rg.no_grad() or use an "
                 "out-of-place op")
-        if recording and self.grad_fn is not None and self.grad_fn.op.view:
-            raise RuntimeError(
-                f"a view (from '{self.grad_fn.name}', shape {self.shape}) of a tensor that "
-                f"requires grad is being modified by an in-place operation ('{op.name}'); "
-                "clone() it first")
+        rebase = _view_rebase(self, f"in-place '{op.name}'") if recording else None
         if state.tracer is not None:  # rg.jit: the write becomes part of the program
             state.tracer.node_of(self)
         if state.forward is not None:
             state.forward.check_inplace(self, other, op)
         if recording:
-            if state.tracer is None and _reads_old(op, other):
+            if rebase is not None:  # self's old value, as a view of its root's old history
+                root = Tensor._wrap(rebase[0].data)  # (own version cell: the write below
+                root.grad_fn, root.requires_grad = rebase[0].grad_fn, rebase[0].requires_grad
+                root._vc = [0]  # (set here: _cell() would take over the node's output check)
+                old = root                           # does not make these views stale)
+                for vop, vattrs in rebase[1]:
+                    old = apply(vop, old, **vattrs)
+                if _reads_old(op, other):
+                    held = Tensor._wrap(self.data.copy())
+                    held.grad_fn, held.requires_grad = old.grad_fn, old.requires_grad
+                    old = held
+            elif state.tracer is None and _reads_old(op, other):
                 # the rules read the value before the write (x.mul_(w) needs x for w's
                 # gradient): keep a copy, as PyTorch saves the original, so later in-place
                 # changes of self do not invalidate this step
@@ -444,19 +453,22 @@ class _Methods:
         self._cell()[0] += 1
         engine.mark_inplace()
         if recording:
+            if rebase is not None:
+                node = _rebase_root(rebase, root, result)
             self.grad_fn = node
             self.requires_grad = True
+            _remake_views(self)
         return self
 
     def _half_number_(self, op, number, name: str) -> Tensor:
         """float16 times or divided by a number, in place: in float32, rounded once, as the
         operators (`_half_with_number`) and torch's mul_/div_."""
-        from .api.inplace import check_target, write_into
+        from .api.inplace import check_target, own_history, write_into
 
         src = self
         if state.enabled and self.requires_grad:
             check_target(self, name)
-            src = self.clone()
+            src = own_history(self).clone()
         return write_into(self, _half_with_number(op, src, number, False), name)
 
     def add_(self, other, alpha=1) -> Tensor:
@@ -530,6 +542,21 @@ class _Methods:
             raise InplaceShapeError(f"copy_(): source of shape {src.shape} cannot be broadcast "
                                     f"to {self.shape}") from None
         return self._inplace(ops.setitem, src, idx=Ellipsis)
+
+
+def _rebase_root(rebase, root, result):
+    """After a write into a view: the view's root becomes its old value (`root`) with the
+    written values (`result`) scattered in at the view's elements, and the view's node a
+    view of that, as PyTorch's CopySlices; returns the view's new node."""
+    base, chain, flat = rebase
+    scattered = apply(ops.setitem, apply(ops.reshape, root, shape=(-1,)),
+                      apply(ops.reshape, result, shape=(-1,)), idx=flat)
+    new_root = apply(ops.reshape, scattered, shape=base.shape)
+    base.grad_fn, base.requires_grad = new_root.grad_fn, True
+    view = base
+    for vop, vattrs in chain:
+        view = apply(vop, view, **vattrs)
+    return view.grad_fn
 
 
 def _reads_old(op, other) -> bool:

@@ -95,8 +95,8 @@ class Op:
         self.save_out = save_out
         if reads is None and vjps is not None and not variadic:
             reads = tuple(range(len(vjps)))
-        if view:  # shares input 0's memory: its history is stale once that changes in place
-            reads = (0,)
+        if view:  # shares input 0's memory but reads no value: a write into that memory
+            reads = ()  # gives each live view a new history (`api.inplace.remake_views`)
         self.reads = reads
         self.view = view
         self.variadic = variadic

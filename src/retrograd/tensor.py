@@ -82,7 +82,12 @@ class Tensor:
     """
 
     __slots__ = ("data", "_grad", "grad_fn", "requires_grad", "_vc", "_hooks", "_fw",
-                 "__weakref__")
+                 "_view", "_views", "__weakref__")
+    # Set only where used (read with getattr(t, name, None)): _view, on a view op's output,
+    # the root tensor it views and the view ops from there, ((op, attrs), ...), so an
+    # in-place write into the view can rebase the root's history; _views, on a root, a
+    # WeakSet of its recorded views, whose histories a write into the root (or into one
+    # of them) makes anew (`api.inplace`)
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
 

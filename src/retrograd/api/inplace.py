@@ -4,7 +4,8 @@
 `x.name_(*args)` computes `x.name(*args)` out of place and writes the result into x
 with `copy_`, through the in-place machinery that every in-place op shares
 (`Tensor._inplace`: the version counter, the error for a leaf that requires grad,
-the refusal of views of tensors that require grad, rg.jit's record of the write).
+a view's write put into its root's history as PyTorch does (`view_rebase`), rg.jit's
+record of the write).
 Before writing, PyTorch's two refusals: a result of a lower category than x's dtype
 (`int_tensor.sqrt_()`: a float can't be written into an integer tensor) and a result
 of another shape (`x.add_(y)` where y would broadcast x up).
@@ -20,7 +21,10 @@ the class the in-place form of each whose out-of-place method it has.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..dtypes import can_cast
+from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor
 from ._errors import DtypeError, ShapeError
@@ -38,20 +42,99 @@ INPLACE = tuple("""
 """.split())
 
 
+_REBASED = frozenset({"reshape", "permute", "getitem", "diagonal", "expand"})
+"""View ops whose output is a set of the root's elements, so a write into it can be put
+back into the root's history as a scatter (a bitcast reinterprets bytes: refused)."""
+
+
+def _refuse_view(self: Tensor, fn: str, why: str = "") -> None:
+    node = self.grad_fn
+    raise RuntimeError(f"{fn}: a view (from '{node.name if node else 'a view op'}', shape "
+                       f"{self.shape}) of a tensor that requires grad is being modified in "
+                       f"place{why}; clone() it first")
+
+
+def view_rebase(self: Tensor, fn: str):
+    """For a recorded in-place write into `self`: None where self is not a view sharing its
+    root's memory (the write is recorded on self alone), else (root, view ops, flat
+    indices of the root's elements that self shows, in self's order), for `_inplace` to
+    put the write into the root's history as PyTorch does (the root becomes a scatter of
+    the written values into its old value, and self a view of that). Refuses a view of a
+    leaf that requires grad, and views it cannot rebase (a bitcast, device arrays, while
+    rg.jit traces or forward-mode tangents are live)."""
+    v = getattr(self, "_view", None)
+    node = self.grad_fn
+    if v is None:
+        if node is not None and node.op.view:
+            _refuse_view(self, fn)
+        return None
+    root, chain = v
+    host = self.data.__class__ is np.ndarray and root.data.__class__ is np.ndarray
+    if host and not np.may_share_memory(self.data, root.data):
+        return None  # a view op that copied (a reshape of a strided tensor): not a view
+    if root.requires_grad and root.grad_fn is None:
+        raise RuntimeError(f"{fn}: a view (shape {self.shape}) of a leaf tensor that requires "
+                           f"grad (shape {root.shape}) is being used in an in-place "
+                           "operation; wrap it in rg.no_grad() or clone() the view")
+    if not host or state.tracer is not None or state.forward is not None:
+        _refuse_view(self, fn, " (inside rg.jit, forward mode or on a device)")
+    if self.dtype != root.dtype or any(op.name not in _REBASED for op, _ in chain):
+        _refuse_view(self, fn, " (through a view op that reinterprets the values)")
+    idx = np.arange(root.data.size).reshape(root.data.shape)
+    for op, attrs in chain:
+        idx = op.forward(idx, **attrs)
+    if idx.shape != self.shape:
+        _refuse_view(self, fn)
+    return root, chain, np.ascontiguousarray(idx).reshape(-1)
+
+
+def own_history(self: Tensor) -> Tensor:
+    """self's value and history, where self is a view reached through a snapshot of its
+    root's history with a version counter of its own: what an in-place write into self
+    reads as its old value, which the write must not make stale."""
+    v = getattr(self, "_view", None)
+    if v is None or not (self.data.__class__ is np.ndarray
+                         and np.may_share_memory(self.data, v[0].data)):
+        return self
+    root = Tensor._wrap(v[0].data)
+    root.grad_fn, root.requires_grad = v[0].grad_fn, v[0].requires_grad
+    root._vc = [0]  # its own counter (through _cell() it would take over the node's check)
+    t = root
+    for op, attrs in v[1]:
+        t = apply(op, t, **attrs)
+    return t
+
+
+def remake_views(self: Tensor) -> None:
+    """After a recorded in-place write into self (a root or a view of one): each other
+    recorded view of the root that shares its memory gets a history through the root's
+    new one, as PyTorch regenerates a view's grad_fn once its base has changed."""
+    v = getattr(self, "_view", None)
+    root = self if v is None else v[0]
+    views = getattr(root, "_views", None)
+    if not views or root.data.__class__ is not np.ndarray:
+        return
+    for w in list(views):
+        wv = getattr(w, "_view", None)
+        if w is self or wv is None or w.grad_fn is None \
+                or not np.may_share_memory(w.data, root.data):
+            continue
+        t = root
+        for op, attrs in wv[1]:
+            t = apply(op, t, **attrs)
+        w.grad_fn = t.grad_fn
+
+
 def check_target(self: Tensor, fn: str) -> None:
     """Refuse, before computing anything, an in-place write that `_inplace` would refuse
-    when recording: into a leaf that requires grad, or into a view of a tensor that
-    requires grad."""
+    when recording: into a leaf that requires grad, or into a view it cannot rebase."""
     if not (state.enabled and self.requires_grad):
         return
-    node = self.grad_fn
-    if node is None:
+    if self.grad_fn is None:
         raise RuntimeError(f"{fn}: a leaf tensor that requires grad (shape {self.shape}) is "
                            "being used in an in-place operation; wrap it in rg.no_grad() or "
                            "use the out-of-place op")
-    if getattr(node.op, "view", False):
-        raise RuntimeError(f"{fn}: a view (from '{node.name}', shape {self.shape}) of a tensor "
-                           "that requires grad is being modified in place; clone() it first")
+    view_rebase(self, fn)
 
 
 def write_into(self: Tensor, result: Tensor, fn: str) -> Tensor:
@@ -80,7 +163,7 @@ def inplace_form(name: str):
         out_of_place = getattr(type(self), name)
         if state.enabled and (self.requires_grad or _requires_grad(args, kwargs)):
             check_target(self, fn)
-            result = out_of_place(self.clone(), *args, **kwargs)
+            result = out_of_place(own_history(self).clone(), *args, **kwargs)
         else:
             result = out_of_place(self, *args, **kwargs)
         return write_into(self, result, fn)

@@ -318,7 +318,10 @@ def _diag_scatter(v, *, offset, axis1, axis2, shape):
 
 
 def _diagonal(x, *, offset, axis1, axis2):
-    return np.diagonal(x, offset, axis1, axis2)
+    d = np.diagonal(x, offset, axis1, axis2)
+    if d.__class__ is np.ndarray and x.flags.writeable:
+        d.flags.writeable = True  # a view to write through, as torch's (NumPy's is read-only)
+    return d
 
 
 diagonal = defop(
