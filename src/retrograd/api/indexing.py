@@ -498,7 +498,8 @@ def repeat(input, *sizes) -> Tensor:
     inter = tuple(v for s in shape for v in (1, s))
     big = tuple(v for r, s in zip(reps, shape) for v in (r, s))
     y = reshape(expand(reshape(x, inter), *big), tuple(r * s for r, s in zip(reps, shape)))
-    return y.clone() if all(r == 1 for r in reps) else y  # a copy, as in PyTorch
+    return y.clone()  # a copy, as PyTorch's: the reshape of the broadcast may be a view of
+    # x (repeats along a size-1 dim), and even when it copied it shares x's version counter
 
 
 def tile(input, dims) -> Tensor:
@@ -531,7 +532,7 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
             raise ShapeError(f"repeat_interleave(): repeats must be non-negative, got {r}")
         y = reshape(x, x.shape[:d + 1] + (1,) + x.shape[d + 1:])
         y = expand(y, *(x.shape[:d + 1] + (r,) + x.shape[d + 1:]))
-        out = reshape(y, x.shape[:d] + (n * r,) + x.shape[d + 1:])
+        out = reshape(y, x.shape[:d] + (n * r,) + x.shape[d + 1:]).clone()  # as repeat
     else:
         reps = _index_arg(repeats, "repeat_interleave", "repeats")
         if reps.ndim > 1 or reps.size not in (1, n):

@@ -48,6 +48,9 @@ class Parameter(Tensor):
         if requires_grad:
             self.requires_grad_(True)
 
+    def __setattr__(self, name: str, value) -> None:
+        _set_checked(self, name, value)
+
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
@@ -70,6 +73,21 @@ class Buffer(Tensor):
     def __init__(self, data=None, *, persistent: bool = True):
         Tensor.__init__(self, _shared_array(data))
         self.persistent = bool(persistent)
+
+    def __setattr__(self, name: str, value) -> None:
+        _set_checked(self, name, value)
+
+
+def _set_checked(t: Tensor, name: str, value) -> None:
+    """`param.data = tensor` (PyTorch's idiom for swapping a parameter's values) takes the
+    tensor's array; anything but a tensor or an array there is refused, so the parameter
+    never holds a non-array."""
+    if name == "data" and not (value.__class__ is np.ndarray or devices.is_device_array(value)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"a parameter's .data must be a Tensor or an array, got "
+                            f"{type(value).__name__}")
+        value = value.data
+    object.__setattr__(t, name, value)
 
 
 # The writes of the load_state_dict under way: (tensor, array, assign), made once all is checked.
