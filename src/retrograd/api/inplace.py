@@ -63,9 +63,12 @@ def view_rebase(self: Tensor, fn: str):
     leaf that requires grad, and views it cannot rebase (a bitcast, device arrays, while
     rg.jit traces or forward-mode tangents are live)."""
     v = getattr(self, "_view", None)
-    node = self.grad_fn
-    if v is None:
-        if node is not None and node.op.view:
+    if v is None:  # not made by a view op; refused where its node says it shares an input's
+        node = self.grad_fn  # memory (a custom Function returning its input, as torch);
+        src = node.inputs[0] if node is not None and node.op.view and node.inputs else None
+        if isinstance(src, Tensor) and not (  # a root rebased earlier ends in a reshape of
+                self.data.__class__ is np.ndarray and src.data.__class__ is np.ndarray  # a
+                and not np.may_share_memory(self.data, src.data)):  # copy: still a root
             _refuse_view(self, fn)
         return None
     root, chain = v
