@@ -75,7 +75,7 @@ def _binop(op, reflected=False, true_div=False):
                 other = _const(consts, other, dt) if c is None else c
             else:
                 if op is ops.pow and _is_bool_power(self, other, reflected):
-                    return self if other else apply(ops.ones_like, self)  # as in PyTorch
+                    return self.clone() if other else apply(ops.ones_like, self)  # as torch
                 self, other = _promote_pair(op, self, other, true_div)
         if is_pow and self.data.dtype.kind in "iu":
             # integers: negative exponents as PyTorch treats them (api.torch_names.pow)
@@ -159,9 +159,19 @@ def _is_bool(x) -> bool:
                                                and x.dtype == np.bool_)
 
 
+def _scaled(x, other, alpha):
+    """alpha * other in the dtype of the in-place result (PyTorch's add_(other, alpha=):
+    the product is not rounded to other's narrower dtype first)."""
+    if isinstance(other, Tensor):
+        rt = result_type(x, other)
+        if other.dtype != rt:
+            other = other.to(rt)
+    return other * alpha
+
+
 def _is_bool_power(x, y, reflected) -> bool:
-    """A tensor to the power of a Python bool (PyTorch: `x ** True` is x, `x ** False` ones
-    of x's dtype, bool tensors included)."""
+    """A tensor to the power of a Python bool (PyTorch: `x ** True` a copy of x, `x ** False`
+    ones of x's dtype, bool tensors included)."""
     return not reflected and isinstance(y, (bool, np.bool_))
 
 
@@ -472,10 +482,10 @@ class _Methods:
         return write_into(self, _half_with_number(op, src, number, False), name)
 
     def add_(self, other, alpha=1) -> Tensor:
-        return self._inplace(ops.add, other if alpha == 1 else other * alpha)
+        return self._inplace(ops.add, other if alpha == 1 else _scaled(self, other, alpha))
 
     def sub_(self, other, alpha=1) -> Tensor:
-        return self._inplace(ops.sub, other if alpha == 1 else other * alpha)
+        return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha))
 
     def mul_(self, other) -> Tensor:
         if self.data.dtype is _F16 and (other.__class__ is float or other.__class__ is int):

@@ -574,6 +574,11 @@ def unflatten(input, dim: int, sizes) -> Tensor:
 def movedim(input, source, destination) -> Tensor:
     """Dimensions `source` moved to positions `destination`, the others kept in order."""
     x = _t(input)
+    if x.ndim == 0 and all(d in (0, -1) for d in (
+            tuple(source) if isinstance(source, (tuple, list)) else (source,))
+            + (tuple(destination) if isinstance(destination, (tuple, list))
+               else (destination,))):
+        return apply(ops.reshape, x, shape=())  # PyTorch: dims 0 and -1 of a 0-d tensor
     src = _dim_list(source, x.ndim, "movedim")
     dst = _dim_list(destination, x.ndim, "movedim")
     if len(src) != len(dst):

@@ -64,6 +64,8 @@ def _floating(x: Tensor) -> Tensor:
 def swapaxes(a, axis1: int, axis2: int) -> Tensor:
     """`a` with two axes interchanged (a view-like transpose)."""
     x = _t(a)
+    if x.ndim == 0:
+        return transpose(x, axis1, axis2)  # dims 0 and -1 of a 0-d tensor, as PyTorch
     return transpose(x, _axis(axis1, x.ndim, "swapaxes", "axis1"),
                      _axis(axis2, x.ndim, "swapaxes", "axis2"))
 
@@ -442,10 +444,10 @@ def nansum(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
            dtype=None) -> Tensor:
     """The sum treating NaNs as zero (their gradient is zero)."""
     x = _t(input)
-    if dtype is not None:
-        x = x.to(dtype)
     d = _dims(dim, axis, x.ndim, "nansum")
     clean = where(isnan(x), 0.0, x) if x.data.dtype.kind in "fc" else x
+    if dtype is not None:  # after the NaNs are dropped (an int cast would keep them)
+        clean = clean.to(dtype)
     return _sum(clean, d, _keep(keepdim, keepdims))
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .. import ops
 from ..dtypes import get_default_dtype
 from ..engine import apply
+from ..grad_mode import state
 from ..ops.elementwise import _real_only
 from ..tensor import Tensor
 from ._args import _count, _dims, _keep, _t
@@ -98,7 +99,18 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None
     else:
         sq = centred * centred
     ss = apply(ops.sum, sq, axis=ax, keepdims=_keep(keepdim, keepdims))
-    return ss / builtins.max(n - corr, 0)
+    out = ss / builtins.max(n - corr, 0)
+    if x.data.dtype in _WIDER and state.tracer is None and out.data.__class__ is np.ndarray \
+            and not np.isfinite(out.data).all() and np.isfinite(x.data).all():
+        # squares of finite float32 values overflowed (|x| ~ 1e20 and up): PyTorch
+        # accumulates in double, so do it again there
+        wide = var(x.to(_WIDER[x.data.dtype]), dim, keepdim=keepdim, correction=corr,
+                   axis=axis, keepdims=keepdims)
+        return wide.to(x.dtype)
+    return out
+
+
+_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}
 
 
 @float16_in_float32("x")
@@ -109,6 +121,13 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None
     _no_out(out, "std")
     v = var(x, dim, unbiased, keepdim, correction=correction, ddof=ddof, axis=axis,
             keepdims=keepdims, dtype=dtype)
+    xt = _t(x)
+    if dtype is None and xt.data.dtype in _WIDER and state.tracer is None \
+            and v.data.__class__ is np.ndarray and not np.isfinite(v.data).all() \
+            and np.isfinite(xt.data).all():  # a variance past float32's range: its root
+        return std(xt.to(_WIDER[xt.data.dtype]), dim, unbiased, keepdim,  # may fit (as
+                   correction=correction, ddof=ddof, axis=axis,          # torch's double
+                   keepdims=keepdims).to(xt.dtype)                       # accumulation)
     zero = v == 0
     return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 

@@ -66,6 +66,8 @@ def transpose(x, dim0=None, dim1=None) -> Tensor:
         return apply(ops.permute, x, axes=tuple(reversed(range(x.ndim))))
     if dim0 is None or dim1 is None:
         raise TypeError("transpose() takes both dim0 and dim1, or neither")
+    if x.ndim == 0 and dim0 in (0, -1) and dim1 in (0, -1):  # PyTorch: a 0-d tensor
+        return apply(ops.reshape, x, shape=())                # takes dims 0 and -1
     axes = list(range(x.ndim))
     d0, d1 = _dims(dim0, None, x.ndim, "transpose"), _dims(dim1, None, x.ndim, "transpose")
     axes[d0], axes[d1] = axes[d1], axes[d0]

@@ -77,8 +77,9 @@ cabs = defop("cabs", np.abs, (_cabs_vjp,), (_cabs_jvp,), save_out=True, fresh=Tr
 
 
 def _angle(x):
-    a = np.angle(x)
-    return a.astype(x.dtype) if x.dtype.kind == "f" else a
+    if x.dtype.kind == "f":  # PyTorch: pi where x < 0, else 0 (-0.0 too), NaN kept
+        return np.where(x < 0, np.pi, np.where(x == x, 0.0, x)).astype(x.dtype)
+    return np.angle(x)
 
 
 def _angle_vjp(m, g, out, z):

@@ -203,6 +203,8 @@ logsumexp = defop(
 
 
 def _softmax(x, *, axis):
+    if x.size == 0:  # nothing to normalise (NumPy's max of an empty axis raises)
+        return x.copy()
     e = np.exp(x - np.max(x.real, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -216,6 +218,8 @@ softmax = defop(
 
 
 def _log_softmax(x, *, axis):
+    if x.size == 0:
+        return x.copy()
     s = x - np.max(x.real, axis=axis, keepdims=True)
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 

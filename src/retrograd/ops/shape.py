@@ -184,7 +184,8 @@ scatter = defop(
 
 
 def _setitem(x, v, *, idx):
-    y = x.copy()
+    y = np.array(x) if isinstance(x, np.generic) else x.copy()  # a 0-d cotangent may be a
+    # NumPy scalar, which takes no item assignment
     y[idx] = v
     return y
 
