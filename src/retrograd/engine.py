@@ -168,13 +168,17 @@ def apply(op, *inputs, **attrs):
     if op.view and isinstance(inputs[0], T):
         p = inputs[0]
         t._vc = p._cell()
-        v = getattr(p, "_view", None)
+        v = p._view if p.__class__ is T else getattr(p, "_view", None)
         t._view = v = (p, ((op, attrs),)) if v is None else (v[0], v[1] + ((op, attrs),))
-        if t.grad_fn is not None:  # recorded: remade after an in-place write to its root
-            views = getattr(v[0], "_views", None)
-            if views is None:
-                views = v[0]._views = weakref.WeakSet()
-            views.add(t)
+        root = v[0]
+        if t.grad_fn is not None and root.grad_fn is not None:  # recorded, of a non-leaf
+            views = getattr(root, "_views", None)  # (a leaf's are never rebased): remade
+            if views is None:                      # after an in-place write to the root
+                root._views = [weakref.ref(t)]
+            else:
+                views.append(weakref.ref(t))
+                if len(views) & 63 == 0:  # now and then, drop the dead ones
+                    views[:] = [r for r in views if r() is not None]
     if st.tracer is not None:
         st.tracer.record(op, inputs, attrs, t)
     if st.forward is not None:
@@ -200,7 +204,7 @@ def apply1(op, x):
         out = as_result(out)
     t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
     t.data = out
-    t._grad = t._vc = t._hooks = t._fw = None
+    t._grad = t._vc = t._hooks = t._fw = t._view = t._views = None
     st = state
     if x.requires_grad and st.enabled:  # _record, unrolled for one input
         node = _new(Node)
@@ -264,7 +268,7 @@ def apply2(op, x, y):
         out = as_result(out)
     t = _new(Tensor)  # _wrap(out), unrolled (its other two slots are set below)
     t.data = out
-    t._grad = t._vc = t._hooks = t._fw = None
+    t._grad = t._vc = t._hooks = t._fw = t._view = t._views = None
     st = state
     if (xr or yr) and st.enabled:  # _record, unrolled for two inputs
         node = _new(Node)

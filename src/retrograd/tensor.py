@@ -83,11 +83,12 @@ class Tensor:
 
     __slots__ = ("data", "_grad", "grad_fn", "requires_grad", "_vc", "_hooks", "_fw",
                  "_view", "_views", "__weakref__")
-    # Set only where used (read with getattr(t, name, None)): _view, on a view op's output,
+    # None on most tensors (read with getattr(t, name, None), as a copy or a subclass may
+    # leave them unset): _view, on a view op's output,
     # the root tensor it views and the view ops from there, ((op, attrs), ...), so an
-    # in-place write into the view can rebase the root's history; _views, on a root, a
-    # WeakSet of its recorded views, whose histories a write into the root (or into one
-    # of them) makes anew (`api.inplace`)
+    # in-place write into the view can rebase the root's history; _views, on a non-leaf
+    # root, weak references to its recorded views, whose histories a write into the root
+    # (or into one of them) makes anew (`api.inplace`)
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
 
@@ -115,6 +116,7 @@ class Tensor:
         self._vc = None
         self._hooks = None
         self._fw = None  # forward-mode tangents: {level: tangent Tensor} (forward.py)
+        self._view = self._views = None
         if requires_grad:
             self.requires_grad_(True)
         if source is not None and source._fw is not None and state.forward is not None:
@@ -147,6 +149,7 @@ class Tensor:
         t._vc = None
         t._hooks = None
         t._fw = None
+        t._view = t._views = None
         return t
 
     def _cell(self) -> list:

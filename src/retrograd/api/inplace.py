@@ -117,9 +117,10 @@ def remake_views(self: Tensor) -> None:
     views = getattr(root, "_views", None)
     if not views or root.data.__class__ is not np.ndarray:
         return
-    for w in list(views):
+    for ref in list(views):
+        w = ref()
         wv = getattr(w, "_view", None)
-        if w is self or wv is None or w.grad_fn is None \
+        if w is None or w is self or wv is None or w.grad_fn is None \
                 or not np.may_share_memory(w.data, root.data):
             continue
         t = root
