@@ -5,6 +5,8 @@ existing `.grad` object (a reference held to it sees the sum). Each against torc
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -71,3 +73,49 @@ def test_backward_accumulates_into_the_same_grad_object():
         res.append((g.numpy().copy(), seed.numpy().copy(), v.grad.numpy().copy()))
     for a, b in zip(res[1], res[0]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_old_alpha_first_add_and_sub():
+    res = []
+    for m in (torch, rg):  # (torch warns once a process)
+        x, g = m.ones(3), m.full((3,), 2.0)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            x.add_(-0.1, g)
+            x.sub_(0.5, g)
+        assert m is torch or len(seen) == 2
+        res.append(x.numpy())
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-6)
+
+
+def test_grad_fn_name_is_callable():
+    w = rg.ones(2, requires_grad=True)
+    y = (w * 2).sum()
+    assert y.grad_fn.name() == y.grad_fn.name == "sum"
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert acc.name() == "AccumulateGrad"
+
+
+def test_expand_that_repeats_nothing_is_writable():
+    res = []
+    for m in (torch, rg):
+        x = m.arange(3.0)
+        x.expand(1, 3).mul_(2)
+        z = m.tensor(2.0).expand(1)
+        z.add_(1)
+        res.append(np.concatenate([x.numpy(), z.numpy()]))
+    np.testing.assert_array_equal(res[1], res[0])
+    with pytest.raises(RuntimeError, match="read-only"):
+        rg.zeros(1, 3).expand(2, 3).add_(1)
+
+
+def test_sdpa_kernel_selects_nothing_that_changes_results():
+    from retrograd.nn.attention import SDPBackend, sdpa_kernel
+    q = rg.randn(1, 2, 4, 8)
+    ref = rg.nn.functional.scaled_dot_product_attention(q, q, q)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+        out = rg.nn.functional.scaled_dot_product_attention(q, q, q)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+    with pytest.raises(TypeError):
+        with sdpa_kernel("math"):
+            pass

@@ -82,7 +82,7 @@ class Node:
 
     @property
     def name(self) -> str:
-        return self.op.name
+        return _Name(self.op.name)
 
     @property
     def next_functions(self) -> tuple:
@@ -107,12 +107,21 @@ class Node:
         return f"<{self.op.name}>"
 
 
+class _Name(str):
+    """A node's name: a string, and callable as PyTorch's `grad_fn.name()`."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 class AccumulateGrad:
     """What `next_functions` shows for a leaf that requires grad (`.variable` is the leaf),
     as PyTorch's node that accumulates into `.grad`."""
 
     __slots__ = ("variable",)
-    name = "AccumulateGrad"
+    name = _Name("AccumulateGrad")
     next_functions = ()
 
     def __init__(self, variable) -> None:

@@ -159,6 +159,18 @@ def _is_bool(x) -> bool:
                                                and x.dtype == np.bool_)
 
 
+def _old_alpha_form(other, alpha, name: str) -> tuple:
+    """(other, alpha), reading PyTorch's deprecated `x.add_(alpha_number, other_tensor)`
+    (old tutorials' `p.data.add_(-lr, p.grad)`) with its warning."""
+    if isinstance(alpha, Tensor) and isinstance(other, (int, float)) \
+            and not isinstance(other, bool):
+        warnings.warn(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor "
+                      f"other); use {name}(Tensor other, *, Number alpha)", UserWarning,
+                      stacklevel=3)
+        return alpha, other
+    return other, alpha
+
+
 def _scaled(x, other, alpha):
     """alpha * other in the dtype of the in-place result (PyTorch's add_(other, alpha=):
     the product is not rounded to other's narrower dtype first)."""
@@ -482,9 +494,11 @@ class _Methods:
         return write_into(self, _half_with_number(op, src, number, False), name)
 
     def add_(self, other, alpha=1) -> Tensor:
+        other, alpha = _old_alpha_form(other, alpha, "add_")
         return self._inplace(ops.add, other if alpha == 1 else _scaled(self, other, alpha))
 
     def sub_(self, other, alpha=1) -> Tensor:
+        other, alpha = _old_alpha_form(other, alpha, "sub_")
         return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha))
 
     def mul_(self, other) -> Tensor:

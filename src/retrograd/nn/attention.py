@@ -1,0 +1,33 @@
+"""`torch.nn.attention`'s kernel selection, for code that chooses one: retrograd has one
+implementation of `scaled_dot_product_attention` (the math one, with its compiled
+kernels where they apply), so a choice of backend changes no result."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["SDPBackend", "sdpa_kernel"]
+
+
+class SDPBackend(enum.IntEnum):
+    """PyTorch's attention backends, by its names and numbers."""
+
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+@contextmanager
+def sdpa_kernel(backends, set_priority: bool = False) -> Iterator[None]:
+    """Run the block with `backends` (one `SDPBackend` or a list) allowed, as torch's
+    context manager; retrograd's one implementation computes what each would."""
+    chosen = list(backends) if isinstance(backends, (list, tuple, set)) else [backends]
+    for b in chosen:
+        if not isinstance(b, SDPBackend):
+            raise TypeError(f"sdpa_kernel: backends must be SDPBackend members, got {b!r}")
+    yield
