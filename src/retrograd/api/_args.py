@@ -80,6 +80,15 @@ def _dims(dim, axis, ndim, name):
     return out[0] if isinstance(d, (int, np.integer)) else tuple(out)
 
 
+def broadcasts_into(shape, target) -> bool:
+    """Whether `shape` broadcasts to `target` without enlarging it (a bias, a mask or an
+    addend that must fit the result it joins)."""
+    try:
+        return np.broadcast_shapes(tuple(shape), tuple(target)) == tuple(target)
+    except ValueError:
+        return False
+
+
 def _keep(keepdim, keepdims):
     return bool(keepdims) if keepdims is not None else bool(keepdim)
 

@@ -18,7 +18,7 @@ from ..devices import namespace_of
 from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from ._args import _t
+from ._args import _t, broadcasts_into
 from ._errors import MixedDtypeError
 from .elementwise import where
 from .linalg import matmul
@@ -87,11 +87,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     mask = dead = None
     if attn_mask is not None:
         mask = _t(attn_mask)
-        try:
-            ok = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
-        except ValueError:
-            ok = False
-        if not ok:
+        if not broadcasts_into(mask.shape, scores_shape):
             raise ArgumentError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast to the "
                                 f"attention scores' shape {scores_shape} (..., L, S)")
         if mask.dtype != np.bool_ and mask.dtype.kind != "f":

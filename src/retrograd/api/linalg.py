@@ -11,7 +11,7 @@ from ..grad_mode import state as _state
 from ..ops.linalg import _einsum_parse
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from ._args import _t, promote
+from ._args import _t, broadcasts_into, promote
 from ._errors import ShapeError
 
 
@@ -191,11 +191,7 @@ def _scaled_sum(name: str, input: Tensor, product: Tensor, beta, alpha) -> Tenso
     the other way). With beta == 0 the input's values are ignored (a nan or inf in it does
     not propagate) and its gradient is zero, as in PyTorch."""
     shape = product.shape
-    try:
-        ok = np.broadcast_shapes(input.shape, shape) == shape
-    except ValueError:
-        ok = False
-    if not ok:
+    if not broadcasts_into(input.shape, shape):
         raise RuntimeError(f"{name}(): input of shape {input.shape} cannot be broadcast to the "
                            f"product's shape {shape}")
     dt = product.data.dtype

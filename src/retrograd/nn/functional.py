@@ -15,6 +15,7 @@ import numpy as np
 from .. import api as _f
 from .. import ops
 from .._values import every_value
+from ..api._args import broadcasts_into
 from ..api._errors import MixedDtypeError, ShapeError
 from ..api.activations import (
     _implicit_dim,
@@ -122,11 +123,7 @@ def linear(input, weight, bias=None) -> Tensor:
         return _f.matmul(x, w)
     if bias is not None and bias.shape != (w.shape[0],):
         out = x.shape[:-1] + (w.shape[0],)  # PyTorch adds any bias that broadcasts to the
-        try:                                # output without enlarging it
-            ok = np.broadcast_shapes(bias.shape, out) == out
-        except ValueError:
-            ok = False
-        if not ok:
+        if not broadcasts_into(bias.shape, out):  # output without enlarging it
             raise ShapeError(f"linear: bias of shape {bias.shape} does not broadcast to the "
                              f"output's shape {out} (expected ({w.shape[0]},))")
         return apply(ops.linear, x, w, None) + bias
