@@ -21,6 +21,8 @@ from .api import norms as _norms
 from .api._args import promote
 from .api._errors import DtypeError, check_broadcast
 from .api.inplace import remake_views as _remake_views
+from .api.inplace import snapshot as _snapshot
+from .api.inplace import through as _through
 from .api.inplace import view_rebase as _view_rebase
 from .dtypes import (
     _UnsupportedDtype,
@@ -431,12 +433,8 @@ class _Methods:
             state.forward.check_inplace(self, other, op)
         if recording:
             if rebase is not None:  # self's old value, as a view of its root's old history
-                root = Tensor._wrap(rebase[0].data)  # (own version cell: the write below
-                root.grad_fn, root.requires_grad = rebase[0].grad_fn, rebase[0].requires_grad
-                root._vc = [0]  # (set here: _cell() would take over the node's output check)
-                old = root                           # does not make these views stale)
-                for vop, vattrs in rebase[1]:
-                    old = apply(vop, old, **vattrs)
+                root = _snapshot(rebase[0])
+                old = _through(root, rebase[1])
                 if _reads_old(op, other):
                     held = Tensor._wrap(self.data.copy())
                     held.grad_fn, held.requires_grad = old.grad_fn, old.requires_grad
@@ -577,10 +575,7 @@ def _rebase_root(rebase, root, result):
                       apply(ops.reshape, result, shape=(-1,)), idx=flat)
     new_root = apply(ops.reshape, scattered, shape=base.shape)
     base.grad_fn, base.requires_grad = new_root.grad_fn, True
-    view = base
-    for vop, vattrs in chain:
-        view = apply(vop, view, **vattrs)
-    return view.grad_fn
+    return _through(base, chain).grad_fn
 
 
 def _reads_old(op, other) -> bool:

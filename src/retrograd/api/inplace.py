@@ -91,21 +91,32 @@ def view_rebase(self: Tensor, fn: str):
     return root, chain, np.ascontiguousarray(idx).reshape(-1)
 
 
+def snapshot(root: Tensor) -> Tensor:
+    """`root`'s values and history with a version counter of its own, so that a write into
+    root's memory does not make the views taken from it stale (set here: through
+    `_cell()` it would take over the node's output check)."""
+    t = Tensor._wrap(root.data)
+    t.grad_fn, t.requires_grad = root.grad_fn, root.requires_grad
+    t._vc = [0]
+    return t
+
+
+def through(t: Tensor, chain) -> Tensor:
+    """The view ops of `chain` ((op, attrs), ...) applied to t, recorded."""
+    for op, attrs in chain:
+        t = apply(op, t, **attrs)
+    return t
+
+
 def own_history(self: Tensor) -> Tensor:
     """self's value and history, where self is a view reached through a snapshot of its
-    root's history with a version counter of its own: what an in-place write into self
-    reads as its old value, which the write must not make stale."""
+    root: what an in-place write into self reads as its old value, which the write must
+    not make stale."""
     v = getattr(self, "_view", None)
     if v is None or not (self.data.__class__ is np.ndarray
                          and np.may_share_memory(self.data, v[0].data)):
         return self
-    root = Tensor._wrap(v[0].data)
-    root.grad_fn, root.requires_grad = v[0].grad_fn, v[0].requires_grad
-    root._vc = [0]  # its own counter (through _cell() it would take over the node's check)
-    t = root
-    for op, attrs in v[1]:
-        t = apply(op, t, **attrs)
-    return t
+    return through(snapshot(v[0]), v[1])
 
 
 def remake_views(self: Tensor) -> None:
@@ -123,10 +134,7 @@ def remake_views(self: Tensor) -> None:
         if w is None or w is self or wv is None or w.grad_fn is None \
                 or not np.may_share_memory(w.data, root.data):
             continue
-        t = root
-        for op, attrs in wv[1]:
-            t = apply(op, t, **attrs)
-        w.grad_fn = t.grad_fn
+        w.grad_fn = through(root, wv[1]).grad_fn
 
 
 def check_target(self: Tensor, fn: str) -> None:
