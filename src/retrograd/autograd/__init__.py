@@ -6,7 +6,10 @@ switches, `gradcheck`, and the legacy `Variable`.
 
 from __future__ import annotations
 
+import sys
+
 from .. import engine
+from .. import gradcheck as _gradcheck_module
 from ..api.modes import inference_mode, set_grad_enabled
 from ..grad_mode import detect_anomaly, enable_grad, no_grad, state
 from ..gradcheck import gradcheck, gradgradcheck
@@ -18,6 +21,11 @@ __all__ = ["grad", "Function", "FunctionCtx", "detect_anomaly", "no_grad", "enab
            "backward", "set_detect_anomaly", "set_grad_enabled", "inference_mode",
            "gradcheck", "gradgradcheck", "Variable", "functional", "forward_ad", "graph",
            "grad_mode", "function", "profiler"]
+
+
+# `from torch.autograd.gradcheck import gradcheck`: the module under torch's dotted name
+# (the attribute `autograd.gradcheck` stays the function, as in torch)
+sys.modules.setdefault(__name__ + ".gradcheck", _gradcheck_module)
 
 
 def _tensors(x, what: str) -> list:

@@ -1,0 +1,73 @@
+"""PyTorch's import spellings that ported code uses, each importing retrograd's
+counterpart: `torch.cpu` (and `torch.cpu.amp`), `torch.types`, `torch.nn.common_types`,
+`torch.autograd.gradcheck` as a module, and `torch.GradScaler`."""
+
+import importlib
+import warnings
+
+import pytest
+import torch
+import torch.cpu
+import torch.nn.common_types
+
+import retrograd as rg
+
+IMPORTS = [
+    ("autograd.gradcheck", "gradcheck"), ("autograd.gradcheck", "gradgradcheck"),
+    ("cpu.amp", "autocast"), ("cpu.amp", "GradScaler"), ("types", "Number"),
+    ("types", "Device"), ("nn.common_types", "_size_2_t"), ("nn.common_types", "_ratio_any_t"),
+    ("nn.parameter", "Parameter"), ("optim.optimizer", "Optimizer"),
+    ("utils.data.dataloader", "default_collate"), ("autograd.function", "once_differentiable"),
+]
+
+
+@pytest.mark.parametrize(("module", "name"), IMPORTS)
+def test_torch_import_spelling_imports(module, name):
+    getattr(importlib.import_module("torch." + module), name)  # the spelling is torch's
+    assert getattr(importlib.import_module("retrograd." + module), name) is not None
+
+
+def test_autograd_gradcheck_stays_the_function():
+    from retrograd.autograd.gradcheck import gradcheck
+    assert rg.autograd.gradcheck is gradcheck is rg.gradcheck
+    x = rg.tensor([0.3, -1.2], dtype=rg.float64, requires_grad=True)
+    assert gradcheck(lambda t: (t * t).sin(), (x,))
+
+
+def test_common_types_names_match_torch():
+    def aliases(m):
+        return {n for n in dir(m) if n.startswith(("_size", "_ratio"))}
+    want, got = aliases(torch.nn.common_types), aliases(rg.nn.common_types)
+    assert got == want
+
+
+def test_cpu_device_queries_match_torch():
+    for name in ("is_available", "device_count", "current_device", "is_initialized"):
+        assert getattr(rg.cpu, name)() == getattr(torch.cpu, name)(), name
+    rg.cpu.synchronize()
+    rg.cpu.set_device("cpu")
+    with rg.cpu.stream(rg.cpu.current_stream()):
+        assert rg.cpu.Event().query() and rg.cpu.current_stream().query()
+
+
+def test_cpu_grad_scaler_state_matches_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        want = torch.cpu.amp.GradScaler(init_scale=128.0, growth_interval=7)
+    got = rg.cpu.amp.GradScaler(init_scale=128.0, growth_interval=7)
+    assert got.state_dict() == want.state_dict()
+    assert got.is_enabled() == want.is_enabled()
+    assert rg.GradScaler is rg.amp.GradScaler
+
+
+def test_cpu_autocast_disabled_is_silent_and_enabled_warns_and_disables():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with rg.cpu.amp.autocast(enabled=False):
+            y = rg.ones(2, dtype=rg.float32) * 2
+    assert y.dtype == rg.float32
+    with pytest.warns(UserWarning, match="Disabling autocast"):
+        ctx = rg.cpu.amp.autocast()
+    with ctx:
+        y = rg.ones(2, dtype=rg.float32) @ rg.ones(2, dtype=rg.float32)
+    assert y.dtype == rg.float32 and not rg.is_autocast_enabled()
