@@ -71,3 +71,36 @@ def test_cpu_autocast_disabled_is_silent_and_enabled_warns_and_disables():
     with ctx:
         y = rg.ones(2, dtype=rg.float32) @ rg.ones(2, dtype=rg.float32)
     assert y.dtype == rg.float32 and not rg.is_autocast_enabled()
+
+
+def test_compiler_names_leave_functions_unchanged():
+    def f(x):
+        return x * 2
+    for name in ("is_compiling", "is_dynamo_compiling", "is_exporting"):
+        assert getattr(rg.compiler, name)() is getattr(torch.compiler, name)() is False
+    assert rg.compiler.disable(f) is f and rg.compiler.disable()(f) is f
+    assert rg.compiler.disable(f, recursive=False) is f
+    assert rg.compiler.allow_in_graph(f) is f and rg.compiler.assume_constant_result(f) is f
+    assert rg.compiler.compile(f) is f
+    with rg.compiler.set_stance("force_eager"):
+        assert rg.compiler.set_stance("default")(f) is f
+    rg.compiler.reset()
+    rg.compiler.cudagraph_mark_step_begin()
+
+
+def test_functionalize_keeps_results_and_input_mutations():
+    def f(x):
+        y = x * 2
+        y.add_(1)
+        x.mul_(3)
+        return y
+
+    xs = rg.tensor([1.0, -2.0])
+    tx = torch.tensor([1.0, -2.0])
+    got, want = rg.func.functionalize(f)(xs), torch.func.functionalize(f)(tx)
+    assert got.tolist() == want.tolist() and xs.tolist() == tx.tolist()
+    x = rg.tensor([0.5, 2.0], dtype=rg.float64)
+    g = rg.func.grad(lambda t: rg.func.functionalize(f)(t.clone()).sum())(x)
+    assert g.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="remove"):
+        rg.func.functionalize(f, remove="views")

@@ -444,7 +444,7 @@ from .tensor import Tensor
 from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
 from . import amp  # noqa: I001  (rg.amp: autocast refuses when enabled, GradScaler)
 from .amp import GradScaler, autocast, is_autocast_enabled  # noqa: I001
-from . import cpu, types  # noqa: I001  (rg.cpu, rg.types: torch.cpu's and torch.types' names)
+from . import compiler, cpu, types  # noqa: I001  (torch.compiler's, torch.cpu's, torch.types')
 from . import accelerator  # noqa: I001  (rg.accelerator: device-agnostic; asks rg.cuda)
 from . import backends  # noqa: I001  (rg.backends.cudnn/mps/cuda: settings)
 from . import onnx  # noqa: I001  (rg.onnx: importable; export refuses)

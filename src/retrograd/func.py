@@ -48,7 +48,7 @@ from .tensor import Tensor
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "vmap",
            "grad_and_value", "linearize", "functional_call", "stack_module_state",
-           "replace_all_batch_norm_modules_"]
+           "replace_all_batch_norm_modules_", "functionalize"]
 
 _depth = [0]  # transforms whose function is running: results must stay differentiable
 _internal: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # leaves made by _fresh
@@ -855,3 +855,15 @@ def replace_all_batch_norm_modules_(root):
             m.num_batches_tracked = None
             m.track_running_stats = False
     return root
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """`torch.func.functionalize`: `func` with the same results and the same effect on its
+    inputs. torch rewrites in-place ops out of place for its compilers; retrograd's
+    transforms already take functions that mutate, so `func` is returned as it is."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise ArgumentError("functionalize(f, remove='mutations'): we only support 'mutations' "
+                            f"and 'mutations_and_views', but got {remove!r}")
+    if not callable(func):
+        raise TypeError(f"functionalize(): func must be callable, got {type(func).__name__}")
+    return func
