@@ -80,6 +80,25 @@ def _dims(dim, axis, ndim, name):
     return out[0] if isinstance(d, (int, np.integer)) else tuple(out)
 
 
+def dim_alias(dim, axis, name: str, default=None):
+    """`dim`, or NumPy's `axis` where that was passed instead (PyTorch takes either name
+    for every `dim`); both at once is refused. `default` is `dim`'s own default."""
+    if axis is None:
+        return dim
+    if dim is not default and dim != default:
+        raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
+    return axis
+
+
+def keepdim_alias(keepdim, keepdims, name: str):
+    """`keepdim`, or NumPy's `keepdims` where that was passed instead."""
+    if keepdims is None:
+        return keepdim
+    if keepdim:
+        raise TypeError(f"{name}() got both 'keepdim' and 'keepdims'; pass one of them")
+    return keepdims
+
+
 def broadcasts_into(shape, target) -> bool:
     """Whether `shape` broadcasts to `target` without enlarging it (a bias, a mask or an
     addend that must fit the result it joins)."""

@@ -18,7 +18,7 @@ from .. import ops
 from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from ._args import _dims, _t
+from ._args import _dims, _t, dim_alias, keepdim_alias
 from .quantiles import _shared
 from .shape import reshape
 
@@ -62,19 +62,22 @@ def _cum(op, input, dim, dtype, fn, **attrs) -> Tensor:
     return reshape(out, ()) if zero_d else out
 
 
-def cumsum(input, dim: int | None = None, *, dtype=None) -> Tensor:
+def cumsum(input, dim: int | None = None, *, dtype=None, axis=None) -> Tensor:
     """Running sums along `dim`."""
+    dim = dim_alias(dim, axis, "cumsum")
     return _cum(ops.cumsum, input, dim, dtype, "cumsum")
 
 
-def cumprod(input, dim: int | None = None, *, dtype=None) -> Tensor:
+def cumprod(input, dim: int | None = None, *, dtype=None, axis=None) -> Tensor:
     """Running products along `dim`; the gradient never divides by an entry, so it is right
     where entries are zero."""
+    dim = dim_alias(dim, axis, "cumprod")
     return _cum(ops.cumprod, input, dim, dtype, "cumprod")
 
 
-def logcumsumexp(input, dim: int | None = None) -> Tensor:
+def logcumsumexp(input, dim: int | None = None, *, axis=None) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, without overflow."""
+    dim = dim_alias(dim, axis, "logcumsumexp")
     _float_only(_t(input), "logcumsumexp")
     return _cum(ops.logcumsumexp, input, dim, None, "logcumsumexp")
 
@@ -88,14 +91,22 @@ def _cum_extreme(input, dim, largest, fn):
     return getattr(return_types, fn)(vals, idx)
 
 
-def cummax(input, dim: int):
+def _required_dim(dim, axis, fn: str):
+    """The dim of a function that needs one (`dim` or NumPy's `axis`)."""
+    dim = dim_alias(dim, axis, fn)
+    if dim is None:
+        raise TypeError(f"{fn}() missing required argument 'dim' (an int)")
+    return dim
+
+
+def cummax(input, dim: int | None = None, *, axis=None):
     """Running maximum along `dim` and where it was attained (the latest on ties)."""
-    return _cum_extreme(input, dim, True, "cummax")
+    return _cum_extreme(input, _required_dim(dim, axis, "cummax"), True, "cummax")
 
 
-def cummin(input, dim: int):
+def cummin(input, dim: int | None = None, *, axis=None):
     """Running minimum along `dim` and where it was attained (the latest on ties)."""
-    return _cum_extreme(input, dim, False, "cummin")
+    return _cum_extreme(input, _required_dim(dim, axis, "cummin"), False, "cummin")
 
 
 def _check_sortable(x: Tensor, fn: str) -> None:
@@ -103,16 +114,19 @@ def _check_sortable(x: Tensor, fn: str) -> None:
         raise TypeError(f"{fn}(): complex tensors have no order")
 
 
-def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = False,
+            axis=None) -> Tensor:
     """Indices that sort `input` along `dim` (stably)."""
+    dim = dim_alias(dim, axis, "argsort", -1)
     x, ax, zero_d = _prepare(input, dim, "argsort")
     _check_sortable(x, "argsort")
     idx = apply(ops.argsort, x, axis=ax, descending=bool(descending))
     return reshape(idx, ()) if zero_d else idx
 
 
-def sort(input, dim: int = -1, descending: bool = False, *, stable: bool = False):
+def sort(input, dim: int = -1, descending: bool = False, *, stable: bool = False, axis=None):
     """(values, indices) sorted along `dim`; equal entries keep their order."""
+    dim = dim_alias(dim, axis, "sort", -1)
     x, ax, zero_d = _prepare(input, dim, "sort")
     _check_sortable(x, "sort")
     idx = apply(ops.argsort, x, axis=ax, descending=bool(descending))
@@ -131,8 +145,10 @@ def _take(idx: Tensor, ax: int, start: int, stop: int) -> Tensor:
     return idx[(Ellipsis, slice(start, stop)) + (slice(None),) * (-ax - 1)]
 
 
-def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,  # noqa: A002
+         *, axis=None):
     """The `k` largest (or smallest) entries along `dim` and their indices, in order."""
+    dim = dim_alias(dim, axis, "topk", -1)
     x, ax, zero_d = _prepare(input, dim, "topk")
     _check_sortable(x, "topk")
     n = x.shape[ax]
@@ -158,8 +174,10 @@ def _reduced(vals, idx, ax, keepdim, zero_d, kind):
     return getattr(return_types, kind)(vals, idx)
 
 
-def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, axis=None, keepdims=None):
     """The `k`-th smallest entry (1-based) along `dim` and its index."""
+    dim = dim_alias(dim, axis, "kthvalue", -1)
+    keepdim = keepdim_alias(keepdim, keepdims, "kthvalue")
     x, ax, zero_d = _prepare(input, dim, "kthvalue")
     _check_sortable(x, "kthvalue")
     n = x.shape[ax]
@@ -170,10 +188,12 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "kthvalue")
 
 
-def median(input, dim: int | None = None, keepdim: bool = False):
+def median(input, dim: int | None = None, keepdim: bool = False, *, axis=None, keepdims=None):
     """The lower median (of an even count, the smaller middle entry): with no `dim`, of all
     entries (a value, whose gradient entries equal to it share, as in PyTorch); along `dim`,
     (values, indices). NaN is the median of a row holding one."""
+    dim = dim_alias(dim, axis, "median")
+    keepdim = keepdim_alias(keepdim, keepdims, "median")
     x = _t(input)
     _check_sortable(x, "median")
     if dim is None:
@@ -193,9 +213,11 @@ def median(input, dim: int | None = None, keepdim: bool = False):
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "median")
 
 
-def mode(input, dim: int = -1, keepdim: bool = False):
+def mode(input, dim: int = -1, keepdim: bool = False, *, axis=None, keepdims=None):
     """The most frequent entry along `dim` (the smallest of equally frequent ones) and the
     index of its last occurrence."""
+    dim = dim_alias(dim, axis, "mode", -1)
+    keepdim = keepdim_alias(keepdim, keepdims, "mode")
     x, ax, zero_d = _prepare(input, dim, "mode")
     _check_sortable(x, "mode")
     if x.shape[ax] == 0:

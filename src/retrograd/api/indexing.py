@@ -20,7 +20,7 @@ from .._values import every_value, jit_error, jit_error_type, refuse, refuse_bat
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
-from ._args import _dims, _t
+from ._args import _dims, _t, dim_alias
 from ._errors import DtypeError, ShapeError, scalar_as
 from ._fresh import fresh
 from .elementwise import where
@@ -626,8 +626,9 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return tuple(x[(slice(None),) * d + (slice(i, i + size),)] for i in range(0, n, size))
 
 
-def unbind(input, dim: int = 0) -> tuple:
+def unbind(input, dim: int = 0, *, axis=None) -> tuple:
     """The slices along `dim`, each without that dimension."""
+    dim = dim_alias(dim, axis, "unbind", 0)
     x = _t(input)
     if x.ndim == 0:
         raise ShapeError("unbind(): input must have at least one dimension")

@@ -20,7 +20,7 @@ from .._values import batched
 from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
-from ._args import _dims, _t
+from ._args import _dims, _t, dim_alias, keepdim_alias
 from ._errors import ArgumentError, DtypeError, MixedDtypeError, ShapeError
 from ._fresh import fresh
 from ._opmath import HALF, float16_in_float32
@@ -290,19 +290,24 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
 
 
 @float16_in_float32("input")
-def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+             axis=None, keepdims=None) -> tuple:
     """(var, mean) over `dim`, as `torch.var_mean` (Bessel's correction by default; its
     positional overloads: var_mean(x, dim, unbiased, keepdim), var_mean(x, unbiased))."""
     x = _t(input)
+    dim = dim_alias(dim, axis, "var_mean")
+    keepdim = keepdim_alias(keepdim, keepdims, "var_mean")
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     return (var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim))
 
 
 @float16_in_float32("input")
-def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+             axis=None, keepdims=None) -> tuple:
     """(std, mean) over `dim`, as `torch.std_mean`."""
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction, axis=axis,
+                    keepdims=keepdims)
     return sqrt(v), m
 
 

@@ -19,7 +19,7 @@ from .. import devices, ops
 from .._values import every_value
 from ..engine import apply
 from ..tensor import Tensor
-from ._args import _dims, _t
+from ._args import _dims, _t, dim_alias, keepdim_alias
 from ._errors import ArgumentError, DtypeError
 from .elementwise import where
 from .indexing import movedim
@@ -66,12 +66,15 @@ def _shared(flat: Tensor, v: Tensor) -> Tensor:
     return where(finite, vd + (s0 - s0.detach()), s)
 
 
-def nanmedian(input, dim: int | None = None, keepdim: bool = False):
+def nanmedian(input, dim: int | None = None, keepdim: bool = False, *, axis=None,
+              keepdims=None):
     """The lower median of the entries that are not NaN: of all entries with no `dim`
     (a value; NaN if all are), else `(values, indices)` along `dim`.
 
     Like `torch.nanmedian`; the gradient goes to the returned index. Where entries
     tie (or a row is all NaN) the index is one of them, perhaps not PyTorch's."""
+    dim = dim_alias(dim, axis, "nanmedian")
+    keepdim = keepdim_alias(keepdim, keepdims, "nanmedian")
     x = _t(input)
     if x.dtype.kind == "c":
         raise DtypeError(f"nanmedian(): complex tensors have no order (got {x.dtype})")

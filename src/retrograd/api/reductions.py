@@ -13,7 +13,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..ops.elementwise import _real_only
 from ..tensor import Tensor
-from ._args import _count, _dims, _keep, _t
+from ._args import _count, _dims, _keep, _t, dim_alias, keepdim_alias
 from ._errors import ArgumentError, DtypeError
 from ._opmath import HALF, float16_in_float32
 from .elementwise import maximum, minimum, sqrt, where
@@ -300,27 +300,31 @@ def _amax_amin(op, fn, input, dim, keepdim) -> Tensor:
     return apply(op, x, axis=ax, keepdims=bool(keepdim))
 
 
-def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input, dim=(), keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """The largest value over `dim` (an int or a tuple; all dims by default).
 
     Like `torch.amax`: unlike `max(x, dim)` it returns the values alone and its
     gradient is shared equally among the elements that tie for the maximum."""
-    return _amax_amin(ops.max, "amax", input, dim, keepdim)
+    return _amax_amin(ops.max, "amax", input, dim_alias(dim, axis, "amax", ()),
+                      keepdim_alias(keepdim, keepdims, "amax"))
 
 
-def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input, dim=(), keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """The smallest value over `dim` (an int or a tuple; all dims by default); the
     gradient is shared equally among ties. Like `torch.amin`."""
-    return _amax_amin(ops.min, "amin", input, dim, keepdim)
+    return _amax_amin(ops.min, "amin", input, dim_alias(dim, axis, "amin", ()),
+                      keepdim_alias(keepdim, keepdims, "amin"))
 
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 """What `aminmax` returns, as `torch.return_types.aminmax`: `min`, `max`."""
 
 
-def aminmax(input, *, dim: int | None = None, keepdim: bool = False):
+def aminmax(input, *, dim: int | None = None, keepdim: bool = False, axis=None, keepdims=None):
     """`(min, max)` over all elements or along the int `dim`, as a named pair; each
     gradient is shared equally among ties (as `amin`/`amax`). Like `torch.aminmax`."""
+    dim = dim_alias(dim, axis, "aminmax")
+    keepdim = keepdim_alias(keepdim, keepdims, "aminmax")
     x = _t(input)
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer))):
         raise TypeError(f"aminmax(): argument 'dim' must be an int, got {dim!r}")
@@ -334,9 +338,10 @@ def aminmax(input, *, dim: int | None = None, keepdim: bool = False):
                           apply(ops.max, x, axis=ax, keepdims=keep))
 
 
-def count_nonzero(input, dim=None) -> Tensor:
+def count_nonzero(input, dim=None, *, axis=None) -> Tensor:
     """The number of nonzero entries over `dim` (an int or a tuple; all by default), as
     int64. Like `torch.count_nonzero`."""
+    dim = dim_alias(dim, axis, "count_nonzero")
     x = _t(input)
     ax = _reduce_dims(dim, x.ndim, "count_nonzero")
     nz = x != 0

@@ -11,7 +11,7 @@ import numpy as np
 from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
-from ._args import _dims, _t, promote
+from ._args import _dims, _t, dim_alias, promote
 from ._errors import ShapeError
 
 
@@ -97,8 +97,9 @@ def broadcast_to(x, shape) -> Tensor:
     return expand(x, *tuple(shape))
 
 
-def squeeze(x, dim=None) -> Tensor:
+def squeeze(x, dim=None, *, axis=None) -> Tensor:
     """Drop dimensions of size 1 (all, or those in `dim`). Like `torch.squeeze`."""
+    dim = dim_alias(dim, axis, "squeeze")
     x = _t(x)
     if dim is None:
         shape = tuple(s for s in x.shape if s != 1)
@@ -109,10 +110,14 @@ def squeeze(x, dim=None) -> Tensor:
     return reshape(x, shape)
 
 
-def unsqueeze(x, dim) -> Tensor:
+def unsqueeze(x, dim=None, *, axis=None) -> Tensor:
     """Insert a dimension of size 1 at `dim`. Like `torch.unsqueeze`:
     `rg.unsqueeze(rg.ones(3), 0).shape` is `(1, 3)`."""
     x = _t(x)
+    if axis is not None or dim is None:
+        dim = dim_alias(dim, axis, "unsqueeze")
+        if dim is None:
+            raise TypeError("unsqueeze() missing required argument 'dim' (an int)")
     if not -(x.ndim + 1) <= dim <= x.ndim:
         raise IndexError(f"unsqueeze(): dim {dim} is out of range for a tensor with {x.ndim} "
                          "dimension(s)")

@@ -21,6 +21,7 @@ from ..grad_mode import state
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import activations, inplace, rng, sparse_dense, torch_names
+from ._args import dim_alias
 from ._errors import DtypeError
 from .elementwise import where as _where
 from .shape import broadcast_to, reshape
@@ -37,10 +38,11 @@ def _ptr(arr) -> int:
     return int(arr.data.ptr)  # a CuPy-like array without the interfaces
 
 
-def stride(self, dim=None):
+def stride(self, dim=None, *, axis=None):
     """The step, in elements, between neighbours along each dimension (a tuple), or along
     `dim` (an int). 0 along an expanded dimension, negative along a NumPy-flipped one.
     Like `torch.Tensor.stride`."""
+    dim = dim_alias(dim, axis, "stride")
     arr = self.data
     steps = tuple(s // arr.itemsize for s in arr.strides)
     if dim is None:

@@ -25,6 +25,7 @@ from ..creation import tensor as _tensor
 from ..func import vmap
 from ..grad_mode import state
 from ..tensor import PRINT_OPTIONS, Tensor
+from ._args import dim_alias
 from ._errors import ArgumentError, ArgumentTypeError
 from .tensor_extras import nonzero_static  # noqa: F401  (rg.nonzero_static)
 
@@ -296,10 +297,12 @@ def _dims(dim, ndim: int) -> list[int]:
     return out
 
 
-def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1,  # noqa: A002
+             axis=None) -> tuple[Tensor, ...]:
     """Estimates of d(input)/d(coordinate) along each of `dim` by central differences inside
     and one-sided ones (`edge_order` 1 or 2) at the ends; `spacing` is one number, one per
     dim, or one coordinate tensor per dim. Differentiable. Like `torch.gradient`."""
+    dim = dim_alias(dim, axis, "gradient")
     if not isinstance(input, Tensor):
         raise TypeError(f"gradient(): 'input' must be a Tensor, got {type(input).__name__}")
     if edge_order not in (1, 2):
