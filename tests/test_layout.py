@@ -13,8 +13,10 @@ CORE = {
     "retrograd.primitive": set(),
     "retrograd.grad_mode": set(),
     "retrograd.devices": set(),
+    "retrograd.size": set(),
     "retrograd.dtypes": {"retrograd.devices"},
-    "retrograd.tensor": {"retrograd.dtypes", "retrograd.grad_mode", "retrograd.devices"},
+    "retrograd.tensor": {"retrograd.dtypes", "retrograd.grad_mode", "retrograd.devices",
+                         "retrograd.size"},
     "retrograd.engine": {"retrograd.primitive", "retrograd.tensor", "retrograd.grad_mode",
                          "retrograd.dtypes", "retrograd.devices"},
 }

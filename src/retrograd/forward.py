@@ -49,11 +49,12 @@ class Level:
     level is the same for every batch element.
     """
 
-    __slots__ = ("batch", "vmap", "_tracked", "_limit", "__weakref__")
+    __slots__ = ("batch", "vmap", "randomness", "_tracked", "_limit", "__weakref__")
 
-    def __init__(self, batch: tuple = (), vmap: bool = False) -> None:
+    def __init__(self, batch: tuple = (), vmap: bool = False, randomness: str = "error") -> None:
         self.batch = tuple(batch)
         self.vmap = vmap
+        self.randomness = randomness  # a vmap level's: "error", or "same" (draws shared)
         self._tracked = []   # weak references to every tensor given a tangent here
         self._limit = 1024
 
@@ -202,11 +203,14 @@ class Stack:
                 "flow is not supported: compute with tensor ops instead (e.g. rg.where)")
 
     def check_random(self) -> None:
-        """Random numbers inside vmap would be shared by every batch element: refuse."""
-        if self.vmapped:
+        """Random numbers inside vmap would be shared by every batch element: refuse, unless
+        every vmap level asked for that (`randomness="same"`)."""
+        if self.vmapped and any(lv.vmap and lv.randomness != "same" for lv in self.levels):
             raise RuntimeError(
                 "rg.func.vmap: random numbers inside a vmapped function would be the same for "
-                "every batch element; draw them outside and pass them in as a batched argument")
+                "every batch element; draw them outside and pass them in as a batched argument, "
+                "or pass randomness='different' (independent draws per element) or "
+                "randomness='same' (one draw shared) to vmap")
 
     def detached(self, src: Tensor, dst: Tensor) -> None:
         """`dst = src.detach()` (or a copy, `Tensor(src)`, maybe of another dtype): keep
@@ -334,8 +338,8 @@ class level:
     so read the tangents you need (`tangent_of`) inside the block.
     """
 
-    def __init__(self, batch: tuple = (), vmap: bool = False) -> None:
-        self.level = Level(batch, vmap)
+    def __init__(self, batch: tuple = (), vmap: bool = False, randomness: str = "error") -> None:
+        self.level = Level(batch, vmap, randomness)
 
     def __enter__(self) -> Level:
         self._prev = state.forward

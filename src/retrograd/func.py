@@ -649,7 +649,11 @@ def _move_from_front(x: Tensor, d: int) -> Tensor:
     return permute(x, tuple(axes))
 
 
-def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
+_RANDOMNESS = ("error", "different", "same")
+
+
+def vmap(f: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
     """`f` mapped over a batch dimension of its arguments, without a Python loop.
 
     `in_dims`: an int (the batched dimension of every argument), None (not
@@ -670,7 +674,21 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
     `one_hot` inferring the class count; batch_norm updating running statistics).
     Their checks (label and index ranges, distribution supports) see every batch
     element.
+
+    `randomness` ("error", "different", "same"), as torch.func.vmap's: "same" lets `f`
+    draw random numbers, one draw shared by every batch element; "different" gives each
+    element its own draws, by running `f` on one element at a time and stacking the
+    results (a Python loop: right, but without vmap's speed). `chunk_size` is accepted
+    (torch's memory bound); the batch runs at once, with the same results.
     """
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(
+            chunk_size, (int, np.integer)) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
+                         f"{chunk_size})")
+
     @functools.wraps(f)
     def vmapped(*args, **kwargs):
         dims = in_dims
@@ -705,7 +723,9 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
                                 "no tensor arguments); at least one input must be batched")
         if size == 0:
             raise ArgumentError("vmap: the mapped dimension has size 0")
-        with forward.level((size,), vmap=True) as lv:
+        if randomness == "different":
+            return _vmap_each(f, args, kwargs, batched, size, out_dims)
+        with forward.level((size,), vmap=True, randomness=randomness) as lv:
             order = iter(batched)
 
             def enter(leaf):
@@ -727,6 +747,50 @@ def vmap(f: Callable, in_dims=0, out_dims=0) -> Callable:
             return _outputs_tree(res, odims, lv, size, "output")
 
     return vmapped
+
+
+def _vmap_each(f, args, kwargs, batched, size: int, out_dims):
+    """vmap with randomness="different": `f` on each batch element in turn (so each draws
+    its own random numbers), the results stacked at `out_dims`."""
+    from .api.indexing import select
+
+    def element(i: int):
+        order = iter(batched)
+
+        def pick(leaf):
+            hit = next(order)
+            return leaf if hit is None else select(hit[0], hit[1], i)
+
+        return _tree_map(tuple(args), pick)
+
+    results = [_call(f, element(i), kwargs) for i in range(size)]
+    return _stack_tree(results, out_dims, "output")
+
+
+def _stack_tree(results: list, d, where: str):
+    """The per-element results of `_vmap_each` (same structure each) stacked leaf by leaf,
+    each leaf's batch at its out_dim (an int, or a structure matching the results)."""
+    from .api import stack
+
+    o = results[0]
+    if isinstance(o, (tuple, list)):
+        if isinstance(d, (tuple, list)) and len(d) != len(o):
+            raise ArgumentError(f"vmap: out_dims has {len(d)} entries but the function "
+                                f"returned {len(o)} outputs")
+        items = [_stack_tree([r[k] for r in results],
+                             d[k] if isinstance(d, (tuple, list)) else d, _at(where, k))
+                 for k in range(len(o))]
+        return type(o)(*items) if hasattr(o, "_fields") else type(o)(items)
+    if isinstance(o, dict):
+        return {k: _stack_tree([r[k] for r in results], d[k] if isinstance(d, dict) else d,
+                               f"{where}[{k!r}]") for k in o}
+    if not isinstance(o, Tensor):
+        raise ArgumentError(f"vmap: {where} must be a Tensor, got {type(o).__name__}")
+    if d is None:
+        raise ArgumentError(f"vmap: out_dims None for {where} with randomness='different': "
+                            "each batch element's draws differ, so the output is batched; "
+                            "give it an int out_dim")
+    return stack(results, dim=int(d))
 
 
 def _outputs_tree(o, d, lv, size: int, where: str):

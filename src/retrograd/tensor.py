@@ -16,9 +16,13 @@ import numpy as np
 from . import devices
 from .dtypes import as_array, get_default_dtype, is_float
 from .grad_mode import state
+from .size import Shape
 
 _SCALARS = (int, float, complex)
 _new = object.__new__
+
+
+_tuple_new = tuple.__new__
 
 
 class _Size(int):
@@ -30,7 +34,7 @@ class _Size(int):
         return obj
 
     def __call__(self, dim=None):
-        return self._shape if dim is None else self._shape[dim]
+        return _tuple_new(Shape, self._shape) if dim is None else self._shape[dim]
 
 
 class _HookHandle:
@@ -169,8 +173,9 @@ class Tensor:
     # ------------------------------------------------------------ attributes
 
     @property
-    def shape(self) -> tuple:
-        return self.data.shape
+    def shape(self) -> Shape:
+        """The shape, an `rg.Size` (a tuple, as NumPy's; `.numel()` as torch.Size)."""
+        return _tuple_new(Shape, self.data.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -233,10 +238,12 @@ class Tensor:
         self._scalar_check("item()")
         return self.data.item()
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (shared, not copied); a device tensor must be copied to
-        the host first, with `.cpu()`."""
+        the host first, with `.cpu()`, or with `force=True` (PyTorch's spelling of that)."""
         if self.data.__class__ is not np.ndarray:
+            if force:
+                return self.detach().cpu().numpy()
             _on_device(self, "numpy()")
         if state.tracer is not None:
             state.tracer.refuse("numpy()")
