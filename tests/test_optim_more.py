@@ -79,7 +79,10 @@ def test_optimizer_matches_torch_for_20_steps(name, kw):
     assert set(sd["param_groups"][0]) <= set(sd_t["param_groups"][0])
 
 
-@pytest.mark.parametrize("name", list(CONFIGS))
+# NAdam is left out: on loading, PyTorch converts its float32 mu_product to the parameters'
+# float64, so torch's own resumed run differs from the uninterrupted one (by about 1e-11);
+# tests/test_optim_state_live.py checks retrograd's resumed NAdam against torch's.
+@pytest.mark.parametrize("name", [n for n in CONFIGS if n != "NAdam"])
 def test_state_dict_resumes_exactly(name):
     kw = CONFIGS[name][1]
     batches = _batches(8)

@@ -277,7 +277,7 @@ class NAdam(_Stepper):
                 mp.copy_(mp * mu.to(mp.dtype))
                 mu_prod = mp.to(np.float64)
             else:
-                mp.data = (mp.data * np.asarray(mu, dtype=mp.dtype)).astype(mp.dtype)
+                np.multiply(mp.data, np.asarray(mu, dtype=mp.dtype), out=mp.data)  # stays 0-d
                 _bump(mp)
                 mu_prod = float(mp.data)
             m, v = of(st["exp_avg"]), of(st["exp_avg_sq"])

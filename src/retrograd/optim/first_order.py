@@ -240,8 +240,9 @@ class ASGD(_Stepper):
                 x -= values.scalar(e, p.dtype) * d
                 ax.copy_(x.where(mu == 1, ax + (x - ax) * values.scalar(mu.to(np.float64),
                                                                          p.dtype)))
-                eta.copy_(lr / ((1 + lambd * lr * t) ** alpha))
-                mu.copy_(1 / (t - t0).maximum(t.new_ones(())))
+                # rounded to the scalar dtype first, as torch.as_tensor(a float) rounds them
+                eta.copy_((lr / ((1 + lambd * lr * t) ** alpha)).to(sdt))
+                mu.copy_((1 / (t - t0).maximum(t.new_ones(()))).to(sdt))
             else:
                 e = float(eta.data)
                 x *= 1 - lambd * e
@@ -251,8 +252,10 @@ class ASGD(_Stepper):
                     ax += (x - ax) * m
                 else:
                     ax[...] = x
-                eta.data = np.array(lr / ((1 + lambd * lr * t) ** alpha), dtype=eta.data.dtype)
-                mu.data = np.array(1 / max(1, t - t0), dtype=mu.data.dtype)
+                # rounded to the scalar dtype first, as torch.as_tensor(a float) rounds them
+                eta.data = np.array(sdt.type(lr / ((1 + lambd * lr * t) ** alpha)),
+                                    dtype=eta.data.dtype)
+                mu.data = np.array(sdt.type(1 / max(1, t - t0)), dtype=mu.data.dtype)
                 _bump(eta)
                 _bump(mu)
                 _bump_all(p, st)

@@ -209,7 +209,8 @@ class Optimizer:
         raise NotImplementedError
 
     def state_dict(self) -> dict:
-        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]} (copies)."""
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}: the
+        state's tensors themselves, as PyTorch's; the groups' settings copied."""
         index: dict[int, int] = {}
         groups = []
         for g in self.param_groups:
@@ -253,23 +254,31 @@ class Optimizer:
                                     "exist")
             entry = {}
             for k, v in st.items():
-                if isinstance(v, (Tensor, np.ndarray)):
-                    arr = np.array(devices.host(v.data if isinstance(v, Tensor) else v))
-                    if arr.ndim and arr.shape != self._state_shape(p, k):
-                        raise ArgumentError(f"state '{k}' for parameter {i} has shape {arr.shape}, "
-                                            f"the parameter has shape {p.shape}")
-                    if arr.ndim:  # on the parameter's device, as the state it replaces
-                        entry[k] = Tensor._wrap(devices.to(arr.astype(p.dtype), p.device))
-                    else:  # a 0-d tensor (a step count, NAdam's mu_product) stays one
-                        entry[k] = Tensor._wrap(arr.copy())
-                else:
-                    entry[k] = v
+                entry[k] = self._loaded_entry(k, v, p, i)
             new_state[p] = entry
         for mine, saved in zip(self.param_groups, saved_groups):
             for k, v in saved.items():
                 if k != "params":
                     mine[k] = tuple(v) if isinstance(v, list) else v
         self.state = defaultdict(dict, new_state)
+
+    def _loaded_entry(self, k: str, v, p: Tensor, i: int):
+        """One loaded state entry, by PyTorch's rule: a step count as it is; any other tensor
+        in the parameter's dtype (a floating parameter's) and on its device, the loaded tensor
+        itself when it already is; other values as they are."""
+        if not isinstance(v, (Tensor, np.ndarray)):
+            return v
+        if k == "step":
+            return v if isinstance(v, Tensor) else Tensor._wrap(np.array(v))
+        shape = self._state_shape(p, k)
+        if v.ndim and tuple(v.shape) != tuple(shape):
+            raise ArgumentError(f"state '{k}' for parameter {i} has shape {tuple(v.shape)}, "
+                                f"the parameter has shape {p.shape}")
+        dt = p.dtype if p.dtype.kind in "fc" else v.dtype
+        if isinstance(v, Tensor) and v.dtype == dt and v.device == p.device:
+            return v  # PyTorch keeps the loaded tensor itself when nothing changes
+        arr = np.array(devices.host(v.data if isinstance(v, Tensor) else v))
+        return Tensor._wrap(devices.to(arr.astype(dt), p.device))
 
     def _state_shape(self, p: Tensor, key: str) -> tuple:
         """The shape a non-scalar state entry `key` of parameter `p` must have."""
@@ -286,11 +295,12 @@ class Optimizer:
 
 
 def _saved(v):
-    """A copy of one state entry for `state_dict` (tensors and arrays as tensors)."""
+    """One state entry for `state_dict`: the live tensor itself, as PyTorch's (later steps
+    show in a state_dict taken earlier; deep-copy it to keep a snapshot)."""
     if isinstance(v, Tensor):
-        v = v.data
+        return v
     if isinstance(v, np.ndarray) or devices.is_device_array(v):
-        return Tensor._wrap(v.copy())
+        return Tensor._wrap(v)
     return v
 
 
