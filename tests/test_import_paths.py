@@ -104,3 +104,30 @@ def test_functionalize_keeps_results_and_input_mutations():
     assert g.tolist() == [2.0, 2.0]
     with pytest.raises(RuntimeError, match="remove"):
         rg.func.functionalize(f, remove="views")
+
+
+def test_torch_jit_eager_names_return_their_argument():
+    class Net(rg.nn.Module):
+        scale: rg.jit.Final[float]
+
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+            self.lin = rg.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+
+    rg.manual_seed(0)
+    net = Net()
+    x = rg.randn(4, 3)
+    for made in (rg.jit.script(net), rg.jit.trace(net, (x,)), rg.jit.freeze(net),
+                 rg.jit.optimize_for_inference(net), rg.jit.trace_module(net, {"forward": x})):
+        assert made is net
+    assert rg.jit.wait(rg.jit.fork(net, x)).tolist() == net(x).tolist()
+    for name in ("save", "load"):
+        with pytest.raises(NotImplementedError, match="TorchScript"):
+            getattr(rg.jit, name)(net if name == "save" else "m.pt", "m.pt") if name == "save" \
+                else rg.jit.load("m.pt")
+    with pytest.raises(TypeError, match="callable"):
+        rg.jit.trace(3, ())
