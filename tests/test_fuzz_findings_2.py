@@ -4,6 +4,7 @@ program and checked against torch (values, dtypes, gradients and errors)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 import retrograd as rg
@@ -48,3 +49,41 @@ def test_complex_logcumsumexp_of_large_magnitudes_and_its_gradient():
         y.backward(m.tensor([1 + 1j, -2.0, 0.5j, 1.0], dtype=y.dtype))
         return np.concatenate([y.detach().resolve_conj().numpy(), a.grad.resolve_conj().numpy()])
     _same(*_both(f), rtol=1e-5)
+
+
+def _raises_like_torch(f, **kw):
+    """f(torch) raises RuntimeError; f(rg) raises a RuntimeError too (never a value)."""
+    with pytest.raises(RuntimeError, **kw):
+        f(torch)
+    with pytest.raises(RuntimeError, **kw):
+        f(rg)
+
+
+def test_masked_fill_refuses_a_value_the_dtype_cannot_hold():
+    mask = [True, False]
+    for x, value in [([1.0, 2.0], 1 + 2j), ([1.0, 2.0], "t(1+2j)"), ([1, 2], float("nan")),
+                     ([1.0, 2.0], 1e300), ([1, 2], 1e30)]:
+        def f(m, x=x, value=value):
+            v = m.tensor(1 + 2j) if value == "t(1+2j)" else value
+            return m.tensor(x).masked_fill(m.tensor(mask), v)
+        _raises_like_torch(f, match="without overflow")
+    for value in (1 + 0j, 1.5):  # what fits is taken: the real part, truncated toward zero
+        t, r = _both(lambda m, v=value: m.tensor([7, 2]).masked_fill(m.tensor(mask), v))
+        assert r.tolist() == t.tolist()
+
+
+def test_index_fill_refuses_a_complex_value_for_a_real_input():
+    _raises_like_torch(lambda m: m.tensor([1.0, 2.0]).index_fill(0, m.tensor([0]), 1 + 0j),
+                       match="omplex")
+
+
+def test_masked_fill_with_a_mask_larger_than_the_input():
+    def f(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        v = m.tensor(3.0, requires_grad=True)
+        y = x.masked_fill(m.tensor([[True, False], [False, True]]), v)
+        (y * m.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        return np.concatenate([y.detach().numpy().ravel(), x.grad.numpy(), [v.grad.item()]])
+    _same(*_both(f))
+    _raises_like_torch(lambda m: m.tensor([1.0, 2.0]).masked_fill_(
+        m.tensor([[True, False], [False, True]]), 0.0))

@@ -18,7 +18,7 @@ from . import creation as _creation
 from . import devices, engine, ops
 from .api import indexing as _indexing
 from .api import norms as _norms
-from .api._args import promote
+from .api._args import broadcasts_into, promote
 from .api._errors import DtypeError, check_broadcast
 from .api.inplace import remake_views as _remake_views
 from .api.inplace import snapshot as _snapshot
@@ -38,7 +38,7 @@ from .dtypes import (
 from .engine import apply, apply2
 from .grad_mode import state
 from .layouts import check_keywords, strided
-from .primitive import ArgumentError
+from .primitive import ArgumentError, ShapeError
 from .tensor import Tensor, _initial_grad
 
 _SCALARS = (int, float, complex)
@@ -749,6 +749,19 @@ def _inplace_as(fn):
 
 for _name in ("masked_fill scatter scatter_add scatter_reduce index_add tril triu").split():
     setattr(Tensor, _name + "_", _inplace_as(getattr(F, _name)))
+
+
+def _masked_fill_(self, mask, value):
+    """x.masked_fill_(mask, value): the mask must broadcast to x's shape without enlarging
+    it (out of place, a larger mask gives a larger result)."""
+    shape = getattr(mask, "shape", np.shape(mask))
+    if not broadcasts_into(shape, self.shape):
+        raise ShapeError(f"masked_fill_(): mask of shape {tuple(shape)} does not broadcast to "
+                         f"the input's shape {self.shape}")
+    return self.copy_(F.masked_fill(self, mask, value))
+
+
+Tensor.masked_fill_ = _masked_fill_
 Tensor.view = Tensor.reshape
 Tensor.expand_as = lambda self, other: F.expand(self, *other.shape)
 Tensor.view_as = lambda self, other: self.view(*other.shape)

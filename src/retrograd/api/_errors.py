@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._values import every_value
 from ..dtypes import ValueOverflowError, int_in_range  # noqa: F401  (re-exported)
 from ..primitive import ArgumentError, ShapeError  # noqa: F401  (defined in the core: below the API)
 
@@ -34,12 +35,51 @@ class MixedDtypeError(ArgumentTypeError):
 
 
 def scalar_as(value, dtype: np.dtype, fn: str) -> np.ndarray:
-    """A Python number as a 0-d array of `dtype`, refused (ValueOverflowError) where an
-    integer dtype cannot hold it, as PyTorch refuses it, instead of NumPy's wraparound."""
-    if dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
-            and not isinstance(value, bool):
+    """A Python number as a 0-d array of `dtype`, by PyTorch's checked conversion of a fill
+    value: refused (ValueOverflowError) where `dtype` cannot hold it (an integer or a float
+    beyond an integer dtype's range, a NaN for one, a finite float beyond a float dtype's
+    range, a complex number with an imaginary part for a real dtype), instead of NumPy's
+    wraparound, inf or dropped imaginary part. Bool takes any number (nonzero: True)."""
+    kind = dtype.kind
+    if kind == "b" or isinstance(value, (bool, np.bool_)):
+        return np.asarray(value != 0 if kind == "b" else value).astype(dtype)
+    if isinstance(value, (complex, np.complexfloating)) and kind != "c":
+        if value.imag != 0:
+            raise _no_fit(value, dtype, fn)
+        value = value.real
+    if kind in "iu":
+        if not isinstance(value, (int, np.integer)):
+            if not np.isfinite(value):
+                raise _no_fit(value, dtype, fn)
+            value = int(value)  # toward zero, as PyTorch truncates
         value = int_in_range(int(value), dtype, fn)
+    elif kind == "f":
+        try:
+            big = np.isfinite(value) and abs(float(value)) > float(np.finfo(dtype).max)
+        except OverflowError:  # an int beyond any float
+            big = True
+        if big:
+            raise _no_fit(value, dtype, fn)
     return np.asarray(value).astype(dtype)
+
+
+def _no_fit(value, dtype: np.dtype, fn: str) -> ValueOverflowError:
+    return ValueOverflowError(f"{fn}: value {value!r} cannot be converted to type "
+                              f"{np.dtype(dtype)} without overflow")
+
+
+def tensor_value_as(value, dtype: np.dtype, fn: str):
+    """A 0-d tensor fill value in `dtype`, checked as `scalar_as` checks a number (PyTorch
+    reads the tensor's value) where the cast could lose it: from complex to real, or from
+    float to integer or to a narrower float; a float value stays differentiable."""
+    src = value.data.dtype
+    if src == dtype:
+        return value
+    if dtype.kind != "b" and (src.kind == "c" and dtype.kind != "c" or src.kind == "f"
+                              and (dtype.kind in "iu" or dtype.itemsize < src.itemsize)):
+        for v in np.ravel(every_value(value)):
+            scalar_as(v.item(), dtype, fn)
+    return value.to(dtype)
 
 
 def check_broadcast(name: str, x, y) -> None:

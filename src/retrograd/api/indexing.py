@@ -21,7 +21,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t
-from ._errors import DtypeError, ShapeError, scalar_as
+from ._errors import DtypeError, ShapeError, scalar_as, tensor_value_as
 from ._fresh import fresh
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
@@ -281,25 +281,25 @@ def _mask_arg(mask, x: Tensor, fn: str) -> Tensor:
 
 
 def masked_fill(input, mask, value) -> Tensor:
-    """`input` with `value` (a number or a 0-d tensor) where `mask` (broadcast to input's
-    shape) is True."""
+    """`input` with `value` (a number or a 0-d tensor) where `mask` is True; the two
+    broadcast, so a larger mask gives a larger result (as in PyTorch; `masked_fill_`
+    refuses it). A value the input's dtype cannot hold is refused, as PyTorch does."""
     x = _t(input)
     m = _mask_arg(mask, x, "masked_fill")
     try:
-        ok = np.broadcast_shapes(m.shape, x.shape) == x.shape
+        shape = np.broadcast_shapes(m.shape, x.shape)
     except ValueError:
-        ok = False
-    if not ok:
-        raise ShapeError(f"masked_fill(): mask of shape {m.shape} does not broadcast to input "
-                         f"of shape {x.shape}")
+        raise ShapeError(f"masked_fill(): mask of shape {m.shape} does not broadcast with "
+                         f"input of shape {x.shape}") from None
     if isinstance(value, Tensor):
         if value.ndim:
             raise ShapeError(f"masked_fill(): value must be a number or a 0-d tensor, got "
                              f"shape {value.shape}")
-        if value.dtype != x.dtype:
-            value = value.to(x.dtype)
+        value = tensor_value_as(value, x.dtype, "masked_fill")
     else:
         value = Tensor(scalar_as(value, x.dtype, "masked_fill"))
+    if shape != x.shape:
+        x = expand(x, *shape)
     return where(m, value, x)
 
 
