@@ -87,3 +87,15 @@ def test_masked_fill_with_a_mask_larger_than_the_input():
     _same(*_both(f))
     _raises_like_torch(lambda m: m.tensor([1.0, 2.0]).masked_fill_(
         m.tensor([[True, False], [False, True]]), 0.0))
+
+
+def test_integer_tensor_copying_a_float_that_requires_grad_holds_no_gradient():
+    def f(m):
+        x = m.zeros(3, dtype=m.int64)
+        src = m.tensor([1.5, 2.5], requires_grad=True)
+        x.copy_(m.tensor([0.5, 1.5, 2.5], requires_grad=True))
+        x[1:].copy_(src)
+        b = m.zeros(2, dtype=m.bool).copy_(src)
+        return x.requires_grad, x.grad_fn is None, x.is_leaf, x.tolist(), b.requires_grad
+    t, r = _both(f)
+    assert r == t

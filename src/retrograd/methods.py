@@ -419,8 +419,10 @@ class _Methods:
             if not can_cast(res, self.data.dtype):
                 raise InplaceDtypeError(f"in-place '{op.name}': result type {res} can't be cast "
                                         f"to the desired output type {self.data.dtype}")
-        recording = state.enabled and (self.requires_grad or
-                                       (isinstance(other, Tensor) and other.requires_grad))
+        # an integer or bool tensor holds no gradient: a float source's is dropped (as copy_)
+        recording = state.enabled and (self.requires_grad or (
+            isinstance(other, Tensor) and other.requires_grad
+            and self.data.dtype.kind in "fc"))
         if recording and self.grad_fn is None and self.requires_grad:
             raise RuntimeError(
                 f"a leaf tensor that requires grad (shape {self.shape}) is being used in an "
