@@ -99,3 +99,22 @@ def test_integer_tensor_copying_a_float_that_requires_grad_holds_no_gradient():
         return x.requires_grad, x.grad_fn is None, x.is_leaf, x.tolist(), b.requires_grad
     t, r = _both(f)
     assert r == t
+
+
+def test_einsum_of_integer_and_bool_operands_has_torchs_dtype():
+    cases = [("ii", [(3, 3)], "int32"), ("ij->j", [(2, 3)], "uint8"), ("ij->", [(2, 3)], "bool"),
+             ("ij->ji", [(2, 3)], "int8"), ("ij,jk->ik", [(2, 3), (3, 4)], "int32"),
+             ("ij,k->ik", [(2, 3), (4,)], "int32"), ("i,i->i", [(3,), (3,)], "bool"),
+             ("i,j->ij", [(2,), (3,)], "int16")]
+    rng = np.random.default_rng(0)
+    for spec, shapes, dt in cases:
+        arrays = [rng.integers(0, 3, s) for s in shapes]
+        t, r = (m.einsum(spec, *[m.tensor(a).to(getattr(m, dt)) for a in arrays])
+                for m in (torch, rg))
+        assert str(r.dtype) == str(t.dtype).removeprefix("torch."), spec
+        assert r.tolist() == t.tolist(), spec
+    # where PyTorch's pairwise contraction meets two dtypes (a label summed in one operand
+    # first, to int64) or bool in a batched matrix product, it refuses, and so does rg
+    for spec, dt in [("ij,jk->i", "int32"), ("ij,jk->ik", "bool")]:
+        _raises_like_torch(lambda m, spec=spec, dt=dt: m.einsum(
+            spec, m.ones(2, 3, dtype=getattr(m, dt)), m.ones(3, 4, dtype=getattr(m, dt))))
