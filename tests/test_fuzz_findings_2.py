@@ -118,3 +118,16 @@ def test_einsum_of_integer_and_bool_operands_has_torchs_dtype():
     for spec, dt in [("ij,jk->i", "int32"), ("ij,jk->ik", "bool")]:
         _raises_like_torch(lambda m, spec=spec, dt=dt: m.einsum(
             spec, m.ones(2, 3, dtype=getattr(m, dt)), m.ones(3, 4, dtype=getattr(m, dt))))
+
+
+def test_index_add_converts_alpha_to_the_input_dtype():
+    def f(m, alpha, inplace):
+        x = m.zeros(3, dtype=m.int64)
+        args = (0, m.tensor([0, 1]), m.tensor([3, 5]))
+        return (x.index_add_(*args, alpha=alpha) if inplace
+                else x.index_add(*args, alpha=alpha)).tolist()
+    for alpha in (1.5, 2.5, -1.5, 0.5):
+        for inplace in (False, True):
+            assert f(rg, alpha, inplace) == f(torch, alpha, inplace)
+    for alpha in (1e30, float("nan")):
+        _raises_like_torch(lambda m, alpha=alpha: f(m, alpha, False), match="overflow")

@@ -49,7 +49,8 @@ def scalar_as(value, dtype: np.dtype, fn: str) -> np.ndarray:
         value = value.real
     if kind in "iu":
         if not isinstance(value, (int, np.integer)):
-            if not np.isfinite(value):
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:  # NaN too; for a float, no wraparound
                 raise _no_fit(value, dtype, fn)
             value = int(value)  # toward zero, as PyTorch truncates
         value = int_in_range(int(value), dtype, fn)

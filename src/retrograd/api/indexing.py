@@ -213,7 +213,9 @@ def index_select(input, dim: int, index) -> Tensor:
 
 
 def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
-    """A copy of `input` with `alpha * source` added at positions `index` along `dim`."""
+    """A copy of `input` with `alpha * source` added at positions `index` along `dim`;
+    `alpha` converted to input's dtype first, as PyTorch does (truncated for an integer
+    dtype, refused where it does not fit)."""
     x = _t(input)
     idx = _index_arg(index, "index_add")
     src = _t(source)
@@ -228,6 +230,7 @@ def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
         raise ShapeError(f"index_add(): source of shape {src.shape} must have shape {want} "
                          f"(input {x.shape} with dimension {d} the length of index)")
     _check_range(idx, x.shape[d], d, "index_add")
+    alpha = scalar_as(alpha, x.dtype, "index_add").item()  # as PyTorch: 2.5 is 2 for ints
     if alpha != 1:
         src = src * alpha
     return _back(apply(ops.index_add, x, idx, src, axis=d - x.ndim), zero_d)
