@@ -131,3 +131,17 @@ def test_index_add_converts_alpha_to_the_input_dtype():
             assert f(rg, alpha, inplace) == f(torch, alpha, inplace)
     for alpha in (1e30, float("nan")):
         _raises_like_torch(lambda m, alpha=alpha: f(m, alpha, False), match="overflow")
+
+
+def test_an_inplace_op_on_a_quotient_keeps_the_division_differentiable():
+    def f(m):
+        a = m.tensor([1.0, 2.0, -3.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.5, 4.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = a / b
+        y.clamp_(-1, 1)
+        w = m.tensor([0.3, -1.0, 2.0], dtype=m.float64)
+        ga, gb = m.autograd.grad((y * w).sum(), (a, b), create_graph=True)
+        ((ga * ga).sum() + (gb * gb * gb).sum()).backward()  # second derivatives too
+        return np.concatenate([ga.detach().numpy(), gb.detach().numpy(), a.grad.numpy(),
+                               b.grad.numpy()])
+    _same(*_both(f), rtol=1e-12)

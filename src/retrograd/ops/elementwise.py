@@ -154,8 +154,10 @@ sub = elementwise("sub", np.subtract, lambda m, g, out, x, y: g, lambda m, g, ou
                   reads=(), into=np.subtract)
 mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
                   lambda m, g, out, x, y: g * x, reads="others", into=np.multiply)
+# y's rule reads x and y, not the output (PyTorch's -g * ((x / y) / y)): an in-place op on
+# the quotient (y.clamp_()) leaves the division's backward valid, as in PyTorch
 div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
-                  lambda m, g, out, x, y: -g * out / y, save_out=(1,), reads=(1,),
+                  lambda m, g, out, x, y: -g * ((x / y) / y), reads={0: (1,), 1: (0, 1)},
                   into=np.true_divide)
 def _pow_dx(m, g, out, x, y):
     """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch)."""
