@@ -145,3 +145,12 @@ def test_an_inplace_op_on_a_quotient_keeps_the_division_differentiable():
         return np.concatenate([ga.detach().numpy(), gb.detach().numpy(), a.grad.numpy(),
                                b.grad.numpy()])
     _same(*_both(f), rtol=1e-12)
+
+
+def test_all_any_of_a_0d_tensor_over_a_tuple_of_dims():
+    for value in (1.0, 0.0):
+        for kw in ({"dim": (0,)}, {"dim": [-1]}, {"dim": (0,), "keepdim": True}):
+            for fn in ("all", "any"):
+                t, r = (getattr(m.tensor(value), fn)(**kw) for m in (torch, rg))
+                assert (r.item(), tuple(r.shape), r.dtype == rg.bool) == (
+                    t.item(), tuple(t.shape), t.dtype == torch.bool)
