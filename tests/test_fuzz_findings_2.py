@@ -154,3 +154,18 @@ def test_all_any_of_a_0d_tensor_over_a_tuple_of_dims():
                 t, r = (getattr(m.tensor(value), fn)(**kw) for m in (torch, rg))
                 assert (r.item(), tuple(r.shape), r.dtype == rg.bool) == (
                     t.item(), tuple(t.shape), t.dtype == torch.bool)
+
+
+def test_clamp_bounds_converted_to_the_dtype_as_torch_does():
+    for dt, kw in [("uint8", {"min": -1}), ("uint8", {"max": -1}), ("uint8", {"min": -255}),
+                   ("int8", {"min": -3, "max": 100})]:
+        t, r = (m.tensor([0, 5, 100], dtype=getattr(m, dt)).clamp(**kw) for m in (torch, rg))
+        assert (r.tolist(), str(r.dtype)) == (t.tolist(), dt)
+    for dt, kw in [("uint8", {"min": -256}), ("int8", {"max": 200}),
+                   ("float16", {"max": 1e10})]:
+        _raises_like_torch(lambda m, dt=dt, kw=kw: m.tensor([1], dtype=getattr(m, dt)).clamp(
+            **kw), match="overflow")
+    with pytest.raises(NotImplementedError):
+        torch.tensor([True]).clamp(min=False, max=True)
+    with pytest.raises(NotImplementedError):
+        rg.tensor([True]).clamp(min=False, max=True)

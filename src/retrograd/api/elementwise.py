@@ -10,7 +10,7 @@ from ..engine import apply, apply1
 from ..grad_mode import state as _state
 from ..tensor import Tensor
 from ._args import _t, promote
-from ._errors import ArgumentError
+from ._errors import ArgumentError, DtypeError, scalar_as
 
 
 def _floating(x) -> Tensor:
@@ -134,7 +134,7 @@ def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     x = _t(x)
     dt = result_type(x, min, max)
     if dt == np.bool_:
-        raise TypeError("clamp() is not supported for bool tensors (with bool bounds)")
+        raise DtypeError("clamp() is not supported for bool tensors (with bool bounds)")
     if dt != x.dtype:
         x = x.to(dt)
     lo = None if min is None else _as_python(min, dt)
@@ -149,7 +149,7 @@ def _clamp_tensors(x, lo, hi) -> Tensor:
     nowhere where the value is NaN."""
     dt = result_type(*(v for v in (x, lo, hi) if v is not None))
     if dt == np.bool_:
-        raise TypeError("clamp() is not supported for bool tensors (with bool bounds)")
+        raise DtypeError("clamp() is not supported for bool tensors (with bool bounds)")
     x, lo, hi = (None if v is None else _t(v).to(dt) if isinstance(v, Tensor)
                  else Tensor(np.asarray(v, dtype=dt)) for v in (x, lo, hi))
     # every mask and value from recorded ops (not .data), so vmap and rg.jit see them
@@ -178,7 +178,9 @@ def _clamp_tensors(x, lo, hi) -> Tensor:
 
 
 def _as_python(v, dt):
-    return float(v) if dt.kind in "fc" else int(v) if dt.kind in "iu" else bool(v)
+    """A clamp bound in the result dtype, as PyTorch converts it: checked (refused where the
+    dtype cannot hold it), a small negative wrapped for an unsigned dtype (-1 is 255)."""
+    return scalar_as(v, dt, "clamp").item()
 
 
 clip = clamp
