@@ -169,3 +169,17 @@ def test_clamp_bounds_converted_to_the_dtype_as_torch_does():
         torch.tensor([True]).clamp(min=False, max=True)
     with pytest.raises(NotImplementedError):
         rg.tensor([True]).clamp(min=False, max=True)
+
+
+def test_integer_division_by_zero_of_an_empty_tensor_is_empty():
+    def f(m):
+        a = m.zeros(0, dtype=m.int64)
+        rs = [a // a, a % a, a // 0, m.fmod(a, 0), m.remainder(a, 0),
+              m.div(a, a, rounding_mode="trunc"), m.div(a, 0, rounding_mode="floor"),
+              m.zeros(0, 2, dtype=m.int64) // m.tensor([0, 0])]
+        b = m.zeros(0, dtype=m.int64)
+        b //= 0
+        return [(tuple(r.shape), str(r.dtype).removeprefix("torch.")) for r in rs + [b]]
+    t, r = _both(f)
+    assert r == t
+    _raises_like_torch(lambda m: m.tensor([1]) // 0)
