@@ -183,3 +183,12 @@ def test_integer_division_by_zero_of_an_empty_tensor_is_empty():
     t, r = _both(f)
     assert r == t
     _raises_like_torch(lambda m: m.tensor([1]) // 0)
+
+
+def test_bool_add_inplace_with_an_integer_alpha():
+    for x, o, alpha in [([True, False], [True, True], -2), ([False, False], [False, True], -2),
+                        ([False, False], [True, True], 0), ([True, False], [False, True], 3)]:
+        t, r = (m.tensor(x).add_(m.tensor(o), alpha=alpha).tolist() for m in (torch, rg))
+        assert r == t
+    _raises_like_torch(lambda m: m.tensor([False]).add_(m.tensor([True]), alpha=0.5),
+                       match="(?i)floating point")

@@ -24,6 +24,7 @@ from .api.inplace import remake_views as _remake_views
 from .api.inplace import snapshot as _snapshot
 from .api.inplace import through as _through
 from .api.inplace import view_rebase as _view_rebase
+from .api.torch_names import _check_alpha
 from .dtypes import (
     _UnsupportedDtype,
     bfloat16,
@@ -173,11 +174,14 @@ def _old_alpha_form(other, alpha, name: str) -> tuple:
     return other, alpha
 
 
-def _scaled(x, other, alpha):
+def _scaled(x, other, alpha, fn):
     """alpha * other in the dtype of the in-place result (PyTorch's add_(other, alpha=):
-    the product is not rounded to other's narrower dtype first)."""
+    the product is not rounded to other's narrower dtype first), alpha checked as add's."""
     if isinstance(other, Tensor):
         rt = result_type(x, other)
+        _check_alpha(fn, alpha, rt)
+        if rt == np.bool_:  # bool arithmetic, as PyTorch's: alpha is its truth value
+            return other if alpha else other & False
         if other.dtype != rt:
             other = other.to(rt)
     return other * alpha
@@ -495,11 +499,13 @@ class _Methods:
 
     def add_(self, other, alpha=1) -> Tensor:
         other, alpha = _old_alpha_form(other, alpha, "add_")
-        return self._inplace(ops.add, other if alpha == 1 else _scaled(self, other, alpha))
+        return self._inplace(ops.add, other if alpha == 1 else _scaled(self, other, alpha,
+                                                                           "add_"))
 
     def sub_(self, other, alpha=1) -> Tensor:
         other, alpha = _old_alpha_form(other, alpha, "sub_")
-        return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha))
+        return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha,
+                                                                           "sub_"))
 
     def mul_(self, other) -> Tensor:
         if self.data.dtype is _F16 and (other.__class__ is float or other.__class__ is int):
