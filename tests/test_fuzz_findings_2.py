@@ -192,3 +192,18 @@ def test_bool_add_inplace_with_an_integer_alpha():
         assert r == t
     _raises_like_torch(lambda m: m.tensor([False]).add_(m.tensor([True]), alpha=0.5),
                        match="(?i)floating point")
+
+
+def test_median_of_an_empty_tensor():
+    for fn in ("median", "nanmedian"):
+        for dt in ("float32", "float16", "int64", "int32", "uint8", "bool"):
+            t, r = (getattr(m, fn)(m.zeros(0, 2, dtype=getattr(m, dt))) for m in (torch, rg))
+            assert (r.tolist(), str(r.dtype), tuple(r.shape)) == (
+                t.tolist(), dt, ()) or (dt.startswith("float") and np.isnan(r.item())
+                                        and np.isnan(t.item()) and str(r.dtype) == dt)
+
+        def g(m, fn=fn):
+            x = m.zeros(2, 0, requires_grad=True)
+            getattr(m, fn)(x).backward()
+            return x.grad.numpy()
+        _same(*_both(g))
