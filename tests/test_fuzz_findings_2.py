@@ -3,6 +3,8 @@ program and checked against torch (values, dtypes, gradients and errors)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -207,3 +209,15 @@ def test_median_of_an_empty_tensor():
             getattr(m, fn)(x).backward()
             return x.grad.numpy()
         _same(*_both(g))
+
+
+def test_where_with_a_uint8_condition_warns_and_works():
+    def f(m):
+        return m.where(m.tensor([1, 0, 2], dtype=m.uint8), m.tensor([1.0, 2.0, 3.0]), 0.0)
+    with warnings.catch_warnings():  # PyTorch warns once per process
+        warnings.simplefilter("ignore")
+        t = f(torch)
+    with pytest.warns(UserWarning, match="uint8 condition"):
+        r = f(rg)
+    _same(t.numpy(), r.numpy())
+    _raises_like_torch(lambda m: m.where(m.tensor([1, 0]), m.tensor([1.0, 2.0]), 0.0))

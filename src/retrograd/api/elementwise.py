@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import ops
@@ -193,15 +195,26 @@ def where(condition, x=None, y=None) -> Tensor:
         return _t(condition).nonzero(as_tuple=True)
     if x is None or y is None:
         raise TypeError("where() takes a condition alone, or a condition, x and y")
-    c = _t(condition)
-    if c.dtype != np.bool_:
-        raise TypeError(f"where(): condition must be a bool tensor, got {c.dtype}")
+    c = _condition(_t(condition))
     a, b = _operands(x, y)
     for raw, other in ((x, b), (y, a)):  # a number the integer result cannot hold: torch refuses
         if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) \
                 and isinstance(other, Tensor) and other.dtype.kind in "iu":
             int_in_range(int(raw), other.dtype, "where")
     return apply(ops.where, c, a, b)
+
+
+def _condition(c: Tensor) -> Tensor:
+    """where's condition: a bool tensor, or a uint8 one read as nonzero with PyTorch's
+    deprecation warning; other dtypes refused, as PyTorch refuses them."""
+    if c.dtype == np.bool_:
+        return c
+    if c.dtype == np.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                      "and will be removed in a future version of PyTorch. Use a boolean "
+                      "condition instead.", UserWarning, stacklevel=3)
+        return c != 0
+    raise DtypeError(f"where(): condition must be a bool tensor, got {c.dtype}")
 
 
 def _operands(x, y):
