@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._values import every_value
 from ..dtypes import ValueOverflowError, int_in_range  # noqa: F401  (re-exported)
 from ..primitive import ArgumentError, ShapeError  # noqa: F401  (defined in the core: below the API)
 
@@ -67,20 +66,6 @@ def scalar_as(value, dtype: np.dtype, fn: str) -> np.ndarray:
 def _no_fit(value, dtype: np.dtype, fn: str) -> ValueOverflowError:
     return ValueOverflowError(f"{fn}: value {value!r} cannot be converted to type "
                               f"{np.dtype(dtype)} without overflow")
-
-
-def tensor_value_as(value, dtype: np.dtype, fn: str):
-    """A 0-d tensor fill value in `dtype`, checked as `scalar_as` checks a number (PyTorch
-    reads the tensor's value) where the cast could lose it: from complex to real, or from
-    float to integer or to a narrower float; a float value stays differentiable."""
-    src = value.data.dtype
-    if src == dtype:
-        return value
-    if dtype.kind != "b" and (src.kind == "c" and dtype.kind != "c" or src.kind == "f"
-                              and (dtype.kind in "iu" or dtype.itemsize < src.itemsize)):
-        for v in np.ravel(every_value(value)):
-            scalar_as(v.item(), dtype, fn)
-    return value.to(dtype)
 
 
 def check_broadcast(name: str, x, y) -> None:

@@ -24,9 +24,9 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _t
-from ._errors import ArgumentError, DtypeError, scalar_as, tensor_value_as
+from ._errors import ArgumentError, DtypeError, scalar_as
 from .elementwise import where
-from .indexing import _as_1d, _back, _check_range, _dim, _index_arg
+from .indexing import _as_1d, _back, _check_range, _dim, _index_arg, tensor_value_as
 from .shape import expand, reshape
 
 # ----------------------------------------------------------------- helpers

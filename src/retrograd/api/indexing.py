@@ -21,7 +21,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t
-from ._errors import DtypeError, ShapeError, scalar_as, tensor_value_as
+from ._errors import DtypeError, ShapeError, scalar_as
 from ._fresh import fresh
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
@@ -281,6 +281,20 @@ def _mask_arg(mask, x: Tensor, fn: str) -> Tensor:
     if m.dtype != np.bool_:
         raise DtypeError(f"{fn}(): mask must be a bool tensor, got dtype {m.dtype}")
     return m
+
+
+def tensor_value_as(value, dtype: np.dtype, fn: str):
+    """A 0-d tensor fill value in `dtype`, checked as `scalar_as` checks a number (PyTorch
+    reads the tensor's value) where the cast could lose it: from complex to real, or from
+    float to integer or to a narrower float; a float value stays differentiable."""
+    src = value.data.dtype
+    if src == dtype:
+        return value
+    if dtype.kind != "b" and (src.kind == "c" and dtype.kind != "c" or src.kind == "f"
+                              and (dtype.kind in "iu" or dtype.itemsize < src.itemsize)):
+        for v in np.ravel(every_value(value)):
+            scalar_as(v.item(), dtype, fn)
+    return value.to(dtype)
 
 
 def masked_fill(input, mask, value) -> Tensor:
