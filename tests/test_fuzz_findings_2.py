@@ -221,3 +221,14 @@ def test_where_with_a_uint8_condition_warns_and_works():
         r = f(rg)
     _same(t.numpy(), r.numpy())
     _raises_like_torch(lambda m: m.where(m.tensor([1, 0]), m.tensor([1.0, 2.0]), 0.0))
+
+
+def test_reductions_and_scans_of_a_permuted_expanded_tensor_are_row_major():
+    def f(m):
+        x = m.ones(2, 1, 3).expand(2, 4, 3).permute(2, 0, 1) * m.arange(1.0, 5.0)
+        outs = [x.prod(1), x.sum(-1, keepdim=True), x.amax(1), x.cumsum(1), x.softmax(1),
+                m.logsumexp(x, 1), x.cumprod(0)]
+        return [o.view(-1).tolist() for o in outs]
+    t, r = _both(f)
+    for a, b in zip(r, t):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
