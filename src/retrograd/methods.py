@@ -18,12 +18,13 @@ from . import creation as _creation
 from . import devices, engine, ops
 from .api import indexing as _indexing
 from .api import norms as _norms
-from .api._args import promote
+from .api._args import broadcasts_into, promote
 from .api._errors import DtypeError, check_broadcast
 from .api.inplace import remake_views as _remake_views
 from .api.inplace import snapshot as _snapshot
 from .api.inplace import through as _through
 from .api.inplace import view_rebase as _view_rebase
+from .api.torch_names import _check_alpha
 from .dtypes import (
     _UnsupportedDtype,
     bfloat16,
@@ -38,7 +39,7 @@ from .dtypes import (
 from .engine import apply, apply2
 from .grad_mode import state
 from .layouts import check_keywords, strided
-from .primitive import ArgumentError
+from .primitive import ArgumentError, ShapeError
 from .tensor import Tensor, _initial_grad
 
 _SCALARS = (int, float, complex)
@@ -173,11 +174,14 @@ def _old_alpha_form(other, alpha, name: str) -> tuple:
     return other, alpha
 
 
-def _scaled(x, other, alpha):
+def _scaled(x, other, alpha, fn):
     """alpha * other in the dtype of the in-place result (PyTorch's add_(other, alpha=):
-    the product is not rounded to other's narrower dtype first)."""
+    the product is not rounded to other's narrower dtype first), alpha checked as add's."""
     if isinstance(other, Tensor):
         rt = result_type(x, other)
+        _check_alpha(fn, alpha, rt)
+        if rt == np.bool_:  # bool arithmetic, as PyTorch's: alpha is its truth value
+            return other if alpha else other & False
         if other.dtype != rt:
             other = other.to(rt)
     return other * alpha
@@ -419,8 +423,10 @@ class _Methods:
             if not can_cast(res, self.data.dtype):
                 raise InplaceDtypeError(f"in-place '{op.name}': result type {res} can't be cast "
                                         f"to the desired output type {self.data.dtype}")
-        recording = state.enabled and (self.requires_grad or
-                                       (isinstance(other, Tensor) and other.requires_grad))
+        # an integer or bool tensor holds no gradient: a float source's is dropped (as copy_)
+        recording = state.enabled and (self.requires_grad or (
+            isinstance(other, Tensor) and other.requires_grad
+            and self.data.dtype.kind in "fc"))
         if recording and self.grad_fn is None and self.requires_grad:
             raise RuntimeError(
                 f"a leaf tensor that requires grad (shape {self.shape}) is being used in an "
@@ -493,11 +499,13 @@ class _Methods:
 
     def add_(self, other, alpha=1) -> Tensor:
         other, alpha = _old_alpha_form(other, alpha, "add_")
-        return self._inplace(ops.add, other if alpha == 1 else _scaled(self, other, alpha))
+        return self._inplace(ops.add, other if alpha == 1 else _scaled(self, other, alpha,
+                                                                           "add_"))
 
     def sub_(self, other, alpha=1) -> Tensor:
         other, alpha = _old_alpha_form(other, alpha, "sub_")
-        return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha))
+        return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha,
+                                                                           "sub_"))
 
     def mul_(self, other) -> Tensor:
         if self.data.dtype is _F16 and (other.__class__ is float or other.__class__ is int):
@@ -749,6 +757,19 @@ def _inplace_as(fn):
 
 for _name in ("masked_fill scatter scatter_add scatter_reduce index_add tril triu").split():
     setattr(Tensor, _name + "_", _inplace_as(getattr(F, _name)))
+
+
+def _masked_fill_(self, mask, value):
+    """x.masked_fill_(mask, value): the mask must broadcast to x's shape without enlarging
+    it (out of place, a larger mask gives a larger result)."""
+    shape = getattr(mask, "shape", np.shape(mask))
+    if not broadcasts_into(shape, self.shape):
+        raise ShapeError(f"masked_fill_(): mask of shape {tuple(shape)} does not broadcast to "
+                         f"the input's shape {self.shape}")
+    return self.copy_(F.masked_fill(self, mask, value))
+
+
+Tensor.masked_fill_ = _masked_fill_
 Tensor.view = Tensor.reshape
 Tensor.expand_as = lambda self, other: F.expand(self, *other.shape)
 Tensor.view_as = lambda self, other: self.view(*other.shape)

@@ -34,12 +34,38 @@ class MixedDtypeError(ArgumentTypeError):
 
 
 def scalar_as(value, dtype: np.dtype, fn: str) -> np.ndarray:
-    """A Python number as a 0-d array of `dtype`, refused (ValueOverflowError) where an
-    integer dtype cannot hold it, as PyTorch refuses it, instead of NumPy's wraparound."""
-    if dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
-            and not isinstance(value, bool):
+    """A Python number as a 0-d array of `dtype`, by PyTorch's checked conversion of a fill
+    value: refused (ValueOverflowError) where `dtype` cannot hold it (an integer or a float
+    beyond an integer dtype's range, a NaN for one, a finite float beyond a float dtype's
+    range, a complex number with an imaginary part for a real dtype), instead of NumPy's
+    wraparound, inf or dropped imaginary part. Bool takes any number (nonzero: True)."""
+    kind = dtype.kind
+    if kind == "b" or isinstance(value, (bool, np.bool_)):
+        return np.asarray(value != 0 if kind == "b" else value).astype(dtype)
+    if isinstance(value, (complex, np.complexfloating)) and kind != "c":
+        if value.imag != 0:
+            raise _no_fit(value, dtype, fn)
+        value = value.real
+    if kind in "iu":
+        if not isinstance(value, (int, np.integer)):
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:  # NaN too; for a float, no wraparound
+                raise _no_fit(value, dtype, fn)
+            value = int(value)  # toward zero, as PyTorch truncates
         value = int_in_range(int(value), dtype, fn)
+    elif kind == "f":
+        try:
+            big = np.isfinite(value) and abs(float(value)) > float(np.finfo(dtype).max)
+        except OverflowError:  # an int beyond any float
+            big = True
+        if big:
+            raise _no_fit(value, dtype, fn)
     return np.asarray(value).astype(dtype)
+
+
+def _no_fit(value, dtype: np.dtype, fn: str) -> ValueOverflowError:
+    return ValueOverflowError(f"{fn}: value {value!r} cannot be converted to type "
+                              f"{np.dtype(dtype)} without overflow")
 
 
 def check_broadcast(name: str, x, y) -> None:

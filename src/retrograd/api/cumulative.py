@@ -19,7 +19,7 @@ from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _t, dim_alias, keepdim_alias
-from .quantiles import _shared
+from .quantiles import _empty_median, _shared
 from .shape import reshape
 
 _PAIR = ("values", "indices")
@@ -200,9 +200,9 @@ def median(input, dim: int | None = None, keepdim: bool = False, *, axis=None, k
         if keepdim:  # PyTorch's overload without dim takes no keepdim
             raise TypeError("median(): keepdim needs a dim (over all entries the result is a "
                             "single value)")
-        if x.size == 0:
-            raise ArgumentError("median(): input is empty")
         flat = reshape(x, -1)
+        if x.size == 0:
+            return _empty_median(flat)
         idx = apply(ops.median_index, flat, axis=-1)
         v = reshape(apply(ops.gather, flat, idx, axis=-1), ())
         return _shared(flat, v) if x.dtype.kind == "f" else v  # ties share the gradient

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import ops
@@ -10,7 +12,7 @@ from ..engine import apply, apply1
 from ..grad_mode import state as _state
 from ..tensor import Tensor
 from ._args import _t, promote
-from ._errors import ArgumentError
+from ._errors import ArgumentError, DtypeError, scalar_as
 
 
 def _floating(x) -> Tensor:
@@ -134,7 +136,7 @@ def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     x = _t(x)
     dt = result_type(x, min, max)
     if dt == np.bool_:
-        raise TypeError("clamp() is not supported for bool tensors (with bool bounds)")
+        raise DtypeError("clamp() is not supported for bool tensors (with bool bounds)")
     if dt != x.dtype:
         x = x.to(dt)
     lo = None if min is None else _as_python(min, dt)
@@ -149,7 +151,7 @@ def _clamp_tensors(x, lo, hi) -> Tensor:
     nowhere where the value is NaN."""
     dt = result_type(*(v for v in (x, lo, hi) if v is not None))
     if dt == np.bool_:
-        raise TypeError("clamp() is not supported for bool tensors (with bool bounds)")
+        raise DtypeError("clamp() is not supported for bool tensors (with bool bounds)")
     x, lo, hi = (None if v is None else _t(v).to(dt) if isinstance(v, Tensor)
                  else Tensor(np.asarray(v, dtype=dt)) for v in (x, lo, hi))
     # every mask and value from recorded ops (not .data), so vmap and rg.jit see them
@@ -178,7 +180,9 @@ def _clamp_tensors(x, lo, hi) -> Tensor:
 
 
 def _as_python(v, dt):
-    return float(v) if dt.kind in "fc" else int(v) if dt.kind in "iu" else bool(v)
+    """A clamp bound in the result dtype, as PyTorch converts it: checked (refused where the
+    dtype cannot hold it), a small negative wrapped for an unsigned dtype (-1 is 255)."""
+    return scalar_as(v, dt, "clamp").item()
 
 
 clip = clamp
@@ -191,15 +195,26 @@ def where(condition, x=None, y=None) -> Tensor:
         return _t(condition).nonzero(as_tuple=True)
     if x is None or y is None:
         raise TypeError("where() takes a condition alone, or a condition, x and y")
-    c = _t(condition)
-    if c.dtype != np.bool_:
-        raise TypeError(f"where(): condition must be a bool tensor, got {c.dtype}")
+    c = _condition(_t(condition))
     a, b = _operands(x, y)
     for raw, other in ((x, b), (y, a)):  # a number the integer result cannot hold: torch refuses
         if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) \
                 and isinstance(other, Tensor) and other.dtype.kind in "iu":
             int_in_range(int(raw), other.dtype, "where")
     return apply(ops.where, c, a, b)
+
+
+def _condition(c: Tensor) -> Tensor:
+    """where's condition: a bool tensor, or a uint8 one read as nonzero with PyTorch's
+    deprecation warning; other dtypes refused, as PyTorch refuses them."""
+    if c.dtype == np.bool_:
+        return c
+    if c.dtype == np.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                      "and will be removed in a future version of PyTorch. Use a boolean "
+                      "condition instead.", UserWarning, stacklevel=3)
+        return c != 0
+    raise DtypeError(f"where(): condition must be a bool tensor, got {c.dtype}")
 
 
 def _operands(x, y):

@@ -26,7 +26,7 @@ from ..tensor import Tensor, as_tensor
 from ._args import _t
 from ._errors import ArgumentError, DtypeError, scalar_as
 from .elementwise import where
-from .indexing import _as_1d, _back, _check_range, _dim, _index_arg
+from .indexing import _as_1d, _back, _check_range, _dim, _index_arg, tensor_value_as
 from .shape import expand, reshape
 
 # ----------------------------------------------------------------- helpers
@@ -89,6 +89,12 @@ def _source_args(input, dim, index, source, fn):
 # ----------------------------------------------------------------- along one dimension
 
 
+def _is_complex_value(value) -> bool:
+    if isinstance(value, Tensor):
+        return value.dtype.kind == "c"
+    return isinstance(value, (complex, np.complexfloating))
+
+
 def index_fill(input, dim: int, index, value) -> Tensor:
     """A copy of `input` with `value` (a number, or a 0-d tensor that may require grad)
     at positions `index` (negative counts from the end) along `dim`. Like
@@ -98,11 +104,14 @@ def index_fill(input, dim: int, index, value) -> Tensor:
     d = _dim(dim, x.ndim, "index_fill")
     x1 = _as_1d(x)
     n = x1.shape[d]
+    if _is_complex_value(value) and x.dtype.kind != "c":
+        raise DtypeError(f"index_fill(): converting a complex value to {x.dtype} (the input's "
+                         "dtype) is not supported (as in PyTorch)")
     if isinstance(value, Tensor):
         if value.ndim:
             raise ArgumentError(f"index_fill(): value must be a number or a 0-d tensor, got "
                                 f"shape {value.shape}")
-        value = value.to(x.dtype)
+        value = tensor_value_as(value, x.dtype, "index_fill")
     else:
         value = Tensor(scalar_as(value, x.dtype, "index_fill"))
     idx = _wrap_check(idx, n, d, "index_fill")

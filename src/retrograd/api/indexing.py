@@ -213,7 +213,9 @@ def index_select(input, dim: int, index) -> Tensor:
 
 
 def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
-    """A copy of `input` with `alpha * source` added at positions `index` along `dim`."""
+    """A copy of `input` with `alpha * source` added at positions `index` along `dim`;
+    `alpha` converted to input's dtype first, as PyTorch does (truncated for an integer
+    dtype, refused where it does not fit)."""
     x = _t(input)
     idx = _index_arg(index, "index_add")
     src = _t(source)
@@ -228,6 +230,7 @@ def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
         raise ShapeError(f"index_add(): source of shape {src.shape} must have shape {want} "
                          f"(input {x.shape} with dimension {d} the length of index)")
     _check_range(idx, x.shape[d], d, "index_add")
+    alpha = scalar_as(alpha, x.dtype, "index_add").item()  # as PyTorch: 2.5 is 2 for ints
     if alpha != 1:
         src = src * alpha
     return _back(apply(ops.index_add, x, idx, src, axis=d - x.ndim), zero_d)
@@ -280,26 +283,40 @@ def _mask_arg(mask, x: Tensor, fn: str) -> Tensor:
     return m
 
 
+def tensor_value_as(value, dtype: np.dtype, fn: str):
+    """A 0-d tensor fill value in `dtype`, checked as `scalar_as` checks a number (PyTorch
+    reads the tensor's value) where the cast could lose it: from complex to real, or from
+    float to integer or to a narrower float; a float value stays differentiable."""
+    src = value.data.dtype
+    if src == dtype:
+        return value
+    if dtype.kind != "b" and (src.kind == "c" and dtype.kind != "c" or src.kind == "f"
+                              and (dtype.kind in "iu" or dtype.itemsize < src.itemsize)):
+        for v in np.ravel(every_value(value)):
+            scalar_as(v.item(), dtype, fn)
+    return value.to(dtype)
+
+
 def masked_fill(input, mask, value) -> Tensor:
-    """`input` with `value` (a number or a 0-d tensor) where `mask` (broadcast to input's
-    shape) is True."""
+    """`input` with `value` (a number or a 0-d tensor) where `mask` is True; the two
+    broadcast, so a larger mask gives a larger result (as in PyTorch; `masked_fill_`
+    refuses it). A value the input's dtype cannot hold is refused, as PyTorch does."""
     x = _t(input)
     m = _mask_arg(mask, x, "masked_fill")
     try:
-        ok = np.broadcast_shapes(m.shape, x.shape) == x.shape
+        shape = np.broadcast_shapes(m.shape, x.shape)
     except ValueError:
-        ok = False
-    if not ok:
-        raise ShapeError(f"masked_fill(): mask of shape {m.shape} does not broadcast to input "
-                         f"of shape {x.shape}")
+        raise ShapeError(f"masked_fill(): mask of shape {m.shape} does not broadcast with "
+                         f"input of shape {x.shape}") from None
     if isinstance(value, Tensor):
         if value.ndim:
             raise ShapeError(f"masked_fill(): value must be a number or a 0-d tensor, got "
                              f"shape {value.shape}")
-        if value.dtype != x.dtype:
-            value = value.to(x.dtype)
+        value = tensor_value_as(value, x.dtype, "masked_fill")
     else:
         value = Tensor(scalar_as(value, x.dtype, "masked_fill"))
+    if shape != x.shape:
+        x = expand(x, *shape)
     return where(m, value, x)
 
 

@@ -12,7 +12,7 @@ from ..ops.linalg import _einsum_parse
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, broadcasts_into, promote
-from ._errors import ShapeError
+from ._errors import DtypeError, ShapeError
 
 
 def _sublist_letters(sub, where: str) -> str:
@@ -52,8 +52,51 @@ def einsum(spec: str, *operands) -> Tensor:
         operands = tuple(operands[0])
     ts = [_t(t) for t in operands]
     _einsum_parse(spec, [t.shape for t in ts])  # validate before recording
+    if ts and all(t.data.dtype.kind in "biu" for t in ts):
+        dtype = _integer_einsum_dtype(spec, ts)
+        ts = [t if t.data.dtype == dtype else t.to(dtype) for t in ts]
     _same_dtype("einsum", ts)
     return apply(ops.einsum, *ts, spec=spec)
+
+
+def _integer_einsum_dtype(spec: str, ts) -> np.dtype:
+    """The dtype of PyTorch's einsum of integer or bool operands, found by walking its
+    algorithm on sizes alone: one operand with labels to sum is summed (to int64); pairs are
+    contracted left to right, a label held by one side only summed first (to int64), then
+    multiplied (promoting) when nothing is summed across both, else a batched matrix product,
+    which PyTorch refuses for two dtypes or for bool: so refused here too."""
+    terms, out = _einsum_parse(spec, [t.shape for t in ts])
+    summed = [c for c in dict.fromkeys("".join(terms)) if c not in out]
+    wide = np.dtype(np.int64)
+    if len(ts) == 1:
+        return wide if summed else ts[0].data.dtype
+    sizes = [{c: s for c, s in zip(t, x.shape)} for t, x in zip(terms, ts)]
+    count = {c: sum(d.get(c, 1) != 1 for d in sizes) for c in summed}
+    pending = [(d, x.data.dtype) for d, x in zip(sizes, ts)]
+    while len(pending) > 1:
+        (a, da), (b, db) = pending[0], pending[1]
+        a, b, across = dict(a), dict(b), False
+        for c in summed:
+            if a.get(c, 1) != 1 and b.get(c, 1) != 1:
+                count[c] -= 1
+                if count[c] == 1:
+                    across, count[c] = True, 0
+                    a[c] = b[c] = 1
+            elif count[c] == 1 and (a.get(c, 1) != 1 or b.get(c, 1) != 1):
+                side, count[c] = (a, 0) if a.get(c, 1) != 1 else (b, 0)
+                side[c] = 1
+                if side is a:
+                    da = wide
+                else:
+                    db = wide
+        if across and (da != db or da.kind == "b"):
+            raise (DtypeError if da.kind == "b" else ArgumentError)(
+                f"einsum('{spec}'): PyTorch contracts these operands with a batched matrix "
+                f"product of {da} and {db} operands, which it refuses (one dtype, not bool, "
+                "needed); convert the operands with .to(dtype) first")
+        merged = {c: max(a.get(c, 1), b.get(c, 1)) for c in {*a, *b}}
+        pending[:2] = [(merged, da if across else np.promote_types(da, db))]
+    return pending[0][1]
 
 
 def matmul(x, y, *, out=None) -> Tensor:

@@ -330,7 +330,8 @@ def logical_not(input) -> Tensor:
 
 def _truth(op, name, input, dim, keepdim, axis, keepdims) -> Tensor:
     x = _t(input)
-    r = apply(op, x, axis=_dims(dim, axis, x.ndim, name), keepdims=_keep(keepdim, keepdims))
+    axes = _dims(dim, axis, x.ndim, name)  # checked; a 0-d tensor's dim 0 is itself
+    r = apply(op, x, axis=None if x.ndim == 0 else axes, keepdims=_keep(keepdim, keepdims))
     return r.to(np.uint8) if x.dtype == np.uint8 else r  # uint8 in, uint8 out, as torch
 
 

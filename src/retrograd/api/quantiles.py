@@ -66,6 +66,14 @@ def _shared(flat: Tensor, v: Tensor) -> Tensor:
     return where(finite, vd + (s0 - s0.detach()), s)
 
 
+def _empty_median(flat: Tensor) -> Tensor:
+    """The median of no entries, as PyTorch's: NaN in the input's dtype (cast as PyTorch
+    casts it: the lowest int64 or int32, 0 for narrower integers, True for bool), and for a
+    float input a function of it, so a backward gives an empty gradient."""
+    nan = Tensor._wrap(devices.like(np.array(np.nan), flat.data)).to(flat.dtype)
+    return flat.sum() + nan if flat.dtype.kind == "f" else nan
+
+
 def nanmedian(input, dim: int | None = None, keepdim: bool = False, *, axis=None,
               keepdims=None):
     """The lower median of the entries that are not NaN: of all entries with no `dim`
@@ -84,9 +92,7 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False, *, axis=None
                             "a single value)")
         flat = reshape(x, -1)
         if flat.shape[0] == 0:
-            if x.dtype.kind != "f":
-                raise ArgumentError(f"nanmedian(): input of shape {x.shape} is empty")
-            return Tensor._wrap(devices.like(np.array(np.nan, x.dtype), x.data))
+            return _empty_median(flat)
         v = reshape(apply(ops.gather, flat, _nanmedian_index(flat, -1), axis=-1), ())
         return _shared(flat, v) if x.dtype.kind == "f" else v
     d = _dim(dim, x.ndim, "nanmedian")

@@ -257,8 +257,6 @@ def where_method(self, condition, y) -> Tensor:
     """self where `condition` holds, else `y` (`rg.where(condition, self, y)`). Like
     `torch.Tensor.where`."""
     c = condition if isinstance(condition, Tensor) else Tensor(condition)
-    if c.data.dtype != np.bool_:
-        raise DtypeError(f"where(): condition must be a bool tensor, got dtype {c.dtype}")
     return _where(c, self, y)
 
 

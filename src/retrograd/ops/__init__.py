@@ -233,4 +233,26 @@ from .windows import (
     unfold,
 )
 
+
+def _row_major(op: Op) -> None:
+    """Make `op`'s result row-major (C-contiguous), as PyTorch allocates a reduction's or a
+    scan's result whatever the input's layout; NumPy keeps a permuted input's order, so
+    `x.permute(...).sum(1).view(-1)` would be refused where PyTorch's works."""
+    forward = op.forward
+
+    def run(x, **attrs):  # (each of these ops takes one array)
+        r = forward(x, **attrs)
+        if r.ndim > 1 and not r.flags.c_contiguous:
+            return r.copy(order="C")
+        return r
+
+    run.__name__ = getattr(forward, "__name__", op.name)
+    op.forward = run
+    setattr(NUMPY, op.name, run)
+
+
+for _name in ("sum prod max min argmax argmin logsumexp softmax log_softmax cumsum cumprod "
+              "logcumsumexp all any").split():
+    _row_major(OPS[_name])
+
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -74,31 +74,71 @@ cumprod = defop(
     (_cumprod_vjp,), (_cumprod_jvp,), save_out=True, fresh=True)
 
 
+def _log_add_exp(x, acc):
+    """log(exp(x) + exp(acc)) for complex arrays, as PyTorch's scan step: shifted by the
+    larger real part (log1p(exp(lo - hi)) + hi), NaN if either holds one, and two equal
+    infinite real parts added directly (their difference would be NaN)."""
+    x_lower = x.real < acc.real
+    lo, hi = np.where(x_lower, x, acc), np.where(x_lower, acc, x)
+    with np.errstate(all="ignore"):
+        r = np.log1p(np.exp(lo - hi)) + hi
+        both_inf = ~np.isfinite(lo.real) & (lo.real == hi.real)
+        if both_inf.any():
+            r = np.where(both_inf, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))), r)
+    return np.where(np.isnan(x) | np.isnan(acc), complex(np.nan, np.nan), r)
+
+
+def _complex_logcumsumexp(x, axis):
+    """A step at a time along `axis` (PyTorch's scan, accumulated in complex128), so large
+    magnitudes do not overflow as exp-then-cumsum would."""
+    xs = np.moveaxis(x.astype(np.complex128), axis, 0)
+    out = np.empty_like(xs)
+    acc = np.full(xs.shape[1:], complex(-np.inf, 0.0))
+    for k in range(xs.shape[0]):
+        acc = out[k] = _log_add_exp(xs[k], acc)
+    return np.moveaxis(out, 0, axis).astype(x.dtype)
+
+
 def _logcumsumexp(x, *, axis):
     if x.dtype.kind == "c":
-        return np.log(np.cumsum(np.exp(x), axis=axis))
+        return _complex_logcumsumexp(x, axis)
     return np.logaddexp.accumulate(x, axis=axis)
 
 
-def _last(m, out, axis):
-    """The last entry along `axis` (the whole log-sum-exp), kept as a size-1 axis."""
-    n = out.shape[axis]
-    return m.getitem(out, idx=(Ellipsis, slice(n - 1, n)) + (slice(None),) * (-axis - 1))
+def _reverse_logcumsumexp(m, x, axis):
+    """logcumsumexp from the end of `axis` back to each position."""
+    flip = (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-axis - 1)
+    return m.getitem(m.logcumsumexp(m.getitem(x, idx=flip), axis=axis), idx=flip)
+
+
+def _through_logs(m, v, before, after, scan):
+    """exp(scan(log v + before) + after): sums of v times exponentials, taken in log space so
+    no exponential overflows (a real v split into its positive and negative parts; a
+    complex one needs no split)."""
+    if v.dtype.kind == "c":
+        return m.exp(scan(m.log(v) + before) + after)
+    lowest = np.finfo(np.dtype(v.dtype)).min
+    log_abs = m.log(m.abs(v))
+    pos, neg = (m.exp(scan(m.where(side, log_abs, lowest) + before) + after)
+                for side in (v > 0, v < 0))
+    return pos - neg
 
 
 def _logcumsumexp_vjp(m, g, out, x, *, axis):
-    # sum_{k >= i} g_k exp(x_i - out_k), shifted by the total so the exponentials stay small
+    """sum_{k >= i} g_k exp(x_i - out_k), PyTorch's formula: infinite inputs give its values
+    (NaN only where x_i is infinite) and no term overflows. Rules here take no conjugates
+    (the engine does)."""
     if x.shape[axis] == 0:
         return g
-    c = _last(m, out, axis)
-    return m.exp(x - c) * m.cumsum(g * m.exp(c - out), axis=axis, reverse=True)
+    return _through_logs(m, g, -out, x, lambda v: _reverse_logcumsumexp(m, v, axis))
 
 
 def _logcumsumexp_jvp(m, t, out, x, *, axis):
+    """sum_{j <= k} t_j exp(x_j - out_k), in log space: an early prefix far below the total
+    does not overflow (exp(out_n - out_k) would)."""
     if x.shape[axis] == 0:
         return t
-    c = _last(m, out, axis)
-    return m.exp(c - out) * m.cumsum(t * m.exp(x - c), axis=axis)
+    return _through_logs(m, t, x, -out, lambda v: m.logcumsumexp(v, axis=axis))
 
 
 logcumsumexp = defop(

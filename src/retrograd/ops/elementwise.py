@@ -9,7 +9,7 @@ between two inputs is undone by the runner, never inside a rule.
 
 Conventions at non-differentiable points follow PyTorch: abs'(0) = 0,
 relu'(0) = 0, sqrt'(0) = inf, clamp passes the gradient at its bounds, and ties
-in maximum/minimum share the gradient equally.
+in maximum/minimum share the gradient equally and a NaN passes it to both inputs.
 """
 
 from __future__ import annotations
@@ -101,10 +101,18 @@ def _inside(m, x, lo, hi):
     return m.logical_and(x >= lo, x <= hi)
 
 
-def _tie_share(g, x, y, winner):
-    """maximum/minimum's rule: g where x wins, g/2 on ties, 0 elsewhere (in g's dtype: a bool
-    mask times g, never a mask of the default float dtype)."""
-    return g * winner + (g * 0.5) * (x == y)
+def _extreme_vjp(m, g, x, y, loses):
+    """maximum/minimum's vjp, PyTorch's: g, halved on ties, zeroed where this input loses;
+    a NaN on either side loses nothing, so both inputs get g (a `where`, not a product
+    with a mask, so an infinite g gives 0, not NaN, where it loses)."""
+    return m.where(loses, 0.0, m.where(x == y, g * 0.5, g))
+
+
+def _extreme_jvp(m, t, x, y, wins):
+    """maximum/minimum's jvp, PyTorch's: x's tangent weighted 1 where x wins, 1/2 on ties,
+    0 elsewhere and y's by the rest, so at a NaN only y's tangent passes (as in PyTorch,
+    whose forward and backward modes differ there)."""
+    return t * m.where(x == y, 0.5, m.cast(wins, dtype=t.dtype))
 
 
 # One input: the rule is g times the local derivative.
@@ -146,8 +154,10 @@ sub = elementwise("sub", np.subtract, lambda m, g, out, x, y: g, lambda m, g, ou
                   reads=(), into=np.subtract)
 mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
                   lambda m, g, out, x, y: g * x, reads="others", into=np.multiply)
+# y's rule reads x and y, not the output (PyTorch's -g * ((x / y) / y)): an in-place op on
+# the quotient (y.clamp_()) leaves the division's backward valid, as in PyTorch
 div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
-                  lambda m, g, out, x, y: -g * out / y, save_out=(1,), reads=(1,),
+                  lambda m, g, out, x, y: -g * ((x / y) / y), reads={0: (1,), 1: (0, 1)},
                   into=np.true_divide)
 def _pow_dx(m, g, out, x, y):
     """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch)."""
@@ -163,14 +173,18 @@ def _pow_dy(m, g, out, x, y):
 
 
 pow = elementwise("pow", np.power, _pow_dx, _pow_dy, save_out=(1,), into=np.power)
-maximum = elementwise("maximum", _maximum,
-                      lambda m, g, out, x, y: _tie_share(g, x, y, x > y),
-                      lambda m, g, out, x, y: _tie_share(g, x, y, y > x),
-                      smooth=False)
-minimum = elementwise("minimum", _minimum,
-                      lambda m, g, out, x, y: _tie_share(g, x, y, x < y),
-                      lambda m, g, out, x, y: _tie_share(g, x, y, y < x),
-                      smooth=False)
+maximum = defop("maximum", _maximum,
+                (lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x < y),
+                 lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x > y)),
+                (lambda m, t, out, x, y: _extreme_jvp(m, t, x, y, x > y),
+                 lambda m, t, out, x, y: t - _extreme_jvp(m, t, x, y, x > y)),
+                broadcast=True, smooth=False)
+minimum = defop("minimum", _minimum,
+                (lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x > y),
+                 lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x < y)),
+                (lambda m, t, out, x, y: _extreme_jvp(m, t, x, y, x < y),
+                 lambda m, t, out, x, y: t - _extreme_jvp(m, t, x, y, x < y)),
+                broadcast=True, smooth=False)
 where = elementwise("where", np.where, None,
                     lambda m, g, out, c, x, y: m.where(c, g, 0.0),
                     lambda m, g, out, c, x, y: m.where(c, 0.0, g), reads=(0,))

@@ -132,21 +132,22 @@ class IntegerDivisionError(ZeroDivisionError, RuntimeError):
     ZeroDivisionError."""
 
 
-def _int_divisor(y, name):
-    """PyTorch refuses integer division by zero."""
+def _int_divisor(x, y, name):
+    """PyTorch refuses integer division by zero, where a quotient is computed: an empty
+    dividend (so an empty result) divides by nothing."""
     kind = y.dtype.kind if hasattr(y, "dtype") else np.asarray(y).dtype.kind
-    if kind in "biu" and bool(np.any(y == 0)):
+    if kind in "biu" and np.size(x) and bool(np.any(y == 0)):
         raise IntegerDivisionError(f"{name}: integer division by zero")
 
 
 def _floor_divide(x, y):
-    _int_divisor(y, "floor_divide")
+    _int_divisor(x, y, "floor_divide")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.floor_divide(x, y)
 
 
 def _trunc_divide(x, y):
-    _int_divisor(y, "div(rounding_mode='trunc')")
+    _int_divisor(x, y, "div(rounding_mode='trunc')")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if np.result_type(x, y).kind in "biu":
             q = np.floor_divide(x, y)
@@ -155,13 +156,13 @@ def _trunc_divide(x, y):
 
 
 def _fmod(x, y):
-    _int_divisor(y, "fmod")
+    _int_divisor(x, y, "fmod")
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.fmod(x, y)
 
 
 def _remainder(x, y):
-    _int_divisor(y, "remainder")
+    _int_divisor(x, y, "remainder")
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.remainder(x, y)
 
