@@ -442,6 +442,7 @@ from .jit import JitError, jit
 from .serialization import CheckpointError, load, save
 from .tensor import Tensor
 from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
+from . import meta as _meta  # noqa: I001,F401  (the "meta" device: shapes without data)
 from . import amp  # noqa: I001  (rg.amp: autocast refuses when enabled, GradScaler)
 from .amp import GradScaler, autocast, is_autocast_enabled  # noqa: I001
 from . import compiler, cpu, types  # noqa: I001  (torch.compiler's, torch.cpu's, torch.types')

@@ -23,6 +23,9 @@ import numpy as np
 _ndarray = np.ndarray
 
 
+_NO_INDEX = ("cpu", "meta")  # device types named without an index ("meta", not "meta:0")
+
+
 class device(str):
     """A device name, `"cpu"` or `"cuda:N"`: a str (compares equal to its text) with
     PyTorch's `.type` and `.index`."""
@@ -33,9 +36,9 @@ class device(str):
         kind, idx = parse(spec)
         if index is not None:
             idx = int(index)
-        if kind != "cpu" and idx is None:
+        if kind not in _NO_INDEX and idx is None:
             idx = 0
-        return super().__new__(cls, kind if kind == "cpu" else f"{kind}:{idx}")
+        return super().__new__(cls, kind if kind in _NO_INDEX else f"{kind}:{idx}")
 
     @property
     def type(self) -> str:
@@ -44,6 +47,18 @@ class device(str):
     @property
     def index(self) -> int | None:
         return int(self.split(":")[1]) if ":" in self else None
+
+    def __enter__(self) -> device:
+        """`with rg.device("cpu"):` as PyTorch's default-device context: new tensors are made
+        on the CPU already; another device is refused (creation does not read a default)."""
+        if self.type != "cpu":
+            raise RuntimeError(f"with device({str(self)!r}): only the CPU can be the default "
+                               "device in retrograd; pass device= to the creation functions "
+                               "and layers instead")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
 
     def __repr__(self) -> str:
         return f"device(type='{self.type}'" + (

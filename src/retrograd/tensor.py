@@ -304,6 +304,9 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __repr__(self) -> str:
+        if self.data.__class__ is not np.ndarray and self.device == "meta":  # no values
+            size = tuple(self.data.shape)
+            return f"tensor(..., device='meta', size={size}, dtype={self.data.dtype})"
         o = PRINT_OPTIONS
         fmt = None
         if o["sci_mode"] is True and self.data.dtype.kind == "f":
