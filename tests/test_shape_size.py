@@ -38,3 +38,18 @@ def test_numpy_force_detaches_as_torch():
     x = rg.tensor([1.0, 2.0], requires_grad=True) * 3
     t = torch.tensor([1.0, 2.0], requires_grad=True) * 3
     np.testing.assert_array_equal(x.numpy(force=True), t.numpy(force=True))
+
+
+def test_storages_say_whether_tensors_share_memory_as_torchs():
+    def facts(lib):
+        x = lib.arange(12.0).reshape(3, 4)
+        views = [x[1:], x.t(), x.reshape(12), x[:, 1]]
+        copies = [x.clone(), x[[0, 2]], x.contiguous().t().contiguous()]
+        base = x.untyped_storage()
+        return ([v.untyped_storage().data_ptr() == base.data_ptr() for v in views + copies],
+                [v.untyped_storage().nbytes() for v in views], len(base),
+                x[1:].untyped_storage().size(), x.is_meta)
+
+    assert facts(rg) == facts(torch)
+    assert rg.arange(6.0)[2:].storage().size() == 6
+    assert rg.empty(2, device="meta").is_meta

@@ -90,6 +90,68 @@ def data_ptr(self) -> int:
     return _ptr(self.data)
 
 
+class _Storage:
+    """What `untyped_storage()` / `storage()` return: the memory block under a tensor (the
+    root array its data views), for the questions ported code asks of it: where it starts
+    (`data_ptr`), how large it is (`nbytes`, `size`), and which device holds it."""
+
+    def __init__(self, root, typed: bool) -> None:
+        self._root, self._typed = root, typed
+
+    def data_ptr(self) -> int:
+        return _ptr(self._root)
+
+    def nbytes(self) -> int:
+        return int(self._root.nbytes)
+
+    def size(self) -> int:
+        """Bytes (untyped), or elements of the tensor's dtype (typed)."""
+        return int(self._root.size if self._typed else self._root.nbytes)
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def element_size(self) -> int:
+        return int(self._root.itemsize) if self._typed else 1
+
+    @property
+    def dtype(self):
+        return self._root.dtype if self._typed else np.dtype(np.uint8)
+
+    @property
+    def device(self):
+        return devices.device_of(self._root)
+
+    def __eq__(self, other) -> bool:  # the same memory block
+        return isinstance(other, _Storage) and self.data_ptr() == other.data_ptr() and \
+            self.nbytes() == other.nbytes()
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        kind = "TypedStorage" if self._typed else "UntypedStorage"
+        return f"<{kind} of {self.size()} on {self.device}>"
+
+
+def _root(arr):
+    while arr.base is not None and arr.base.__class__ is arr.__class__:
+        arr = arr.base
+    return arr
+
+
+def untyped_storage(self) -> _Storage:
+    """The memory block the data lies in, in bytes (views share their base's). Like
+    `torch.Tensor.untyped_storage`: `a.untyped_storage().data_ptr() ==
+    b.untyped_storage().data_ptr()` says whether two tensors share memory."""
+    return _Storage(_root(self.data), typed=False)
+
+
+def storage(self) -> _Storage:
+    """The memory block the data lies in, counted in elements of its dtype. Like
+    `torch.Tensor.storage` (PyTorch's TypedStorage)."""
+    return _Storage(_root(self.data), typed=True)
+
+
 def element_size(self) -> int:
     """Bytes per element. Like `torch.Tensor.element_size`."""
     return self.data.itemsize
@@ -286,7 +348,12 @@ def bind(cls) -> None:
     cls.nbytes = property(lambda self: self.data.size * self.data.itemsize,
                           doc="Bytes the elements take: numel() * element_size().")
     # storage kinds retrograd never has: code written for PyTorch asks (`if g.is_sparse:`)
-    for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn",
+    cls.is_meta = property(lambda self: self.data.__class__ is not np.ndarray
+                           and self.device == "meta",
+                           doc="True for a tensor on the 'meta' device (shape only).")
+    cls.untyped_storage = untyped_storage
+    cls.storage = storage
+    for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn",
                  "is_nested", "is_mps", "is_xla", "is_xpu", "is_ipu", "is_mtia", "is_maia",
                  "is_vulkan"):
         setattr(cls, flag, property(_false, doc="Always False: retrograd tensors are dense "
