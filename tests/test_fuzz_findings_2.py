@@ -232,3 +232,15 @@ def test_reductions_and_scans_of_a_permuted_expanded_tensor_are_row_major():
     t, r = _both(f)
     for a, b in zip(r, t):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.median(x, 0), lambda m, x: m.nanmedian(x, 0), lambda m, x: m.mode(x, 0),
+    lambda m, x: m.kthvalue(x, 1, 0), lambda m, x: x.max(0), lambda m, x: x.min(dim=0),
+    lambda m, x: x.argmax(0), lambda m, x: x.argmin(0), lambda m, x: x.amax(0)])
+def test_reducing_an_empty_dim_raises_torchs_index_error(call):
+    with pytest.raises(IndexError):
+        call(torch, torch.zeros(0, 3))
+    with pytest.raises(IndexError, match="reduction dim"):
+        call(rg, rg.zeros(0, 3))
+    assert call(rg, rg.zeros(3, 0)) is not None  # the other dim reduces to an empty result

@@ -26,6 +26,17 @@ class ArgumentTypeError(TypeError, RuntimeError):
     count, a bool alpha for a numeric result)."""
 
 
+class EmptyDimError(IndexError, ValueError, RuntimeError):
+    """A reduction with no identity (max, median, mode, kthvalue, arg*) along a dimension
+    of size 0: PyTorch's IndexError, and the RuntimeError/ValueError older code catches."""
+
+
+def empty_dim(fn: str, dim, shape) -> EmptyDimError:
+    """The error for `fn` reducing dimension `dim` of size 0, in PyTorch's words."""
+    return EmptyDimError(f"{fn}(): Expected reduction dim {dim} to have non-zero size "
+                         f"(the input has shape {tuple(shape)})")
+
+
 class MixedDtypeError(ArgumentTypeError):
     """Tensors of different dtypes where PyTorch wants one (a layer's input and its
     weights): a RuntimeError there, never a silent promotion here."""

@@ -19,6 +19,7 @@ from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _t, dim_alias, keepdim_alias
+from ._errors import empty_dim
 from .quantiles import _empty_median, _shared
 from .shape import reshape
 
@@ -181,6 +182,8 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, axis=None, 
     x, ax, zero_d = _prepare(input, dim, "kthvalue")
     _check_sortable(x, "kthvalue")
     n = x.shape[ax]
+    if n == 0:
+        raise empty_dim("kthvalue", dim, _t(input).shape)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise ArgumentError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
                             f"dimension {dim} of shape {_t(input).shape}")
@@ -208,7 +211,7 @@ def median(input, dim: int | None = None, keepdim: bool = False, *, axis=None, k
         return _shared(flat, v) if x.dtype.kind == "f" else v  # ties share the gradient
     x, ax, zero_d = _prepare(x, dim, "median")
     if x.shape[ax] == 0:
-        raise ArgumentError(f"median(): dimension {dim} of shape {x.shape} is empty")
+        raise empty_dim("median", dim, x.shape)
     idx = apply(ops.median_index, x, axis=ax)
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "median")
 
@@ -221,6 +224,6 @@ def mode(input, dim: int = -1, keepdim: bool = False, *, axis=None, keepdims=Non
     x, ax, zero_d = _prepare(input, dim, "mode")
     _check_sortable(x, "mode")
     if x.shape[ax] == 0:
-        raise ArgumentError(f"mode(): dimension {dim} of shape {x.shape} is empty")
+        raise empty_dim("mode", dim, x.shape)
     idx = apply(ops.mode_index, x, axis=ax)
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "mode")

@@ -14,7 +14,7 @@ from ..grad_mode import state
 from ..ops.elementwise import _real_only
 from ..tensor import Tensor
 from ._args import _count, _dims, _keep, _t, dim_alias, keepdim_alias
-from ._errors import ArgumentError, DtypeError
+from ._errors import ArgumentError, DtypeError, empty_dim
 from ._opmath import HALF, float16_in_float32
 from .elementwise import maximum, minimum, sqrt, where
 
@@ -147,8 +147,10 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
     ax = _rdims(dim, axis, x.ndim, name)
     if x.size == 0 and (ax is None or builtins.any(
             x.shape[a] == 0 for a in (ax if isinstance(ax, tuple) else (ax,)))):
+        if ax is not None:
+            raise empty_dim(name, dim, x.shape)
         raise RuntimeError(f"{name}(): cannot reduce an empty tensor of shape {x.shape} over "
-                           f"{'all dims' if ax is None else f'dim {dim}'} (a dim of size 0)")
+                           "all dims (a dim of size 0)")
     keep = _keep(keepdim, keepdims)
     _real_only(x.data, name)  # before any NumPy call (argmax would order complex numbers)
     op, arg, pair = ((ops.max, ops.argmax, max_result) if name == "max" else
@@ -246,8 +248,10 @@ def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
         raise DtypeError(f"argmax(): does not support {x.dtype} input (as in PyTorch)")
     if x.size == 0 and dim is None and axis is None:
         raise IndexError("argmax(): an empty input needs a dim to reduce over (as in PyTorch)")
-    return apply(ops.argmax, x, axis=_rdims(dim, axis, x.ndim, "argmax"),
-                 keepdims=_keep(keepdim, keepdims))
+    ax = _rdims(dim, axis, x.ndim, "argmax")
+    if x.size == 0 and ax is not None and x.shape[ax] == 0:
+        raise empty_dim("argmax", dim if axis is None else axis, x.shape)
+    return apply(ops.argmax, x, axis=ax, keepdims=_keep(keepdim, keepdims))
 
 
 def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
@@ -259,8 +263,10 @@ def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) ->
         raise DtypeError(f"argmin(): does not support {x.dtype} input (as in PyTorch)")
     if x.size == 0 and dim is None and axis is None:
         raise IndexError("argmin(): an empty input needs a dim to reduce over (as in PyTorch)")
-    return apply(ops.argmin, x, axis=_rdims(dim, axis, x.ndim, "argmin"),
-                 keepdims=_keep(keepdim, keepdims))
+    ax = _rdims(dim, axis, x.ndim, "argmin")
+    if x.size == 0 and ax is not None and x.shape[ax] == 0:
+        raise empty_dim("argmin", dim if axis is None else axis, x.shape)
+    return apply(ops.argmin, x, axis=ax, keepdims=_keep(keepdim, keepdims))
 
 
 
