@@ -131,3 +131,24 @@ def test_torch_jit_eager_names_return_their_argument():
                 else rg.jit.load("m.pt")
     with pytest.raises(TypeError, match="callable"):
         rg.jit.trace(3, ())
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.nn.Linear(3, 2), lambda lib: lib.nn.ReLU(),
+                                  lambda lib: lib.nn.LayerNorm(3), lambda lib: lib.nn.Identity(),
+                                  lambda lib: lib.nn.Sequential(lib.nn.Linear(3, 3))])
+def test_layers_take_their_input_by_torchs_keyword(make):
+    import numpy as np
+    x = np.random.default_rng(0).standard_normal((2, 3))
+    ours, ref = make(rg).double(), make(torch).double()
+    ref.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    got, want = ours(input=rg.tensor(x)), ref(input=torch.tensor(x))
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
+def test_user_module_keeps_pythons_keyword_rules():
+    class M(rg.nn.Module):
+        def forward(self, x):
+            return x
+
+    with pytest.raises(TypeError, match="input"):
+        M()(input=rg.ones(1))

@@ -646,6 +646,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args, **kwargs):
+        if kwargs and "input" in kwargs:  # torch's keyword for the input of its layers
+            args, kwargs = _input_keyword(type(self), args, kwargs)
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
@@ -665,3 +667,26 @@ class Module:
                 return main + lines[0] + ")"
             main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+_FIRST_IS_X: dict = {}  # layer class -> whether its forward names its input `x`
+
+
+def _input_keyword(cls, args: tuple, kwargs: dict):
+    """`layer(input=t)`, PyTorch's keyword for its layers' input, for retrograd's layers whose
+    forward names it `x`; user modules keep Python's own rules."""
+    first = _FIRST_IS_X.get(cls)
+    if first is None:
+        import inspect
+
+        first = False
+        fwd = cls.forward
+        if getattr(fwd, "__module__", "").startswith("retrograd."):
+            params = list(inspect.signature(fwd).parameters.values())[1:]
+            first = bool(params) and params[0].name == "x" and \
+                all(p.name != "input" for p in params)
+        _FIRST_IS_X[cls] = first
+    if first and not args:
+        kwargs = dict(kwargs)
+        args = (kwargs.pop("input"),)
+    return args, kwargs
