@@ -333,9 +333,11 @@ def test_double_backward_through_saved_outputs_the_caller_dropped():
     assert rg.autograd.gradgradcheck(_sinh(rg), (x,))
 
 
-def test_meta_device_refused_by_name():
-    with pytest.raises(RuntimeError, match="meta"):
-        rnn.Linear(2, 2).to("meta")
+def test_meta_device_keeps_shapes_and_refuses_values():
+    m = rnn.Linear(2, 2).to("meta")
+    assert m.weight.device == "meta" and m.weight.shape == (2, 2)
+    with pytest.raises(NotImplementedError, match="meta"):
+        m(rg.ones(1, 2).to("meta"))
 
 
 def test_functional_call_with_module_and_linear():

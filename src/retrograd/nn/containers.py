@@ -281,6 +281,34 @@ class ParameterDict(Module):
         return self._parameters.values()
 
     def update(self, parameters) -> None:
-        items = parameters.items() if isinstance(parameters, Mapping) else parameters
+        """Add or replace entries: an OrderedDict's, a ParameterDict's or pairs' in their
+        order, a plain dict's by sorted key (PyTorch's rule)."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif isinstance(parameters, Mapping):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
         for k, v in items:
             self[k] = v
+
+    def get(self, key: str, default=None):
+        return self._parameters.get(key, default)
+
+    def pop(self, key: str) -> Parameter:
+        v = self._parameters[key]
+        del self[key]
+        return v
+
+    def setdefault(self, key: str, default=None) -> Parameter:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for k in list(self._parameters):
+            del self[k]
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {tuple(p.shape)}]"
+                         for k, p in self._parameters.items() if p is not None)

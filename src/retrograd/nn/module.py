@@ -101,8 +101,9 @@ def _write_loaded(t: Tensor, arr, assign: bool) -> None:
     array with `assign`), on the tensor's device, bumping its version."""
     if t.data.__class__ is not np.ndarray:  # a module on a device: values go there
         arr = devices.to(np.asarray(arr, dtype=t.data.dtype), t.device)
-    if assign:
-        t.data = arr.astype(t.data.dtype, copy=True)
+    if assign:  # the checkpoint's values and (floating) dtype, as PyTorch's assign=True
+        keep = arr.dtype.kind in "fc" or not t.requires_grad
+        t.data = arr.copy() if keep else arr.astype(t.data.dtype, copy=True)
     else:
         t.data[...] = arr
     init._bump(t)
@@ -157,7 +158,9 @@ class Module:
             params[name] = value
         elif isinstance(value, Module):
             params, modules, buffers = self._registries()
-            params.pop(name, None)
+            if name in params:  # PyTorch checks the parameter slot first
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(a Parameter or None expected)")
             buffers.pop(name, None)
             modules[name] = value
         else:
@@ -185,8 +188,21 @@ class Module:
         self.__dict__.get("_non_persistent", set()).discard(name)
         object.__delattr__(self, name)
 
+    def _check_new_name(self, name, kind: str, registry: dict) -> None:
+        """PyTorch's checks on a name being registered: a non-empty str without '.', not an
+        attribute the module already has for something else."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if name not in registry and hasattr(self, name):
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register `param` (or None) under `name`."""
+        self._check_new_name(name, "parameter", self._registries()[0])
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot register a {type(param).__name__} as parameter '{name}' "
                             "(a Parameter or None is expected)")
@@ -195,6 +211,7 @@ class Module:
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that belongs to the module's state but is not learned (e.g. running stats)."""
+        self._check_new_name(name, "buffer", self._registries()[2])
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot register a {type(tensor).__name__} as buffer '{name}' "
                             "(a Tensor or None is expected)")
@@ -207,9 +224,8 @@ class Module:
 
     def add_module(self, name: str, module: Module | None) -> None:
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module")
-        if not isinstance(name, str) or "." in name or name == "":
-            raise KeyError(f"module name must be a non-empty string without '.', got {name!r}")
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_new_name(name, "module", self._registries()[1])
         self._registries()[1][name] = module
         object.__setattr__(self, name, module)
 
@@ -220,14 +236,14 @@ class Module:
     def named_modules(self, memo: set | None = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """This module and all below it, depth first (PyTorch's order), without recursion."""
-        seen = memo if memo is not None else set()
+        seen = memo if memo is not None else set()  # modules, as PyTorch's memo holds
         stack = [(prefix, self)]
         while stack:
             name, mod = stack.pop()
             if remove_duplicate:
-                if id(mod) in seen:
+                if mod in seen:
                     continue
-                seen.add(id(mod))
+                seen.add(mod)
             yield name, mod
             children = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items()
                         if m is not None]
@@ -609,6 +625,10 @@ class Module:
                 missing_keys.append(key)
                 continue
             v = state_dict[key]
+            if not isinstance(v, (Tensor, np.ndarray)):
+                error_msgs.append(f'While copying the parameter named "{key}", expected a Tensor '
+                                  f"(or a NumPy array) from checkpoint but received {type(v)}")
+                continue
             arr = v.data if isinstance(v, Tensor) else v
             try:
                 arr = devices.host(arr)
