@@ -94,6 +94,7 @@ TORCH = {
     "setitem": lambda x, v, idx: _setitem(x, v, _index(idx)),
     "cat": lambda *xs, axis: torch.cat(xs, axis),
     "cast": lambda x, dtype: x.to(torch.float64),
+    "contiguous": lambda x: x.contiguous(),
     "matmul": torch.matmul,
     "einsum": lambda *xs, spec: torch.einsum(spec, *xs),
     "unfold": _unfold, "fold": _fold,

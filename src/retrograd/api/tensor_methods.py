@@ -16,8 +16,8 @@ import re
 
 import numpy as np
 
-from .. import creation, devices
-from ..grad_mode import state
+from .. import creation, devices, ops
+from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import activations, inplace, rng, sparse_dense, torch_names
@@ -78,11 +78,7 @@ def contiguous(self, memory_format=None) -> Tensor:
     copy that stays in the graph. Like `torch.Tensor.contiguous`."""
     if self.data.flags.c_contiguous:
         return self
-    out = self.clone()
-    if not out.data.flags.c_contiguous and state.tracer is None and out._fw is None:
-        # clone() keeps the layout; the copy is new and nothing holds its array yet
-        out.data = devices.namespace_of(out.data).ascontiguousarray(out.data)
-    return out
+    return apply(ops.contiguous, self)
 
 
 def data_ptr(self) -> int:

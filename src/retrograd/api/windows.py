@@ -86,6 +86,16 @@ def _unbatch(out: Tensor, squeeze: bool) -> Tensor:
     return out.reshape(out.shape[1:]) if squeeze else out
 
 
+def _dense(out: Tensor) -> Tensor:
+    """A convolution's result made row-major where its path left it in another order (the
+    columns' products come out channel-first): PyTorch returns it contiguous, and ported
+    code views it (`y.view(y.size(0), -1)`)."""
+    d = out.data
+    if d.__class__ is np.ndarray and not d.flags.c_contiguous:
+        return apply(ops.contiguous, out)
+    return out
+
+
 # ---------------------------------------------------------------- convolution
 
 def _conv_padding(padding, kernel, stride, dilation, nd, fn):
@@ -163,7 +173,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
             k = dict(dilation=d, padding=p, groups=groups)
             out = apply(ops.conv_unit, x, w, **k) if bias is None else \
                 apply(ops.conv_unit_bias, x, w, bias, **k)
-            return fresh(_unbatch(out, squeeze))
+            return _dense(fresh(_unbatch(out, squeeze)))
         cols = apply(ops.conv_cols, x, kernel=tuple(kernel), dilation=d, padding=p)
         if groups == 1:
             out = matmul(w.reshape(o, k_total), cols)
@@ -176,7 +186,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
         out = permute(out, (1, 0) + tuple(range(2, 2 + nd)))
         if bias is not None:
             out = out + bias.reshape((1, o) + (1,) * nd)
-        return fresh(_unbatch(out, squeeze))
+        return _dense(fresh(_unbatch(out, squeeze)))
     cols = apply(ops.unfold, x, kernel=tuple(kernel), stride=s, padding=p, dilation=d)
     outs = cols.shape[2 + nd:]
     npix = n * math.prod(outs)
@@ -190,7 +200,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
     out = permute(out.reshape((o, n) + outs), (1, 0) + tuple(range(2, 2 + nd)))
     if bias is not None:
         out = out + bias.reshape((1, o) + (1,) * nd)
-    return fresh(_unbatch(out, squeeze))
+    return _dense(fresh(_unbatch(out, squeeze)))
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
@@ -258,8 +268,9 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
         # host float arrays, compiled kernels: one op, a block of samples at a time (their
         # columns stay in cache between the product and the fold)
         if bias is None:
-            return _unbatch(apply(ops.conv_t_unit, x, w, groups=groups, **geo), squeeze)
-        return _unbatch(apply(ops.conv_t_unit_bias, x, w, bias, groups=groups, **geo), squeeze)
+            return _dense(_unbatch(apply(ops.conv_t_unit, x, w, groups=groups, **geo), squeeze))
+        return _dense(_unbatch(apply(ops.conv_t_unit_bias, x, w, bias, groups=groups, **geo),
+                               squeeze))
     xs = apply(ops.phase_in, x, **geo)
     if groups == 1:
         cols = matmul(permute(w.reshape(cin, og * k_prod), (1, 0)), xs)
@@ -274,7 +285,7 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
         out = apply(ops.phase_fold, cols, **geo)
         if bias is not None:
             out = out + bias.reshape((1, o) + (1,) * nd)
-    return _unbatch(out, squeeze)
+    return _dense(_unbatch(out, squeeze))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,

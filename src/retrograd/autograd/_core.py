@@ -65,9 +65,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             continue
         if not isinstance(g, Tensor):
             g = devices.as_result(g)
-            g = Tensor._wrap(g if g.dtype == t.dtype else g.astype(t.dtype))
-        elif g.dtype != t.dtype and t.dtype.kind in "fc":
-            g = g.to(t.dtype)  # recorded (create_graph, rg.jit): a gradient has its input's dtype
+            g = g if g.dtype == t.dtype else g.astype(t.dtype)
+            if g.__class__ is np.ndarray and not g.flags.c_contiguous:
+                g = np.ascontiguousarray(g)  # row-major, as PyTorch's are (`.view` works)
+            g = Tensor._wrap(g)
+        else:
+            if g.dtype != t.dtype and t.dtype.kind in "fc":
+                g = g.to(t.dtype)  # recorded (create_graph, rg.jit): the input's dtype
+            if g.data.__class__ is np.ndarray and not g.data.flags.c_contiguous:
+                g = g.contiguous()
         result.append(g)
     return tuple(result)
 

@@ -177,6 +177,7 @@ from .sampling import standard_gamma_grad, standard_gamma_reparam
 from .shape import (
     cast,
     cat,
+    contiguous,
     expand,
     getitem,
     ones_like,

@@ -264,5 +264,8 @@ def _cast(x, *, dtype):
 cast = defop("cast", _cast,
              (lambda m, g, out, x, *, dtype: m.cast(g, dtype=x.dtype),),
              (lambda m, t, out, x, *, dtype: m.cast(t, dtype=dtype),), reads=())
+contiguous = defop("contiguous", lambda x: x.copy(order="C"),
+                   (lambda m, g, out, x: g,), (lambda m, t, out, x: t,), reads=(), fresh=True)
+"""A row-major copy of the values (PyTorch's `contiguous()` of a tensor in another order)."""
 zeros_like = defop("zeros_like", np.zeros_like, (None,), (None,), reads=())
 ones_like = defop("ones_like", np.ones_like, (None,), (None,), reads=())
