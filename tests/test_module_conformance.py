@@ -90,3 +90,29 @@ def test_bad_registrations_raise_torchs_exception_types(call):
     m = rg.nn.Linear(1, 1)
     m.register_buffer("ok", rg.ones(1))  # a fresh name still registers
     assert "ok" in m.state_dict() and np.all(m.ok.numpy() == 1)
+
+
+def test_set_submodule_type_transposed_and_sequential_times_as_torch():
+    out = []
+    for lib in (rg, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        m.set_submodule("1", lib.nn.ReLU())
+        m.set_submodule("0", lib.nn.Tanh())
+        errs = []
+        for args, kw in ((("", lib.nn.ReLU()), {}), (("0", 3), {}),
+                         (("5", lib.nn.ReLU()), {"strict": True})):
+            with pytest.raises((ValueError, AttributeError)) as info:
+                m.set_submodule(*args, **kw)
+            errs.append(info.type.__name__ if info.type in (ValueError, AttributeError)
+                        else ("ValueError" if issubclass(info.type, ValueError)
+                              else "AttributeError"))
+        lin = lib.nn.Linear(2, 2)
+        lin.register_buffer("count", lib.zeros(2, dtype=lib.int64))
+        lin.type(lib.float64)
+        tripled = lib.nn.Sequential(lib.nn.Linear(1, 1)) * 3
+        out.append(([type(c).__name__ for c in m], errs,
+                    str(lin.weight.dtype).split(".")[-1], str(lin.count.dtype).split(".")[-1],
+                    type(lin.weight).__name__, lib.nn.Conv2d(1, 1, 1).transposed,
+                    lib.nn.ConvTranspose1d(1, 1, 1).transposed, len(tripled),
+                    tripled[0] is tripled[2], len(list(tripled.parameters()))))
+    assert out[0] == out[1]

@@ -109,6 +109,17 @@ class Sequential(_ModuleSequence):
         """A new Sequential of this one's modules then `other`'s, as in PyTorch."""
         return Sequential(*self, *other)
 
+    def __mul__(self, other: int) -> Sequential:
+        """A new Sequential of this one's modules `other` times over (the same modules, as
+        in PyTorch: their parameters are shared)."""
+        if not isinstance(other, int) or isinstance(other, bool):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return Sequential(*(list(self) * other))
+
+    __rmul__ = __mul__
+
 
 class ModuleList(_ModuleSequence):
     """A list of modules whose parameters are registered (`0`, `1`, ...)."""

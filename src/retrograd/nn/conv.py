@@ -32,6 +32,11 @@ class _ConvNd(Module):
     _nd = 2
     _transposed = False
 
+    @property
+    def transposed(self) -> bool:
+        """Whether this is a transposed convolution (PyTorch's attribute)."""
+        return self._transposed
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  output_padding=0, dtype=None) -> None:

@@ -345,6 +345,36 @@ class Module:
             mod = sub
         return mod
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put `module` at dotted path `target` (its parent must exist; with `strict`, so must
+        the name being replaced). Like `torch.nn.Module.set_submodule`."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def type(self, dst_type) -> Module:
+        """Every parameter and buffer cast to `dst_type` (a dtype or a type name), integer
+        ones included, as `torch.nn.Module.type`."""
+        for mod in self.modules():
+            for reg in (mod._parameters, mod._buffers):
+                for t in reg.values():
+                    if t is not None:
+                        t.data = t.type(dst_type).data
+                        if t.grad is not None:
+                            t.grad = t.grad.type(dst_type)
+        return self
+
+    def compile(self, *args, **kwargs) -> None:
+        """`torch.nn.Module.compile`: accepted; the module runs as it is (see `rg.compile`)."""
+
     def get_parameter(self, target: str):
         """The parameter at dotted path `target` ("layer.0.weight")."""
         path, _, name = target.rpartition(".")
