@@ -422,6 +422,7 @@ from .dtypes import (
     bfloat16,
     bool_,
     double,
+    dtype,
     float16,
     float32,
     float64,

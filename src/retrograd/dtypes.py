@@ -37,6 +37,9 @@ def int_in_range(value: int, dtype, fn: str = "tensor") -> int:
                                  f"{np.dtype(dtype)} without overflow")
     return value % (int(info.max) + 1) if value < 0 and info.min == 0 else value
 
+#: The class of every dtype below (`isinstance(x.dtype, rg.dtype)`, `dtype: rg.dtype` in a
+#: signature): retrograd's dtypes are NumPy's.
+dtype = np.dtype
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)

@@ -6,6 +6,7 @@
     first_order.py   RAdam, Adadelta, Rprop, ASGD
     second_order.py  LBFGS (closure-based, optional strong-Wolfe line search)
     factored.py      Adafactor
+    orthogonal.py    Muon (Newton-Schulz orthogonalised momentum, bfloat16 rounding as torch)
     sparse.py        SparseAdam (constructor and checks; dense gradients are refused)
     lr_scheduler.py  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
                      OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau, ConstantLR,
@@ -19,9 +20,10 @@ from .adaptive import Adagrad, Adamax, NAdam, RMSprop
 from .factored import Adafactor
 from .first_order import ASGD, Adadelta, RAdam, Rprop
 from .optimizer import SGD, Adam, AdamW, Optimizer, required
+from .orthogonal import Muon
 from .second_order import LBFGS
 from .sparse import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS", "Adafactor", "SparseAdam",
+           "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS", "Adafactor", "Muon", "SparseAdam",
            "lr_scheduler", "swa_utils"]
