@@ -7,6 +7,7 @@ import weakref
 import numpy as np
 
 from .. import devices, engine, ops
+from ..api.shape import stack
 from ..grad_mode import detect_anomaly, enable_grad, no_grad, state
 from ..primitive import ArgumentError
 from ..tensor import Tensor, _initial_grad
@@ -19,15 +20,20 @@ def _seq(x) -> list:
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool | None = None, *, materialize_grads: bool = False,
-         only_inputs: bool = True) -> tuple:
+         allow_unused: bool | None = None, *, is_grads_batched: bool = False,
+         materialize_grads: bool = False, only_inputs: bool = True) -> tuple:
     """Gradients of `outputs` with respect to `inputs`, as a tuple; `.grad` is left untouched.
 
     With `create_graph=True` the results are themselves differentiable. An input the
     outputs do not depend on raises, or with `allow_unused` gets None, or with
     `materialize_grads` zeros (as in PyTorch). `only_inputs` is accepted and ignored, as
     PyTorch does (keyword only here: SPEC.md puts allow_unused sixth).
+    `is_grads_batched=True` reads the first dim of every grad_output as a batch and returns
+    one gradient per batch item, stacked (as PyTorch's, which vmaps the backward pass).
     """
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if materialize_grads and allow_unused is False:
         raise ArgumentError("grad(): expected allow_unused to be True or not passed when "
                             "materialize_grads=True")
@@ -76,6 +82,47 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                 g = g.contiguous()
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads) -> tuple:
+    """`grad(..., is_grads_batched=True)`: one backward pass per batch item, stacked."""
+    outs = _seq(outputs)
+    if grad_outputs is None:
+        raise RuntimeError("grad(is_grads_batched=True): grad can be implicitly created only "
+                           "for scalar outputs; pass grad_outputs with a batch dimension")
+    gouts = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    if len(gouts) != len(outs):
+        raise ArgumentError(f"grad(): got {len(gouts)} grad_outputs for {len(outs)} outputs")
+    sizes = []
+    for k, (o, g) in enumerate(zip(outs, gouts)):
+        if not isinstance(g, Tensor) or not isinstance(o, Tensor):
+            raise TypeError(f"grad(is_grads_batched=True): grad_output {k} must be a Tensor "
+                            f"with a batch dimension, got {type(g).__name__}")
+        if tuple(g.shape[1:]) != tuple(o.shape) or g.ndim == 0:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                "are expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{k}] has a shape of {tuple(g.shape)} and output[{k}] "
+                f"has a shape of {tuple(o.shape)}.")
+        sizes.append(g.shape[0])
+    if len(set(sizes)) > 1:
+        raise ArgumentError("grad(is_grads_batched=True): expected all grad_outputs to have "
+                            f"the same size in the batch dimension, got sizes {sizes}")
+    n = sizes[0]
+    if n == 0:
+        raise IndexError("grad(is_grads_batched=True): the grad_outputs' batch dimension "
+                         "has size 0")
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outs, inputs, [g[b] for g in gouts], retain_graph=keep if b == n - 1 else True,
+                 create_graph=create_graph, allow_unused=allow_unused or materialize_grads)
+            for b in range(n)]
+    ins = _seq(inputs)
+    # an unused input: None, or (materialize_grads) zeros of its own shape, unbatched, as torch
+    return tuple(stack(list(col)) if col[0] is not None
+                 else Tensor._wrap(devices.namespace_of(t.data).zeros_like(t.data))
+                 if materialize_grads else None for t, col in zip(ins, zip(*rows)))
 
 
 class FunctionCtx:
