@@ -634,3 +634,12 @@ def test_exponential_family_bregman_kl_and_entropy(name, pa, qa):
         close(RD.ExponentialFamily.entropy(p), TD.ExponentialFamily.entropy(tpd))
     with pytest.raises(NotImplementedError):
         _kl_expfamily_expfamily(RD.Normal(0.0, 1.0), RD.Exponential(1.0))
+
+
+def test_repr_shows_one_element_parameters_by_value_as_torch():
+    for args in [(0.0, 1.0), (0.5, 2.0)]:
+        want = repr(torch.distributions.Normal(torch.tensor(args[0]), torch.tensor(args[1])))
+        got = repr(rg.distributions.Normal(rg.tensor(args[0]), rg.tensor(args[1])))
+        assert got == want
+    got = repr(rg.distributions.Normal(rg.zeros(3), 1.0))
+    assert got == "Normal(loc: (3,), scale: (3,))"  # shapes print as tuples here (SPEC)

@@ -186,9 +186,10 @@ class Distribution:
         return value
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}: {tuple(getattr(self, k).shape)}"
-                           for k in self.arg_constraints if k in self.__dict__
-                           and self.__dict__[k] is not None)
+        # as torch: a one-element parameter by its value, a larger one by its shape
+        params = ", ".join(f"{k}: {v}" if v.numel() == 1 else f"{k}: {v.shape}"
+                           for k in self.arg_constraints
+                           if isinstance(v := self.__dict__.get(k), Tensor))
         return f"{type(self).__name__}({params})"
 
 
