@@ -103,3 +103,27 @@ def test_half_and_bfloat16():
     assert str(t.weight.dtype) == "torch.float16"
     with pytest.raises(TypeError, match="bfloat16"):
         rg.nn.Linear(3, 2).bfloat16()
+
+
+def test_unused_output_gets_none_in_grad_output_as_torch():
+    """An output the loss does not use has grad_output None in the hooks (not zeros)."""
+    def run(lib):
+        class Two(lib.nn.Module):
+            def forward(self, x, y):
+                return x * 2, x * 3, y * 4
+
+        m, seen = Two(), []
+
+        def show(gs):
+            return [None if g is None else g.tolist() for g in gs]
+
+        m.register_full_backward_pre_hook(lambda mod, go: seen.append(("pre", show(go))))
+        m.register_full_backward_hook(
+            lambda mod, gi, go: seen.append(("hook", show(gi), show(go))))
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([3.0], requires_grad=True)
+        a, b, c = m(x, y)
+        (a.sum() + 5 * c.sum()).backward()
+        return seen, x.grad.tolist(), y.grad.tolist()
+
+    assert run(rg) == run(torch)

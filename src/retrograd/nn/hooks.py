@@ -165,6 +165,7 @@ def _identity_function():
             @staticmethod
             def forward(ctx, on_grads, *tensors):
                 ctx.on_grads = on_grads
+                ctx.set_materialize_grads(False)  # an unused output's gradient is None
                 return tuple(t.view_as(t) for t in tensors)
 
             @staticmethod
