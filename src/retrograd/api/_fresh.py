@@ -9,6 +9,8 @@ an ordinary tensor; it is only made while the view is being recorded.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
@@ -20,3 +22,12 @@ def fresh(t: Tensor) -> Tensor:
     if node is None or not node.op.view:
         return t
     return apply(ops.cast, t, dtype=t.data.dtype)
+
+
+def row_major(t: Tensor) -> Tensor:
+    """`t`, or its row-major copy (in the graph) where NumPy left it in another order:
+    PyTorch allocates these results contiguous, and ported code `.view`s them."""
+    d = t.data
+    if d.__class__ is np.ndarray and d.ndim > 1 and not d.flags.c_contiguous:
+        return apply(ops.contiguous, t)
+    return t

@@ -22,7 +22,7 @@ from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t, dim_alias
 from ._errors import DtypeError, ShapeError, scalar_as
-from ._fresh import fresh
+from ._fresh import fresh, row_major
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
 
@@ -317,7 +317,7 @@ def masked_fill(input, mask, value) -> Tensor:
         value = Tensor(scalar_as(value, x.dtype, "masked_fill"))
     if shape != x.shape:
         x = expand(x, *shape)
-    return where(m, value, x)
+    return row_major(where(m, value, x))  # (where() keeps a permuted input's order)
 
 
 def masked_select(input, mask) -> Tensor:
@@ -414,7 +414,7 @@ def _triangle(x, diagonal, fn, lower):
     r, c = x.shape[-2:]
     off = np.arange(c)[None, :] - np.arange(r)[:, None]
     keep = off <= diagonal if lower else off >= diagonal
-    return where(Tensor(keep), x, Tensor(np.zeros((), dtype=x.dtype)))
+    return row_major(where(Tensor(keep), x, Tensor(np.zeros((), dtype=x.dtype))))
 
 
 def tril(input, diagonal: int = 0) -> Tensor:
@@ -519,9 +519,12 @@ def repeat(input, *sizes) -> Tensor:
     # x (repeats along a size-1 dim), and even when it copied it shares x's version counter
 
 
-def tile(input, dims) -> Tensor:
-    """The input repeated `dims[k]` times along each dim (missing leading dims count 1)."""
+def tile(input, dims, *more) -> Tensor:
+    """The input repeated `dims[k]` times along each dim (missing leading dims count 1);
+    `t.tile(2, 1)` as `t.tile((2, 1))`, as PyTorch's method takes both."""
     x = _t(input)
+    if more:
+        dims = (dims, *more)
     reps = _sizes((dims,) if isinstance(dims, (tuple, list)) else ((dims,),), "tile")
     if len(reps) < x.ndim:
         reps = (1,) * (x.ndim - len(reps)) + reps
@@ -744,7 +747,7 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     n, c = x.shape[:2]
     cols = apply(ops.unfold, x, kernel=k, stride=s, padding=p, dilation=d, pad_value=0.0)
     out = reshape(cols, (n, c * k[0] * k[1], oh * ow))
-    return fresh(out if batched else reshape(out, out.shape[1:]))
+    return row_major(fresh(out if batched else reshape(out, out.shape[1:])))
 
 
 def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

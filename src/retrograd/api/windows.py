@@ -28,7 +28,7 @@ from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
 from ._errors import ShapeError
-from ._fresh import fresh
+from ._fresh import fresh, row_major
 from .elementwise import abs as _abs
 from .elementwise import where
 from .indexing import flip, gather
@@ -90,10 +90,7 @@ def _dense(out: Tensor) -> Tensor:
     """A convolution's result made row-major where its path left it in another order (the
     columns' products come out channel-first): PyTorch returns it contiguous, and ported
     code views it (`y.view(y.size(0), -1)`)."""
-    d = out.data
-    if d.__class__ is np.ndarray and not d.flags.c_contiguous:
-        return apply(ops.contiguous, out)
-    return out
+    return row_major(out)
 
 
 # ---------------------------------------------------------------- convolution

@@ -235,25 +235,40 @@ from .windows import (
 )
 
 
+def _c_order(r):
+    if r.ndim > 1 and not r.flags.c_contiguous:
+        return r.copy(order="C")
+    return r
+
+
 def _row_major(op: Op) -> None:
-    """Make `op`'s result row-major (C-contiguous), as PyTorch allocates a reduction's or a
-    scan's result whatever the input's layout; NumPy keeps a permuted input's order, so
-    `x.permute(...).sum(1).view(-1)` would be refused where PyTorch's works."""
+    """Make `op`'s result row-major (C-contiguous), as PyTorch allocates a reduction's, a
+    scan's, a norm's or attention's result whatever the inputs' layout; NumPy keeps a
+    permuted input's order, so `x.permute(...).sum(1).view(-1)` would be refused where
+    PyTorch's works."""
     forward = op.forward
 
-    def run(x, **attrs):  # (each of these ops takes one array)
-        r = forward(x, **attrs)
-        if r.ndim > 1 and not r.flags.c_contiguous:
-            return r.copy(order="C")
-        return r
+    def run(*xs, **attrs):
+        r = forward(*xs, **attrs)
+        if isinstance(r, tuple):
+            return tuple(_c_order(a) for a in r)
+        return _c_order(r)
 
     run.__name__ = getattr(forward, "__name__", op.name)
     op.forward = run
     setattr(NUMPY, op.name, run)
+    saving = op.saving
+    if saving is not None:  # the recorded path's forward: (output, what the rules read)
+        def run_saving(*xs, **attrs):
+            r, saved = saving(*xs, **attrs)
+            return _c_order(r), saved
+
+        op.saving = run_saving
 
 
 for _name in ("sum prod max min argmax argmin logsumexp softmax log_softmax cumsum cumprod "
-              "logcumsumexp all any").split():
+              "logcumsumexp all any cum_extreme_index logsigmoid pnorm standardize einsum "
+              "attention").split():
     _row_major(OPS[_name])
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -109,6 +109,9 @@ def _getitem(x, *, idx):
     r = x[idx]
     if isinstance(r, np.generic):  # ints all the way down: NumPy gives a scalar (a copy);
         r = x[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]  # a 0-d view, as torch
+    elif r.ndim > 1 and r.__class__ is np.ndarray and not r.flags.c_contiguous \
+            and not _is_basic(idx):
+        r = r.copy(order="C")  # advanced indexing: a new array, row-major as PyTorch's
     return r
 
 
@@ -232,7 +235,10 @@ setitem = defop(
 
 
 def _cat(*xs, axis):
-    return np.concatenate(xs, axis=axis)
+    r = np.concatenate(xs, axis=axis)
+    if r.ndim > 1 and r.__class__ is np.ndarray and not r.flags.c_contiguous:
+        return r.copy(order="C")  # NumPy keeps permuted inputs' order; PyTorch's is row-major
+    return r
 
 
 def _cat_vjp(m, g, out, *xs, axis, argnum):
