@@ -116,3 +116,35 @@ def test_set_submodule_type_transposed_and_sequential_times_as_torch():
                     lib.nn.ConvTranspose1d(1, 1, 1).transposed, len(tripled),
                     tripled[0] is tripled[2], len(list(tripled.parameters()))))
     assert out[0] == out[1]
+
+
+def test_private_hook_dicts_and_non_persistent_set_as_torch():
+    """Code that reads or fills torch's private per-module dicts (`_forward_hooks`, ...,
+    `_non_persistent_buffers_set`) directly behaves as with torch."""
+    import copy
+
+    def run(lib):
+        out = []
+        m = lib.nn.Linear(2, 2)
+        out.append((type(m._forward_hooks).__name__, len(m._forward_hooks),
+                    len(m._forward_pre_hooks), len(m._backward_hooks),
+                    sorted(m._non_persistent_buffers_set)))
+        m._forward_hooks[12345] = lambda mod, args, o: o * 2
+        x = lib.ones(1, 2)
+        with lib.no_grad():
+            m.weight.fill_(1.0)
+            m.bias.fill_(0.0)
+        out.append(m(x).tolist())
+        m._forward_hooks.clear()
+        out.append(m(x).tolist())
+        m.register_buffer("tmp", lib.zeros(1), persistent=False)
+        out.append((sorted(m._non_persistent_buffers_set), sorted(m.state_dict())))
+        m._non_persistent_buffers_set.discard("tmp")
+        out.append(sorted(m.state_dict()))
+        h = m.register_forward_hook(lambda mod, a, o: o + 1)
+        out.append((len(m._forward_hooks), m(x).tolist(), copy.deepcopy(m)(x).tolist()))
+        h.remove()
+        out.append((len(m._forward_hooks), m(x).tolist()))
+        return out
+
+    assert run(rg) == run(torch)

@@ -111,6 +111,7 @@ def _tables(module) -> dict:
         d["_forward_hooks_with_kwargs"] = {}
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
         module.__class__ = _hooked_class(module.__class__)
     return d
 
@@ -128,7 +129,7 @@ def _register(module, table_name: str, hook: Callable, prepend: bool,
     if with_kwargs:
         d["_forward_hooks_with_kwargs"][handle.id] = True
     if always_call:
-        d.setdefault("_forward_hooks_always_called", {})[handle.id] = True
+        d["_forward_hooks_always_called"][handle.id] = True
         handle.extra_tables = (*handle.extra_tables, d["_forward_hooks_always_called"])
     return handle
 

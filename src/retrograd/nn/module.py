@@ -122,10 +122,38 @@ class _IncompatibleKeys(NamedTuple):
     __str__ = __repr__
 
 
+def _hook_table(name: str) -> property:
+    """PyTorch's per-module hook dict `name` (e.g. `_forward_hooks`), made on first access:
+    code that reads or fills these private dicts directly then works as with torch's."""
+
+    def get(self):
+        from .hooks import _tables
+        return _tables(self)[name]
+
+    def put(self, value) -> None:
+        from .hooks import _tables
+        _tables(self)[name] = value
+
+    return property(get, put, doc=f"The module's `{name}` (PyTorch's private hook dict).")
+
+
 class Module:
     """Base class of layers and models: subclass, assign layers in `__init__`, write `forward`."""
 
     training: bool
+
+    _forward_hooks = _hook_table("_forward_hooks")
+    _forward_pre_hooks = _hook_table("_forward_pre_hooks")
+    _backward_hooks = _hook_table("_backward_hooks")
+    _backward_pre_hooks = _hook_table("_backward_pre_hooks")
+    _forward_hooks_with_kwargs = _hook_table("_forward_hooks_with_kwargs")
+    _forward_pre_hooks_with_kwargs = _hook_table("_forward_hooks_with_kwargs")  # (one dict)
+    _forward_hooks_always_called = _hook_table("_forward_hooks_always_called")
+
+    @property
+    def _non_persistent_buffers_set(self) -> set:
+        """PyTorch's name for the set of buffers left out of `state_dict`."""
+        return self.__dict__["_non_persistent"]
 
     def __init__(self) -> None:
         d = self.__dict__
