@@ -1,6 +1,6 @@
 """Results PyTorch allocates row-major stay row-major here for permuted inputs, so ported
 `.view(...)` calls work: cat/stack/roll, masked_fill, tril/triu, log-sigmoid, cummax/cummin,
-norms, batch/instance norm, advanced indexing, einsum, attention, F.unfold. Values and
+norms, batch/instance norm, advanced indexing, einsum, F.unfold. Values and
 gradients through the `.view` against torch. (Also `Tensor.tile(2, 1)`, torch's varargs.)"""
 
 import numpy as np
@@ -31,8 +31,6 @@ CASES = {
     "instance_norm": lambda lib, x: lib.nn.functional.instance_norm(x),
     "advanced_index": lambda lib, x: x[:, :, [0, 1]],
     "einsum": lambda lib, x: lib.einsum("bij,bkj->bik", x, x),
-    "sdpa": lambda lib, x: lib.nn.functional.scaled_dot_product_attention(
-        x[:, None], x[:, None], x[:, None]),
     "unfold": lambda lib, x: lib.nn.functional.unfold(x[:, None], 2),
 }
 

@@ -243,7 +243,8 @@ def _c_order(r):
 
 def _row_major(op: Op) -> None:
     """Make `op`'s result row-major (C-contiguous), as PyTorch allocates a reduction's, a
-    scan's, a norm's or attention's result whatever the inputs' layout; NumPy keeps a
+    scan's or a norm's result whatever the inputs' layout (not attention's: PyTorch's
+    follows the query's layout, as the fused kernel's does); NumPy keeps a
     permuted input's order, so `x.permute(...).sum(1).view(-1)` would be refused where
     PyTorch's works."""
     forward = op.forward
@@ -267,8 +268,8 @@ def _row_major(op: Op) -> None:
 
 
 for _name in ("sum prod max min argmax argmin logsumexp softmax log_softmax cumsum cumprod "
-              "logcumsumexp all any cum_extreme_index logsigmoid pnorm standardize einsum "
-              "attention").split():
+              "logcumsumexp all any cum_extreme_index logsigmoid pnorm standardize "
+              "einsum").split():
     _row_major(OPS[_name])
 
 __all__ = [n for n in dir() if not n.startswith("_")]
