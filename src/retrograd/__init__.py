@@ -447,6 +447,7 @@ from . import meta as _meta  # noqa: I001,F401  (the "meta" device: shapes witho
 from . import amp  # noqa: I001  (rg.amp: autocast refuses when enabled, GradScaler)
 from .amp import GradScaler, autocast, is_autocast_enabled  # noqa: I001
 from . import compiler, cpu, types  # noqa: I001  (torch.compiler's, torch.cpu's, torch.types')
+from . import quasirandom  # noqa: I001  (torch.quasirandom's SobolEngine, on SciPy)
 from . import sparse  # noqa: I001  (rg.sparse: torch.sparse's products, stored dense)
 from . import accelerator  # noqa: I001  (rg.accelerator: device-agnostic; asks rg.cuda)
 from . import backends  # noqa: I001  (rg.backends.cudnn/mps/cuda: settings)
