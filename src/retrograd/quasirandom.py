@@ -1,7 +1,7 @@
 """`rg.quasirandom.SobolEngine`: Sobol' low-discrepancy points, as `torch.quasirandom`.
 
-The sequence is SciPy's (`scipy.stats.qmc.Sobol`, imported when an engine is made: SciPy
-comes with the `train` extra), which uses the same Joe-Kuo direction numbers as
+The sequence is SciPy's (`scipy.stats.qmc.Sobol`, imported when an engine is made: the
+`special` extra, or scikit-learn's), which uses the same Joe-Kuo direction numbers as
 PyTorch, so unscrambled points equal PyTorch's exactly. Scrambled points are a valid
 Owen-type scrambling seeded by `seed`, but not PyTorch's numbers (its scrambling draws
 from its own generator).
@@ -33,8 +33,9 @@ class SobolEngine:
                 f"Supported range of dimensionality for SobolEngine is [1, {self.MAXDIM}]")
         try:
             from scipy.stats import qmc
-        except ImportError as e:  # pragma: no cover - SciPy ships with the train extra
-            raise ImportError("rg.quasirandom.SobolEngine needs SciPy (pip install scipy)") \
+        except ImportError as e:  # pragma: no cover
+            raise ImportError("rg.quasirandom.SobolEngine needs SciPy "
+                              "(pip install retrograd[special])") \
                 from e
         self.dimension = int(dimension)
         self.scramble = bool(scramble)
