@@ -141,4 +141,5 @@ def test_dtype_class_is_exported_as_torch_dtype():
         assert isinstance(getattr(torch, name), torch.dtype)
         assert isinstance(getattr(rg, name if name != "bool" else "bool_"), rg.dtype)
     assert isinstance(rg.ones(2).dtype, rg.dtype)
-    assert not isinstance("float32", rg.dtype)
+    assert not isinstance("float32", rg.dtype) and not isinstance(rg.float32, str)
+    assert rg.dtype("float64") == rg.float64

@@ -37,9 +37,23 @@ def int_in_range(value: int, dtype, fn: str = "tensor") -> int:
                                  f"{np.dtype(dtype)} without overflow")
     return value % (int(info.max) + 1) if value < 0 and info.min == 0 else value
 
-#: The class of every dtype below (`isinstance(x.dtype, rg.dtype)`, `dtype: rg.dtype` in a
-#: signature): retrograd's dtypes are NumPy's.
-dtype = np.dtype
+class _DtypeClass(type):
+    """Instance and subclass checks answered by NumPy's dtype class."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, np.dtype)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, np.dtype)
+
+
+class dtype(metaclass=_DtypeClass):  # noqa: N801  (torch.dtype's name)
+    """The type of every dtype (`isinstance(x.dtype, rg.dtype)`, `dtype: rg.dtype` in a
+    signature), as `torch.dtype`. retrograd's dtypes are NumPy's, so this answers as
+    `numpy.dtype` does, and `rg.dtype("float32")` makes one."""
+
+    def __new__(cls, *args, **kwargs) -> np.dtype:  # type: ignore[misc]
+        return np.dtype(*args, **kwargs)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)
