@@ -9,11 +9,12 @@ the engine nor the op table. Arithmetic and the op methods (`t.exp()`,
 
 from __future__ import annotations
 
+import copy
 import weakref
 
 import numpy as np
 
-from . import devices
+from . import devices, sharing
 from .dtypes import as_array, get_default_dtype, is_float
 from .grad_mode import state
 from .size import Shape
@@ -141,6 +142,19 @@ class Tensor:
         if value is not None:
             _check_grad(self, value)
         self._grad = value
+
+    def __reduce_ex__(self, protocol):
+        """Pickled as usual, except a tensor in shared memory (`share_memory_()`): then by
+        the shared file, so the receiving process maps the same memory (as PyTorch's)."""
+        path = sharing.shared_path(self.data)
+        if path is None:
+            return object.__reduce_ex__(self, protocol)
+        return (_rebuild_shared, (type(self), path, self.data.dtype.str, self.data.shape,
+                                  self.requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """Python's default deep copy (a shared tensor's copy is private, as in PyTorch)."""
+        return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
 
     @staticmethod
     def _wrap(arr: np.ndarray) -> Tensor:
@@ -415,3 +429,14 @@ def as_tensor(x, dtype=None) -> Tensor:
     return x if isinstance(x, Tensor) and dtype is None else Tensor(x, dtype=dtype)
 
 
+
+
+def _rebuild_shared(cls: type, path: str, dtype: str, shape: tuple, requires_grad: bool):
+    """A shared tensor unpickled: its array mapped from the file the sender shares."""
+    arr = sharing.attach(path, dtype, shape)
+    if cls is Tensor:
+        t = Tensor._wrap(arr)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return cls(arr, requires_grad)

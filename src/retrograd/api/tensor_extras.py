@@ -1,8 +1,9 @@
 """Tensor methods PyTorch has that fit nowhere else: shape changes in place (`squeeze_`,
 `unsqueeze_`, `t_`, `transpose_`, `swapaxes_`, `swapdims_`), `resize_`/`resize_as_`,
 `as_strided`, the `unsafe_*` splits, `new_empty_strided`, post-accumulate-grad hooks,
-`apply_`/`map_`, and the flags retrograd has no use for (`is_inference`, `is_conj`,
-`is_neg`, `is_shared`, `is_pinned`; `share_memory_` and `pin_memory` return self).
+`apply_`/`map_`, `share_memory_`/`is_shared` (memory shared between processes: see
+`retrograd.sharing`), and the flags retrograd has no use for (`is_inference`, `is_conj`,
+`is_neg`, `is_pinned`; `pin_memory` returns self).
 
 An in-place shape change rebinds the tensor to the view op's result (same memory,
 the op recorded with the old tensor's history as input), as PyTorch does; like other
@@ -21,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import devices, engine
+from .. import devices, engine, sharing
 from .._values import values_of
 from ..grad_mode import state
 from ..primitive import ArgumentError as _ArgumentError
@@ -229,8 +230,10 @@ def resolve_neg(self) -> Tensor:
 
 
 def share_memory_(self) -> Tensor:
-    """A no-op returning self: retrograd has no shared-memory storages (torch moves the
-    storage to shared memory for multiprocessing)."""
+    """Move the values into memory shared between processes (in place; see
+    `retrograd.sharing`): processes forked afterwards, and those the tensor is pickled to,
+    read and write the same values, as with PyTorch's shared storages."""
+    self.data = sharing.share(self.data)
     return self
 
 
@@ -240,8 +243,8 @@ def pin_memory(self, device=None) -> Tensor:
 
 
 def is_shared(self) -> bool:
-    """Always False (see `share_memory_`)."""
-    return False
+    """Whether the values are in shared memory (`share_memory_`)."""
+    return sharing.is_shared(self.data)
 
 
 def is_pinned(self, device=None) -> bool:

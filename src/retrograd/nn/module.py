@@ -433,8 +433,18 @@ class Module:
         return self
 
     def share_memory(self) -> Module:
-        """Self: parameters already live in this process's memory (no worker processes
-        share them here)."""
+        """Move every parameter, buffer and gradient into memory shared between processes
+        (`Tensor.share_memory_`), so worker processes train this module's own values
+        (Hogwild); returns self."""
+        for m in self.modules():
+            for p in m._parameters.values():
+                if p is not None:
+                    p.share_memory_()
+                    if p.grad is not None:
+                        p.grad.share_memory_()
+            for b in m._buffers.values():
+                if b is not None:
+                    b.share_memory_()
         return self
 
     def register_full_backward_hook(self, hook, prepend: bool = False):
