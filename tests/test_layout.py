@@ -14,9 +14,10 @@ CORE = {
     "retrograd.grad_mode": set(),
     "retrograd.devices": set(),
     "retrograd.size": set(),
+    "retrograd.sharing": set(),
     "retrograd.dtypes": {"retrograd.devices"},
     "retrograd.tensor": {"retrograd.dtypes", "retrograd.grad_mode", "retrograd.devices",
-                         "retrograd.size"},
+                         "retrograd.size", "retrograd.sharing"},
     "retrograd.engine": {"retrograd.primitive", "retrograd.tensor", "retrograd.grad_mode",
                          "retrograd.dtypes", "retrograd.devices"},
 }

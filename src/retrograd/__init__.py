@@ -449,6 +449,7 @@ from .amp import GradScaler, autocast, is_autocast_enabled  # noqa: I001
 from . import compiler, cpu, types  # noqa: I001  (torch.compiler's, torch.cpu's, torch.types')
 from . import quasirandom  # noqa: I001  (torch.quasirandom's SobolEngine, on SciPy)
 from . import multiprocessing  # noqa: I001  (torch.multiprocessing's: spawn, shared tensors)
+from . import signal  # noqa: I001  (torch.signal.windows)
 from . import sparse  # noqa: I001  (rg.sparse: torch.sparse's products, stored dense)
 from . import accelerator  # noqa: I001  (rg.accelerator: device-agnostic; asks rg.cuda)
 from . import backends  # noqa: I001  (rg.backends.cudnn/mps/cuda: settings)

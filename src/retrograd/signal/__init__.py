@@ -1,0 +1,5 @@
+"""`rg.signal`: signal-processing helpers, as `torch.signal` (its `windows`)."""
+
+from . import windows
+
+__all__ = ["windows"]
