@@ -3,10 +3,14 @@
 It reads a map-style dataset through a sampler (sequential, or random with
 `shuffle=True`) grouped by a `BatchSampler`, or iterates an `IterableDataset`, and
 collates each batch with `default_collate` (`default_convert` when `batch_size=None`
-turns batching off). Everything runs in the calling process: with `num_workers > 0`
-the batches are the same ones, read in the main process (no worker processes are
-started, `worker_init_fn` is not called, and `get_worker_info()` stays None, so an
-IterableDataset that splits its stream by worker yields it once, whole).
+turns batching off). Everything runs in the calling process. With `num_workers > 0`, a
+map-style dataset gives the same batches, read in the main process (`worker_init_fn` is
+not called). An IterableDataset is read as PyTorch's workers read it: each of
+`num_workers` workers iterates its own copy of the dataset with `get_worker_info()`
+describing that worker (after `worker_init_fn(worker_id)` ran in its context), batches
+its own stream, and the workers take turns batch by batch until each is exhausted, so a
+stream split by worker info, or one that is not (each worker then yields it whole),
+comes out in PyTorch's order.
 `pin_memory` and `timeout` change nothing on the host. Shuffling draws from
 `generator=` (a `numpy.random.Generator`) or from the global generator that
 `rg.manual_seed` seeds.
@@ -16,22 +20,51 @@ IterableDataset that splits its stream by worker yields it once, whole).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
 
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
-__all__ = ["DataLoader", "get_worker_info"]
+__all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
 
 _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
            "persistent_workers")
 
 
-def get_worker_info():
-    """None: retrograd's DataLoader reads every batch in the calling process."""
-    return None
+class WorkerInfo:
+    """What `get_worker_info()` tells a dataset read by a DataLoader worker: `id`,
+    `num_workers`, `seed` and the worker's copy of the `dataset`."""
+
+    def __init__(self, id: int, num_workers: int, seed: int, dataset) -> None:  # noqa: A002
+        self.id, self.num_workers, self.seed, self.dataset = id, num_workers, seed, dataset
+
+    def __repr__(self) -> str:
+        return (f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, "
+                f"seed={self.seed}, dataset={self.dataset!r})")
+
+
+_worker: list = [None]  # the WorkerInfo of the worker whose stream is being read
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """The current worker's WorkerInfo while a DataLoader reads an IterableDataset with
+    `num_workers > 0` (see the module docstring); None otherwise."""
+    return _worker[0]
+
+
+@contextmanager
+def _as_worker(info: WorkerInfo):
+    before, _worker[0] = _worker[0], info
+    try:
+        yield
+    finally:
+        _worker[0] = before
 
 
 class DataLoader:
@@ -141,7 +174,33 @@ class DataLoader:
             yield collate(many(idx) if many is not None else [ds[i] for i in idx])
 
     def _iter_stream(self) -> Iterator:
-        it, collate = iter(self.dataset), self.collate_fn
+        if self.num_workers == 0:
+            yield from self._batches(iter(self.dataset))
+            return
+        workers = []
+        base = int(np.random.default_rng().integers(2 ** 62))
+        for k in range(self.num_workers):
+            try:  # each worker holds its own copy, as a forked or spawned one does
+                ds = copy.deepcopy(self.dataset)
+            except Exception:  # noqa: BLE001 - not copyable: the workers share it
+                ds = self.dataset
+            info = WorkerInfo(k, self.num_workers, base + k, ds)
+            with _as_worker(info):
+                if self.worker_init_fn is not None:
+                    self.worker_init_fn(k)
+                workers.append((info, self._batches(iter(ds))))
+        while workers:  # round robin over the workers still running, as PyTorch's
+            for entry in list(workers):
+                info, batches = entry
+                with _as_worker(info):
+                    batch = next(batches, _END)
+                if batch is _END:
+                    workers.remove(entry)
+                else:
+                    yield batch
+
+    def _batches(self, it: Iterator) -> Iterator:
+        collate = self.collate_fn
         if self.batch_size is None:
             for sample in it:
                 yield collate(sample)
@@ -157,3 +216,6 @@ class DataLoader:
             yield collate(batch)
             if len(batch) < self.batch_size:
                 return
+
+
+_END = object()
