@@ -3,8 +3,8 @@
 
 Library code written for PyTorch maps functions over nested arguments with these.
 The containers are tuples, lists, dicts (keys kept in insertion order), OrderedDicts,
-defaultdicts and namedtuples; anything else, None included, is a leaf (as in
-torch.utils._pytree).
+defaultdicts, namedtuples and the types given to `register_pytree_node`; anything else,
+None included, is a leaf (as in torch.utils._pytree).
 """
 
 from __future__ import annotations
@@ -14,7 +14,25 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["TreeSpec", "LeafSpec", "tree_flatten", "tree_unflatten", "tree_leaves",
-           "tree_structure", "tree_map", "tree_map_only", "tree_all", "tree_any"]
+           "tree_structure", "tree_map", "tree_map_only", "tree_all", "tree_any",
+           "register_pytree_node", "tree_is_leaf", "tree_iter", "tree_map_",
+           "tree_map_only_", "tree_all_only", "tree_any_only"]
+
+_NODES: dict[type, tuple[Callable, Callable]] = {}  # type -> (flatten_fn, unflatten_fn)
+
+
+def register_pytree_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable, *,
+                         serialized_type_name: str | None = None,
+                         to_dumpable_context=None, from_dumpable_context=None,
+                         flatten_with_keys_fn=None) -> None:
+    """Make instances of `cls` containers: `flatten_fn(node) -> (children, context)` and
+    `unflatten_fn(children, context) -> node`, as torch's."""
+    if cls in _NODES or cls in (tuple, list, dict, OrderedDict, defaultdict):
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    _NODES[cls] = (flatten_fn, unflatten_fn)
+
+
+_register_pytree_node = register_pytree_node  # (the older, private spelling)
 
 
 def _is_namedtuple(x) -> bool:
@@ -52,6 +70,8 @@ class TreeSpec:
             return kids
         if t is tuple:
             return tuple(kids)
+        if t in _NODES:
+            return _NODES[t][1](kids, self.context)
         return t(*kids)  # a namedtuple
 
     def __eq__(self, other) -> bool:
@@ -86,6 +106,10 @@ class LeafSpec(TreeSpec):
 
 def _children(node) -> tuple[Any, Any, list] | None:
     """(type, context, children) of a container node, or None for a leaf."""
+    custom = _NODES.get(type(node))
+    if custom is not None:
+        kids, context = custom[0](node)
+        return type(node), context, list(kids)
     if isinstance(node, defaultdict):
         return defaultdict, [node.default_factory, list(node)], list(node.values())
     if isinstance(node, OrderedDict):
@@ -162,3 +186,38 @@ def tree_all(pred: Callable, tree) -> bool:
 def tree_any(pred: Callable, tree) -> bool:
     """Whether `pred` holds for some leaf."""
     return any(pred(x) for x in tree_leaves(tree))
+
+
+def tree_is_leaf(tree) -> bool:
+    """Whether `tree` is a leaf (not a container this module knows)."""
+    return _children(tree) is None
+
+
+def tree_iter(tree):
+    """The leaves, one at a time."""
+    return iter(tree_leaves(tree))
+
+
+def tree_map_(func: Callable, tree, *rests) -> Any:
+    """Call `func` on every leaf (with the matching leaves of `rests`) for its effect;
+    returns `tree` itself."""
+    tree_map(func, tree, *rests)
+    return tree
+
+
+def tree_map_only_(type_or_types, func: Callable, tree) -> Any:
+    """`tree_map_` on the leaves of the given type(s) only."""
+    for x in tree_leaves(tree):
+        if isinstance(x, type_or_types):
+            func(x)
+    return tree
+
+
+def tree_all_only(type_or_types, pred: Callable, tree) -> bool:
+    """Whether `pred` holds for every leaf of the given type(s)."""
+    return all(pred(x) for x in tree_leaves(tree) if isinstance(x, type_or_types))
+
+
+def tree_any_only(type_or_types, pred: Callable, tree) -> bool:
+    """Whether `pred` holds for some leaf of the given type(s)."""
+    return any(pred(x) for x in tree_leaves(tree) if isinstance(x, type_or_types))
