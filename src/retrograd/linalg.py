@@ -438,17 +438,25 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     M = apply(ops.permute, A, axes=tuple(rest) + d)
     if ord in ("nuc", 2, -2):
         S = svdvals(M)
-        out = (R.sum(S, -1) if ord == "nuc" else R.max(S, -1).values if ord == 2
-               else R.min(S, -1).values)
+        out = (R.sum(S, -1) if ord == "nuc" else _empty_max(S) if ord == 2 and S.shape[-1] == 0
+               else R.max(S, -1).values if ord == 2 else R.min(S, -1).values)
     else:
         along = -2 if ord in (1, -1) else -1
         sums = R.sum(_abs(M), along)
-        out = R.max(sums, -1).values if ord in (1, math.inf) else R.min(sums, -1).values
+        # the largest of no sums is 0 (as torch); the smallest of none raises
+        out = (_empty_max(sums) if ord in (1, math.inf) and sums.shape[-1] == 0
+               else R.max(sums, -1).values if ord in (1, math.inf) else R.min(sums, -1).values)
     if keepdim:
         shape = list(A.shape)
         shape[d[0]] = shape[d[1]] = 1
         out = _reshape(out, tuple(shape))
     return out
+
+
+def _empty_max(x: Tensor) -> Tensor:
+    """The largest of no values along the last dim, as torch's matrix norms take it: 0, a
+    constant (no gradient recorded)."""
+    return Tensor(np.zeros(x.shape[:-1], x.dtype))
 
 
 @float16_in_float32("A")
@@ -896,13 +904,18 @@ def cond(A, p=None) -> Tensor:
     inverse), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A ('fro', 'nuc',
     inf, -inf, 1, -1), inf for a singular matrix there, as `torch.linalg.cond`."""
     from .api.elementwise import where
+    if p in ("fro", "nuc"):
+        A = _square(A, f"cond(ord={p})", complex_ok=True)
+    elif p not in (None, 2, -2, math.inf, -math.inf, 1, -1):
+        raise LinAlgValueError(f"linalg.cond: got an invalid norm type: {p!r}")
+    A = _matrix(A, "cond", complex_ok=True)
+    if A.numel() == 0:  # no matrices, or 0 x 0 / empty ones: 0, unrecorded (as torch)
+        return Tensor(np.zeros(A.shape[:-2], np.finfo(A.dtype).dtype))
     if p in (None, 2, -2):
-        S = svdvals(_matrix(A, "cond", complex_ok=True))
+        S = svdvals(A)
         big = apply(ops.getitem, S, idx=(Ellipsis, 0))
         small = apply(ops.getitem, S, idx=(Ellipsis, -1))
         return big / small if p in (None, 2) else small / big
-    if p not in ("fro", "nuc", math.inf, -math.inf, 1, -1):
-        raise LinAlgValueError(f"linalg.cond: got an invalid norm type: {p!r}")
     A = _square(A, f"cond(ord={p})", complex_ok=True)
     Ainv, info = inv_ex(A)
     r = matrix_norm(A, p) * matrix_norm(where(Ainv == Ainv, Ainv, 0.0), p)
