@@ -86,3 +86,91 @@ def test_complex_det_gradient_of_singular_matrix():
     gt, = torch.autograd.grad(torch.linalg.det(t), t, grad_outputs=torch.tensor(c))
     gr, = rg.autograd.grad(rg.linalg.det(r), r, grad_outputs=rg.tensor(c))
     _close(gt, gr, atol=1e-9)
+
+
+def test_vector_norm_checks_input_and_dtype_as_torch():
+    cases = [(np.array([1, 2]), None), (np.array([1, 2]), "float64"),
+             (np.array([1.0, 2.0], "float32"), "complex64"),
+             (np.array([1.0, 2.0], "float64"), "float32"),
+             (np.array([1j, 2.0], "complex64"), "float64"),
+             (np.array([1j, 2.0], "complex128"), "complex64")]
+    for a, dt in cases:
+        t, r = _pair(a)
+        _raises_as_torch(
+            lambda t=t, dt=dt: torch.linalg.vector_norm(t, dtype=dt and getattr(torch, dt)),
+            lambda r=r, dt=dt: rg.linalg.vector_norm(r, dtype=dt and getattr(rg, dt)))
+    t, r = _pair(np.array([1j, 2.0], "complex64"))
+    _close(torch.linalg.vector_norm(t, dtype=torch.complex128),
+           rg.linalg.vector_norm(r, dtype=rg.complex128))
+    t, r = _pair(np.eye(2))
+    _raises_as_torch(lambda: torch.linalg.matrix_norm(t, dtype=torch.complex64),
+                     lambda: rg.linalg.matrix_norm(r, dtype=rg.complex64))
+
+
+@pytest.mark.parametrize("fn", ["det", "inv", "solve", "cholesky", "qr", "eigh", "eigvals",
+                                "svdvals", "pinv", "lstsq", "lu", "lu_factor", "tensorinv",
+                                "householder_product", "vander", "mnorm_nuc", "mnorm_2",
+                                "norm_2", "matrix_rank", "solve_triangular", "slogdet"])
+def test_float16_refused_by_lapack_functions_as_torch(fn):
+    calls = {"solve": lambda L, a: L.linalg.solve(a, a), "lstsq": lambda L, a: L.linalg.lstsq(a, a),
+             "tensorinv": lambda L, a: L.linalg.tensorinv(a, ind=1),
+             "householder_product": lambda L, a: L.linalg.householder_product(a, a[0]),
+             "vander": lambda L, a: L.linalg.vander(a[0]),
+             "mnorm_nuc": lambda L, a: L.linalg.matrix_norm(a, "nuc"),
+             "mnorm_2": lambda L, a: L.linalg.matrix_norm(a, 2),
+             "norm_2": lambda L, a: L.linalg.norm(a, 2),
+             "solve_triangular": lambda L, a: L.linalg.solve_triangular(a, a, upper=True)}
+    f = calls.get(fn, lambda L, a: getattr(L.linalg, fn)(a))
+    t, r = _pair(np.eye(3, dtype="float16") * 2)
+    _raises_as_torch(lambda: f(torch, t), lambda: f(rg, r))
+
+
+@pytest.mark.parametrize("fn", ["matrix_exp", "mnorm_fro", "mnorm_1", "mnorm_inf", "norm",
+                                "vector_norm", "matrix_power"])
+def test_float16_kept_where_torch_takes_it(fn):
+    calls = {"mnorm_fro": lambda L, a: L.linalg.matrix_norm(a),
+             "mnorm_1": lambda L, a: L.linalg.matrix_norm(a, 1),
+             "mnorm_inf": lambda L, a: L.linalg.matrix_norm(a, math.inf),
+             "matrix_power": lambda L, a: L.linalg.matrix_power(a, 3)}
+    f = calls.get(fn, lambda L, a: getattr(L.linalg, fn)(a))
+    t, r = _pair(np.eye(3, dtype="float16") * 0.5 + 0.1)
+    ot, orr = f(torch, t), f(rg, r)
+    assert str(orr.dtype) == "float16"
+    if fn == "matrix_exp":  # torch's float16 matrix_exp is inaccurate: the dtype only
+        return
+    np.testing.assert_allclose(orr.numpy().astype("float64"),
+                               ot.numpy().astype("float64"), rtol=2e-2, atol=2e-3)
+
+
+def test_vander_refuses_bool_and_cross_needs_equal_ranks():
+    t, r = _pair(np.array([True, False]))
+    _raises_as_torch(lambda: torch.linalg.vander(t), lambda: rg.linalg.vander(r))
+    (ta, ra), (tb, rb) = _pair(np.ones((2, 3))), _pair(np.ones(3))
+    _raises_as_torch(lambda: torch.linalg.cross(ta, tb), lambda: rg.linalg.cross(ra, rb))
+    _raises_as_torch(lambda: torch.cross(ta, tb, dim=1), lambda: rg.cross(ra, rb, dim=1))
+
+
+@pytest.mark.parametrize("shape,dim", [((3, 4), None), ((2, 3, 4), (0, 2)), ((3, 4), (0, 1)),
+                                       ((2, 3, 4), None), ((3, 4), 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_torch_norm_nuc(shape, dim, keepdim):
+    a = np.random.default_rng(0).standard_normal(shape)
+    t, r = _pair(a, requires_grad=True)
+    try:
+        ot = torch.norm(t, "nuc", dim=dim, keepdim=keepdim)
+    except Exception:
+        _raises_as_torch(lambda: torch.norm(t, "nuc", dim=dim, keepdim=keepdim),
+                         lambda: rg.norm(r, "nuc", dim=dim, keepdim=keepdim))
+        return
+    orr = rg.norm(r, "nuc", dim=dim, keepdim=keepdim)
+    _close(ot, orr, atol=1e-9)
+    _close(torch.autograd.grad(ot.sum(), t)[0], rg.autograd.grad(orr.sum(), r)[0], atol=1e-9)
+
+
+def test_householder_product_without_reflectors_keeps_the_batch():
+    a = np.random.default_rng(0).standard_normal((2, 3, 3))
+    t, r = _pair(a, requires_grad=True)
+    ot = torch.linalg.householder_product(t, torch.zeros(2, 0, dtype=t.dtype))
+    orr = rg.linalg.householder_product(r, rg.zeros(2, 0, dtype=r.dtype))
+    _close(ot, orr)
+    assert orr.requires_grad == ot.requires_grad
