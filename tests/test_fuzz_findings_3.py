@@ -174,3 +174,18 @@ def test_householder_product_without_reflectors_keeps_the_batch():
     orr = rg.linalg.householder_product(r, rg.zeros(2, 0, dtype=r.dtype))
     _close(ot, orr)
     assert orr.requires_grad == ot.requires_grad
+
+
+# ------------------------------------------------------------------ fft errors
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.fft.rfft(x.to(L.complex64)), lambda L, x: L.fft.ihfft(x.to(L.complex64)),
+    lambda L, x: L.fft.rfftn(x.to(L.complex64)), lambda L, x: L.fft.fft(x[:0]),
+    lambda L, x: L.fft.rfft(x[:0]), lambda L, x: L.fft.fftn(x[:0]),
+    lambda L, x: L.fft.ifft2(x.reshape(2, 3)[:, :0]),
+    lambda L, x: L.fft.fftn(x, s=(3, 4)), lambda L, x: L.fft.irfftn(x, s=(3, 4)),
+    lambda L, x: L.fft.fftfreq(4, dtype=L.int64), lambda L, x: L.fft.rfftfreq(4, dtype=L.int64),
+    lambda L, x: L.fft.fftfreq(4, dtype=L.complex64), lambda L, x: L.fft.fftfreq(-1)])
+def test_fft_errors_as_torch(call):
+    t, r = _pair(np.arange(6.0))
+    _raises_as_torch(lambda: call(torch, t), lambda: call(rg, r))
