@@ -189,3 +189,35 @@ def test_householder_product_without_reflectors_keeps_the_batch():
 def test_fft_errors_as_torch(call):
     t, r = _pair(np.arange(6.0))
     _raises_as_torch(lambda: call(torch, t), lambda: call(rg, r))
+
+
+# ------------------------------------------------------------------ special
+
+_SPECIAL_OUT = ["airy_ai", "bessel_j0", "bessel_y1", "entr", "erfcx", "i0e", "i1", "i1e",
+                "log_ndtr", "modified_bessel_k0", "ndtr", "ndtri", "spherical_bessel_j0",
+                "scaled_modified_bessel_k1", "xlog1py", "zeta", "logsumexp",
+                "chebyshev_polynomial_t", "hermite_polynomial_h", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("name", _SPECIAL_OUT)
+def test_special_functions_take_out(name):
+    x = np.array([0.3, 0.6, 0.9])
+    args = {"logsumexp": lambda L, a: (a, 0)}.get(
+        name, (lambda L, a: (a,)) if name not in ("xlog1py", "zeta") and "polynomial" not in name
+        else (lambda L, a: (a, a + 1)))
+    t, r = _pair(x)
+    ot, orr = torch.empty(0, dtype=torch.float64), rg.empty(0, dtype=rg.float64)
+    rt = getattr(torch.special, name)(*args(torch, t), out=ot)
+    rr = getattr(rg.special, name)(*args(rg, r), out=orr)
+    assert rr is orr and rt is ot
+    _close(ot, orr, atol=1e-7)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, z: L.special.erf(z), lambda L, z: L.special.erfc(z),
+    lambda L, z: L.special.erfinv(z), lambda L, z: L.erf(z), lambda L, z: L.special.i0e(z),
+    lambda L, z: L.special.ndtr(z), lambda L, z: L.special.digamma(z),
+    lambda L, z: L.special.log_ndtr(z), lambda L, z: L.floor(z)])
+def test_special_complex_input_refused_as_torch(call):
+    t, r = _pair(np.array([0.5 + 1j]))
+    _raises_as_torch(lambda: call(torch, t), lambda: call(rg, r))
