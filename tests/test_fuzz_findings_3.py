@@ -221,3 +221,50 @@ def test_special_functions_take_out(name):
 def test_special_complex_input_refused_as_torch(call):
     t, r = _pair(np.array([0.5 + 1j]))
     _raises_as_torch(lambda: call(torch, t), lambda: call(rg, r))
+
+
+# ------------------------------------------------------------------ views and in-place
+
+@pytest.mark.parametrize("view", ["b[[0, 2]]", "b.t().reshape(12)", "b[b > 1]", "b.mT.flatten()"])
+@pytest.mark.parametrize("write", ["v.add_(1)", "v.squeeze_()", "v.unsqueeze_(0)", "v[0] = 1.0",
+                                   "v.mul_(v)"])
+def test_writes_into_copies_leave_the_base_version_alone(view, write):
+    """A copy made by a view op (advanced indexing, a reshape of a strided tensor) does not
+    share its base's memory, so writing into it must not make the base's saved values stale
+    (was: 'modified by an inplace operation' at backward, torch gives the gradient)."""
+    a = np.arange(12.0).reshape(3, 4) / 10 + 0.1
+    res = []
+    for L in (torch, rg):
+        x = L.tensor(a, requires_grad=True)
+        b = x.exp()
+        ns = {"b": b}
+        exec(f"v = {view}", ns)
+        exec(write, ns)
+        (b * 2).sum().backward()
+        res.append(x.grad)
+    _close(res[0], res[1], atol=1e-12)
+
+
+# ------------------------------------------------------------------ promotion and dtype errors
+
+@pytest.mark.parametrize("call", [
+    lambda L, a: a < 1 + 2j, lambda L, a: a >= 2, lambda L, a: L.lt(a, a),
+    lambda L, a: a.real.to(L.float32) > a, lambda L, a: L.maximum(a, a),
+    lambda L, a: a // 2, lambda L, a: a % 2, lambda L, a: L.fmod(a, 2),
+    lambda L, a: L.clamp(a.real, min=1 + 2j), lambda L, a: a.real.clone().clamp_(min=1j),
+    lambda L, a: L.fmax(a, a)])
+def test_complex_operands_refused_as_torch(call):
+    t, r = _pair(np.array([1 + 1j, -2 + 0j, 0.5j], "complex64"))
+    _raises_as_torch(lambda: call(torch, t), lambda: call(rg, r))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "float32", "bool"])
+@pytest.mark.parametrize("value", [1 + 2j, 2 + 0j, 2.7, -1.5, 1e10, math.inf, math.nan, 300, -129])
+def test_fill_value_checks_as_torch(dtype, value):
+    t, r = _pair(np.zeros(2, dtype))
+    try:
+        ot = t.clone().fill_(value)
+    except Exception:
+        _raises_as_torch(lambda: t.clone().fill_(value), lambda: r.clone().fill_(value))
+        return
+    _close(ot, r.clone().fill_(value))

@@ -26,6 +26,7 @@ from .api.inplace import through as _through
 from .api.inplace import view_rebase as _view_rebase
 from .api.torch_names import _check_alpha
 from .dtypes import (
+    ValueOverflowError,
     _UnsupportedDtype,
     bfloat16,
     can_cast,
@@ -555,7 +556,18 @@ class _Methods:
         if isinstance(value, Tensor) and value.ndim:
             raise InplaceShapeError(f"fill_() takes a number or a 0-d tensor, got a tensor of "
                                     f"shape {value.shape} (use copy_ to write a tensor)")
-        if self.data.dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
+        kind = self.data.dtype.kind
+        if isinstance(value, (complex, np.complexfloating)) and kind in "iuf":
+            if value.imag != 0:  # as torch: no real value to write
+                raise ValueOverflowError(f"fill_: value {value} cannot be converted to type "
+                                         f"{self.data.dtype} without overflow")
+            value = value.real
+        if kind in "iu" and isinstance(value, (float, np.floating)):
+            info = np.iinfo(self.data.dtype)  # (nan fails the test too)
+            if not info.min <= value <= info.max:
+                raise ValueOverflowError(f"fill_: value {value} cannot be converted to type "
+                                         f"{self.data.dtype} without overflow")
+        if kind in "iu" and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
             value = int_in_range(int(value), self.data.dtype, "fill_")
         elif self.data.dtype is _F16 and value.__class__ is float:

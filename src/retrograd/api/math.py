@@ -157,7 +157,7 @@ def _operands(name: str, *xs, floating: bool = False, real: bool = True):
     if not builtins.any(isinstance(x, Tensor) for x in out):
         out[0] = Tensor(out[0])
     if real and builtins.any(np.asarray(getattr(x, "data", x)).dtype.kind == "c" for x in out):
-        raise TypeError(f"{name}() is not supported for complex tensors")
+        raise DtypeError(f"{name}() is not supported for complex tensors")
     return out
 
 
