@@ -268,3 +268,29 @@ def test_fill_value_checks_as_torch(dtype, value):
         _raises_as_torch(lambda: t.clone().fill_(value), lambda: r.clone().fill_(value))
         return
     _close(ot, r.clone().fill_(value))
+
+
+@pytest.mark.parametrize("view,shape,write,base_write", [
+    ("b[1:][:, ::2]", (2, 2), "v[...] = w", "b.div_(2)"),
+    ("b.t()", (4, 3), "v.mul_(w)", "b.floor_()"),
+    ("b[:, 1:3]", (3, 2), "v.addcmul_(w, w, value=0.5)", "b.clamp_(min=-0.5, max=0.5)"),
+    ("b[0]", (4,), "v.copy_(w)", "b.mul_(3)"),
+    ("b.view(12)[2:8]", (6,), "v += w", "b.exp_()")])
+def test_view_of_plain_tensor_follows_later_writes_to_its_base(view, shape, write, base_write):
+    """b does not require grad; a write of w into its view v gives b (and v) a history; a
+    later in-place op on b must reach v's history too (was: v kept the old one, a silently
+    wrong gradient for w)."""
+    rng = np.random.default_rng(0)
+    a, wv, c = rng.standard_normal((3, 4)), rng.standard_normal(shape), rng.standard_normal((3, 4))
+    res = []
+    for L in (torch, rg):
+        b = L.tensor(a.copy())
+        w = L.tensor(wv.copy(), requires_grad=True)
+        ns = {"b": b, "w": w}
+        exec(f"v = {view}", ns)
+        exec(write, ns)
+        exec(base_write, ns)
+        loss = (b * L.tensor(c)).sum() + (ns["v"].reshape(-1) * 0.5).sum()
+        loss.backward()
+        res.append(w.grad)
+    _close(res[0], res[1], atol=1e-12)

@@ -20,6 +20,7 @@ from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import broadcasts_into, promote
 from .api._errors import DtypeError, check_broadcast
+from .api.inplace import register_view as _register_view
 from .api.inplace import remake_views as _remake_views
 from .api.inplace import snapshot as _snapshot
 from .api.inplace import through as _through
@@ -485,6 +486,8 @@ class _Methods:
             self.grad_fn = node
             self.requires_grad = True
             _remake_views(self)
+            if rebase is not None:  # a view taken while its root had no history: now one
+                _register_view(rebase[0], self)  # of the root's, remade by later writes
         return self
 
     def _half_number_(self, op, number, name: str) -> Tensor:

@@ -21,6 +21,8 @@ the class the in-place form of each whose out-of-place method it has.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..dtypes import can_cast
@@ -135,6 +137,18 @@ def remake_views(self: Tensor) -> None:
                 or not np.may_share_memory(w.data, root.data):
             continue
         w.grad_fn = through(root, wv[1]).grad_fn
+
+
+def register_view(root: Tensor, view: Tensor) -> None:
+    """Keep `view` among `root`'s recorded views, which `remake_views` gives a history through
+    the root's new one after a write into it: a view taken while the root had no history (a
+    tensor that did not require grad) is not registered when made, only once a write into
+    it gives the root a history."""
+    views = getattr(root, "_views", None)
+    if views is None:
+        root._views = [weakref.ref(view)]
+    elif not any(r() is view for r in views):
+        views.append(weakref.ref(view))
 
 
 def check_target(self: Tensor, fn: str) -> None:
