@@ -294,3 +294,31 @@ def test_view_of_plain_tensor_follows_later_writes_to_its_base(view, shape, writ
         loss.backward()
         res.append(w.grad)
     _close(res[0], res[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("shape_op", ["b.t_()", "b.unsqueeze_(0)", "b.transpose_(0, 1)",
+                                      "b.squeeze_()"])
+@pytest.mark.parametrize("view,write", [("b.view(12)", "v.mul_(w)"), ("b[1]", "v.add_(w)"),
+                                        ("b[:, 1:3]", "v.copy_(w * 2)"),
+                                        ("b.view(12)", "v.sub_(w, alpha=0.5)")])
+def test_write_through_a_view_taken_before_an_in_place_shape_change(shape_op, view, write):
+    """v = view of b; b.t_() (b itself now a transposed view); a write through v must
+    use the memory layout v was taken from (was: b's new one, scrambling b's values)."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 4))
+    wshape = {"b.view(12)": (12,), "b[1]": (4,), "b[:, 1:3]": (3, 2)}[view]
+    wv = rng.standard_normal(wshape)
+    res = []
+    for L in (torch, rg):
+        x = L.tensor(a.copy(), requires_grad=True)
+        w = L.tensor(wv.copy(), requires_grad=True)
+        ns = {"b": x * 1.5, "w": w}
+        exec(f"v = {view}", ns)
+        exec(shape_op, ns)
+        exec(write, ns)
+        b, v = ns["b"], ns["v"]
+        loss = (b.reshape(-1) * L.arange(12.0)).sum() + (v * 0.5).sum()
+        gx, gw = L.autograd.grad(loss, (x, w))
+        res.append((b, v, gx, gw))
+    for t, r in zip(*res):
+        _close(t, r, atol=1e-10)

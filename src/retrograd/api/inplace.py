@@ -74,6 +74,8 @@ def view_rebase(self: Tensor, fn: str):
             _refuse_view(self, fn)
         return None
     root, chain = v
+    if getattr(root, "_view", None) is not None:  # the root became a view since (t_(),
+        _refuse_view(self, fn, " (its base changed shape in place since)")  # squeeze_()...)
     host = self.data.__class__ is np.ndarray and root.data.__class__ is np.ndarray
     if host and not np.may_share_memory(self.data, root.data):
         return None  # a view op that copied (a reshape of a strided tensor): not a view
