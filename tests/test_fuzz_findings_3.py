@@ -322,3 +322,17 @@ def test_write_through_a_view_taken_before_an_in_place_shape_change(shape_op, vi
         res.append((b, v, gx, gw))
     for t, r in zip(*res):
         _close(t, r, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "float16"])
+@pytest.mark.parametrize("alpha", [300, -300, 10**10, 70000.0, 2])
+@pytest.mark.parametrize("fn", ["add", "sub"])
+def test_alpha_must_fit_the_result_dtype(dtype, alpha, fn):
+    t, r = _pair(np.ones(2, dtype))
+    try:
+        ot = getattr(torch, fn)(t, t, alpha=alpha)
+    except Exception:
+        _raises_as_torch(lambda: getattr(torch, fn)(t, t, alpha=alpha),
+                         lambda: getattr(rg, fn)(r, r, alpha=alpha))
+        return
+    _close(ot, getattr(rg, fn)(r, r, alpha=alpha))
