@@ -336,3 +336,29 @@ def test_alpha_must_fit_the_result_dtype(dtype, alpha, fn):
                          lambda: getattr(rg, fn)(r, r, alpha=alpha))
         return
     _close(ot, getattr(rg, fn)(r, r, alpha=alpha))
+
+
+@pytest.mark.parametrize("view", ["b[0]", "b.view(2, 6)[1]", "b.t()", "b[::2]", "b.movedim(0, 1)",
+                                  "b.tensor_split(2, 0)[0]", "b.unflatten(1, (2, 2))"])
+@pytest.mark.parametrize("write", ["b.fill_(ws)", "b.masked_fill_(b < 0, ws)", "b.mul_(ws)",
+                                   "b[1] = ws"])
+def test_views_of_a_plain_tensor_get_its_new_history(view, write):
+    """v is taken from b while b has no history; a write into b itself gives b one (ws
+    requires grad): v's gradient flows to ws too, as torch regenerates v's grad_fn (was:
+    v stayed a constant, a silently missing gradient)."""
+    rng = np.random.default_rng(2)
+    a, c = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    res = []
+    for L in (torch, rg):
+        b = L.tensor(a.copy())
+        ws = L.tensor(0.7, requires_grad=True)
+        ns = {"b": b, "ws": ws}
+        exec(f"v = {view}", ns)
+        exec(write, ns)
+        v = ns["v"]
+        assert v.requires_grad
+        loss = (b * L.tensor(c)).sum() + (v.reshape(-1) * L.arange(v.numel())).sum()
+        loss.backward()
+        res.append((v, ws.grad))
+    for t, r in zip(*res):
+        _close(t, r, atol=1e-10)

@@ -183,8 +183,10 @@ def apply(op, *inputs, **attrs):
         v = p._view if p.__class__ is T else getattr(p, "_view", None)
         t._view = v = (p, ((op, attrs),)) if v is None else (v[0], v[1] + ((op, attrs),))
         root = v[0]
-        if t.grad_fn is not None and root.grad_fn is not None:  # recorded, of a non-leaf
-            views = getattr(root, "_views", None)  # (a leaf's are never rebased): remade
+        if (root.grad_fn is not None and t.grad_fn is not None) if root.requires_grad \
+                else st.enabled:  # recorded, of a non-leaf (a leaf's are never rebased), or
+            # of a plain tensor (a write that gives it a history gives its views one too):
+            views = getattr(root, "_views", None)  # remade
             if views is None:                      # after an in-place write to the root
                 root._views = [weakref.ref(t)]
             else:

@@ -135,9 +135,13 @@ def remake_views(self: Tensor) -> None:
     for ref in list(views):
         w = ref()
         wv = getattr(w, "_view", None)
-        if w is None or w is self or wv is None or w.grad_fn is None \
+        if w is None or w is self or wv is None or wv[0] is not root \
                 or not np.may_share_memory(w.data, root.data):
             continue
+        if w.grad_fn is None:  # a view of root taken while it had no history: now one, as
+            if not root.requires_grad or w._fw is not None:  # torch regenerates a view's
+                continue                                     # grad_fn from its base's
+            w.requires_grad = True
         w.grad_fn = through(root, wv[1]).grad_fn
 
 
