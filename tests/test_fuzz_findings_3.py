@@ -362,3 +362,15 @@ def test_views_of_a_plain_tensor_get_its_new_history(view, write):
         res.append((v, ws.grad))
     for t, r in zip(*res):
         _close(t, r, atol=1e-10)
+
+
+@pytest.mark.parametrize("call", [lambda v: v.t_(), lambda v: v.squeeze_(),
+                                  lambda v: v.unsqueeze_(0), lambda v: v.transpose_(0, 1)])
+def test_in_place_shape_change_of_a_view_of_a_grad_leaf_refused(call):
+    t, r = _pair(np.ones((3, 4)), requires_grad=True)
+    _raises_as_torch(lambda: call(t[:, 1:3]), lambda: call(r[:, 1:3]))
+    with torch.no_grad():
+        ot = call(t[:, 1:3])
+    with rg.no_grad():
+        orr = call(r[:, 1:3])
+    assert tuple(ot.shape) == tuple(orr.shape)

@@ -33,6 +33,12 @@ def _inplace_view(name: str, fn: Callable) -> Callable:
         if state.enabled and self.requires_grad and self.grad_fn is None:
             raise RuntimeError(f"{name}(): a leaf tensor that requires grad (shape "
                                f"{self.shape}) is being used in an in-place operation")
+        root = (getattr(self, "_view", None) or (None,))[0]
+        if state.enabled and root is not None and root.requires_grad and root.grad_fn is None \
+                and self.data.__class__ is np.ndarray \
+                and np.may_share_memory(self.data, root.data):
+            raise RuntimeError(f"{name}(): a view (shape {self.shape}) of a leaf tensor that "
+                               "requires grad is being used in an in-place operation")
         if state.tracer is not None:
             raise RuntimeError(f"{name}(): in-place shape changes are not supported under "
                                "rg.jit; use the out-of-place form")
