@@ -20,7 +20,7 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from operator import attrgetter
 
-from numpy import ndarray
+from numpy import may_share_memory, ndarray
 
 from .devices import CPU, as_result, mixed_error
 from .devices import to as to_device
@@ -176,12 +176,17 @@ def apply(op, *inputs, **attrs):
             t.grad_fn.out = saved
     if op.view and isinstance(inputs[0], T):
         p = inputs[0]
-        t._vc = p._cell()
+        pd = p.data
+        if out.__class__ is not ndarray or pd.__class__ is not ndarray \
+                or may_share_memory(out, pd):  # a copy (advanced indexing, a reshape of a
+            t._vc = p._cell()                  # strided tensor) keeps a version of its own
         v = p._view if p.__class__ is T else getattr(p, "_view", None)
         t._view = v = (p, ((op, attrs),)) if v is None else (v[0], v[1] + ((op, attrs),))
         root = v[0]
-        if t.grad_fn is not None and root.grad_fn is not None:  # recorded, of a non-leaf
-            views = getattr(root, "_views", None)  # (a leaf's are never rebased): remade
+        if (root.grad_fn is not None and t.grad_fn is not None) if root.requires_grad \
+                else st.enabled:  # recorded, of a non-leaf (a leaf's are never rebased), or
+            # of a plain tensor (a write that gives it a history gives its views one too):
+            views = getattr(root, "_views", None)  # remade
             if views is None:                      # after an in-place write to the root
                 root._views = [weakref.ref(t)]
             else:

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import ops
 from .api._args import _t
-from .api._errors import ArgumentError
+from .api._errors import ArgumentError, DtypeError
 from .dtypes import get_default_dtype
 from .engine import apply
 from .tensor import Tensor
@@ -35,9 +35,9 @@ def _input(x, name: str, real: bool = False) -> Tensor:
     if x.dtype.kind in "biu":
         x = x.to(get_default_dtype())
     if x.dtype.kind == "c" and real:
-        raise TypeError(f"fft.{name}: expects a real input tensor, but got {x.dtype}")
+        raise DtypeError(f"fft.{name}: expects a real input tensor, but got {x.dtype}")
     if x.dtype.kind not in "fc":
-        raise TypeError(f"fft.{name}: expected a floating or complex tensor, got {x.dtype}")
+        raise DtypeError(f"fft.{name}: expected a floating or complex tensor, got {x.dtype}")
     return x
 
 
@@ -73,6 +73,9 @@ def _dims(x: Tensor, s, dim, name: str):
     """Negative axes and lengths for an n-dimensional transform (PyTorch's defaults: all
     dims, or the last len(s) when only `s` is given)."""
     if dim is None:
+        if s is not None and len(s) > x.ndim:
+            raise ArgumentError(f"fft.{name}: got shape with {len(s)} values but input tensor "
+                                f"only has {x.ndim} dimensions")
         dims = list(range(-len(s), 0)) if s is not None else list(range(-x.ndim, 0))
     else:
         dims = [dim] if isinstance(dim, int) else list(dim)
@@ -86,6 +89,9 @@ def _dims(x: Tensor, s, dim, name: str):
                              f"same length, got s={s} and dim={dim}")
     if x.ndim == 0 and dims:
         raise IndexError(f"fft.{name}: expects a tensor with at least one dimension")
+    for k, d in enumerate(dims):  # an empty dim transformed at its own length
+        if x.shape[d] == 0 and (s is None or s[k] == -1):
+            raise ArgumentError(f"fft.{name}: invalid number of data points (0) specified")
     return dims, s
 
 
@@ -253,15 +259,25 @@ def ifftshift(input, dim=None) -> Tensor:
     return _shift(input, dim, -1)
 
 
+def _freq_dtype(n: int, dtype, name: str) -> np.dtype:
+    """`dtype` (the default float when None), floating, for a length n >= 0, as torch."""
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    if dt.kind != "f":  # (torch names complex too, but its arange refuses it)
+        raise DtypeError(f"{name} requires a floating point dtype, got {dt}")
+    if int(n) < 0:
+        raise ArgumentError(f"{name}: trying to create tensor with negative dimension {n}")
+    return dt
+
+
 def fftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of an n-point transform with sample spacing d."""
-    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    dt = _freq_dtype(n, dtype, "fftfreq")
     f = np.fft.fftfreq(int(n), d) if int(n) else np.zeros(0)  # n = 0: empty, as torch
     return Tensor(f.astype(dt), requires_grad=requires_grad)
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of `rfft` (the non-negative ones)."""
-    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    dt = _freq_dtype(n, dtype, "rfftfreq")
     f = np.fft.rfftfreq(int(n), d) if int(n) else np.full(1, np.nan)  # n = 0: 0 / 0, as torch
     return Tensor(f.astype(dt), requires_grad=requires_grad)

@@ -47,7 +47,7 @@ class LinAlgShapeError(ValueError, RuntimeError):
     """Shapes that do not fit (a RuntimeError in PyTorch, and a ValueError)."""
 
 
-class LinAlgDtypeError(TypeError, RuntimeError):
+class LinAlgDtypeError(TypeError, NotImplementedError):
     """A dtype the function does not take (a RuntimeError in PyTorch, and a TypeError)."""
 
 
@@ -62,9 +62,12 @@ svd_result = namedtuple("svd", ["U", "S", "Vh"])
 lstsq_result = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
-def _float(A, name: str, complex_ok: bool = False) -> Tensor:
+def _float(A, name: str, complex_ok: bool = False, half_ok: bool = False) -> Tensor:
     A = _t(A)
     kind = A.dtype.kind
+    if A.dtype.itemsize == 2 and kind == "f" and not half_ok:  # LAPACK has no float16
+        raise LinAlgDtypeError(f"linalg.{name}: Low precision dtypes not supported. Got "
+                               f"{A.dtype}")
     if kind == "c" and not complex_ok:
         raise LinAlgDtypeError(f"linalg.{name}: complex input is not supported (only real floating "
                         f"tensors), got {A.dtype}")
@@ -74,16 +77,16 @@ def _float(A, name: str, complex_ok: bool = False) -> Tensor:
     return A
 
 
-def _matrix(A, name: str, complex_ok: bool = False) -> Tensor:
-    A = _float(A, name, complex_ok)
+def _matrix(A, name: str, complex_ok: bool = False, half_ok: bool = False) -> Tensor:
+    A = _float(A, name, complex_ok, half_ok)
     if A.ndim < 2:
         raise LinAlgShapeError(f"linalg.{name}: the input must have at least 2 dimensions, got "
                                f"shape {A.shape}")
     return A
 
 
-def _square(A, name: str, complex_ok: bool = False) -> Tensor:
-    A = _matrix(A, name, complex_ok)
+def _square(A, name: str, complex_ok: bool = False, half_ok: bool = False) -> Tensor:
+    A = _matrix(A, name, complex_ok, half_ok)
     if A.shape[-1] != A.shape[-2]:
         raise LinAlgShapeError(f"linalg.{name}: A must be batches of square matrices, but they "
                                f"are {A.shape[-2]} by {A.shape[-1]} matrices")
@@ -169,7 +172,7 @@ def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
 def solve(A, B, *, left: bool = True) -> Tensor:
     """X with A X = B (or X A = B with `left=False`); B a (batch of) vector(s) or matrices."""
     A = _square(A, "solve", complex_ok=True)
-    B = _float(B, "solve", complex_ok=True)
+    B = _float(B, "solve", complex_ok=True, half_ok=True)
     A, B = _promote(A, B)
     vector = _is_vector_rhs(A, B)
     if vector:
@@ -194,7 +197,7 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True,
     """X with A X = B (X A = B with `left=False`) for triangular A: only the `upper` (or
     lower) triangle of A is read, and with `unitriangular` its diagonal is taken as ones."""
     A = _square(A, "solve_triangular", complex_ok=True)
-    B = _matrix(B, "solve_triangular", complex_ok=True)
+    B = _matrix(B, "solve_triangular", complex_ok=True, half_ok=True)
     A, B = _promote(A, B)
     if not left:
         return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper,
@@ -218,7 +221,7 @@ def cholesky(A, *, upper: bool = False) -> Tensor:
 def cholesky_solve(B, L, upper: bool = False) -> Tensor:
     """X with (L L^H) X = B, given the Cholesky factor L (`torch.cholesky_solve`)."""
     L = _square(L, "cholesky_solve", complex_ok=True)
-    B = _matrix(B, "cholesky_solve", complex_ok=True)
+    B = _matrix(B, "cholesky_solve", complex_ok=True, half_ok=True)
     if upper:
         L = _mH(L)
     Y = solve_triangular(L, B, upper=False)
@@ -374,7 +377,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise ArgumentError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
                             f"gelsd, gelss), got {driver!r}")
     A = _matrix(A, "lstsq", complex_ok=True)
-    B = _float(B, "lstsq", complex_ok=True)
+    B = _float(B, "lstsq", complex_ok=True, half_ok=True)
     A, B = _promote(A, B)
     vector = B.ndim == A.ndim - 1
     if vector:
@@ -414,13 +417,21 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return _norms.vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
-@float16_in_float32("A")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """'fro', 'nuc', 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column
     sum of |A|), inf / -inf (max / min row sum) over the two dims `dim`."""
+    A = _t(A)
+    _norms.check_norm_dtype(A, dtype, "matrix_norm")
+    if ord in ("nuc", 2, -2):  # these need an SVD: no float16, as torch
+        _float(A, "matrix_norm", complex_ok=True)
+    return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+@float16_in_float32("A")
+def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     from .api import reductions as R
     from .api.elementwise import abs as _abs
-    A = _float(A, "matrix_norm", complex_ok=True)
+    A = _float(A, "matrix_norm", complex_ok=True, half_ok=True)
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:
@@ -438,12 +449,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     M = apply(ops.permute, A, axes=tuple(rest) + d)
     if ord in ("nuc", 2, -2):
         S = svdvals(M)
-        out = (R.sum(S, -1) if ord == "nuc" else R.max(S, -1).values if ord == 2
-               else R.min(S, -1).values)
+        out = (R.sum(S, -1) if ord == "nuc" else _empty_max(S) if ord == 2 and S.shape[-1] == 0
+               else R.max(S, -1).values if ord == 2 else R.min(S, -1).values)
     else:
         along = -2 if ord in (1, -1) else -1
         sums = R.sum(_abs(M), along)
-        out = R.max(sums, -1).values if ord in (1, math.inf) else R.min(sums, -1).values
+        # the largest of no sums is 0 (as torch); the smallest of none raises
+        out = (_empty_max(sums) if ord in (1, math.inf) and sums.shape[-1] == 0
+               else R.max(sums, -1).values if ord in (1, math.inf) else R.min(sums, -1).values)
     if keepdim:
         shape = list(A.shape)
         shape[d[0]] = shape[d[1]] = 1
@@ -451,13 +464,18 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     return out
 
 
-@float16_in_float32("A")
+def _empty_max(x: Tensor) -> Tensor:
+    """The largest of no values along the last dim, as torch's matrix norms take it: 0, a
+    constant (no gradient recorded)."""
+    return Tensor(np.zeros(x.shape[:-1], x.dtype))
+
+
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """`vector_norm` for one dim (or a flattened tensor when ord and dim are None),
     `matrix_norm` for two dims or a string ord."""
-    A = _float(A, "norm", complex_ok=True)
+    A = _float(A, "norm", complex_ok=True, half_ok=True)
     if dim is None and ord is None:
-        return _norms.vector_norm(A, 2, None, keepdim, dtype=dtype)
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
     if isinstance(dim, int):
         dim = (dim,)
     if dim is None:
@@ -470,7 +488,7 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
                                    f"ord is given, got shape {A.shape}")
     if len(dim) == 2 or isinstance(ord, str):
         return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
-    return _norms.vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 # ---------------------------------------------------------------- products and powers
@@ -483,7 +501,7 @@ def matrix_power(A, n: int) -> Tensor:
     n = int(n)
     A = _t(A)
     if A.dtype.kind not in "iu" or n < 0:  # integer matrices: non-negative powers, as torch
-        A = _square(A, "matrix_power", complex_ok=True)
+        A = _square(A, "matrix_power", complex_ok=True, half_ok=True)
     elif A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise LinAlgShapeError(f"linalg.matrix_power: A must be batches of square matrices, "
                                f"got shape {A.shape}")
@@ -504,8 +522,10 @@ def matrix_power(A, n: int) -> Tensor:
     return result
 
 
+@float16_in_float32("A")
 def matrix_exp(A) -> Tensor:
-    """exp(A) for each square matrix (scaling and squaring; SciPy's expm when installed)."""
+    """exp(A) for each square matrix (scaling and squaring; SciPy's expm when installed);
+    float16 runs in float32 and comes back as float16, as torch's."""
     return apply1(ops.matrix_exp, _square(A, "matrix_exp", complex_ok=True))
 
 
@@ -516,6 +536,9 @@ def cross(input, other, *, dim: int = -1) -> Tensor:  # noqa: A002
     a, b = _t(input), _t(other)
     _products._same_dtype("linalg.cross", (a, b))
     _products._no_bool("linalg.cross", (a, b))
+    if a.ndim != b.ndim:  # torch broadcasts only between equal ranks here
+        raise LinAlgShapeError(f"linalg.cross: inputs must have the same number of dimensions, "
+                               f"got shapes {a.shape} and {b.shape}")
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
@@ -796,7 +819,7 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
     """X with A X = B from A's `lu_factor` (X A = B with `left=False`, A^H for `adjoint`);
     batches broadcast; differentiable in LU and B."""
     LU = _square(LU, "lu_solve", complex_ok=True)
-    B = _matrix(B, "lu_solve", complex_ok=True)
+    B = _matrix(B, "lu_solve", complex_ok=True, half_ok=True)
     if LU.dtype != B.dtype:
         raise LinAlgDtypeError(f"linalg.lu_solve: expected LU and B of the same dtype, got "
                                f"{LU.dtype} and {B.dtype}")
@@ -883,7 +906,7 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
     """(result, info): `solve` that reports a singular A in `info` (nan result) instead of
     raising, unless `check_errors`."""
     A = _square(A, "solve_ex", complex_ok=True)
-    B = _float(B, "solve_ex", complex_ok=True)
+    B = _float(B, "solve_ex", complex_ok=True, half_ok=True)
     core = 1 if left and _is_vector_rhs(A, B) else 2
     return solve_ex_result(*_ex(lambda a: solve(a, B, left=left), A, check_errors,
                                 _getrf_info, "solve_ex", core))
@@ -896,13 +919,18 @@ def cond(A, p=None) -> Tensor:
     inverse), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A ('fro', 'nuc',
     inf, -inf, 1, -1), inf for a singular matrix there, as `torch.linalg.cond`."""
     from .api.elementwise import where
+    if p in ("fro", "nuc"):
+        A = _square(A, f"cond(ord={p})", complex_ok=True)
+    elif p not in (None, 2, -2, math.inf, -math.inf, 1, -1):
+        raise LinAlgValueError(f"linalg.cond: got an invalid norm type: {p!r}")
+    A = _matrix(A, "cond", complex_ok=True)
+    if A.numel() == 0:  # no matrices, or 0 x 0 / empty ones: 0, unrecorded (as torch)
+        return Tensor(np.zeros(A.shape[:-2], np.finfo(A.dtype).dtype))
     if p in (None, 2, -2):
-        S = svdvals(_matrix(A, "cond", complex_ok=True))
+        S = svdvals(A)
         big = apply(ops.getitem, S, idx=(Ellipsis, 0))
         small = apply(ops.getitem, S, idx=(Ellipsis, -1))
         return big / small if p in (None, 2) else small / big
-    if p not in ("fro", "nuc", math.inf, -math.inf, 1, -1):
-        raise LinAlgValueError(f"linalg.cond: got an invalid norm type: {p!r}")
     A = _square(A, f"cond(ord={p})", complex_ok=True)
     Ainv, info = inv_ex(A)
     r = matrix_norm(A, p) * matrix_norm(where(Ainv == Ainv, Ainv, 0.0), p)
@@ -924,7 +952,7 @@ def vecdot(x, y, *, dim: int = -1) -> Tensor:
     """sum(conj(x) * y) along `dim`, broadcast; floating or complex, one dtype, as
     `torch.linalg.vecdot`."""
     from .api.reductions import sum as _sum
-    a, b = _float(x, "vecdot", True), _float(y, "vecdot", True)
+    a, b = _float(x, "vecdot", True, True), _float(y, "vecdot", True, True)
     if a.dtype != b.dtype:
         raise LinAlgDtypeError(f"linalg.vecdot: expected x and y of the same dtype, got "
                                f"{a.dtype} and {b.dtype}")
@@ -949,8 +977,9 @@ def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
     N = x.shape[-1] if N is None else N
     if not isinstance(N, (int, np.integer)) or N <= 1:
         raise LinAlgValueError(f"linalg.vander: N must be greater than 1, got {N!r}")
-    if x.dtype.kind == "b":
-        x = x.to(np.int64)
+    if x.dtype.kind == "b" or (x.dtype.kind == "f" and x.dtype.itemsize == 2):
+        raise LinAlgDtypeError(f"linalg.vander supports floating point, complex, and integer "
+                               f"tensors, but got {x.dtype}")
     col = _reshape(x, x.shape + (1,))
     ones = apply(ops.ones_like, col)
     return cumprod(apply(ops.cat, ones, _expand(col, x.shape + (int(N) - 1,)), axis=-1), -1)
@@ -1002,6 +1031,9 @@ def householder_product(A, tau) -> Tensor:
     if tau.dtype != A.dtype:
         raise LinAlgDtypeError(f"linalg.householder_product: tau dtype {tau.dtype} does not "
                                f"match A's {A.dtype}")
+    if tau.shape[-1] == 0:  # no reflectors: the identity, batched, on A's graph (as torch)
+        eye = np.broadcast_to(np.eye(m, n, dtype=A.dtype), A.shape).copy()
+        return apply(ops.where, np.ones(A.shape, dtype=bool), eye, A)
     return _apply_reflectors(A, tau, Tensor(np.eye(m, n, dtype=A.dtype)), left=True,
                              transpose=False)
 

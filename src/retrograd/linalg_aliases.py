@@ -180,7 +180,7 @@ def nuclear_norm(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A00
 
 def frobenius_norm(input, dim, keepdim: bool = False) -> Tensor:  # noqa: A002
     """sqrt(sum |x|^2) over one or two dims `dim` (all of them for `dim=()`)."""
-    x = _la._float(input, "frobenius_norm", complex_ok=True)
+    x = _la._float(input, "frobenius_norm", complex_ok=True, half_ok=True)
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     if len(dims) > 2:
         raise RuntimeError(f"frobenius_norm(): expected at most 2 dims, got dim={dim}")

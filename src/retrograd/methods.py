@@ -20,12 +20,14 @@ from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import broadcasts_into, promote
 from .api._errors import DtypeError, check_broadcast
+from .api.inplace import register_view as _register_view
 from .api.inplace import remake_views as _remake_views
 from .api.inplace import snapshot as _snapshot
 from .api.inplace import through as _through
 from .api.inplace import view_rebase as _view_rebase
 from .api.torch_names import _check_alpha
 from .dtypes import (
+    ValueOverflowError,
     _UnsupportedDtype,
     bfloat16,
     can_cast,
@@ -484,6 +486,8 @@ class _Methods:
             self.grad_fn = node
             self.requires_grad = True
             _remake_views(self)
+            if rebase is not None:  # a view taken while its root had no history: now one
+                _register_view(rebase[0], self)  # of the root's, remade by later writes
         return self
 
     def _half_number_(self, op, number, name: str) -> Tensor:
@@ -555,7 +559,18 @@ class _Methods:
         if isinstance(value, Tensor) and value.ndim:
             raise InplaceShapeError(f"fill_() takes a number or a 0-d tensor, got a tensor of "
                                     f"shape {value.shape} (use copy_ to write a tensor)")
-        if self.data.dtype.kind in "iu" and isinstance(value, (int, np.integer)) \
+        kind = self.data.dtype.kind
+        if isinstance(value, (complex, np.complexfloating)) and kind in "iuf":
+            if value.imag != 0:  # as torch: no real value to write
+                raise ValueOverflowError(f"fill_: value {value} cannot be converted to type "
+                                         f"{self.data.dtype} without overflow")
+            value = value.real
+        if kind in "iu" and isinstance(value, (float, np.floating)):
+            info = np.iinfo(self.data.dtype)  # (nan fails the test too)
+            if not info.min <= value <= info.max:
+                raise ValueOverflowError(f"fill_: value {value} cannot be converted to type "
+                                         f"{self.data.dtype} without overflow")
+        if kind in "iu" and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
             value = int_in_range(int(value), self.data.dtype, "fill_")
         elif self.data.dtype is _F16 and value.__class__ is float:

@@ -36,6 +36,11 @@ class ArgumentError(ValueError, RuntimeError):
     Defined in the core, beside ShapeError, so modules below the API raise it too."""
 
 
+class DtypeError(TypeError, NotImplementedError):
+    """A dtype the operation does not support, or a result that cannot be written into
+    a tensor of a lower category (PyTorch: RuntimeError or NotImplementedError)."""
+
+
 def broadcast_error(name: str, datas, error: Exception) -> Exception:
     """NumPy's broadcasting ValueError from an op's forward as a ShapeError naming the op
     and the shapes; any other error unchanged."""

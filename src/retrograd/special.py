@@ -24,6 +24,7 @@ import numpy as np
 
 from . import ops
 from .api._args import _t
+from .api._errors import DtypeError
 from .api.elementwise import log1p, sigmoid, where
 from .api.math import _operands, erf, erfc, erfinv, exp2, expm1, floor, remainder, round, xlogy
 from .api.numeric import signbit
@@ -58,7 +59,8 @@ def _float_input(x, name: str) -> Tensor:
     x = _t(x)
     kind = x.data.dtype.kind
     if kind == "c":
-        raise TypeError(f"special.{name}() is not supported for complex tensors (got {x.dtype})")
+        raise DtypeError(f"special.{name}() is not supported for complex tensors (got "
+                         f"{x.dtype})")
     return x if kind == "f" else x.to(get_default_dtype())
 
 

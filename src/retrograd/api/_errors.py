@@ -11,14 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import ValueOverflowError, int_in_range  # noqa: F401  (re-exported)
-from ..primitive import ArgumentError, ShapeError  # noqa: F401  (defined in the core: below the API)
-
-
-class DtypeError(TypeError, NotImplementedError):
-    """A dtype the operation does not support, or a result that cannot be written into
-    a tensor of a lower category (PyTorch: RuntimeError or NotImplementedError)."""
-
-
+from ..primitive import ArgumentError, DtypeError, ShapeError  # noqa: F401  (defined in the core)
 
 
 class ArgumentTypeError(TypeError, RuntimeError):

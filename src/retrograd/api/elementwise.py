@@ -130,6 +130,8 @@ def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_tensors(x, min, max)
     for name, b in (("min", min), ("max", max)):
+        if isinstance(b, (complex, np.complexfloating)):
+            raise DtypeError("clamp is not supported for complex types")
         if b is not None and not isinstance(b, (int, float, np.integer, np.floating)):
             raise TypeError(f"clamp(): '{name}' must be a number or a Tensor, got "
                             f"{type(b).__name__}")

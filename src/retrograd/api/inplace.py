@@ -21,6 +21,8 @@ the class the in-place form of each whose out-of-place method it has.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..dtypes import can_cast
@@ -72,6 +74,8 @@ def view_rebase(self: Tensor, fn: str):
             _refuse_view(self, fn)
         return None
     root, chain = v
+    if getattr(root, "_view", None) is not None:  # the root became a view since (t_(),
+        _refuse_view(self, fn, " (its base changed shape in place since)")  # squeeze_()...)
     host = self.data.__class__ is np.ndarray and root.data.__class__ is np.ndarray
     if host and not np.may_share_memory(self.data, root.data):
         return None  # a view op that copied (a reshape of a strided tensor): not a view
@@ -131,10 +135,26 @@ def remake_views(self: Tensor) -> None:
     for ref in list(views):
         w = ref()
         wv = getattr(w, "_view", None)
-        if w is None or w is self or wv is None or w.grad_fn is None \
+        if w is None or w is self or wv is None or wv[0] is not root \
                 or not np.may_share_memory(w.data, root.data):
             continue
+        if w.grad_fn is None:  # a view of root taken while it had no history: now one, as
+            if not root.requires_grad or w._fw is not None:  # torch regenerates a view's
+                continue                                     # grad_fn from its base's
+            w.requires_grad = True
         w.grad_fn = through(root, wv[1]).grad_fn
+
+
+def register_view(root: Tensor, view: Tensor) -> None:
+    """Keep `view` among `root`'s recorded views, which `remake_views` gives a history through
+    the root's new one after a write into it: a view taken while the root had no history (a
+    tensor that did not require grad) is not registered when made, only once a write into
+    it gives the root a history."""
+    views = getattr(root, "_views", None)
+    if views is None:
+        root._views = [weakref.ref(view)]
+    elif not any(r() is view for r in views):
+        views.append(weakref.ref(view))
 
 
 def check_target(self: Tensor, fn: str) -> None:

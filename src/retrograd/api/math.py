@@ -40,17 +40,20 @@ def _floating(x) -> Tensor:
 def _real(x, name: str) -> Tensor:
     x = _t(x)
     if x.data.dtype.kind == "c":
-        raise TypeError(f"{name}() is not supported for complex tensors (got {x.dtype})")
+        raise DtypeError(f"{name}() is not supported for complex tensors (got {x.dtype})")
     return x
 
 
-def _unary_float(opname: str, doc: str):
+def _unary_float(opname: str, doc: str, real: bool = False):
+    """rg.<opname>: integers and bool computed in the default float dtype; complex input
+    refused when `real` (as torch's CPU kernels)."""
     op = ops.OPS[opname]
+    kinds = "f" if real else "fc"
 
     def fn(input) -> Tensor:
         x = input
-        if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-            x = _floating(x)
+        if x.__class__ is not Tensor or x.data.dtype.kind not in kinds:
+            x = _floating(_real(x, opname) if real else x)
         return apply1(op, x)
 
     fn.__name__ = fn.__qualname__ = opname
@@ -72,9 +75,11 @@ cosh = _unary_float("cosh", "Hyperbolic cosine.")
 asinh = _unary_float("asinh", "Inverse hyperbolic sine.")
 acosh = _unary_float("acosh", "Inverse hyperbolic cosine.")
 atanh = _unary_float("atanh", "Inverse hyperbolic tangent.")
-erf = _unary_float("erf", "The error function, to a few units in the last place.")
-erfc = _unary_float("erfc", "1 - erf(x), keeping its relative accuracy in the right tail.")
-erfinv = _unary_float("erfinv", "The inverse of erf on [-1, 1] (+-inf at +-1, nan outside).")
+erf = _unary_float("erf", "The error function, to a few units in the last place.", True)
+erfc = _unary_float("erfc", "1 - erf(x), keeping its relative accuracy in the right tail.",
+                    True)
+erfinv = _unary_float("erfinv", "The inverse of erf on [-1, 1] (+-inf at +-1, nan outside).",
+                      True)
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
@@ -152,7 +157,7 @@ def _operands(name: str, *xs, floating: bool = False, real: bool = True):
     if not builtins.any(isinstance(x, Tensor) for x in out):
         out[0] = Tensor(out[0])
     if real and builtins.any(np.asarray(getattr(x, "data", x)).dtype.kind == "c" for x in out):
-        raise TypeError(f"{name}() is not supported for complex tensors")
+        raise DtypeError(f"{name}() is not supported for complex tensors")
     return out
 
 

@@ -41,6 +41,24 @@ def _floating(x: Tensor, fn: str) -> None:
         raise DtypeError(f"{fn}: expected a floating input, got {x.dtype}")
 
 
+def check_norm_dtype(x: Tensor, dtype, fn: str) -> None:
+    """PyTorch's checks of a norm's input and `dtype=`: a floating or complex input, and a
+    dtype of the same kind (complex for complex input) that it converts to without
+    narrowing."""
+    if x.dtype.kind not in "fc":
+        raise DtypeError(f"linalg.{fn}: Expected a floating point or complex tensor as input. "
+                         f"Got {x.dtype}")
+    if dtype is None:
+        return
+    d, cplx = np.dtype(dtype), x.dtype.kind == "c"
+    if (d.kind == "c") != cplx:
+        kind = "complex" if cplx else "real"
+        raise DtypeError(f"linalg.{fn}: dtype should be {kind} for {kind} inputs, but got {d}")
+    if d.kind not in "fc" or np.result_type(x.dtype, d) != d:
+        raise DtypeError(f"linalg.{fn}: the dtype of the input ({x.dtype}) should be "
+                         f"convertible without narrowing to the specified dtype ({d})")
+
+
 def _param(p, shape: tuple, fn: str, name: str):
     """A weight or bias argument: None, or a tensor of exactly `shape`."""
     if p is None:
@@ -242,10 +260,9 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     are max/min |x|, ord 0 counts non-zeros. The gradient at a zero vector is 0, as in PyTorch.
     Complex input gives the real norm of its moduli."""
     x = _t(x)
+    check_norm_dtype(x, dtype, "vector_norm")
     if dtype is not None:
         x = x.to(dtype)
-    if x.dtype.kind not in "fc":
-        raise DtypeError(f"norm: expected a floating input, got {x.dtype}")
     if x.dtype.kind == "c":  # the norm of the moduli, a real number (as PyTorch)
         x = _abs(x)
     p = _p_arg(ord, "norm")
@@ -283,9 +300,23 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return apply(ops.pnorm, x, p=p, axis=ax, keepdims=bool(keepdim))
 
 
-@float16_in_float32("input")
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """PyTorch's `torch.norm` for vector norms: `p` a number, inf or 'fro' (= 2) over `dim`."""
+    """PyTorch's `torch.norm`: `p` a number, inf or 'fro' (= 2) over `dim` is a vector norm;
+    'nuc' (or 'fro' over more than two dims) goes to `rg.linalg.matrix_norm` over `dim`
+    (every dim by default), which takes exactly two, as torch."""
+    if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int)
+                                                   or len(dim) <= 2)):
+        from ..linalg import matrix_norm  # (linalg builds on this module)
+        x = _t(input)
+        dims = tuple(range(x.ndim)) if dim is None else dim
+        if isinstance(dims, int) or len(dims) != 2:
+            raise ArgumentError(f"linalg.matrix_norm: dim must be a 2-tuple, got {dims}")
+        return matrix_norm(x, p, tuple(dims), keepdim, dtype=dtype)
+    return _vector_norm16(input, p, dim, keepdim, dtype=dtype)
+
+
+@float16_in_float32("input")
+def _vector_norm16(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._values import by_ops
 from ..dtypes import get_default_dtype
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
 from ._errors import ShapeError
@@ -536,7 +536,7 @@ def rollaxis(a, axis: int, start: int = 0) -> Tensor:
 def _nan_ignoring(a, b, fn: str, greater: bool) -> Tensor:
     x, y = (t if isinstance(t, Tensor) else Tensor(t) for t in promote(a, b))
     if x.data.dtype.kind == "c":
-        raise TypeError(f"{fn}() is not supported for complex tensors")
+        raise DtypeError(f"{fn}() is not supported for complex tensors")
     keep_x = ((x >= y) if greater else (x <= y)) | isnan(y)
     return where(keep_x, x, y)
 

@@ -40,6 +40,20 @@ vstack where xlogy
 """.split()
 
 
+# rg.special's functions whose torch.special counterpart takes `out=` (all but softmax and
+# log_softmax).
+SPECIAL_OUT_NAMES = """
+airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 chebyshev_polynomial_t chebyshev_polynomial_u
+chebyshev_polynomial_v chebyshev_polynomial_w digamma entr erf erfc erfcx erfinv exp2 expit
+expm1 gammainc gammaincc gammaln hermite_polynomial_h hermite_polynomial_he i0 i0e i1 i1e
+laguerre_polynomial_l legendre_polynomial_p log1p log_ndtr logit logsumexp modified_bessel_i0
+modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 multigammaln ndtr ndtri polygamma psi
+round scaled_modified_bessel_k0 scaled_modified_bessel_k1 shifted_chebyshev_polynomial_t
+shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w
+sinc spherical_bessel_j0 xlog1py xlogy zeta
+""".split()
+
+
 def _takes_out(fn) -> bool:
     try:
         params = inspect.signature(fn, follow_wrapped=False).parameters
@@ -71,8 +85,10 @@ def bind(namespace: dict, *shared) -> None:
     the constants. A function that the modules in `shared` (rg.special) hold too is
     replaced there as well, so `rg.sinc is rg.special.sinc` stays true."""
     wrapped = {}
-    for name in OUT_NAMES:
-        fn = namespace.get(name)
+    todo = [(namespace, name) for name in OUT_NAMES]
+    todo += [(vars(m), name) for m in shared for name in SPECIAL_OUT_NAMES]
+    for ns, name in todo:
+        fn = ns.get(name)
         if fn is not None and callable(fn) and id(fn) not in wrapped and not _takes_out(fn):
             wrapped[id(fn)] = with_out(fn, name)
     for ns in (namespace, *(vars(m) for m in shared)):  # aliases (concat, ...) stay aliases

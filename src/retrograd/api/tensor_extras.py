@@ -34,6 +34,12 @@ def _inplace_view(name: str, fn: Callable) -> Callable:
         if state.enabled and self.requires_grad and self.grad_fn is None:
             raise RuntimeError(f"{name}(): a leaf tensor that requires grad (shape "
                                f"{self.shape}) is being used in an in-place operation")
+        root = (getattr(self, "_view", None) or (None,))[0]
+        if state.enabled and root is not None and root.requires_grad and root.grad_fn is None \
+                and self.data.__class__ is np.ndarray \
+                and np.may_share_memory(self.data, root.data):
+            raise RuntimeError(f"{name}(): a view (shape {self.shape}) of a leaf tensor that "
+                               "requires grad is being used in an in-place operation")
         if state.tracer is not None:
             raise RuntimeError(f"{name}(): in-place shape changes are not supported under "
                                "rg.jit; use the out-of-place form")
@@ -48,11 +54,36 @@ def _inplace_view(name: str, fn: Callable) -> Callable:
         self.data = res.data
         if res.grad_fn is not None:
             self.grad_fn = res.grad_fn
+        _rebind_views(self, old, res)
         return self
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"In-place `{name[:-1]}`: self becomes the view (PyTorch's "
                       f"`Tensor.{name}`).")
     return method
+
+
+def _rebind_views(self: Tensor, old: Tensor, res: Tensor) -> None:
+    """After self became `res` (a view of `old`, self's former data and history): self is
+    now a view, of its former root's memory; the views taken from self while it was a root
+    (recorded ones, which a later write through them rebases) get `old` as their root, whose
+    layout their view ops were taken from (they would read self's new layout otherwise)."""
+    rv = getattr(res, "_view", None)
+    if rv is None:
+        return
+    mine = getattr(self, "_view", None)
+    if mine is not None:  # self was a view already: one more op from the same root
+        self._view = (mine[0], mine[1] + rv[1])
+        return
+    self._view = rv
+    views, self._views = getattr(self, "_views", None), None
+    keep = [weakref.ref(self)]
+    for ref in views or ():
+        w = ref()
+        wv = getattr(w, "_view", None)
+        if w is not None and wv is not None and wv[0] is self:
+            w._view = (old, wv[1])
+            keep.append(ref)
+    old._views = keep
 
 
 def _sizes(args, what: str) -> tuple:

@@ -21,7 +21,7 @@ import numpy as np
 from .. import creation, devices, ops
 from .._values import values_of
 from ..dtypes import can_cast as _can_cast
-from ..dtypes import get_default_dtype, int_in_range, scalar_array
+from ..dtypes import float_in_range, get_default_dtype, int_in_range, scalar_array
 from ..dtypes import promote_types as _promote_types
 from ..dtypes import result_type as _result_type
 from ..engine import apply, apply1
@@ -122,6 +122,10 @@ def _check_alpha(fn: str, alpha, dt: np.dtype) -> None:
     elif isinstance(alpha, (float, np.floating)) and dt.kind in "biu":
         raise ArgumentTypeError(f"{fn}(): for integral input tensors ({dt}), 'alpha' must not "
                                 f"be a floating point number, got {alpha!r}")
+    elif dt.kind in "iu":  # alpha must fit the result dtype, as torch (int8: |alpha| <= 127)
+        int_in_range(int(alpha), dt, f"{fn}(): alpha")
+    elif dt == np.float16 and not isinstance(alpha, (complex, np.complexfloating)):
+        float_in_range(float(alpha), dt, f"{fn}(): alpha")
 
 
 def _refuse_bool_sub(fn: str, x, y) -> None:

@@ -17,15 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..grad_mode import state
-from ..primitive import NUMPY, defop, elementwise
+from ..primitive import NUMPY, DtypeError, defop, elementwise
 
 
 def _real_only(x, name):
     if isinstance(x, np.ndarray) and x.dtype.kind == "c":
         if state.complex_step:
-            raise TypeError(f"'{name}' is not analytic (complex-differentiable), so it cannot "
-                            "be used with complex data (method='complex_step')")
-        raise TypeError(f"{name}(): does not support complex input (as in PyTorch)")
+            raise DtypeError(f"'{name}' is not analytic (complex-differentiable), so it cannot "
+                             "be used with complex data (method='complex_step')")
+        raise DtypeError(f"{name}(): does not support complex input (as in PyTorch)")
 
 
 def _sigmoid(x):
@@ -192,7 +192,20 @@ where = elementwise("where", np.where, None,
 # Comparisons: results carry no gradient.
 eq = defop("eq", np.equal)
 ne = defop("ne", np.not_equal)
-lt = defop("lt", np.less)
-le = defop("le", np.less_equal)
-gt = defop("gt", np.greater)
-ge = defop("ge", np.greater_equal)
+
+
+def _ordered(name: str, fn):
+    """An order comparison: complex numbers have no order, so complex operands are refused
+    (as torch; NumPy would compare them lexicographically)."""
+    def forward(x, y):
+        if getattr(x, "dtype", None) is not None and x.dtype.kind == "c" \
+                or getattr(y, "dtype", None) is not None and y.dtype.kind == "c":
+            raise DtypeError(f"{name}(): not implemented for complex tensors")
+        return fn(x, y)
+    return forward
+
+
+lt = defop("lt", _ordered("lt", np.less))
+le = defop("le", _ordered("le", np.less_equal))
+gt = defop("gt", _ordered("gt", np.greater))
+ge = defop("ge", _ordered("ge", np.greater_equal))

@@ -166,8 +166,8 @@ def _col(m, g):
 
 
 def _adjugate(A):
-    """adj(A) of real (..., n, n) matrices, singular ones included, from the SVD
-    A = U diag(s) Vh: adj(A) = det(U) det(Vh) Vh^T diag(prod of the other s) U^T (equal
+    """adj(A) of real or complex (..., n, n) matrices, singular ones included, from the SVD
+    A = U diag(s) Vh: adj(A) = det(U) det(Vh) Vh^H diag(prod of the other s) U^H (equal
     to det(A) A^-1 where A is invertible)."""
     U, s, Vh = np.linalg.svd(A)
     n = s.shape[-1]
@@ -175,14 +175,16 @@ def _adjugate(A):
     left = np.cumprod(np.concatenate([one, s[..., :n - 1]], -1), -1)
     right = np.cumprod(np.concatenate([one, s[..., :0:-1]], -1), -1)[..., ::-1]
     sign = np.linalg.det(U) * np.linalg.det(Vh)
-    adj = np.swapaxes(Vh, -1, -2) * (left * right)[..., None, :] @ np.swapaxes(U, -1, -2)
+    adj = np.conj(np.swapaxes(Vh, -1, -2)) * (left * right)[..., None, :] @ np.conj(
+        np.swapaxes(U, -1, -2))
     return adj * sign[..., None, None]
 
 
 def _det_vjp(m, g, out, A):
-    """g adj(A)^T: g det(A) A^-T where A is invertible; for a singular real matrix (the
-    inverse fails) the adjugate from the SVD, the right gradient there (PyTorch's is 0)."""
-    if m is NUMPY and A.dtype.kind == "f":
+    """g adj(A)^T: g det(A) A^-T where A is invertible; for a singular real or complex
+    matrix (the inverse fails) the adjugate from the SVD, the right gradient there
+    (PyTorch's is 0)."""
+    if m is NUMPY and A.dtype.kind in "fc":
         try:
             inv = np.linalg.inv(A)
         except np.linalg.LinAlgError:
@@ -460,6 +462,8 @@ cholesky = defop("cholesky", _cholesky, (_cholesky_vjp,), (_cholesky_jvp,), save
 def _sign_fix(V):
     """Signs that make each column's largest-magnitude entry positive: a deterministic choice
     among the eigenvectors' (and singular vectors') signs, whichever LAPACK computed them."""
+    if V.shape[-2] == 0:  # no entries to choose from (a 0 x n factor): every sign is +1
+        return np.ones(V.shape[:-2] + (1, V.shape[-1]), dtype=V.dtype)
     big = np.argmax(np.abs(V), axis=-2)[..., None, :]
     s = np.sign(np.take_along_axis(V, big, axis=-2))
     s[s == 0] = 1
@@ -475,6 +479,8 @@ def _phase_fix(V, *others):
     entry real and positive (exactly: that entry is set to its modulus): for complex
     eigenvectors and singular vectors the analogue of `_sign_fix` (each is free up to a
     phase e^{i phi}), a deterministic choice whichever phase LAPACK computed."""
+    if V.shape[-2] == 0:  # a 0 x n factor: nothing to rotate
+        return (V,) + others
     at = np.argmax(np.abs(V), axis=-2)[..., None, :]
     big = np.take_along_axis(V, at, axis=-2)
     size = np.abs(big)
@@ -1216,6 +1222,9 @@ def _eig(A):
     cdt = np.result_type(A.dtype, np.complex64)
     w, V = np.linalg.eig(host)
     V = V.astype(cdt, copy=False)
+    if V.shape[-1] == 0:  # 0 x 0 matrices: nothing to normalise
+        out = np.zeros(V.shape[:-2] + (1, 0), cdt)
+        return out if A.__class__ is np.ndarray else _c(out, A)
     big = np.take_along_axis(V, np.argmax(np.abs(V), axis=-2)[..., None, :], axis=-2)
     size = np.abs(big)
     V = V * (np.conj(big) / np.where(size == 0, 1, size))
@@ -1233,6 +1242,8 @@ def _phase_rows(m, V, n):
     """(mask of each column's largest-magnitude entry, that entry, real) of the eigenvectors
     (piecewise constant: the phase is fixed there)."""
     rdt = np.finfo(V.dtype).dtype
+    if V.shape[-2] == 0:  # vectors with no entries (empty matrices): an empty mask
+        return m.real(V), m.sum(m.real(V), axis=-2)
     big = m.argmax(m.cabs(V), axis=-2, keepdims=True)
     mask = m.cast(m.eq(big, _c(np.arange(n).reshape(n, 1), V)), dtype=rdt)
     return mask, m.sum(m.real(V) * mask, axis=-2)
