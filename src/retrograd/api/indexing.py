@@ -356,7 +356,7 @@ def nonzero(input, *, as_tuple: bool = False):
         return out
     if x.ndim == 0:
         return (out.sum(-1),)  # zeros, one per hit (an op: the count depends on the values)
-    return tuple(out[:, k] for k in range(x.ndim))
+    return tuple(out[:, k].contiguous() for k in range(x.ndim))  # row-major, as torch's
 
 
 def argwhere(input) -> Tensor:
