@@ -49,3 +49,96 @@ def test_values_and_index_vectors_are_row_major_as_torchs(fn):
         np.testing.assert_allclose(np.sort_complex(_np(tv)), np.sort_complex(_np(rv)), atol=1e-10)
     else:
         np.testing.assert_allclose(_np(tv), _np(rv), atol=1e-10)
+
+
+_KEYWORD_CALLS = {
+    "split_size": lambda T, x, m: x.split(split_size=[1, 3], dim=-1),
+    "split_tensor": lambda T, x, m: T.split(tensor=x, split_size_or_sections=2, dim=1),
+    "copy_non_blocking": lambda T, x, m: x.clone().copy_(m[:, :3], non_blocking=True),
+    "float_memory_format": lambda T, x, m: x.float(memory_format=T.preserve_format),
+    "double_memory_format": lambda T, x, m: x.double(memory_format=T.contiguous_format),
+    "half_memory_format": lambda T, x, m: x.half(memory_format=T.preserve_format),
+    "long_memory_format": lambda T, x, m: x.long(memory_format=T.preserve_format),
+    "matmul_other": lambda T, x, m: x.matmul(other=m),
+    "torch_matmul_other": lambda T, x, m: T.matmul(x, other=m),
+    "maximum_other": lambda T, x, m: x.maximum(other=-x),
+    "minimum_other": lambda T, x, m: T.minimum(input=x, other=-x),
+    "new_zeros_layout": lambda T, x, m: x.new_zeros(2, 3, layout=T.strided, pin_memory=False),
+    "new_ones_pin": lambda T, x, m: x.new_ones((2,), pin_memory=False),
+    "new_empty_pin": lambda T, x, m: x.new_empty((2,), pin_memory=False).zero_(),
+    "new_full_pin": lambda T, x, m: x.new_full((2,), 3.0, layout=T.strided, pin_memory=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_KEYWORD_CALLS))
+def test_tensor_methods_take_torchs_keyword_names(name):
+    """Keyword names ported code passes (`x.split(split_size=...)` in mamba-minimal,
+    `p.copy_(q, non_blocking=True)` in EMA helpers, `x.float(memory_format=...)`)."""
+    rng = np.random.default_rng(2)
+    x, m = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 4))
+    got = {}
+    for T in (torch, rg):
+        out = _KEYWORD_CALLS[name](T, T.tensor(x), T.tensor(m))
+        got[T] = out if isinstance(out, tuple) else (out,)
+    assert len(got[torch]) == len(got[rg])
+    for a, b in zip(got[torch], got[rg]):
+        assert str(a.dtype).replace("torch.", "") == str(b.dtype)
+        np.testing.assert_allclose(_np(a), _np(b), atol=1e-12)
+
+
+def test_register_hook_takes_the_keyword_hook():
+    seen = []
+    for T in (torch, rg):
+        w = T.ones(3, requires_grad=True)
+        y = w * 2
+        y.register_hook(hook=lambda g: g * 3)
+        w.register_hook(hook=lambda g: seen.append(_np(g).copy()))
+        y.sum().backward()
+    np.testing.assert_array_equal(seen[0], seen[1])
+
+
+_EINSUMS = [("bld,dn->bldn", [(1, 2, 3), (3, 4)], ["float64", "float32"]),
+            ("bld,bln,bld->bldn", [(1, 2, 3), (1, 2, 4), (1, 2, 3)],
+             ["float64", "float32", "float64"]),
+            ("ij,jk,j->ik", [(2, 3), (3, 4), (3,)], ["float64", "float32", "float64"]),
+            ("ij,k->k", [(2, 3), (4,)], ["float32", "float64"]),
+            ("ij,jk->ijk", [(2, 3), (3, 4)], ["float64", "complex64"]),
+            ("ij,jk->ijk", [(2, 3), (3, 4)], ["int64", "float32"]),
+            ("ij,jk->ik", [(2, 3), (3, 4)], ["float64", "float32"]),
+            ("i,i,i->", [(3,), (3,), (3,)], ["float64", "float64", "float32"]),
+            ("ij,ij->", [(2, 3), (2, 3)], ["float32", "float64"])]
+
+
+@pytest.mark.parametrize("spec,shapes,dtypes", _EINSUMS)
+def test_einsum_of_mixed_dtypes_promotes_or_refuses_where_torch_does(spec, shapes, dtypes):
+    """mamba-minimal in float64: `einsum('bld,dn->bldn', delta, A)` with `A` made by
+    `.float()`. PyTorch multiplies (promoting) where no label is summed across a pair, and
+    refuses only a batched matrix product of two dtypes."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.normal(size=s) for s in shapes]
+    out = {}
+    for T in (torch, rg):
+        ts = [T.tensor(a).to(getattr(T, d)) for a, d in zip(arrays, dtypes)]
+        for t in ts:
+            if (t.is_floating_point() or t.is_complex()) if T is torch else t.dtype.kind in "fc":
+                t.requires_grad_(True)
+        try:
+            y = T.einsum(spec, *ts)
+        except RuntimeError as e:
+            out[T] = type(e)
+            continue
+        y.abs().sum().backward()
+        out[T] = (y, [t.grad for t in ts])
+    if out[torch] is RuntimeError:
+        assert out[rg] is not None and not isinstance(out[rg], tuple)
+        with pytest.raises(RuntimeError):
+            rg.einsum(spec, *[rg.tensor(a).to(getattr(rg, d)) for a, d in zip(arrays, dtypes)])
+        return
+    (ty, tg), (ry, rg_) = out[torch], out[rg]
+    assert str(ty.dtype).replace("torch.", "") == str(ry.dtype)
+    np.testing.assert_allclose(_np(ty), _np(ry), rtol=1e-6, atol=1e-6)
+    for a, b in zip(tg, rg_):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert str(a.dtype).replace("torch.", "") == str(b.dtype)
+            np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6, atol=1e-6)

@@ -111,15 +111,15 @@ def sign(x) -> Tensor:
     return apply1(ops.sign, x)
 
 
-def maximum(x, y) -> Tensor:
-    """Element-wise larger of `x` and `y` (broadcast; PyTorch's result dtype). Ties share
-    the gradient equally. Python numbers are accepted (PyTorch wants tensors)."""
-    return apply(ops.maximum, *_operands(x, y))
+def maximum(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Element-wise larger of `input` and `other` (broadcast; PyTorch's result dtype). Ties
+    share the gradient equally. Python numbers are accepted (PyTorch wants tensors)."""
+    return apply(ops.maximum, *_operands(input, other))
 
 
-def minimum(x, y) -> Tensor:
-    """Element-wise smaller of `x` and `y`; see `maximum`."""
-    return apply(ops.minimum, *_operands(x, y))
+def minimum(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Element-wise smaller of `input` and `other`; see `maximum`."""
+    return apply(ops.minimum, *_operands(input, other))
 
 
 def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names

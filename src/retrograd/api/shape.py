@@ -156,9 +156,9 @@ def stack(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
     return cat([unsqueeze(t, d) for t in ts], d)
 
 
-def split(x, split_size_or_sections, dim=0) -> tuple:
+def split(tensor, split_size_or_sections, dim=0) -> tuple:
     """PyTorch's split: a chunk size (the last may be smaller) or a list of sizes."""
-    x = _t(x)
+    x = _t(tensor)
     d = _dims(dim, None, x.ndim, "split")
     n = x.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
