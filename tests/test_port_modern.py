@@ -142,3 +142,28 @@ def test_einsum_of_mixed_dtypes_promotes_or_refuses_where_torch_does(spec, shape
         if a is not None:
             assert str(a.dtype).replace("torch.", "") == str(b.dtype)
             np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("Adam", {}), ("AdamW", {"weight_decay": 0.2, "betas": (0.9, 0.98), "eps": 1e-6}),
+    ("Adam", {"amsgrad": True, "weight_decay": 0.1}), ("AdamW", {"maximize": True}),
+    ("SGD", {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1}),
+    ("SGD", {"momentum": 0.9, "dampening": 0.1})])
+def test_optimizers_step_a_zero_dim_parameter_as_torch(name, kw):
+    """CLIP's `logit_scale = nn.Parameter(torch.ones([]) * np.log(1 / 0.07))` is 0-d: Adam
+    crashed on it and SGD's momentum buffer stopped accumulating (NumPy arithmetic on a 0-d
+    array gives a scalar, not an array to update in place)."""
+    got = []
+    for T in (torch, rg):
+        s = T.nn.Parameter(T.ones([], dtype=T.float64) * np.log(1 / 0.07))
+        w = T.nn.Parameter(T.tensor([1.0, -2.0], dtype=T.float64))
+        opt = getattr(T.optim, name)([s, w], lr=0.05, **kw)
+        trace = []
+        for _ in range(4):
+            opt.zero_grad()
+            (s.exp() * 0.01 + (w ** 2).sum() * s).backward()
+            opt.step()
+            trace.append(np.concatenate([np.atleast_1d(_np(s)), _np(w)]))
+        got.append((np.array(trace), s.shape))
+    assert tuple(got[0][1]) == tuple(got[1][1]) == ()
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-12, atol=1e-12)

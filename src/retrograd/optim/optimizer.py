@@ -315,7 +315,11 @@ class _Values:
         return t if self.traced else t.data
 
     def copy(self, v):
-        return v.clone() if self.traced else v.copy()
+        if self.traced:
+            return v.clone()
+        # an array: arithmetic on a 0-d parameter's array gives a NumPy scalar, whose copy
+        # would be a scalar too, and a buffer updated in place must be an array
+        return np.array(v) if isinstance(v, np.generic) else v.copy()
 
     def sqrt(self, v):
         return v.sqrt() if self.traced else np.sqrt(v)
