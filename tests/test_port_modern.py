@@ -167,3 +167,32 @@ def test_optimizers_step_a_zero_dim_parameter_as_torch(name, kw):
         got.append((np.array(trace), s.shape))
     assert tuple(got[0][1]) == tuple(got[1][1]) == ()
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("where", ["lambda", "lambda_none", "lambda_cpu", "dict", "device"])
+def test_load_takes_torchs_map_location_forms(tmp_path, where):
+    """`torch.load(path, map_location=lambda storage, loc: storage)` (older scripts) and
+    `map_location={'cuda:0': 'cpu'}` load onto the host as in torch; a function returning
+    something else is refused with TypeError, as torch refuses it."""
+    forms = {"lambda": lambda T: (lambda storage, loc: storage),
+             "lambda_none": lambda T: (lambda storage, loc: None),
+             "lambda_cpu": lambda T: (lambda storage, loc: storage.cpu()),
+             "dict": lambda T: {"cuda:0": "cpu"}, "device": lambda T: T.device("cpu")}
+    state = {"model": {"w": np.arange(6.0).reshape(2, 3)}, "step": 3}
+    got = {}
+    for T in (torch, rg):
+        path = tmp_path / f"{T.__name__}.pt"
+        T.save({"model": {"w": T.tensor(state["model"]["w"])}, "step": 3}, str(path))
+        kw = {"weights_only": False} if T is torch else {}
+        got[T] = T.load(str(path), map_location=forms[where](T), **kw)
+    np.testing.assert_array_equal(_np(got[torch]["model"]["w"]), _np(got[rg]["model"]["w"]))
+    assert got[rg]["model"]["w"].device.type == "cpu" and got[rg]["step"] == 3
+
+
+def test_load_refuses_a_map_location_function_returning_no_tensor(tmp_path):
+    rg.save({"w": rg.ones(2)}, str(tmp_path / "r.pt"))
+    torch.save({"w": torch.ones(2)}, str(tmp_path / "t.pt"))
+    with pytest.raises(TypeError):
+        torch.load(str(tmp_path / "t.pt"), map_location=lambda s, loc: 5)
+    with pytest.raises(TypeError):
+        rg.load(str(tmp_path / "r.pt"), map_location=lambda s, loc: 5)
