@@ -196,3 +196,76 @@ def test_load_refuses_a_map_location_function_returning_no_tensor(tmp_path):
         torch.load(str(tmp_path / "t.pt"), map_location=lambda s, loc: 5)
     with pytest.raises(TypeError):
         rg.load(str(tmp_path / "r.pt"), map_location=lambda s, loc: 5)
+
+
+def _lists(T, seed=4):
+    rng = np.random.default_rng(seed)
+    a = [T.tensor(rng.uniform(0.5, 2.0, size=s)) for s in ((2,), (3, 2))]
+    b = [T.tensor(rng.uniform(0.5, 2.0, size=s)) for s in ((2,), (3, 2))]
+    return a, b
+
+
+_FOREACH = {
+    "lerp_ema": lambda T, a, b: T._foreach_lerp_(a, b, weight=1.0 - 0.99),
+    "lerp_tensors": lambda T, a, b: T._foreach_lerp(a, b, b),
+    "mul_scalar_": lambda T, a, b: T._foreach_mul_(a, 0.5),
+    "mul_tensor": lambda T, a, b: T._foreach_mul(a, T.tensor(3.0, dtype=T.float64)),
+    "add_alpha_": lambda T, a, b: T._foreach_add_(a, b, alpha=0.5),
+    "add_scalars": lambda T, a, b: T._foreach_add(a, [1.0, 2.0]),
+    "sub_alpha": lambda T, a, b: T._foreach_sub(a, b, alpha=2),
+    "div_": lambda T, a, b: T._foreach_div_(a, b),
+    "maximum": lambda T, a, b: T._foreach_maximum(a, b),
+    "minimum_": lambda T, a, b: T._foreach_minimum_(a, b),
+    "clamp_min_": lambda T, a, b: T._foreach_clamp_min_(a, 1.0),
+    "clamp_max": lambda T, a, b: T._foreach_clamp_max(a, 1.0),
+    "pow_scalar_base": lambda T, a, b: T._foreach_pow(2.0, a),
+    "pow_lists": lambda T, a, b: T._foreach_pow(a, b),
+    "addcmul_": lambda T, a, b: T._foreach_addcmul_(a, b, b, value=0.1),
+    "addcdiv_scalars": lambda T, a, b: T._foreach_addcdiv(a, b, a, [1.0, 2.0]),
+    "addcdiv_tensor_values": lambda T, a, b: T._foreach_addcdiv_(a, b, a, T.tensor([1.0, 2.0])),
+    "sqrt": lambda T, a, b: T._foreach_sqrt(a),
+    "neg_": lambda T, a, b: T._foreach_neg_(a),
+    "exp_": lambda T, a, b: T._foreach_exp_(a),
+    "norm": lambda T, a, b: T._foreach_norm(a),
+    "norm_inf": lambda T, a, b: T._foreach_norm(a, ord=float("inf")),
+    "max": lambda T, a, b: T._foreach_max(a),
+    "copy_": lambda T, a, b: T._foreach_copy_(a, b),
+    "zero_": lambda T, a, b: T._foreach_zero_(a),
+    "clone": lambda T, a, b: T._foreach_clone(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FOREACH))
+def test_foreach_functions_as_torch(name):
+    """timm's ModelEmaV3: `torch._foreach_lerp_(ema_params, model_params, 1 - decay)`, and the
+    other multi-tensor forms: values, return kinds (a tuple of new tensors; the list itself
+    for the in-place forms) and what they do to the list in place."""
+    got = {}
+    for T in (torch, rg):
+        a, b = _lists(T)
+        out = _FOREACH[name](T, a, b)
+        got[T] = (out, a)
+    (to, ta), (ro, ra) = got[torch], got[rg]
+    assert type(to) is type(ro)
+    if isinstance(to, list):
+        assert ro is got[rg][1]
+    for x, y in zip(list(to) + ta, list(ro) + ra):
+        assert str(x.dtype).replace("torch.", "") == str(y.dtype)
+        np.testing.assert_allclose(_np(x), _np(y), rtol=1e-13, atol=1e-13)
+
+
+def test_foreach_out_of_place_is_differentiable_and_refuses_bad_lists_as_torch():
+    grads = []
+    for T in (torch, rg):
+        a, b = _lists(T)
+        for t in a:
+            t.requires_grad_(True)
+        out = T._foreach_addcmul(T._foreach_mul(a, 3.0), a, b, value=0.5)
+        sum(o.sum() for o in out).backward()
+        grads.append([_np(t.grad) for t in a])
+        with pytest.raises(RuntimeError):
+            T._foreach_add([T.ones(2)], [T.ones(2), T.ones(2)])
+        with pytest.raises(RuntimeError):
+            T._foreach_add([], [])
+    for x, y in zip(*grads):
+        np.testing.assert_allclose(x, y, rtol=1e-13)
