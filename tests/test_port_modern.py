@@ -269,3 +269,31 @@ def test_foreach_out_of_place_is_differentiable_and_refuses_bad_lists_as_torch()
             T._foreach_add([], [])
     for x, y in zip(*grads):
         np.testing.assert_allclose(x, y, rtol=1e-13)
+
+
+_EMPTY_INDEX = {
+    "write": lambda t: (t.__setitem__((1, []), -float("inf")), t)[1],
+    "write_rows": lambda t: (t.__setitem__([], 5.0), t)[1],
+    "read": lambda t: t[1, []],
+    "read_rows": lambda t: t[[]],
+    "read_pairs": lambda t: t[[], []],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_EMPTY_INDEX))
+def test_an_empty_list_index_selects_nothing_as_in_torch(name):
+    """Hugging Face's no-repeat-ngram processor: `scores[b, banned_tokens] = -inf` with
+    `banned_tokens == []` (NumPy reads [] as a float array and refuses it)."""
+    x = np.arange(12.0).reshape(3, 4)
+    t, r = _EMPTY_INDEX[name](torch.tensor(x)), _EMPTY_INDEX[name](rg.tensor(x))
+    assert tuple(t.shape) == tuple(r.shape) and str(t.dtype)[6:] == str(r.dtype)
+    np.testing.assert_array_equal(_np(t), _np(r))
+
+
+def test_an_empty_list_index_has_a_zero_gradient_as_in_torch():
+    grads = []
+    for T in (torch, rg):
+        w = T.ones(3, 4, dtype=T.float64, requires_grad=True)
+        (w[1, []].sum() + w[0, 0]).backward()
+        grads.append(_np(w.grad))
+    np.testing.assert_array_equal(*grads)

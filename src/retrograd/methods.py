@@ -719,6 +719,8 @@ def _index(idx, shape, ref=None, write=False):
                 i = int(i)
         elif isinstance(i, list):
             i = np.asarray(i)
+            if i.size == 0 and i.dtype.kind == "f":  # [] (NumPy: float64): no positions,
+                i = i.astype(np.int64)  # as PyTorch reads it (scores[b, banned] = -inf)
         if isinstance(i, np.ndarray) and i.dtype.kind not in "iub":
             raise IndexError(f"arrays used as indices must be integer or bool, got {i.dtype}")
         out.append(i)
