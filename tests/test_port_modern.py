@@ -297,3 +297,69 @@ def test_an_empty_list_index_has_a_zero_gradient_as_in_torch():
         (w[1, []].sum() + w[0, 0]).backward()
         grads.append(_np(w.grad))
     np.testing.assert_array_equal(*grads)
+
+
+_COMPLEX_OPTIMIZERS = [
+    ("Adam", {}), ("Adam", {"amsgrad": True, "weight_decay": 0.1}),
+    ("AdamW", {"weight_decay": 0.01}), ("AdamW", {"amsgrad": True, "maximize": True}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}), ("RMSprop", {"lr": 0.01}),
+    ("Adagrad", {}), ("Adamax", {}), ("NAdam", {}), ("RAdam", {}), ("Adadelta", {"lr": 1.0}),
+    ("Rprop", {}), ("ASGD", {}), ("SGD", {"momentum": 0.9, "nesterov": True,
+                                          "weight_decay": 0.1}),
+    ("LBFGS", {"lr": 0.5})]
+
+
+@pytest.mark.parametrize("name,kw", _COMPLEX_OPTIMIZERS)
+def test_optimizers_step_complex_parameters_as_pairs_of_reals_as_torch(name, kw):
+    """S4D's `C = nn.Parameter(torch.randn(H, N // 2, dtype=torch.cfloat))`: torch's optimizers
+    update a complex parameter through `view_as_real`, each part with its own moments (the
+    element-wise |g|^2 or g*g of a complex gradient gave other numbers, and AMSGrad blew up)."""
+    kw = {"lr": 0.1, **kw}
+    c0 = np.array([1.0 + 2.0j, -0.5 + 0.3j, 2.0 - 1.0j])
+    got = []
+    for T in (torch, rg):
+        p = T.nn.Parameter(T.tensor(c0, dtype=T.complex128))
+        opt = getattr(T.optim, name)([p], **kw)
+
+        def closure(p=p, opt=opt):
+            opt.zero_grad()
+            loss = (p * p.conj()).real.sum() + (p ** 3).real.sum() * 0.1 + p.imag.sum()
+            loss.backward()
+            return loss
+        trace = []
+        for _ in range(4):
+            if name == "LBFGS":
+                opt.step(closure)
+            else:
+                closure()
+                opt.step()
+            trace.append(_np(p).copy())
+        got.append((np.array(trace), {k: v for k, v in opt.state[p].items()
+                                      if isinstance(v, T.Tensor) and v.ndim}))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-10, atol=1e-12)
+    for k, v in got[0][1].items():  # the state is complex, as torch's
+        if name != "LBFGS":
+            assert str(v.dtype)[6:] == str(got[1][1][k].dtype), k
+
+
+def test_adafactor_refuses_complex_parameters_as_torch():
+    for T in (torch, rg):
+        p = T.nn.Parameter(T.tensor([1 + 2j, 3 - 1j]))
+        opt = T.optim.Adafactor([p], lr=0.1)
+        (p * p.conj()).real.sum().backward()
+        with pytest.raises(RuntimeError, match="complex"):
+            opt.step()
+
+
+def test_parameters_take_user_attributes_as_torch():
+    """Mamba's `self.A_log._no_weight_decay = True` and S4's `param._optim = {...}`, read back
+    to build optimizer groups; the attribute survives `.double()`/`.half()` as in torch."""
+    got = []
+    for T in (torch, rg):
+        m = T.nn.Linear(2, 2)
+        m.weight._optim = {"lr": 1e-3, "weight_decay": 0.0}
+        m.bias._no_weight_decay = True
+        m.double()
+        got.append((m.weight._optim, getattr(m.bias, "_no_weight_decay", False),
+                    hasattr(m.weight, "_no_weight_decay"), m.weight.__dict__))
+    assert got[0] == got[1]
