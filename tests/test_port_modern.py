@@ -363,3 +363,44 @@ def test_parameters_take_user_attributes_as_torch():
         got.append((m.weight._optim, getattr(m.bias, "_no_weight_decay", False),
                     hasattr(m.weight, "_no_weight_decay"), m.weight.__dict__))
     assert got[0] == got[1]
+
+
+_SHAPE_KEYWORDS = {
+    "reshape_shape": lambda T, t: t.reshape(shape=(t.shape[0], 2, 2, 3)),  # MAE/DiT unpatchify
+    "torch_reshape_input": lambda T, t: T.reshape(input=t, shape=(4, 6)),
+    "view_size": lambda T, t: t.view(size=(4, 6)),
+    "view_dtype": lambda T, t: t.view(dtype=T.int64),
+    "expand_size": lambda T, t: t[:1].expand(size=(3, 3, 4)),
+    "permute_dims": lambda T, t: t.permute(dims=(2, 0, 1)),
+    "torch_permute_input": lambda T, t: T.permute(input=t, dims=[1, 2, 0]),
+    "repeat_repeats": lambda T, t: t.repeat(repeats=(1, 2, 1)),
+    "torch_transpose_input": lambda T, t: T.transpose(input=t, dim0=0, dim1=2),
+    "torch_flatten_input": lambda T, t: T.flatten(input=t, start_dim=1),
+    "torch_squeeze_input": lambda T, t: T.squeeze(input=t[:1], dim=0),
+    "torch_unsqueeze_input": lambda T, t: T.unsqueeze(input=t, dim=0),
+    "torch_clamp_input": lambda T, t: T.clamp(input=t, min=3.0),
+    "torch_max_input": lambda T, t: T.max(input=t, dim=1).indices,
+    "torch_where_keywords": lambda T, t: T.where(condition=t > 5, input=t, other=T.zeros_like(t)),
+    "new_zeros_size": lambda T, t: t.new_zeros(size=(2, 3)),
+    "new_ones_size": lambda T, t: t.new_ones(size=(2,)),
+    "new_empty_size": lambda T, t: t.new_empty(size=(2,)).zero_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHAPE_KEYWORDS))
+def test_shape_functions_take_torchs_keywords(name):
+    """MAE's and DiT's `x.reshape(shape=(N, h, w, p, p, c))`, `x.permute(dims=...)`,
+    `torch.where(condition=..., input=..., other=...)`: torch's keyword names."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    t, r = _SHAPE_KEYWORDS[name](torch, torch.tensor(x)), _SHAPE_KEYWORDS[name](rg, rg.tensor(x))
+    assert tuple(t.shape) == tuple(r.shape) and str(t.dtype)[6:] == str(r.dtype)
+    np.testing.assert_array_equal(_np(t), _np(r))
+
+
+def test_shape_keyword_and_positional_sizes_together_are_refused_as_torch():
+    for T in (torch, rg):
+        t = T.ones(2, 3)
+        with pytest.raises(TypeError):
+            t.reshape(3, 2, shape=(6,))
+        with pytest.raises(TypeError):
+            t.permute(1, 0, dims=(1, 0))

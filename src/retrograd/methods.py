@@ -847,9 +847,14 @@ def _is_dtype(v) -> bool:
     return isinstance(v, type) and (issubclass(v, np.generic) or v in (float, int, bool, complex))
 
 
-def _view(self, *shape) -> Tensor:
+def _view(self, *shape, size=None, dtype=None) -> Tensor:
     """`view(*shape)` reshapes; `view(dtype)` reads the same bytes as `dtype` (the last
-    dimension scales by the ratio of the item sizes), sharing memory, as in PyTorch."""
+    dimension scales by the ratio of the item sizes), sharing memory, as in PyTorch;
+    `size=` and `dtype=` are torch's keywords for them."""
+    if size is not None or dtype is not None:
+        if shape or (size is not None and dtype is not None):
+            raise TypeError("view() takes a shape or a dtype, once")
+        shape = (size,) if size is not None else (dtype,)
     if len(shape) == 1 and _is_dtype(shape[0]):
         dt = np.dtype(shape[0])
         x = self.data

@@ -122,9 +122,10 @@ def minimum(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
     return apply(ops.minimum, *_operands(input, other))
 
 
-def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
+def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Limit values to [min, max] as PyTorch does: `min(max(x, min), max)`, so `max` wins
     when `min > max`. The gradient passes where `min <= x <= max` (bounds included)."""
+    x = input
     if min is None and max is None:
         raise ArgumentError("clamp() needs at least one of 'min' and 'max'")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -188,9 +189,10 @@ def _as_python(v, dt):
 clip = clamp
 
 
-def where(condition, x=None, y=None) -> Tensor:
-    """`x` where `condition` holds, else `y` (broadcast; PyTorch's result dtype).
+def where(condition, input=None, other=None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`input` where `condition` holds, else `other` (broadcast; PyTorch's result dtype).
     `where(condition)` alone is `nonzero(condition, as_tuple=True)`, as in PyTorch."""
+    x, y = input, other
     if x is None and y is None:  # (the method: api.indexing imports this module)
         return _t(condition).nonzero(as_tuple=True)
     if x is None or y is None:

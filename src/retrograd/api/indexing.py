@@ -503,10 +503,14 @@ def _sizes(sizes, fn) -> tuple:
     return tuple(out)
 
 
-def repeat(input, *sizes) -> Tensor:
+def repeat(input, *sizes, repeats=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Tensor.repeat: the input tiled `sizes[k]` times along each dim (extra leading dims
-    for extra sizes)."""
+    for extra sizes); `repeats=` is torch's keyword for them."""
     x = _t(input)
+    if repeats is not None:
+        if sizes:
+            raise TypeError("repeat() got multiple values for argument 'repeats'")
+        sizes = (repeats,)
     reps = _sizes(sizes, "repeat")
     if len(reps) < x.ndim:
         raise ShapeError(f"repeat(): {len(reps)} sizes {reps} are fewer than the {x.ndim} "
