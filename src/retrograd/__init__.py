@@ -562,6 +562,8 @@ from .api.inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402
 globals().update({k: v for k, v in _INPLACE_FUNCTIONS.items() if k not in globals()})
 from .dtypes import TORCH_SPELLINGS as _TORCH_SPELLINGS  # noqa: E402,I001
 globals().update(_TORCH_SPELLINGS)  # rg.float, rg.int, rg.bool, rg.cfloat, ...: torch's names
+from .api import foreach as _foreach  # noqa: E402,I001
+globals().update({k: getattr(_foreach, k) for k in _foreach.__all__})  # rg._foreach_lerp_, ...
 from .api import out_args as _out_args  # noqa: E402,I001
 _out_args.bind(globals(), special)  # torch's out= on top-level functions; rg.pi, rg.e, rg.nan
 

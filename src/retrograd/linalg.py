@@ -268,7 +268,7 @@ def eigh(A, UPLO: str = "L"):
     w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
     if A.dtype.kind == "c":  # packed as complex: the eigenvalues are real
         w = apply1(ops.real, w)
-    return eigh_result(w, _slice(P, slice(1, n + 1)))
+    return eigh_result(w.contiguous(), _slice(P, slice(1, n + 1)))  # row-major, as torch's
 
 
 def _refusing_backward(A: Tensor, outs: tuple, message: str) -> tuple:
@@ -316,7 +316,7 @@ def eig(A):
     n = A.shape[-1]
     P = apply1(ops.eig, A)
     w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
-    return eig_result(w, _slice(P, slice(1, n + 1)))
+    return eig_result(w.contiguous(), _slice(P, slice(1, n + 1)))  # row-major, as torch's
 
 
 def eigvals(A) -> Tensor:
@@ -342,6 +342,7 @@ def svd(A, full_matrices: bool = True):
     S = _reshape(_slice(P, slice(rows, rows + 1)), A.shape[:-2] + (k,))
     if A.dtype.kind == "c":  # packed as complex: the singular values are real
         S = apply1(ops.real, S)
+    S = S.contiguous()  # row-major, as torch's (a ported S.view(-1) works)
     Vh = _mH(_slice(P, slice(rows + 1, rows + 1 + cols)))
     if full_matrices and rows != cols:
         Uf, _, Vhf = np.linalg.svd(values_of(A, "linalg.svd() of a non-square matrix with "

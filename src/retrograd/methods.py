@@ -577,7 +577,9 @@ class _Methods:
             float_in_range(value, _F16, "fill_")
         return self._inplace(ops.setitem, value, idx=Ellipsis)
 
-    def copy_(self, src) -> Tensor:
+    def copy_(self, src, non_blocking: bool = False) -> Tensor:
+        """Copy `src`'s values into self (broadcast, cast, across devices); `non_blocking`
+        is accepted for ported code and changes nothing (copies are synchronous here)."""
         src = src if isinstance(src, Tensor) else Tensor(src)
         if src.data.__class__ is not self.data.__class__ and src.device != self.device:
             src = src.to(self.device)  # copy_ copies between devices, as in PyTorch
@@ -732,6 +734,8 @@ def _index(idx, shape, ref=None, write=False):
                 i = int(i)
         elif isinstance(i, list):
             i = np.asarray(i)
+            if i.size == 0 and i.dtype.kind == "f":  # [] (NumPy: float64): no positions,
+                i = i.astype(np.int64)  # as PyTorch reads it (scores[b, banned] = -inf)
         if isinstance(i, np.ndarray) and i.dtype.kind not in "iub":
             raise IndexError(f"arrays used as indices must be integer or bool, got {i.dtype}")
         out.append(i)
@@ -759,6 +763,16 @@ for _name in ("gather scatter scatter_add scatter_reduce index_select index_add 
               "kthvalue median mode").split():
     setattr(Tensor, _name, getattr(F, _name))
 Tensor.repeat = _indexing.repeat
+
+
+def _split(self, split_size, dim=0) -> tuple:
+    """`t.split(split_size, dim=0)`: torch's method calls its first argument `split_size`
+    (the function `torch.split`, `split_size_or_sections`), and ported code passes it by
+    name (`x.split(split_size=[d, d], dim=-1)`, as in mamba-minimal)."""
+    return F.split(self, split_size, dim)
+
+
+Tensor.split = _split
 Tensor.unfold = _indexing.unfold  # sliding windows along one dim (F.unfold is im2col)
 
 
@@ -848,9 +862,14 @@ def _is_dtype(v) -> bool:
     return isinstance(v, type) and (issubclass(v, np.generic) or v in (float, int, bool, complex))
 
 
-def _view(self, *shape) -> Tensor:
+def _view(self, *shape, size=None, dtype=None) -> Tensor:
     """`view(*shape)` reshapes; `view(dtype)` reads the same bytes as `dtype` (the last
-    dimension scales by the ratio of the item sizes), sharing memory, as in PyTorch."""
+    dimension scales by the ratio of the item sizes), sharing memory, as in PyTorch;
+    `size=` and `dtype=` are torch's keywords for them."""
+    if size is not None or dtype is not None:
+        if shape or (size is not None and dtype is not None):
+            raise TypeError("view() takes a shape or a dtype, once")
+        shape = (size,) if size is not None else (dtype,)
     if len(shape) == 1 and _is_dtype(shape[0]):
         dt = np.dtype(shape[0])
         x = self.data
@@ -940,12 +959,25 @@ def _is_device(a) -> bool:
 Tensor._to_dtype = _Methods._to_dtype
 _to_dtype = _Methods._to_dtype
 Tensor.view = _view
-Tensor.int = lambda self: self.to(np.int32)
-Tensor.half = lambda self: self.to(np.float16)
-Tensor.bfloat16 = lambda self: self.to(bfloat16)  # refused with a TypeError saying why
-Tensor.short = lambda self: self.to(np.int16)
-Tensor.char = lambda self: self.to(np.int8)
-Tensor.byte = lambda self: self.to(np.uint8)
+
+
+def _cast(name: str, dtype):
+    """The method `t.<name>(memory_format=None)`: `t.to(dtype)`, taking torch's
+    `memory_format=` keyword (one layout here: checked, then ignored)."""
+    def method(self, memory_format=None) -> Tensor:
+        if memory_format is not None:
+            check_keywords(name, memory_format_=memory_format)
+        return self.to(dtype)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"`t.{name}()`: self cast to that dtype (torch's `memory_format=` taken)."
+    return method
+
+
+for _name, _dt in (("float", np.float32), ("double", np.float64), ("long", np.int64),
+                   ("bool", np.bool_), ("int", np.int32), ("half", np.float16),
+                   ("short", np.int16), ("char", np.int8), ("byte", np.uint8)):
+    setattr(Tensor, _name, _cast(_name, _dt))
+Tensor.bfloat16 = _cast("bfloat16", bfloat16)  # refused with a TypeError saying why
 Tensor.norm = _norms.norm
 Tensor.multinomial = _creation.multinomial
 

@@ -20,7 +20,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -374,17 +374,49 @@ def load(path, map_location=None, pickle_module=None, *, weights_only: bool | No
     except Exception as e:  # noqa: BLE001 - zlib.error, struct.error and the like
         raise _fail(where, f"corrupted checkpoint ({type(e).__name__}: {e})") from None
     if map_location is not None:
-        obj = _mapped(obj, devices.device(map_location))
+        obj = _mapped(obj, _mover(map_location))
     return obj
 
 
-def _mapped(obj, target):
-    """`obj` with every Tensor in it moved to device `target`."""
+def _moved(t: Tensor, target) -> Tensor:
+    return t if t.device == target else Tensor._wrap(devices.to(t.data, target))
+
+
+def _mover(map_location) -> Callable[[Tensor], Tensor]:
+    """What `map_location` does to each loaded tensor, in PyTorch's three forms: a device
+    (or its name) moves every tensor there; a dict maps a location to another ("cuda:0" to
+    "cpu"); a function `f(storage, location)` returns the tensor it is given, moved or not,
+    or None to keep it where it is (`lambda storage, loc: storage`, as older scripts
+    write). Loaded tensors are on the host, so their location is "cpu"."""
+    if isinstance(map_location, dict):
+        table = {str(devices.device(k)): devices.device(v) for k, v in map_location.items()}
+
+        def by_table(t: Tensor) -> Tensor:
+            target = table.get(str(t.device))
+            return t if target is None else _moved(t, target)
+        return by_table
+    if callable(map_location) and not isinstance(map_location, (str, devices.device)):
+        def by_function(t: Tensor) -> Tensor:
+            out = map_location(t, str(t.device))
+            if out is None:
+                return t
+            if not isinstance(out, Tensor):
+                raise TypeError(f"rg.load(): map_location returned {type(out).__name__}; it "
+                                "must return the storage it is given (a Tensor, moved or "
+                                "not) or None")
+            return out
+        return by_function
+    target = devices.device(map_location)
+    return lambda t: _moved(t, target)
+
+
+def _mapped(obj, move: Callable[[Tensor], Tensor]):
+    """`obj` with every Tensor in it passed through `move`."""
     if isinstance(obj, Tensor):
-        return obj if obj.device == target else Tensor._wrap(devices.to(obj.data, target))
+        return move(obj)
     if isinstance(obj, dict):
-        return type(obj)((k, _mapped(v, target)) for k, v in obj.items())
+        return type(obj)((k, _mapped(v, move)) for k, v in obj.items())
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_mapped(v, target) for v in obj)
+        return type(obj)(_mapped(v, move) for v in obj)
     return obj
 

@@ -366,8 +366,9 @@ class Tensor:
         if self.grad_fn is not None:
             self.grad_fn.retain = weakref.ref(self)
 
-    def register_hook(self, fn) -> _HookHandle:
-        """Call `fn(grad)` when the gradient arrives; a tensor it returns replaces it."""
+    def register_hook(self, hook) -> _HookHandle:
+        """Call `hook(grad)` when the gradient arrives; a tensor it returns replaces it."""
+        fn = hook
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that does not require grad")
         if self.grad_fn is not None:

@@ -143,7 +143,9 @@ def msort(input) -> Tensor:
 
 
 def _take(idx: Tensor, ax: int, start: int, stop: int) -> Tensor:
-    return idx[(Ellipsis, slice(start, stop)) + (slice(None),) * (-ax - 1)]
+    """Entries start:stop of `idx` along `ax`, row-major as torch's indices are (so a
+    ported `indices.view(-1)` works)."""
+    return idx[(Ellipsis, slice(start, stop)) + (slice(None),) * (-ax - 1)].contiguous()
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,  # noqa: A002

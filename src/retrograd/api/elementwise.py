@@ -111,20 +111,21 @@ def sign(x) -> Tensor:
     return apply1(ops.sign, x)
 
 
-def maximum(x, y) -> Tensor:
-    """Element-wise larger of `x` and `y` (broadcast; PyTorch's result dtype). Ties share
-    the gradient equally. Python numbers are accepted (PyTorch wants tensors)."""
-    return apply(ops.maximum, *_operands(x, y))
+def maximum(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Element-wise larger of `input` and `other` (broadcast; PyTorch's result dtype). Ties
+    share the gradient equally. Python numbers are accepted (PyTorch wants tensors)."""
+    return apply(ops.maximum, *_operands(input, other))
 
 
-def minimum(x, y) -> Tensor:
-    """Element-wise smaller of `x` and `y`; see `maximum`."""
-    return apply(ops.minimum, *_operands(x, y))
+def minimum(input, other) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Element-wise smaller of `input` and `other`; see `maximum`."""
+    return apply(ops.minimum, *_operands(input, other))
 
 
-def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
+def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Limit values to [min, max] as PyTorch does: `min(max(x, min), max)`, so `max` wins
     when `min > max`. The gradient passes where `min <= x <= max` (bounds included)."""
+    x = input
     if min is None and max is None:
         raise ArgumentError("clamp() needs at least one of 'min' and 'max'")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -190,9 +191,10 @@ def _as_python(v, dt):
 clip = clamp
 
 
-def where(condition, x=None, y=None) -> Tensor:
-    """`x` where `condition` holds, else `y` (broadcast; PyTorch's result dtype).
+def where(condition, input=None, other=None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`input` where `condition` holds, else `other` (broadcast; PyTorch's result dtype).
     `where(condition)` alone is `nonzero(condition, as_tuple=True)`, as in PyTorch."""
+    x, y = input, other
     if x is None and y is None:  # (the method: api.indexing imports this module)
         return _t(condition).nonzero(as_tuple=True)
     if x is None or y is None:

@@ -356,7 +356,7 @@ def nonzero(input, *, as_tuple: bool = False):
         return out
     if x.ndim == 0:
         return (out.sum(-1),)  # zeros, one per hit (an op: the count depends on the values)
-    return tuple(out[:, k] for k in range(x.ndim))
+    return tuple(out[:, k].contiguous() for k in range(x.ndim))  # row-major, as torch's
 
 
 def argwhere(input) -> Tensor:
@@ -503,10 +503,14 @@ def _sizes(sizes, fn) -> tuple:
     return tuple(out)
 
 
-def repeat(input, *sizes) -> Tensor:
+def repeat(input, *sizes, repeats=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Tensor.repeat: the input tiled `sizes[k]` times along each dim (extra leading dims
-    for extra sizes)."""
+    for extra sizes); `repeats=` is torch's keyword for them."""
     x = _t(input)
+    if repeats is not None:
+        if sizes:
+            raise TypeError("repeat() got multiple values for argument 'repeats'")
+        sizes = (repeats,)
     reps = _sizes(sizes, "repeat")
     if len(reps) < x.ndim:
         raise ShapeError(f"repeat(): {len(reps)} sizes {reps} are fewer than the {x.ndim} "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..dtypes import result_type
 from ..engine import apply
 from ..grad_mode import state as _state
 from ..ops.linalg import _einsum_parse
@@ -55,21 +56,41 @@ def einsum(spec: str, *operands) -> Tensor:
     if ts and all(t.data.dtype.kind in "biu" for t in ts):
         dtype = _integer_einsum_dtype(spec, ts)
         ts = [t if t.data.dtype == dtype else t.to(dtype) for t in ts]
+    elif len({t.data.dtype for t in ts}) > 1 and not _complex_step(ts):
+        # PyTorch multiplies (promoting) where no label is summed across a pair, and
+        # refuses two dtypes only in a batched matrix product: walk its order to know
+        dtype = _integer_einsum_dtype(spec, ts)
+        ts = [t if t.data.dtype == dtype else t.to(dtype) for t in ts]
     _same_dtype("einsum", ts)
     return apply(ops.einsum, *ts, spec=spec)
 
 
+def _complex_step(ts) -> bool:
+    """Whether a complex-step gradient check perturbs one real operand (then mixed real and
+    complex operands are taken as they are)."""
+    return bool(_state.complex_step) and {t.data.dtype.kind for t in ts} == {"f", "c"}
+
+
+def _promote2(da: np.dtype, db: np.dtype) -> np.dtype:
+    """PyTorch's result dtype of a product of two tensors of these dtypes."""
+    return result_type(np.empty((1,), da), np.empty((1,), db))
+
+
 def _integer_einsum_dtype(spec: str, ts) -> np.dtype:
-    """The dtype of PyTorch's einsum of integer or bool operands, found by walking its
-    algorithm on sizes alone: one operand with labels to sum is summed (to int64); pairs are
-    contracted left to right, a label held by one side only summed first (to int64), then
-    multiplied (promoting) when nothing is summed across both, else a batched matrix product,
-    which PyTorch refuses for two dtypes or for bool: so refused here too."""
+    """The dtype of PyTorch's einsum of integer or bool operands (or of operands of several
+    dtypes), found by walking its algorithm on sizes alone: one operand with labels to sum
+    is summed (an integer one to int64); pairs are contracted left to right, a label held by
+    one side only summed first, then multiplied (promoting) when nothing is summed across
+    both, else a batched matrix product, which PyTorch refuses for two dtypes or for bool:
+    so refused here too."""
     terms, out = _einsum_parse(spec, [t.shape for t in ts])
     summed = [c for c in dict.fromkeys("".join(terms)) if c not in out]
-    wide = np.dtype(np.int64)
+
+    def wide_of(d: np.dtype) -> np.dtype:  # the dtype of a sum
+        return np.dtype(np.int64) if d.kind in "biu" else d
+
     if len(ts) == 1:
-        return wide if summed else ts[0].data.dtype
+        return wide_of(ts[0].data.dtype) if summed else ts[0].data.dtype
     sizes = [{c: s for c, s in zip(t, x.shape)} for t, x in zip(terms, ts)]
     count = {c: sum(d.get(c, 1) != 1 for d in sizes) for c in summed}
     pending = [(d, x.data.dtype) for d, x in zip(sizes, ts)]
@@ -86,27 +107,27 @@ def _integer_einsum_dtype(spec: str, ts) -> np.dtype:
                 side, count[c] = (a, 0) if a.get(c, 1) != 1 else (b, 0)
                 side[c] = 1
                 if side is a:
-                    da = wide
+                    da = wide_of(da)
                 else:
-                    db = wide
+                    db = wide_of(db)
         if across and (da != db or da.kind == "b"):
             raise (DtypeError if da.kind == "b" else ArgumentError)(
                 f"einsum('{spec}'): PyTorch contracts these operands with a batched matrix "
-                f"product of {da} and {db} operands, which it refuses (one dtype, not bool, "
+                f"product of {da} and {db} operands, which it refuses (the same dtype, not bool, "
                 "needed); convert the operands with .to(dtype) first")
         merged = {c: max(a.get(c, 1), b.get(c, 1)) for c in {*a, *b}}
-        pending[:2] = [(merged, da if across else np.promote_types(da, db))]
+        pending[:2] = [(merged, da if across else _promote2(da, db))]
     return pending[0][1]
 
 
-def matmul(x, y, *, out=None) -> Tensor:
+def matmul(input, other, *, out=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Matrix product with NumPy's rules (vectors, batches broadcast). Like `torch.matmul`
     and the `@` operator: `rg.matmul(rg.ones(2, 3), rg.ones(3))` is `tensor([3., 3.])`;
     `out=` writes the result into a tensor, as PyTorch's."""
     if out is not None:
         from .torch_names import _into
-        return _into("matmul", matmul(x, y), out)
-    x, y = _t(x), _t(y)
+        return _into("matmul", matmul(input, other), out)
+    x, y = _t(input), _t(other)
     if x.ndim == 0 or y.ndim == 0:
         raise ShapeError(f"matmul(): both operands need at least one dimension, got shapes "
                          f"{x.shape} and {y.shape}")

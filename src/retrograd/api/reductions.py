@@ -170,7 +170,7 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
     return pair(values, indices)
 
 
-def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001,A002
     """Largest value; with an int `dim`, PyTorch's pair `(values, indices)` along it.
 
     Without `dim` (or with NumPy's `axis`, or several dims) the values alone.
@@ -179,13 +179,13 @@ def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # n
     tie for the maximum of a whole tensor (or of `axis`) it is shared equally.
     """
     _no_out(out, "max")
-    return _extreme("max", x, dim, keepdim, axis, keepdims)
+    return _extreme("max", input, dim, keepdim, axis, keepdims)
 
 
-def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001,A002
     """Smallest value; with an int `dim`, the pair `(values, indices)`; see `max`."""
     _no_out(out, "min")
-    return _extreme("min", x, dim, keepdim, axis, keepdims)
+    return _extreme("min", input, dim, keepdim, axis, keepdims)
 
 
 def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,

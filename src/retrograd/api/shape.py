@@ -15,17 +15,27 @@ from ._args import _dims, _t, dim_alias, promote
 from ._errors import ShapeError
 
 
+def _by_keyword(fn: str, args: tuple, given, name: str) -> tuple:
+    """The sizes of `fn(*args)` or of torch's keyword form `fn(name=given)`
+    (`x.reshape(shape=(n, h, w))` as MAE and DiT write it), not both."""
+    if given is None:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    return (given,)
+
+
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return tuple(int(s) for s in shape)
 
 
-def reshape(x, *shape) -> Tensor:
+def reshape(input, *sizes, shape=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """The same elements in a new shape (one dimension may be -1); a view where possible.
-    Like `torch.reshape`: `rg.reshape(rg.arange(6), (2, 3))`."""
-    x = _t(x)
-    shape = _shape_args(shape)
+    Like `torch.reshape`: `rg.reshape(rg.arange(6), (2, 3))`, `x.reshape(shape=(2, 3))`."""
+    x = _t(input)
+    shape = _shape_args(_by_keyword("reshape", sizes, shape, "shape"))
     known = math.prod(s for s in shape if s != -1)
     target = shape
     if shape.count(-1) == 1 and known and x.size % known == 0:
@@ -36,9 +46,9 @@ def reshape(x, *shape) -> Tensor:
     return apply(ops.reshape, x, shape=target)
 
 
-def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
+def flatten(input, start_dim=0, end_dim=-1) -> Tensor:  # noqa: A002 - PyTorch's names
     """Merge dimensions `start_dim..end_dim` into one. Like `torch.flatten`."""
-    x = _t(x)
+    x = _t(input)
     if x.ndim == 0:
         return reshape(x, 1)
     s, e = _dims(start_dim, None, x.ndim, "flatten"), _dims(end_dim, None, x.ndim, "flatten")
@@ -49,19 +59,20 @@ def flatten(x, start_dim=0, end_dim=-1) -> Tensor:
     return reshape(x, shape)
 
 
-def permute(x, *dims) -> Tensor:
-    """Reorder the dimensions: `rg.permute(x, (2, 0, 1))`. Like `torch.permute`."""
-    x = _t(x)
-    dims = _shape_args(dims)
+def permute(input, *args, dims=None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Reorder the dimensions: `rg.permute(x, (2, 0, 1))`, `x.permute(dims=(2, 0, 1))`. Like
+    `torch.permute`."""
+    x = _t(input)
+    dims = _shape_args(_by_keyword("permute", args, dims, "dims"))
     if sorted(d % builtins.max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
         raise ShapeError(f"permute(): dims {dims} are not a permutation of the {x.ndim} "
                          f"dimensions of shape {x.shape}")
     return apply(ops.permute, x, axes=tuple(d % x.ndim for d in dims))
 
 
-def transpose(x, dim0=None, dim1=None) -> Tensor:
+def transpose(input, dim0=None, dim1=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Swap two dimensions (PyTorch); with none given, reverse them all (NumPy)."""
-    x = _t(x)
+    x = _t(input)
     if dim0 is None and dim1 is None:
         return apply(ops.permute, x, axes=tuple(reversed(range(x.ndim))))
     if dim0 is None or dim1 is None:
@@ -74,11 +85,11 @@ def transpose(x, dim0=None, dim1=None) -> Tensor:
     return apply(ops.permute, x, axes=tuple(axes))
 
 
-def expand(x, *sizes) -> Tensor:
+def expand(input, *sizes, size=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """A view repeating size-1 dimensions to `sizes` (-1 keeps a size); no copy.
-    Like `torch.Tensor.expand`."""
-    x = _t(x)
-    sizes = _shape_args(sizes)
+    Like `torch.Tensor.expand` (`size=` its keyword)."""
+    x = _t(input)
+    sizes = _shape_args(_by_keyword("expand", sizes, size, "size"))
     lead = len(sizes) - x.ndim
     if lead < 0:
         raise ShapeError(f"expand(): cannot expand shape {x.shape} to fewer dimensions {sizes}")
@@ -97,10 +108,10 @@ def broadcast_to(x, shape) -> Tensor:
     return expand(x, *tuple(shape))
 
 
-def squeeze(x, dim=None, *, axis=None) -> Tensor:
+def squeeze(input, dim=None, *, axis=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Drop dimensions of size 1 (all, or those in `dim`). Like `torch.squeeze`."""
     dim = dim_alias(dim, axis, "squeeze")
-    x = _t(x)
+    x = _t(input)
     if dim is None:
         shape = tuple(s for s in x.shape if s != 1)
     else:
@@ -110,10 +121,10 @@ def squeeze(x, dim=None, *, axis=None) -> Tensor:
     return reshape(x, shape)
 
 
-def unsqueeze(x, dim=None, *, axis=None) -> Tensor:
+def unsqueeze(input, dim=None, *, axis=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Insert a dimension of size 1 at `dim`. Like `torch.unsqueeze`:
     `rg.unsqueeze(rg.ones(3), 0).shape` is `(1, 3)`."""
-    x = _t(x)
+    x = _t(input)
     if axis is not None or dim is None:
         dim = dim_alias(dim, axis, "unsqueeze")
         if dim is None:
@@ -156,9 +167,9 @@ def stack(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
     return cat([unsqueeze(t, d) for t in ts], d)
 
 
-def split(x, split_size_or_sections, dim=0) -> tuple:
+def split(tensor, split_size_or_sections, dim=0) -> tuple:
     """PyTorch's split: a chunk size (the last may be smaller) or a list of sizes."""
-    x = _t(x)
+    x = _t(tensor)
     d = _dims(dim, None, x.ndim, "split")
     n = x.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import creation, devices, ops
 from ..engine import apply
+from ..layouts import check_keywords
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import activations, inplace, rng, sparse_dense, torch_names
@@ -246,32 +247,40 @@ def _where_to(self, dtype, device):
             if device is None else device)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
     """Zeros of `size`, in self's dtype and on its device unless given. Like
-    `torch.Tensor.new_zeros`."""
+    `torch.Tensor.new_zeros` (`layout`/`pin_memory`: checked, see `layouts`)."""
+    check_keywords("new_zeros", layout_=layout, pin_memory=pin_memory)
     dt, dev = _where_to(self, dtype, device)
-    return creation.zeros(_size("new_zeros", size), dtype=dt, device=dev,
-                          requires_grad=requires_grad)
+    shape = _size("new_zeros", sizes if size is None else (size,))  # size=: torch's keyword
+    return creation.zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
     """Ones of `size`, in self's dtype and on its device unless given. Like
-    `torch.Tensor.new_ones`."""
+    `torch.Tensor.new_ones` (`layout`/`pin_memory`: checked, see `layouts`)."""
+    check_keywords("new_ones", layout_=layout, pin_memory=pin_memory)
     dt, dev = _where_to(self, dtype, device)
-    return creation.ones(_size("new_ones", size), dtype=dt, device=dev,
-                         requires_grad=requires_grad)
+    shape = _size("new_ones", sizes if size is None else (size,))  # size=: torch's keyword
+    return creation.ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of `size` (here: zeros), in self's dtype and on its device
     unless given. Like `torch.Tensor.new_empty`."""
-    return new_zeros(self, *size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return new_zeros(self, *sizes, size=size, dtype=dtype, device=device,
+                     requires_grad=requires_grad,
+                     layout=layout, pin_memory=pin_memory)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout=None, pin_memory: bool = False) -> Tensor:
     """`fill_value` in a tensor of `size` (a sequence), in self's dtype (the value cast to
     it) and on its device unless given. Like `torch.Tensor.new_full`."""
+    check_keywords("new_full", layout_=layout, pin_memory=pin_memory)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full(): size must be a tuple of ints, not {type(size).__name__}")
     dt, dev = _where_to(self, dtype, device)

@@ -38,10 +38,12 @@ def _shared_array(data) -> np.ndarray:
 class Parameter(Tensor):
     """A tensor that a `Module` registers as a learnable parameter (requires grad by default).
 
-    It shares the array of the tensor or array it is made from.
+    It shares the array of the tensor or array it is made from. Like torch's, it takes
+    attributes of the user's (`p._no_weight_decay = True`, `p._optim = {...}` as Mamba and
+    S4 mark parameters for their optimizer groups).
     """
 
-    __slots__ = ()
+    __slots__ = ("__dict__",)
 
     def __init__(self, data=None, requires_grad: bool = True):
         Tensor.__init__(self, _shared_array(data))

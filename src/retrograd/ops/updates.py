@@ -114,7 +114,7 @@ def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
         _ns(out).multiply(x, decay, out=out)
     elif out is not x:
         out[...] = x
-    denom = _ns(v).sqrt(v)
+    denom = _ns(v).sqrt(v, out=_like(v))  # an array even for a 0-d v (NumPy gives a scalar)
     denom /= bc2_sqrt
     denom += eps
     _ns(m).divide(m, denom, out=denom)

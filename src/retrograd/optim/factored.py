@@ -71,6 +71,8 @@ class Adafactor(_Stepper):
         for p in group["params"]:
             if p.grad is None:
                 continue
+            if p.dtype.kind == "c":  # its factored moments are of rows and columns of reals
+                raise RuntimeError("Adafactor does not support complex parameters")
             x = of(p)
             g = of(p.grad)
             if group["maximize"]:

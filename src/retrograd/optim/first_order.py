@@ -146,6 +146,12 @@ class Adadelta(_Stepper):
                 _bump_all(p, st)
 
 
+def _lr_of(p: Tensor, lr: float):
+    """Rprop's first step size: `lr`, for a complex parameter `lr + lr j` (PyTorch's, so the
+    imaginary part, stepped as a real number of its own, does not start at zero)."""
+    return complex(lr, lr) if p.dtype.kind == "c" else lr
+
+
 class Rprop(_Stepper):
     """Resilient backpropagation: each weight's step size grows by etas[1] while its gradient
     keeps its sign and shrinks by etas[0] when it flips (clamped to `step_sizes`); the
@@ -175,7 +181,7 @@ class Rprop(_Stepper):
             if st is None:
                 st = self.state[p] = {
                     "step": _new_step(), "prev": _zeros(p),
-                    "step_size": Tensor._wrap(np.full_like(p.data, group["lr"]))}
+                    "step_size": Tensor._wrap(np.full_like(p.data, _lr_of(p, group["lr"])))}
             _step_count(st, values)
             d = _grad(p, of, group["maximize"], 0.0, x)
             prev, size = of(st["prev"]), of(st["step_size"])

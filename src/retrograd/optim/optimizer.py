@@ -304,18 +304,44 @@ def _saved(v):
     return v
 
 
+def real_view(a):
+    """A complex array's real and imaginary parts as one float array sharing its memory
+    (torch.view_as_real, flattened): PyTorch's optimizers update a complex parameter, its
+    gradient and its state as pairs of real numbers, so each part gets its own moments;
+    a real array as it is."""
+    if a.dtype.kind != "c":
+        return a
+    if a.flags.c_contiguous:
+        return a.reshape(-1).view(a.real.dtype)
+    if a.ndim and a.strides[-1] == a.itemsize:  # rows contiguous: view the last axis
+        return a.view(a.real.dtype)
+    raise NotImplementedError("an optimizer step on a complex parameter, gradient or state "
+                              "that is not row-major is not supported: make the parameter "
+                              "contiguous")
+
+
 class _Values:
-    """How an update sees a tensor: its NumPy array in eager mode, the Tensor itself while
-    rg.jit traces (so every in-place update is an op of the trace)."""
+    """How an update sees a tensor: its NumPy array in eager mode (a complex one as its real
+    and imaginary parts, `real_view`), the Tensor itself while rg.jit traces (so every
+    in-place update is an op of the trace)."""
 
     def __init__(self) -> None:
         self.traced = state.tracer is not None
 
     def of(self, t: Tensor):
-        return t if self.traced else t.data
+        if self.traced:
+            if t.data.dtype.kind == "c":
+                raise NotImplementedError("a traced (rg.jit) optimizer step on a complex "
+                                          "parameter is not supported: step it eagerly")
+            return t
+        return real_view(t.data)
 
     def copy(self, v):
-        return v.clone() if self.traced else v.copy()
+        if self.traced:
+            return v.clone()
+        # an array: arithmetic on a 0-d parameter's array gives a NumPy scalar, whose copy
+        # would be a scalar too, and a buffer updated in place must be an array
+        return np.array(v) if isinstance(v, np.generic) else v.copy()
 
     def sqrt(self, v):
         return v.sqrt() if self.traced else np.sqrt(v)
@@ -420,9 +446,9 @@ class SGD(Optimizer):
                 if buf is None:
                     buf = values.wrap(values.copy(d))
                     state[p] = {"momentum_buffer": buf}
-                    b = values.of(buf)
+                    b = buf if traced else buf.data  # (SGD is linear: complex as it is)
                 else:
-                    b = values.of(buf)
+                    b = buf if traced else buf.data
                     b *= momentum
                     b += d if dampening == 0 else (1 - dampening) * d
                     if not traced:

@@ -18,7 +18,7 @@ from .. import devices, engine
 from ..grad_mode import enable_grad, no_grad, state
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump
+from .optimizer import Optimizer, _bump, real_view
 
 __all__ = ["LBFGS"]
 
@@ -162,15 +162,20 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self) -> np.ndarray:
-        parts = [np.zeros(p.numel(), dtype=p.data.dtype) if p.grad is None
-                 else np.asarray(devices.host(p.grad.data)).reshape(-1) for p in self._params]
+        """The gradients as one real vector (a complex one as its real and imaginary parts,
+        as PyTorch's view_as_real)."""
+        parts = [real_view(np.zeros(p.shape, dtype=p.data.dtype)).reshape(-1)
+                 if p.grad is None else
+                 real_view(np.ascontiguousarray(devices.host(p.grad.data))).reshape(-1)
+                 for p in self._params]
         return np.concatenate(parts)
 
     def _add_grad(self, step_size, update: np.ndarray) -> None:
         offset = 0
         for p in self._params:
-            n = p.numel()
-            p.data += step_size * update[offset:offset + n].reshape(p.shape)
+            x = real_view(p.data)
+            n = x.size
+            x += step_size * update[offset:offset + n].reshape(x.shape)
             _bump(p)
             offset += n
 
