@@ -1062,3 +1062,6 @@ def _apply_reflectors(A: Tensor, tau: Tensor, C: Tensor, *, left: bool,
         else:      # C H = C - tau (C v) v^H
             C = C - apply(ops.matmul, apply(ops.matmul, C, v), vh) * t
     return C
+
+
+_norms.MATRIX_NORM[0] = matrix_norm  # torch.norm(p='nuc') (api/norms.py) calls it

@@ -300,13 +300,18 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return apply(ops.pnorm, x, p=p, axis=ax, keepdims=bool(keepdim))
 
 
+MATRIX_NORM: list = [None]
+"""`rg.linalg.matrix_norm`, set when rg.linalg is imported (it imports this module, so
+this one cannot import it)."""
+
+
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """PyTorch's `torch.norm`: `p` a number, inf or 'fro' (= 2) over `dim` is a vector norm;
     'nuc' (or 'fro' over more than two dims) goes to `rg.linalg.matrix_norm` over `dim`
     (every dim by default), which takes exactly two, as torch."""
     if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int)
                                                    or len(dim) <= 2)):
-        from ..linalg import matrix_norm  # (linalg builds on this module)
+        matrix_norm = MATRIX_NORM[0]  # rg.linalg's, which builds on this module
         x = _t(input)
         dims = tuple(range(x.ndim)) if dim is None else dim
         if isinstance(dims, int) or len(dims) != 2:
