@@ -1,0 +1,206 @@
+"""Gaps found by porting real-style PyTorch programs (NeRF, style transfer, capsules,
+CTC speech, detection, metrics, training utilities, distributions) to retrograd: each
+case runs under torch and retrograd with the same numbers and compares."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+
+LIBS = (torch, rg)
+
+
+def _np(t):
+    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
+
+
+def _close(a, b, tol=1e-12):
+    a, b = _np(a), _np(b)
+    assert a.shape == b.shape
+    assert str(a.dtype) == str(b.dtype)
+    np.testing.assert_allclose(b, a, rtol=tol, atol=tol)
+
+
+def _set(L, module, seed=0):
+    g = np.random.default_rng(seed)
+    with L.no_grad():
+        for _, p in module.named_parameters():
+            p.copy_(L.tensor(g.standard_normal(tuple(p.shape)) * 0.3, dtype=p.dtype))
+
+
+# --- torch._foreach_*: EMA of weights (timm's ModelEmaV3), fused optimizers ---------
+
+def _lists(L):
+    g = np.random.default_rng(0)
+    a = [L.tensor(g.standard_normal((2, 3))), L.tensor(g.standard_normal(4))]
+    b = [L.tensor(g.standard_normal((2, 3))), L.tensor(g.standard_normal(4))]
+    c = [L.tensor(g.random((2, 3)) + 0.5), L.tensor(g.random(4) + 0.5)]
+    return a, b, c
+
+
+FOREACH_CASES = {
+    "mul_scalar": lambda L, a, b, c: L._foreach_mul(a, 0.9),
+    "mul_list": lambda L, a, b, c: L._foreach_mul(a, b),
+    "mul_scalars": lambda L, a, b, c: L._foreach_mul(a, [2.0, -3.0]),
+    "mul_tensor": lambda L, a, b, c: L._foreach_mul(a, L.tensor(3.0, dtype=L.float64)),
+    "add_alpha": lambda L, a, b, c: L._foreach_add(a, b, alpha=0.5),
+    "sub_alpha": lambda L, a, b, c: L._foreach_sub(a, b, alpha=2),
+    "div": lambda L, a, b, c: L._foreach_div(a, c),
+    "pow": lambda L, a, b, c: L._foreach_pow(c, 2.5),
+    "pow_scalar_base": lambda L, a, b, c: L._foreach_pow(2.0, a),
+    "maximum": lambda L, a, b, c: L._foreach_maximum(a, b),
+    "clamp_min": lambda L, a, b, c: L._foreach_clamp_min(a, 0.1),
+    "lerp": lambda L, a, b, c: L._foreach_lerp(a, b, 0.25),
+    "lerp_scalars": lambda L, a, b, c: L._foreach_lerp(a, b, [0.25, 0.75]),
+    "lerp_tensors": lambda L, a, b, c: L._foreach_lerp(a, b, c),
+    "addcmul": lambda L, a, b, c: L._foreach_addcmul(a, b, c, 0.5),
+    "addcdiv_scalars": lambda L, a, b, c: L._foreach_addcdiv(a, b, c, [0.5, 2.0]),
+    "sqrt": lambda L, a, b, c: L._foreach_sqrt(c),
+    "exp": lambda L, a, b, c: L._foreach_exp(a),
+    "neg": lambda L, a, b, c: L._foreach_neg(a),
+    "norm": lambda L, a, b, c: L._foreach_norm(a),
+    "norm1": lambda L, a, b, c: L._foreach_norm(a, 1),
+    "max": lambda L, a, b, c: L._foreach_max(a),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOREACH_CASES))
+def test_foreach_out_of_place(case):
+    res = []
+    for L in LIBS:
+        a, b, c = _lists(L)
+        out = FOREACH_CASES[case](L, a, b, c)
+        assert isinstance(out, tuple)
+        res.append(out)
+    assert len(res[0]) == len(res[1])
+    for x, y in zip(*res):
+        _close(x, y)
+
+
+def test_foreach_inplace_ema():
+    res = []
+    for L in LIBS:
+        a, b, c = _lists(L)
+        ema = [t.clone() for t in a]
+        ema2 = [t.clone() for t in a]
+        for _ in range(3):
+            r = L._foreach_mul_(ema, 0.9)
+            assert r is ema
+            L._foreach_add_(ema, b, alpha=0.1)
+            L._foreach_lerp_(ema2, b, 0.1)
+            L._foreach_addcmul_(ema2, a, c, value=0.01)
+            L._foreach_maximum_(ema2, a)
+            L._foreach_sqrt_(c)
+        L._foreach_copy_(a, ema)
+        L._foreach_zero_(b)
+        res.append(ema + ema2 + a + b + c)
+    for x, y in zip(*res):
+        _close(x, y)
+
+
+def test_foreach_gradients():
+    res = []
+    for L in LIBS:
+        a, b, _ = _lists(L)
+        for t in a + b:
+            t.requires_grad_()
+        out = L._foreach_lerp(L._foreach_mul(a, b), b, 0.3)
+        sum(o.sum() for o in L._foreach_tanh(out)).backward()
+        res.append([t.grad for t in a + b])
+    for x, y in zip(*res):
+        _close(x, y)
+
+
+@pytest.mark.parametrize("bad", ["empty", "lengths", "leaf", "int_target"])
+def test_foreach_errors(bad):
+    for L in LIBS:
+        a, b, _ = _lists(L)
+        with pytest.raises(RuntimeError):
+            if bad == "empty":
+                L._foreach_mul_([], 2.0)
+            elif bad == "lengths":
+                L._foreach_add(a, b[:1])
+            elif bad == "leaf":
+                L._foreach_mul_([a[0].requires_grad_()], 2.0)
+            else:
+                L._foreach_add_([L.ones(2, dtype=L.int64)], 0.5)
+
+
+# --- a parametrization runs once per forward (spectral_norm's power iteration) ------
+
+def test_linear_reads_parametrized_weight_once():
+    counts = []
+    for L in LIBS:
+        n = [0]
+
+        class Count(L.nn.Module):
+            def forward(self, w, n=n):
+                n[0] += 1
+                return w * 2
+
+        lin = L.nn.Linear(3, 2)
+        L.nn.utils.parametrize.register_parametrization(lin, "weight", Count())
+        L.nn.utils.parametrize.register_parametrization(lin, "bias", Count())
+        n[0] = 0  # (registering runs it once)
+        lin(L.ones(4, 3))
+        counts.append(n[0])
+    assert counts[0] == counts[1] == 2
+
+
+def test_spectral_norm_linear_in_model():
+    res = []
+    g = np.random.default_rng(3)
+    x, u, v = g.standard_normal((5, 6)), g.standard_normal(6), g.standard_normal(6)
+    for L in LIBS:
+        lin = L.nn.utils.parametrizations.spectral_norm(L.nn.Linear(6, 6).double(),
+                                                        n_power_iterations=1)
+        _set(L, lin)
+        with L.no_grad():
+            lin.parametrizations.weight[0]._u.copy_(L.tensor(u))
+            lin.parametrizations.weight[0]._v.copy_(L.tensor(v))
+        out = [lin(L.tensor(x)) for _ in range(3)]
+        res.append(out + [lin.parametrizations.weight[0]._u])
+    for a, b in zip(*res):
+        _close(a, b)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_parametrized_rnn_weights(kind):
+    g = np.random.default_rng(4)
+    x = g.standard_normal((5, 2, 3))
+    res = []
+    for L in LIBS:
+        m = getattr(L.nn, kind)(3, 4, num_layers=2, bidirectional=True).double()
+        _set(L, m)
+        L.nn.utils.parametrizations.weight_norm(m, "weight_hh_l0")
+        L.nn.utils.parametrizations.weight_norm(m, "weight_ih_l1_reverse")
+        L.nn.utils.parametrize.register_parametrization(m, "bias_ih_l0", L.nn.Tanh())
+        out, h = m(L.tensor(x))
+        h = h[0] if kind == "LSTM" else h
+        (out.sum() + (h ** 2).sum()).backward()
+        res.append([out, h] + [p.grad for p in m.parameters()])
+    for a, b in zip(*res):
+        _close(a, b)
+
+
+@pytest.mark.parametrize("kind", ["LSTMCell", "GRUCell", "RNNCell"])
+def test_spectral_norm_rnn_cell(kind):
+    g = np.random.default_rng(5)
+    x = g.standard_normal((2, 3))
+    res = []
+    for L in LIBS:
+        c = getattr(L.nn, kind)(3, 4).double()
+        _set(L, c)
+        L.nn.utils.parametrizations.spectral_norm(c, "weight_ih")
+        pm = c.parametrizations.weight_ih[0]
+        with L.no_grad():
+            pm._u.copy_(L.tensor(np.random.default_rng(6).standard_normal(pm._u.shape[0])))
+            pm._v.copy_(L.tensor(np.random.default_rng(7).standard_normal(pm._v.shape[0])))
+        r = c(L.tensor(x))
+        r = list(r) if isinstance(r, tuple) else [r]
+        res.append(r + [pm._u])
+    for a, b in zip(*res):
+        _close(a, b)
