@@ -204,3 +204,58 @@ def test_spectral_norm_rnn_cell(kind):
         res.append(r + [pm._u])
     for a, b in zip(*res):
         _close(a, b)
+
+
+# --- in-place writes into a tensor that does not require grad, of one that does ------
+# (GAT's message passing: torch.zeros(N, F).index_reduce_(0, dst, msg, "mean"))
+
+INPLACE_FROM_GRAD = {
+    "scatter_reduce_amax": lambda L, x, y: x.scatter_reduce_(
+        1, L.tensor([[0, 0], [2, 3], [1, 0]]), y[:, :2], "amax", include_self=False),
+    "scatter_reduce_prod": lambda L, x, y: x.scatter_reduce_(
+        1, L.tensor([[0, 0], [2, 3], [1, 0]]), y[:, :2], "prod"),
+    "scatter_reduce_mean": lambda L, x, y: x.scatter_reduce_(
+        1, L.tensor([[0, 0], [2, 3], [1, 0]]), y[:, :2], "mean"),
+    "index_reduce_mean": lambda L, x, y: x.index_reduce_(
+        1, L.tensor([0, 2, 0, 1]), y, "mean", include_self=False),
+    "index_reduce_amin": lambda L, x, y: x.index_reduce_(1, L.tensor([0, 2, 0, 1]), y, "amin"),
+    "index_reduce_prod": lambda L, x, y: x.index_reduce_(1, L.tensor([0, 2, 0, 1]), y, "prod"),
+    "float_power_": lambda L, x, y: x.float_power_(y),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INPLACE_FROM_GRAD))
+def test_inplace_write_of_a_tensor_requiring_grad(case):
+    g = np.random.default_rng(8)
+    a, b = g.random((3, 4)) + 0.5, g.random((3, 4)) + 0.5
+    res = []
+    for L in LIBS:
+        x, y = L.tensor(a), L.tensor(b, requires_grad=True)
+        out = INPLACE_FROM_GRAD[case](L, x, y)
+        assert out is x
+        (x * L.tensor(np.arange(12.0).reshape(3, 4))).sum().backward()
+        res.append([x, y.grad])
+    for u, v in zip(*res):
+        _close(u, v)
+
+
+def test_gat_style_aggregation():
+    g = np.random.default_rng(9)
+    edges = np.concatenate([g.integers(0, 6, (2, 15)), np.stack([np.arange(6)] * 2)], 1)
+    xa, wa = g.standard_normal((6, 4)), g.standard_normal((4, 3))
+    res = []
+    for L in LIBS:
+        src, dst = L.tensor(edges[0]), L.tensor(edges[1])
+        w = L.tensor(wa, requires_grad=True)
+        h = L.tensor(xa) @ w
+        score = (h[src] * h[dst]).sum(-1)
+        amax = L.full((6,), float("-inf"), dtype=L.float64).scatter_reduce_(
+            0, dst, score, "amax")
+        ex = (score - amax[dst]).exp()
+        att = ex / L.zeros(6, dtype=L.float64).index_add_(0, dst, ex)[dst]
+        agg = L.zeros(6, 3, dtype=L.float64).index_reduce_(
+            0, dst, h[src] * att[:, None], "mean", include_self=False)
+        (agg ** 2).sum().backward()
+        res.append([agg, w.grad])
+    for u, v in zip(*res):
+        _close(u, v)
