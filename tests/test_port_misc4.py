@@ -259,3 +259,49 @@ def test_gat_style_aggregation():
         res.append([agg, w.grad])
     for u, v in zip(*res):
         _close(u, v)
+
+
+# --- error classes: PyTorch's RuntimeError for a bad index in gather/scatter/index_* -
+
+BAD_INDEX = {
+    "gather_oob": lambda L: L.gather(L.ones(2, 3), 1, L.full((2, 2), 5)),
+    "gather_negative": lambda L: L.gather(L.ones(2, 3), 1, L.full((2, 2), -1)),
+    "scatter_oob": lambda L: L.zeros(2, 3).scatter(1, L.full((2, 2), 5), L.ones(2, 2)),
+    "scatter_add_oob": lambda L: L.zeros(2, 3).scatter_add_(1, L.full((2, 2), 5), L.ones(2, 2)),
+    "scatter_reduce_oob": lambda L: L.zeros(2, 3).scatter_reduce(
+        1, L.full((2, 2), 5), L.ones(2, 2), "sum"),
+    "index_select_oob": lambda L: L.index_select(L.ones(2, 3), 1, L.tensor([5])),
+    "index_add_oob": lambda L: L.zeros(2, 3).index_add(1, L.tensor([5]), L.ones(2, 1)),
+    "gather_float_index": lambda L: L.gather(L.ones(2, 3), 1, L.zeros(2, 2)),
+    "scatter_float_index": lambda L: L.zeros(2, 3).scatter(1, L.zeros(2, 2), L.ones(2, 2)),
+    "index_select_float_index": lambda L: L.index_select(L.ones(2, 3), 1, L.tensor([0.0])),
+    "index_add_float_index": lambda L: L.zeros(2, 3).index_add(1, L.tensor([0.0]),
+                                                               L.ones(2, 1)),
+    "take_along_dim_float_index": lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(2, 2), 1),
+    "lerp_int": lambda L: L.lerp(L.ones(2, dtype=L.int64), L.zeros(2, dtype=L.int64), 0.5),
+    "lerp_mixed": lambda L: L.lerp(L.ones(2), L.zeros(2, dtype=L.float64), 0.5),
+    "lerp_weight_1d": lambda L: L.lerp(L.ones(2), L.zeros(2), L.tensor([0.5, 0.2],
+                                                                      dtype=L.float64)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INDEX))
+def test_bad_index_error_class_is_torchs(case):
+    with pytest.raises(Exception) as want:
+        BAD_INDEX[case](torch)
+    with pytest.raises(want.type):
+        BAD_INDEX[case](rg)
+
+
+def test_lerp_zero_d_weight_of_another_dtype():
+    res = []
+    for L in LIBS:
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        w = L.tensor(0.3, dtype=L.float64, requires_grad=True)
+        r = L.lerp(a, L.zeros(2), w)
+        r.sum().backward()
+        x = L.ones(3)
+        x.lerp_(L.zeros(3), L.tensor(1))
+        res.append([r, a.grad, w.grad, x])
+    for u, v in zip(*res):
+        _close(u, v, 1e-7)
