@@ -305,3 +305,158 @@ def test_lerp_zero_d_weight_of_another_dtype():
         res.append([r, a.grad, w.grad, x])
     for u, v in zip(*res):
         _close(u, v, 1e-7)
+
+
+# --- autograd.Function: ctx.mark_dirty (an in-place custom op: relu_, add_) ----------
+
+def _dirty_fns(L):
+    class Relu_(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.clamp_(min=0)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * (x > 0).to(g.dtype)
+
+    class AddW(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            x.add_(w * 2)
+            ctx.mark_dirty(x)
+            return x, w * 3
+
+        @staticmethod
+        def backward(ctx, gx, gw):
+            return gx, gx * 2 + gw * 3
+
+    class NotReturned(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return Relu_, AddW, NotReturned
+
+
+def test_function_mark_dirty():
+    res = []
+    for L in LIBS:
+        Relu_, AddW, _ = _dirty_fns(L)
+        y = L.tensor([1.0, -1.0, 2.0], requires_grad=True)
+        z = y * 2
+        r = Relu_.apply(z)
+        assert r is z
+        (r * L.tensor([1.0, 2.0, 3.0])).sum().backward()
+        x, w = L.tensor([1.0, -2.0, 3.0]), L.tensor([0.5, 0.5, -0.5], requires_grad=True)
+        v0 = x._version
+        a, b = AddW.apply(x, w)
+        assert a is x and a.requires_grad
+        ((a * a).sum() + b.sum()).backward()
+        with L.no_grad():
+            q = L.tensor([1.0, -1.0])
+            assert Relu_.apply(q) is q
+        res.append([y.grad, x, w.grad, q, x._version - v0])
+    for u, v in zip(*res):
+        _close(u, v)
+
+
+@pytest.mark.parametrize("case", ["leaf", "not_returned"])
+def test_function_mark_dirty_errors(case):
+    for L in LIBS:
+        Relu_, _, NotReturned = _dirty_fns(L)
+        with pytest.raises(RuntimeError):
+            if case == "leaf":
+                Relu_.apply(L.tensor([1.0, -1.0], requires_grad=True))
+            else:
+                NotReturned.apply(L.tensor([1.0, -1.0], requires_grad=True) * 1)
+
+
+# --- complex parameters (Fourier neural operators): Module.double() keeps them complex;
+# Adam, RMSprop, Adagrad, ... and LBFGS update them as (re, im) pairs, as PyTorch ------
+
+def test_module_double_float_keep_complex_parameters():
+    for L in LIBS:
+        m = L.nn.Module()
+        m.w = L.nn.Parameter(L.tensor([1 + 2j], dtype=L.complex64))
+        m.lin = L.nn.Linear(2, 2)
+        m.double()
+        assert str(m.w.dtype).endswith("complex64") and str(m.lin.weight.dtype).endswith("64")
+        m.float()
+        assert str(m.w.dtype).endswith("complex64") and str(m.lin.weight.dtype).endswith("32")
+        m.half()
+        assert str(m.w.dtype).endswith("complex64") and str(m.lin.weight.dtype).endswith("16")
+        assert m.w.detach().numpy()[0] == 1 + 2j
+
+
+COMPLEX_OPT = [("Adam", dict(lr=0.1)), ("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1,
+                                                      maximize=True)),
+               ("AdamW", dict(lr=0.1)), ("NAdam", dict(lr=0.1)), ("RAdam", dict(lr=0.1)),
+               ("Adamax", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5)),
+               ("Adadelta", dict(lr=1.0)), ("RMSprop", dict(lr=0.01, centered=True,
+                                                            momentum=0.5)),
+               ("Rprop", dict(lr=0.01)), ("ASGD", dict(lr=0.01, t0=1)),
+               ("SGD", dict(lr=0.1, momentum=0.9))]
+
+
+@pytest.mark.parametrize("name,kw", COMPLEX_OPT, ids=[f"{n}{i}" for i, (n, _) in
+                                                      enumerate(COMPLEX_OPT)])
+def test_optimizer_on_complex_parameters(name, kw):
+    res = []
+    for L in LIBS:
+        w = L.tensor(np.array([[1 + 2j, -0.5 + 0.3j], [0.2 - 1j, 2.0 + 0.5j]]),
+                     requires_grad=True)
+        r = L.tensor([0.5, -1.0], dtype=L.float64, requires_grad=True)
+        opt = getattr(L.optim, name)([w, r], **kw)
+        for _ in range(4):
+            opt.zero_grad()
+            ((w.abs() ** 2).sum() + (w * (1.3 + 3j)).real.sum()
+             + (w[:, 0] * r).abs().sum()).backward()
+            opt.step()
+        st = opt.state_dict()["state"][0]
+        res.append([L.view_as_real(w.detach()), r] + [
+            L.view_as_real(v) if v.is_complex() else v
+            for k, v in sorted(st.items()) if k != "step" and hasattr(v, "dtype")])
+    assert len(res[0]) == len(res[1])
+    for u, v in zip(*res):
+        _close(u, v, 1e-10)
+
+
+def test_lbfgs_on_complex_parameters():
+    res = []
+    for L in LIBS:
+        w = L.tensor(np.array([1 + 2j, -0.5 + 0.3j]), requires_grad=True)
+        r = L.tensor([0.3], dtype=L.float64, requires_grad=True)
+        opt = L.optim.LBFGS([w, r], lr=0.5, max_iter=5)
+
+        def closure(w=w, r=r, opt=opt, L=L):
+            opt.zero_grad()
+            loss = ((w - (1 - 1j)).abs() ** 2).sum() + (w ** 2).real.sum() * 0.1 \
+                + ((w[0] * r) ** 2).real.sum() + r.pow(2).sum()
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            opt.step(closure)
+        res.append([L.view_as_real(w.detach()), r])
+    for u, v in zip(*res):
+        _close(u, v, 1e-9)
+
+
+@pytest.mark.parametrize("name", ["Adafactor", "SparseAdam", "Muon"])
+def test_optimizers_refusing_complex_parameters(name):
+    for L in LIBS:
+        w = L.tensor(np.array([[1 + 2j, -0.5 + 0.3j]]), requires_grad=True)
+        with pytest.raises((RuntimeError, ValueError)):
+            opt = getattr(L.optim, name)([w], lr=0.1)
+            (w.abs() ** 2).sum().backward()
+            opt.step()
