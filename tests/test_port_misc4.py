@@ -460,3 +460,37 @@ def test_optimizers_refusing_complex_parameters(name):
             opt = getattr(L.optim, name)([w], lr=0.1)
             (w.abs() ** 2).sum().backward()
             opt.step()
+
+
+# --- complex tensors have no order: refused with PyTorch's error class ---------------
+
+COMPLEX_ORDER = {
+    "gt": lambda L, x: x > 0,
+    "lt_tensors": lambda L, x: x < x,
+    "ge": lambda L, x: L.ge(x, 1),
+    "le_real_left": lambda L, x: L.ones(2) <= x,
+    "cummax": lambda L, x: L.cummax(x, 0),
+    "cummin": lambda L, x: L.cummin(x, 0),
+    "sort": lambda L, x: L.sort(x),
+    "topk": lambda L, x: x.topk(1),
+    "median": lambda L, x: x.median(),
+    "clamp": lambda L, x: L.clamp(x, 0),
+    "relu": lambda L, x: L.relu(x),
+    "maximum": lambda L, x: L.maximum(x, x),
+    "floor": lambda L, x: L.floor(x),
+    "ceil": lambda L, x: L.ceil(x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPLEX_ORDER))
+def test_complex_order_refused_as_torch(case):
+    with pytest.raises(Exception) as want:
+        COMPLEX_ORDER[case](torch, torch.tensor([1 + 1j, 2 - 1j]))
+    with pytest.raises(want.type):
+        COMPLEX_ORDER[case](rg, rg.tensor([1 + 1j, 2 - 1j]))
+
+
+def test_complex_equality_still_works():
+    for L in LIBS:
+        x = L.tensor([1 + 1j, 2 - 1j])
+        assert (x == x).all() and not (x != x).any()
