@@ -494,3 +494,43 @@ def test_complex_equality_still_works():
     for L in LIBS:
         x = L.tensor([1 + 1j, 2 - 1j])
         assert (x == x).all() and not (x != x).any()
+
+
+# --- an infinite upstream gradient (sqrt'(0)) through clamp and max pooling: 0 where the
+# input does not reach the output, as PyTorch's, not NaN (batch-hard triplet distances:
+# (a2 + b2 - 2ab).clamp(min=0).sqrt()) ---------------------------------------------------
+
+INF_UPSTREAM = {
+    "clamp_min": lambda L, x: x.clamp(min=0.0),
+    "clamp_both": lambda L, x: x.clamp(0.0, 2.0) * (2.0 - x.clamp(0.0, 2.0)),
+    "clamp_": lambda L, x: x.clone().clamp_(min=0.0),
+    "clip": lambda L, x: L.clip(x, 0.0, None),
+    "clamp_max_of_neg": lambda L, x: -(-x).clamp(max=0.0),
+    "max_pool1d": lambda L, x: L.nn.functional.max_pool1d(
+        L.stack([x, L.zeros_like(x)], -1).view(1, 5, 2), 2).view(5),
+    "max_pool1d_overlap": lambda L, x: L.nn.functional.max_pool1d(x.view(1, 1, 5), 2, 1),
+    "max_pool2d": lambda L, x: L.nn.functional.max_pool2d(
+        L.cat([x, L.zeros(1, dtype=L.float64)]).view(1, 1, 2, 3), (2, 1)),
+    "MaxPool2d_square": lambda L, x: L.nn.MaxPool2d(2)(
+        L.cat([x[:4], x[:4] - 1]).view(1, 1, 2, 4)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INF_UPSTREAM))
+def test_infinite_upstream_gradient_is_masked_not_nan(case):
+    res = []
+    for L in LIBS:
+        x = L.tensor([-1.0, 0.0, 1.0, 2.0, 3.0], requires_grad=True)
+        L.sqrt(INF_UPSTREAM[case](L, x)).sum().backward()
+        res.append([x.grad])
+    np.testing.assert_array_equal(_np(res[1][0]), _np(res[0][0]))
+
+
+def test_clamp_keeps_the_sign_of_zero():
+    res = []
+    for L in LIBS:
+        x = L.tensor([-0.0, 0.0, float("nan"), 1.0, -1.0])
+        res.append([np.signbit(_np(v)) for v in (x.clamp(min=0.0), x.clamp(max=-0.0),
+                                                 x.clamp(-0.5, 0.5))])
+    for u, v in zip(*res):
+        np.testing.assert_array_equal(u, v)
