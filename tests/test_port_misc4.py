@@ -534,3 +534,23 @@ def test_clamp_keeps_the_sign_of_zero():
                                                  x.clamp(-0.5, 0.5))])
     for u, v in zip(*res):
         np.testing.assert_array_equal(u, v)
+
+
+WHOLE_MAX = {
+    "max_inf_upstream": lambda L, x: L.sqrt(L.stack([x[:1], L.zeros(1, dtype=L.float64)]).max()),
+    "min_inf_upstream": lambda L, x: L.sqrt(-L.stack([-x[1:2], L.zeros(1, dtype=L.float64)]).min()),
+    "max_with_nan": lambda L, x: L.cat([x, L.tensor([float("nan")], dtype=L.float64)]).max(),
+    "amax_with_nan": lambda L, x: L.cat([x, L.tensor([float("nan")], dtype=L.float64)]).amax(),
+    "amax_dim_inf_upstream": lambda L, x: L.sqrt(L.stack([x, L.zeros_like(x)]).amax(0)).sum(),
+    "max_ties": lambda L, x: L.cat([x, x]).max(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WHOLE_MAX))
+def test_whole_tensor_max_gradient_as_torch(case):
+    res = []
+    for L in LIBS:
+        x = L.tensor([-1.0, 0.0, 1.0, 3.0, 3.0], requires_grad=True)
+        WHOLE_MAX[case](L, x).backward()
+        res.append(x.grad)
+    np.testing.assert_array_equal(_np(res[1]), _np(res[0]))
