@@ -777,8 +777,14 @@ Tensor.unfold = _indexing.unfold  # sliding windows along one dim (F.unfold is i
 
 
 def _inplace_as(fn):
-    """An in-place method `x.name_(...)`: the out-of-place result copied into x."""
+    """An in-place method `x.name_(...)`: the out-of-place result copied into x. While
+    gradients are recorded, the result is computed from a clone of x, so the values its
+    backward saves (scatter_reduce's amax/prod/mean read x) are not the ones the write
+    overwrites: x.scatter_reduce_(..., src) with src requiring grad, as in PyTorch."""
     def method(self, *args, **kwargs):
+        if state.enabled and (self.requires_grad or any(
+                isinstance(a, Tensor) and a.requires_grad for a in (*args, *kwargs.values()))):
+            return self.copy_(fn(self.clone(), *args, **kwargs))
         return self.copy_(fn(self, *args, **kwargs))
     method.__name__ = fn.__name__ + "_"
     return method

@@ -19,6 +19,16 @@ class ArgumentTypeError(TypeError, RuntimeError):
     count, a bool alpha for a numeric result)."""
 
 
+class IndexRangeError(IndexError, RuntimeError):
+    """An index out of range in gather, scatter, index_select, index_add, ...: PyTorch's
+    RuntimeError there (IndexError where it indexes with []), so this is both."""
+
+
+class IndexDtypeError(TypeError, RuntimeError):
+    """A floating (or other non-integer) index where an integer tensor is needed: PyTorch
+    raises RuntimeError ('Expected dtype int32/int64 for index'); this is also a TypeError."""
+
+
 class EmptyDimError(IndexError, ValueError, RuntimeError):
     """A reduction with no identity (max, median, mode, kthvalue, arg*) along a dimension
     of size 0: PyTorch's IndexError, and the RuntimeError/ValueError older code catches."""

@@ -19,7 +19,7 @@ from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _t, dim_alias, keepdim_alias
-from ._errors import empty_dim
+from ._errors import DtypeError, empty_dim
 from .quantiles import _empty_median, _shared
 from .shape import reshape
 
@@ -85,6 +85,7 @@ def logcumsumexp(input, dim: int | None = None, *, axis=None) -> Tensor:
 
 def _cum_extreme(input, dim, largest, fn):
     x, ax, zero_d = _prepare(input, dim, fn)
+    _check_sortable(x, fn)
     idx = apply(ops.cum_extreme_index, x, axis=ax, largest=largest)
     vals = apply(ops.gather, x, idx, axis=ax)
     if zero_d:
@@ -111,8 +112,8 @@ def cummin(input, dim: int | None = None, *, axis=None):
 
 
 def _check_sortable(x: Tensor, fn: str) -> None:
-    if x.dtype.kind == "c":
-        raise TypeError(f"{fn}(): complex tensors have no order")
+    if x.dtype.kind == "c":  # PyTorch: RuntimeError or NotImplementedError (both, here)
+        raise DtypeError(f"{fn}(): complex tensors have no order")
 
 
 def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = False,

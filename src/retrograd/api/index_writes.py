@@ -354,13 +354,19 @@ def _int_position(index, size: int, d: int, fn: str) -> int:
 # ----------------------------------------------------------------- in place
 
 
+def _any_requires_grad(args, kwargs) -> bool:
+    return any(isinstance(a, Tensor) and a.requires_grad for a in (*args, *kwargs.values()))
+
+
 def _in_place(fn):
     """The in-place form `x.name_(...)` of an out-of-place write: the result copied into
     x (`copy_`: version counter, the refusal of a leaf that requires grad, rg.jit's record
-    of the write). While gradients are recorded the result is computed from a clone of x,
-    so the values its backward reads are not the ones the write overwrites."""
+    of the write). While gradients are recorded (x or another argument requires grad) the
+    result is computed from a clone of x, so the values its backward reads are not the
+    ones the write overwrites."""
     def method(self, *args, **kwargs):
-        src = self.clone() if state.enabled and self.requires_grad else self
+        src = self.clone() if state.enabled and (self.requires_grad or _any_requires_grad(
+            args, kwargs)) else self
         return self.copy_(fn(src, *args, **kwargs))
     method.__name__ = method.__qualname__ = fn.__name__ + "_"
     method.__doc__ = f"In place: `{fn.__name__}` written into the tensor; returns it."

@@ -21,7 +21,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._args import _dims, _t, dim_alias
-from ._errors import DtypeError, ShapeError, scalar_as
+from ._errors import DtypeError, IndexDtypeError, IndexRangeError, ShapeError, scalar_as
 from ._fresh import fresh, row_major
 from .elementwise import where
 from .shape import cat, expand, permute, reshape
@@ -39,11 +39,11 @@ def _index_arg(index, fn: str, name: str = "index") -> Tensor:
     if not isinstance(index, Tensor):
         arr = np.asarray(index)
         if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
-            raise TypeError(f"{fn}(): {name} must be an integer tensor, got {arr.dtype}")
+            raise IndexDtypeError(f"{fn}(): {name} must be an integer tensor, got {arr.dtype}")
         index = as_tensor(arr.astype(np.int64))
     if index.dtype.kind not in "iu":
-        raise TypeError(f"{fn}(): {name} must be an integer tensor (int64), got dtype "
-                        f"{index.dtype}")
+        raise IndexDtypeError(f"{fn}(): {name} must be an integer tensor (int64), got dtype "
+                              f"{index.dtype}")
     return index
 
 
@@ -61,8 +61,8 @@ def _check_range(index: Tensor, size: int, d: int, fn: str, name: str = "index")
     lo, hi = int(values.min()), int(values.max())
     if lo < 0 or hi >= size:
         bad = lo if lo < 0 else hi
-        raise IndexError(f"{fn}(): {name} {bad} is out of bounds for dimension {d} with size "
-                         f"{size}")
+        raise IndexRangeError(f"{fn}(): {name} {bad} is out of bounds for dimension {d} with "
+                              f"size {size}")
 
 
 def _same_dtype(x: Tensor, src: Tensor, fn: str) -> None:

@@ -15,7 +15,7 @@ from ..engine import apply, apply1
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
-from ._errors import DtypeError, check_broadcast
+from ._errors import ArgumentTypeError, DtypeError, check_broadcast
 
 __all__ = [
     "floor", "ceil", "trunc", "fix", "round", "frac", "log2", "log10", "exp2", "expm1",
@@ -197,12 +197,17 @@ def xlogy(input, other) -> Tensor:
 def lerp(input, end, weight) -> Tensor:
     """input + weight * (end - input), with PyTorch's formula for weights >= 1/2."""
     s, e = _t(input), _t(end)
-    if s.data.dtype.kind != "f" or e.data.dtype != s.data.dtype:
-        raise TypeError(f"lerp(): 'input' and 'end' must be floating tensors of one dtype, got "
-                        f"{s.dtype} and {e.dtype}")
+    if e.data.dtype != s.data.dtype:  # PyTorch: RuntimeError
+        raise ArgumentTypeError(f"lerp(): 'input' and 'end' must be floating tensors of one "
+                                f"dtype, got {s.dtype} and {e.dtype}")
+    if s.data.dtype.kind != "f":  # PyTorch: NotImplementedError ("not implemented for 'Long'")
+        raise DtypeError(f"lerp(): 'input' and 'end' must be floating tensors, got {s.dtype}")
     if isinstance(weight, Tensor):
+        if weight.ndim == 0 and weight.data.dtype != s.data.dtype:
+            weight = weight.to(s.dtype)  # PyTorch: a 0-d weight of any dtype acts as a number
         if weight.data.dtype != s.data.dtype:
-            raise TypeError(f"lerp(): 'weight' must have dtype {s.dtype}, got {weight.dtype}")
+            raise ArgumentTypeError(f"lerp(): 'weight' must have dtype {s.dtype}, got "
+                                    f"{weight.dtype}")
     elif isinstance(weight, (int, float, np.integer, np.floating)) and \
             not isinstance(weight, bool):
         weight = np.array(weight, s.data.dtype)

@@ -133,7 +133,9 @@ def float_power_(input, exponent) -> Tensor:
     if input.dtype != dt:
         raise DtypeError(f"float_power_(): the base has dtype {input.dtype} but the result "
                          f"needs dtype {dt}; convert it with .to({dt}) first")
-    src = input.clone() if state.enabled and input.requires_grad else input
+    recorded = state.enabled and (input.requires_grad or (
+        isinstance(exponent, Tensor) and exponent.requires_grad))
+    src = input.clone() if recorded else input  # pow's backward reads the old base
     return input.copy_(float_power(src, exponent))
 
 

@@ -156,6 +156,8 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
     op, arg, pair = ((ops.max, ops.argmax, max_result) if name == "max" else
                      (ops.min, ops.argmin, min_result))
     if dim is None or isinstance(ax, tuple):  # ties share the gradient
+        if ax is None:  # the whole tensor: PyTorch's evenly_distribute_backward
+            return apply(op, x, axis=None, keepdims=keep, evenly=True)
         return apply(op, x, axis=ax, keepdims=keep)
     if ax is None:  # a 0-d tensor's dim 0: its value, at index 0
         return pair(apply(op, x, axis=None, keepdims=keep), apply(arg, x, axis=None))

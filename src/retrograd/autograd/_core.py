@@ -146,6 +146,7 @@ class FunctionCtx:
         self._non_diff: set = set()
         self._name = "Function"
         self._nodes = None  # weak references to the outputs' nodes (None: not recorded)
+        self._dirty: tuple = ()  # inputs changed in place by forward (mark_dirty)
 
     def save_for_backward(self, *tensors) -> None:
         for k, t in enumerate(tensors):
@@ -157,6 +158,15 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors) -> None:
         """Outputs that carry no gradient (indices, masks): they do not require grad."""
         self._non_diff = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors) -> None:
+        """Inputs that `forward` changed in place and returns: the caller's tensor itself
+        comes back, its history now through this Function (as PyTorch's `mark_dirty`)."""
+        for k, t in enumerate(tensors):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"mark_dirty: argument {k} is a {type(t).__name__}, not a "
+                                "Tensor")
+        self._dirty = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
         """With False, `backward` gets None (not zeros) for outputs that received no gradient."""
@@ -275,6 +285,37 @@ class _FunctionOp:
         return out
 
 
+def _dirty_inputs(cls, ctx: FunctionCtx, args: tuple, outs: list, recording: bool) -> tuple:
+    """For `ctx.mark_dirty`: check each dirty tensor is an input that forward returns, bump
+    its version (its values changed), and give back the arguments with each dirty one
+    replaced by its value before the call (its old history), which the Function's node
+    records as its input; the output, the caller's tensor, then takes the new node."""
+    name = cls.__name__
+    out_ids = {id(o) for o in outs}
+    by_id = {id(a): k for k, a in enumerate(args) if isinstance(a, Tensor)}
+    args = list(args)
+    for t in ctx._dirty:
+        if id(t) not in by_id:
+            raise RuntimeError(f"{name}: a tensor marked dirty (shape {t.shape}) is not an "
+                               "input of the Function")
+        if id(t) not in out_ids:
+            raise RuntimeError(f"{name}: some elements marked as dirty during the forward "
+                               "method were not returned as output")
+        t._cell()[0] += 1  # changed in place, as PyTorch bumps a dirty input's version
+        if not recording:
+            continue
+        if t.requires_grad and t.grad_fn is None:
+            raise RuntimeError(f"{name}: a leaf Variable that requires grad (shape {t.shape}) "
+                               "is being used in an in-place operation (mark_dirty)")
+        if getattr(t, "_view", None) is not None:
+            raise RuntimeError(f"{name}: mark_dirty on a view (shape {t.shape}) while "
+                               "recording gradients is not supported; clone() it first")
+        old = Tensor._wrap(t.data)
+        old.grad_fn, old.requires_grad = t.grad_fn, t.requires_grad
+        args[by_id[id(t)]] = old
+    return tuple(args)
+
+
 class Function:
     """A custom op, the PyTorch way: subclass with static `forward(ctx, *args)` and
     `backward(ctx, *grads)` (and optionally `jvp(ctx, *tangents)`), call `MyFn.apply(...)`.
@@ -317,19 +358,26 @@ class Function:
         single = not isinstance(result, tuple)
         outs = [result] if single else list(result)
         outs = [o if isinstance(o, Tensor) else Tensor(o) for o in outs]
-        fresh = [Tensor._wrap(o.data) for o in outs]  # fresh tensors, no history
+        needs = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
+        dirty = {id(t) for t in ctx._dirty}
+        if dirty:
+            args = _dirty_inputs(cls, ctx, args, outs, bool(state.enabled and needs))
+        # fresh tensors, no history (a dirty input comes back as itself)
+        fresh = [o if id(o) in dirty else Tensor._wrap(o.data) for o in outs]
         inputs = [a for a in args if isinstance(a, Tensor)]
-        aliased = [any(np.may_share_memory(o.data, a.data) for a in inputs) for o in outs]
+        aliased = [id(o) not in dirty and any(np.may_share_memory(o.data, a.data)
+                                              for a in inputs) for o in outs]
         for new, old in zip(fresh, outs):
-            new._vc = old._cell()  # same memory, same version counter
+            if new is not old:
+                new._vc = old._cell()  # same memory, same version counter
         ctx._name = cls.__name__
         ctx._seal(outs, fresh)
         if state.tracer is not None:  # rg.jit: the fresh outputs are the traced values
             for new, old in zip(fresh, outs):
-                state.tracer.alias(new, old)
+                if new is not old:
+                    state.tracer.alias(new, old)
         non_diff = ctx._non_diff
         outs = fresh
-        needs = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
         if state.enabled and needs:
             meta = [(o.shape, o.dtype) for o in outs]
             datas = tuple(a.data if isinstance(a, Tensor) else a for a in args)

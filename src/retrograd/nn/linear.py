@@ -44,13 +44,13 @@ class Linear(Module):
         init._default_layer_init(self.weight, self.bias)
 
     def forward(self, x):
-        b = self.bias
+        w, b = self.weight, self.bias  # read once: a parametrization runs at each read
         if x.__class__ is Tensor and x.data.ndim and x.data.shape[-1] == self.in_features \
-                and x.data.dtype == self.weight.data.dtype \
-                and self.weight.data.shape == (self.out_features, self.in_features) \
+                and x.data.dtype == w.data.dtype \
+                and w.data.shape == (self.out_features, self.in_features) \
                 and (b is None or b.data.shape == (self.out_features,)):
-            return apply(ops.linear, x, self.weight, b)  # checked: skip F.linear's checks
-        return F.linear(x, self.weight, self.bias)
+            return apply(ops.linear, x, w, b)  # checked: skip F.linear's checks
+        return F.linear(x, w, b)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

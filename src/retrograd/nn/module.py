@@ -503,15 +503,29 @@ class Module:
         """Move parameters and buffers to the host, in place."""
         return self.to("cpu")
 
+    def _real_floating_to(self, dt) -> Module:
+        """Real floating parameters and buffers (and their grads) cast to `dt`, in place;
+        complex and integer ones kept, as PyTorch's double()/float()/half() do (`to(dtype)`
+        casts complex ones too)."""
+        dt = np.dtype(dt)
+        for t in list(self.parameters()) + list(self.buffers()):
+            if t.data.dtype.kind == "f" and t.data.dtype != dt:
+                t.data = t.data.astype(dt)
+                if t.grad is not None:
+                    t.grad = Tensor._wrap(t.grad.data.astype(dt))
+        return self
+
     def double(self) -> Module:
-        return self.to(np.float64)
+        """Real floating parameters and buffers to float64, in place (complex ones kept)."""
+        return self._real_floating_to(np.float64)
 
     def float(self) -> Module:
-        return self.to(np.float32)
+        """Real floating parameters and buffers to float32, in place (complex ones kept)."""
+        return self._real_floating_to(np.float32)
 
     def half(self) -> Module:
-        """Floating parameters and buffers to float16, in place."""
-        return self.to(np.float16)
+        """Real floating parameters and buffers to float16, in place (complex ones kept)."""
+        return self._real_floating_to(np.float16)
 
     def bfloat16(self) -> Module:
         """Refused: NumPy has no bfloat16 (see `rg.bfloat16`)."""

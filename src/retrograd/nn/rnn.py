@@ -46,6 +46,21 @@ def _same_dtype(name: str, x: Tensor, w: Tensor) -> None:
                              f"model: model.to({x.dtype})")
 
 
+def _stored(module, name: str) -> Tensor:
+    """The tensor stored for parameter `name`, without running a parametrization on it:
+    the dtype checks read this, so that a parametrization (spectral_norm's power
+    iteration) runs once per call, where the weight is used, as in PyTorch."""
+    v = module.__dict__.get(name)
+    if v is not None:
+        return v
+    plist = module.__dict__.get("_modules", {}).get("parametrizations")
+    if plist is not None and name in plist._modules:
+        entry = plist._modules[name]
+        orig = entry.__dict__.get("original")
+        return orig if orig is not None else entry.original0
+    return getattr(module, name)
+
+
 class _RnnDtypeError(ValueError, RuntimeError):
     """An RNN's input of another dtype than its weights."""
 
@@ -255,11 +270,18 @@ class RNNBase(Module):
 
     def _params(self, layer: int, d: int):
         sfx = f"_l{layer}" + ("_reverse" if d else "")
-        g = self.__dict__
-        w_ih, w_hh = g["weight_ih" + sfx], g["weight_hh" + sfx]
-        w_hr = g["weight_hr" + sfx] if self.proj_size else None
+        d_ = self.__dict__
+
+        def g(name: str):
+            # the instance dict is the fast path; a parametrized weight (weight_norm,
+            # spectral_norm, register_parametrization) is a property of the class
+            v = d_.get(name + sfx)
+            return v if v is not None else getattr(self, name + sfx)
+
+        w_ih, w_hh = g("weight_ih"), g("weight_hh")
+        w_hr = g("weight_hr") if self.proj_size else None
         if self.bias:
-            return w_ih, w_hh, g["bias_ih" + sfx], g["bias_hh" + sfx], w_hr
+            return w_ih, w_hh, g("bias_ih"), g("bias_hh"), w_hr
         return w_ih, w_hh, None, None, w_hr
 
     def _check_input(self, x) -> tuple[Tensor, bool]:
@@ -275,7 +297,7 @@ class RNNBase(Module):
                               f"{self.input_size}, got {x.shape[-1]} (input shape {x.shape})")
         if x.dtype.kind != "f":
             raise TypeError(f"{name}: expected a floating input, got {x.dtype}")
-        _same_dtype(name, x, self.weight_ih_l0)
+        _same_dtype(name, x, _stored(self, "weight_ih_l0"))
         return x, x.ndim == 2
 
     def _check_packed(self, packed: PackedSequence) -> tuple[Tensor, np.ndarray]:
@@ -539,7 +561,7 @@ class RNNCellBase(Module):
         if x.shape[-1] != self.input_size:
             raise _ShapeError(f"{name}: expected input of shape (N, {self.input_size}) or "
                               f"({self.input_size},), got {x.shape}")
-        _same_dtype(name, x, self.weight_ih)
+        _same_dtype(name, x, _stored(self, "weight_ih"))
         return (x.unsqueeze(0), True) if x.ndim == 1 else (x, False)
 
     def _state(self, h, x: Tensor, unbatched: bool, what: str) -> Tensor:

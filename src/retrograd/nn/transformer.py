@@ -136,6 +136,8 @@ class MultiheadAttention(Module):
         if (attn_mask is not None and _t(attn_mask).dtype.kind == "f") or \
                 (key_padding_mask is not None and _t(key_padding_mask).dtype.kind == "f"):
             return False
+        if self.training or not self.batch_first or query.ndim != 3:
+            return False  # decided before reading the weights (a parametrization runs per read)
         w, b = self.in_proj_weight, self.in_proj_bias
         return (query.ndim == 3 and query is key and key is value and w is not None
                 and b is not None and query.dtype == w.dtype == b.dtype

@@ -85,10 +85,12 @@ def _minimum(x, y):
 
 def _clamp(x, *, lo, hi):
     _real_only(x, "clamp")
+    # the bound first: on a tie NumPy returns the second argument, so x is kept (-0.0
+    # clamped at 0.0 stays -0.0, as in PyTorch); NaN on either side propagates
     if lo is not None:
-        x = np.maximum(x, lo)
+        x = np.maximum(lo, x)
     if hi is not None:
-        x = np.minimum(x, hi)
+        x = np.minimum(hi, x)
     return x
 
 
@@ -144,7 +146,9 @@ relu = elementwise("relu", _relu, _relu_d, save_out=True, reads=(), smooth=False
                    into=_relu_into)
 abs = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False)
 sign = elementwise("sign", _sign, lambda m, g, out, x: g * 0.0, smooth=False)
-clamp = elementwise("clamp", _clamp, lambda m, g, out, x, lo, hi: g * _inside(m, x, lo, hi),
+clamp = elementwise("clamp", _clamp,  # a `where`, not a product with the mask: an infinite
+                    # g (sqrt'(0) after clamp(min=0)) gives 0 outside the bounds, as PyTorch's
+                    lambda m, g, out, x, lo, hi: m.where(_inside(m, x, lo, hi), g, 0.0),
                     smooth=False)
 
 # Two inputs.

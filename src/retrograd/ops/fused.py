@@ -315,8 +315,12 @@ def _max_pool2d_vjp(m, g, out, x, *, kernel):
         share = g / count
         gx = _ns(x).zeros(x.shape, dtype=share.dtype)
         gwin = _pool_view(gx, kernel)
+        finite = bool(_ns(share).isfinite(share).all())  # else inf * 0 would leak NaN
         for k, hit in enumerate(hits):
-            np.multiply(hit, share, out=gwin[..., k // kw, :, k % kw])
+            if finite:
+                np.multiply(hit, share, out=gwin[..., k // kw, :, k % kw])
+            else:
+                gwin[..., k // kw, :, k % kw] = _ns(share).where(hit, share, 0)
         return gx
     n, c, oh, ow = out.shape
     r = _pool_share(m, x, out, kernel) * m.reshape(g, shape=(n, c, oh, 1, ow, 1))

@@ -104,11 +104,15 @@ def _pool_scatter(g, arg, *, shape, kernel, stride, padding, dilation, ceil_mode
     z = _ns(g).zeros(lead + tuple(shape), dtype=g.dtype)
     zp, outs = _padded(z, kernel, stride, padding, dilation, ceil_mode, 0)
     disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    # g times the 0/1 mask is fast; an infinite or NaN g would leak NaN (inf * 0) onto the
+    # positions that are not the maximum, where PyTorch's scatter puts nothing
+    finite = g.dtype.kind not in "fc" or bool(_ns(g).isfinite(g).all())
     for j, sl in _offsets(kernel, stride, dilation, outs):
+        part = g * (arg == j) if finite else _ns(g).where(arg == j, g, 0)
         if disjoint:  # windows do not overlap: each position is written once
-            np.multiply(g, arg == j, out=zp[(Ellipsis,) + sl])
+            zp[(Ellipsis,) + sl] = part
         else:
-            zp[(Ellipsis,) + sl] += g * (arg == j)
+            zp[(Ellipsis,) + sl] += part
     if zp is not z:
         zp = zp[(Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(padding, shape[-nd:]))]
     return zp

@@ -155,12 +155,12 @@ prod = defop(
 prod_others = defop("prod_others", lambda x, *, axis=None: _prod_others(x, axis))
 
 
-def _reduce_max(x, *, axis=None, keepdims=False):
+def _reduce_max(x, *, axis=None, keepdims=False, evenly=False):
     _real_only(x, "max")
     return np.max(x, axis=axis, keepdims=keepdims)
 
 
-def _reduce_min(x, *, axis=None, keepdims=False):
+def _reduce_min(x, *, axis=None, keepdims=False, evenly=False):
     _real_only(x, "min")
     return np.min(x, axis=axis, keepdims=keepdims)
 
@@ -171,11 +171,28 @@ def _extreme_mask(m, out, x, axis, keepdims):
     return hit / m.sum(hit, axis=axis, keepdims=True)
 
 
+def _extreme_vjp(m, g, out, x, *, axis=None, keepdims=False, evenly=False):
+    """g shared among the ties of the max/min. As PyTorch: amax/amin (and reductions over
+    some dims) multiply g by the tie mask over its count; a whole tensor's max()/min()
+    (`evenly`, its evenly_distribute_backward) writes g/count where x is the result, or is
+    NaN where the result is NaN, and 0 elsewhere (an infinite g gives 0 there, not NaN)."""
+    ge = expand_back(m, g, x.shape, axis, keepdims)
+    if not evenly:
+        return ge * _extreme_mask(m, out, x, axis, keepdims)
+    res = keep(m, out, x.shape, axis, keepdims)
+    hit = m.logical_or(x == res, m.logical_and(m.isnan(x), m.isnan(res)))
+    count = m.sum(m.cast(hit, dtype=x.dtype), axis=axis, keepdims=True)
+    return m.where(hit, ge / count, 0.0)
+
+
+def _extreme_jvp(m, t, out, x, *, axis=None, keepdims=False, evenly=False):
+    return _reduce_jvp(_extreme_mask)(m, t, out, x, axis=axis, keepdims=keepdims)
+
+
 max = defop(
     "max", _reduce_max,
-    (lambda m, g, out, x, *, axis=None, keepdims=False: expand_back(
-        m, g, x.shape, axis, keepdims) * _extreme_mask(m, out, x, axis, keepdims),),
-    (_reduce_jvp(_extreme_mask),),
+    (_extreme_vjp,),
+    (_extreme_jvp,),
     save_out=True, smooth=False)
 min = defop("min", _reduce_min, max.vjps, max.jvps, save_out=True, smooth=False)
 argmax = defop("argmax", lambda x, *, axis=None, keepdims=False: np.argmax(

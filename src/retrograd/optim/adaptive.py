@@ -145,10 +145,11 @@ class Adagrad(_Stepper):
                                       eps=eps, maximize=maximize, **flags))
         for group in self.param_groups:
             for p in group["params"]:
-                self.state[p] = {
-                    "step": _new_step(),
-                    "sum": Tensor._wrap(np.full_like(p.data,
-                                                     group["initial_accumulator_value"]))}
+                init = group["initial_accumulator_value"]
+                if p.data.dtype.kind == "c":  # PyTorch: both parts start at the value
+                    init = complex(init, init)
+                self.state[p] = {"step": _new_step(),
+                                 "sum": Tensor._wrap(np.full_like(p.data, init))}
 
     def _update(self, group: dict, values: _Values) -> None:
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]

@@ -27,6 +27,11 @@ class SparseAdam(Optimizer):
             if not 0.0 <= b < 1.0:
                 raise ArgumentError(f"Invalid beta parameter at index {i}: {b} (must be in [0, 1))")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
+        bad = [[i, k] for i, g in enumerate(self.param_groups)
+               for k, p in enumerate(g["params"]) if p.data.dtype.kind == "c"]
+        if bad:
+            raise ArgumentError(f"Complex params at indices {bad}: SparseAdam does not support "
+                                "complex parameters")
 
     def step(self, closure: Callable | None = None) -> Any:
         """Refused for dense gradients (all of retrograd's), as in PyTorch."""
