@@ -232,6 +232,7 @@ from .windows import (
     phase_in_t,
     phase_keep,
     unfold,
+    unfold_view,
 )
 
 
