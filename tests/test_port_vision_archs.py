@@ -2106,3 +2106,28 @@ def test_tensor_unfold_forward_mode_and_vmap():
     t = torch.func.vmap(lambda v: v.unfold(0, 2, 2).sum(-1))(torch.tensor(x0))
     r = rg.func.vmap(lambda v: v.unfold(0, 2, 2).sum(-1))(rg.tensor(x0))
     close(r, t, "vmap", 1e-12)
+
+
+# ---------------------------------------------------------------- interpolate's refusals
+
+
+@pytest.mark.parametrize("ndim", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("mode", ["nearest", "area", "linear", "bilinear", "bicubic",
+                                  "trilinear", "bogus"])
+def test_interpolate_refuses_a_mode_for_the_input_as_torch(mode, ndim):
+    """A 3-D input to a bilinear decoder, an unknown mode: torch's NotImplementedError
+    (what `except NotImplementedError` fallbacks in ported code catch)."""
+
+    def call(T):
+        x = T.ones(*([3] * ndim), dtype=T.float64)
+        try:
+            return tuple(T.nn.functional.interpolate(x, scale_factor=2, mode=mode).shape)
+        except Exception as e:  # noqa: BLE001  (the type is what is compared)
+            return e
+
+    t, r = _both(call)
+    if isinstance(t, Exception):
+        assert isinstance(r, type(t)), (t, r)
+        assert isinstance(r, ValueError)  # and still retrograd's bad-argument error
+    else:
+        assert r == t

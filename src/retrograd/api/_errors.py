@@ -21,6 +21,12 @@ class DtypeError(TypeError, NotImplementedError):
 
 
 
+class UnsupportedArgumentError(ArgumentError, NotImplementedError):
+    """A combination of arguments PyTorch has no implementation for (interpolate's mode for
+    an input of that many dimensions): its NotImplementedError, and the ValueError /
+    RuntimeError of a bad argument."""
+
+
 class ArgumentTypeError(TypeError, RuntimeError):
     """An argument of the wrong kind where PyTorch raises RuntimeError (a float thread
     count, a bool alpha for a numeric result)."""
