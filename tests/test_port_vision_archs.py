@@ -2131,3 +2131,49 @@ def test_interpolate_refuses_a_mode_for_the_input_as_torch(mode, ndim):
         assert isinstance(r, ValueError)  # and still retrograd's bad-argument error
     else:
         assert r == t
+
+
+def test_pad_refuses_an_unknown_mode_as_torch():
+    def call(T):
+        try:
+            T.nn.functional.pad(T.ones(1, 2, 4, 4), (1, 1), mode="symmetric")
+        except Exception as e:  # noqa: BLE001
+            return e
+
+    t, r = _both(call)
+    assert isinstance(t, NotImplementedError) and isinstance(r, NotImplementedError), (t, r)
+
+
+# ---------------------------------------------------------------- nn.init's refusals
+
+
+_INF = float("inf")
+
+
+@pytest.mark.parametrize("fn,kw", [
+    ("uniform_", dict(a=2.0, b=-2.0)), ("uniform_", dict(a=0.0, b=_INF)),
+    ("uniform_", dict(a=-_INF, b=0.0)), ("normal_", dict(std=-1.0)),
+    ("trunc_normal_", dict(a=2.0, b=-2.0)), ("trunc_normal_", dict(a=3.0, b=_INF)),
+    ("trunc_normal_", dict(a=2.0, b=-2.0, std=-1.0)), ("trunc_normal_", dict(std=-1.0)),
+    ("trunc_normal_", dict(a=-_INF, b=_INF)), ("trunc_normal_", dict(a=1.0, b=1.0)),
+])
+def test_init_refuses_bad_ranges_as_torch(fn, kw):
+    """Reversed or infinite uniform ranges and negative stds: torch's RuntimeError (NumPy's
+    ValueError before); what torch accepts (trunc_normal_ with a negative std or infinite
+    bounds where it samples from normal_) stays accepted, in [a, b]."""
+
+    def call(T):
+        w = T.zeros(500)
+        try:
+            getattr(T.nn.init, fn)(w, **kw)
+        except Exception as e:  # noqa: BLE001
+            return e
+        return (float(w.min()), float(w.max()))
+
+    t, r = _both(call)
+    if isinstance(t, Exception):
+        assert isinstance(r, type(t)), (t, r)
+    else:
+        assert not isinstance(r, Exception), r
+        lo, hi = kw.get("a", -2.0), kw.get("b", 2.0)
+        assert lo <= r[0] <= r[1] <= hi

@@ -66,8 +66,9 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     if len(widths) % 2:
         raise ArgumentError(f"pad: pad must have an even number of elements, got {len(widths)}")
     nd = len(widths) // 2
-    if mode not in _PAD_MODES:
-        raise ArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    if mode not in _PAD_MODES:  # torch: NotImplementedError("Unrecognised padding mode")
+        raise UnsupportedArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got "
+                                       f"{mode!r}")
     if nd > x.ndim:
         raise ArgumentError(f"pad: padding of length {len(widths)} pads {nd} dimensions, but the "
                             f"input of shape {x.shape} has only {x.ndim}")
