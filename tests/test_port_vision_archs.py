@@ -2156,6 +2156,7 @@ _INF = float("inf")
     ("trunc_normal_", dict(a=2.0, b=-2.0)), ("trunc_normal_", dict(a=3.0, b=_INF)),
     ("trunc_normal_", dict(a=2.0, b=-2.0, std=-1.0)), ("trunc_normal_", dict(std=-1.0)),
     ("trunc_normal_", dict(a=-_INF, b=_INF)), ("trunc_normal_", dict(a=1.0, b=1.0)),
+    ("sparse_", dict(sparsity=0.5, std=-1.0)),
 ])
 def test_init_refuses_bad_ranges_as_torch(fn, kw):
     """Reversed or infinite uniform ranges and negative stds: torch's RuntimeError (NumPy's
@@ -2163,7 +2164,7 @@ def test_init_refuses_bad_ranges_as_torch(fn, kw):
     bounds where it samples from normal_) stays accepted, in [a, b]."""
 
     def call(T):
-        w = T.zeros(500)
+        w = T.zeros(500) if fn != "sparse_" else T.zeros(20, 25)
         try:
             getattr(T.nn.init, fn)(w, **kw)
         except Exception as e:  # noqa: BLE001

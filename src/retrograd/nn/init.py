@@ -242,6 +242,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise ArgumentError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
                             f"{tensor.shape}")
+    if std < 0:
+        raise ArgumentError(f"normal expects std >= 0.0, but found std {std}")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     rng = _rng(tensor, generator)
