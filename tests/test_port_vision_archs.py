@@ -2178,3 +2178,78 @@ def test_init_refuses_bad_ranges_as_torch(fn, kw):
         assert not isinstance(r, Exception), r
         lo, hi = kw.get("a", -2.0), kw.get("b", 2.0)
         assert lo <= r[0] <= r[1] <= hi
+
+
+# ---------------------------------------------------------------- attention's result layout
+
+_B, _H, _T, _D = 2, 3, 5, 4
+_QKV = np.random.default_rng(5).standard_normal((3, _B, _H, _T, _D))
+_LAYOUTS = {  # (B, H, T, D) query/key/value in the memory orders ported code makes
+    "bhtd": (0, 1, 2, 3),       # contiguous
+    "btHd": (0, 2, 1, 3),       # heads split from (B, T, C): qkv(x).view(B, T, H, D)
+    "bhdt": (0, 1, 3, 2),       # last dimension strided: torch's math path
+    "thbd": (2, 1, 0, 3),       # batch inner, last dimension contiguous
+}
+
+
+def _laid(T, a, order):
+    """a (B, H, T, D) with its axes in memory in `order` (outermost first)."""
+    inv = np.argsort(order)
+    return T.tensor(np.ascontiguousarray(a.transpose(order))).permute(*inv.tolist())
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("mask", [None, "causal", "bool", "float", "dropout"])
+def test_sdpa_result_is_laid_out_as_torch(layout, mask):
+    """torch's CPU kernel choice sets the layout: the fused kernel's result follows the
+    query's (4-D, last dimensions contiguous, no dropout; masks or not), the math path's is
+    row-major. So `.transpose(1, 2).view(B, T, C)` works (or is refused) as in torch."""
+
+    def call(T):
+        q, k, v = (_laid(T, a, _LAYOUTS[layout]) for a in _QKV)
+        kw = {}
+        if mask == "causal":
+            kw["is_causal"] = True
+        elif mask == "bool":
+            kw["attn_mask"] = T.tensor(np.tril(np.ones((_T, _T), bool)))
+        elif mask == "float":
+            kw["attn_mask"] = T.tensor(np.triu(np.full((_T, _T), -1.5), 1))
+        elif mask == "dropout":
+            kw["dropout_p"] = 0.5
+        return T.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+
+    t, r = _both(call)
+    assert r.stride() == t.stride(), (r.stride(), t.stride())
+    if mask != "dropout":
+        close(r, t, "values", 1e-12)
+
+
+def test_sdpa_masked_heads_merge_with_view_as_torch():
+    """timm / nanoGPT's `x.transpose(1, 2).view(B, N, C)` after attention with a padding
+    mask, on heads split from (B, N, C): a view in torch (the fused kernel's result is laid
+    out (B, N, H, D)); retrograd's masked path gave a row-major result, refused."""
+    x0 = np.random.default_rng(6).standard_normal((_B, _T, _H * _D))
+    keep = np.ones((_B, 1, 1, _T), bool)
+    keep[0, ..., -2:] = False
+
+    def call(T):
+        x = T.tensor(x0, requires_grad=True)
+        qkv = (x * 1.0).repeat(1, 1, 3).reshape(_B, _T, 3, _H, _D).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        o = T.nn.functional.scaled_dot_product_attention(q, k * 0.5, v, attn_mask=T.tensor(keep))
+        y = o.transpose(1, 2).view(_B, _T, _H * _D)
+        (y * y).sum().backward()
+        return y, x.grad
+
+    (ty, tg), (ry, rg_) = _both(call)
+    close(ry, ty, "y", 1e-12)
+    close(rg_, tg, "grad", 1e-12)
+
+
+def test_sdpa_on_a_strided_last_dimension_gives_a_viewable_result():
+    def call(T):
+        q = _laid(T, _QKV[0], (0, 1, 3, 2))
+        return T.nn.functional.scaled_dot_product_attention(q, q, q).view(_B, -1)
+
+    t, r = _both(call)
+    close(r, t, "values", 1e-12)
