@@ -2253,3 +2253,23 @@ def test_sdpa_on_a_strided_last_dimension_gives_a_viewable_result():
 
     t, r = _both(call)
     close(r, t, "values", 1e-12)
+
+
+def test_matmul_of_batch_permuted_operands_is_row_major_as_torch():
+    """Axial attention over a (B, H, W, C) map permuted to (W, B, H, C): torch's batched
+    matrix product is row-major, so `.view` merges its batch dimensions; NumPy's kept the
+    operands' batch order and the view was refused."""
+    x0 = np.random.default_rng(7).standard_normal((2, 3, 4, 5))
+
+    def call(T):
+        x = T.tensor(x0, requires_grad=True)
+        a = x.permute(1, 0, 2, 3)
+        s = a @ a.transpose(-1, -2)
+        y = s.view(3, -1)
+        (y * y).sum().backward()
+        return y, s.stride(), x.grad
+
+    (ty, ts, tg), (ry, rs, rg_) = _both(call)
+    assert rs == ts
+    close(ry, ty, "y", 1e-12)
+    close(rg_, tg, "grad", 1e-12)
