@@ -232,6 +232,7 @@ def _pool_gather(x, arg, kernel, stride, padding, dilation, ceil_mode=False):
 TWINS = {
     "unfold": _unfold,
     "fold": _fold,
+    "unfold_view": lambda x, axis, size, step: x.unfold(axis, size, step),
     "conv_cols": _conv_cols,
     "conv_cols_t": _conv_cols_t,
     "conv_unit": lambda x, w, b=None, *, dilation, padding, groups: _CONV[w.ndim - 2](

@@ -34,7 +34,8 @@ from .tensor import Tensor
 # op name -> the inputs in which the op is linear (the others held fixed)
 _LINEAR = {"reshape": {0}, "permute": {0}, "expand": {0}, "getitem": {0}, "scatter": {0},
            "sum": {0}, "neg": {0}, "mul": {0, 1}, "div": {0}, "matmul": {0, 1},
-           "einsum": None, "conv_cols": {0}, "conv_cols_t": {0}}  # None: every input
+           "einsum": None, "conv_cols": {0}, "conv_cols_t": {0},
+           "unfold_view": {0}}  # None: every input
 _COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
             "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
             "isinf", "isfinite", "isclose", "left_shift", "right_shift", "real", "imag",

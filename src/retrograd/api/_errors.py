@@ -14,6 +14,12 @@ from ..dtypes import ValueOverflowError, int_in_range  # noqa: F401  (re-exporte
 from ..primitive import ArgumentError, DtypeError, ShapeError  # noqa: F401  (defined in the core)
 
 
+class UnsupportedArgumentError(ArgumentError, NotImplementedError):
+    """A combination of arguments PyTorch has no implementation for (interpolate's mode for
+    an input of that many dimensions): its NotImplementedError, and the ValueError /
+    RuntimeError of a bad argument."""
+
+
 class ArgumentTypeError(TypeError, RuntimeError):
     """An argument of the wrong kind where PyTorch raises RuntimeError (a float thread
     count, a bool alpha for a numeric result)."""

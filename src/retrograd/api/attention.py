@@ -36,6 +36,36 @@ def _repeat_heads(x: Tensor, groups: int) -> Tensor:
     return y.reshape(lead + (h * groups, s, e))
 
 
+def _fused_in_torch(q: Tensor, k: Tensor, v: Tensor, dropout_p: float) -> bool:
+    """Whether PyTorch's CPU dispatcher picks its fused (flash) kernel: 4-D query, key and
+    value with one batch size, one head size, non-empty sequences, no dropout and each
+    last dimension contiguous. (Its result is laid out as the query; the math path's is
+    row-major.)"""
+    return (q.ndim == k.ndim == v.ndim == 4 and dropout_p == 0.0
+            and q.shape[0] == k.shape[0] == v.shape[0]
+            and q.shape[-1] == k.shape[-1] == v.shape[-1]
+            and q.shape[-2] > 0 and k.shape[-2] > 0
+            and all(t.shape[-1] <= 1 or t.data.strides[-1] == t.data.itemsize
+                    for t in (q, k, v)))
+
+
+def _laid_out(out: Tensor, like) -> Tensor:
+    """`out` with its axes in memory in `like`'s order (an array, for np.empty_like's), or
+    row-major when `like` is None: PyTorch's layout of the attention result, so that
+    `.transpose(1, 2).view(B, T, C)` works (or is refused) as there. A recorded copy where
+    the layout differs."""
+    want = (np.empty_like(like, shape=out.shape) if like is not None
+            else np.empty(out.shape, out.dtype)).strides
+    if out.data.__class__ is not np.ndarray or out.data.strides == want \
+            or out.data.itemsize != np.dtype(out.dtype).itemsize:
+        return out
+    order = sorted(range(out.ndim), key=lambda i: -want[i])  # outermost axis first
+    inverse = [0] * out.ndim
+    for pos, axis in enumerate(order):
+        inverse[axis] = pos
+    return out.permute(*order).contiguous().permute(*inverse)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale=None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -70,13 +100,25 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             raise ArgumentError(f"{fn}: with enable_gqa, the number of key heads ({hk}) and value "
                                 f"heads ({hv}) must be equal and divide the number of query heads "
                                 f"({hq}); shapes {q.shape}, {k.shape}, {v.shape}")
-        k, v = _repeat_heads(k, hq // hk), _repeat_heads(v, hq // hk)
+    gqa = enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]  # heads repeated later
     try:
-        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-3] + q.shape[-3:-2] if gqa else
+                                    k.shape[:-2], v.shape[:-3] + q.shape[-3:-2] if gqa else
+                                    v.shape[:-2])
     except ValueError:
         raise ArgumentError(f"{fn}: the batch dimensions of query {q.shape}, key {k.shape} and "
                             f"value {v.shape} do not broadcast (different head counts need "
                             f"enable_gqa=True)") from None
+    like = q.data if _fused_in_torch(q, k, v, dropout_p) else None  # before the gqa repeat
+    return _laid_out(_attend(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                             batch, fn), like)
+
+
+def _attend(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, batch, fn) -> Tensor:
+    """scaled_dot_product_attention's value, on checked arguments."""
+    if enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
+        hq, hk = q.shape[-3], k.shape[-3]
+        k, v = _repeat_heads(k, hq // hk), _repeat_heads(v, hq // hk)
     L, S = q.shape[-2], k.shape[-2]
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     if attn_mask is None and dropout_p == 0.0 and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] \

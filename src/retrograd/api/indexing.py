@@ -686,7 +686,8 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
 
 def unfold(input, dimension: int, size: int, step: int) -> Tensor:
     """Tensor.unfold: every window of `size` entries, `step` apart, along `dimension`; the
-    windows take that dimension's place and their entries a new last dimension."""
+    windows take that dimension's place and their entries a new last dimension. A view of
+    the input, as torch's: its strides are torch's and a write into it reaches the input."""
     x = _t(input)
     zero_d = x.ndim == 0
     d = _dim(dimension, builtins.max(x.ndim, 1), "unfold")
@@ -697,11 +698,7 @@ def unfold(input, dimension: int, size: int, step: int) -> Tensor:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 0 <= size <= n:
         raise ShapeError(f"unfold(): size {size!r} must be an int in [0, {n}], the length of "
                          f"dimension {d} of shape {x.shape}")
-    count = (n - size) // step + 1
-    idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
-    y = apply(ops.index_select, x, as_tensor(idx), axis=d - x.ndim)
-    y = reshape(y, x.shape[:d] + (count, size) + x.shape[d + 1:])
-    y = movedim(y, d + 1, -1)
+    y = apply(ops.unfold_view, x, axis=d - x.ndim, size=int(size), step=int(step))
     return reshape(y, (size,)) if zero_d else y
 
 

@@ -17,7 +17,7 @@ from .. import devices, ops
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
-from ._errors import ArgumentError, DtypeError, ShapeError
+from ._errors import ArgumentError, DtypeError, ShapeError, UnsupportedArgumentError
 from ._fresh import fresh
 from .shape import permute
 
@@ -66,8 +66,9 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     if len(widths) % 2:
         raise ArgumentError(f"pad: pad must have an even number of elements, got {len(widths)}")
     nd = len(widths) // 2
-    if mode not in _PAD_MODES:
-        raise ArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    if mode not in _PAD_MODES:  # torch: NotImplementedError("Unrecognised padding mode")
+        raise UnsupportedArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got "
+                                       f"{mode!r}")
     if nd > x.ndim:
         raise ArgumentError(f"pad: padding of length {len(widths)} pads {nd} dimensions, but the "
                             f"input of shape {x.shape} has only {x.ndim}")
@@ -211,16 +212,17 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     and lanczos, which is antialiased only); `antialias` (bilinear, bicubic) widens the
     filter when shrinking, as PIL does."""
     x = _t(input)
-    if mode not in _MODES:
-        raise ArgumentError(f"interpolate: mode must be one of {', '.join(_MODES)}, got {mode!r}")
+    if mode not in _MODES:  # PyTorch's NotImplementedError for these three, as its
+        raise UnsupportedArgumentError(  # interpolate falls through to "Input Error"
+            f"interpolate: mode must be one of {', '.join(_MODES)}, got {mode!r}")
     nd = x.ndim - 2
     if nd < 1 or nd > 3:
-        raise ArgumentError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
-                            f"shape {x.shape}")
+        raise UnsupportedArgumentError(f"interpolate: expected a 3-D, 4-D or 5-D input (N, C, "
+                                       f"*spatial), got shape {x.shape}")
     want = _MODES[mode]
     if want is not None and want != nd:
-        raise ArgumentError(f"interpolate: mode {mode!r} needs a {want + 2}-D input, got shape "
-                            f"{x.shape}")
+        raise UnsupportedArgumentError(f"interpolate: mode {mode!r} needs a {want + 2}-D input, "
+                                       f"got shape {x.shape}")
     if align_corners is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear") \
             and not (mode == "lanczos" and not align_corners):
         raise ArgumentError("interpolate: align_corners option can only be set with the "

@@ -96,13 +96,27 @@ def _rng(tensor: Tensor, generator=None):
     return generator
 
 
+def _check_range(a, b) -> None:
+    """PyTorch's refusal of a [from, to) range that is reversed or not finite (a
+    RuntimeError; NumPy would raise ValueError for the first and draw NaN for the second)."""
+    for name, v in (("from", a), ("to", b)):
+        if not math.isfinite(v):
+            raise ArgumentError(f"uniform_(): {name} is out of bounds, got {v}")
+    if a > b:
+        raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found "
+                            f"from={a} > to={b}")
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    """Fill with samples from U(a, b)."""
+    """Fill with samples from U(a, b); a reversed or infinite range is refused, as torch."""
+    _check_range(a, b)
     return _write(tensor, _rng(tensor, generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with samples from N(mean, std^2)."""
+    """Fill with samples from N(mean, std^2); a negative std is refused, as torch."""
+    if std < 0:
+        raise ArgumentError(f"normal expects std >= 0.0, but found std {std}")
     return _write(tensor, _rng(tensor, generator).normal(mean, std, tensor.shape))
 
 
@@ -123,8 +137,9 @@ def ones_(tensor: Tensor) -> Tensor:
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """Fill with N(mean, std^2) truncated to [a, b], by PyTorch's inverse-CDF method:
-    uniform in [cdf(a), cdf(b)], mapped back through erfinv, then clamped to [a, b]."""
+    """Fill with N(mean, std^2) truncated to [a, b], by the inverse-CDF method (uniform in
+    [cdf(a), cdf(b)], mapped back through erfinv, then clamped to [a, b]); the draws differ
+    from torch's (rejection sampling since 2.10), the distribution and refusals do not."""
     from ..ops._special import erfinv
 
     if mean < a - 2 * std or mean > b + 2 * std:
@@ -134,6 +149,15 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
+    # torch samples by rejection: from normal_(mean, std) when the mass in [a, b] is over
+    # 0.3, else from uniform_(a, b), with those functions' refusals; the result depends on
+    # std through its square only
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        if std < 0:
+            raise ArgumentError(f"normal expects std >= 0.0, but found std {std}")
+    else:
+        _check_range(a, b)
+    std = abs(std)
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     u = devices.host(np.asarray(_rng(tensor, generator).uniform(2 * lo - 1, 2 * hi - 1,
                                                                  tensor.shape)))
@@ -218,6 +242,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise ArgumentError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
                             f"{tensor.shape}")
+    if std < 0:
+        raise ArgumentError(f"normal expects std >= 0.0, but found std {std}")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     rng = _rng(tensor, generator)

@@ -232,6 +232,7 @@ from .windows import (
     phase_in_t,
     phase_keep,
     unfold,
+    unfold_view,
 )
 
 
@@ -243,7 +244,8 @@ def _c_order(r):
 
 def _row_major(op: Op) -> None:
     """Make `op`'s result row-major (C-contiguous), as PyTorch allocates a reduction's, a
-    scan's or a norm's result whatever the inputs' layout (not attention's: PyTorch's
+    scan's, a norm's or a batched matrix product's result whatever the inputs' layout
+    (NumPy's matmul keeps permuted batch dimensions' order) (not attention's: PyTorch's
     follows the query's layout, as the fused kernel's does); NumPy keeps a
     permuted input's order, so `x.permute(...).sum(1).view(-1)` would be refused where
     PyTorch's works."""
@@ -269,7 +271,7 @@ def _row_major(op: Op) -> None:
 
 for _name in ("sum prod max min argmax argmin logsumexp softmax log_softmax cumsum cumprod "
               "logcumsumexp all any cum_extreme_index logsigmoid pnorm standardize "
-              "einsum").split():
+              "einsum matmul").split():
     _row_major(OPS[_name])
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -122,6 +122,41 @@ fold = defop(
     (_fold_jvp,), reads=())
 
 
+# ---------------------------------------------------------------- Tensor.unfold
+
+def _unfold_view(x, *, axis, size, step):
+    """Tensor.unfold's windows as torch makes them, a strided view of x: `size` entries
+    `step` apart along `axis` (negative, so leading batch dimensions pass through), the
+    windows in that axis's place and their entries along a new last axis."""
+    ax = axis % x.ndim
+    count = (x.shape[ax] - size) // step + 1
+    st = x.strides
+    return as_strided(x, x.shape[:ax] + (count,) + x.shape[ax + 1:] + (size,),
+                      st[:ax] + (st[ax] * step,) + st[ax + 1:] + (st[ax],))
+
+
+def _unfold_view_vjp(m, g, out, x, *, axis, size, step):
+    """Each window's gradient added back onto its entries: `fold` in one dimension, with a
+    leading 1 so that fold always has a batch dimension."""
+    nd = x.ndim
+    ax = axis % nd
+    rest = tuple(i for i in range(nd) if i != ax)
+    cols = m.permute(g, axes=rest + (nd, ax))  # (..., size, count)
+    cols = m.reshape(cols, shape=(1,) + cols.shape)
+    shape = (1,) + tuple(x.shape[i] for i in rest) + (x.shape[ax],)
+    z = m.fold(cols, shape=shape, kernel=(size,), stride=(step,), padding=(0,), dilation=(1,))
+    z = m.reshape(z, shape=shape[1:])
+    back = list(range(nd - 1))
+    back.insert(ax, nd - 1)
+    return m.permute(z, axes=tuple(back))
+
+
+unfold_view = defop(
+    "unfold_view", _unfold_view,
+    (_unfold_view_vjp,),
+    (lambda m, t, out, x, **k: m.unfold_view(t, **k),), reads=(), view=True)
+
+
 # ---------------------------------------------------------------- unit-stride columns
 
 def _geometry(shape, kernel, dilation, padding):

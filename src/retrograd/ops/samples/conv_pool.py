@@ -20,6 +20,15 @@ def _unfold(rng):
             for x, k, s, p, d in _WINDOWS]
 
 
+def _unfold_view(rng):
+    """Tensor.unfold: overlapping windows, gaps between windows, the last axis, a 1-D input,
+    a window as long as its axis."""
+    return [([rng.standard_normal((3, 7))], dict(axis=-1, size=3, step=2)),
+            ([rng.standard_normal((5, 2, 3))], dict(axis=-3, size=2, step=1)),
+            ([rng.standard_normal((2, 6, 4))], dict(axis=-2, size=2, step=3)),
+            ([rng.standard_normal((5,))], dict(axis=-1, size=5, step=1))]
+
+
 def _fold(rng):
     out = []
     for x, k, s, p, d in _WINDOWS:
@@ -226,7 +235,8 @@ def _gather_flat(rng):
 
 
 SAMPLES = {
-    "unfold": _unfold, "fold": _fold, "conv_cols": _conv_cols, "conv_cols_t": _conv_cols_t,
+    "unfold": _unfold, "fold": _fold, "unfold_view": _unfold_view,
+    "conv_cols": _conv_cols, "conv_cols_t": _conv_cols_t,
     "conv_unit": _conv_unit, "conv_unit_bias": lambda rng: _conv_unit(rng, True),
     "pad_constant": _pad_constant, "phase_in": _phase_in, "phase_in_t": _phase_in_t,
     "phase_fold": _phase_fold, "phase_fold_bias": lambda rng: _phase_fold(rng, True),
