@@ -15,6 +15,7 @@ applied element by element, so the result does not depend on BLOCK_SIZE.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -33,30 +34,26 @@ def noop_mask(b, h, q_idx, kv_idx):
     return q_idx.new_ones((), dtype=bool) if isinstance(q_idx, Tensor) else True
 
 
-def and_masks(*mask_mods: Callable) -> Callable:
-    """A mask_mod keeping what all of `mask_mods` keep."""
+def _combined(mask_mods: tuple, join: Callable, start: bool) -> Callable:
     if not all(callable(m) for m in mask_mods):
         raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
 
-    def both(b, h, q_idx, kv_idx):
-        out = tensor(True)
+    def mask_mod(b, h, q_idx, kv_idx):
+        out = tensor(start)
         for m in mask_mods:
-            out = out & m(b, h, q_idx, kv_idx)
+            out = join(out, m(b, h, q_idx, kv_idx))
         return out
-    return both
+    return mask_mod
+
+
+def and_masks(*mask_mods: Callable) -> Callable:
+    """A mask_mod keeping what all of `mask_mods` keep."""
+    return _combined(mask_mods, operator.and_, True)
 
 
 def or_masks(*mask_mods: Callable) -> Callable:
     """A mask_mod keeping what any of `mask_mods` keeps."""
-    if not all(callable(m) for m in mask_mods):
-        raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
-
-    def either(b, h, q_idx, kv_idx):
-        out = tensor(False)
-        for m in mask_mods:
-            out = out | m(b, h, q_idx, kv_idx)
-        return out
-    return either
+    return _combined(mask_mods, operator.or_, False)
 
 
 def _indices(B: int, H: int, L: int, S: int) -> tuple:
