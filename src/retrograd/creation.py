@@ -276,18 +276,18 @@ def _like_device(data, device):
 
 
 @_torch_keywords
-def zeros_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def zeros_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Zeros with the shape (and by default dtype and device) of `t`. Like `torch.zeros_like`."""
-    data = _like(t)
+    data = _like(input)
     dt = dtype or data.dtype
     return _make(_create(_like_device(data, device), lambda xp: xp.zeros(data.shape, dtype=dt)),
                  requires_grad)
 
 
 @_torch_keywords
-def ones_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def ones_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Ones with the shape (and by default dtype and device) of `t`. Like `torch.ones_like`."""
-    data = _like(t)
+    data = _like(input)
     dt = dtype or data.dtype
     return _make(_create(_like_device(data, device), lambda xp: xp.ones(data.shape, dtype=dt)),
                  requires_grad)
@@ -406,9 +406,9 @@ def _like(t) -> np.ndarray:
 
 
 @_torch_keywords
-def full_like(t, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def full_like(input, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """`fill_value` in `t`'s shape and (unless given) dtype."""
-    data = _like(t)
+    data = _like(input)
     dt = dtype or data.dtype
     return _make(_create(_like_device(data, device),
                          lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
@@ -422,9 +422,9 @@ def empty(*shape, dtype=None, requires_grad: bool = False, device=None, size=Non
 
 
 @_torch_keywords
-def empty_like(t, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def empty_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """An uninitialised tensor shaped like `t` (here: zeros). Like `torch.empty_like`."""
-    return zeros_like(t, dtype=dtype, requires_grad=requires_grad, device=device)
+    return zeros_like(input, dtype=dtype, requires_grad=requires_grad, device=device)
 
 
 def _float_like(t, dtype, fn: str) -> tuple:
@@ -436,30 +436,30 @@ def _float_like(t, dtype, fn: str) -> tuple:
 
 
 @_torch_keywords
-def rand_like(t, dtype=None, requires_grad: bool = False, device=None,
+def rand_like(input, dtype=None, requires_grad: bool = False, device=None,
               generator=None) -> Tensor:
     """Uniform [0, 1) samples in `t`'s shape and dtype."""
-    shape, dt = _float_like(t, dtype, "rand_like")
-    dev = _like_device(_like(t), device)
+    shape, dt = _float_like(input, dtype, "rand_like")
+    dev = _like_device(_like(input), device)
     return _make(_drawer(generator, dev).random(shape).astype(dt), requires_grad)
 
 
 @_torch_keywords
-def randn_like(t, dtype=None, requires_grad: bool = False, device=None,
+def randn_like(input, dtype=None, requires_grad: bool = False, device=None,
                generator=None) -> Tensor:
     """Standard normal samples in `t`'s shape and dtype."""
-    shape, dt = _float_like(t, dtype, "randn_like")
-    dev = _like_device(_like(t), device)
+    shape, dt = _float_like(input, dtype, "randn_like")
+    dev = _like_device(_like(input), device)
     return _make(_drawer(generator, dev).standard_normal(shape).astype(dt), requires_grad)
 
 
 @_torch_keywords
-def randint_like(t, low: int = 0, high: int | None = None, dtype=None, device=None,
+def randint_like(input, low: int = 0, high: int | None = None, dtype=None, device=None,
                  generator=None) -> Tensor:
     """Integers in [low, high) in `t`'s shape (and dtype); `randint_like(t, high)` too."""
     if high is None:
         low, high = 0, low
-    data = _like(t)
+    data = _like(input)
     return randint(low, high, data.shape, dtype=dtype or data.dtype,
                    device=_like_device(data, device), generator=generator)
 

@@ -149,13 +149,16 @@ def inv(A) -> Tensor:
     return apply1(ops.inv, _square(A, "inv", complex_ok=True))
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def matrix_rank(input, tol=None, hermitian: bool = False, *, atol=None,  # noqa: A002
+                rtol=None) -> Tensor:
     """The number of singular values above the tolerance (`atol`, `rtol`; PyTorch's
-    defaults), an int64 tensor; not differentiable. Like `torch.linalg.matrix_rank`."""
-    A = _matrix(A, "matrix_rank", complex_ok=True)
-    S = svdvals(A.detach())  # ops all the way: rg.jit replays the count for new values
+    defaults), an int64 tensor; not differentiable. Like `torch.linalg.matrix_rank`; the
+    older `tol` is an absolute tolerance (atol=tol, rtol=0), as there."""
+    atol, rtol = _old_tolerance("matrix_rank", "tol", tol, atol, rtol, absolute=True)
+    input = _matrix(input, "matrix_rank", complex_ok=True)
+    S = svdvals(input.detach())  # ops all the way: rg.jit replays the count for new values
     if rtol is None:
-        rtol = 0.0 if atol else max(A.shape[-2:]) * np.finfo(A.dtype).eps
+        rtol = 0.0 if atol else max(input.shape[-2:]) * np.finfo(input.dtype).eps
     if not S.shape[-1]:
         return apply(ops.sum, (S > 0.0).to(np.int64), axis=-1, keepdims=False)
     largest = apply(ops.getitem, S, idx=(Ellipsis, slice(0, 1)))
@@ -192,40 +195,40 @@ def solve(A, B, *, left: bool = True) -> Tensor:
     return _reshape(X, X.shape[:-1]) if vector else X
 
 
-def solve_triangular(A, B, *, upper: bool, left: bool = True,
+def solve_triangular(input, B, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """X with A X = B (X A = B with `left=False`) for triangular A: only the `upper` (or
     lower) triangle of A is read, and with `unitriangular` its diagonal is taken as ones."""
-    A = _square(A, "solve_triangular", complex_ok=True)
+    input = _square(input, "solve_triangular", complex_ok=True)
     B = _matrix(B, "solve_triangular", complex_ok=True, half_ok=True)
-    A, B = _promote(A, B)
+    input, B = _promote(input, B)
     if not left:
-        return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper,
+        return _mT(solve_triangular(_mT(input), _mT(B), upper=not upper,
                                     unitriangular=unitriangular))
-    if B.shape[-2] != A.shape[-1]:
+    if B.shape[-2] != input.shape[-1]:
         raise LinAlgShapeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
-                               f"equation AX = B ({A.shape[-2]}x{A.shape[-1]} and "
+                               f"equation AX = B ({input.shape[-2]}x{input.shape[-1]} and "
                                f"{B.shape[-2]}x{B.shape[-1]})")
-    A, B = _batch_pair(A, B, "solve_triangular")
-    return apply(ops.solve_triangular, A, B, upper=bool(upper), unit=bool(unitriangular))
+    input, B = _batch_pair(input, B, "solve_triangular")
+    return apply(ops.solve_triangular, input, B, upper=bool(upper), unit=bool(unitriangular))
 
 
-def cholesky(A, *, upper: bool = False) -> Tensor:
+def cholesky(input, *, upper: bool = False) -> Tensor:
     """Lower (or upper, L^H) Cholesky factor of each symmetric (complex: Hermitian)
     positive-definite matrix; otherwise `LinAlgError` naming the order of the leading minor
     that is not positive-definite."""
-    L = apply1(ops.cholesky, _square(A, "cholesky", complex_ok=True))
+    L = apply1(ops.cholesky, _square(input, "cholesky", complex_ok=True))
     return _mH(L) if upper else L
 
 
-def cholesky_solve(B, L, upper: bool = False) -> Tensor:
+def cholesky_solve(input, input2, upper: bool = False) -> Tensor:
     """X with (L L^H) X = B, given the Cholesky factor L (`torch.cholesky_solve`)."""
-    L = _square(L, "cholesky_solve", complex_ok=True)
-    B = _matrix(B, "cholesky_solve", complex_ok=True, half_ok=True)
+    input2 = _square(input2, "cholesky_solve", complex_ok=True)
+    input = _matrix(input, "cholesky_solve", complex_ok=True, half_ok=True)
     if upper:
-        L = _mH(L)
-    Y = solve_triangular(L, B, upper=False)
-    return solve_triangular(_mH(L), Y, upper=True)
+        input2 = _mH(input2)
+    Y = solve_triangular(input2, input, upper=False)
+    return solve_triangular(_mH(input2), Y, upper=True)
 
 
 # ---------------------------------------------------------------- factorisations
@@ -254,19 +257,19 @@ def qr(A, mode: str = "reduced"):
     return qr_result(Q, R)
 
 
-def eigh(A, UPLO: str = "L"):
+def eigh(input, UPLO: str = "L"):
     """(eigenvalues ascending, real; eigenvectors as columns) of each symmetric (complex:
     Hermitian) matrix, read from its lower (UPLO='L') or upper triangle as PyTorch reads it;
     each eigenvector's largest-magnitude entry is made positive (complex: real and positive,
     the phase being free). The gradient reaching A is PyTorch's symmetric one."""
     if UPLO not in ("L", "U"):
         raise ArgumentError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    A = _square(A, "eigh", complex_ok=True)
-    n = A.shape[-1]
-    A = _from_triangle(A, UPLO)
-    P = apply1(ops.eigh, A)
-    w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
-    if A.dtype.kind == "c":  # packed as complex: the eigenvalues are real
+    input = _square(input, "eigh", complex_ok=True)
+    n = input.shape[-1]
+    input = _from_triangle(input, UPLO)
+    P = apply1(ops.eigh, input)
+    w = _reshape(_slice(P, slice(0, 1)), input.shape[:-2] + (n,))
+    if input.dtype.kind == "c":  # packed as complex: the eigenvalues are real
         w = apply1(ops.real, w)
     return eigh_result(w.contiguous(), _slice(P, slice(1, n + 1)))  # row-major, as torch's
 
@@ -306,34 +309,52 @@ def _from_triangle(A: Tensor, uplo: str) -> Tensor:
 eig_result = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
 
-def eig(A):
+def eig(input):
     """(eigenvalues, eigenvectors) of a general square matrix, complex (complex64 for
     float32), in LAPACK's order as PyTorch's; A = V diag(w) V^-1. Each eigenvector has unit
     norm and, as its phase is free, its largest-magnitude entry real and positive: the same
     vectors as PyTorch's up to that phase, and differentiable for any loss (PyTorch refuses a
     loss that depends on the phase; for one that does not, the gradients agree)."""
-    A = _square(A, "eig", complex_ok=True)
-    n = A.shape[-1]
-    P = apply1(ops.eig, A)
-    w = _reshape(_slice(P, slice(0, 1)), A.shape[:-2] + (n,))
+    input = _square(input, "eig", complex_ok=True)
+    n = input.shape[-1]
+    P = apply1(ops.eig, input)
+    w = _reshape(_slice(P, slice(0, 1)), input.shape[:-2] + (n,))
     return eig_result(w.contiguous(), _slice(P, slice(1, n + 1)))  # row-major, as torch's
 
 
-def eigvals(A) -> Tensor:
+def eigvals(input) -> Tensor:
     """The eigenvalues of a general square matrix, complex, in LAPACK's order (`eig`'s)."""
-    return eig(A).eigenvalues
+    return eig(input).eigenvalues
 
 
-def eigvalsh(A, UPLO: str = "L") -> Tensor:
+def eigvalsh(input, UPLO: str = "L") -> Tensor:
     """Eigenvalues of each symmetric matrix, ascending."""
-    return eigh(A, UPLO).eigenvalues
+    return eigh(input, UPLO).eigenvalues
 
 
-def svd(A, full_matrices: bool = True):
+def _old_tolerance(name: str, arg: str, value, atol, rtol, absolute: bool):
+    """(atol, rtol) from PyTorch's older single tolerance (`tol`/`rcond`), which excludes
+    the newer keywords."""
+    if value is None:
+        return atol, rtol
+    if atol is not None or rtol is not None:
+        raise TypeError(f"linalg.{name}: `{arg}` cannot be combined with atol= or rtol=")
+    return (value, 0.0) if absolute else (0.0, value)
+
+
+def _no_driver(name: str, driver) -> None:
+    if driver is not None:
+        raise RuntimeError(f"linalg.{name}: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend; on the CPU it must be None")
+
+
+def svd(A, full_matrices: bool = True, *, driver=None):
     """(U, S, Vh) with A = U diag(S) Vh, S descending; each column of U has its
     largest-magnitude entry positive (complex: real and positive, V's columns taking the
     same phases). With `full_matrices` U and Vh are completed to square orthogonal (unitary)
-    matrices; as in PyTorch, the completing columns carry no gradient."""
+    matrices; as in PyTorch, the completing columns carry no gradient. `driver` is CUDA's
+    (None here, as on PyTorch's CPU)."""
+    _no_driver("svd", driver)
     A = _matrix(A, "svd", complex_ok=True)
     rows, cols = A.shape[-2:]
     k = min(rows, cols)
@@ -355,21 +376,25 @@ def svd(A, full_matrices: bool = True):
     return svd_result(U, S, Vh)
 
 
-def svdvals(A) -> Tensor:
+def svdvals(A, *, driver=None) -> Tensor:
     """Singular values, descending."""
+    _no_driver("svdvals", driver)
     return svd(A, full_matrices=False).S
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def pinv(input, rcond=None, hermitian: bool = False, *, atol=None,  # noqa: A002
+         rtol=None) -> Tensor:
     """Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as
-    zero (rtol defaults to max(m, n) * eps, as in PyTorch). The gradient assumes the rank
-    does not change nearby (Golub and Pereyra). Complex input too (V S^+ U^H)."""
-    A = _matrix(A, "pinv", complex_ok=True)
-    return apply(ops.pinv, A, atol=None if atol is None else float(atol),
+    zero (rtol defaults to max(m, n) * eps, as in PyTorch; the older `rcond` is rtol with
+    atol=0). The gradient assumes the rank does not change nearby (Golub and Pereyra).
+    Complex input too (V S^+ U^H)."""
+    atol, rtol = _old_tolerance("pinv", "rcond", rcond, atol, rtol, absolute=False)
+    input = _matrix(input, "pinv", complex_ok=True)
+    return apply(ops.pinv, input, atol=None if atol is None else float(atol),
                  rtol=None if rtol is None else float(rtol))
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None):
     """Least-squares solution of A X = B, as PyTorch's named tuple (solution, residuals,
     rank, singular_values); as on PyTorch's CPU, the default driver 'gelsy' leaves residuals
     and singular values empty, 'gelsd'/'gelss' compute them (residuals when m > n and A has
@@ -377,23 +402,23 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise ArgumentError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
                             f"gelsd, gelss), got {driver!r}")
-    A = _matrix(A, "lstsq", complex_ok=True)
-    B = _float(B, "lstsq", complex_ok=True, half_ok=True)
-    A, B = _promote(A, B)
-    vector = B.ndim == A.ndim - 1
+    input = _matrix(input, "lstsq", complex_ok=True)
+    b = _float(b, "lstsq", complex_ok=True, half_ok=True)
+    input, b = _promote(input, b)
+    vector = b.ndim == input.ndim - 1
     if vector:
-        B = _reshape(B, B.shape + (1,))
-    if B.shape[-2] != A.shape[-2]:
+        b = _reshape(b, b.shape + (1,))
+    if b.shape[-2] != input.shape[-2]:
         raise LinAlgShapeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got "
-                               f"A of shape {A.shape} and B of shape {B.shape}")
-    A0 = A  # rank and singular values have A's own batch shape, as in PyTorch
-    A, B = _batch_pair(A, B, "lstsq")
+                               f"A of shape {input.shape} and B of shape {b.shape}")
+    A0 = input  # rank and singular values have A's own batch shape, as in PyTorch
+    input, b = _batch_pair(input, b, "lstsq")
     rtol = None if rcond is None else float(rcond)
-    X = pinv(A, rtol=rtol)
-    X = apply(ops.matmul, X, B)
+    X = pinv(input, rtol=rtol)
+    X = apply(ops.matmul, X, b)
     rank = matrix_rank(A0, rtol=rtol)
-    rows, cols = A.shape[-2:]
-    empty = Tensor(np.zeros((0,), np.finfo(A.dtype).dtype))  # real, complex A too
+    rows, cols = input.shape[-2:]
+    empty = Tensor(np.zeros((0,), np.finfo(input.dtype).dtype))  # real, complex A too
     residuals, sv = empty, empty
     if driver in ("gelsd", "gelss"):
         sv = svdvals(A0)
@@ -401,7 +426,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
                 rank, f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
                 "use the default driver and compute the residuals from the solution")
                 == cols)):
-            r = apply(ops.matmul, A, X) - B
+            r = apply(ops.matmul, input, X) - b
             if r.dtype.kind == "c":  # |r|^2, real as in PyTorch
                 r = apply1(ops.cabs, r)
             residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
@@ -412,20 +437,20 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # ---------------------------------------------------------------- norms
 
-@float16_in_float32("x")
-def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+@float16_in_float32("input")
+def vector_norm(input, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """(sum |x|^ord)^(1/ord) over `dim` (all by default); inf/-inf max/min |x|; 0 counts."""
-    return _norms.vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    return _norms.vector_norm(input, ord, dim, keepdim, dtype=dtype)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """'fro', 'nuc', 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column
     sum of |A|), inf / -inf (max / min row sum) over the two dims `dim`."""
-    A = _t(A)
-    _norms.check_norm_dtype(A, dtype, "matrix_norm")
+    input = _t(input)
+    _norms.check_norm_dtype(input, dtype, "matrix_norm")
     if ord in ("nuc", 2, -2):  # these need an SVD: no float16, as torch
-        _float(A, "matrix_norm", complex_ok=True)
-    return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+        _float(input, "matrix_norm", complex_ok=True)
+    return _matrix_norm(input, ord, dim, keepdim, dtype=dtype)
 
 
 @float16_in_float32("A")
@@ -471,49 +496,49 @@ def _empty_max(x: Tensor) -> Tensor:
     return Tensor(np.zeros(x.shape[:-1], x.dtype))
 
 
-def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
+def norm(input, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
     """`vector_norm` for one dim (or a flattened tensor when ord and dim are None),
     `matrix_norm` for two dims or a string ord."""
-    A = _float(A, "norm", complex_ok=True, half_ok=True)
+    input = _float(input, "norm", complex_ok=True, half_ok=True)
     if dim is None and ord is None:
-        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        return vector_norm(input, 2, None, keepdim, dtype=dtype)
     if isinstance(dim, int):
         dim = (dim,)
     if dim is None:
-        if A.ndim == 2:
+        if input.ndim == 2:
             dim = (-2, -1)
-        elif A.ndim == 1:
+        elif input.ndim == 1:
             dim = (-1,)
         else:
             raise LinAlgShapeError(f"linalg.norm: if dim=None, the input must be 1-D or 2-D when "
-                                   f"ord is given, got shape {A.shape}")
+                                   f"ord is given, got shape {input.shape}")
     if len(dim) == 2 or isinstance(ord, str):
-        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 # ---------------------------------------------------------------- products and powers
 
-def matrix_power(A, n: int) -> Tensor:
+def matrix_power(input, n: int) -> Tensor:
     """A^n by repeated squaring; n = 0 gives the identity, n < 0 powers of inv(A) (floating
     A only; integer matrices take n >= 0, as in PyTorch)."""
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     n = int(n)
-    A = _t(A)
-    if A.dtype.kind not in "iu" or n < 0:  # integer matrices: non-negative powers, as torch
-        A = _square(A, "matrix_power", complex_ok=True, half_ok=True)
-    elif A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+    input = _t(input)
+    if input.dtype.kind not in "iu" or n < 0:  # integer matrices: non-negative powers, as torch
+        input = _square(input, "matrix_power", complex_ok=True, half_ok=True)
+    elif input.ndim < 2 or input.shape[-1] != input.shape[-2]:
         raise LinAlgShapeError(f"linalg.matrix_power: A must be batches of square matrices, "
-                               f"got shape {A.shape}")
+                               f"got shape {input.shape}")
     if n == 0:  # the identity, still on A's graph with a zero gradient, as torch's
-        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape).copy()
-        return apply(ops.where, np.ones(A.shape, dtype=bool), eye, A)
+        eye = np.broadcast_to(np.eye(input.shape[-1], dtype=input.dtype), input.shape).copy()
+        return apply(ops.where, np.ones(input.shape, dtype=bool), eye, input)
     if n < 0:
-        A = inv(A)
+        input = inv(input)
         n = -n
     result = None
-    base = A
+    base = input
     while n:
         if n & 1:
             result = base if result is None else apply(ops.matmul, result, base)
@@ -523,11 +548,11 @@ def matrix_power(A, n: int) -> Tensor:
     return result
 
 
-@float16_in_float32("A")
-def matrix_exp(A) -> Tensor:
+@float16_in_float32("input")
+def matrix_exp(input) -> Tensor:
     """exp(A) for each square matrix (scaling and squaring; SciPy's expm when installed);
     float16 runs in float32 and comes back as float16, as torch's."""
-    return apply1(ops.matrix_exp, _square(A, "matrix_exp", complex_ok=True))
+    return apply1(ops.matrix_exp, _square(input, "matrix_exp", complex_ok=True))
 
 
 def cross(input, other, *, dim: int = -1) -> Tensor:  # noqa: A002
@@ -614,15 +639,15 @@ def _chain_order(dims):
     return split
 
 
-def trace(A, offset: int = 0) -> Tensor:
+def trace(input, offset: int = 0) -> Tensor:
     """Sum of the diagonal of each matrix (the last two dims)."""
     from .api.indexing import diagonal
-    A = _t(A)
-    if A.ndim < 2:
-        raise LinAlgShapeError(f"trace: expected a matrix, got shape {A.shape}")
-    if A.dtype.kind in "biu":
-        A = A.to(np.int64)
-    d = diagonal(A, offset, -2, -1)
+    input = _t(input)
+    if input.ndim < 2:
+        raise LinAlgShapeError(f"trace: expected a matrix, got shape {input.shape}")
+    if input.dtype.kind in "biu":
+        input = input.to(np.int64)
+    d = diagonal(input, offset, -2, -1)
     return apply(ops.sum, d, axis=-1, keepdims=False)
 
 
@@ -895,11 +920,11 @@ def inv_ex(A, *, check_errors: bool = False):
     return inv_ex_result(*_ex(inv, A, check_errors, _getrf_info, "inv_ex"))
 
 
-def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):
+def cholesky_ex(input, *, upper: bool = False, check_errors: bool = False):
     """(L, info): `cholesky` that reports a matrix that is not positive-definite in `info`
     (the order of its first failing leading minor, nan factor) instead of raising."""
-    A = _square(A, "cholesky_ex", complex_ok=True)
-    return cholesky_ex_result(*_ex(lambda a: cholesky(a, upper=upper), A, check_errors,
+    input = _square(input, "cholesky_ex", complex_ok=True)
+    return cholesky_ex_result(*_ex(lambda a: cholesky(a, upper=upper), input, check_errors,
                                    _potrf_info, "cholesky_ex"))
 
 
@@ -915,26 +940,26 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
 
 # ---------------------------------------------------------------- more torch.linalg names
 
-def cond(A, p=None) -> Tensor:
+def cond(input, p=None) -> Tensor:
     """The condition number: largest / smallest singular value for p None or 2 (-2: the
     inverse), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A ('fro', 'nuc',
     inf, -inf, 1, -1), inf for a singular matrix there, as `torch.linalg.cond`."""
     from .api.elementwise import where
     if p in ("fro", "nuc"):
-        A = _square(A, f"cond(ord={p})", complex_ok=True)
+        input = _square(input, f"cond(ord={p})", complex_ok=True)
     elif p not in (None, 2, -2, math.inf, -math.inf, 1, -1):
         raise LinAlgValueError(f"linalg.cond: got an invalid norm type: {p!r}")
-    A = _matrix(A, "cond", complex_ok=True)
-    if A.numel() == 0:  # no matrices, or 0 x 0 / empty ones: 0, unrecorded (as torch)
-        return Tensor(np.zeros(A.shape[:-2], np.finfo(A.dtype).dtype))
+    input = _matrix(input, "cond", complex_ok=True)
+    if input.numel() == 0:  # no matrices, or 0 x 0 / empty ones: 0, unrecorded (as torch)
+        return Tensor(np.zeros(input.shape[:-2], np.finfo(input.dtype).dtype))
     if p in (None, 2, -2):
-        S = svdvals(A)
+        S = svdvals(input)
         big = apply(ops.getitem, S, idx=(Ellipsis, 0))
         small = apply(ops.getitem, S, idx=(Ellipsis, -1))
         return big / small if p in (None, 2) else small / big
-    A = _square(A, f"cond(ord={p})", complex_ok=True)
-    Ainv, info = inv_ex(A)
-    r = matrix_norm(A, p) * matrix_norm(where(Ainv == Ainv, Ainv, 0.0), p)
+    input = _square(input, f"cond(ord={p})", complex_ok=True)
+    Ainv, info = inv_ex(input)
+    r = matrix_norm(input, p) * matrix_norm(where(Ainv == Ainv, Ainv, 0.0), p)
     return where(info > 0, math.inf, r)
 
 
@@ -986,56 +1011,59 @@ def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
     return cumprod(apply(ops.cat, ones, _expand(col, x.shape + (int(N) - 1,)), axis=-1), -1)
 
 
-def tensorinv(A, ind: int = 2) -> Tensor:
+def tensorinv(input, ind: int = 2) -> Tensor:
     """The inverse of A seen as a linear map from its last dims to its first `ind` dims (the
     result maps back: shape A.shape[ind:] + A.shape[:ind])."""
-    A = _float(A, "tensorinv", True)
+    input = _float(input, "tensorinv", True)
     if not isinstance(ind, (int, np.integer)) or ind <= 0:
         raise LinAlgValueError(f"linalg.tensorinv: ind must be a positive int, got {ind!r}")
-    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    rows, cols = math.prod(input.shape[:ind]), math.prod(input.shape[ind:])
     if rows != cols:
         raise LinAlgShapeError(f"linalg.tensorinv: prod(A.shape[ind:]) must equal "
-                               f"prod(A.shape[:ind]), got {cols} != {rows} for shape {A.shape}"
+                               f"prod(A.shape[:ind]), got {cols} != {rows} for shape {input.shape}"
                                f" and ind={ind}")
-    return _reshape(inv(_reshape(A, (rows, rows))), A.shape[ind:] + A.shape[:ind])
+    return _reshape(inv(_reshape(input, (rows, rows))), input.shape[ind:] + input.shape[:ind])
 
 
-def tensorsolve(A, B, dims=None) -> Tensor:
+def tensorsolve(input, other, dims=None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B: the dims `dims` of A moved to the end first, A's
     leading dims are B's shape and its trailing dims X's."""
-    A, B = _float(A, "tensorsolve", True), _float(B, "tensorsolve", True)
+    input, other = _float(input, "tensorsolve", True), _float(other, "tensorsolve", True)
     if dims is not None:
-        d = [int(k) % A.ndim for k in dims]
-        A = apply(ops.permute, A, axes=tuple(k for k in range(A.ndim) if k not in d) + tuple(d))
-    rows, cols = math.prod(A.shape[:B.ndim]), math.prod(A.shape[B.ndim:])
-    if A.shape[:B.ndim] != B.shape or rows != cols:
+        d = [int(k) % input.ndim for k in dims]
+        rest = tuple(k for k in range(input.ndim) if k not in d)
+        input = apply(ops.permute, input, axes=rest + tuple(d))
+    rows, cols = math.prod(input.shape[:other.ndim]), math.prod(input.shape[other.ndim:])
+    if input.shape[:other.ndim] != other.shape or rows != cols:
         raise LinAlgShapeError(f"linalg.tensorsolve: A's leading dims must be B's shape "
-                               f"{B.shape} and hold as many elements as its trailing ones, got "
-                               f"A of shape {A.shape}")
-    A, B = _promote(A, B)
-    X = solve(_reshape(A, (rows, cols)), _reshape(B, (rows,)))
-    return _reshape(X, A.shape[B.ndim:])
+                               f"{other.shape} and hold as many elements as its trailing ones, got "
+                               f"A of shape {input.shape}")
+    input, other = _promote(input, other)
+    X = solve(_reshape(input, (rows, cols)), _reshape(other, (rows,)))
+    return _reshape(X, input.shape[other.ndim:])
 
 
-def householder_product(A, tau) -> Tensor:
+def householder_product(input, tau) -> Tensor:
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i column i of
     A below the diagonal and a 1 on it (geqrf's reflectors), as
     `torch.linalg.householder_product`; a composition, differentiable in A and tau."""
-    A, tau = _matrix(A, "householder_product", True), _float(tau, "householder_product", True)
-    m, n = A.shape[-2:]
+    input = _matrix(input, "householder_product", True)
+    tau = _float(tau, "householder_product", True)
+    m, n = input.shape[-2:]
     if m < n:
         raise LinAlgShapeError(f"linalg.householder_product: A must have at least as many rows "
-                               f"as columns, got shape {A.shape}")
-    if tau.ndim < 1 or tau.shape[-1] > n or tau.shape[:-1] != A.shape[:-2]:
+                               f"as columns, got shape {input.shape}")
+    if tau.ndim < 1 or tau.shape[-1] > n or tau.shape[:-1] != input.shape[:-2]:
         raise LinAlgShapeError(f"linalg.householder_product: tau of shape {tau.shape} does not "
-                               f"fit A of shape {A.shape} (batch {A.shape[:-2]}, at most {n})")
-    if tau.dtype != A.dtype:
+                               f"fit A of shape {input.shape} (batch {input.shape[:-2]}, "
+                               f"at most {n})")
+    if tau.dtype != input.dtype:
         raise LinAlgDtypeError(f"linalg.householder_product: tau dtype {tau.dtype} does not "
-                               f"match A's {A.dtype}")
+                               f"match A's {input.dtype}")
     if tau.shape[-1] == 0:  # no reflectors: the identity, batched, on A's graph (as torch)
-        eye = np.broadcast_to(np.eye(m, n, dtype=A.dtype), A.shape).copy()
-        return apply(ops.where, np.ones(A.shape, dtype=bool), eye, A)
-    return _apply_reflectors(A, tau, Tensor(np.eye(m, n, dtype=A.dtype)), left=True,
+        eye = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
+        return apply(ops.where, np.ones(input.shape, dtype=bool), eye, input)
+    return _apply_reflectors(input, tau, Tensor(np.eye(m, n, dtype=input.dtype)), left=True,
                              transpose=False)
 
 

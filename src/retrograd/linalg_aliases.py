@@ -147,24 +147,24 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True,  # noqa: N803 - PyTo
     return lu_unpack_result(P, L, U)
 
 
-def lu_solve(b, LU_data, LU_pivots) -> Tensor:  # noqa: N803 - PyTorch's names
+def lu_solve(input, LU_data, LU_pivots) -> Tensor:  # noqa: N803 - PyTorch's names
     """X with A X = b from A's `lu_factor`, b first as in `torch.lu_solve`
     (`rg.linalg.lu_solve(LU, pivots, b)`)."""
-    return _la.lu_solve(LU_data, LU_pivots, b)
+    return _la.lu_solve(LU_data, LU_pivots, input)
 
 
-def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
+def triangular_solve(input, A, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False):
     """(solution, cloned_coefficient): X with op(A) X = b for triangular A (upper by
     default; A^T with `transpose`), and A itself (broadcast to the batch), as
     `torch.triangular_solve`."""
     A = _la._square(A, "triangular_solve", complex_ok=True)
-    b = _la._matrix(b, "triangular_solve", complex_ok=True)
-    A, b = _la._batch_pair(A, b, "triangular_solve")
+    input = _la._matrix(input, "triangular_solve", complex_ok=True)
+    A, input = _la._batch_pair(A, input, "triangular_solve")
     if transpose:
-        X = _la.solve_triangular(_la._mT(A), b, upper=not upper, unitriangular=unitriangular)
+        X = _la.solve_triangular(_la._mT(A), input, upper=not upper, unitriangular=unitriangular)
     else:
-        X = _la.solve_triangular(A, b, upper=upper, unitriangular=unitriangular)
+        X = _la.solve_triangular(A, input, upper=upper, unitriangular=unitriangular)
     return triangular_solve_result(X, A.clone())
 
 

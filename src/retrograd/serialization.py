@@ -154,15 +154,18 @@ def _umask() -> int:
     return mask
 
 
-def save(obj: Any, path, pickle_module=None, pickle_protocol: int = 2,
-         _use_new_zipfile_serialization: bool = True) -> None:
+def save(obj: Any, path=None, pickle_module=None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
+         *, f=None) -> None:
     """Write `obj` (e.g. a `state_dict()`) to exactly `path` (no suffix is added).
 
     The file is written to a temporary name beside `path` and renamed, so an
     interrupted save never leaves a half-written checkpoint. `path` may also be
     a writable binary file object. PyTorch's pickle arguments are accepted for its
-    call spellings; a `pickle_module` is refused, as nothing here is pickled.
+    call spellings (`f=` names the file, as there); a `pickle_module` is refused, as
+    nothing here is pickled.
     """
+    path = _the_file("save", path, f)
     _no_pickle("save", pickle_module)
     enc = _Encoder()
     tree = enc.encode(obj)
@@ -316,8 +319,18 @@ def _no_pickle(fn: str, pickle_module) -> None:
                         "no pickle (only JSON and raw array bytes)")
 
 
-def load(path, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
-         mmap: bool | None = None, **pickle_load_args) -> Any:
+def _the_file(fn: str, path, f):
+    """The file a call names, positionally or as PyTorch's `f=`."""
+    if path is None and f is None:
+        raise TypeError(f"rg.{fn}() missing 1 required argument: 'f' (the file)")
+    if path is not None and f is not None:
+        raise TypeError(f"rg.{fn}() got the file twice (positionally and as f=)")
+    return f if path is None else path
+
+
+def load(path=None, map_location=None, pickle_module=None, *,
+         weights_only: bool | None = None, mmap: bool | None = None, f=None,
+         **pickle_load_args) -> Any:
     """Read a checkpoint written by `rg.save`; arrays saved as Tensors come back as Tensors,
     on the host or, with `map_location` ("cpu", "cuda:0"), on that device.
 
@@ -328,6 +341,7 @@ def load(path, map_location=None, pickle_module=None, *, weights_only: bool | No
     for anything that is not an intact retrograd checkpoint, and the usual
     `FileNotFoundError`/`PermissionError` when the file cannot be opened.
     """
+    path = _the_file("load", path, f)
     _no_pickle("load", pickle_module)
     if pickle_load_args:
         raise TypeError(f"rg.load(): unexpected keyword argument {next(iter(pickle_load_args))!r}"

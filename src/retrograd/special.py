@@ -168,13 +168,13 @@ def log_softmax(input, dim: int, *, dtype=None) -> Tensor:
     return _log_softmax(x if dtype is None else x.to(dtype), dim)
 
 
-def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None, b=None) -> Tensor:
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None, b=None) -> Tensor:
     """log(sum(exp(x))) over `dim` (all by default), without overflow. SciPy's `b=` weights
     the terms, log(sum(b * exp(x))), and is differentiable too; a negative weight gives NaN
     (SciPy's result without `return_sign`)."""
     if b is not None:
-        x = _t(x) + _t(b).log()
-    return _logsumexp(x, dim, keepdim, axis=axis, keepdims=keepdims)
+        input = _t(input) + _t(b).log()
+    return _logsumexp(input, dim, keepdim, axis=axis, keepdims=keepdims)
 
 
 # SciPy's names that HIPS autograd and JAX users reach for (`scipy.special.gamma`, `beta`,

@@ -22,93 +22,93 @@ def _floating(x) -> Tensor:
     return x if x.data.dtype.kind in "fc" else x.to(get_default_dtype())
 
 
-def exp(x) -> Tensor:
+def exp(input) -> Tensor:
     """e**x element-wise (integers become the default float). Like `torch.exp`:
     `rg.exp(rg.tensor([0.0, 1.0]))` is `tensor([1., 2.7183])`."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.exp, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.exp, input)
 
 
-def log(x) -> Tensor:
+def log(input) -> Tensor:
     """Natural logarithm element-wise (`-inf` at 0, `nan` below). Like `torch.log`."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.log, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.log, input)
 
 
-def log1p(x) -> Tensor:
+def log1p(input) -> Tensor:
     """log(1 + x), accurate near 0. Like `torch.log1p`: `rg.log1p(rg.tensor(1e-8))` is 1e-08."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.log1p, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.log1p, input)
 
 
-def sqrt(x) -> Tensor:
+def sqrt(input) -> Tensor:
     """Square root element-wise; its derivative at 0 is inf, as in PyTorch. Like `torch.sqrt`."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.sqrt, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.sqrt, input)
 
 
-def abs(x) -> Tensor:  # noqa: A001 - the NumPy/PyTorch name
+def abs(input) -> Tensor:  # noqa: A001 - the NumPy/PyTorch name
     """|x|; of complex data the (real) modulus, except under a complex-step gradient check,
     where the real op refuses complex data (it is not analytic)."""
-    x = x if x.__class__ is Tensor else _t(x)
-    if x.data.dtype.kind == "c" and not _state.complex_step:
-        return apply1(ops.cabs, x)
-    return apply1(ops.abs, x)
+    input = input if input.__class__ is Tensor else _t(input)
+    if input.data.dtype.kind == "c" and not _state.complex_step:
+        return apply1(ops.cabs, input)
+    return apply1(ops.abs, input)
 
 
-def sin(x) -> Tensor:
+def sin(input) -> Tensor:
     """Sine element-wise (radians). Like `torch.sin`; d/dx is `cos(x)`."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.sin, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.sin, input)
 
 
-def cos(x) -> Tensor:
+def cos(input) -> Tensor:
     """Cosine element-wise (radians). Like `torch.cos`; d/dx is `-sin(x)`."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.cos, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.cos, input)
 
 
-def tan(x) -> Tensor:
+def tan(input) -> Tensor:
     """Tangent element-wise (radians). Like `torch.tan`; d/dx is `1 + tan(x)**2`."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.tan, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.tan, input)
 
 
-def tanh(x) -> Tensor:
+def tanh(input) -> Tensor:
     """Hyperbolic tangent element-wise. Like `torch.tanh`; d/dx is `1 - tanh(x)**2`."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.tanh, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.tanh, input)
 
 
-def sigmoid(x) -> Tensor:
+def sigmoid(input) -> Tensor:
     """The logistic function 1 / (1 + e**-x), computed without overflow. Like
     `torch.sigmoid` (`scipy.special.expit`): `rg.sigmoid(rg.tensor(0.0))` is 0.5."""
-    if x.__class__ is not Tensor or x.data.dtype.kind not in "fc":
-        x = _floating(x)
-    return apply1(ops.sigmoid, x)
+    if input.__class__ is not Tensor or input.data.dtype.kind not in "fc":
+        input = _floating(input)
+    return apply1(ops.sigmoid, input)
 
 
-def relu(x) -> Tensor:
+def relu(input) -> Tensor:
     """max(x, 0) element-wise, with derivative 0 at 0 (PyTorch's choice). Like `torch.relu`:
     `rg.relu(rg.tensor([-1.0, 2.0]))` is `tensor([0., 2.])`."""
-    return apply1(ops.relu, x if x.__class__ is Tensor else _t(x))
+    return apply1(ops.relu, input if input.__class__ is Tensor else _t(input))
 
 
-def sign(x) -> Tensor:
+def sign(input) -> Tensor:
     """-1, 0 or 1 element-wise; its derivative is 0. Like `torch.sign` (of a bool tensor,
     a copy of it)."""
-    x = x if x.__class__ is Tensor else _t(x)
-    if x.data.dtype == np.bool_:
-        return x.clone()
-    return apply1(ops.sign, x)
+    input = input if input.__class__ is Tensor else _t(input)
+    if input.data.dtype == np.bool_:
+        return input.clone()
+    return apply1(ops.sign, input)
 
 
 def maximum(input, other) -> Tensor:  # noqa: A002 - PyTorch's names

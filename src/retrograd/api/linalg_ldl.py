@@ -77,14 +77,14 @@ def _result(array: np.ndarray, ref: Tensor, name: str, inputs: tuple) -> Tensor:
     return no_derivative(Tensor._wrap(devices.like(array, ref.data)), name, inputs)
 
 
-def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False
+def ldl_factor_ex(input, *, hermitian: bool = False, check_errors: bool = False
                   ) -> ldl_factor_ex_result:
     """(LD, pivots, info): the compact LDL^T factorisation of the symmetric (Hermitian with
     `hermitian=True`) matrices A, batched; LAPACK's sytrf/hetrf, as `torch.linalg.
     ldl_factor_ex`. A zero pivot is reported in `info` (int32, A's batch shape), raised as
     LinAlgError only with `check_errors`."""
-    A = _matrices(A, "ldl_factor_ex")
-    a = devices.host(values_of(A, "linalg.ldl_factor_ex()", "factorise outside the function"))
+    input = _matrices(input, "ldl_factor_ex")
+    a = devices.host(values_of(input, "linalg.ldl_factor_ex()", "factorise outside the function"))
     n = a.shape[-1]
     batch = a.shape[:-2]
     LD = np.zeros(a.shape, dtype=a.dtype)
@@ -107,17 +107,17 @@ def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False
                           f"completed because D[{int(info[tuple(where)]) - 1}, "
                           f"{int(info[tuple(where)]) - 1}] is exactly zero (the matrix is "
                           "singular)")
-    return ldl_factor_ex_result(_result(LD, A, "linalg_ldl_factor_ex", (A,)),
-                                Tensor._wrap(devices.like(pivots, A.data)),
-                                Tensor._wrap(devices.like(info, A.data)))
+    return ldl_factor_ex_result(_result(LD, input, "linalg_ldl_factor_ex", (input,)),
+                                Tensor._wrap(devices.like(pivots, input.data)),
+                                Tensor._wrap(devices.like(info, input.data)))
 
 
-def ldl_factor(A, *, hermitian: bool = False) -> ldl_factor_result:
+def ldl_factor(input, *, hermitian: bool = False) -> ldl_factor_result:
     """(LD, pivots): the compact LDL^T factorisation of the symmetric (Hermitian with
     `hermitian=True`) matrices A, as `torch.linalg.ldl_factor`; a matrix with an exactly
     zero pivot raises LinAlgError (a RuntimeError)."""
-    A = _matrices(A, "ldl_factor")
-    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    input = _matrices(input, "ldl_factor")
+    LD, pivots, info = ldl_factor_ex(input, hermitian=hermitian)
     if devices.host(info.data).any():
         bad = devices.host(info.data)
         k = int(bad[np.nonzero(bad)][0])

@@ -245,9 +245,9 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
     return _reduce(loss, reduction)
 
 
-def one_hot(tensor, num_classes: int = -1) -> Tensor:
+def one_hot(input, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 with a 1 at each class index; num_classes=-1: max + 1."""
-    y = _t(tensor)
+    y = _t(input)
     if y.dtype != np.int64:
         raise ArgumentTypeError(f"one_hot is only applicable to index tensor of type LongTensor "
                                 f"(int64), got {y.dtype}; convert it with .long()")

@@ -423,19 +423,44 @@ def pdist(input, p: float = 2.0) -> Tensor:
     return (dist + sum((mag - mag.detach()) * tied, -1, keepdim=True)).reshape(-1)
 
 
-def cdist(x1, x2, p: float = 2.0) -> Tensor:
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M):
-    (..., P, R). The gradient at a zero distance is 0, as in PyTorch."""
+    (..., P, R). The gradient at a zero distance is 0, as in PyTorch. For p = 2 with more
+    than 25 rows on either side (or `compute_mode='use_mm_for_euclid_dist'`) the distances
+    come from one product, |a|^2 - 2 a.b + |b|^2, as PyTorch computes them: faster, and
+    with PyTorch's rounding (less accurate for near points)."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     a, b = _t(x1), _t(x2)
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
         raise ArgumentError(f"cdist: x1 (..., P, M) and x2 (..., R, M) need at least 2 dims and "
                             f"the same M; got shapes {a.shape} and {b.shape}")
     if p < 0:
         raise ArgumentError(f"cdist: p must be non-negative, got {p}")
-    diff = a.unsqueeze(-2) - b.unsqueeze(-3)
-    if a.shape[-1] == 0:  # no features: every distance is 0, for every p (as torch)
-        return _abs(diff).sum(-1)
-    return vector_norm(diff, p, -1)
+    if a.shape[-1] == 0 or a.shape[-2] == 0 or b.shape[-2] == 0:
+        # no features: every distance is 0, for every p (as torch)
+        return _abs(a.unsqueeze(-2) - b.unsqueeze(-3)).sum(-1)
+    mode = _CDIST_MODES.index(compute_mode)
+    if p == 2 and (mode == 1 or (mode == 0 and (a.shape[-2] > 25 or b.shape[-2] > 25))):
+        return _euclidean_by_product(a, b)
+    return vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, -1)
+
+
+def _euclidean_by_product(a: Tensor, b: Tensor) -> Tensor:
+    """sqrt(max(|a|^2 - 2 a.b + |b|^2, 0)) from one (padded) product, PyTorch's terms in its
+    order; the gradient at a zero distance is 0."""
+    na, nb = sum(a * a, -1, keepdim=True), sum(b * b, -1, keepdim=True)
+    ones_a, ones_b = Tensor(np.ones(na.shape, na.dtype)), Tensor(np.ones(nb.shape, nb.dtype))
+    left = apply(ops.cat, a * -2.0, na, ones_a, axis=-1)
+    right = apply(ops.cat, b, ones_b, nb, axis=-1)
+    sq = left @ right.mT
+    positive = sq > 0
+    return where(positive, sqrt(where(positive, sq, 1.0)), 0.0)
 
 
 # ---------------------------------------------------------------- instance and response norms

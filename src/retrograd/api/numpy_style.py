@@ -61,16 +61,18 @@ def _floating(x: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------- shapes
 
-def swapaxes(a, axis1: int, axis2: int) -> Tensor:
-    """`a` with two axes interchanged (a view-like transpose)."""
-    x = _t(a)
+def swapaxes(input, axis0: int, axis1: int) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`input` with two axes interchanged (a view-like transpose). Like `torch.swapaxes`."""
+    x = _t(input)
     if x.ndim == 0:
-        return transpose(x, axis1, axis2)  # dims 0 and -1 of a 0-d tensor, as PyTorch
-    return transpose(x, _axis(axis1, x.ndim, "swapaxes", "axis1"),
-                     _axis(axis2, x.ndim, "swapaxes", "axis2"))
+        return transpose(x, axis0, axis1)  # dims 0 and -1 of a 0-d tensor, as PyTorch
+    return transpose(x, _axis(axis0, x.ndim, "swapaxes", "axis0"),
+                     _axis(axis1, x.ndim, "swapaxes", "axis1"))
 
 
-swapdims = swapaxes
+def swapdims(input, dim0: int, dim1: int) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`input` with two dimensions interchanged. Like `torch.swapdims` (`swapaxes`)."""
+    return swapaxes(input, dim0, dim1)
 
 
 def expand_dims(a, axis) -> Tensor:
@@ -123,33 +125,33 @@ def atleast_3d(*arys):
     return _atleast(arys, 3, "atleast_3d")
 
 
-def ravel(a) -> Tensor:
+def ravel(input) -> Tensor:
     """The entries of `a` as a 1-d tensor, in C order."""
-    return reshape(_t(a), (-1,))
+    return reshape(_t(input), (-1,))
 
 
-def vstack(tup: Sequence) -> Tensor:
+def vstack(tensors: Sequence) -> Tensor:
     """Concatenate along the first axis, vectors of length n counting as (1, n)."""
-    return cat(_as_list(atleast_2d(*_seq(tup, "vstack"))), 0)
+    return cat(_as_list(atleast_2d(*_seq(tensors, "vstack"))), 0)
 
 
 row_stack = vstack
 
 
-def hstack(tup: Sequence) -> Tensor:
+def hstack(tensors: Sequence) -> Tensor:
     """Concatenate along the second axis (the first for vectors)."""
-    ts = _as_list(atleast_1d(*_seq(tup, "hstack")))
+    ts = _as_list(atleast_1d(*_seq(tensors, "hstack")))
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
-def dstack(tup: Sequence) -> Tensor:
+def dstack(tensors: Sequence) -> Tensor:
     """Concatenate along the third axis, after `atleast_3d`."""
-    return cat(_as_list(atleast_3d(*_seq(tup, "dstack"))), 2)
+    return cat(_as_list(atleast_3d(*_seq(tensors, "dstack"))), 2)
 
 
-def column_stack(tup: Sequence) -> Tensor:
+def column_stack(tensors: Sequence) -> Tensor:
     """Vectors as columns (n, 1), then concatenated along the second axis."""
-    ts = [_t(a) for a in _seq(tup, "column_stack")]
+    ts = [_t(a) for a in _seq(tensors, "column_stack")]
     return cat([reshape(t, (-1, 1)) if t.ndim < 2 else t for t in ts], 1)
 
 
@@ -208,10 +210,10 @@ def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(array_split(input, indices_or_sections, dim))
 
 
-def rot90(m, k: int = 1, axes=(0, 1), *, dims=None) -> Tensor:
+def rot90(input, k: int = 1, axes=(0, 1), *, dims=None) -> Tensor:
     """`m` rotated by 90 degrees k times in the plane of `axes` (PyTorch: `dims`), from the
     first axis towards the second."""
-    x = _t(m)
+    x = _t(input)
     axes = tuple(dims if dims is not None else axes)
     if len(axes) != 2:
         raise ArgumentError(f"rot90(): 'axes' must name exactly 2 axes, got {axes}")
@@ -234,11 +236,11 @@ def rot90(m, k: int = 1, axes=(0, 1), *, dims=None) -> Tensor:
 
 # ---------------------------------------------------------------- differences and integrals
 
-def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None, *, dim=None) -> Tensor:
+def diff(input, n: int = 1, axis: int = -1, prepend=None, append=None, *, dim=None) -> Tensor:
     """The n-th discrete difference along `axis` (PyTorch: `dim`), after concatenating
     `prepend` and `append` (scalars are broadcast to length-1 slices). Bool inputs give
     `!=` of neighbours, as NumPy and PyTorch do."""
-    x = _t(a)
+    x = _t(input)
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"diff(): 'n' must be an int, got {n!r}")
     if n < 0:

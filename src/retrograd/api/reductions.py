@@ -36,39 +36,41 @@ def _no_out(out, name: str) -> None:
         raise TypeError(f"{name}(): the 'out' argument is not supported; use the returned tensor")
 
 
-def sum(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # noqa: A001
+def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,  # noqa: A001
         out=None) -> Tensor:
     """Sum over `dim` (all elements by default; `keepdim` keeps reduced dims as size 1).
     Like `torch.sum`; NumPy's `axis=`/`keepdims=` are accepted too.
     `rg.sum(rg.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=0)` is `tensor([4., 6.])`."""
     _no_out(out, "sum")
-    x = _t(x)
+    input = _t(input)
     if dtype is not None:
-        x = x.to(dtype)
-    elif x.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
-        x = x.to(np.int64)
-    return apply(ops.sum, x, axis=_rdims(dim, axis, x.ndim, "sum"), keepdims=_keep(keepdim,
+        input = input.to(dtype)
+    elif input.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
+        input = input.to(np.int64)
+    return apply(ops.sum, input, axis=_rdims(dim, axis, input.ndim, "sum"), keepdims=_keep(keepdim,
                                                                                    keepdims))
 
 
-def mean(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
+def mean(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
          out=None) -> Tensor:
     """Mean over `dim` (all elements by default). Like `torch.mean`; NumPy's `axis=`/`keepdims=`
     are accepted too."""
     _no_out(out, "mean")
-    x = _t(x)
+    input = _t(input)
     if dtype is not None:
-        x = x.to(dtype)
-    elif x.data.dtype is HALF:  # in float32, rounded once (torch's opmath; see api/_opmath)
-        return mean(x.to(np.float32), dim, keepdim, axis=axis, keepdims=keepdims).to(HALF)
-    if x.dtype.kind not in "fc":
-        raise DtypeError(f"mean() needs a floating tensor, got {x.dtype}; convert with .float()")
-    ax = _rdims(dim, axis, x.ndim, "mean")
-    return apply(ops.sum, x, axis=ax, keepdims=_keep(keepdim, keepdims)) / _count(x.shape, ax)
+        input = input.to(dtype)
+    elif input.data.dtype is HALF:  # in float32, rounded once (torch's opmath; see api/_opmath)
+        return mean(input.to(np.float32), dim, keepdim, axis=axis, keepdims=keepdims).to(HALF)
+    if input.dtype.kind not in "fc":
+        raise DtypeError(f"mean() needs a floating tensor, got {input.dtype}; "
+                         "convert with .float()")
+    ax = _rdims(dim, axis, input.ndim, "mean")
+    total = apply(ops.sum, input, axis=ax, keepdims=_keep(keepdim, keepdims))
+    return total / _count(input.shape, ax)
 
 
-@float16_in_float32("x")
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
+@float16_in_float32("input")
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
         keepdims=None, dtype=None, out=None) -> Tensor:
     """Variance; `correction=1` (Bessel) by default as in PyTorch. Of complex data the
     mean of |x - mean|^2, real, as in NumPy and PyTorch. Positional arguments as PyTorch's
@@ -78,11 +80,11 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None
         if unbiased is not None:
             raise TypeError("var(): unbiased given twice")
         dim, unbiased = None, dim
-    x = _t(x)
+    input = _t(input)
     if dtype is not None:
-        x = x.to(dtype)
-    if x.dtype.kind not in "fc":
-        raise DtypeError(f"std and var need a floating or complex tensor, got {x.dtype}; "
+        input = input.to(dtype)
+    if input.dtype.kind not in "fc":
+        raise DtypeError(f"std and var need a floating or complex tensor, got {input.dtype}; "
                          "convert with .float()")
     given = [c for c in (correction, ddof) if c is not None]
     if unbiased is not None:
@@ -90,9 +92,9 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None
     if len(given) > 1:
         raise TypeError("var(): pass only one of 'correction', 'unbiased' and 'ddof'")
     corr = given[0] if given else 1
-    ax = _rdims(dim, axis, x.ndim, "var")
-    n = _count(x.shape, ax)
-    centred = x - apply(ops.sum, x, axis=ax, keepdims=True) / n
+    ax = _rdims(dim, axis, input.ndim, "var")
+    n = _count(input.shape, ax)
+    centred = input - apply(ops.sum, input, axis=ax, keepdims=True) / n
     if centred.dtype.kind == "c":
         re, im = apply(ops.real, centred), apply(ops.imag, centred)
         sq = re * re + im * im
@@ -100,28 +102,28 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None
         sq = centred * centred
     ss = apply(ops.sum, sq, axis=ax, keepdims=_keep(keepdim, keepdims))
     out = ss / builtins.max(n - corr, 0)
-    if x.data.dtype in _WIDER and state.tracer is None and out.data.__class__ is np.ndarray \
-            and not np.isfinite(out.data).all() and np.isfinite(x.data).all():
+    if input.data.dtype in _WIDER and state.tracer is None and out.data.__class__ is np.ndarray \
+            and not np.isfinite(out.data).all() and np.isfinite(input.data).all():
         # squares of finite float32 values overflowed (|x| ~ 1e20 and up): PyTorch
         # accumulates in double, so do it again there
-        wide = var(x.to(_WIDER[x.data.dtype]), dim, keepdim=keepdim, correction=corr,
+        wide = var(input.to(_WIDER[input.data.dtype]), dim, keepdim=keepdim, correction=corr,
                    axis=axis, keepdims=keepdims)
-        return wide.to(x.dtype)
+        return wide.to(input.dtype)
     return out
 
 
 _WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}
 
 
-@float16_in_float32("x")
-def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
+@float16_in_float32("input")
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
         keepdims=None, dtype=None, out=None) -> Tensor:
     """Standard deviation; where it is 0 (one element, constant data) its gradient is 0, as
     in PyTorch, not sqrt's infinite slope times 0. Positional arguments as `var`'s."""
     _no_out(out, "std")
-    v = var(x, dim, unbiased, keepdim, correction=correction, ddof=ddof, axis=axis,
+    v = var(input, dim, unbiased, keepdim, correction=correction, ddof=ddof, axis=axis,
             keepdims=keepdims, dtype=dtype)
-    xt = _t(x)
+    xt = _t(input)
     if dtype is None and xt.data.dtype in _WIDER and state.tracer is None \
             and v.data.__class__ is np.ndarray and not np.isfinite(v.data).all() \
             and np.isfinite(xt.data).all():  # a variance past float32's range: its root
@@ -190,26 +192,26 @@ def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None): 
     return _extreme("min", input, dim, keepdim, axis, keepdims)
 
 
-def prod(x, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
+def prod(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
          out=None) -> Tensor:
     """Product over `dim`; integer and bool inputs give int64 unless `dtype` says otherwise."""
     _no_out(out, "prod")
-    x = _t(x)
+    input = _t(input)
     if dtype is not None:
-        x = x.to(dtype)
-    elif x.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
-        x = x.to(np.int64)
-    return apply(ops.prod, x, axis=_rdims(dim, axis, x.ndim, "prod"),
+        input = input.to(dtype)
+    elif input.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
+        input = input.to(np.int64)
+    return apply(ops.prod, input, axis=_rdims(dim, axis, input.ndim, "prod"),
                  keepdims=_keep(keepdim, keepdims))
 
 
-def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """log(sum(exp(x))) over `dim`, computed stably (the max is subtracted first).
     Like `torch.logsumexp`."""
-    x = _t(x)
-    if x.dtype.kind in "biu":  # PyTorch: the default float dtype (NumPy would give float64)
-        x = x.to(get_default_dtype())
-    return apply(ops.logsumexp, x, axis=_rdims(dim, axis, x.ndim, "logsumexp"),
+    input = _t(input)
+    if input.dtype.kind in "biu":  # PyTorch: the default float dtype (NumPy would give float64)
+        input = input.to(get_default_dtype())
+    return apply(ops.logsumexp, input, axis=_rdims(dim, axis, input.ndim, "logsumexp"),
                  keepdims=_keep(keepdim, keepdims))
 
 
@@ -225,50 +227,50 @@ def _softmax_input(x, dtype, name: str) -> Tensor:
     return x
 
 
-def softmax(x, dim=-1, dtype=None, *, axis=None) -> Tensor:
+def softmax(input, dim=-1, dtype=None, *, axis=None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (computed in `dtype` when given), stably. Like
     `torch.softmax`: `rg.softmax(rg.tensor([0.0, 0.0]), dim=0)` is `tensor([0.5, 0.5])`."""
-    x = _softmax_input(x, dtype, "softmax")
-    return apply(ops.softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
+    input = _softmax_input(input, dtype, "softmax")
+    return apply(ops.softmax, input, axis=_rdims(dim if axis is None else None, axis, input.ndim,
                                             "softmax"))
 
 
-def log_softmax(x, dim=-1, dtype=None, *, axis=None) -> Tensor:
+def log_softmax(input, dim=-1, dtype=None, *, axis=None) -> Tensor:
     """log(softmax(x)) along `dim` (computed in `dtype` when given), stably (better than
     `softmax(x).log()`). Like `torch.log_softmax`."""
-    x = _softmax_input(x, dtype, "log_softmax")
-    return apply(ops.log_softmax, x, axis=_rdims(dim if axis is None else None, axis, x.ndim,
-                                                "log_softmax"))
+    input = _softmax_input(input, dtype, "log_softmax")
+    ax = _rdims(dim if axis is None else None, axis, input.ndim, "log_softmax")
+    return apply(ops.log_softmax, input, axis=ax)
 
 
-def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
     """Index of the largest value (over all elements, or along `dim`); first one on ties.
     Like `torch.argmax`: `rg.argmax(rg.tensor([1.0, 5.0, 2.0]))` is `tensor(1)`."""
     _no_out(out, "argmax")
-    x = _t(x)
-    if x.dtype.kind in "bc":
-        raise DtypeError(f"argmax(): does not support {x.dtype} input (as in PyTorch)")
-    if x.size == 0 and dim is None and axis is None:
+    input = _t(input)
+    if input.dtype.kind in "bc":
+        raise DtypeError(f"argmax(): does not support {input.dtype} input (as in PyTorch)")
+    if input.size == 0 and dim is None and axis is None:
         raise IndexError("argmax(): an empty input needs a dim to reduce over (as in PyTorch)")
-    ax = _rdims(dim, axis, x.ndim, "argmax")
-    if x.size == 0 and ax is not None and x.shape[ax] == 0:
-        raise empty_dim("argmax", dim if axis is None else axis, x.shape)
-    return apply(ops.argmax, x, axis=ax, keepdims=_keep(keepdim, keepdims))
+    ax = _rdims(dim, axis, input.ndim, "argmax")
+    if input.size == 0 and ax is not None and input.shape[ax] == 0:
+        raise empty_dim("argmax", dim if axis is None else axis, input.shape)
+    return apply(ops.argmax, input, axis=ax, keepdims=_keep(keepdim, keepdims))
 
 
-def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None) -> Tensor:
     """Index of the smallest value (over all elements, or along `dim`); first one on ties.
     Like `torch.argmin`."""
     _no_out(out, "argmin")
-    x = _t(x)
-    if x.dtype.kind in "bc":
-        raise DtypeError(f"argmin(): does not support {x.dtype} input (as in PyTorch)")
-    if x.size == 0 and dim is None and axis is None:
+    input = _t(input)
+    if input.dtype.kind in "bc":
+        raise DtypeError(f"argmin(): does not support {input.dtype} input (as in PyTorch)")
+    if input.size == 0 and dim is None and axis is None:
         raise IndexError("argmin(): an empty input needs a dim to reduce over (as in PyTorch)")
-    ax = _rdims(dim, axis, x.ndim, "argmin")
-    if x.size == 0 and ax is not None and x.shape[ax] == 0:
-        raise empty_dim("argmin", dim if axis is None else axis, x.shape)
-    return apply(ops.argmin, x, axis=ax, keepdims=_keep(keepdim, keepdims))
+    ax = _rdims(dim, axis, input.ndim, "argmin")
+    if input.size == 0 and ax is not None and input.shape[ax] == 0:
+        raise empty_dim("argmin", dim if axis is None else axis, input.shape)
+    return apply(ops.argmin, input, axis=ax, keepdims=_keep(keepdim, keepdims))
 
 
 

@@ -103,9 +103,9 @@ def expand(input, *sizes, size=None) -> Tensor:  # noqa: A002 - PyTorch's names
     return apply(ops.expand, x, shape=shape)
 
 
-def broadcast_to(x, shape) -> Tensor:
-    """`x` broadcast to `shape`, as a view. Like `torch.broadcast_to`."""
-    return expand(x, *tuple(shape))
+def broadcast_to(input, size) -> Tensor:  # noqa: A002 - PyTorch's names
+    """`input` broadcast to `size`, as a view. Like `torch.broadcast_to`."""
+    return expand(input, *tuple(size))
 
 
 def squeeze(input, dim=None, *, axis=None) -> Tensor:  # noqa: A002 - PyTorch's names

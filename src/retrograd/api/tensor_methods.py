@@ -320,11 +320,11 @@ def detach_(self) -> Tensor:
     return self
 
 
-def where_method(self, condition, y) -> Tensor:
-    """self where `condition` holds, else `y` (`rg.where(condition, self, y)`). Like
+def where_method(self, condition, other) -> Tensor:
+    """self where `condition` holds, else `other` (`rg.where(condition, self, other)`). Like
     `torch.Tensor.where`."""
     c = condition if isinstance(condition, Tensor) else Tensor(condition)
-    return _where(c, self, y)
+    return _where(c, self, other)
 
 
 # ---------------------------------------------------------------- binding

@@ -1,0 +1,151 @@
+"""Arguments spelled by keyword as PyTorch names them (`torch.sum(input=x)`,
+`torch.linalg.pinv(A, rcond=...)`, `torch.cdist(..., compute_mode=...)`,
+`torch.save(obj, f=...)`): each call runs in both libraries and gives the same result."""
+
+import io
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+
+torch = pytest.importorskip("torch")
+
+_A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_B = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.25]])
+
+# (expression, with `L` for the library and `A`/`B` for its tensors)
+CALLS = [
+    "L.exp(input=A)", "L.log(input=A)", "L.log1p(input=A)", "L.sqrt(input=A)",
+    "L.abs(input=A)", "L.sin(input=A)", "L.cos(input=A)", "L.tan(input=A)",
+    "L.tanh(input=A)", "L.sigmoid(input=A)", "L.relu(input=A - 1)", "L.sign(input=A - 1)",
+    "L.sum(input=A, dim=0)", "L.mean(input=A, dim=1, keepdim=True)", "L.var(input=A, dim=0)",
+    "L.std(input=A)", "L.prod(input=A, dim=1)", "L.logsumexp(input=A, dim=0)",
+    "L.softmax(input=A, dim=0)", "L.log_softmax(input=A, dim=1)",
+    "L.argmax(input=A, dim=0)", "L.argmin(input=A)",
+    "L.broadcast_to(input=A[0], size=(2, 3))",
+    "L.swapaxes(input=B, axis0=0, axis1=1)", "L.swapdims(input=B, dim0=1, dim1=0)",
+    "L.hstack(tensors=[A, B])", "L.vstack(tensors=[A, A])", "L.dstack(tensors=[A, A])",
+    "L.column_stack(tensors=[A, B])", "L.row_stack(tensors=[A, A])",
+    "L.diff(input=A, dim=0)", "L.ravel(input=A)", "L.rot90(input=B, k=1, dims=[0, 1])",
+    "L.trace(input=A)", "L.zeros_like(input=A)", "L.ones_like(input=A)",
+    "L.full_like(input=A, fill_value=2.5)", "L.empty_like(input=A).shape",
+    "L.cholesky_solve(input=B, input2=L.linalg.cholesky(A))",
+    "L.triangular_solve(input=B, A=L.triu(A)).solution",
+    "L.linalg.cholesky(input=A)", "L.linalg.cond(input=A)", "L.linalg.eigh(input=A)[0]",
+    "L.linalg.eigvalsh(input=A)", "L.linalg.eigvals(input=A).real.sort().values",
+    "L.linalg.matrix_exp(input=A / 4)", "L.linalg.matrix_norm(input=A)",
+    "L.linalg.matrix_power(input=A, n=3)", "L.linalg.matrix_rank(input=A)",
+    "L.linalg.norm(input=A)", "L.linalg.vector_norm(input=A, ord=3)", "L.linalg.pinv(input=A)",
+    "L.linalg.solve_triangular(input=L.triu(A), B=B, upper=True)",
+    "L.linalg.lstsq(input=A, b=B).solution",
+    "L.linalg.householder_product(input=A, tau=B[:, 0])",
+    "L.linalg.tensorsolve(input=A, other=B[:, 0])",
+    "L.special.expit(input=A)", "L.special.log1p(input=A)",
+    "L.special.logsumexp(input=A, dim=1)", "L.nn.functional.one_hot(input=L.arange(3))",
+    "A.where(A > 1, other=0.0)",
+    # PyTorch's older single tolerances: rcond (relative, atol 0) and tol (absolute)
+    "L.linalg.pinv(S, 0.1)", "L.linalg.pinv(S, rcond=0.1)", "L.linalg.pinv(S, 0.1, True)",
+    "L.linalg.matrix_rank(S, 0.25)", "L.linalg.matrix_rank(S, tol=0.1)",
+    "L.linalg.matrix_rank(S, 0.5, False)",
+    "L.linalg.svdvals(A, driver=None)", "L.linalg.svd(A, driver=None)[1]",
+]
+
+
+def _args(lib):
+    s = np.diag([3.0, 1.0, 0.2])  # singular values on either side of the tolerances
+    q = np.linalg.qr(_B @ _B.T + np.eye(3))[0]
+    return {"L": lib, "A": lib.tensor(_A), "B": lib.tensor(_B), "S": lib.tensor(q @ s @ q.T)}
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_keyword_spelling_matches_torch(call):
+    want = eval(call, _args(torch))
+    got = eval(call, _args(rg))
+    if isinstance(want, torch.Size):
+        assert tuple(got) == tuple(want)
+        return
+    assert str(got.dtype).replace("rg.", "").split(".")[-1] \
+        == str(want.dtype).split(".")[-1], call
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12, err_msg=call)
+
+
+@pytest.mark.parametrize("call", [
+    "L.linalg.pinv(S, 0.1, atol=0.5)", "L.linalg.pinv(S, rcond=0.1, rtol=0.5)",
+    "L.linalg.svd(A, driver='gesvd')", "L.linalg.svdvals(A, driver='gesvd')",
+    "L.cdist(B, B, compute_mode='fast')",
+])
+def test_refused_as_torch_refuses(call):
+    with pytest.raises(Exception) as want:
+        eval(call, _args(torch))
+    with pytest.raises(Exception) as got:
+        eval(call, _args(rg))
+    assert isinstance(got.value, type(want.value)) or issubclass(type(want.value),
+                                                                 type(got.value))
+
+
+_MODES = ["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+          "donot_use_mm_for_euclid_dist"]
+
+
+@pytest.mark.parametrize("mode", _MODES)
+@pytest.mark.parametrize("rows", [(4, 6), (30, 5), (3, 40)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cdist_compute_mode_values_and_gradients(mode, rows, dtype):
+    rng = np.random.default_rng(sum(rows))
+    a, b = rng.normal(size=(2, rows[0], 4)).astype(dtype), rng.normal(size=(rows[1], 4))
+    b = b.astype(dtype)
+    g = rng.normal(size=(2, rows[0], rows[1])).astype(dtype)
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    want = torch.cdist(ta, tb, compute_mode=mode)
+    want.backward(torch.tensor(g))
+    ra, rb = (rg.tensor(v, requires_grad=True) for v in (a, b))
+    got = rg.cdist(ra, rb, compute_mode=mode)
+    got.backward(rg.tensor(g))
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+    assert got.shape == tuple(want.shape) and str(got.dtype).endswith(dtype)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), **tol)
+    np.testing.assert_allclose(ra.grad.numpy(), ta.grad.numpy(), **tol)
+    np.testing.assert_allclose(rb.grad.numpy(), tb.grad.numpy(), **tol)
+
+
+def test_cdist_large_sets_round_as_torch():
+    """Beyond 25 rows PyTorch takes |a|^2 - 2ab + |b|^2 from one product, so two points
+    0.01 apart at 1000 from the origin are 0 apart in float32; the difference formula
+    would say 0.01."""
+    a = np.zeros((26, 2), np.float32)
+    a[:, 0] = 1000.0
+    b = a.copy()
+    b[:, 1] = 0.01
+    want = torch.cdist(torch.tensor(a), torch.tensor(b)).numpy()
+    got = rg.cdist(rg.tensor(a), rg.tensor(b)).numpy()
+    np.testing.assert_array_equal(got, want)
+    exact = rg.cdist(rg.tensor(a), rg.tensor(b), compute_mode="donot_use_mm_for_euclid_dist")
+    np.testing.assert_allclose(exact.numpy(), torch.cdist(
+        torch.tensor(a), torch.tensor(b), compute_mode="donot_use_mm_for_euclid_dist").numpy())
+
+
+def test_cdist_second_derivative_by_product():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    ga, = torch.autograd.grad(torch.cdist(ta, tb).sum(), ta, create_graph=True)
+    want, = torch.autograd.grad((ga ** 2).sum(), tb)
+    ra, rb = (rg.tensor(v, requires_grad=True) for v in (a, b))
+    ha, = rg.autograd.grad(rg.cdist(ra, rb).sum(), ra, create_graph=True)
+    got, = rg.autograd.grad((ha ** 2).sum(), rb)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_save_and_load_take_f_by_keyword(tmp_path):
+    state = {"w": rg.tensor([1.0, 2.0])}
+    buf = io.BytesIO()
+    rg.save(state, f=buf)
+    buf.seek(0)
+    assert rg.load(f=buf)["w"].tolist() == [1.0, 2.0]
+    rg.save(state, f=tmp_path / "c.pt")
+    assert rg.load(tmp_path / "c.pt", weights_only=True)["w"].tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match="'f'"):
+        rg.load()
+    with pytest.raises(TypeError, match="twice"):
+        rg.save(state, tmp_path / "d.pt", f=tmp_path / "d.pt")
