@@ -33,7 +33,7 @@ A new layer goes in the file of its kind (or a new file named for it) and its
 name is added here.
 """
 
-from . import attention, functional, init, modules, parallel, utils
+from . import attention, functional, grad, init, modules, parallel, utils
 from .activation import (
     CELU,
     ELU,
