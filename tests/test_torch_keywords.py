@@ -149,3 +149,35 @@ def test_save_and_load_take_f_by_keyword(tmp_path):
         rg.load()
     with pytest.raises(TypeError, match="twice"):
         rg.save(state, tmp_path / "d.pt", f=tmp_path / "d.pt")
+
+
+SPLITS = [
+    "L.tensor_split(V, sections=3)", "L.tensor_split(V, indices=[1, 3])",
+    "L.tensor_split(V, tensor_indices_or_sections=L.tensor(2))",
+    "L.tensor_split(V, L.tensor([1, 4]))", "V.tensor_split(sections=2, dim=0)",
+    "V.hsplit(sections=2)", "V.hsplit(indices=[1])", "L.vsplit(A, sections=3)",
+    "L.dsplit(A.reshape(1, 3, 3), indices=[1])",
+    "(L.max(V, other=V.flip(0)),)", "(V.min(other=V.flip(0)),)",
+]
+
+
+@pytest.mark.parametrize("call", SPLITS)
+def test_split_and_extreme_keywords_match_torch(call):
+    def run(lib):
+        args = _args(lib)
+        args["V"] = lib.tensor([1.0, 5.0, 3.0, 4.0, 0.5, 2.0])
+        return eval(call, args)
+    want, got = run(torch), run(rg)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    "L.max(V, dim=0, other=V)", "L.tensor_split(V, 2, sections=2)", "L.tensor_split(V)",
+    "L.tensor_split(V, L.tensor([1.0, 2.0]))",
+])
+def test_split_and_extreme_misuse_refused(call):
+    for lib in (torch, rg):
+        with pytest.raises((TypeError, RuntimeError)):
+            eval(call, {"L": lib, "V": lib.tensor([1.0, 5.0, 3.0, 4.0])})

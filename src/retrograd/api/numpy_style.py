@@ -205,9 +205,30 @@ def _clip_index(i: int, n: int) -> int:
     return builtins.min(builtins.max(i + n if i < 0 else i, 0), n)
 
 
-def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+def one_split_spec(fn: str, given, **named):
+    """The one split spec a call gives: positionally, or as one of PyTorch's keywords
+    (`sections=`, `indices=`, `tensor_indices_or_sections=`)."""
+    spelled = [(k, v) for k, v in named.items() if v is not None]
+    if given is not None:
+        spelled.insert(0, ("indices_or_sections", given))
+    if len(spelled) != 1:
+        raise TypeError(f"{fn}(): expected one of indices_or_sections, "
+                        f"{', '.join(named)}; got {[k for k, _ in spelled] or 'none'}")
+    return spelled[0][1]
+
+
+def tensor_split(input, indices_or_sections=None, dim: int = 0, *, sections=None,  # noqa: A002
+                 indices=None, tensor_indices_or_sections=None) -> tuple:
     """PyTorch's tensor_split: `array_split` returning a tuple."""
-    return tuple(array_split(input, indices_or_sections, dim))
+    spec = one_split_spec("tensor_split", indices_or_sections, sections=sections,
+                          indices=indices, tensor_indices_or_sections=tensor_indices_or_sections)
+    if isinstance(spec, Tensor):  # a 0-d int64 tensor: sections; a 1-d one: indices
+        if spec.dtype != np.int64 or spec.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               f"zero-dimensional or one-dimensional tensor of dtype int64, "
+                               f"but got a tensor with {spec.ndim} dims and dtype {spec.dtype}")
+        spec = int(spec.item()) if spec.ndim == 0 else [int(i) for i in spec.tolist()]
+    return tuple(array_split(input, spec, dim))
 
 
 def rot90(input, k: int = 1, axes=(0, 1), *, dims=None) -> Tensor:

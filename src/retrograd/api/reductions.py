@@ -174,7 +174,8 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
     return pair(values, indices)
 
 
-def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001,A002
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None,  # noqa: A001,A002
+        other=None):
     """Largest value; with an int `dim`, PyTorch's pair `(values, indices)` along it.
 
     Without `dim` (or with NumPy's `axis`, or several dims) the values alone.
@@ -183,13 +184,27 @@ def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None): 
     tie for the maximum of a whole tensor (or of `axis`) it is shared equally.
     """
     _no_out(out, "max")
+    if other is not None:
+        return _elementwise_extreme("max", input, other, dim, axis)
     return _extreme("max", input, dim, keepdim, axis, keepdims)
 
 
-def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):  # noqa: A001,A002
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None,  # noqa: A001,A002
+        other=None):
     """Smallest value; with an int `dim`, the pair `(values, indices)`; see `max`."""
     _no_out(out, "min")
+    if other is not None:
+        return _elementwise_extreme("min", input, other, dim, axis)
     return _extreme("min", input, dim, keepdim, axis, keepdims)
+
+
+def _elementwise_extreme(fn: str, input, other, dim, axis) -> Tensor:  # noqa: A002
+    """`max(input, other=b)`: PyTorch's element-wise overload, which takes no dim."""
+    if dim is not None or axis is not None:
+        raise TypeError(f"{fn}(): `other` (the element-wise {fn}) takes no dim")
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{fn}(): argument 'other' must be Tensor, not {type(other).__name__}")
+    return (maximum if fn == "max" else minimum)(input, other)
 
 
 def prod(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,

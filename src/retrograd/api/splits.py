@@ -9,7 +9,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._args import _dims, _t
 from ._errors import ArgumentError
-from .numpy_style import tensor_split
+from .numpy_style import one_split_spec, tensor_split
 from .shape import split
 
 
@@ -32,8 +32,11 @@ def split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
     return split(x, [int(s) for s in sizes], d)
 
 
-def _directional(fn: str, input, indices_or_sections, need: int, dim: int) -> tuple:
+def _directional(fn: str, input, indices_or_sections, need: int, dim: int,  # noqa: A002
+                 sections=None, indices=None) -> tuple:
     x = _t(input)
+    indices_or_sections = one_split_spec(fn, indices_or_sections, sections=sections,
+                                         indices=indices)
     if x.ndim < need:
         raise ArgumentError(f"{fn}(): needs a tensor with at least {need} dimension(s), got "
                             f"shape {x.shape}")
@@ -49,19 +52,20 @@ def _directional(fn: str, input, indices_or_sections, need: int, dim: int) -> tu
     return tensor_split(x, s, dim)
 
 
-def hsplit(input, indices_or_sections) -> tuple:
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """Split horizontally: along dim 1 (dim 0 of a 1-d tensor), into that many equal
     pieces (an int that must divide the length) or before each index of a list. Like
     `torch.hsplit`."""
     x = _t(input)
-    return _directional("hsplit", x, indices_or_sections, 1, 1 if x.ndim > 1 else 0)
+    return _directional("hsplit", x, indices_or_sections, 1, 1 if x.ndim > 1 else 0,
+                        sections, indices)
 
 
-def vsplit(input, indices_or_sections) -> tuple:
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """Split vertically: along dim 0 of a tensor of 2 or more dims. Like `torch.vsplit`."""
-    return _directional("vsplit", input, indices_or_sections, 2, 0)
+    return _directional("vsplit", input, indices_or_sections, 2, 0, sections, indices)
 
 
-def dsplit(input, indices_or_sections) -> tuple:
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """Split depth-wise: along dim 2 of a tensor of 3 or more dims. Like `torch.dsplit`."""
-    return _directional("dsplit", input, indices_or_sections, 3, 2)
+    return _directional("dsplit", input, indices_or_sections, 3, 2, sections, indices)
