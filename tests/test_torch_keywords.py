@@ -181,3 +181,42 @@ def test_split_and_extreme_misuse_refused(call):
     for lib in (torch, rg):
         with pytest.raises((TypeError, RuntimeError)):
             eval(call, {"L": lib, "V": lib.tensor([1.0, 5.0, 3.0, 4.0])})
+
+
+def _module_classes():
+    import inspect
+    for name in sorted(dir(torch.nn)):
+        cls = getattr(torch.nn, name)
+        if name.startswith("_") or not inspect.isclass(cls) or not hasattr(cls, "forward") \
+                or not hasattr(rg.nn, name):
+            continue
+        yield name
+
+
+@pytest.mark.parametrize("name", list(_module_classes()))
+def test_module_forward_takes_torch_argument_names(name):
+    """`layer(input=x)` (and every other forward argument by its PyTorch name) binds."""
+    import inspect
+    try:
+        want = inspect.signature(getattr(torch.nn, name).forward)
+    except (TypeError, ValueError):
+        pytest.skip("torch's forward has no Python signature")
+    got = inspect.signature(getattr(rg.nn, name).forward)
+    if any(p.kind == p.VAR_KEYWORD for p in got.parameters.values()):
+        return
+    names = [p for p, v in want.parameters.items() if v.kind not in (v.VAR_POSITIONAL,
+                                                                      v.VAR_KEYWORD)]
+    assert [n for n in names if n not in got.parameters] == [], name
+
+
+@pytest.mark.parametrize("make,shape", [
+    ("L.nn.ReLU()", (2, 3)), ("L.nn.Softmax(dim=1)", (2, 3)), ("L.nn.MaxPool2d(2)", (1, 1, 4, 4)),
+    ("L.nn.Upsample(scale_factor=2)", (1, 1, 2, 2)), ("L.nn.ZeroPad2d(1)", (1, 1, 2, 2)),
+    ("L.nn.Sequential(L.nn.Tanh(), L.nn.SiLU())", (2, 3)), ("L.nn.GroupNorm(1, 2)", (2, 2, 3)),
+    ("L.nn.InstanceNorm1d(2)", (2, 2, 3)),
+])
+def test_module_called_with_input_keyword(make, shape):
+    x = np.linspace(-1.0, 1.0, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    want = eval(make, {"L": torch})(input=torch.tensor(x))
+    got = eval(make, {"L": rg})(input=rg.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -31,10 +31,10 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, input):
         if self.inplace:
-            return F.relu(x, inplace=True)
-        return apply1(ops.relu, x) if x.__class__ is Tensor else F.relu(x)
+            return F.relu(input, inplace=True)
+        return apply1(ops.relu, input) if input.__class__ is Tensor else F.relu(input)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -43,15 +43,15 @@ class ReLU(Module):
 class Tanh(Module):
     """Applies `F.tanh` (`retrograd.nn.functional.tanh`) to its input, with the
     same arguments. Like `torch.nn.Tanh`: `rg.nn.Tanh()(x)`."""
-    def forward(self, x):
-        return F.tanh(x)
+    def forward(self, input):
+        return F.tanh(input)
 
 
 class Sigmoid(Module):
     """Applies `F.sigmoid` (`retrograd.nn.functional.sigmoid`) to its input, with the
     same arguments. Like `torch.nn.Sigmoid`: `rg.nn.Sigmoid()(x)`."""
-    def forward(self, x):
-        return F.sigmoid(x)
+    def forward(self, input):
+        return F.sigmoid(input)
 
 
 class Softmax(Module):
@@ -68,8 +68,8 @@ class Softmax(Module):
             return self.dim
         return _implicit_dim(getattr(x, "ndim", 0), type(self).__name__.lower())
 
-    def forward(self, x):
-        return F.softmax(x, self._dim(x))
+    def forward(self, input):
+        return F.softmax(input, self._dim(input))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -78,19 +78,19 @@ class Softmax(Module):
 class LogSoftmax(Softmax):
     """Applies `F.log_softmax` (`retrograd.nn.functional.log_softmax`) to its input, with the
     same arguments. Like `torch.nn.LogSoftmax`: `rg.nn.LogSoftmax(dim=-1)(x)`."""
-    def forward(self, x):
-        return F.log_softmax(x, self._dim(x))
+    def forward(self, input):
+        return F.log_softmax(input, self._dim(input))
 
 
 class Softmax2d(Module):
     """Softmax over the channels (dim -3) of a (N, C, H, W) or (C, H, W) input, at every
     position. Like `torch.nn.Softmax2d`."""
-    def forward(self, x):
-        if getattr(x, "ndim", None) not in (3, 4):
+    def forward(self, input):
+        if getattr(input, "ndim", None) not in (3, 4):
             raise ArgumentError(f"Softmax2d: expected input to be 3D or 4D, got "
-                                f"{getattr(x, 'ndim', None)}D instead (shape "
-                                f"{getattr(x, 'shape', None)})")
-        return F.softmax(x, -3)
+                                f"{getattr(input, 'ndim', None)}D instead (shape "
+                                f"{getattr(input, 'shape', None)})")
+        return F.softmax(input, -3)
 
 
 # ---------------------------------------------------------------- the rest of torch.nn's
@@ -105,8 +105,8 @@ class GELU(Module):
                                 f"{approximate!r}")
         self.approximate = approximate
 
-    def forward(self, x):
-        return F.gelu(x, approximate=self.approximate)
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -121,8 +121,8 @@ class _Inplace(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
-        return type(self)._fn(x, inplace=self.inplace)
+    def forward(self, input):
+        return type(self)._fn(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -177,8 +177,8 @@ class Softplus(Module):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, x):
-        return F.softplus(x, self.beta, self.threshold)
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -191,8 +191,8 @@ class ELU(Module):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x):
-        return F.elu(x, self.alpha, self.inplace)
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -201,8 +201,8 @@ class ELU(Module):
 class CELU(ELU):
     """Applies `F.celu` (`retrograd.nn.functional.celu`) to its input, with the
     same arguments. Like `torch.nn.CELU`: `rg.nn.CELU()(x)`."""
-    def forward(self, x):
-        return F.celu(x, self.alpha, self.inplace)
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
 
 
 class LeakyReLU(Module):
@@ -212,8 +212,8 @@ class LeakyReLU(Module):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
 
-    def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope, self.inplace)
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
@@ -231,8 +231,8 @@ class Hardtanh(Module):
                                 f"'max_val' ({max_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
-    def forward(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (
@@ -246,8 +246,8 @@ class Threshold(Module):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def forward(self, x):
-        return F.threshold(x, self.threshold, self.value, self.inplace)
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (
@@ -257,22 +257,22 @@ class Threshold(Module):
 class Softsign(Module):
     """Applies `F.softsign` (`retrograd.nn.functional.softsign`) to its input, with the
     same arguments. Like `torch.nn.Softsign`: `rg.nn.Softsign()(x)`."""
-    def forward(self, x):
-        return F.softsign(x)
+    def forward(self, input):
+        return F.softsign(input)
 
 
 class LogSigmoid(Module):
     """Applies `F.logsigmoid` (`retrograd.nn.functional.logsigmoid`) to its input, with the
     same arguments. Like `torch.nn.LogSigmoid`: `rg.nn.LogSigmoid()(x)`."""
-    def forward(self, x):
-        return F.logsigmoid(x)
+    def forward(self, input):
+        return F.logsigmoid(input)
 
 
 class Tanhshrink(Module):
     """Applies `F.tanhshrink` (`retrograd.nn.functional.tanhshrink`) to its input, with the
     same arguments. Like `torch.nn.Tanhshrink`: `rg.nn.Tanhshrink()(x)`."""
-    def forward(self, x):
-        return F.tanhshrink(x)
+    def forward(self, input):
+        return F.tanhshrink(input)
 
 
 class Softmin(Module):
@@ -282,8 +282,8 @@ class Softmin(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
-        return F.softmin(x, self.dim)
+    def forward(self, input):
+        return F.softmin(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -296,8 +296,8 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
-        return F.glu(x, self.dim)
+    def forward(self, input):
+        return F.glu(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -317,8 +317,8 @@ class PReLU(Module):
         with no_grad():
             self.weight.fill_(self.init)
 
-    def forward(self, x):
-        return F.prelu(x, self.weight)
+    def forward(self, input):
+        return F.prelu(input, self.weight)
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
@@ -332,8 +332,8 @@ class RReLU(Module):
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
-    def forward(self, x):
-        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
@@ -346,8 +346,8 @@ class Hardshrink(Module):
         super().__init__()
         self.lambd = lambd
 
-    def forward(self, x):
-        return F.hardshrink(x, self.lambd)
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
 
     def extra_repr(self) -> str:
         return f"{self.lambd}"
@@ -356,5 +356,5 @@ class Hardshrink(Module):
 class Softshrink(Hardshrink):
     """Applies `F.softshrink`: x shrunk towards 0 by lambd, 0 where |x| <= lambd. Like
     `torch.nn.Softshrink`."""
-    def forward(self, x):
-        return F.softshrink(x, self.lambd)
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)

@@ -89,11 +89,11 @@ class Sequential(_ModuleSequence):
             for i, m in enumerate(args):
                 self.add_module(str(i), m)
 
-    def forward(self, x):
+    def forward(self, input):
         for m in self._modules.values():
             # straight to forward() unless a subclass changed __call__: one call less per layer
-            x = m.forward(x) if m.__class__.__call__ is _CALL else m(x)
-        return x
+            input = m.forward(input) if m.__class__.__call__ is _CALL else m(input)
+        return input
 
     def __getitem__(self, idx):
         items = list(self._modules.items())

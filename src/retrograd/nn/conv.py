@@ -118,12 +118,12 @@ class _Conv(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, 0, dtype)
 
-    def forward(self, x):
+    def forward(self, input):
         conv = type(self)._conv
         if self.padding_mode != "zeros":
-            x = F.pad(x, self._reversed_padding, mode=self.padding_mode)
-            return conv(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return conv(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+            input = F.pad(input, self._reversed_padding, mode=self.padding_mode)
+            return conv(input, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                     self.groups)
 
 
@@ -180,9 +180,10 @@ class _ConvTranspose(_ConvNd):
             pads.append(size[i] - least)
         return tuple(pads)
 
-    def forward(self, x, output_size=None):
-        return type(self)._conv(x, self.weight, self.bias, self.stride, self.padding,
-                                self._output_padding(x, output_size), self.groups, self.dilation)
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return type(self)._conv(input, self.weight, self.bias, self.stride, self.padding,
+                                output_padding, self.groups, self.dilation)
 
 
 class ConvTranspose1d(_ConvTranspose):

@@ -24,8 +24,8 @@ class _DropoutNd(Module):
                                 f"and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x):
-        return type(self)._fn(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return type(self)._fn(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

@@ -18,8 +18,8 @@ class Unfold(Module):
         self.kernel_size, self.dilation = kernel_size, dilation
         self.padding, self.stride = padding, stride
 
-    def forward(self, x):
-        return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
@@ -35,8 +35,8 @@ class Fold(Module):
         self.output_size, self.kernel_size = output_size, kernel_size
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
-    def forward(self, x):
-        return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding,
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
                       self.stride)
 
     def extra_repr(self) -> str:

@@ -24,8 +24,8 @@ class Identity(Module):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__()
 
-    def forward(self, x):
-        return x
+    def forward(self, input):
+        return input
 
 
 class Linear(Module):
@@ -43,14 +43,15 @@ class Linear(Module):
     def reset_parameters(self) -> None:
         init._default_layer_init(self.weight, self.bias)
 
-    def forward(self, x):
+    def forward(self, input):
         w, b = self.weight, self.bias  # read once: a parametrization runs at each read
-        if x.__class__ is Tensor and x.data.ndim and x.data.shape[-1] == self.in_features \
-                and x.data.dtype == w.data.dtype \
+        if input.__class__ is Tensor and input.data.ndim \
+                and input.data.shape[-1] == self.in_features \
+                and input.data.dtype == w.data.dtype \
                 and w.data.shape == (self.out_features, self.in_features) \
                 and (b is None or b.data.shape == (self.out_features,)):
-            return apply(ops.linear, x, w, b)  # checked: skip F.linear's checks
-        return F.linear(x, w, b)
+            return apply(ops.linear, input, w, b)  # checked: skip F.linear's checks
+        return F.linear(input, w, b)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -90,8 +91,8 @@ class Bilinear(Module):
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x1, x2):
-        return F.bilinear(x1, x2, self.weight, self.bias)
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

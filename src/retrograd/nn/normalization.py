@@ -56,8 +56,8 @@ class LayerNorm(Module):
             if self.bias is not None:
                 self.bias.zero_()
 
-    def forward(self, x):
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -108,11 +108,11 @@ class GroupNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
-    def forward(self, x):
-        if isinstance(x, Tensor) and x.ndim >= 2 and x.shape[1] != self.num_channels:
+    def forward(self, input):
+        if isinstance(input, Tensor) and input.ndim >= 2 and input.shape[1] != self.num_channels:
             raise ArgumentError(f"GroupNorm: expected input with {self.num_channels} channels "
-                                f"(dim 1), got shape {x.shape}")
-        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+                                f"(dim 1), got shape {input.shape}")
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
@@ -189,8 +189,8 @@ class _BatchNorm(Module):
             raise ArgumentError(f"{type(self).__name__}: expected {self.num_features} features "
                                 f"(channels, dim 1), got input of shape {x.shape}")
 
-    def forward(self, x):
-        self._check_input(x)
+    def forward(self, input):
+        self._check_input(input)
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with no_grad():
@@ -200,7 +200,7 @@ class _BatchNorm(Module):
                 momentum = 1.0 / self.num_batches_tracked.to(np.float64)
         # batch statistics in training, and always when no running statistics are kept
         use_batch = self.training or not self.track_running_stats
-        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+        return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                             use_batch, momentum, self.eps)
 
     def extra_repr(self) -> str:
@@ -242,7 +242,7 @@ class SyncBatchNorm(_BatchNorm):
                          dtype)
         self.process_group = process_group
 
-    def forward(self, x):
+    def forward(self, input):
         if self.training:
             from ..distributed.world import launcher_size
             if launcher_size()[1] > 1:
@@ -250,7 +250,7 @@ class SyncBatchNorm(_BatchNorm):
                     "SyncBatchNorm: statistics synchronised across ranks are not supported; "
                     "use BatchNorm (each rank normalises its own batch) or train in one "
                     "process")
-        return super().forward(x)
+        return super().forward(input)
 
     @classmethod
     def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
@@ -286,25 +286,25 @@ class _InstanceNorm(_BatchNorm):
         super().__init__(num_features, eps, momentum, affine, track_running_stats,
                          dtype=dtype, bias=bias)
 
-    def forward(self, x):
+    def forward(self, input):
         name, nd = type(self).__name__, self._nd
-        if not isinstance(x, Tensor) or x.ndim not in (nd + 1, nd + 2):
+        if not isinstance(input, Tensor) or input.ndim not in (nd + 1, nd + 2):
             raise ArgumentError(f"{name}: expected {nd + 1}D or {nd + 2}D input (got "
-                                f"{getattr(x, 'ndim', None)}D input of shape "
-                                f"{getattr(x, 'shape', None)})")
-        d = x.ndim - nd - 1  # the channel dimension
-        if x.shape[d] != self.num_features:
+                                f"{getattr(input, 'ndim', None)}D input of shape "
+                                f"{getattr(input, 'shape', None)})")
+        d = input.ndim - nd - 1  # the channel dimension
+        if input.shape[d] != self.num_features:
             if self.affine:
                 raise ArgumentError(f"{name}: expected input's size at dim={d} to match "
-                                    f"num_features ({self.num_features}), but got: {x.shape[d]} "
-                                    f"(input of shape {x.shape})")
+                                    f"num_features ({self.num_features}), but got: "
+                                    f"{input.shape[d]} (input of shape {input.shape})")
             warnings.warn(f"input's size at dim={d} does not match num_features. You can "
                           "silence this warning by not passing in num_features, which is not "
                           "used because affine=False", UserWarning, stacklevel=2)
-        unbatched = x.ndim == nd + 1
+        unbatched = input.ndim == nd + 1
         if unbatched:
-            x = x.unsqueeze(0)
-        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+            input = input.unsqueeze(0)
+        y = F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                             self.training or not self.track_running_stats,
                             0.0 if self.momentum is None else self.momentum, self.eps)
         return y.squeeze(0) if unbatched else y
@@ -337,8 +337,8 @@ class LocalResponseNorm(Module):
         super().__init__()
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
-    def forward(self, x):
-        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -28,10 +28,10 @@ class _Pad(Module):
                                 f"{padding!r}")
         self.value = value
 
-    def forward(self, x):
+    def forward(self, input):
         if self._mode == "constant":
-            return F.pad(x, self.padding, "constant", self.value)
-        return F.pad(x, self.padding, self._mode)
+            return F.pad(input, self.padding, "constant", self.value)
+        return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:
         return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")

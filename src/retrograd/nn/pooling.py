@@ -25,8 +25,8 @@ class _MaxPool(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, x):
-        return type(self)._fn(x, self.kernel_size, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
                               self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
@@ -63,9 +63,9 @@ class _AvgPool(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
-    def forward(self, x):
+    def forward(self, input):
         extra = () if self.divisor_override is None else (self.divisor_override,)
-        return type(self)._fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                               self.count_include_pad, *extra)
 
     def extra_repr(self) -> str:
@@ -103,8 +103,8 @@ class _MaxUnpool(Module):
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
 
-    def forward(self, x, indices, output_size=None):
-        return type(self)._fn(x, indices, self.kernel_size, self.stride, self.padding,
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
                               output_size)
 
     def extra_repr(self) -> str:
@@ -136,8 +136,8 @@ class _Adaptive(Module):
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, x):
-        return type(self)._fn(x, self.output_size)
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -166,8 +166,8 @@ class _AdaptiveMax(_Adaptive):
         super().__init__(output_size)
         self.return_indices = return_indices
 
-    def forward(self, x):
-        return type(self)._fn(x, self.output_size, self.return_indices)
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMax):
@@ -197,8 +197,8 @@ class _LPPool(Module):
         self.norm_type, self.kernel_size = norm_type, kernel_size
         self.stride, self.ceil_mode = stride, ceil_mode
 
-    def forward(self, x):
-        return type(self)._fn(x, float(self.norm_type), self.kernel_size, self.stride,
+    def forward(self, input):
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride,
                               self.ceil_mode)
 
     def extra_repr(self) -> str:
@@ -247,8 +247,8 @@ class _FractionalMaxPool(Module):
             raise ArgumentError(f"{name}: output_ratio must be between 0 and 1 (got "
                                 f"{output_ratio})")
 
-    def forward(self, x):
-        return type(self)._fn(x, self.kernel_size, self.output_size, self.output_ratio,
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio,
                               self.return_indices, _random_samples=self._random_samples)
 
 

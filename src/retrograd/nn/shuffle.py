@@ -17,8 +17,8 @@ class ChannelShuffle(Module):
         super().__init__()
         self.groups = groups
 
-    def forward(self, x):
-        return F.channel_shuffle(x, self.groups)
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self) -> str:
         return f"groups={self.groups}"
