@@ -1,5 +1,7 @@
 """PyTorch twins of the window, pooling and resampling ops (merged into test_ops.TORCH)."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -229,10 +231,24 @@ def _pool_gather(x, arg, kernel, stride, padding, dilation, ceil_mode=False):
     return out
 
 
+def _strided_positions(size, stride, offset):
+    pos = torch.full(tuple(size), offset, dtype=torch.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        pos = pos + (torch.arange(n) * st).reshape(shape)
+    return pos
+
+
 TWINS = {
     "unfold": _unfold,
     "fold": _fold,
     "unfold_view": lambda x, axis, size, step: x.unfold(axis, size, step),
+    "as_strided_view": lambda x, size, stride, offset: x.contiguous().as_strided(
+        size, stride, offset),
+    "as_strided_add": lambda v, size, stride, offset, shape: torch.zeros(
+        math.prod(shape), dtype=v.dtype).index_add(
+        0, _strided_positions(size, stride, offset).reshape(-1), v.reshape(-1)).reshape(shape),
     "conv_cols": _conv_cols,
     "conv_cols_t": _conv_cols_t,
     "conv_unit": lambda x, w, b=None, *, dilation, padding, groups: _CONV[w.ndim - 2](

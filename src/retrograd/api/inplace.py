@@ -44,7 +44,8 @@ INPLACE = tuple("""
 """.split())
 
 
-_REBASED = frozenset({"reshape", "permute", "getitem", "diagonal", "expand", "unfold_view"})
+_REBASED = frozenset({"reshape", "permute", "getitem", "diagonal", "expand", "unfold_view",
+                      "as_strided_view"})
 """View ops whose output is a set of the root's elements, so a write into it can be put
 back into the root's history as a scatter (a bitcast reinterprets bytes: refused)."""
 

@@ -11,8 +11,8 @@ in-place ops it is refused on a leaf that requires grad, on a dual/batched tenso
 inside forward mode or vmap, and while rg.jit traces.
 
 `as_strided` reads the tensor's elements in row-major order as its storage (what
-torch does for a contiguous tensor; a non-contiguous one is refused) and gathers
-them by index, so it is differentiable but returns a copy, not a view.
+torch does for a contiguous tensor; a non-contiguous one is refused): a strided view
+(the `as_strided_view` op), differentiable, which writes go through.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import devices, engine, sharing
+from .. import devices, engine, ops, sharing
 from .._values import values_of
 from ..grad_mode import state
 from ..primitive import ArgumentError as _ArgumentError
@@ -134,9 +134,10 @@ def resize_as_(self, tensor: Tensor, memory_format=None) -> Tensor:
 
 def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
     """The elements at `storage_offset + sum(i_k * stride_k)` of self read in row-major order,
-    shaped `size`; differentiable, a copy rather than a view (see the module). Like
-    `torch.Tensor.as_strided` on a contiguous tensor."""
+    shaped `size`: a differentiable strided view (writes through it reach self). Like
+    `torch.Tensor.as_strided` on a contiguous tensor (a non-contiguous one is refused)."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    storage_offset = int(storage_offset)
     if len(size) != len(stride):
         raise RuntimeError(f"as_strided(): mismatch in length of strides and shape: size {size}, "
                            f"stride {stride}")
@@ -144,21 +145,17 @@ def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
         raise RuntimeError(f"as_strided(): size {size}, stride {stride} and storage offset "
                            f"{storage_offset} must be non-negative")
     d = self.data
-    if d.ndim > 1 and not d.flags.c_contiguous:
+    if not d.flags.c_contiguous:  # torch would read the storage behind the view
         raise RuntimeError(f"as_strided(): supported on contiguous tensors only (shape "
                            f"{self.shape} is a non-contiguous view); call .contiguous() first")
-    idx = np.full(size, storage_offset, dtype=np.int64)
-    for k, (n, s) in enumerate(zip(size, stride)):
-        shape = [1] * len(size)
-        shape[k] = n
-        idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
-    need = int(idx.max()) + 1 if idx.size else 0
+    need = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 \
+        if all(size) else 0
     if need > d.size:
         raise RuntimeError(f"as_strided(): size {size}, stride {stride} and storage offset "
                            f"{storage_offset} need {need} elements, out of bounds for a tensor "
                            f"of {d.size}")
-    index = Tensor._wrap(devices.to(idx, self.device) if d.__class__ is not np.ndarray else idx)
-    return self.reshape(-1)[index]
+    return engine.apply(ops.as_strided_view, self, size=size, stride=stride,
+                        offset=storage_offset)
 
 
 def new_empty_strided(self, size, stride, dtype=None, device=None,

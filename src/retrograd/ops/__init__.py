@@ -218,6 +218,8 @@ from .updates import (
     square_avg_,
 )
 from .windows import (
+    as_strided_add,
+    as_strided_view,
     conv_cols,
     conv_cols_t,
     conv_t_unit,

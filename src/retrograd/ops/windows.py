@@ -157,6 +157,79 @@ unfold_view = defop(
     (lambda m, t, out, x, **k: m.unfold_view(t, **k),), reads=(), view=True)
 
 
+# ---------------------------------------------------------------- Tensor.as_strided
+
+def strided_positions(size, stride, offset, xp=np):
+    """The row-major positions (within a tensor's elements) that `as_strided(size, stride,
+    offset)` reads, shaped `size`."""
+    pos = xp.full(tuple(size), offset, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        pos = pos + (xp.arange(n, dtype=np.int64) * st).reshape(shape)
+    return pos
+
+
+def _as_strided_view(x, *, size, stride, offset):
+    """The elements at `offset + sum(i_k * stride_k)` of x's row-major order, as a strided
+    view of x where x is row-major (of a row-major copy otherwise: the same values)."""
+    flat = _ns(x).ascontiguousarray(x).reshape(-1)
+    it = flat.itemsize
+    return as_strided(flat[offset:], tuple(size), tuple(st * it for st in stride))
+
+
+def _as_strided_add(v, *, size, stride, offset, shape):
+    """Zeros of `shape` with v added at the positions `as_strided` reads (summed where they
+    repeat): the adjoint of `as_strided_view`."""
+    xp = _ns(v)
+    flat = xp.zeros(math.prod(shape), dtype=v.dtype)
+    xp.add.at(flat, strided_positions(size, stride, offset, xp).reshape(-1), v.reshape(-1))
+    return flat.reshape(shape)
+
+
+def _batched_strides(lead: tuple, size, stride, shape) -> dict:
+    """`as_strided`'s attributes for a batch of tensors of `shape` stacked on leading dims
+    `lead` (a batch of tangents or cotangents): each batch element's window in its own
+    block of the stacked elements."""
+    n = math.prod(shape)
+    outer = tuple(math.prod(lead[k + 1:]) * n for k in range(len(lead)))
+    return dict(size=lead + tuple(size), stride=outer + tuple(stride))
+
+
+def _as_strided_vjp(m, g, out, x, *, size, stride, offset):
+    lead = g.shape[:g.ndim - len(size)]
+    k = _batched_strides(lead, size, stride, x.shape) if lead else dict(size=size,
+                                                                         stride=stride)
+    return m.as_strided_add(g, offset=offset, shape=lead + tuple(x.shape), **k)
+
+
+def _as_strided_jvp(m, t, out, x, *, size, stride, offset):
+    lead = t.shape[:t.ndim - x.ndim]
+    k = _batched_strides(lead, size, stride, x.shape) if lead else dict(size=size,
+                                                                         stride=stride)
+    return m.as_strided_view(t, offset=offset, **k)
+
+
+def _as_strided_add_vjp(m, g, out, v, *, size, stride, offset, shape):
+    lead = g.shape[:g.ndim - len(shape)]
+    k = _batched_strides(lead, size, stride, shape) if lead else dict(size=size,
+                                                                      stride=stride)
+    return m.as_strided_view(g, offset=offset, **k)
+
+
+def _as_strided_add_jvp(m, t, out, v, *, size, stride, offset, shape):
+    lead = t.shape[:t.ndim - len(size)]
+    k = _batched_strides(lead, size, stride, shape) if lead else dict(size=size,
+                                                                      stride=stride)
+    return m.as_strided_add(t, offset=offset, shape=lead + tuple(shape), **k)
+
+
+as_strided_view = defop("as_strided_view", _as_strided_view, (_as_strided_vjp,),
+                        (_as_strided_jvp,), reads=(), view=True)
+as_strided_add = defop("as_strided_add", _as_strided_add, (_as_strided_add_vjp,),
+                       (_as_strided_add_jvp,), reads=(), fresh=True)
+
+
 # ---------------------------------------------------------------- unit-stride columns
 
 def _geometry(shape, kernel, dilation, padding):

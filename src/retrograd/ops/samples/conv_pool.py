@@ -29,6 +29,22 @@ def _unfold_view(rng):
             ([rng.standard_normal((5,))], dict(axis=-1, size=5, step=1))]
 
 
+def _as_strided_view(rng):
+    """Tensor.as_strided: sliding windows (overlapping, so the gradient sums), a transpose
+    by strides, a stride of 0 (a broadcast), an offset, and an empty size."""
+    return [([rng.standard_normal((3, 4))], dict(size=(4, 3), stride=(2, 1), offset=1)),
+            ([rng.standard_normal((2, 3))], dict(size=(3, 2), stride=(1, 3), offset=0)),
+            ([rng.standard_normal((5,))], dict(size=(2, 3), stride=(0, 2), offset=0)),
+            ([rng.standard_normal((4,))], dict(size=(0, 2), stride=(1, 1), offset=2))]
+
+
+def _as_strided_add(rng):
+    return [([rng.standard_normal((4, 3))], dict(size=(4, 3), stride=(2, 1), offset=1,
+                                                 shape=(3, 4))),
+            ([rng.standard_normal((2, 3))], dict(size=(2, 3), stride=(0, 2), offset=0,
+                                                 shape=(5,)))]
+
+
 def _fold(rng):
     out = []
     for x, k, s, p, d in _WINDOWS:
@@ -236,6 +252,7 @@ def _gather_flat(rng):
 
 SAMPLES = {
     "unfold": _unfold, "fold": _fold, "unfold_view": _unfold_view,
+    "as_strided_view": _as_strided_view, "as_strided_add": _as_strided_add,
     "conv_cols": _conv_cols, "conv_cols_t": _conv_cols_t,
     "conv_unit": _conv_unit, "conv_unit_bias": lambda rng: _conv_unit(rng, True),
     "pad_constant": _pad_constant, "phase_in": _phase_in, "phase_in_t": _phase_in_t,
