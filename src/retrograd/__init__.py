@@ -390,6 +390,7 @@ from .generator import Generator
 from . import random  # noqa: E402  (torch.random's names; after creation, which it uses)
 from . import profiler  # noqa: E402  (torch.profiler's names: timed regions)
 from . import library  # noqa: E402  (torch.library's custom operators; after ops)
+from . import _dynamo, _inductor  # noqa: E402,F401  (torch._dynamo/_inductor's knobs)
 from . import fx  # noqa: E402  (torch.fx.wrap, for modules that call it at import)
 from .layouts import (  # torch's layout and memory-format constants (layouts.py)
     channels_last, channels_last_3d, contiguous_format, layout, memory_format,
