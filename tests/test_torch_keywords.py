@@ -220,3 +220,30 @@ def test_module_called_with_input_keyword(make, shape):
     want = eval(make, {"L": torch})(input=torch.tensor(x))
     got = eval(make, {"L": rg})(input=rg.tensor(x))
     np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    "np.sqrt(T)", "np.exp(T)", "np.maximum(T, 2.0)", "np.add.reduce(T)", "np.isnan(T)",
+    "np.float64(2.0) * T", "np.float32(3.0) - T", "np.int64(2) ** T", "T * np.float64(2.0)",
+    "np.float64(2.5) < T", "np.float64(4.0) == T",
+])
+def test_numpy_ufuncs_on_tensors_as_torch(call):
+    """An operator with a NumPy scalar on the left is the tensor's operator; any other ufunc
+    works on the values and wraps the result as a Tensor (bools as uint8), as PyTorch's
+    `__array_wrap__` does."""
+    want = eval(call, {"np": np, "T": torch.tensor([1.0, 4.0, 9.0])})
+    got = eval(call, {"np": np, "T": rg.tensor([1.0, 4.0, 9.0])})
+    assert isinstance(got, rg.Tensor) == isinstance(want, torch.Tensor), call
+    w = want.numpy() if isinstance(want, torch.Tensor) else np.asarray(want)
+    g = got.numpy() if isinstance(got, rg.Tensor) else np.asarray(got)
+    np.testing.assert_allclose(g, w, rtol=1e-6)
+    assert g.dtype == w.dtype, call
+
+
+def test_numpy_ufunc_on_a_tensor_that_requires_grad_is_refused_as_torch():
+    for L in (torch, rg):
+        with pytest.raises(RuntimeError, match="requires grad"):
+            np.sqrt(L.tensor([1.0, 4.0], requires_grad=True))
+    a = np.zeros(2)
+    a += rg.tensor([1.0, 2.0])
+    np.testing.assert_array_equal(a, [1.0, 2.0])

@@ -79,6 +79,42 @@ def _check_grad(t: Tensor, g) -> None:
                            f"the same device")
 
 
+
+_UFUNC_OPERATORS = {
+    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "truediv",
+    np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow", np.matmul: "matmul",
+    np.bitwise_and: "and", np.bitwise_or: "or", np.bitwise_xor: "xor",
+    np.left_shift: "lshift", np.right_shift: "rshift", np.equal: "eq", np.not_equal: "ne",
+    np.less: "lt", np.less_equal: "le", np.greater: "gt", np.greater_equal: "ge",
+}
+"""NumPy's ufuncs behind Python's binary operators: with a tensor among the operands, the
+tensor's operator (reflected where the tensor is on the right)."""
+_REFLECTED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _wrapped_result(value):
+    """A NumPy ufunc's result as PyTorch's `__array_wrap__` gives it: a Tensor, bools as
+    uint8."""
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    return Tensor(arr.astype(np.uint8) if arr.dtype == np.bool_ else arr)
+
+
+def _values_for_numpy(values, ufunc):
+    """The arrays of the tensors among `values` (a tuple), for a NumPy ufunc; refused for
+    a tensor that requires grad (its gradient would be lost), as PyTorch refuses."""
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            if v.requires_grad:
+                raise RuntimeError(f"Can't call numpy() on Tensor that requires grad (NumPy's "
+                                   f"{ufunc.__name__} was given one). Use tensor.detach()."
+                                   "numpy() instead, or the retrograd function of that name")
+            v = v.__array__()
+        out.append(v)
+    return tuple(out)
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -95,7 +131,28 @@ class Tensor:
     # root, weak references to its recorded views, whose histories a write into the root
     # (or into one of them) makes anew (`api.inplace`)
     __array_priority__ = 1000
-    __array_ufunc__ = None  # NumPy defers `array * tensor` to Tensor.__rmul__
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy meeting a tensor. An operator (`array * tensor`, `np.float64(2) < t`) is
+        the tensor's own (reflected) operator, so it records and gives a Tensor; any other
+        ufunc (`np.sqrt(t)`, `np.add.reduce(t)`) computes on the values and gives a new
+        Tensor without history (bool results as uint8), as PyTorch's `__array_wrap__`
+        does; it is refused for a tensor that requires grad, as there. With `out=` arrays
+        (`arr += t`) the arrays are the result."""
+        if method == "__call__" and len(inputs) == 2 and not kwargs:
+            name = _UFUNC_OPERATORS.get(ufunc)
+            if name is not None:
+                a, b = inputs
+                if isinstance(a, Tensor):
+                    return getattr(a, f"__{name}__")(b)
+                return getattr(b, f"__{_REFLECTED.get(name, 'r' + name)}__")(a)
+        if "out" in kwargs:
+            kwargs["out"] = _values_for_numpy(kwargs["out"], ufunc)
+            return getattr(ufunc, method)(*_values_for_numpy(inputs, ufunc), **kwargs)
+        result = getattr(ufunc, method)(*_values_for_numpy(inputs, ufunc), **kwargs)
+        if isinstance(result, tuple):
+            return tuple(_wrapped_result(r) for r in result)
+        return _wrapped_result(result)
 
     def __init__(self, data=(), requires_grad: bool = False, dtype=None, *sizes):
         if type(data) is int and type(requires_grad) is int:
