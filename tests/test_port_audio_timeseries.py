@@ -131,3 +131,105 @@ def test_stft_align_to_window_errors():
         with pytest.raises(RuntimeError):
             T.stft(T.tensor(x[:47]), 16, 3, 11, T.hann_window(11, dtype=T.float64),
                    center=False, align_to_window=True, return_complex=True)
+
+
+# ---------------------------------------------------------------- complex views
+
+
+_Z = np.random.RandomState(3).randn(2, 5) + 1j * np.random.RandomState(4).randn(2, 5)
+
+
+def _write_programs():
+    def view_as_real_write(T):
+        s = T.tensor(_Z.copy())
+        r = T.view_as_real(s)
+        r[..., 1] = 0  # drop the phase, as spectrogram code does through the real view
+        return s
+
+    def real_mul_(T):
+        s = T.tensor(_Z.copy())
+        s.real.mul_(2)
+        return s
+
+    def imag_zero_(T):
+        s = T.tensor(_Z.copy())
+        s.imag.zero_()
+        return s
+
+    def imag_row(T):
+        s = T.tensor(_Z.copy())
+        s.imag[0] = 1.0
+        return s
+
+    def view_as_complex_mul_(T):
+        r = T.tensor(np.stack([_Z.real, _Z.imag], -1))
+        T.view_as_complex(r).mul_(1j)
+        return r
+
+    def real_iadd(T):
+        s = T.tensor(_Z.copy())
+        s.real += 1
+        return s
+
+    def real_set(T):
+        s = T.tensor(_Z.copy())
+        s.real = T.ones(2, 5, dtype=T.float64)
+        return s
+
+    def imag_set(T):
+        s = T.tensor(_Z.copy())
+        s.imag = T.zeros(2, 5, dtype=T.float64)
+        return s
+
+    def spec_then_clamp(T):
+        s = T.tensor(_Z.copy())
+        mag = s.abs()
+        s.real.clamp_(min=0)
+        return s, mag
+
+    return [real_mul_, imag_zero_, imag_row, view_as_real_write, view_as_complex_mul_,
+            real_iadd, real_set, imag_set, spec_then_clamp]
+
+
+@pytest.mark.parametrize("prog", _write_programs(), ids=lambda f: f.__name__)
+def test_writes_through_real_imag_and_view_as_real_reach_the_tensor(prog):
+    t, r = prog(torch), prog(rg)
+    for a, b in zip(t if isinstance(t, tuple) else (t,), r if isinstance(r, tuple) else (r,)):
+        close(b, a.resolve_conj())
+
+
+def test_complex_views_read_and_differentiate_as_before():
+    x = np.random.RandomState(0).randn(3, 4, 2)
+    for T in (torch, rg):
+        xt = T.tensor(x, requires_grad=True)
+        z = T.view_as_complex(xt) * (1 + 2j)
+        y = (T.view_as_real(z) ** 2).sum() + (z.real * z.imag).sum()
+        (g,) = T.autograd.grad(y, xt)
+        if T is torch:
+            ref = (y, g)
+    close(y, ref[0])
+    close(g, ref[1])
+    # a strided complex tensor (a transposed spectrogram) still views as real
+    st = torch.tensor(_Z).t()
+    close(rg.view_as_real(rg.tensor(_Z).t()), torch.view_as_real(st))
+
+
+def test_write_into_complex_view_of_recorded_tensor_never_silently_wrong():
+    # torch rebases the write into the complex tensor's history; retrograd refuses it
+    # (it cannot scatter into a real or imaginary part), rather than a stale gradient
+    s = rg.tensor(_Z.copy(), requires_grad=True)
+    t = s * 2
+    with pytest.raises(RuntimeError, match="in place"):
+        t.real.mul_(3)
+    with pytest.raises(RuntimeError, match="in place"):
+        rg.view_as_real(t)[..., 1] = 0
+
+
+def test_version_counter_shared_with_complex_views():
+    for T in (torch, rg):
+        a = T.tensor(_Z.copy())
+        w = T.tensor(np.ones((2, 5, 2)), requires_grad=True)
+        y = (T.view_as_real(a) * w).sum()
+        a.real.mul_(2)  # the values mul saved for w's gradient changed
+        with pytest.raises(RuntimeError, match="modified by an inplace|in-place|in place"):
+            y.backward()
