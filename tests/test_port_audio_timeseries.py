@@ -134,6 +134,34 @@ def test_stft_align_to_window_errors():
                    center=False, align_to_window=True, return_complex=True)
 
 
+@pytest.mark.parametrize("win,length,onesided", [(16, None, None), (12, 40, None),
+                                                 (16, None, False)])
+def test_istft_gradient_with_respect_to_a_learnt_window(win, length, onesided):
+    # the window divides the overlap-add too (its overlap-added square), so a learnt
+    # window's gradient has two terms
+    x = _sig(64)
+    w = np.hanning(win) + 0.1
+    outs = []
+    for T in (torch, rg):
+        wt = T.tensor(w, requires_grad=True)
+        spec = T.stft(T.tensor(x), 16, 4, win, window=T.tensor(w), onesided=onesided,
+                      return_complex=True)
+        y = T.istft(spec, 16, 4, win, window=wt, length=length, onesided=onesided)
+        (g,) = T.autograd.grad((y ** 2).sum(), wt)
+        outs.append((y, g))
+    close(outs[1][0], outs[0][0])
+    close(outs[1][1], outs[0][1], "window grad")
+    # forward mode as well
+    tw = _sig(win, 5)
+    spec_t = torch.stft(torch.tensor(x), 16, 4, win, window=torch.tensor(w), return_complex=True)
+    spec_r = rg.stft(rg.tensor(x), 16, 4, win, window=rg.tensor(w), return_complex=True)
+    _, tt = torch.func.jvp(lambda v: torch.istft(spec_t, 16, 4, win, window=v, length=length),
+                           (torch.tensor(w),), (torch.tensor(tw),))
+    _, rt = rg.func.jvp(lambda v: rg.istft(spec_r, 16, 4, win, window=v, length=length),
+                        (rg.tensor(w),), (rg.tensor(tw),))
+    close(rt, tt, "window tangent")
+
+
 # ---------------------------------------------------------------- complex views
 
 

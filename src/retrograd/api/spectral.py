@@ -230,7 +230,15 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
         raise RuntimeError(f"{sig}: window overlap add min: {np.abs(env).min():g} (the "
                            "squared window does not cover every sample: pick a window and "
                            "hop_length that satisfy the NOLA condition)")
-    y = y / Tensor(env.astype(np.finfo(y.dtype).dtype))
+    if w is not None and (w.requires_grad or w._fw is not None):
+        # a learnt window (or one with a tangent): the overlap-added squared window divides
+        # in the graph too, so the window's derivative has both terms, as in PyTorch
+        sq = w.abs() ** 2 if w.dtype.kind == "c" else w * w
+        env_t = index_add(Tensor(np.zeros(expected, dtype=sq.dtype)), 0, Tensor(idx),
+                          sq.repeat(n_frames))
+        y = y / env_t[start:stop]
+    else:
+        y = y / Tensor(env.astype(np.finfo(y.dtype).dtype))
     if end > expected:
         warnings.warn("istft: the signal is shorter than `length`; the result is padded with "
                       "zeros in the tail", UserWarning, stacklevel=2)
