@@ -174,6 +174,23 @@ def test_log_prob_of_a_python_number_raises_while_validating_as_torch():
     assert float(r) == pytest.approx(float(t))
 
 
+def test_window_functions_take_torchs_layout_device_and_pin_memory_keywords():
+    for T in (torch, rg):
+        ref = torch.hann_window(8, periodic=False, dtype=torch.float64)
+        close(T.hann_window(8, False, dtype=T.float64, layout=T.strided, device="cpu",
+                            pin_memory=False), ref)
+        close(T.kaiser_window(8, True, 5.0, dtype=T.float64, pin_memory=False, device="cpu"),
+              torch.kaiser_window(8, True, 5.0, dtype=torch.float64))
+        close(T.signal.windows.hann(8, sym=False, dtype=T.float64, layout=T.strided,
+                                    device="cpu"),
+              torch.signal.windows.hann(8, sym=False, dtype=torch.float64))
+        with pytest.raises(RuntimeError):
+            T.hann_window(8, layout=T.sparse_coo)
+        with pytest.raises(ValueError):
+            T.signal.windows.hann(8, layout=T.sparse_coo)
+    assert rg.bartlett_window(5, requires_grad=True, device="cpu").requires_grad
+
+
 # ---------------------------------------------------------------- complex views
 
 
