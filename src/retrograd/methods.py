@@ -990,8 +990,19 @@ Tensor.multinomial = _creation.multinomial
 # Complex tensors (`api/complex.py`): `.real` and `.imag` are attributes, as in PyTorch.
 from .api import complex as _complex  # noqa: E402
 
-Tensor.real = property(_complex.real)
-Tensor.imag = property(_complex.imag)
+
+def _set_real(self, value) -> None:
+    """`z.real = v` (and `z.real += v`): writes into z's real part, as in PyTorch."""
+    _complex.real(self).copy_(value)
+
+
+def _set_imag(self, value) -> None:
+    """`z.imag = v`: writes into z's imaginary part."""
+    _complex.imag(self).copy_(value)
+
+
+Tensor.real = property(_complex.real, _set_real)
+Tensor.imag = property(_complex.imag, _set_imag)
 Tensor.conj = _complex.conj
 Tensor.conj_physical = _complex.conj_physical
 Tensor.resolve_conj = _complex.resolve_conj

@@ -27,7 +27,7 @@ def _floating(x: Tensor, name: str) -> Tensor:
 def real(input) -> Tensor:
     """The real part (a real tensor; a real input is returned as it is, as in PyTorch)."""
     x = _t(input)
-    return apply1(ops.real, x) if x.dtype.kind == "c" else x
+    return apply(ops.real, x) if x.dtype.kind == "c" else x  # a view: apply, not apply1
 
 
 def imag(input) -> Tensor:
@@ -36,7 +36,7 @@ def imag(input) -> Tensor:
     if x.dtype.kind != "c":
         raise RuntimeError(f"imag is not implemented for tensors with non-complex dtypes "
                            f"(got {x.dtype})")
-    return apply1(ops.imag, x)
+    return apply(ops.imag, x)
 
 
 def conj(input) -> Tensor:
@@ -75,7 +75,7 @@ def view_as_real(input) -> Tensor:
     x = _t(input)
     if x.dtype.kind != "c":
         raise RuntimeError(f"view_as_real is only supported for complex tensors, got {x.dtype}")
-    return apply1(ops.view_as_real, x)
+    return apply(ops.view_as_real, x)
 
 
 def view_as_complex(input) -> Tensor:
@@ -87,7 +87,7 @@ def view_as_complex(input) -> Tensor:
     if x.ndim == 0 or x.shape[-1] != 2:
         raise RuntimeError(f"view_as_complex: tensor must have a last dimension of size 2, got "
                            f"shape {x.shape}")
-    return apply1(ops.view_as_complex, x)
+    return apply(ops.view_as_complex, x)
 
 
 def complex(real, imag) -> Tensor:  # noqa: A001 - PyTorch's name

@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import fft as _fft
 from .. import ops
-from ..dtypes import get_default_dtype
 from ..engine import apply
 from ..tensor import Tensor
 from ._args import _t
@@ -81,18 +80,22 @@ def _pad_index(length: int, p: int, mode: str) -> np.ndarray:
 def stft(input, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
          window=None, center: bool = True, pad_mode: str = "reflect",
          normalized: bool = False, onesided: bool | None = None,
-         return_complex: bool | None = None) -> Tensor:
+         return_complex: bool | None = None, align_to_window: bool | None = None) -> Tensor:
     """The short-time Fourier transform of a signal (shape (L,) or (B, L)): result
     (B?, n_fft // 2 + 1 or n_fft, n_frames), as `torch.stft`. `return_complex` must be
     given for real input (True; False returns `view_as_real` of it, deprecated as in
-    PyTorch)."""
+    PyTorch). `align_to_window=True` (only with `center=False`) starts the first frame
+    where the window (win_length < n_fft) starts, not where its zero padding does."""
     x = _t(input)
-    if x.dtype.kind in "biu":
-        x = x.to(get_default_dtype())
     n_fft = _int(n_fft, "n_fft", "stft")
     hop = n_fft // 4 if hop_length is None else _int(hop_length, "hop_length", "stft")
     win = n_fft if win_length is None else _int(win_length, "win_length", "stft")
     sig = _signature("stft", x, n_fft, hop, win, window)
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{sig}: expected a tensor of floating point or complex values, "
+                           f"got {x.dtype}")
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     complex_in = x.dtype.kind == "c" or (window is not None and _t(window).dtype.kind == "c")
     if return_complex is None:
         if not complex_in:
@@ -100,8 +103,6 @@ def stft(input, n_fft: int, hop_length: int | None = None, win_length: int | Non
                                "inputs (return_complex=True)")
         return_complex = True
     elif not return_complex:
-        if complex_in:
-            raise RuntimeError(f"{sig}: complex input or window requires return_complex=True")
         warnings.warn("stft with return_complex=False is deprecated (as in PyTorch): use "
                       "return_complex=True and view_as_real", UserWarning, stacklevel=2)
     if x.ndim not in (1, 2):
@@ -129,6 +130,18 @@ def stft(input, n_fft: int, hop_length: int | None = None, win_length: int | Non
     if n_fft <= 0 or n_fft > length:
         raise RuntimeError(f"{sig}: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
     _check_lengths(n_fft, hop, win, sig)
+    if align_to_window and win < n_fft:
+        # PyTorch zero-pads the signal by the window's left offset on both sides, so the
+        # frames step from the window's start (1 + (L - win_length) // hop of them)
+        left = (n_fft - win) // 2
+        if (length - win) // hop * hop + n_fft > length + 2 * left:
+            # PyTorch counts 1 + (L - win_length) // hop frames; with n_fft - win_length
+            # odd the last of them can end past the padded signal, which it refuses
+            raise RuntimeError(f"{sig}: with align_to_window=True the last frame ends past "
+                               f"the signal padded by {left} on each side (n_fft - win_length "
+                               "is odd): shorten the signal or change hop_length")
+        x = apply(ops.pad_constant, x, pads=((left, left),))
+        length = x.shape[-1]
     w = _window(window, n_fft, win, x, sig)
     if onesided is None:
         onesided = not complex_in
@@ -217,7 +230,15 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
         raise RuntimeError(f"{sig}: window overlap add min: {np.abs(env).min():g} (the "
                            "squared window does not cover every sample: pick a window and "
                            "hop_length that satisfy the NOLA condition)")
-    y = y / Tensor(env.astype(np.finfo(y.dtype).dtype))
+    if w is not None and (w.requires_grad or w._fw is not None):
+        # a learnt window (or one with a tangent): the overlap-added squared window divides
+        # in the graph too, so the window's derivative has both terms, as in PyTorch
+        sq = w.abs() ** 2 if w.dtype.kind == "c" else w * w
+        env_t = index_add(Tensor(np.zeros(expected, dtype=sq.dtype)), 0, Tensor(idx),
+                          sq.repeat(n_frames))
+        y = y / env_t[start:stop]
+    else:
+        y = y / Tensor(env.astype(np.finfo(y.dtype).dtype))
     if end > expected:
         warnings.warn("istft: the signal is shorter than `length`; the result is padded with "
                       "zeros in the tail", UserWarning, stacklevel=2)

@@ -24,6 +24,7 @@ from .._values import values_of
 from ..creation import tensor as _tensor
 from ..func import vmap
 from ..grad_mode import state
+from ..layouts import check_keywords
 from ..tensor import PRINT_OPTIONS, Tensor
 from ._args import dim_alias
 from ._errors import ArgumentError, ArgumentTypeError
@@ -377,7 +378,9 @@ def _window_dtype(dtype, what: str):
 
 
 def _window(values: Callable[[int], np.ndarray], n: int, periodic: bool, dtype,
-            requires_grad: bool, what: str) -> Tensor:
+            requires_grad: bool, what: str, layout=None, device=None,
+            pin_memory: bool = False) -> Tensor:
+    check_keywords(what, layout_=layout, pin_memory=pin_memory)
     dt = _window_dtype(dtype, what)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"{what}(): 'window_length' must be an int, got {type(n).__name__}")
@@ -390,7 +393,10 @@ def _window(values: Callable[[int], np.ndarray], n: int, periodic: bool, dtype,
     else:
         m = n + 1 if periodic else n
         arr = values(m)[:n]
-    return Tensor(arr.astype(dt), requires_grad=requires_grad)
+    t = Tensor(arr.astype(dt))
+    if device is not None:
+        t = t.to(device)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def _cosine(coefs):
@@ -401,43 +407,50 @@ def _cosine(coefs):
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
-                device=None, requires_grad: bool = False) -> Tensor:
+                device=None, requires_grad: bool = False,
+                pin_memory: bool = False) -> Tensor:
     """The Hann window (periodic by default). Like `torch.hann_window`."""
     return _window(_cosine([0.5, -0.5]), window_length, periodic, dtype, requires_grad,
-                   "hann_window")
+                   "hann_window", layout, device, pin_memory)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
                    beta: float = 0.46, *, dtype=None, layout=None, device=None,
-                   requires_grad: bool = False) -> Tensor:
+                   requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
     """The Hamming window `alpha - beta cos(2 pi k / (N - 1))`. Like `torch.hamming_window`."""
     return _window(_cosine([alpha, -beta]), window_length, periodic, dtype, requires_grad,
-                   "hamming_window")
+                   "hamming_window", layout, device, pin_memory)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
-                    device=None, requires_grad: bool = False) -> Tensor:
+                    device=None, requires_grad: bool = False,
+                    pin_memory: bool = False) -> Tensor:
     """The Blackman window. Like `torch.blackman_window`."""
     return _window(_cosine([0.42, -0.5, 0.08]), window_length, periodic, dtype, requires_grad,
-                   "blackman_window")
+                   "blackman_window", layout, device, pin_memory)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
-                    device=None, requires_grad: bool = False) -> Tensor:
+                    device=None, requires_grad: bool = False,
+                    pin_memory: bool = False) -> Tensor:
     """The Bartlett (triangular) window. Like `torch.bartlett_window`."""
     def values(m):
         return 1.0 - np.abs(np.arange(m) * (2.0 / (m - 1)) - 1.0)
-    return _window(values, window_length, periodic, dtype, requires_grad, "bartlett_window")
+    return _window(values, window_length, periodic, dtype, requires_grad, "bartlett_window",
+                   layout, device, pin_memory)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
-                  dtype=None, layout=None, device=None, requires_grad: bool = False) -> Tensor:
+                  dtype=None, layout=None, device=None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
     """The Kaiser window `I0(beta sqrt(1 - (2k/(N-1) - 1)^2)) / I0(beta)`. Like
     `torch.kaiser_window`."""
     def values(m):
         r = np.arange(m) * (2.0 / (m - 1)) - 1.0
         return np.i0(beta * np.sqrt(np.clip(1.0 - r * r, 0.0, None))) / np.i0(beta)
-    return _window(values, window_length, periodic, dtype, requires_grad, "kaiser_window")
+    return _window(values, window_length, periodic, dtype, requires_grad, "kaiser_window",
+                   layout, device, pin_memory)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,

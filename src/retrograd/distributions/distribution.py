@@ -165,9 +165,10 @@ class Distribution:
     def _validate_sample(self, value) -> Tensor:
         """`value` as a tensor; with validation on, a ValueError unless it lies in the
         support and its trailing shape is the event shape."""
-        value = _t(value)
         if not self._validate_args:
-            return value
+            return _t(value)
+        if not isinstance(value, Tensor):  # as torch, which validates by default
+            raise ValueError("The value argument to log_prob must be a Tensor")
         n = len(self._event_shape)
         if n and tuple(value.shape[-n:]) != self._event_shape:
             raise ArgumentError(f"{type(self).__name__}: the value's trailing shape "

@@ -263,10 +263,16 @@ class RNNBase(Module):
         return [getattr(self, n) for n in self._flat_names]
 
     @property
-    def all_weights(self) -> list:
+    def _all_weights(self) -> list[list[str]]:
+        """The parameters' names per layer and direction, as PyTorch's attribute
+        (ported code walks it to find the biases, e.g. DeepAR's forget-gate init)."""
         per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_names
-        return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
+        return [list(names[i:i + per]) for i in range(0, len(names), per)]
+
+    @property
+    def all_weights(self) -> list:
+        return [[getattr(self, n) for n in group] for group in self._all_weights]
 
     def _params(self, layer: int, d: int):
         sfx = f"_l{layer}" + ("_reverse" if d else "")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..devices import namespace_for
+from ..devices import as_strided, namespace_for
 from ..primitive import defop
 
 
@@ -34,11 +34,12 @@ def _complex_dtype(dtype) -> np.dtype:
 
 
 def _real(x):
-    return np.real(x).copy() if x.dtype.kind == "c" else x.copy()
+    # a view of x's memory, as PyTorch's (`z.real.mul_(2)`, `z.imag.zero_()` write into z)
+    return x.real if x.dtype.kind == "c" else x.copy()
 
 
 def _imag(x):
-    return np.imag(x).copy() if x.dtype.kind == "c" else np.zeros_like(x)
+    return x.imag if x.dtype.kind == "c" else np.zeros_like(x)
 
 
 def _as_complex(m, g, like):
@@ -54,12 +55,12 @@ def _safe(m, z, mask):
 real = defop("real", _real,
              (lambda m, g, out, x: _as_complex(m, g, x) if x.dtype.kind == "c" else g,),
              (lambda m, t, out, x: m.real(t) if t.dtype.kind == "c" else t,), reads=(),
-             fresh=True)
+             view=True)
 imag = defop("imag", _imag,
              (lambda m, g, out, x: _as_complex(m, -g, x) * 1j if x.dtype.kind == "c"
               else g * 0.0,),
              (lambda m, t, out, x: m.imag(t) if t.dtype.kind == "c" else t * 0.0,), reads=(),
-             fresh=True)
+             view=True)
 conj = defop("conj", np.conj, (lambda m, g, out, x: m.conj(g),),
              (lambda m, t, out, x: m.conj(t),), reads=(), fresh=True)
 
@@ -100,10 +101,24 @@ angle = defop("angle", _angle, (_angle_vjp,), (_angle_jvp,), fresh=True)
 
 
 def _view_as_real(x):
-    return np.stack([x.real, x.imag], axis=-1)
+    """x's memory seen as (real, imaginary) pairs, as PyTorch's view: writes go into x."""
+    if x.dtype.kind != "c":  # a real tangent or cotangent: zero imaginary parts
+        return namespace_for(x).stack([x, namespace_for(x).zeros_like(x)], axis=-1)
+    if isinstance(x, np.generic):  # a NumPy scalar's .real is a new scalar, not a view
+        x = np.asarray(x)
+    r = x.real
+    return as_strided(r, x.shape + (2,), r.strides + (r.itemsize,))
 
 
 def _view_as_complex(x):
+    """Pairs along the last axis seen as complex numbers: a view of x's memory where its
+    strides allow one (the last axis unit-stride, the others whole pairs), else a copy."""
+    n = x.itemsize
+    if x.strides[-1] == n and all(s % (2 * n) == 0 for s in x.strides[:-1]):
+        try:
+            return x.view(_complex_dtype(x.dtype))[..., 0]
+        except (ValueError, TypeError):
+            pass
     return x[..., 0] + 1j * x[..., 1] if x.dtype == np.float64 else \
         (x[..., 0] + np.complex64(1j) * x[..., 1]).astype(_complex_dtype(x.dtype))
 
@@ -111,11 +126,11 @@ def _view_as_complex(x):
 view_as_real = defop(
     "view_as_real", _view_as_real,
     (lambda m, g, out, z: m.conj(m.view_as_complex(g)),),
-    (lambda m, t, out, z: m.view_as_real(t),), reads=(), fresh=True)
+    (lambda m, t, out, z: m.view_as_real(t),), reads=(), view=True)
 view_as_complex = defop(
     "view_as_complex", _view_as_complex,
     (lambda m, g, out, x: m.view_as_real(m.conj(g)),),
-    (lambda m, t, out, x: m.view_as_complex(t),), reads=(), fresh=True)
+    (lambda m, t, out, x: m.view_as_complex(t),), reads=(), view=True)
 
 
 def _complex(re, im):

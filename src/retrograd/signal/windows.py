@@ -15,6 +15,7 @@ import numpy as np
 
 from ..creation import empty, linspace, ones, tensor
 from ..dtypes import get_default_dtype
+from ..layouts import strided
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 
@@ -26,7 +27,8 @@ def _dtype(name: str, M: int, dtype, layout) -> np.dtype:
     dt = np.dtype(get_default_dtype() if dtype is None else dtype)
     if M < 0:
         raise ArgumentError(f"{name} requires non-negative window length, got M={M}")
-    if layout is not None and str(layout) not in ("strided", "torch.strided"):
+    if layout is not None and layout is not strided \
+            and str(layout) not in ("strided", "torch.strided"):
         raise ArgumentError(f"{name} is implemented for strided tensors only, got: {layout}")
     if dt not in (np.float32, np.float64):
         raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt}")
