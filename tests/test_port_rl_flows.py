@@ -1,0 +1,145 @@
+"""Reinforcement-learning and probabilistic-model programs ported from PyTorch (PPO, SAC,
+Glow, Gaussian-process regression), run under torch and retrograd with the same weights
+and inputs, plus the minimal cases of the gaps the port found: `Tensor(w.size())` /
+`FloatTensor(w.size())` as a shape (DDPG's fanin_init)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+
+LIBS = (torch, rg)
+
+
+def _np(x):
+    return x.detach().numpy() if isinstance(x, torch.Tensor) else np.asarray(x.detach().numpy())
+
+
+def _close(a, b, rtol=1e-7, atol=1e-9):
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _close(x, y, rtol, atol)
+        return
+    if isinstance(a, float):
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=atol)
+        return
+    x, y = _np(a), _np(b)
+    assert x.shape == y.shape and x.dtype == y.dtype
+    np.testing.assert_allclose(y, x, rtol=rtol, atol=atol)
+
+
+def _copy_weights(tmod, rmod):
+    rmod.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in tmod.state_dict().items()})
+
+
+# ---------------------------------------------------------------- Tensor(size) is a shape
+
+@pytest.mark.parametrize("ctor", ["Tensor", "FloatTensor", "DoubleTensor", "LongTensor"])
+@pytest.mark.parametrize("shape", [(4, 3), (5,), ()])
+def test_legacy_constructor_takes_a_size(ctor, shape):
+    tw, rw = torch.zeros(shape), rg.zeros(shape)
+    for size_t, size_r in [(tw.size(), rw.size()), (tw.shape, rw.shape),
+                           (torch.Size(shape), rg.Size(shape))]:
+        t, r = getattr(torch, ctor)(size_t), getattr(rg, ctor)(size_r)
+        assert tuple(r.shape) == tuple(t.shape)
+        assert str(r.dtype) == str(t.dtype).replace("torch.", "")
+
+
+def test_tensor_of_a_size_is_still_its_values():
+    for f in ("tensor", "as_tensor", "asarray"):
+        t, r = getattr(torch, f)(torch.zeros(2, 5).shape), getattr(rg, f)(rg.zeros(2, 5).shape)
+        assert r.tolist() == t.tolist() == [2, 5] and str(r.dtype) == "int64"
+
+
+def test_ddpg_fanin_init():
+    """DDPG's fanin_init: `torch.Tensor(size).uniform_(-v, v)` on a weight's size()."""
+    for L in LIBS:
+        fc = L.nn.Linear(6, 4)
+        size = fc.weight.size()
+        v = 1.0 / np.sqrt(size[0])
+        w = L.Tensor(size).uniform_(-v, v)
+        assert tuple(w.shape) == (4, 6) and float(w.abs().max()) <= v
+        with L.no_grad():
+            fc.weight.copy_(w)
+
+
+# ---------------------------------------------------------------- whole programs
+
+def _ppo(L, W, data, continuous):
+    nn, D = L.nn, L.distributions
+
+    class Agent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.critic = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+            self.actor = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 2))
+            self.actor_logstd = nn.Parameter(L.zeros(1, 2, dtype=L.float64))
+
+        def get_action_and_value(self, x, action):
+            if continuous:
+                mean = self.actor(x)
+                probs = D.Normal(mean, L.exp(self.actor_logstd.expand_as(mean)))
+                return probs.log_prob(action).sum(1), probs.entropy().sum(1), self.critic(x)
+            probs = D.Categorical(logits=self.actor(x))
+            return probs.log_prob(action), probs.entropy(), self.critic(x)
+
+    agent = Agent().double()
+    if W is not None:
+        agent.load_state_dict({k: L.tensor(v) for k, v in W.items()})
+    opt = L.optim.Adam(agent.parameters(), lr=2.5e-4, eps=1e-5)
+    obs = L.tensor(data["obs"])
+    actions = L.tensor(data["act_c"] if continuous else data["act_d"])
+    rewards, dones = L.tensor(data["rew"]), L.tensor(data["done"])
+    with L.no_grad():
+        logprobs, _, values = agent.get_action_and_value(obs.reshape(-1, 4),
+                                                         actions.reshape((24,) + actions.shape[2:]))
+        logprobs, values = logprobs.reshape(8, 3), values.reshape(8, 3)
+        advantages = L.zeros_like(rewards)
+        lastgaelam = 0
+        for t in reversed(range(8)):
+            nonterminal = 1.0 - dones[t + 1] if t < 7 else L.ones(3, dtype=L.float64)
+            nextvalues = values[t + 1] if t < 7 else values[t]
+            delta = rewards[t] + 0.99 * nextvalues * nonterminal - values[t]
+            advantages[t] = lastgaelam = delta + 0.99 * 0.95 * nonterminal * lastgaelam
+        returns = advantages + values
+    b_obs, b_logp = obs.reshape(-1, 4), logprobs.reshape(-1)
+    b_act = actions.reshape((24,) + actions.shape[2:])
+    b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
+    out = [advantages]
+    for mb in data["perm"]:
+        idx = L.as_tensor(mb)
+        newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[idx], b_act[idx])
+        logratio = newlogprob - b_logp[idx]
+        ratio = logratio.exp()
+        mb_adv = (b_adv[idx] - b_adv[idx].mean()) / (b_adv[idx].std() + 1e-8)
+        pg_loss = L.max(-mb_adv * ratio, -mb_adv * L.clamp(ratio, 0.8, 1.2)).mean()
+        newvalue = newvalue.view(-1)
+        v_clipped = b_val[idx] + L.clamp(newvalue - b_val[idx], -0.2, 0.2)
+        v_loss = 0.5 * L.max((newvalue - b_ret[idx]) ** 2, (v_clipped - b_ret[idx]) ** 2).mean()
+        loss = pg_loss - 0.01 * entropy.mean() + 0.5 * v_loss
+        opt.zero_grad()
+        loss.backward()
+        gn = nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
+        opt.step()
+        out += [loss, gn]
+    return out + list(agent.parameters())
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_ppo_program(continuous):
+    """CleanRL-style PPO: GAE in a reversed loop, advantage normalisation, clipped ratio and
+    value loss, entropy bonus, clip_grad_norm_, Adam; Categorical and Normal policies."""
+    rng = np.random.default_rng(0)
+    data = {"obs": rng.normal(size=(8, 3, 4)), "act_d": rng.integers(0, 2, (8, 3)),
+            "act_c": rng.normal(size=(8, 3, 2)), "rew": rng.normal(size=(8, 3)),
+            "done": (rng.random((8, 3)) < 0.2) * 1.0,
+            "perm": [p[s:s + 12] for p in (rng.permutation(24) for _ in range(2)) for s in (0, 12)]}
+    W = {k: rng.normal(size=s) * 0.3 for k, s in [
+        ("critic.0.weight", (16, 4)), ("critic.0.bias", (16,)), ("critic.2.weight", (1, 16)),
+        ("critic.2.bias", (1,)), ("actor.0.weight", (16, 4)), ("actor.0.bias", (16,)),
+        ("actor.2.weight", (2, 16)), ("actor.2.bias", (2,)), ("actor_logstd", (1, 2))]}
+    _close(_ppo(torch, W, data, continuous), _ppo(rg, W, data, continuous), rtol=1e-6, atol=1e-9)
