@@ -143,3 +143,72 @@ def test_ppo_program(continuous):
         ("critic.2.bias", (1,)), ("actor.0.weight", (16, 4)), ("actor.0.bias", (16,)),
         ("actor.2.weight", (2, 16)), ("actor.2.bias", (2,)), ("actor_logstd", (1, 2))]}
     _close(_ppo(torch, W, data, continuous), _ppo(rg, W, data, continuous), rtol=1e-6, atol=1e-9)
+
+
+# ---------------------------------------------------------------- cholesky of a nan matrix
+
+@pytest.mark.parametrize("n, pos, val", [(2, (1, 0), np.nan), (3, (2, 2), np.nan),
+                                         (3, (0, 0), np.nan), (40, (5, 3), np.nan),
+                                         (40, (39, 39), np.nan), (40, (5, 3), np.inf)])
+@pytest.mark.parametrize("batched", [False, True])
+def test_cholesky_nan_input_is_not_positive_definite(n, pos, val, batched):
+    """A GP whose hyperparameters diverged gives a nan kernel matrix: torch's cholesky
+    raises LinAlgError (LAPACK's nan-pivot check) and cholesky_ex reports the order."""
+    a = np.eye(n) * 2
+    a[pos] = val
+    if batched:
+        a = np.stack([np.eye(n), a])
+    infos = []
+    for L in LIBS:
+        with pytest.raises(L.linalg.LinAlgError, match="not positive-definite"):
+            L.linalg.cholesky(L.tensor(a))
+        with pytest.raises(RuntimeError):
+            L.linalg.cholesky(L.tensor(a))
+        infos.append(L.linalg.cholesky_ex(L.tensor(a)).info.tolist())
+    assert infos[0] == infos[1]
+
+
+def test_gp_jitter_loop_gives_up_on_nan_kernel():
+    """The usual jitter loop: retry with more jitter on LinAlgError; a nan kernel fails
+    every try under both libraries instead of returning a nan factor."""
+    K = np.full((3, 3), 0.5) + np.eye(3)
+    K[1, 2] = K[2, 1] = np.nan
+    for L in LIBS:
+        Kt, fails = L.tensor(K), 0
+        for jitter in (1e-6, 1e-4, 1e-2):
+            try:
+                L.linalg.cholesky(Kt + jitter * L.eye(3, dtype=Kt.dtype))
+            except L.linalg.LinAlgError:
+                fails += 1
+        assert fails == 3
+
+
+# ---------------------------------------------------------------- small dtype/error gaps
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_clip_grad_norm_without_grads_is_default_dtype(default):
+    old_t, old_r = torch.get_default_dtype(), rg.get_default_dtype()
+    try:
+        torch.set_default_dtype(getattr(torch, default))
+        rg.set_default_dtype(getattr(rg, default))
+        for params in ([], "nograd"):
+            got = []
+            for L in LIBS:
+                ps = [L.zeros(2, requires_grad=True)] if params == "nograd" else []
+                got.append(L.nn.utils.clip_grad_norm_(ps, 1.0))
+            assert str(got[1].dtype) == str(got[0].dtype).replace("torch.", "")
+            assert float(got[1]) == float(got[0]) == 0.0
+    finally:
+        torch.set_default_dtype(old_t)
+        rg.set_default_dtype(old_r)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.distributions.Normal(L.zeros(3), L.ones(2)),
+    lambda L: L.distributions.Uniform(L.zeros(3), L.ones(2)),
+    lambda L: L.distributions.Gamma(L.ones(3), L.ones(2)),
+    lambda L: L.distributions.Beta(L.ones(3), L.ones(2))])
+def test_distribution_parameters_that_do_not_broadcast_raise_runtime_error(make):
+    for L in LIBS:
+        with pytest.raises(RuntimeError):
+            make(L)
