@@ -212,3 +212,38 @@ def test_distribution_parameters_that_do_not_broadcast_raise_runtime_error(make)
     for L in LIBS:
         with pytest.raises(RuntimeError):
             make(L)
+
+
+# ---------------------------------------------------------------- KL with x log x at 0
+
+@pytest.mark.parametrize("low, high", [(0.5, 1.0), (0.0, 0.5), (0.0, 1.0), (0.2, 0.7)])
+@pytest.mark.parametrize("q", [
+    lambda D, L: D.Beta(L.tensor([2.0]), L.tensor([3.0])),
+    lambda D, L: D.Gamma(L.tensor([2.0]), L.tensor([1.5])),
+    lambda D, L: D.Pareto(L.tensor([0.5]) * 0 + 1e-3, L.tensor([2.0]))])
+def test_kl_uniform_at_the_support_edge(low, high, q):
+    """x log x at x = 0 is 0 (torch's xlogy), not nan: KL(Uniform(0.5, 1) || Beta) was nan."""
+    out = []
+    for L in LIBS:
+        D = L.distributions
+        lo = L.tensor([low], requires_grad=True)
+        hi = L.tensor([high], requires_grad=True)
+        kl = D.kl_divergence(D.Uniform(lo, hi), q(D, L))
+        out.append([kl] + list(L.autograd.grad(kl.sum(), [lo, hi])))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-6, atol=1e-9)
+
+
+def test_cauchy_moments_are_constants():
+    for L in LIBS:
+        D = L.distributions
+        loc = L.tensor([0.0, 1.0], requires_grad=True)
+        scale = L.tensor([1.0, 2.0], requires_grad=True)
+        for d, names in [(D.Cauchy(loc, scale), ("mean", "variance")),
+                         (D.HalfCauchy(scale), ("mean", "variance", "mode"))]:
+            for name in names:
+                assert not getattr(d, name).requires_grad, (L.__name__, type(d).__name__, name)
+    t = torch.distributions.Cauchy(torch.zeros(2), torch.ones(2))
+    r = rg.distributions.Cauchy(rg.zeros(2), rg.ones(2))
+    np.testing.assert_array_equal(r.mean.numpy(), t.mean.numpy())
+    np.testing.assert_array_equal(r.variance.numpy(), t.variance.numpy())

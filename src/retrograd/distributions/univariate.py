@@ -39,7 +39,7 @@ class Cauchy(_LocScale):
 
     @property
     def mean(self) -> Tensor:
-        return self.loc * np.nan
+        return (self.loc * np.nan).detach()  # a constant, as torch's (no nan gradient)
 
     @property
     def mode(self) -> Tensor:
@@ -47,7 +47,7 @@ class Cauchy(_LocScale):
 
     @property
     def variance(self) -> Tensor:
-        return self.loc * 0 + np.inf
+        return (self.loc * 0 + np.inf).detach()
 
     def rsample(self, sample_shape=()) -> Tensor:
         eps = _draw(lambda g, s: g.standard_cauchy(s), self._extended_shape(sample_shape),
@@ -84,15 +84,15 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
-        return self.scale * 0 + np.inf
+        return (self.scale * 0 + np.inf).detach()  # constants, as torch's
 
     @property
     def mode(self) -> Tensor:
-        return self.scale * 0
+        return (self.scale * 0).detach()
 
     @property
     def variance(self) -> Tensor:
-        return self.scale * 0 + np.inf
+        return (self.scale * 0 + np.inf).detach()
 
     def rsample(self, sample_shape=()) -> Tensor:
         return self.base_dist.rsample(sample_shape).abs()
