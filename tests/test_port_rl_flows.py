@@ -247,3 +247,48 @@ def test_cauchy_moments_are_constants():
     r = rg.distributions.Cauchy(rg.zeros(2), rg.ones(2))
     np.testing.assert_array_equal(r.mean.numpy(), t.mean.numpy())
     np.testing.assert_array_equal(r.variance.numpy(), t.variance.numpy())
+
+
+# ---------------------------------------------------------------- sigmoid clamps, cdf checks
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_transform_clamps_at_tiny_as_torch(dtype):
+    """torch's _clipped_sigmoid and SigmoidTransform.inv clamp below at finfo.tiny (not
+    eps): a logit-space flow gives the same values and log-densities near 0."""
+    x = np.array([100.0, -100.0, 0.0, -30.0])
+    y = np.array([0.0, 1.0, 1e-30, 0.5])
+    out = []
+    for L in LIBS:
+        T = L.distributions.transforms
+        dt = getattr(L, dtype)
+        xs = L.tensor(x, dtype=dt, requires_grad=True)
+        loc = L.tensor([0.0], dtype=dt, requires_grad=True)
+        td = L.distributions.TransformedDistribution(
+            L.distributions.Normal(loc, L.tensor([1.0], dtype=dt)), [T.SigmoidTransform()])
+        lp = td.log_prob(L.tensor(y[[0, 2, 3]], dtype=dt))
+        sb = T.StickBreakingTransform()(xs[None, :3] * 0.5)
+        out.append([T.SigmoidTransform()(xs), T.SigmoidTransform().inv(L.tensor(y, dtype=dt)), lp,
+                    sb, L.autograd.grad(lp.sum(), loc)[0]])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-5, atol=0)
+
+
+def test_transformed_cdf_checks_the_base_space():
+    """LogNormal/Weibull (transformed distributions in torch) take cdf(0) = 0; a value whose
+    pre-image is outside the base support still raises ValueError."""
+    for L in LIBS:
+        D = L.distributions
+        for d in (D.LogNormal(L.tensor(0.0), L.tensor(1.0)),
+                  D.Weibull(L.tensor(1.5), L.tensor(2.0)),
+                  D.TransformedDistribution(D.Normal(L.tensor(0.0), L.tensor(1.0)),
+                                            [D.ExpTransform()])):
+            assert d.cdf(L.tensor([0.0])).tolist() == [0.0]
+        with pytest.raises(ValueError):
+            D.LogNormal(L.tensor(0.0), L.tensor(1.0)).cdf(L.tensor([-1.0]))
+        u = D.TransformedDistribution(D.Uniform(L.tensor(0.0), L.tensor(1.0)), [D.ExpTransform()])
+        with pytest.raises(ValueError):
+            u.cdf(L.tensor([0.5]))  # log 0.5 < 0: outside Uniform(0, 1)
+    t = torch.distributions.LogNormal(torch.tensor([0.0, 1.0]), torch.tensor(1.0))
+    r = rg.distributions.LogNormal(rg.tensor([0.0, 1.0]), rg.tensor(1.0))
+    np.testing.assert_allclose(r.cdf(rg.tensor([0.0, 2.0])).numpy(),
+                               t.cdf(torch.tensor([0.0, 2.0])).numpy(), rtol=1e-6)
