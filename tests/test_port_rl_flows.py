@@ -292,3 +292,164 @@ def test_transformed_cdf_checks_the_base_space():
     r = rg.distributions.LogNormal(rg.tensor([0.0, 1.0]), rg.tensor(1.0))
     np.testing.assert_allclose(r.cdf(rg.tensor([0.0, 2.0])).numpy(),
                                t.cdf(torch.tensor([0.0, 2.0])).numpy(), rtol=1e-6)
+
+
+def _sac(L, W, data):
+    nn, D, F = L.nn, L.distributions, L.nn.functional
+
+    class Actor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(5, 16)
+            self.mean = nn.Linear(16, 2)
+            self.logstd = nn.Linear(16, 2)
+
+        def forward(self, x, eps):
+            h = F.relu(self.fc(x))
+            mean, log_std = self.mean(h), L.tanh(self.logstd(h))
+            std = (-5 + 0.5 * 7 * (log_std + 1)).exp()
+            base = D.Independent(D.Normal(mean, std), 1)
+            dist = D.TransformedDistribution(base, [D.transforms.TanhTransform(cache_size=1)])
+            a = dist.transforms[0](mean + std * eps)
+            return a, dist.log_prob(a).unsqueeze(-1)
+
+    def q_net():
+        return nn.Sequential(nn.Linear(7, 16), nn.ReLU(), nn.Linear(16, 1))
+
+    actor, q1, q2 = Actor().double(), q_net().double(), q_net().double()
+    for m, k in ((actor, "actor"), (q1, "q1"), (q2, "q2")):
+        m.load_state_dict({n: L.tensor(v) for n, v in W[k].items()})
+    q1_t, q2_t = q_net().double(), q_net().double()
+    q1_t.load_state_dict(q1.state_dict())
+    q2_t.load_state_dict(q2.state_dict())
+    q_opt = L.optim.Adam(list(q1.parameters()) + list(q2.parameters()), lr=1e-3)
+    a_opt = L.optim.Adam(actor.parameters(), lr=3e-4)
+    log_alpha = L.zeros(1, dtype=L.float64, requires_grad=True)
+    al_opt = L.optim.Adam([log_alpha], lr=1e-3)
+    out = []
+    for step in range(2):
+        obs, nobs, act, eps = (L.tensor(data[k][step]) for k in ("obs", "nobs", "act", "eps"))
+        rew, done = L.tensor(data["rew"][step]), L.tensor(data["done"][step])
+        alpha = log_alpha.exp().item()
+        with L.no_grad():
+            na, nlogp = actor(nobs, eps)
+            qn = L.min(q1_t(L.cat([nobs, na], 1)), q2_t(L.cat([nobs, na], 1))) - alpha * nlogp
+            target = rew + (1 - done) * 0.99 * qn.view(-1)
+        q_loss = F.mse_loss(q1(L.cat([obs, act], 1)).view(-1), target) + \
+            F.mse_loss(q2(L.cat([obs, act], 1)).view(-1), target)
+        q_opt.zero_grad()
+        q_loss.backward()
+        q_opt.step()
+        pi, logp = actor(obs, eps)
+        qpi = L.min(q1(L.cat([obs, pi], 1)), q2(L.cat([obs, pi], 1)))
+        a_loss = (alpha * logp - qpi).mean()
+        a_opt.zero_grad()
+        a_loss.backward()
+        a_opt.step()
+        al_loss = (-log_alpha.exp() * (logp.detach() - 2.0)).mean()
+        al_opt.zero_grad()
+        al_loss.backward()
+        al_opt.step()
+        with L.no_grad():
+            for p, tp in zip(q1.parameters(), q1_t.parameters()):
+                tp.mul_(1 - 0.005).add_(p, alpha=0.005)
+            L._foreach_lerp_(list(q2_t.parameters()), list(q2.parameters()), 0.005)
+        out += [q_loss, a_loss, al_loss, logp]
+    return out + list(q1_t.parameters()) + list(q2_t.parameters()) + list(actor.parameters())
+
+
+def test_sac_program():
+    """CleanRL-style SAC: tanh-squashed Independent Normal policy (TransformedDistribution
+    with a cached TanhTransform), twin Q targets, entropy temperature, Polyak updates with
+    mul_/add_ and _foreach_lerp_ under no_grad."""
+    rng = np.random.default_rng(1)
+    data = {k: rng.normal(size=(2, 6, d)) for k, d in (("obs", 5), ("nobs", 5), ("eps", 2))}
+    data["act"] = np.tanh(rng.normal(size=(2, 6, 2)))
+    data["rew"], data["done"] = rng.normal(size=(2, 6)), (rng.random((2, 6)) < 0.3) * 1.0
+    torch.manual_seed(0)
+    tnn = torch.nn
+    W = {"actor": {"fc.weight": (16, 5), "fc.bias": (16,), "mean.weight": (2, 16),
+                   "mean.bias": (2,), "logstd.weight": (2, 16), "logstd.bias": (2,)},
+         "q1": None, "q2": None}
+    W["actor"] = {k: rng.normal(size=s) * 0.3 for k, s in W["actor"].items()}
+    for k in ("q1", "q2"):
+        q = tnn.Sequential(tnn.Linear(7, 16), tnn.ReLU(), tnn.Linear(16, 1)).double()
+        W[k] = {n: v.numpy() for n, v in q.state_dict().items()}
+    _close(_sac(torch, W, data), _sac(rg, W, data), rtol=1e-6, atol=1e-9)
+
+
+def _gp(L, X, y, Xs):
+    log_ls = L.tensor([0.1, -0.2], dtype=L.float64, requires_grad=True)
+    log_var = L.tensor(0.3, dtype=L.float64, requires_grad=True)
+    log_noise = L.tensor(-1.0, dtype=L.float64, requires_grad=True)
+    opt = L.optim.Adam([log_ls, log_var, log_noise], lr=0.05)
+
+    def kern(a, b):
+        return log_var.exp() * L.exp(-0.5 * L.cdist(a / log_ls.exp(), b / log_ls.exp()) ** 2)
+
+    out = []
+    for _ in range(3):
+        K = kern(X, X) + (log_noise.exp() + 1e-6) * L.eye(len(X), dtype=L.float64)
+        C = L.linalg.cholesky(K)
+        alpha = L.cholesky_solve(y.unsqueeze(-1), C)
+        nll = 0.5 * (y.unsqueeze(-1) * alpha).sum() + L.log(L.diagonal(C)).sum()
+        mvn = L.distributions.MultivariateNormal(L.zeros(len(X), dtype=L.float64), scale_tril=C)
+        loss = nll - 0.01 * mvn.log_prob(y)
+        opt.zero_grad()
+        loss.backward()
+        out += [loss, log_ls.grad.clone(), log_var.grad.clone(), log_noise.grad.clone()]
+        opt.step()
+    with L.no_grad():
+        Ks = kern(X, Xs)
+        v = L.linalg.solve_triangular(C, Ks, upper=False)
+        mu = Ks.T @ L.cholesky_solve(y.unsqueeze(-1), C)
+        var = kern(Xs, Xs).diagonal() - (v ** 2).sum(0)
+    return out + [mu, var]
+
+
+def test_gp_regression_program():
+    """Exact GP regression: RBF kernel from cdist, cholesky / cholesky_solve marginal
+    likelihood with its gradients, a few Adam steps, predictive mean and variance."""
+    rng = np.random.default_rng(5)
+    X, y, Xs = rng.normal(size=(10, 2)), rng.normal(size=10), rng.normal(size=(4, 2))
+    _close(_gp(torch, *map(torch.tensor, (X, y, Xs))), _gp(rg, *map(rg.tensor, (X, y, Xs))),
+           rtol=1e-6, atol=1e-9)
+
+
+def _glow_step(L, w0, x):
+    """Invertible 1x1 convolution with LU-decomposed weights plus actnorm with
+    data-dependent initialisation, a log-likelihood step, and the inverse pass."""
+    F = L.nn.functional
+    q, _ = L.linalg.qr(L.tensor(w0))
+    P, Lw, U = L.linalg.lu(q)
+    s = L.diag(U)
+    w_l = Lw.clone().requires_grad_(True)
+    w_u = L.triu(U, 1).clone().requires_grad_(True)
+    w_s = L.log(L.abs(s)).requires_grad_(True)
+    u_mask = L.triu(L.ones_like(U), 1)
+    x = L.tensor(x)
+    with L.no_grad():
+        flat = x.permute(1, 0, 2, 3).reshape(x.shape[1], -1)
+        loc = -flat.mean(1).view(1, -1, 1, 1)
+        scale = (1 / (flat.std(1) + 1e-6)).view(1, -1, 1, 1)
+    loc.requires_grad_(True)
+    scale.requires_grad_(True)
+    h = scale * (x + loc)
+    weight = P @ (w_l * u_mask.T + L.eye(len(s), dtype=L.float64)) @ \
+        (w_u * u_mask + L.diag(L.sign(s) * L.exp(w_s)))
+    z = F.conv2d(h, weight.unsqueeze(2).unsqueeze(3))
+    hw = x.shape[2] * x.shape[3]
+    logdet = hw * L.log(L.abs(scale)).sum() + hw * w_s.sum()
+    logdet2 = hw * L.log(L.abs(scale)).sum() + hw * L.linalg.slogdet(weight)[1]
+    logp = (-0.5 * z ** 2 - 0.5 * np.log(2 * np.pi)).flatten(1).sum(1) + logdet
+    loss = -logp.mean()
+    loss.backward()
+    with L.no_grad():
+        back = F.conv2d(z, weight.inverse().unsqueeze(2).unsqueeze(3)) / scale - loc
+    return [loss, logdet2 - logdet, w_l.grad, w_u.grad, w_s.grad, loc.grad, scale.grad, back - x]
+
+
+def test_glow_lu_invconv_program():
+    rng = np.random.default_rng(4)
+    w0, x = rng.normal(size=(4, 4)), rng.random((3, 4, 3, 3))
+    _close(_glow_step(torch, w0, x), _glow_step(rg, w0, x), rtol=1e-6, atol=1e-9)
