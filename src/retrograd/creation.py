@@ -12,6 +12,7 @@ from .generator import Generator, numpy_generator
 from .grad_mode import no_grad, state
 from .layouts import check_keywords
 from .primitive import ArgumentError
+from .size import Size
 from .tensor import Tensor
 
 _rng = [np.random.default_rng()]
@@ -211,6 +212,8 @@ def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor
 def share_tensor(data, requires_grad: bool = False, dtype=None, device=None, *,
                  _copy: bool = False) -> Tensor:
     """`tensor` without the copy: a NumPy array of the right dtype is wrapped as is."""
+    if isinstance(data, Size):  # rg.tensor(x.shape): the sizes as data (rg.Tensor: a shape)
+        data = tuple(data)
     if _copy and (isinstance(data, np.ndarray) or devices.is_device_array(data)) and (
             dtype is None or np.dtype(dtype) == data.dtype):
         data = data.copy()  # a conversion to another dtype copies anyway

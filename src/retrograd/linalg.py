@@ -881,13 +881,14 @@ def _getrf_info(a: np.ndarray) -> np.ndarray:
 
 
 def _potrf_info(a: np.ndarray) -> np.ndarray:
+    from .ops.linalg_decomp import np_cholesky
     at = np.swapaxes(a, -1, -2)
     S = (a + (np.conj(at) if a.dtype.kind == "c" else at)) * 0.5
     info = np.zeros(a.shape[:-2], np.int32)
     for i in np.ndindex(a.shape[:-2]):
         for k in range(1, a.shape[-1] + 1):
             try:
-                np.linalg.cholesky(S[i][:k, :k])
+                np_cholesky(S[i][:k, :k])
             except np.linalg.LinAlgError:
                 info[i] = k
                 break

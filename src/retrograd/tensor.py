@@ -17,7 +17,7 @@ import numpy as np
 from . import devices, sharing
 from .dtypes import as_array, get_default_dtype, is_float
 from .grad_mode import state
-from .size import Shape
+from .size import Shape, Size
 
 _SCALARS = (int, float, complex)
 _new = object.__new__
@@ -162,6 +162,9 @@ class Tensor:
             if not all(type(d) is int and d >= 0 for d in dims):
                 raise TypeError(f"Tensor(*sizes): sizes must be non-negative ints, got {dims}")
             data, requires_grad, dtype = np.zeros(dims), False, get_default_dtype()
+        elif isinstance(data, Size) and dtype is None and not sizes:
+            # Tensor(w.size()): a torch.Size is a shape, not data (DDPG's fanin_init)
+            data, dtype = np.zeros(tuple(data)), get_default_dtype()
         elif sizes:
             raise TypeError("Tensor(data, requires_grad=False, dtype=None): too many arguments")
         source = data if isinstance(data, Tensor) else None

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import creation
 from ..dtypes import as_array
+from ..size import Size
 from ..tensor import Tensor
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
@@ -44,6 +45,8 @@ class _LegacyType(type):
             raise TypeError(f"{name}(): expected sizes (ints) or one sequence of data, got "
                             f"{len(args)} arguments")
         data = args[0]
+        if isinstance(data, Size):  # FloatTensor(w.size()): a shape, as in PyTorch
+            return creation.zeros(*data, dtype=dt)
         if isinstance(data, Tensor):
             if data.data.dtype != dt:
                 raise TypeError(f"{name}(): expected a tensor of dtype {dt}, got dtype "

@@ -105,9 +105,13 @@ class TransformedDistribution(Distribution):
         return sign * (cdf - 0.5) + 0.5
 
     def cdf(self, value) -> Tensor:
-        value = self._validate_sample(value)
+        # as torch: checked in the base distribution's space, after the inverse maps (so
+        # LogNormal's cdf(0) is 0 where its support, positive, would refuse 0)
+        value = _t(value)
         for t in reversed(self.transforms):
             value = t.inv(value)
+        if self._validate_args:
+            value = self.base_dist._validate_sample(value)
         return self._monotonize(self.base_dist.cdf(value))
 
     def icdf(self, value) -> Tensor:

@@ -15,7 +15,7 @@ import numpy as np
 from ..api._args import _t
 from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, ShapeError
 from ..tensor import Tensor
 
 _VALIDATE_DEFAULT = [True]
@@ -37,7 +37,12 @@ def broadcast_all(*values) -> tuple:
     for v in values:
         t = _t(v) if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=dtype))
         out.append(t if t.data.dtype == dtype else t.to(dtype))
-    shape = np.broadcast_shapes(*(t.shape for t in out))
+    try:
+        shape = np.broadcast_shapes(*(t.shape for t in out))
+    except ValueError:  # a RuntimeError too, as torch's broadcast_tensors raises
+        raise ShapeError(f"distribution parameters of shapes "
+                         f"{', '.join(str(tuple(t.shape)) for t in out)} do not broadcast "
+                         f"to one shape") from None
     return tuple(t if t.shape == shape else t.expand(*shape) for t in out)
 
 

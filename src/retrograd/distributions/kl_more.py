@@ -28,7 +28,7 @@ _EULER = 0.57721566490153286060
 
 
 def _x_log_x(x):
-    return x * x.log()
+    return special.xlogy(x, x)  # 0 at x = 0, as torch (x * log x would be nan)
 
 
 @register_kl(Beta, Beta)

@@ -30,8 +30,10 @@ def _sum_rightmost(x: Tensor, dim: int) -> Tensor:
 
 
 def _clamp01(x: Tensor) -> Tensor:
-    eps = float(np.finfo(x.data.dtype).eps)
-    return x.clamp(eps, 1 - eps)
+    """x kept inside (0, 1) as torch's `_clipped_sigmoid`: at least the dtype's smallest
+    normal number (tiny), at most 1 - eps."""
+    fi = np.finfo(x.data.dtype)
+    return x.clamp(float(fi.tiny), 1 - float(fi.eps))
 
 
 class Transform:
@@ -297,7 +299,7 @@ class AffineTransform(Transform):
 
 
 class SigmoidTransform(Transform):
-    """y = sigmoid(x), kept inside (0, 1) by the dtype's eps."""
+    """y = sigmoid(x), kept inside (0, 1) by the dtype's tiny and eps (as torch)."""
 
     codomain = C.unit_interval
     bijective = True
@@ -560,7 +562,7 @@ class StickBreakingTransform(Transform):
     def _call(self, x):
         n = x.shape[-1]
         offset = n + 1 - _ones_cumsum(n, x.data.dtype)
-        z = (x - offset.log()).sigmoid()
+        z = _clamp01((x - offset.log()).sigmoid())  # torch's _clipped_sigmoid
         z_cumprod = (1 - z).cumprod(-1)
         return _pad_last(z, 0, 1, 1.0) * _pad_last(z_cumprod, 1, 0, 1.0)
 

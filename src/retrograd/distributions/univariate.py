@@ -30,6 +30,16 @@ def _uniform_open(shape: tuple, dtype) -> Tensor:
     return _draw(lambda g, s: g.uniform(fi.tiny, 1 - fi.eps, s), shape, dtype)
 
 
+def _cdf_value(d: Distribution, value) -> Tensor:
+    """The argument of LogNormal's and Weibull's cdf, checked as torch checks it: in the base
+    distribution's space (torch builds both as transformed distributions), so 0, outside
+    the positive support, is a valid point of the cdf (which is 0 there)."""
+    value = _t(value)
+    if d._validate_args:
+        d._validate_sample(where(value == 0, 1.0, value).detach())
+    return value
+
+
 def _neg_inf_below(value: Tensor, bound, lp: Tensor) -> Tensor:
     return where(value >= bound, lp, -np.inf)
 
@@ -39,7 +49,7 @@ class Cauchy(_LocScale):
 
     @property
     def mean(self) -> Tensor:
-        return self.loc * np.nan
+        return (self.loc * np.nan).detach()  # a constant, as torch's (no nan gradient)
 
     @property
     def mode(self) -> Tensor:
@@ -47,7 +57,7 @@ class Cauchy(_LocScale):
 
     @property
     def variance(self) -> Tensor:
-        return self.loc * 0 + np.inf
+        return (self.loc * 0 + np.inf).detach()
 
     def rsample(self, sample_shape=()) -> Tensor:
         eps = _draw(lambda g, s: g.standard_cauchy(s), self._extended_shape(sample_shape),
@@ -84,15 +94,15 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
-        return self.scale * 0 + np.inf
+        return (self.scale * 0 + np.inf).detach()  # constants, as torch's
 
     @property
     def mode(self) -> Tensor:
-        return self.scale * 0
+        return (self.scale * 0).detach()
 
     @property
     def variance(self) -> Tensor:
-        return self.scale * 0 + np.inf
+        return (self.scale * 0 + np.inf).detach()
 
     def rsample(self, sample_shape=()) -> Tensor:
         return self.base_dist.rsample(sample_shape).abs()
@@ -205,7 +215,7 @@ class LogNormal(TransformedDistribution):
             - _HALF_LOG_2PI - y
 
     def cdf(self, value) -> Tensor:
-        value = self._validate_sample(value)
+        value = _cdf_value(self, value)
         return 0.5 * (1 + special.erf((value.log() - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value) -> Tensor:
@@ -293,7 +303,7 @@ class Weibull(Distribution):
         return k.log() - self.scale.log() + (k - 1) * z.log() - z ** k
 
     def cdf(self, value) -> Tensor:
-        value = self._validate_sample(value)
+        value = _cdf_value(self, value)
         return -(-((value / self.scale) ** self.concentration)).expm1()
 
     def icdf(self, value) -> Tensor:

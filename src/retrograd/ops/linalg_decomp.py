@@ -342,13 +342,22 @@ def _sym(m, x):
     return (x + _mT(m, x)) * 0.5
 
 
+def np_cholesky(S: np.ndarray) -> np.ndarray:
+    """np.linalg.cholesky that also fails on a nan pivot, as LAPACK's potrf does (its DISNAN
+    check; PyTorch raises there): NumPy's routine carries on and returns nan factors."""
+    L = np.linalg.cholesky(S)
+    if np.isnan(np.diagonal(L, axis1=-2, axis2=-1)).any():
+        raise np.linalg.LinAlgError("Matrix is not positive definite (nan pivot)")
+    return L
+
+
 def _failing_minor(S) -> tuple:
     """(batch index, order) of the first leading minor that is not positive-definite."""
     for idx in np.ndindex(S.shape[:-2]):
         a = S[idx]
         for k in range(1, a.shape[-1] + 1):
             try:
-                np.linalg.cholesky(a[:k, :k])
+                np_cholesky(a[:k, :k])
             except np.linalg.LinAlgError:
                 return idx, k
     return (), S.shape[-1]
@@ -371,13 +380,16 @@ def _cholesky(A):
     if S.shape[-1] >= _LAPACK_FROM and _lk.available(S):  # potrf in place, no transposes
         for i in np.ndindex(S.shape[:-2]):
             L, info = _lk.cholesky_lower(S[i])
+            if info == 0:  # a nan pivot: potrf's DISNAN check, which this routine lacks
+                nan = np.isnan(np.diagonal(L))
+                info = int(nan.argmax()) + 1 if nan.any() else 0
             if info > 0:
                 raise _not_pd(i, info)
             if not np.may_share_memory(L, S):
                 S[i] = L
         return S
     try:
-        return np.linalg.cholesky(S)
+        return np_cholesky(S)
     except np.linalg.LinAlgError:
         raise _not_pd(*_failing_minor(S)) from None
 
@@ -387,7 +399,7 @@ def _cholesky_hermitian(A):
     symmetric part (the input itself for the Hermitian matrices PyTorch defines it for)."""
     S = (A + np.conj(np.swapaxes(A, -1, -2))) * 0.5
     try:
-        return np.linalg.cholesky(S)
+        return np_cholesky(S)
     except np.linalg.LinAlgError:
         raise _not_pd(*_failing_minor(S)) from None
 

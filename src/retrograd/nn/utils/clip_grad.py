@@ -14,6 +14,7 @@ import numpy as np
 
 from ... import api as _f
 from ..._values import every_value
+from ...dtypes import get_default_dtype
 from ...grad_mode import no_grad, state
 from ...primitive import ArgumentError
 from ...tensor import Tensor
@@ -38,7 +39,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     tensors = list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        return Tensor(np.array(0.0, dtype=np.float32))
+        return Tensor(np.array(0.0, dtype=get_default_dtype()))  # torch.tensor(0.0)
     norms = [_f.vector_norm(g, norm_type) for g in tensors]
     total = _f.vector_norm(_f.stack(norms), norm_type)
     if error_if_nonfinite and state.tracer is not None:
