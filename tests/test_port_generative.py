@@ -74,3 +74,70 @@ def test_adam_refuses_integer_betas_as_torch(opt):
     with pytest.raises(ValueError, match="both floats"):
         getattr(rg.optim, opt)([rg.zeros(2, requires_grad=True)], betas=(0, 0.99))
     getattr(rg.optim, opt)([rg.zeros(2, requires_grad=True)], betas=(0.0, 0.99))
+
+
+# ------------------------------------- in-place activations after normalisations (pix2pix)
+def _producers(T):
+    F = T.nn.functional
+    return {
+        "instance_norm": lambda x: F.instance_norm(x),
+        "batch_norm": lambda x: F.batch_norm(x, None, None, training=True),
+        "batch_norm_stats": lambda x: F.batch_norm(x, T.zeros(3, dtype=x.dtype),
+                                                   T.ones(3, dtype=x.dtype), training=True),
+        "InstanceNorm2d": lambda x: T.nn.InstanceNorm2d(3)(x),
+        "group_norm": lambda x: F.group_norm(x, 3),
+        "layer_norm": lambda x: F.layer_norm(x, (2, 2)),
+    }
+
+
+_WRITES = {
+    "LeakyReLU(0.2, True)": lambda T, h: T.nn.LeakyReLU(0.2, True)(h),
+    "ReLU(True)": lambda T, h: T.nn.ReLU(True)(h),
+    "mul_": lambda T, h: h.mul_(2.0),
+    "sigmoid_": lambda T, h: h.sigmoid_(),
+    "view().add_": lambda T, h: h.view(-1).add_(1.0),
+    "setitem": lambda T, h: h.__setitem__(0, 1.5),
+}
+
+
+def _inplace_after(T, make, write, inp, w):
+    x = inp.clone().requires_grad_(True)
+    h = make(x * w)
+    write(T, h)
+    (h * h.detach().sin()).sum().backward()
+    return h, x.grad
+
+
+@pytest.mark.parametrize("write", list(_WRITES))
+@pytest.mark.parametrize("norm", list(_producers(torch)))
+def test_inplace_write_into_a_normalisation_output_keeps_the_gradient(norm, write):
+    # the normalisation's forward handed its backward xhat, the very array the in-place
+    # activation overwrites: the gradient came out silently wrong
+    gen = torch.Generator().manual_seed(0)
+    inp = torch.randn(2, 3, 2, 2, generator=gen, dtype=torch.float64)
+    w = torch.randn(2, 3, 2, 2, generator=gen, dtype=torch.float64)
+    ht, gt = _inplace_after(torch, _producers(torch)[norm], _WRITES[write], inp, w)
+    hr, gr = _inplace_after(rg, _producers(rg)[norm], _WRITES[write],
+                            rg.tensor(inp.numpy()), rg.tensor(w.numpy()))
+    _close(ht, hr)
+    _close(gt, gr)
+
+
+@pytest.mark.parametrize("kind", ["GRU", "RNN", "LSTM"])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_inplace_write_into_a_recurrent_output_keeps_the_gradient(kind, batch_first):
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, kind)(4, 5, batch_first=batch_first, dtype=torch.float64)
+    rm = getattr(rg.nn, kind)(4, 5, batch_first=batch_first, dtype=rg.float64)
+    rm.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    inp = torch.randn(3, 2, 4, dtype=torch.float64)
+    outs = []
+    for m, x in ((tm, inp.clone().requires_grad_()),
+                 (rm, rg.tensor(inp.numpy()).requires_grad_())):
+        y = m(x)[0]
+        y.mul_(1.5)
+        y.relu_()
+        (y * y.detach().cos()).sum().backward()
+        outs.append((y, x.grad))
+    _close(outs[0][0], outs[1][0])
+    _close(outs[0][1], outs[1][1])
