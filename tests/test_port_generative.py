@@ -141,3 +141,34 @@ def test_inplace_write_into_a_recurrent_output_keeps_the_gradient(kind, batch_fi
         outs.append((y, x.grad))
     _close(outs[0][0], outs[1][0])
     _close(outs[0][1], outs[1][1])
+
+
+# ---------------------------------------------------- cdist's compute_mode (VQ-VAE lookups)
+@pytest.mark.parametrize("mode", [None, "use_mm_for_euclid_dist_if_necessary",
+                                  "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"])
+@pytest.mark.parametrize("rows", [(3, 4), (30, 8)])
+def test_cdist_compute_mode_as_torch(mode, rows):
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(2, rows[0], 5, generator=gen, dtype=torch.float64)
+    c = torch.randn(rows[1], 5, generator=gen, dtype=torch.float64)
+    w = torch.randn(2, *rows, generator=gen, dtype=torch.float64)
+    kw = {} if mode is None else {"compute_mode": mode}
+    xt, ct = x.clone().requires_grad_(), c.clone().requires_grad_()
+    xr, cr = rg.tensor(x.numpy()).requires_grad_(), rg.tensor(c.numpy()).requires_grad_()
+    dt, dr = torch.cdist(xt, ct, **kw), rg.cdist(xr, cr, **kw)
+    _close(dt, dr, rtol=1e-12)
+    (dt * w).sum().backward()
+    (dr * rg.tensor(w.numpy())).sum().backward()
+    _close(xt.grad, xr.grad, rtol=1e-10)
+    _close(ct.grad, cr.grad, rtol=1e-10)
+    assert torch.equal(dt.argmin(-1), torch.from_numpy(dr.argmin(-1).numpy()))
+
+
+def test_cdist_refuses_bad_arguments_as_torch():
+    for T in (torch, rg):
+        with pytest.raises(ValueError, match="not a valid value for compute_mode"):
+            T.cdist(T.ones(3, 2), T.ones(4, 2), compute_mode="mm")
+        with pytest.raises(RuntimeError):
+            T.cdist(T.ones(3, 2), T.ones(4, 2, dtype=T.float64))
+        with pytest.raises(RuntimeError, match="floating-point"):
+            T.cdist(T.ones(3, 2, dtype=T.long), T.ones(4, 2, dtype=T.long))
