@@ -172,3 +172,336 @@ def test_cdist_refuses_bad_arguments_as_torch():
             T.cdist(T.ones(3, 2), T.ones(4, 2, dtype=T.float64))
         with pytest.raises(RuntimeError, match="floating-point"):
             T.cdist(T.ones(3, 2, dtype=T.long), T.ones(4, 2, dtype=T.long))
+
+
+# ======================================================================= whole programs
+def _load(tm, rm) -> None:
+    rm.load_state_dict({k: rg.tensor(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+
+
+def _same_grads(tm, rm, rtol=1e-7) -> None:
+    rp = dict(rm.named_parameters())
+    for n, p in tm.named_parameters():
+        assert (p.grad is None) == (rp[n].grad is None), n
+        if p.grad is not None:
+            _close(p.grad, rp[n].grad, rtol=rtol, atol=1e-10)
+
+
+def _same_state(tm, rm, rtol=1e-7) -> None:
+    rs = rm.state_dict()
+    for k, v in tm.state_dict().items():
+        _close(v, rs[k], rtol=rtol, atol=1e-10)
+
+
+def _pix2pix(T):
+    """pytorch-CycleGAN-and-pix2pix's U-Net generator and PatchGAN, InstanceNorm variant: the
+    in-place LeakyReLU(0.2, True) writes into the previous block's normalised output."""
+    nn = T.nn
+
+    class Block(nn.Module):
+        def __init__(self, outer, inner, sub=None, outermost=False, innermost=False):
+            super().__init__()
+            self.outermost = outermost
+            down = nn.Conv2d(outer, inner, 4, 2, 1, bias=True)
+            if outermost:
+                layers = [down, sub, nn.ReLU(True), nn.ConvTranspose2d(inner * 2, outer, 4, 2, 1),
+                          nn.Tanh()]
+            elif innermost:
+                layers = [nn.LeakyReLU(0.2, True), down, nn.ReLU(True),
+                          nn.ConvTranspose2d(inner, outer, 4, 2, 1), nn.InstanceNorm2d(outer)]
+            else:
+                layers = [nn.LeakyReLU(0.2, True), down, nn.InstanceNorm2d(inner), sub,
+                          nn.ReLU(True), nn.ConvTranspose2d(inner * 2, outer, 4, 2, 1),
+                          nn.InstanceNorm2d(outer), nn.Dropout(0.0)]
+            self.model = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return self.model(x) if self.outermost else T.cat([x, self.model(x)], 1)
+
+    gen = Block(3, 4, Block(4, 8, Block(8, 8, innermost=True)), outermost=True)
+    disc = nn.Sequential(nn.Conv2d(6, 4, 4, 2, 1), nn.LeakyReLU(0.2, True),
+                         nn.Conv2d(4, 8, 4, 2, 1), nn.InstanceNorm2d(8), nn.LeakyReLU(0.2, True),
+                         nn.Conv2d(8, 1, 3, 1, 1))
+    return gen.double(), disc.double()
+
+
+def test_pix2pix_instance_norm_training_steps():
+    torch.manual_seed(0)
+    (tg, td), (rgen, rd) = _pix2pix(torch), _pix2pix(rg)
+    _load(tg, rgen)
+    _load(td, rd)
+    opts = [(torch.optim.Adam(m.parameters(), 2e-4, betas=(0.5, 0.999)),
+             rg.optim.Adam(r.parameters(), 2e-4, betas=(0.5, 0.999)))
+            for m, r in ((tg, rgen), (td, rd))]
+    for _ in range(2):
+        a, b = torch.randn(2, 3, 16, 16, dtype=torch.float64), torch.randn(2, 3, 16, 16,
+                                                                          dtype=torch.float64)
+        ra, rb = rg.tensor(a.numpy()), rg.tensor(b.numpy())
+        ft, fr = tg(a), rgen(ra)
+        _close(ft, fr)
+        for (to, ro) in opts:
+            to.zero_grad()
+            ro.zero_grad()
+        pt = td(torch.cat([a, ft], 1))
+        pr = rd(rg.cat([ra, fr], 1))
+        lt = torch.nn.functional.mse_loss(pt, torch.ones_like(pt)) + \
+            100 * torch.nn.functional.l1_loss(ft, b)
+        lr = rg.nn.functional.mse_loss(pr, rg.ones_like(pr)) + \
+            100 * rg.nn.functional.l1_loss(fr, rb)
+        _close(lt, lr)
+        lt.backward()
+        lr.backward()
+        _same_grads(tg, rgen)
+        opts[0][0].step()
+        opts[0][1].step()
+        td.zero_grad()
+        rd.zero_grad()
+        lt = torch.nn.functional.mse_loss(td(torch.cat([a, ft.detach()], 1)), torch.zeros_like(pt))
+        lr = rg.nn.functional.mse_loss(rd(rg.cat([ra, fr.detach()], 1)), rg.zeros_like(pr))
+        lt.backward()
+        lr.backward()
+        _same_grads(td, rd)
+        opts[1][0].step()
+        opts[1][1].step()
+    _same_state(tg, rgen)
+    _same_state(td, rd)
+
+
+def _stylegan(T):
+    """rosinality's stylegan2-pytorch pieces: equalised-lr modulated/demodulated conv as one
+    grouped conv over the batch, fed from const.repeat(batch, 1, 1, 1) (then .view), noise
+    injection, a [1, 3, 3, 1] blur as a fixed depthwise conv, minibatch stddev."""
+    nn, F = T.nn, T.nn.functional
+
+    class ModConv(nn.Module):
+        def __init__(self, cin, cout, k, sdim, demodulate=True):
+            super().__init__()
+            self.weight = nn.Parameter(T.randn(1, cout, cin, k, k, dtype=T.float64))
+            self.mod_w = nn.Parameter(T.randn(cin, sdim, dtype=T.float64))
+            self.mod_b = nn.Parameter(T.ones(cin, dtype=T.float64))
+            self.scale, self.demodulate, self.pad = 1 / math.sqrt(cin * k * k), demodulate, k // 2
+
+        def forward(self, x, style):
+            b, cin, h, w = x.shape
+            style = F.linear(style, self.mod_w / math.sqrt(self.mod_w.shape[1]), self.mod_b)
+            weight = self.scale * self.weight * style.view(b, 1, cin, 1, 1)
+            if self.demodulate:
+                demod = T.rsqrt(weight.pow(2).sum([2, 3, 4]) + 1e-8)
+                weight = weight * demod.view(b, -1, 1, 1, 1)
+            weight = weight.view(-1, cin, *weight.shape[-2:])
+            out = F.conv2d(x.view(1, b * cin, h, w), weight, padding=self.pad, groups=b)
+            return out.view(b, -1, *out.shape[-2:])
+
+    class Gen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.const = nn.Parameter(T.randn(1, 4, 4, 4, dtype=T.float64))
+            self.conv = ModConv(4, 4, 3, 6)
+            self.noise_w = nn.Parameter(T.zeros(1, dtype=T.float64) + 0.1)
+            self.to_rgb = ModConv(4, 3, 1, 6, demodulate=False)
+            k = T.tensor([1.0, 3.0, 3.0, 1.0], dtype=T.float64)
+            k = k[None, :] * k[:, None]
+            self.register_buffer("blur", (k / k.sum()).expand(3, 1, 4, 4).clone())
+
+        def forward(self, z, noise):
+            z = z * T.rsqrt(T.mean(z ** 2, dim=1, keepdim=True) + 1e-8)
+            x = self.const.repeat(z.shape[0], 1, 1, 1)
+            x = F.leaky_relu(self.conv(x, z) + self.noise_w * noise, 0.2) * math.sqrt(2)
+            x = F.interpolate(self.to_rgb(x, z), scale_factor=2, mode="nearest")
+            return F.conv2d(F.pad(x, (2, 1, 2, 1)), self.blur, groups=3)
+
+    def minibatch_std(x, group=2):
+        b, c, h, w = x.shape
+        s = x.view(group, -1, 1, c, h, w)
+        s = T.sqrt(s.var(0, unbiased=False) + 1e-8).mean([2, 3, 4], keepdim=True).squeeze(2)
+        return T.cat([x, s.repeat(group, 1, h, w)], 1)
+
+    return Gen().double(), minibatch_std
+
+
+def test_stylegan_modulated_conv_and_r1_penalty():
+    torch.manual_seed(0)
+    (tg, tstd), (rgen, rstd) = _stylegan(torch), _stylegan(rg)
+    _load(tg, rgen)
+    z, noise = torch.randn(4, 6, dtype=torch.float64), torch.randn(4, 1, 4, 4, dtype=torch.float64)
+    ft, fr = tg(z, noise), rgen(rg.tensor(z.numpy()), rg.tensor(noise.numpy()))
+    _close(ft, fr)
+    xt, xr = ft.detach().requires_grad_(), rg.tensor(ft.detach().numpy()).requires_grad_()
+    outs = []
+    for T, f, x, std in ((torch, ft, xt, tstd), (rg, fr, xr, rstd)):
+        d_real = std(x).pow(2).mean([1, 2, 3])
+        g, = T.autograd.grad(d_real.sum(), x, create_graph=True)
+        r1 = g.pow(2).reshape(g.shape[0], -1).sum(1).mean()
+        loss = T.nn.functional.softplus(-std(f).mean([1, 2, 3])).mean() + 5 * r1
+        loss.backward()
+        outs.append((loss, x.grad))
+    _close(outs[0][0], outs[1][0])
+    _close(outs[0][1], outs[1][1])
+    _same_grads(tg, rgen)
+
+
+def _ddpm(T):
+    """A DDPM epsilon-model in the style of openai/improved-diffusion, tiny: sinusoidal
+    timestep embedding, a ResBlock with GroupNorm, SiLU and a scale-shift time embedding,
+    an attention block over H*W (einsum), a label embedding with a null class (CFG)."""
+    nn, F = T.nn, T.nn.functional
+
+    def timestep_embedding(t, dim, max_period=10000):
+        half = dim // 2
+        freqs = T.exp(-math.log(max_period) * T.arange(0, half, dtype=T.float64) / half)
+        args = t[:, None].double() * freqs[None]
+        return T.cat([T.cos(args), T.sin(args)], dim=-1)
+
+    class Net(nn.Module):
+        def __init__(self, ch=8):
+            super().__init__()
+            self.ch = ch
+            self.temb = nn.Sequential(nn.Linear(ch, 2 * ch), nn.SiLU(), nn.Linear(2 * ch, 2 * ch))
+            self.label = nn.Embedding(3, 2 * ch)
+            self.inp = nn.Conv2d(3, ch, 3, padding=1)
+            self.norm1, self.conv1 = nn.GroupNorm(4, ch), nn.Conv2d(ch, ch, 3, padding=1)
+            self.emb_out = nn.Sequential(nn.SiLU(), nn.Linear(2 * ch, 2 * ch))
+            self.norm2, self.conv2 = nn.GroupNorm(4, ch), nn.Conv2d(ch, ch, 3, padding=1)
+            self.anorm, self.qkv = nn.GroupNorm(4, ch), nn.Conv1d(ch, 3 * ch, 1)
+            self.proj = nn.Conv1d(ch, ch, 1)
+            self.out = nn.Sequential(nn.GroupNorm(4, ch), nn.SiLU(), nn.Conv2d(ch, 3, 3, padding=1))
+
+        def forward(self, x, t, y):
+            emb = self.temb(timestep_embedding(t, self.ch)) + self.label(y)
+            h0 = self.inp(x)
+            h = self.conv1(F.silu(self.norm1(h0)))
+            scale, shift = T.chunk(self.emb_out(emb)[..., None, None], 2, dim=1)
+            h = h0 + self.conv2(F.silu(self.norm2(h) * (1 + scale) + shift))
+            b, c, hh, ww = h.shape
+            flat = h.reshape(b, c, -1)
+            q, k, v = self.qkv(self.anorm(flat)).reshape(b * 2, 3 * c // 2, -1).split(c // 2, 1)
+            s = 1 / math.sqrt(math.sqrt(c // 2))
+            w = T.softmax(T.einsum("bct,bcs->bts", q * s, k * s), dim=-1)
+            a = T.einsum("bts,bcs->bct", w, v).reshape(b, c, -1)
+            return self.out((flat + self.proj(a)).reshape(b, c, hh, ww))
+
+    return Net().double()
+
+
+def test_ddpm_training_step_ema_and_guided_ddim_sampling():
+    torch.manual_seed(0)
+    tm, rm = _ddpm(torch), _ddpm(rg)
+    _load(tm, rm)
+    steps = 10
+    sched = {}
+    for T in (torch, rg):
+        betas = T.linspace(1e-4, 0.02, steps, dtype=T.float64)
+        ac = T.cumprod(1.0 - betas, dim=0)
+        sched[T] = (ac, T.nn.functional.pad(ac[:-1], (1, 0), value=1.0))
+
+    def extract(a, t):
+        return a.gather(-1, t).reshape(t.shape[0], 1, 1, 1)
+
+    emas = [(m, {k: v.detach().clone() for k, v in m.state_dict().items()}) for m in (tm, rm)]
+    opts = (torch.optim.AdamW(tm.parameters(), 1e-3), rg.optim.AdamW(rm.parameters(), 1e-3))
+    for _ in range(2):
+        x0 = torch.randn(4, 3, 4, 4, dtype=torch.float64)
+        noise = torch.randn_like(x0)
+        t = torch.randint(0, steps, (4,))
+        y = torch.where(torch.rand(4) < 0.3, torch.full((4,), 2), torch.randint(0, 2, (4,)))
+        losses = []
+        for T, m, opt in ((torch, tm, opts[0]), (rg, rm, opts[1])):
+            a0, n, tt, yy = ((x0, noise, t, y) if T is torch else
+                             (rg.tensor(v.numpy()) for v in (x0, noise, t, y)))
+            a = extract(sched[T][0], tt)
+            loss = T.nn.functional.mse_loss(m(a.sqrt() * a0 + (1 - a).sqrt() * n, tt, yy), n)
+            opt.zero_grad()
+            loss.backward()
+            T.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+            opt.step()
+            losses.append(loss)
+        _close(*losses)
+        _same_grads(tm, rm)
+        for m, ema in emas:
+            with (torch.no_grad() if m is tm else rg.no_grad()):
+                for k, v in m.state_dict().items():
+                    ema[k].mul_(0.9).add_(v, alpha=0.1)
+    _same_state(tm, rm)
+    for k in emas[0][1]:
+        _close(emas[0][1][k], emas[1][1][k])
+    xt = torch.randn(2, 3, 4, 4, dtype=torch.float64)
+    samples = []
+    for T, m in ((torch, tm), (rg, rm)):
+        ac, ac_prev = sched[T]
+        x, y = ((xt, torch.tensor([0, 1])) if T is torch
+                else (rg.tensor(xt.numpy()), rg.tensor([0, 1])))
+        with T.no_grad():
+            for i in reversed(range(0, steps, 3)):
+                t = T.full((2,), i, dtype=T.long)
+                e_c, e_u = m(T.cat([x, x]), T.cat([t, t]), T.cat([y, T.full_like(y, 2)])).chunk(2)
+                eps = e_u + 3.0 * (e_c - e_u)
+                a, ap = extract(ac, t), extract(ac_prev, t)
+                x0 = ((x - (1 - a).sqrt() * eps) / a.sqrt()).clamp(-1, 1)
+                x = ap.sqrt() * x0 + (1 - ap).sqrt() * eps
+        samples.append(x)
+    _close(*samples)
+
+
+def _vqvae(T):
+    """A VQ-VAE with a codebook looked up through cdist/argmin, the straight-through
+    estimator z + (q - z).detach(), codebook and commitment losses, and EMA statistics
+    kept with one_hot, index_add_ and bincount."""
+    nn, F = T.nn, T.nn.functional
+
+    class VQ(nn.Module):
+        def __init__(self, k=6, d=4):
+            super().__init__()
+            self.codebook = nn.Embedding(k, d)
+            self.register_buffer("cluster_size", T.zeros(k, dtype=T.float64))
+            self.register_buffer("embed_sum", T.zeros(k, d, dtype=T.float64))
+
+        def forward(self, z):
+            b, c, h, w = z.shape
+            flat = z.permute(0, 2, 3, 1).reshape(-1, c)
+            idx = T.cdist(flat, self.codebook.weight).argmin(dim=1)
+            zq = self.codebook(idx).view(b, h, w, c).permute(0, 3, 1, 2)
+            loss = F.mse_loss(zq, z.detach()) + 0.25 * F.mse_loss(zq.detach(), z)
+            if self.training:
+                with T.no_grad():
+                    onehot = F.one_hot(idx, self.codebook.num_embeddings).type(flat.dtype)
+                    self.cluster_size.mul_(0.9).add_(onehot.sum(0), alpha=0.1)
+                    es = T.zeros_like(self.embed_sum).index_add_(0, idx, flat)
+                    self.embed_sum.mul_(0.9).add_(es, alpha=0.1)
+            usage = T.bincount(idx, minlength=self.codebook.num_embeddings)
+            return z + (zq - z).detach(), loss, usage
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Sequential(nn.Conv2d(1, 8, 4, 2, 1), nn.ReLU(True), nn.Conv2d(8, 4, 1))
+            self.vq = VQ()
+            self.dec = nn.Sequential(nn.ConvTranspose2d(4, 8, 4, 2, 1), nn.ReLU(True),
+                                     nn.Conv2d(8, 1, 3, padding=1))
+
+        def forward(self, x):
+            zq, loss, usage = self.vq(self.enc(x))
+            return self.dec(zq), loss, usage
+
+    return Model().double()
+
+
+def test_vqvae_straight_through_and_ema_codebook():
+    torch.manual_seed(0)
+    tm, rm = _vqvae(torch), _vqvae(rg)
+    _load(tm, rm)
+    opts = (torch.optim.Adam(tm.parameters(), 1e-2), rg.optim.Adam(rm.parameters(), 1e-2))
+    for _ in range(3):
+        x = torch.rand(3, 1, 8, 8, dtype=torch.float64)
+        outs = []
+        for T, m, opt, xx in ((torch, tm, opts[0], x), (rg, rm, opts[1], rg.tensor(x.numpy()))):
+            rec, vq_loss, usage = m(xx)
+            loss = T.nn.functional.mse_loss(rec, xx) + vq_loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            outs.append((loss, usage))
+        _close(outs[0][0], outs[1][0])
+        assert outs[0][1].tolist() == outs[1][1].tolist()
+        _same_grads(tm, rm)
+    _same_state(tm, rm)
