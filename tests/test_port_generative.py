@@ -174,6 +174,42 @@ def test_cdist_refuses_bad_arguments_as_torch():
             T.cdist(T.ones(3, 2, dtype=T.long), T.ones(4, 2, dtype=T.long))
 
 
+
+# ------------------------------------------------------------- random draws of other dtypes
+_DRAWS = {"randn": lambda T, dt: T.randn(3, dtype=dt), "rand": lambda T, dt: T.rand(3, dtype=dt),
+          "randn_like": lambda T, dt: T.randn_like(T.ones(3, dtype=dt)),
+          "rand_like": lambda T, dt: T.rand_like(T.ones(3, dtype=dt))}
+
+
+@pytest.mark.parametrize("fn", list(_DRAWS))
+@pytest.mark.parametrize("dt", ["int64", "int32", "bool"])
+def test_random_draws_refuse_integer_dtypes_as_torch(fn, dt):
+    # rg.randn(dtype=rg.long) returned zeros (float samples truncated)
+    with pytest.raises(NotImplementedError):
+        _DRAWS[fn](torch, getattr(torch, dt))
+    with pytest.raises(NotImplementedError):
+        _DRAWS[fn](rg, getattr(rg, dt if dt != "bool" else "bool_"))
+
+
+@pytest.mark.parametrize("fn", list(_DRAWS))
+def test_complex_random_draws_as_torch(fn):
+    # complex samples had a zero imaginary part (and the normal a real part of variance 1)
+    rg.manual_seed(0)
+    torch.manual_seed(0)
+    make = _DRAWS[fn]
+    z = make(rg, rg.complex128) if "like" in fn else getattr(rg, fn)(100000, dtype=rg.complex128)
+    t = make(torch, torch.complex128) if "like" in fn else \
+        getattr(torch, fn)(100000, dtype=torch.complex128)
+    assert z.dtype == rg.complex128 and t.dtype == torch.complex128
+    if "like" in fn:
+        return
+    zr, zi, tr, ti = (np.asarray(a) for a in (z.real.numpy(), z.imag.numpy(), t.real.numpy(),
+                                               t.imag.numpy()))
+    for a, b in ((zr, tr), (zi, ti)):
+        assert abs(a.mean() - b.mean()) < 0.02 and abs(a.var() - b.var()) < 0.02
+        assert (a.min() >= 0) == (b.min() >= 0)
+
+
 # ======================================================================= whole programs
 def _load(tm, rm) -> None:
     rm.load_state_dict({k: rg.tensor(v.detach().numpy().copy())
