@@ -143,6 +143,41 @@ def test_inplace_write_into_a_recurrent_output_keeps_the_gradient(kind, batch_fi
     _close(outs[0][1], outs[1][1])
 
 
+
+def test_jit_training_step_with_inplace_activations_after_norms():
+    # rg.jit refused the write (the normalised output was a reshape of a temporary, which
+    # the tracer took for a view of another tensor); eager and replays now match torch
+    def make(T):
+        return T.nn.Sequential(T.nn.Conv2d(3, 4, 3), T.nn.InstanceNorm2d(4),
+                               T.nn.LeakyReLU(0.2, True), T.nn.Conv2d(4, 2, 3),
+                               T.nn.BatchNorm2d(2, affine=False), T.nn.ReLU(True)).double()
+
+    torch.manual_seed(0)
+    tm, rm = make(torch), make(rg)
+    _load(tm, rm)
+    topt, ropt = torch.optim.SGD(tm.parameters(), 0.1), rg.optim.SGD(rm.parameters(), 0.1)
+
+    def step(x):
+        ropt.zero_grad()
+        y = rm(x)
+        loss = (y * y.detach().cos()).sum()
+        loss.backward()
+        ropt.step()
+        return loss
+
+    jitted = rg.jit(step)
+    for _ in range(3):
+        x = torch.randn(2, 3, 7, 7, dtype=torch.float64)
+        lr = jitted(rg.tensor(x.numpy()))
+        topt.zero_grad()
+        y = tm(x)
+        lt = (y * y.detach().cos()).sum()
+        lt.backward()
+        topt.step()
+        _close(lt, lr)
+    _same_state(tm, rm)
+
+
 # ---------------------------------------------------- cdist's compute_mode (VQ-VAE lookups)
 @pytest.mark.parametrize("mode", [None, "use_mm_for_euclid_dist_if_necessary",
                                   "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"])
