@@ -11,7 +11,7 @@ from .dtypes import default_complex_dtype, float_in_range, get_default_dtype, in
 from .generator import Generator, numpy_generator
 from .grad_mode import no_grad, state
 from .layouts import check_keywords
-from .primitive import ArgumentError
+from .primitive import ArgumentError, DtypeError
 from .size import Size
 from .tensor import Tensor
 
@@ -364,7 +364,7 @@ def rand(*shape, dtype=None, requires_grad: bool = False, device=None, size=None
          generator=None) -> Tensor:
     """Uniform samples in [0, 1)."""
     shape = _sized(shape, size, "rand")
-    return _make(_drawer(generator, device).random(_shape(shape)).astype(_dt(dtype)),
+    return _make(_draws(_drawer(generator, device), _shape(shape), _dt(dtype), False, "rand"),
                  requires_grad)
 
 
@@ -374,7 +374,7 @@ def randn(*shape, dtype=None, requires_grad: bool = False, device=None, size=Non
           generator=None) -> Tensor:
     """Standard normal samples."""
     shape = _sized(shape, size, "randn")
-    return _make(_drawer(generator, device).standard_normal(_shape(shape)).astype(_dt(dtype)),
+    return _make(_draws(_drawer(generator, device), _shape(shape), _dt(dtype), True, "randn"),
                  requires_grad)
 
 
@@ -433,9 +433,24 @@ def empty_like(input, dtype=None, requires_grad: bool = False, device=None) -> T
 def _float_like(t, dtype, fn: str) -> tuple:
     data = _like(t)
     dt = np.dtype(dtype) if dtype is not None else data.dtype
-    if dt.kind != "f":
-        raise TypeError(f"{fn}: needs a floating dtype, got {dt} (pass dtype=)")
     return data.shape, dt
+
+
+def _draws(gen, shape: tuple, dt: np.dtype, normal: bool, fn: str):
+    """Standard normal (`normal`) or uniform [0, 1) samples of dtype `dt`, as torch draws
+    them: a complex dtype gets independent real and imaginary parts (each of variance 1/2
+    for the normal, so E|z|^2 = 1), and an integer or bool dtype is refused, as torch's
+    kernels refuse it (NotImplementedError), rather than rounded to zeros."""
+    if dt.kind not in "fc":
+        raise DtypeError(f"{fn}: {'normal' if normal else 'uniform'} samples are not "
+                         f"implemented for {dt} (as in PyTorch); pass a floating dtype")
+    draw = gen.standard_normal if normal else gen.random
+    if dt.kind == "f":
+        return draw(shape).astype(dt)
+    re, im = draw(shape), draw(shape)
+    if normal:
+        re, im = re * np.sqrt(0.5), im * np.sqrt(0.5)
+    return (re + 1j * im).astype(dt)
 
 
 @_torch_keywords
@@ -444,7 +459,7 @@ def rand_like(input, dtype=None, requires_grad: bool = False, device=None,
     """Uniform [0, 1) samples in `t`'s shape and dtype."""
     shape, dt = _float_like(input, dtype, "rand_like")
     dev = _like_device(_like(input), device)
-    return _make(_drawer(generator, dev).random(shape).astype(dt), requires_grad)
+    return _make(_draws(_drawer(generator, dev), shape, dt, False, "rand_like"), requires_grad)
 
 
 @_torch_keywords
@@ -453,7 +468,7 @@ def randn_like(input, dtype=None, requires_grad: bool = False, device=None,
     """Standard normal samples in `t`'s shape and dtype."""
     shape, dt = _float_like(input, dtype, "randn_like")
     dev = _like_device(_like(input), device)
-    return _make(_drawer(generator, dev).standard_normal(shape).astype(dt), requires_grad)
+    return _make(_draws(_drawer(generator, dev), shape, dt, True, "randn_like"), requires_grad)
 
 
 @_torch_keywords

@@ -407,6 +407,12 @@ def _check_versions(node) -> None:
         if isinstance(x, Tensor) and x._vc is not None and x._vc[0] != version:
             _modified(node, f"input {i} (shape {x.shape})", x._vc[0], version)
     if node.out_vc is not None and node.out_vc[0] != 0:
+        if node.op.saving is not None and not node.op.save_out:
+            # the output changed in place and the forward's stash may share its memory
+            # (batch/instance norm's xhat under nn.ReLU(inplace=True)): the rules
+            # recompute from the inputs, whose versions were checked above, as torch does
+            node.out = None
+            return
         so = node.op.save_out  # True, or the inputs whose rules read the output
         if so.__class__ is not tuple or any(i in so for i in node.needs):
             _modified(node, "its output", node.out_vc[0], 0)

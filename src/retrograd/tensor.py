@@ -234,13 +234,16 @@ class Tensor:
         """This tensor's version counter (shared with its views), made on first use.
 
         A node that saved this tensor's value as its output is given the counter
-        then, so that its backward sees later in-place changes.
+        then, so that its backward sees later in-place changes; so is a node whose
+        forward handed its backward a stash (`Op.saving`), which may share the output's
+        memory (standardize's xhat, an RNN's outputs): a change drops the stash.
         """
         vc = self._vc
         if vc is None:
             vc = self._vc = [0]
             node = self.grad_fn
-            if node is not None and node.out is self.data:
+            if node is not None and (node.out is self.data or (
+                    node.out is not None and node.op.saving is not None)):
                 node.out_vc = vc
         return vc
 

@@ -21,7 +21,7 @@ from ..engine import apply
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ._args import _dims, _t, dim_alias, keepdim_alias
-from ._errors import ArgumentError, DtypeError, MixedDtypeError, ShapeError
+from ._errors import ArgumentError, ArgumentTypeError, DtypeError, MixedDtypeError, ShapeError
 from ._fresh import fresh
 from ._opmath import HALF, float16_in_float32
 from .elementwise import abs as _abs
@@ -440,6 +440,13 @@ def cdist(x1, x2, p: float = 2.0,
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
         raise ArgumentError(f"cdist: x1 (..., P, M) and x2 (..., R, M) need at least 2 dims and "
                             f"the same M; got shapes {a.shape} and {b.shape}")
+    for x, name in ((a, "X1"), (b, "X2")):
+        if x.dtype.kind not in "fc":
+            raise ArgumentTypeError(f"cdist only supports floating-point dtypes, {name} got: "
+                                    f"{x.dtype}")
+    if a.dtype != b.dtype:  # torch refuses the mix rather than promote
+        raise MixedDtypeError(f"cdist: x1 is {a.dtype} but x2 is {b.dtype}; convert one with "
+                              ".to(dtype)")
     if p < 0:
         raise ArgumentError(f"cdist: p must be non-negative, got {p}")
     if a.shape[-1] == 0 or a.shape[-2] == 0 or b.shape[-2] == 0:

@@ -50,14 +50,16 @@ def _row_stats(x, k, n, eps):
     rows = x.reshape(-1, n)
     mu = rows @ _ns(x).ones(n, dtype=x.dtype)
     mu /= n
-    xc = rows - mu[:, None]
+    out = _ns(x).empty(x.shape, x.dtype)  # the result owns its memory (not a reshape of a
+    xc = out.reshape(-1, n)               # temporary), so rg.jit lets an in-place write in
+    np.subtract(rows, mu[:, None], out=xc)
     var = np.einsum("ij,ij->i", xc, xc)
     var /= n
     var += eps
     rstd = np.sqrt(var)
     np.divide(1.0, rstd, out=rstd)
     xc *= rstd[:, None]
-    return xc.reshape(x.shape), rstd.reshape(x.shape[:x.ndim - k] + (1,) * k)
+    return out, rstd.reshape(x.shape[:x.ndim - k] + (1,) * k)
 
 
 def _standardize(x, *, axes, eps):

@@ -259,12 +259,42 @@ def _cat_jvp(m, t, out, *xs, axis, argnum):
 cat = defop("cat", _cat, (_cat_vjp,), (_cat_jvp,), reads=(), variadic=True)
 
 
+def _dense_order(shape, strides) -> list[int]:
+    """The dims outermost first, in the order PyTorch lays out a copy of a tensor with
+    these strides (`infer_dense_strides`: an insertion sort by stride in which a 0 stride
+    compares as a tie, so broadcast dims keep the row-major place they had)."""
+    perm = list(range(len(shape)))[::-1]  # innermost first
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            s0, s1 = strides[perm[d0]], strides[perm[d1]]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                break
+            if s0 > s1 or shape[perm[d0]] > shape[perm[d1]]:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+    return perm[::-1]
+
+
+def _astype(x, dtype):
+    """x.astype(dtype), laid out as torch's copy: NumPy's order "K" puts a broadcast (0
+    stride) dim innermost, which torch never does, and a later view() would then be
+    refused where torch's succeeds (StyleGAN's const.repeat(b, 1, 1, 1).view(1, -1, h, w))."""
+    strides = getattr(x, "strides", None)
+    if strides and any(s == 0 and n > 1 for s, n in zip(strides, x.shape)):
+        order = _dense_order(x.shape, strides)
+        return x.transpose(order).astype(dtype, order="C").transpose(_inverse(order))
+    return x.astype(dtype)
+
+
 def _cast(x, *, dtype):
     if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":  # the real part, as in PyTorch,
         if np.dtype(dtype).kind == "b":                    # but to bool: nonzero either part
             return x != 0
-        return x.real.astype(dtype)
-    return x.astype(dtype)
+        return _astype(x.real, dtype)
+    return _astype(x, dtype)
 
 
 cast = defop("cast", _cast,

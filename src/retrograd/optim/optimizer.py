@@ -479,6 +479,12 @@ class Adam(Optimizer):
             raise ArgumentError(f"Invalid epsilon value: {eps}")
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
             raise ArgumentError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
+        if all(isinstance(b, Tensor) for b in betas):  # as a tensor lr (see _validate)
+            raise TypeError(f"betas given as tensors ({betas!r}) are not supported: pass "
+                            "floats, e.g. betas=(float(b1), float(b2))")
+        if not all(isinstance(b, float) for b in betas):  # torch refuses betas=(0, 0.99)
+            raise ValueError("betas must be either both floats or both Tensors, got "
+                             f"{tuple(type(b).__name__ for b in betas)}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize,
