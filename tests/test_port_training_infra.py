@@ -75,3 +75,144 @@ def test_get_autocast_dtype_defaults_blocks_and_errors():
                 r.append(type(e).__name__)
         res.append(r)
     assert res[1] == res[0]
+
+
+# ------------------------------------------------------------------ Function.vmap staticmethod
+
+def _functions(L):
+    class MyExp(L.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return MyExp.apply(x), in_dims[0]
+
+    class Twice(L.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return 2 * x, 3 * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, a, b):
+            return 2 * a + 3 * b
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            a, b = Twice.apply(x.movedim(in_dims[0], 0))
+            return (a.movedim(0, 1), b), (1, 0)
+
+    class Mul(L.autograd.Function):  # an unbatched argument: in_dims None
+        @staticmethod
+        def forward(x, w):
+            return x * w
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g * w, g * x
+
+        @staticmethod
+        def vmap(info, in_dims, x, w):
+            assert in_dims == (0, None) and info.batch_size == x.shape[0]
+            return Mul.apply(x, w), 0
+
+    return MyExp, Twice, Mul
+
+
+def test_function_vmap_staticmethod_forward_and_grad_over_vmap():
+    x = np.random.default_rng(2).standard_normal((3, 4))
+    w = np.random.default_rng(3).standard_normal(4)
+    res = []
+    for L in (torch, rg):
+        MyExp, Twice, Mul = _functions(L)
+        xt, vm = L.tensor(x), L.func.vmap
+        r = [vm(MyExp.apply)(xt), vm(MyExp.apply, in_dims=1)(xt), vm(vm(MyExp.apply))(xt),
+             *vm(Twice.apply)(xt), vm(Mul.apply, in_dims=(0, None))(xt, L.tensor(w)),
+             L.func.grad(lambda a, M=MyExp, vm=vm: vm(M.apply)(a).sin().sum())(xt),
+             L.func.jacrev(vm(MyExp.apply))(xt[:2, :3])]
+        xr, wr = L.tensor(x, requires_grad=True), L.tensor(w, requires_grad=True)
+        (vm(Mul.apply, in_dims=(0, None))(xr, wr) ** 2).sum().backward()
+        r += [xr.grad, wr.grad]
+        res.append([_np(t) for t in r])
+    for a, b in zip(*res):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+def test_function_without_vmap_rule_or_with_grad_inside_vmap_refuses():
+    x = rg.ones(3, 2, dtype=rg.float64)
+    MyExp, _, _ = _functions(rg)
+
+    class NoRule(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with pytest.raises(RuntimeError, match="vmap"):
+        rg.func.vmap(NoRule.apply)(x)
+    # vmap(grad(...)) through the Function: refused, never a wrong per-sample gradient
+    with pytest.raises(RuntimeError, match="vmap"):
+        rg.func.vmap(rg.func.grad(lambda a: MyExp.apply(a).sum()))(x)
+    with pytest.raises(NotImplementedError):
+        rg.autograd.Function.vmap(None, (0,), x)
+    assert rg.autograd.Function.generate_vmap_rule is torch.autograd.Function.generate_vmap_rule
+
+
+@pytest.mark.parametrize("gshape, wshape", [((3, 4), (4,)), ((1, 3), (3,)), ((2, 3), (1, 3)),
+                                            ((3,), ())])
+def test_function_backward_gradient_the_input_expands_to_is_summed(gshape, wshape):
+    g = np.random.default_rng(4).standard_normal(gshape)
+    res = []
+    for L in (torch, rg):
+        class Op(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, w):
+                return w * 2
+
+            @staticmethod
+            def backward(ctx, grad, L=L):
+                return L.tensor(g)
+
+        w = L.ones(wshape, dtype=L.float64, requires_grad=True)
+        Op.apply(w).sum().backward()
+        res.append(_np(w.grad))
+    assert res[1].shape == res[0].shape
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-12)
+
+
+def test_function_backward_gradient_of_an_unrelated_shape_raises():
+    for L in (torch, rg):
+        class Op(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, w):
+                return w * 2
+
+            @staticmethod
+            def backward(ctx, grad, L=L):
+                return L.ones(3, 2, dtype=L.float64)
+
+        with pytest.raises(RuntimeError):
+            Op.apply(L.ones(3, dtype=L.float64, requires_grad=True)).sum().backward()

@@ -163,8 +163,10 @@ class Stack:
                 raise RuntimeError(
                     f"{cls.__name__} (an rg.autograd.Function) cannot run inside rg.func.vmap on "
                     "a batched input: its forward runs once, on unbatched values, and its jvp "
-                    "is a derivative, not a batching rule (vmap, generate_vmap_rule are not "
-                    "supported); vmap a function written with rg ops, or loop over the batch")
+                    "is a derivative, not a batching rule; define its vmap staticmethod "
+                    "(used where no grad inside the vmap differentiates through it; "
+                    "generate_vmap_rule is not supported), vmap a function written with rg "
+                    "ops, or loop over the batch")
             if getattr(cls, "jvp", None) is None:
                 raise RuntimeError(
                     f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "
