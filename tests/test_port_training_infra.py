@@ -216,3 +216,30 @@ def test_function_backward_gradient_of_an_unrelated_shape_raises():
 
         with pytest.raises(RuntimeError):
             Op.apply(L.ones(3, dtype=L.float64, requires_grad=True)).sum().backward()
+
+
+# ---------------------------------------------------- Subset/StackDataset.__getitems__
+
+def test_subset_and_stack_dataset_fetch_batch_wise_as_torch():
+    res = []
+    for L in (torch, rg):
+        D = L.utils.data
+
+        class Batched(D.Dataset):
+            def __len__(self):
+                return 6
+
+            def __getitem__(self, i):
+                return ("single", i)
+
+            def __getitems__(self, idx):
+                return [("batch", i) for i in idx]
+
+        def load(ds, bs, D=D):
+            return list(D.DataLoader(ds, batch_size=bs, collate_fn=lambda b: b))
+
+        res.append([load(D.Subset(Batched(), [5, 1, 3]), 2),
+                    load(D.StackDataset(Batched(), list(range(6))), 4),
+                    load(D.StackDataset(a=Batched(), b=list(range(6))), 4),
+                    D.Subset(list(range(10)), [3, 4]).__getitems__([1, 0])])
+    assert res[1] == res[0]
