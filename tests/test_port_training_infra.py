@@ -243,3 +243,15 @@ def test_subset_and_stack_dataset_fetch_batch_wise_as_torch():
                     load(D.StackDataset(a=Batched(), b=list(range(6))), 4),
                     D.Subset(list(range(10)), [3, 4]).__getitems__([1, 0])])
     assert res[1] == res[0]
+
+
+# ------------------------------------------------------------------ vmap's non-tensor output
+
+@pytest.mark.parametrize("f", [lambda a: (a, "x"), lambda a: None, lambda a: [a, 2.0],
+                               lambda a: {"k": 1}])
+def test_vmap_non_tensor_output_raises_value_error_as_torch(f):
+    for L in (torch, rg):
+        with pytest.raises(ValueError):
+            L.func.vmap(f)(L.ones(3))
+        with pytest.raises(ValueError):
+            L.func.vmap(f, randomness="different")(L.ones(3))

@@ -831,8 +831,8 @@ def _vmap_output(o, d, lv, size: int, where: str):
     if not isinstance(o, Tensor):
         if d is None:
             return o
-        raise TypeError(f"vmap: {where} is a {type(o).__name__}; a vmapped function must "
-                        "return tensors (or use out_dims=None for that output)")
+        raise ValueError(f"vmap: {where} is a {type(o).__name__}; a vmapped function must "
+                         "return tensors (or use out_dims=None for that output)")
     value = forward.tangent_of(o, lv)
     if d is None:
         if value is not None:
