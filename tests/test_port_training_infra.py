@@ -158,6 +158,35 @@ def test_function_vmap_staticmethod_forward_and_grad_over_vmap():
         np.testing.assert_allclose(b, a, rtol=1e-12)
 
 
+def test_function_vmap_staticmethod_per_sample_gradients():
+    x = np.random.default_rng(5).standard_normal((2, 3, 4))
+    w = np.random.default_rng(6).standard_normal(4)
+    res = []
+    for L in (torch, rg):
+        MyExp, Twice, Mul = _functions(L)
+        xt, wt, vm, gr = L.tensor(x), L.tensor(w), L.func.vmap, L.func.grad
+
+        def f_exp(a, M=MyExp):
+            return M.apply(a).sin().sum()
+
+        def f_mul(w, a, M=Mul):
+            return (M.apply(a, w) ** 3).sum()
+
+        def f_twice(a, T=Twice):
+            return (T.apply(a)[0] * T.apply(a)[1].cos()).sum()
+
+        r = [vm(gr(f_exp))(xt[0]), vm(vm(gr(f_exp)))(xt), vm(gr(f_twice))(xt[0]),
+             vm(gr(f_mul), in_dims=(None, 0))(wt, xt[0]),
+             *vm(gr(f_mul, argnums=(0, 1)), in_dims=(None, 0))(wt, xt[0]),
+             gr(lambda w, a, vm=vm, gr=gr: vm(gr(f_mul), in_dims=(None, 0))(w, a).sin().sum())(
+                 wt, xt[0]),
+             gr(lambda a, vm=vm, gr=gr: vm(gr(f_exp))(a).sum())(xt[0])]
+        res.append([_np(t) for t in r])
+    for a, b in zip(*res):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
 def test_function_without_vmap_rule_or_with_grad_inside_vmap_refuses():
     x = rg.ones(3, 2, dtype=rg.float64)
     MyExp, _, _ = _functions(rg)
@@ -173,9 +202,12 @@ def test_function_without_vmap_rule_or_with_grad_inside_vmap_refuses():
 
     with pytest.raises(RuntimeError, match="vmap"):
         rg.func.vmap(NoRule.apply)(x)
-    # vmap(grad(...)) through the Function: refused, never a wrong per-sample gradient
+    # second derivatives and batched backwards inside the vmap through the Function:
+    # refused, never a wrong number
     with pytest.raises(RuntimeError, match="vmap"):
-        rg.func.vmap(rg.func.grad(lambda a: MyExp.apply(a).sum()))(x)
+        rg.func.vmap(rg.func.grad(rg.func.grad(lambda a: MyExp.apply(a).sum())))(x[:, 0])
+    with pytest.raises(RuntimeError, match="vmap"):
+        rg.func.vmap(rg.func.jacrev(MyExp.apply))(x)
     with pytest.raises(NotImplementedError):
         rg.autograd.Function.vmap(None, (0,), x)
     assert rg.autograd.Function.generate_vmap_rule is torch.autograd.Function.generate_vmap_rule

@@ -337,8 +337,8 @@ def _apply_vmap_rule(cls, args):
     `out_dims`; each per-element output carries its batched value at that level.
 
     Reverse mode over the vmap (`grad(vmap(f))`, `.backward()` of its result) runs through
-    the batched outputs. The per-element outputs' own graph, which a grad inside the vmap
-    (`vmap(grad(f))`) would walk, raises on backward rather than give a wrong gradient.
+    the batched outputs. A grad inside the vmap (`vmap(grad(f))`, per-sample gradients)
+    walks the per-element outputs' own node (`_GradInsideVmap`).
     NotImplemented (then `apply` refuses, as before) where the innermost level with a
     batched argument is not a vmap level (a jvp inside the vmap)."""
     from .. import forward
@@ -381,9 +381,10 @@ def _apply_vmap_rule(cls, args):
         o = o.movedim(d, 0) if d % o.ndim else o
         sample = engine.apply(ops.getitem, o, idx=0)
         if guard:
+            spec = (cls, args, full, lv, len(res))
             saved, state.forward = state.forward, None
             try:
-                guarded = _GradInsideVmap.apply(cls.__name__, sample.detach(), *guard)
+                guarded = _GradInsideVmap.apply(spec, sample.detach(), *guard)
             finally:
                 state.forward = saved
             for at, value in (sample._fw or {}).items():
@@ -493,11 +494,80 @@ class Function:
 
 
 class _GradInsideVmap(Function):
-    """The per-element output of a Function run by its vmap staticmethod: differentiating
-    it (a grad inside the vmap) is not supported, so its backward refuses."""
+    """The per-element output of a Function run by its vmap staticmethod, as a node of the
+    per-element graph that a grad inside the vmap (`vmap(grad(f))`) walks. Its backward
+    runs the Function once per batch element (slices of the batched arguments, the
+    unbatched ones as they are) and differentiates each run with that element's
+    cotangent: the per-element gradients, batched. Those are differentiable through the
+    batched values (`grad(vmap(grad(f)))`); differentiating them again inside the vmap
+    (`vmap(grad(grad(f)))`) raises."""
 
     @staticmethod
-    def forward(ctx, name, value, *args):
+    def forward(ctx, spec, value, *guard):
+        ctx.spec, ctx.guard = spec, guard
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        from .. import forward
+        from ..api.shape import stack as stack_
+
+        cls, args, full, lv, j = ctx.spec
+        fw = state.forward
+        if fw is None or lv not in fw.levels:
+            raise RuntimeError(f"{cls.__name__} (an rg.autograd.Function run through its vmap "
+                               "staticmethod): its per-element output is differentiated "
+                               "outside the vmap that made it")
+        if g is None:
+            return (None, None) + (None,) * len(ctx.guard)
+        k = fw.levels.index(lv)
+        if g._fw is not None and any(inner in g._fw for inner in fw.levels[k + 1:]):
+            raise RuntimeError(
+                f"{cls.__name__} (an rg.autograd.Function) ran inside rg.func.vmap through "
+                "its vmap staticmethod; a batched backward inside that vmap (jacrev, "
+                "vmap(vjp) or is_grads_batched within it) through it is not supported: "
+                "use grad per output, or write the function with rg ops")
+        size = lv.batch[0]
+        gfull = forward.tangent_of(g, lv)
+        ids = {id(a) for a in ctx.guard}
+        saved, state.forward = fw, fw.outers[k]
+        try:
+            if gfull is None:
+                gfull = g.unsqueeze(0).expand((size,) + tuple(g.shape))
+            srcs = [f if f is None or f.requires_grad or id(a) not in ids
+                    else f.detach().requires_grad_() for a, f in zip(args, full)]
+            per = [[] for _ in ctx.guard]
+            with enable_grad():
+                for b in range(size):
+                    call = [a if f is None else f[b] for a, f in zip(args, srcs)]
+                    out = cls.apply(*call)
+                    out = out[j] if isinstance(out, tuple) else out
+                    wrt = [c for a, c in zip(args, call) if id(a) in ids]
+                    gs = grad(out, wrt, gfull[b], allow_unused=True, create_graph=True)
+                    for lst, gb, w in zip(per, gs, wrt):
+                        lst.append(gb if gb is not None else w.detach() * 0)
+            batched = [stack_(lst) for lst in per]
+        finally:
+            state.forward = saved
+        res = []
+        for G in batched:
+            sample = engine.apply(ops.getitem, G, idx=0).detach()
+            saved, state.forward = state.forward, None
+            try:
+                sample = _NoGradOfGradInsideVmap.apply(cls.__name__, sample, *ctx.guard)
+            finally:
+                state.forward = saved
+            forward.set_tangent(sample, G, lv)
+            res.append(sample)
+        return (None, None) + tuple(res)
+
+
+class _NoGradOfGradInsideVmap(Function):
+    """A per-element gradient from `_GradInsideVmap`: differentiating it again inside the
+    vmap is not supported, so its backward refuses (never a wrong second derivative)."""
+
+    @staticmethod
+    def forward(ctx, name, value, *guard):
         ctx.name = name
         return value.clone()
 
@@ -505,6 +575,5 @@ class _GradInsideVmap(Function):
     def backward(ctx, *grads):
         raise RuntimeError(
             f"{ctx.name} (an rg.autograd.Function) ran inside rg.func.vmap through its vmap "
-            "staticmethod, and a gradient inside the vmap (vmap(grad(f)), vmap(vjp(f))) "
-            "differentiates through it: not supported; use grad(vmap(f)), or write the "
-            "function with rg ops")
+            "staticmethod; a second derivative inside the vmap (vmap(grad(grad(f))), "
+            "vmap(hessian(f))) through it is not supported: write the function with rg ops")
