@@ -287,3 +287,43 @@ def test_vmap_non_tensor_output_raises_value_error_as_torch(f):
             L.func.vmap(f)(L.ones(3))
         with pytest.raises(ValueError):
             L.func.vmap(f, randomness="different")(L.ones(3))
+
+
+# ------------------------------------------------------------------ grad_fn.register_hook/prehook
+
+def test_node_hooks_get_grad_inputs_and_outputs_as_torch():
+    x0, y0 = np.random.default_rng(7).standard_normal((2, 3))
+    res = []
+    for L in (torch, rg):
+        x, y = L.tensor(x0, requires_grad=True), L.tensor(y0, requires_grad=True)
+        log = []
+
+        def post(gi, go, log=log):
+            log.append(("mul", [g is not None for g in gi], tuple(go[0].shape)))
+            return gi[0] * 10, gi[1]
+
+        def pre(go, log=log):
+            log.append(("pre", go[0].item()))
+            return (go[0] * 3,)
+
+        m = x * y
+        c = (m.exp() * 2).sum()
+        h1, h2 = m.grad_fn.register_hook(post), c.grad_fn.register_prehook(pre)
+        c.backward(retain_graph=True)
+        out = [x.grad.clone(), y.grad.clone()]
+        h1.remove()
+        h2.remove()
+        x.grad = y.grad = None
+        c.backward()
+        out += [x.grad.clone(), y.grad.clone()]
+        z = (x.sin() * y).sum()
+        z.grad_fn.register_hook(lambda gi, go, log=log: log.append(("sum", len(gi))))
+        g, = L.autograd.grad(z, x, create_graph=True)
+        out += [g, L.autograd.grad(g.sum(), x)[0]]
+        q = x * L.tensor(y0)  # one input without a gradient: None in grad_inputs
+        q.grad_fn.register_hook(lambda gi, go, log=log: log.append(("q", [a is None for a in gi])))
+        q.sum().backward()
+        res.append((log, [_np(t) for t in out]))
+    assert res[1][0] == res[0][0]
+    for a, b in zip(res[0][1], res[1][1]):
+        np.testing.assert_allclose(b, a, rtol=1e-12)

@@ -372,7 +372,7 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that does not require grad")
         if self.grad_fn is not None:
-            self.grad_fn.register_hook(fn)
+            self.grad_fn._register_grad_hook(fn)
             return _HookHandle(self.grad_fn.hooks, fn)
         if self._hooks is None:
             self._hooks = []
