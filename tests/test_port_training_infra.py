@@ -327,3 +327,168 @@ def test_node_hooks_get_grad_inputs_and_outputs_as_torch():
     assert res[1][0] == res[0][0]
     for a, b in zip(res[0][1], res[1][1]):
         np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ deepcopy of a non-leaf
+
+def test_deepcopy_of_a_non_leaf_is_refused_as_torch():
+    import copy
+    import importlib
+
+    for L in (torch, rg):
+        x = L.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaves"):
+            copy.deepcopy(x * 2)
+        copy.deepcopy(x)
+        copy.deepcopy((x * 2).detach())
+        prune = importlib.import_module(f"{L.__name__}.nn.utils.prune")
+        m = L.nn.Linear(3, 2)
+        prune.l1_unstructured(m, "weight", 0.3)  # m.weight: weight_orig * mask, recorded
+        with pytest.raises(RuntimeError, match="leaves"):
+            copy.deepcopy(m)
+        with L.no_grad():
+            m = L.nn.Linear(3, 2)
+            prune.l1_unstructured(m, "weight", 0.3)
+        copy.deepcopy(m)
+
+
+# ------------------------------------------------------------------ whole programs
+
+def _init(model, L, seed: int):
+    """The same weights in both libraries: float64 normals by shape, in state_dict order."""
+    r = np.random.default_rng(seed)
+    sd = model.state_dict()
+    model.load_state_dict({k: v if "num_batches" in k else
+                           L.tensor(r.standard_normal(tuple(v.shape)) * 0.5)
+                           for k, v in sd.items()})
+    return model
+
+
+def _data(L, seed: int, *shape):
+    return L.tensor(np.random.default_rng(seed).standard_normal(shape))
+
+
+def _compare(prog, rtol=1e-9):
+    ref, got = prog(torch), prog(rg)
+
+    def walk(a, b, where):
+        if isinstance(a, dict):
+            assert sorted(a) == sorted(b), where
+            for k in a:
+                walk(a[k], b[k], f"{where}[{k!r}]")
+        elif isinstance(a, (list, tuple)):
+            assert len(a) == len(b), where
+            for k, (x, y) in enumerate(zip(a, b)):
+                walk(x, y, f"{where}[{k}]")
+        elif isinstance(a, torch.Tensor):
+            x, y = _np(a), _np(b)
+            assert x.shape == y.shape and str(x.dtype) == str(y.dtype), where
+            np.testing.assert_allclose(y, x, rtol=rtol, atol=1e-12, err_msg=where)
+        elif isinstance(a, float):
+            assert b == pytest.approx(a, rel=rtol, abs=1e-12), where
+        else:
+            assert a == b, where
+
+    walk(ref, got, "out")
+
+
+def _ensemble_and_per_sample(L):
+    """The torch.func tutorials: model ensembling and per-sample gradients."""
+    import copy
+
+    nn, F, func = L.nn, L.nn.functional, L.func
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(8, 6), nn.Linear(6, 3)
+
+        def forward(self, x):
+            return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+    models = [_init(MLP().double(), L, i) for i in range(3)]
+    data = _data(L, 10, 5, 2, 4)
+    params, buffers = func.stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def fmodel(p, b, x):
+        return func.functional_call(base, (p, b), (x,))
+
+    same = func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, data)
+    each = func.vmap(fmodel)(params, buffers, data.unsqueeze(0).expand(3, -1, -1, -1))
+    model = models[1]
+    ps = {k: v.detach() for k, v in model.named_parameters()}
+    targets = L.tensor([0, 1, 2, 0, 1])
+
+    def loss(p, x, t):
+        return F.cross_entropy(func.functional_call(model, p, (x.unsqueeze(0),)), t.unsqueeze(0))
+
+    per_sample = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(ps, data, targets)
+    jac = func.jacfwd(lambda x: model(x), randomness="same")(data[:1])
+    return [same, each, per_sample, jac, [m(data) for m in models]]
+
+
+def _maml(L):
+    """MAML: inner steps by autograd.grad(create_graph=True), an Adam meta step."""
+    nn, F, func = L.nn, L.nn.functional, L.func
+    model = _init(nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1)).double(), L, 5)
+    meta = L.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for it in range(2):
+        meta.zero_grad()
+        for task in range(2):
+            xs, xq = _data(L, 10 + 2 * it + task, 5, 1), _data(L, 20 + 2 * it + task, 5, 1)
+            ys, yq = L.sin(xs * (task + 1)), L.sin(xq * (task + 1))
+            p = dict(model.named_parameters())
+            for _ in range(2):
+                g = L.autograd.grad(F.mse_loss(func.functional_call(model, p, (xs,)), ys),
+                                    list(p.values()), create_graph=True)
+                p = {n: w - 0.1 * gw for (n, w), gw in zip(p.items(), g)}
+            q = F.mse_loss(func.functional_call(model, p, (xq,)), yq)
+            q.backward()
+            losses.append(q.detach())
+        meta.step()
+    return [losses, [w.detach() for w in model.parameters()]]
+
+
+def _training_infra(L):
+    """Pruning, a weight-norm parametrization, activation checkpointing, gradient
+    accumulation with clipping, OneCycleLR, SWA and an optimizer state reloaded
+    mid-run."""
+    import copy
+    import importlib
+
+    nn, F = L.nn, L.nn.functional
+    prune, pz, cp, swa = (importlib.import_module(f"{L.__name__}.{m}") for m in (
+        "nn.utils.prune", "nn.utils.parametrizations", "utils.checkpoint", "optim.swa_utils"))
+    model = _init(nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2)).double(), L, 3)
+    with L.no_grad():  # else the pruned weight is a non-leaf, which deepcopy refuses
+        prune.l1_unstructured(model[0], "weight", amount=0.3)
+    pz.weight_norm(model[2])
+    opt = L.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    sched = L.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=6)
+    avg = swa.AveragedModel(model)
+    out = []
+    for step in range(8):
+        x, y = _data(L, step, 3, 4), _data(L, 50 + step, 3, 2)
+        h = cp.checkpoint(model[0], x, use_reentrant=False)
+        loss = F.mse_loss(model[2](F.relu(h)), y) / 2
+        loss.backward()
+        if step % 2:
+            gn = nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+            opt.zero_grad()
+            sched.step()
+            avg.update_parameters(model)
+            out.append([loss.detach(), gn, sched.get_last_lr()[0]])
+        if step == 3:
+            state = copy.deepcopy(opt.state_dict())
+            opt = L.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+            opt.load_state_dict(state)
+            sched.optimizer = opt
+    return [out, model.state_dict(), avg(_data(L, 99, 2, 4))]
+
+
+@pytest.mark.parametrize("prog", [_ensemble_and_per_sample, _maml, _training_infra])
+def test_whole_program_matches_torch(prog):
+    _compare(prog)
