@@ -1162,7 +1162,8 @@ NO_TENSORS |= {
     "rg.get_deterministic_debug_mode", "rg.set_deterministic_debug_mode",
     "rg.get_num_interop_threads", "rg.set_num_interop_threads", "rg.init_num_threads",
     "rg.is_anomaly_check_nan_enabled", "rg.is_warn_always_enabled", "rg.set_warn_always",
-    "rg.set_flush_denormal", "rg.set_default_tensor_type", "rg.is_autocast_enabled"}
+    "rg.set_flush_denormal", "rg.set_default_tensor_type", "rg.is_autocast_enabled",
+    "rg.get_autocast_dtype"}
 
 
 def public_callables():

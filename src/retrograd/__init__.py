@@ -447,7 +447,7 @@ from .tensor import Tensor
 from . import cuda  # noqa: I001  (rg.cuda: imports CuPy only when a GPU is asked for)
 from . import meta as _meta  # noqa: I001,F401  (the "meta" device: shapes without data)
 from . import amp  # noqa: I001  (rg.amp: autocast refuses when enabled, GradScaler)
-from .amp import GradScaler, autocast, is_autocast_enabled  # noqa: I001
+from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled  # noqa: I001
 from . import compiler, cpu, types  # noqa: I001  (torch.compiler's, torch.cpu's, torch.types')
 from . import quasirandom  # noqa: I001  (torch.quasirandom's SobolEngine, on SciPy)
 from . import multiprocessing  # noqa: I001  (torch.multiprocessing's: spawn, shared tensors)

@@ -29,7 +29,17 @@ from .primitive import ArgumentError
 from .tensor import Tensor
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled",
-           "custom_fwd", "custom_bwd"]
+           "get_autocast_dtype", "custom_fwd", "custom_bwd"]
+
+# the dtype an autocast would lower to, per device type: PyTorch's defaults, changed (and
+# restored) by `autocast(..., dtype=)` blocks, enabled or not, as PyTorch's are
+_AUTOCAST_DTYPES: dict[str, Any] = {}
+
+
+def _default_autocast_dtype(device_type: str):
+    from .dtypes import bfloat16, float16
+
+    return bfloat16 if device_type in ("cpu", "xla", "hpu", "mtia", "xpu") else float16
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -41,6 +51,27 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     """`torch.is_autocast_enabled`: whether an autocast is active; never in retrograd (an
     enabled `autocast` disables itself)."""
     return False
+
+
+def get_autocast_dtype(device_type: str):
+    """`torch.get_autocast_dtype(device_type)`: the dtype an autocast on that device
+    would lower to (PyTorch's default, bfloat16 on CPU, float16 on CUDA, or the one of the
+    innermost `autocast(..., dtype=)` block). retrograd never lowers to it."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"get_autocast_dtype(): device_type must be a str, not "
+                        f"{type(device_type).__name__}")
+    kind = device_type.split(":")[0]
+    if kind not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start "
+                           f"of device string: {device_type}")
+    if kind in _AUTOCAST_DTYPES:
+        return _AUTOCAST_DTYPES[kind]
+    return _default_autocast_dtype(kind)
+
+
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
+                 "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
 
 
 class autocast:
@@ -68,9 +99,18 @@ class autocast:
             self._enabled = False
 
     def __enter__(self) -> autocast:
+        kind = self.device.split(":")[0]
+        self._prev_dtype = _AUTOCAST_DTYPES.get(kind, None)
+        if self.fast_dtype is not None:
+            _AUTOCAST_DTYPES[kind] = self.fast_dtype
         return self
 
     def __exit__(self, *exc) -> None:
+        kind = self.device.split(":")[0]
+        if self._prev_dtype is None:
+            _AUTOCAST_DTYPES.pop(kind, None)
+        else:
+            _AUTOCAST_DTYPES[kind] = self._prev_dtype
         return None
 
     def __call__(self, fn):

@@ -98,13 +98,88 @@ class Node:
                 out.append((x.grad_fn or AccumulateGrad(x), 0))
         return tuple(out)
 
-    def register_hook(self, fn) -> None:
+    def _register_grad_hook(self, fn) -> None:
+        """A tensor hook of the node's output (`Tensor.register_hook` on a non-leaf):
+        `fn(grad)`, a tensor it returns replaces the gradient."""
         if self.hooks is None:
             self.hooks = []
         self.hooks.append(fn)
 
+    def register_prehook(self, fn) -> _Handle:
+        """PyTorch's `Node.register_prehook`: `fn(grad_outputs)` before the node's
+        backward; a tuple it returns replaces the gradients."""
+        def hook(g):
+            new = fn((g,))
+            return None if new is None else new[0]
+
+        self._register_grad_hook(hook)
+        return _Handle(self.hooks, hook)
+
+    def register_hook(self, fn) -> _Handle:
+        """PyTorch's `Node.register_hook`: `fn(grad_inputs, grad_outputs)` after the
+        node's backward (one gradient per tensor input, None where none flows); a tuple
+        it returns replaces the gradients of the inputs."""
+        if not isinstance(self.op, _HookedOp):
+            self.op = _HookedOp(self.op)
+        self.op.post.append(fn)
+        return _Handle(self.op.post, fn)
+
     def __repr__(self) -> str:
         return f"<{self.op.name}>"
+
+
+class _Handle:
+    """`.remove()` takes a hook off its list (torch's RemovableHandle, for node hooks)."""
+
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn) -> None:
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+_NO_OUT = object()
+
+
+class _HookedOp:
+    """The op of one node that has `Node.register_hook` hooks: the op's own backward,
+    then each `hook(grad_inputs, grad_outputs)`, whose tuple replaces the results. Every
+    other attribute is the op's; it never takes the walk's unrolled fast paths."""
+
+    simple = False
+    tuned = False
+
+    def __init__(self, op) -> None:
+        self._op, self.post = op, []
+
+    def __getattr__(self, name: str):
+        return getattr(self._op, name)
+
+    def backward(self, node, g, m, out=_NO_OUT):
+        op = self._op
+        results = list(op.backward(node, g, m) if out is _NO_OUT
+                       else op.backward(node, g, m, out))
+        tensors = m is not NUMPY
+        slots = [i for i, x in enumerate(node.inputs) if isinstance(x, Tensor)]
+        for hook in list(self.post):
+            ins = tuple(None if i not in node.needs or results[node.needs.index(i)] is None
+                        else _as_tensor(results[node.needs.index(i)]) for i in slots)
+            new = hook(ins, (_as_tensor(g),))
+            if new is None:
+                continue
+            new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+            if len(new) != len(slots):
+                raise RuntimeError(f"hook of {op.name}: returned {len(new)} gradients for "
+                                   f"{len(slots)} inputs")
+            for i, r in zip(slots, new):
+                if i in node.needs:
+                    if r is not None and not tensors:
+                        r = as_result(r.data if isinstance(r, Tensor) else r)
+                    results[node.needs.index(i)] = r
+        return results
 
 
 class _Name(str):

@@ -51,10 +51,13 @@ class Level:
 
     __slots__ = ("batch", "vmap", "randomness", "_tracked", "_limit", "__weakref__")
 
-    def __init__(self, batch: tuple = (), vmap: bool = False, randomness: str = "error") -> None:
+    def __init__(self, batch: tuple = (), vmap: bool = False,
+                 randomness: str | None = "error") -> None:
         self.batch = tuple(batch)
         self.vmap = vmap
-        self.randomness = randomness  # a vmap level's: "error", or "same" (draws shared)
+        # a vmap level's: "error", or "same" (draws shared); a jacfwd level's: "error"
+        # refuses draws as torch.func.jacfwd's vmap does, None (plain jvp) allows them
+        self.randomness = randomness
         self._tracked = []   # weak references to every tensor given a tangent here
         self._limit = 1024
 
@@ -160,8 +163,10 @@ class Stack:
                 raise RuntimeError(
                     f"{cls.__name__} (an rg.autograd.Function) cannot run inside rg.func.vmap on "
                     "a batched input: its forward runs once, on unbatched values, and its jvp "
-                    "is a derivative, not a batching rule (vmap, generate_vmap_rule are not "
-                    "supported); vmap a function written with rg ops, or loop over the batch")
+                    "is a derivative, not a batching rule; define its vmap staticmethod "
+                    "(used where no grad inside the vmap differentiates through it; "
+                    "generate_vmap_rule is not supported), vmap a function written with rg "
+                    "ops, or loop over the batch")
             if getattr(cls, "jvp", None) is None:
                 raise RuntimeError(
                     f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "
@@ -211,6 +216,10 @@ class Stack:
                 "every batch element; draw them outside and pass them in as a batched argument, "
                 "or pass randomness='different' (independent draws per element) or "
                 "randomness='same' (one draw shared) to vmap")
+        if any(not lv.vmap and lv.randomness == "error" for lv in self.levels):
+            raise RuntimeError(
+                "rg.func.jacfwd: called a random operation with randomness='error' (as "
+                "torch.func.jacfwd does); pass randomness='same' or 'different' to jacfwd")
 
     def detached(self, src: Tensor, dst: Tensor) -> None:
         """`dst = src.detach()` (or a copy, `Tensor(src)`, maybe of another dtype): keep
@@ -338,7 +347,8 @@ class level:
     so read the tangents you need (`tangent_of`) inside the block.
     """
 
-    def __init__(self, batch: tuple = (), vmap: bool = False, randomness: str = "error") -> None:
+    def __init__(self, batch: tuple = (), vmap: bool = False,
+                 randomness: str | None = None) -> None:
         self.level = Level(batch, vmap, randomness)
 
     def __enter__(self) -> Level:

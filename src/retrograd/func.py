@@ -446,17 +446,24 @@ def _assemble(outs, xs, rows_for, lead_is_x, single_out, single_in):
 
 
 def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
-           chunk_size: int | None = None) -> Callable:
+           chunk_size: int | None = None, randomness: str = "error") -> Callable:
     """The Jacobian by forward mode: shape `out.shape + x.shape`, one pass for all inputs.
 
     All basis tangents travel as one batch (or `chunk_size` at a time; 1 is a loop
-    of plain jvps). Best when inputs are few and outputs many.
+    of plain jvps). Best when inputs are few and outputs many. `randomness` is
+    torch.func.jacfwd's: "error" refuses random draws inside `f`; "same" and
+    "different" allow them (one draw serves every basis tangent: the primal is
+    not batched here).
     """
     @functools.wraps(f)
     def jacfwd_f(*args, **kwargs):
+        if randomness not in _RANDOMNESS:  # at the call, as torch's
+            raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', "
+                               f"or 'same'. Got {randomness}")
         tree = _tree_args(args, argnums, "jacfwd")
         if tree is not None:
-            return _trees.jac(jacfwd, f, *tree, has_aux, chunk_size, args, kwargs)
+            core = functools.partial(jacfwd, randomness=randomness)
+            return _trees.jac(core, f, *tree, has_aux, chunk_size, args, kwargs)
         nums, single_in, xs = _jac_inputs(args, argnums, "jacfwd")
         caller = state.enabled
         sizes = [x.data.size for x in xs]
@@ -466,7 +473,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         for a, b in _chunks(n, chunk_size):
             loop = chunk_size == 1
             batch = () if loop else (b - a,)
-            with forward.level(batch) as lv:
+            with forward.level(batch, randomness="error" if randomness == "error" else None) as lv:
                 call = list(args)
                 for k, (i, x) in enumerate(zip(nums, xs)):
                     seed = namespace_of(x.data).zeros((b - a, sizes[k]), dtype=x.dtype)
@@ -824,8 +831,8 @@ def _vmap_output(o, d, lv, size: int, where: str):
     if not isinstance(o, Tensor):
         if d is None:
             return o
-        raise TypeError(f"vmap: {where} is a {type(o).__name__}; a vmapped function must "
-                        "return tensors (or use out_dims=None for that output)")
+        raise ValueError(f"vmap: {where} is a {type(o).__name__}; a vmapped function must "
+                         "return tensors (or use out_dims=None for that output)")
     value = forward.tangent_of(o, lv)
     if d is None:
         if value is not None:

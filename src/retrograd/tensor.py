@@ -213,7 +213,15 @@ class Tensor:
                                   self.requires_grad))
 
     def __deepcopy__(self, memo: dict) -> Tensor:
-        """Python's default deep copy (a shared tensor's copy is private, as in PyTorch)."""
+        """Python's default deep copy (a shared tensor's copy is private, as in PyTorch).
+        A non-leaf that requires grad is refused, as PyTorch does: its copy would carry a
+        copy of the graph, whose backward reaches copies of the leaves, not the leaves."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment. If you were attempting to deepcopy a "
+                "module, this may be because of a torch.nn.utils.weight_norm usage (or a "
+                "pruned module built with grad enabled); detach() the tensor first")
         return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
 
     @staticmethod
@@ -435,7 +443,7 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that does not require grad")
         if self.grad_fn is not None:
-            self.grad_fn.register_hook(fn)
+            self.grad_fn._register_grad_hook(fn)
             return _HookHandle(self.grad_fn.hooks, fn)
         if self._hooks is None:
             self._hooks = []

@@ -7,6 +7,7 @@ import weakref
 import numpy as np
 
 from .. import devices, engine, ops
+from ..api.reductions import sum_to_size
 from ..api.shape import stack
 from ..grad_mode import detect_anomaly, enable_grad, no_grad, state
 from ..primitive import ArgumentError
@@ -278,9 +279,13 @@ class _FunctionOp:
                 out.append(None)
                 continue
             r = r if isinstance(r, Tensor) else Tensor(devices.as_result(r))
-            if r.shape != node.inputs[i].shape:
-                raise RuntimeError(f"{self.name}.backward returned a gradient of shape {r.shape} "
-                                   f"for input {i} of shape {node.inputs[i].shape}")
+            shape = node.inputs[i].shape
+            if r.shape != shape:  # one the input expands to is summed down, as torch does
+                lead = r.ndim - len(shape)
+                if lead < 0 or any(s not in (1, n) for s, n in zip(shape, r.shape[lead:])):
+                    raise RuntimeError(f"{self.name}.backward returned a gradient of shape "
+                                       f"{r.shape} for input {i} of shape {shape}")
+                r = r.sum() if not shape else sum_to_size(r, shape)
             out.append(r if create else r.data)
         return out
 
@@ -316,6 +321,80 @@ def _dirty_inputs(cls, ctx: FunctionCtx, args: tuple, outs: list, recording: boo
     return tuple(args)
 
 
+class _VmapInfo:
+    """What a Function's `vmap` staticmethod gets as `info` (torch's VmapInfo)."""
+
+    __slots__ = ("batch_size", "randomness")
+
+    def __init__(self, batch_size: int, randomness: str) -> None:
+        self.batch_size, self.randomness = batch_size, randomness
+
+
+def _apply_vmap_rule(cls, args):
+    """`cls.apply(*args)` inside `rg.func.vmap` through the Function's own `vmap`
+    staticmethod: it gets the innermost vmap level's batched arguments (batch first,
+    `in_dims` 0, or None for an unbatched one) and returns the batched outputs and their
+    `out_dims`; each per-element output carries its batched value at that level.
+
+    Reverse mode over the vmap (`grad(vmap(f))`, `.backward()` of its result) runs through
+    the batched outputs. A grad inside the vmap (`vmap(grad(f))`, per-sample gradients)
+    walks the per-element outputs' own node (`_GradInsideVmap`).
+    NotImplemented (then `apply` refuses, as before) where the innermost level with a
+    batched argument is not a vmap level (a jvp inside the vmap)."""
+    from .. import forward
+
+    fw = state.forward
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    k = next((j for j in range(len(fw.levels) - 1, -1, -1)
+              if any(a._fw is not None and fw.levels[j] in a._fw for a in tensors)), None)
+    if k is None or not fw.levels[k].vmap:
+        return NotImplemented
+    lv = fw.levels[k]
+    full = [a._fw.get(lv) if isinstance(a, Tensor) and a._fw is not None else None
+            for a in args]
+    guard = [a for a in tensors if a.requires_grad] if state.enabled else []
+    in_dims = tuple(None if f is None else 0 for f in full)
+    call = [a if f is None else f for a, f in zip(args, full)]
+    saved, state.forward = state.forward, fw.outers[k]
+    try:
+        res = cls.vmap(_VmapInfo(lv.batch[0], lv.randomness), in_dims, *call)
+    finally:
+        state.forward = saved
+    if not (isinstance(res, tuple) and len(res) == 2):
+        raise RuntimeError(f"{cls.__name__}.vmap must return (outputs, out_dims), got "
+                           f"{type(res).__name__}")
+    outs, out_dims = res
+    single = not isinstance(outs, tuple)
+    outs = (outs,) if single else outs
+    dims = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
+    if len(dims) != len(outs):
+        raise RuntimeError(f"{cls.__name__}.vmap returned {len(outs)} outputs but "
+                           f"{len(dims)} out_dims")
+    res = []
+    for o, d in zip(outs, dims):
+        if d is None or not isinstance(o, Tensor):
+            res.append(o)
+            continue
+        if not -o.ndim <= d < o.ndim or o.shape[d] != lv.batch[0]:
+            raise RuntimeError(f"{cls.__name__}.vmap: out_dim {d} of an output of shape "
+                               f"{o.shape} is not a batch dimension of size {lv.batch[0]}")
+        o = o.movedim(d, 0) if d % o.ndim else o
+        sample = engine.apply(ops.getitem, o, idx=0)
+        if guard:
+            spec = (cls, args, full, lv, len(res))
+            saved, state.forward = state.forward, None
+            try:
+                guarded = _GradInsideVmap.apply(spec, sample.detach(), *guard)
+            finally:
+                state.forward = saved
+            for at, value in (sample._fw or {}).items():
+                forward.set_tangent(guarded, value, at)
+            sample = guarded
+        forward.set_tangent(sample, o, lv)
+        res.append(sample)
+    return res[0] if single else tuple(res)
+
+
 class Function:
     """A custom op, the PyTorch way: subclass with static `forward(ctx, *args)` and
     `backward(ctx, *grads)` (and optionally `jvp(ctx, *tangents)`), call `MyFn.apply(...)`.
@@ -341,8 +420,24 @@ class Function:
         ctx, and `setup_context(ctx, inputs, output)` saves what backward needs."""
         raise NotImplementedError("setup_context is not overridden")
 
+    generate_vmap_rule = False  # torch's flag; a generated rule is not supported here
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """torch's batching rule hook: `vmap(info, in_dims, *args) -> (outputs, out_dims)`,
+        called by `rg.func.vmap` with the batched arguments (`info.batch_size`,
+        `info.randomness`). Override it to run the Function under vmap."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args):
+        if (state.forward is not None and state.forward.vmapped
+                and cls.vmap is not Function.vmap):
+            res = _apply_vmap_rule(cls, args)
+            if res is not NotImplemented:
+                return res
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         fw, state.forward = state.forward, None  # forward mode sees the Function as one op
@@ -396,3 +491,89 @@ class Function:
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)
+
+
+class _GradInsideVmap(Function):
+    """The per-element output of a Function run by its vmap staticmethod, as a node of the
+    per-element graph that a grad inside the vmap (`vmap(grad(f))`) walks. Its backward
+    runs the Function once per batch element (slices of the batched arguments, the
+    unbatched ones as they are) and differentiates each run with that element's
+    cotangent: the per-element gradients, batched. Those are differentiable through the
+    batched values (`grad(vmap(grad(f)))`); differentiating them again inside the vmap
+    (`vmap(grad(grad(f)))`) raises."""
+
+    @staticmethod
+    def forward(ctx, spec, value, *guard):
+        ctx.spec, ctx.guard = spec, guard
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        from .. import forward
+        from ..api.shape import stack as stack_
+
+        cls, args, full, lv, j = ctx.spec
+        fw = state.forward
+        if fw is None or lv not in fw.levels:
+            raise RuntimeError(f"{cls.__name__} (an rg.autograd.Function run through its vmap "
+                               "staticmethod): its per-element output is differentiated "
+                               "outside the vmap that made it")
+        if g is None:
+            return (None, None) + (None,) * len(ctx.guard)
+        k = fw.levels.index(lv)
+        if g._fw is not None and any(inner in g._fw for inner in fw.levels[k + 1:]):
+            raise RuntimeError(
+                f"{cls.__name__} (an rg.autograd.Function) ran inside rg.func.vmap through "
+                "its vmap staticmethod; a batched backward inside that vmap (jacrev, "
+                "vmap(vjp) or is_grads_batched within it) through it is not supported: "
+                "use grad per output, or write the function with rg ops")
+        size = lv.batch[0]
+        gfull = forward.tangent_of(g, lv)
+        ids = {id(a) for a in ctx.guard}
+        saved, state.forward = fw, fw.outers[k]
+        try:
+            if gfull is None:
+                gfull = g.unsqueeze(0).expand((size,) + tuple(g.shape))
+            srcs = [f if f is None or f.requires_grad or id(a) not in ids
+                    else f.detach().requires_grad_() for a, f in zip(args, full)]
+            per = [[] for _ in ctx.guard]
+            with enable_grad():
+                for b in range(size):
+                    call = [a if f is None else f[b] for a, f in zip(args, srcs)]
+                    out = cls.apply(*call)
+                    out = out[j] if isinstance(out, tuple) else out
+                    wrt = [c for a, c in zip(args, call) if id(a) in ids]
+                    gs = grad(out, wrt, gfull[b], allow_unused=True, create_graph=True)
+                    for lst, gb, w in zip(per, gs, wrt):
+                        lst.append(gb if gb is not None else w.detach() * 0)
+            batched = [stack_(lst) for lst in per]
+        finally:
+            state.forward = saved
+        res = []
+        for G in batched:
+            sample = engine.apply(ops.getitem, G, idx=0).detach()
+            saved, state.forward = state.forward, None
+            try:
+                sample = _NoGradOfGradInsideVmap.apply(cls.__name__, sample, *ctx.guard)
+            finally:
+                state.forward = saved
+            forward.set_tangent(sample, G, lv)
+            res.append(sample)
+        return (None, None) + tuple(res)
+
+
+class _NoGradOfGradInsideVmap(Function):
+    """A per-element gradient from `_GradInsideVmap`: differentiating it again inside the
+    vmap is not supported, so its backward refuses (never a wrong second derivative)."""
+
+    @staticmethod
+    def forward(ctx, name, value, *guard):
+        ctx.name = name
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"{ctx.name} (an rg.autograd.Function) ran inside rg.func.vmap through its vmap "
+            "staticmethod; a second derivative inside the vmap (vmap(grad(grad(f))), "
+            "vmap(hessian(f))) through it is not supported: write the function with rg ops")

@@ -81,6 +81,16 @@ class StackDataset(Dataset):
             return {k: d[index] for k, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
 
+    def __getitems__(self, indices: list) -> list:
+        """The items at `indices`, fetched batch-wise from each dataset that has
+        `__getitems__` (as torch's, which the DataLoader calls for a whole batch)."""
+        names = list(self.datasets) if isinstance(self.datasets, dict) else None
+        parts = list(self.datasets.values()) if names is not None else list(self.datasets)
+        columns = [_items(d, indices) for d in parts]
+        if names is not None:
+            return [dict(zip(names, row)) for row in zip(*columns)]
+        return [tuple(row) for row in zip(*columns)]
+
     def __len__(self) -> int:
         return self._length
 
@@ -141,8 +151,25 @@ class Subset(Dataset):
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
+    def __getitems__(self, indices: list) -> list:
+        """The items at `indices`: the dataset's own `__getitems__` for a whole batch
+        where it has one, as torch's Subset (the DataLoader calls this per batch)."""
+        return _items(self.dataset, [self.indices[i] for i in indices])
+
     def __len__(self) -> int:
         return len(self.indices)
+
+
+def _items(dataset, indices: list) -> list:
+    """`dataset`'s items at `indices`, batch-wise if it has a `__getitems__`."""
+    many = getattr(dataset, "__getitems__", None)
+    if not callable(many):
+        return [dataset[i] for i in indices]
+    items = many(indices)
+    if len(items) != len(indices):
+        raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, "
+                         f"got {len(items)}")
+    return items
 
 
 def _lengths(n: int, lengths: Sequence) -> list[int]:
