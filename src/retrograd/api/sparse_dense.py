@@ -71,7 +71,21 @@ def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None) -> Tens
     return self.clone()
 
 
+def _coalesce(self) -> Tensor:
+    """The tensor itself: a dense tensor has one entry per position, so it is already
+    coalesced (repeated COO indices were summed when it was built)."""
+    return self
+
+
+def _is_coalesced(self) -> bool:
+    """Always True (see `coalesce`)."""
+    return True
+
+
 def bind(cls) -> None:
-    """`x.to_sparse()`, `x.to_sparse_coo()`: copies, as retrograd stores every tensor dense."""
+    """`x.to_sparse()`, `x.to_sparse_coo()`: copies, as retrograd stores every tensor dense;
+    `x.coalesce()` (graph code's `adj = adj.coalesce()`) is the tensor itself."""
     cls.to_sparse = _to_sparse
     cls.to_sparse_coo = _to_sparse
+    cls.coalesce = _coalesce
+    cls.is_coalesced = _is_coalesced
