@@ -99,3 +99,43 @@ def test_scatter_reduce_amax_ties_forward_mode_as_torch(include_self):
         lambda b, s: b.scatter_reduce(0, rg.tensor(idx), s, "amax", include_self=include_self),
         (rg.tensor(base), rg.tensor(src)), (rg.tensor(tb), rg.tensor(ts)))
     close(got, want)
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+@pytest.mark.parametrize("include_self", [False, True])
+def test_scatter_reduce_takes_max_min_aliases_and_refuses_their_backward(reduce, include_self):
+    """torch_scatter-style code passes reduce='max': PyTorch's forward treats it as 'amax'
+    (in place too), its backward raises RuntimeError."""
+    idx, src = [0, 0, 2], [1.0, 2.0, -1.0]
+    res = {}
+    for T in (torch, rg):
+        s = T.tensor(src, requires_grad=True)
+        o = T.zeros(3).scatter_reduce(0, T.tensor(idx), s, reduce, include_self=include_self)
+        i = T.zeros(3, dtype=T.long)
+        i.scatter_reduce_(0, T.tensor(idx), T.tensor([1, 2, -1]), reduce,
+                          include_self=include_self)
+        with pytest.raises(RuntimeError):
+            o.sum().backward()
+        res[T] = (o, i)
+    for r, t in zip(res[rg], res[torch]):
+        close(r, t)
+
+
+BAD = {
+    "index_add src dtype": lambda T: T.zeros(3, 2).index_add_(
+        0, T.tensor([0, 1]), T.ones(2, 2, dtype=T.float64)),
+    "scatter_add src dtype": lambda T: T.zeros(3).scatter_add(
+        0, T.tensor([0, 1]), T.ones(2, dtype=T.float64)),
+    "scatter_reduce src dtype": lambda T: T.zeros(3).scatter_reduce(
+        0, T.tensor([0, 1]), T.ones(2, dtype=T.float64), "sum"),
+    "nanmean of integers": lambda T: T.nanmean(T.tensor([1, 2])),
+    "Embedding padding_idx out of range": lambda T: T.nn.Embedding(3, 2, padding_idx=3),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_arguments_raise_torch_exception_type(case):
+    with pytest.raises(Exception) as want:
+        BAD[case](torch)
+    with pytest.raises(type(want.value)):
+        BAD[case](rg)

@@ -128,7 +128,7 @@ scatter_dim = defop(
 # ----------------------------------------------------------------- scatter_reduce
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
-           "amin": np.minimum}
+           "amin": np.minimum, "max": np.maximum, "min": np.minimum}
 
 
 def _identity(reduce, dtype):
@@ -140,7 +140,7 @@ def _identity(reduce, dtype):
                                              else True)
     small = -np.inf if dtype.kind in "fc" else (np.iinfo(dtype).min if dtype.kind in "iu"
                                                 else False)
-    return small if reduce == "amax" else big
+    return small if reduce in ("amax", "max") else big
 
 
 def _scatter_reduce(x, index, src, *, axis, reduce, include_self=True):
@@ -169,6 +169,9 @@ def _sr_factors(m, out, x, index, src, axis, reduce, include_self, reverse=False
     """(d out / d x, d out / d src_trimmed up to the gather of a per-position factor):
     returns `fx` (shape of x) and a pair (per-position factor `p`, per-source factor `fs`)
     so that d out[pos(s)] / d src[s] = gather(p)[s] * fs[s]."""
+    if reduce in ("max", "min"):  # PyTorch's forward takes these aliases, not its derivatives
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
     hits = _hits(m, x, index, src, axis)
     free = _mask(m, hits == 0, x)            # positions no source reaches
     self_in = 1.0 if include_self else free  # where x takes part in the reduction
