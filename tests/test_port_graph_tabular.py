@@ -37,7 +37,7 @@ def close(a, b, what="", tol=1e-12, scale=None):
 # ---------------------------------------------------------------- sparse adjacency
 
 
-def test_sparse_coo_coalesce_is_the_tensor():
+def test_sparse_coo_coalesce_then_sparse_mm():
     """`adj = torch.sparse_coo_tensor(ei, w, (n, n)).coalesce()` (GCN code) then
     `torch.sparse.mm(adj, h)`: same values and gradients to the weights."""
     ei = np.array([[0, 1, 1, 2, 0], [1, 0, 2, 1, 1]])
@@ -52,6 +52,85 @@ def test_sparse_coo_coalesce_is_the_tensor():
         out.sum().backward()
         outs[T] = (out, wt.grad, a.to_dense())
     for r, t in zip(outs[rg], outs[torch]):
+        close(r, t)
+
+
+def _coo_program(T):
+    """pygcn-style: a legacy torch.sparse.FloatTensor adjacency, coalesce, sparse dropout
+    on _indices()/_values() with a fixed mask, spmm; to_sparse().indices()/values()."""
+    i = T.tensor([[1, 0, 1, 2, 0], [0, 1, 0, 2, 2]])
+    v = T.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=T.float64, requires_grad=True)
+    a = T.sparse_coo_tensor(i, v, (3, 3))
+    raw = (a.is_coalesced(), a._nnz(), a.sparse_dim(), a.dense_dim(), a._indices(), a._values())
+    c = a.coalesce()
+    keep = T.tensor([True, False, True, True])
+    d = T.sparse.FloatTensor(c._indices()[:, keep], c.values()[keep], c.shape) * 2.0
+    h = T.tensor(np.arange(6.0).reshape(3, 2) / 7)
+    out = T.sparse.mm(d, h) + T.spmm(c, h)
+    x = T.tensor([[0.0, 1.5], [2.0, 0.0]], dtype=T.float64, requires_grad=True)
+    s = x.to_sparse()
+    (out.sum() + (c.values() ** 2).sum() + s.values().pow(3).sum()).backward()
+    return (*raw, c.is_coalesced(), c._nnz(), c.indices(), c.values(), d.to_dense(), out,
+            s.is_coalesced(), s.indices(), s.values(), v.grad, x.grad)
+
+
+def test_sparse_coo_tensor_keeps_its_coo_form():
+    for r, t in zip(_coo_program(rg), _coo_program(torch)):
+        if isinstance(t, (bool, int)):
+            assert r == t
+        else:
+            close(r, t)
+
+
+def test_sparse_coo_refuses_indices_it_does_not_know():
+    for T in (torch, rg):
+        a = T.sparse_coo_tensor(T.tensor([[0, 0]]), T.tensor([1.0, 2.0]), (3,))
+        with pytest.raises(RuntimeError, match="uncoalesced"):
+            a.indices()
+    with pytest.raises(RuntimeError, match="dense"):  # torch's result of a * 2 is sparse
+        (a * 2)._indices()
+
+
+def _spgat(T):
+    """pyGAT's sparse GAT layer: a custom Function whose backward reads a._indices()."""
+
+    class SpecialSpmmFunction(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, indices, values, shape, b):
+            assert indices.requires_grad == False  # noqa: E712
+            a = T.sparse_coo_tensor(indices, values, shape)
+            ctx.save_for_backward(a, b)
+            ctx.N = shape[0]
+            return T.matmul(a, b)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            grad_values = grad_b = None
+            if ctx.needs_input_grad[1]:
+                grad_a_dense = grad_output.matmul(b.t())
+                edge_idx = a._indices()[0, :] * ctx.N + a._indices()[1, :]
+                grad_values = grad_a_dense.view(-1)[edge_idx]
+            if ctx.needs_input_grad[3]:
+                grad_b = a.t().matmul(grad_output)
+            return None, grad_values, None, grad_b
+
+    rng = np.random.default_rng(1)
+    n = 5
+    edge = T.tensor(rng.random((n, n)) < 0.5).nonzero().t()
+    h = T.tensor(rng.standard_normal((n, 3)), requires_grad=True)
+    a = T.tensor(rng.standard_normal((1, 6)), requires_grad=True)
+    edge_h = T.cat((h[edge[0, :], :], h[edge[1, :], :]), dim=1).t()
+    edge_e = T.exp(-T.nn.functional.leaky_relu(a.mm(edge_h).squeeze(), 0.2))
+    rowsum = SpecialSpmmFunction.apply(edge, edge_e, T.Size([n, n]),
+                                       T.ones(size=(n, 1), dtype=T.float64))
+    h_prime = SpecialSpmmFunction.apply(edge, edge_e, T.Size([n, n]), h).div(rowsum)
+    T.nn.functional.elu(h_prime).sum().backward()
+    return h_prime, h.grad, a.grad
+
+
+def test_pygat_sparse_layer():
+    for r, t in zip(_spgat(rg), _spgat(torch)):
         close(r, t)
 
 
