@@ -218,3 +218,29 @@ def test_bad_arguments_raise_torch_exception_type(case):
         BAD[case](torch)
     with pytest.raises(type(want.value)):
         BAD[case](rg)
+
+
+# ---------------------------------------------------------------- nn.init through .data
+
+
+@pytest.mark.parametrize("init", ["constant_", "eye_", "zeros_", "ones_", "dirac_"])
+def test_nn_init_fills_the_data_array_in_place(init):
+    """pyGAT: `nn.init.xavier_uniform_(self.W.data, gain=1.414)`; retrograd's `.data` is
+    the parameter's own NumPy array, so init fills it (deterministic fills compared)."""
+    args = {"constant_": (0.25,)}.get(init, ())
+    shape = (2, 3, 3) if init == "dirac_" else (3, 4)
+    tp = torch.nn.Parameter(torch.full(shape, 7.0))
+    rp = rg.nn.Parameter(rg.full(shape, 7.0))
+    getattr(torch.nn.init, init)(tp.data, *args)
+    out = getattr(rg.nn.init, init)(rp.data, *args)
+    assert out is rp.data
+    close(rp, tp)
+
+
+def test_nn_init_random_fill_of_the_data_array():
+    w = rg.nn.Parameter(rg.zeros(6, 4))
+    rg.nn.init.xavier_uniform_(w.data, gain=1.414)
+    bound = 1.414 * np.sqrt(6.0 / 10)
+    assert np.abs(w.data).max() <= bound and np.unique(w.data).size == 24
+    rg.nn.init.kaiming_uniform_(w.data, a=np.sqrt(5))
+    assert np.abs(w.data).max() <= 0.5 and np.unique(w.data).size == 24
