@@ -244,3 +244,303 @@ def test_nn_init_random_fill_of_the_data_array():
     assert np.abs(w.data).max() <= bound and np.unique(w.data).size == 24
     rg.nn.init.kaiming_uniform_(w.data, a=np.sqrt(5))
     assert np.abs(w.data).max() <= 0.5 and np.unique(w.data).size == 24
+
+
+# ---------------------------------------------------------------- whole programs
+
+
+def _run(make, loss_fn, data, dtype, opt, steps=3):
+    """Build on both libraries (torch's weights loaded into retrograd), then per step:
+    outputs, loss, every gradient and the optimizer step compared."""
+    tol = 1e-9 if dtype == "float64" else 2e-4
+    torch.manual_seed(0)
+    tm = make(torch).to(getattr(torch, dtype))
+    rm = make(rg).to(getattr(rg, dtype))
+    rm.load_state_dict({k: v.detach().numpy().copy() for k, v in tm.state_dict().items()})
+    data = {k: v.astype(dtype) if v.dtype.kind == "f" else v for k, v in data.items()}
+    topt, ropt = opt(torch, tm), opt(rg, rm)
+    for step in range(steps):
+        tl, tout = loss_fn(torch, tm, {k: torch.tensor(v) for k, v in data.items()})
+        rl, rout = loss_fn(rg, rm, {k: rg.tensor(v) for k, v in data.items()})
+        for k in tout:
+            close(rout[k], tout[k], f"{k}, step {step}", tol)
+        close(rl, tl, f"loss, step {step}", tol)
+        topt.zero_grad()
+        ropt.zero_grad()
+        tl.backward()
+        rl.backward()
+        tp, rp = dict(tm.named_parameters()), dict(rm.named_parameters())
+        assert list(tp) == list(rp)
+        gs = max(float(p.grad.abs().max()) for p in tp.values() if p.grad is not None)
+        for k, p in tp.items():
+            close(rp[k].grad, p.grad, f"grad {k}, step {step}", tol, gs)
+        topt.step()
+        ropt.step()
+        ss = max(float(v.abs().max()) for v in tm.state_dict().values())
+        for k, v in tm.state_dict().items():  # Adam moves ~lr where a gradient is ~0
+            close(rm.state_dict()[k], v, f"state {k}, step {step}", tol,
+                  ss * (1e-3 if dtype == "float64" else 1e-1))
+
+
+_G = np.random.default_rng(0)
+GRAPH = dict(x=_G.standard_normal((12, 5)),
+             ei=np.stack([_G.integers(0, 12, 30), _G.integers(0, 12, 30)]),
+             y=_G.integers(0, 3, 12), batch=np.repeat(np.arange(3), [5, 4, 3]))
+
+
+def _gnn(T):
+    """A GCN layer on a sparse_coo_tensor adjacency, a GraphSAGE layer with max/mean
+    scatter_reduce aggregation, a GAT layer with segment softmax (scatter_reduce 'amax' +
+    index_add), then GIN-style pooling by the batch vector (unique/bincount)."""
+    nn, F = T.nn, T.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gcn = nn.Linear(5, 8, bias=False)
+            self.sage_l, self.sage_r = nn.Linear(8, 8), nn.Linear(8, 8, bias=False)
+            self.gat = nn.Linear(8, 8, bias=False)
+            self.att_src = nn.Parameter(T.randn(1, 2, 4) * 0.3)
+            self.att_dst = nn.Parameter(T.randn(1, 2, 4) * 0.3)
+            self.eps = nn.Parameter(T.zeros(1))
+            self.head = nn.Sequential(nn.Linear(16, 8), nn.BatchNorm1d(8), nn.ReLU(),
+                                      nn.Linear(8, 3))
+
+        def forward(self, x, ei, batch):
+            n = x.size(0)
+            loop = T.arange(n)
+            ei = T.cat([ei, T.stack([loop, loop])], dim=1)
+            src, dst = ei
+            w = T.ones(ei.size(1), dtype=x.dtype)
+            deg = T.zeros(n, dtype=x.dtype).scatter_add_(0, dst, w)
+            dinv = deg.pow(-0.5)
+            dinv.masked_fill_(dinv == float("inf"), 0)
+            adj = T.sparse_coo_tensor(T.stack([dst, src]), dinv[src] * dinv[dst], (n, n))
+            h = F.relu(T.sparse.mm(adj.coalesce(), self.gcn(x)))
+            idx = dst.unsqueeze(-1).expand(-1, h.size(1))
+            mx = h.new_zeros(h.shape).scatter_reduce(0, idx, h[src], "amax", include_self=False)
+            mean = T.zeros_like(h).scatter_reduce(0, idx, h[src], "mean", include_self=False)
+            h = F.normalize(self.sage_l(mx + mean) + self.sage_r(h), dim=-1).relu()
+            g = self.gat(h).view(-1, 2, 4)
+            e = F.leaky_relu((g * self.att_src).sum(-1)[src] + (g * self.att_dst).sum(-1)[dst],
+                             0.2)
+            emax = T.zeros(n, 2, dtype=e.dtype).scatter_reduce(
+                0, dst.view(-1, 1).expand_as(e), e, reduce="amax", include_self=False)
+            e = (e - emax.index_select(0, dst)).exp()
+            den = T.zeros(n, 2, dtype=e.dtype).index_add_(0, dst, e)
+            alpha = e / (den[dst] + 1e-16)
+            out = T.zeros(n, 2, 4, dtype=g.dtype).index_add_(0, dst, g[src] * alpha.unsqueeze(-1))
+            h = F.elu(out.flatten(1)) + (1 + self.eps) * h
+            _, inv, counts = T.unique(batch, return_inverse=True, return_counts=True)
+            s = T.zeros(len(counts), 8, dtype=h.dtype).index_add(0, inv, h)
+            pooled = T.cat([s / T.bincount(batch).unsqueeze(-1), T.repeat_interleave(
+                s, counts, dim=0)[T.searchsorted(T.cumsum(counts, 0) - 1, T.arange(3))]], -1)
+            return self.head(pooled)
+
+    return Net()
+
+
+def _gnn_loss(T, m, d):
+    out = m(d["x"], d["ei"], d["batch"])
+    return T.nn.functional.cross_entropy(out, T.tensor([0, 2, 1]), label_smoothing=0.1), \
+        {"out": out}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_program_gnn(dtype):
+    _run(_gnn, _gnn_loss, GRAPH, dtype,
+         lambda T, m: T.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4))
+
+
+POINTS = dict(x=np.random.default_rng(1).standard_normal((2, 3, 16)))
+
+
+def _dgcnn(T):
+    """DGCNN's EdgeConv (knn by pairwise distance + topk, neighbours gathered with a batch
+    offset, max over neighbours) on PointNet-style Conv1d features; farthest point
+    sampling and cdist/topk interpolation on the side (PointNet++)."""
+    nn, F = T.nn, T.nn.functional
+
+    def knn(x, k):
+        inner = -2 * T.matmul(x.transpose(2, 1), x)
+        xx = T.sum(x ** 2, dim=1, keepdim=True)
+        return (-xx - inner - xx.transpose(2, 1)).topk(k=k, dim=-1)[1]
+
+    def graph_feature(x, k=4):
+        b, c, n = x.size()
+        idx = (knn(x, k) + T.arange(0, b).view(-1, 1, 1) * n).view(-1)
+        x = x.transpose(2, 1).contiguous()
+        feature = x.view(b * n, -1)[idx, :].view(b, n, k, c)
+        x = x.view(b, n, 1, c).repeat(1, 1, k, 1)
+        return T.cat((feature - x, x), dim=3).permute(0, 3, 1, 2).contiguous()
+
+    def fps(xyz, npoint):
+        b, n, _ = xyz.shape
+        centroids = T.zeros(b, npoint, dtype=T.long)
+        distance = T.ones(b, n, dtype=xyz.dtype) * 1e10
+        farthest = T.zeros(b, dtype=T.long)
+        for i in range(npoint):
+            centroids[:, i] = farthest
+            centroid = xyz[T.arange(b), farthest, :].view(b, 1, 3)
+            dist = T.sum((xyz - centroid) ** 2, -1)
+            mask = dist < distance
+            distance[mask] = dist[mask]
+            farthest = T.max(distance, -1)[1]
+        return centroids
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Sequential(nn.Conv2d(6, 8, 1, bias=False), nn.BatchNorm2d(8),
+                                       nn.LeakyReLU(0.2))
+            self.conv2 = nn.Sequential(nn.Conv1d(8, 16, 1), nn.BatchNorm1d(16), nn.ReLU())
+            self.head = nn.Linear(32 + 3, 4)
+
+        def forward(self, x):
+            x1 = self.conv1(graph_feature(x)).max(dim=-1, keepdim=False)[0]
+            x2 = self.conv2(x1)
+            g = T.cat([F.adaptive_max_pool1d(x2, 1).flatten(1), x2.mean(-1)], 1)
+            xyz = x.permute(0, 2, 1)
+            c = fps(xyz.detach(), 4)
+            centers = xyz[T.arange(2)[:, None], c]
+            d, i = T.topk(T.cdist(centers, xyz), 3, dim=-1, largest=False)
+            w = 1.0 / (d + 1e-8)
+            interp = (xyz[T.arange(2)[:, None, None], i] * (w / w.sum(-1, keepdim=True))[
+                ..., None]).sum(2).mean(1)
+            return self.head(T.cat([g, interp], 1))
+
+    return Net()
+
+
+def _dgcnn_loss(T, m, d):
+    out = m(d["x"])
+    one_hot = T.zeros_like(out).scatter(1, T.tensor([[1], [3]]), 1)
+    one_hot = one_hot * 0.8 + (1 - one_hot) * 0.2 / 3
+    return -(one_hot * F_log_softmax(T, out)).sum(dim=1).mean(), {"out": out}
+
+
+def F_log_softmax(T, x):
+    return T.nn.functional.log_softmax(x, dim=1)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_program_point_cloud(dtype):
+    _run(_dgcnn, _dgcnn_loss, POINTS, dtype,
+         lambda T, m: T.optim.SGD(m.parameters(), lr=0.05, momentum=0.9))
+
+
+_R = np.random.default_rng(2)
+RECS = dict(dense=_R.standard_normal((6, 4)), idx0=_R.integers(0, 10, 14),
+            off0=np.array([0, 2, 2, 5, 9, 11]), psw=_R.random(14), idx1=_R.integers(0, 7, (6, 3)),
+            idx2=_R.integers(0, 5, 9), off2=np.array([0, 1, 3, 4, 6, 8, 9]),
+            y=_R.integers(0, 2, 6).astype(float))
+
+
+def _dlrm(T):
+    """DLRM: EmbeddingBags (sum with per_sample_weights and padding_idx, mean on 2-D input,
+    max with include_last_offset), bottom MLP, pairwise dot interactions through bmm and
+    triu_indices; plus a factorization-machine term and two-tower in-batch negatives."""
+    nn, F = T.nn, T.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self, d=4):
+            super().__init__()
+            self.emb = nn.ModuleList([nn.EmbeddingBag(10, d, mode="sum", padding_idx=0),
+                                      nn.EmbeddingBag(7, d, mode="mean"),
+                                      nn.EmbeddingBag(5, d, mode="max", include_last_offset=True)])
+            self.bot = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, d), nn.ReLU())
+            self.top = nn.Sequential(nn.Linear(d + 6, 8), nn.ReLU(), nn.Linear(8, 1))
+            li, lj = T.triu_indices(4, 4, offset=1)
+            self.register_buffer("li", li, persistent=False)
+            self.register_buffer("lj", lj, persistent=False)
+            self.fm = nn.Embedding(12, 3, padding_idx=0)
+            self.user, self.item = nn.Embedding(10, 4), nn.Embedding(7, 4)
+
+        def forward(self, d):
+            x = self.bot(d["dense"])
+            ly = [self.emb[0](d["idx0"], d["off0"], per_sample_weights=d["psw"]),
+                  self.emb[1](d["idx1"]), self.emb[2](d["idx2"], d["off2"])]
+            t = T.cat([x] + ly, dim=1).view(x.size(0), -1, x.size(1))
+            z = T.bmm(t, T.transpose(t, 1, 2))[:, self.li, self.lj]
+            p = self.top(T.cat([x, z], 1)).squeeze(-1)
+            e = self.fm(d["idx1"] + T.tensor([0, 3, 6]))
+            fm = 0.5 * (e.sum(1) ** 2 - (e ** 2).sum(1)).sum(1)
+            u = F.normalize(self.user(d["idx0"][:6]), dim=-1)
+            v = F.normalize(self.item(d["idx1"][:, 0]), dim=-1)
+            return p + fm, u @ v.T / 0.1
+
+    return Net()
+
+
+def _dlrm_loss(T, m, d):
+    p, logits = m(d)
+    F = T.nn.functional
+    labels = T.arange(6)
+    loss = F.binary_cross_entropy_with_logits(p, d["y"], pos_weight=T.tensor(2.0, dtype=p.dtype)) \
+        + F.cross_entropy(logits, labels, label_smoothing=0.1) \
+        + F.cross_entropy(logits.t(), labels, label_smoothing=0.1)
+    return loss, {"p": p, "logits": logits}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_program_recommender(dtype):
+    _run(_dlrm, _dlrm_loss, RECS, dtype, lambda T, m: T.optim.Adagrad(m.parameters(), lr=0.05))
+
+
+_T = np.random.default_rng(3)
+TAB = dict(xnum=_T.standard_normal((8, 4)),
+           xcat=np.stack([_T.integers(0, c, 8) for c in (3, 5, 4)], 1),
+           y=_T.standard_normal(8), ycls=_T.integers(0, 3, 8))
+TAB["xnum"][[1, 4, 5], [2, 0, 0]] = np.nan
+
+
+def _ft(T):
+    """FT-Transformer: a feature tokenizer (numerical weights * values + biases, offset
+    categorical embeddings, a CLS token) into a pre-norm TransformerEncoder; the missing
+    values imputed with nanmean and standardised with nansum."""
+    nn = T.nn
+
+    class Net(nn.Module):
+        def __init__(self, d=8, cards=(3, 5, 4), nnum=4):
+            super().__init__()
+            self.register_buffer("offsets", T.tensor((0,) + cards[:-1]).cumsum(0))
+            self.cat = nn.Embedding(sum(cards), d)
+            self.weight = nn.Parameter(T.randn(nnum + 1, d) * 0.3)
+            self.bias = nn.Parameter(T.randn(nnum + len(cards), d) * 0.3)
+            layer = nn.TransformerEncoderLayer(d, 2, 16, dropout=0.0, activation="gelu",
+                                               batch_first=True, norm_first=True)
+            self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+            self.head = nn.Sequential(nn.LayerNorm(d), nn.ReLU(), nn.Linear(d, 6))
+
+        def forward(self, xnum, xcat):
+            mask = T.isnan(xnum)
+            mu = T.nanmean(xnum, dim=0, keepdim=True)
+            var = T.nansum((xnum - mu) ** 2, 0, keepdim=True) / ((~mask).sum(0, keepdim=True) - 1)
+            z = (T.where(mask, mu, xnum) - mu) / T.sqrt(var + 1e-8)
+            z = T.cat([T.ones(len(z), 1, dtype=z.dtype), z], 1)
+            x = T.cat([self.weight[None] * z[:, :, None], self.cat(xcat + self.offsets[None])], 1)
+            x = x + T.cat([T.zeros(1, self.bias.shape[1], dtype=x.dtype), self.bias])[None]
+            return self.head(self.enc(x)[:, 0])
+
+    return Net()
+
+
+def _ft_loss(T, m, d):
+    p = m(d["xnum"], d["xcat"])
+    F = T.nn.functional
+    err = d["y"][:, None] - p[:, 1:3]
+    q = T.tensor([0.1, 0.9], dtype=p.dtype)
+    loss = F.huber_loss(p[:, 0], d["y"], delta=0.5) + T.max((q - 1) * err, q * err).sum(1).mean() \
+        + F.cross_entropy(p[:, 3:], d["ycls"], weight=T.tensor([1.0, 2.0, 0.5], dtype=p.dtype),
+                          label_smoothing=0.05)
+    med = T.nanmedian(d["xnum"], dim=0).values
+    qs = T.nanquantile(d["xnum"], T.tensor([0.25, 0.75], dtype=p.dtype), dim=0)
+    return loss, {"p": p, "med": med, "qs": qs}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_program_tabular(dtype):
+    # (SGD: the attention's key bias has a zero gradient up to rounding, which Adam would
+    # turn into full steps)
+    _run(_ft, _ft_loss, TAB, dtype,
+         lambda T, m: T.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-5))
