@@ -544,3 +544,72 @@ def test_program_tabular(dtype):
     # turn into full steps)
     _run(_ft, _ft_loss, TAB, dtype,
          lambda T, m: T.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-5))
+
+
+# ---------------------------------------------------------------- mixed dtypes in losses
+
+_F32, _F64 = "float32", "float64"
+_MIXED = {
+    # class weights from NumPy (float64) with float32 logits: torch keeps float32
+    "bce_logits pos_weight": lambda T, F, x, t, w: F.binary_cross_entropy_with_logits(
+        x, t, pos_weight=w),
+    "bce_logits weight none": lambda T, F, x, t, w: F.binary_cross_entropy_with_logits(
+        x, t, weight=w, reduction="none"),
+    "BCEWithLogitsLoss pos_weight": lambda T, F, x, t, w: T.nn.BCEWithLogitsLoss(
+        pos_weight=w)(x, t),
+    "bce weight": lambda T, F, x, t, w: F.binary_cross_entropy(T.sigmoid(x), t, weight=w),
+    "huber float64 target": lambda T, F, x, t, w: F.huber_loss(x, t.double()),
+    "huber float64 input": lambda T, F, x, t, w: F.huber_loss(x.double(), t, delta=0.5),
+    "soft_margin float64 target": lambda T, F, x, t, w: F.soft_margin_loss(
+        x, 2 * t.double() - 1, reduction="none"),
+    "cross_entropy float64 probabilities": lambda T, F, x, t, w: F.cross_entropy(
+        x.view(1, 3), (t.double() / t.sum()).view(1, 3), label_smoothing=0.1),
+}
+
+
+@pytest.mark.parametrize("case", list(_MIXED))
+def test_loss_result_dtype_with_mixed_dtypes_as_torch(case):
+    x, t, w = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.0, 1.0]), np.array([2.0, 3.0, 0.5])
+    res = []
+    for T in (torch, rg):
+        xt = T.tensor(x, dtype=T.float32, requires_grad=True)
+        out = _MIXED[case](T, T.nn.functional, xt, T.tensor(t, dtype=T.float32),
+                           T.tensor(w, dtype=T.float64))
+        if "huber" not in case:  # (torch's huber backward refuses mixed dtypes)
+            out.sum().backward()
+        res.append((out, xt.grad))
+    (ro, rgd), (to, tgd) = res
+    close(ro, to, case, 1e-6)
+    if tgd is not None:
+        close(rgd, tgd, case, 1e-6)
+
+
+MORE_BAD = {
+    "embedding uint8 indices": lambda T: T.nn.functional.embedding(
+        T.tensor([0, 1], dtype=T.uint8), T.ones(3, 2)),
+    "Embedding int16 indices": lambda T: T.nn.Embedding(3, 2)(T.tensor([0, 1], dtype=T.int16)),
+    "embedding_bag 2-D uint8 input": lambda T: T.nn.functional.embedding_bag(
+        T.tensor([[0, 1]], dtype=T.uint8), T.ones(3, 2)),
+    "cdist float32 with float64": lambda T: T.cdist(T.zeros(2, 3), T.zeros(2, 3, dtype=T.float64)),
+    "cdist float64 with float32": lambda T: T.cdist(T.zeros(2, 3, dtype=T.float64), T.zeros(2, 3)),
+}
+
+
+@pytest.mark.parametrize("case", list(MORE_BAD))
+def test_more_bad_arguments_raise_as_torch(case):
+    with pytest.raises(Exception) as want:
+        MORE_BAD[case](torch)
+    with pytest.raises(type(want.value)):
+        MORE_BAD[case](rg)
+
+
+def test_embedding_int32_and_bag_narrow_indices_still_work():
+    for T in (torch, rg):
+        w = T.tensor(np.arange(6.0).reshape(3, 2))
+        a = T.nn.functional.embedding(T.tensor([2, 0], dtype=T.int32), w)
+        b = T.nn.functional.embedding_bag(T.tensor([0, 1, 2], dtype=T.uint8), w, T.tensor([0, 1]))
+        c = T.cdist(w, w)
+        if T is torch:
+            want = (a, b, c)
+    for r, t in zip((a, b, c), want):
+        close(r, t)

@@ -432,6 +432,11 @@ def cdist(x1, x2, p: float = 2.0) -> Tensor:
                             f"the same M; got shapes {a.shape} and {b.shape}")
     if p < 0:
         raise ArgumentError(f"cdist: p must be non-negative, got {p}")
+    for name, t in (("X1", a), ("X2", b)):
+        if t.dtype.kind not in "fc":
+            raise DtypeError(f"cdist only supports floating-point dtypes, {name} got: {t.dtype}")
+    if a.dtype != b.dtype:  # PyTorch does not promote here
+        raise MixedDtypeError(f"cdist: x1 has dtype {a.dtype} and x2 {b.dtype}; they must match")
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
     if a.shape[-1] == 0:  # no features: every distance is 0, for every p (as torch)
         return _abs(diff).sum(-1)
