@@ -613,3 +613,16 @@ def test_embedding_int32_and_bag_narrow_indices_still_work():
             want = (a, b, c)
     for r, t in zip((a, b, c), want):
         close(r, t)
+
+
+@pytest.mark.parametrize("array", [np.array(["cat", "dog"]), np.array([b"a"]),
+                                   np.array(["2020-01-01"], dtype="datetime64[D]"),
+                                   np.array([(1, 2.0)], dtype="i4,f8")])
+def test_tensor_of_strings_or_dates_raises_type_error(array):
+    """`torch.tensor(df["city"].values)` on an unencoded column raises TypeError; a string
+    tensor would only fail later, far from the cause."""
+    for T in (torch, rg):
+        with pytest.raises(TypeError):
+            T.tensor(array)
+        with pytest.raises(TypeError):
+            T.as_tensor(array)
