@@ -12,9 +12,11 @@ from __future__ import annotations
 from .api.linalg import addmm as _addmm
 from .api.reductions import sum as _sum
 from .api.sparse_dense import sparse_coo_tensor, spmm
+from .creation import zeros
 from .tensor import Tensor
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sparse_coo_tensor"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sparse_coo_tensor",
+           "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor"]
 
 
 def mm(mat1, mat2, reduce: str | None = None) -> Tensor:
@@ -52,3 +54,24 @@ def softmax(input, dim: int, *, dtype=None) -> Tensor:
 def log_softmax(input, dim: int, *, dtype=None) -> Tensor:
     """Refused (see the module docstring)."""
     _refuse("log_softmax")
+
+
+def _legacy(name: str, dtype: str):
+    def construct(*args, size=None) -> Tensor:
+        if args and all(isinstance(a, int) for a in args):  # FloatTensor(2, 3): all zeros
+            return zeros(*args, dtype=dtype)
+        if len(args) not in (2, 3):
+            raise TypeError(f"rg.sparse.{name}(): expected (indices, values[, size]) or "
+                            f"sizes, got {len(args)} arguments")
+        return sparse_coo_tensor(args[0], args[1], args[2] if len(args) == 3 else size)
+    construct.__name__ = construct.__qualname__ = name
+    construct.__doc__ = (f"The legacy constructor `torch.sparse.{name}(indices, values, size)` "
+                         "(pygcn's adjacency), which keeps the values' dtype: "
+                         f"`sparse_coo_tensor`; with sizes alone, zeros of {dtype}.")
+    return construct
+
+
+FloatTensor = _legacy("FloatTensor", "float32")
+DoubleTensor = _legacy("DoubleTensor", "float64")
+LongTensor = _legacy("LongTensor", "int64")
+IntTensor = _legacy("IntTensor", "int32")

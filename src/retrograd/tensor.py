@@ -171,9 +171,9 @@ class Tensor:
         if source is not None:
             data = data.data.copy() if dtype is None else data.data
         arr = as_array(data, dtype)
-        if arr.dtype == object:
-            raise TypeError("cannot make a tensor from Python objects; "
-                            "expected numbers or arrays of numbers")
+        if arr.dtype.kind in "OUSVMm":  # objects, strings, bytes, records, dates: PyTorch's
+            raise TypeError(f"cannot make a tensor of NumPy dtype {arr.dtype}; "  # TypeError
+                            "expected numbers (or bools) or arrays of them")
         self.data = arr
         self._grad = None
         self.grad_fn = None

@@ -31,8 +31,10 @@ from .shape import cat
 __all__ = ["embedding", "embedding_bag"]
 
 
-def _indices(idx: Tensor, fn: str, what: str = "input") -> None:
-    if idx.dtype.kind not in "iu":
+def _indices(idx: Tensor, fn: str, what: str = "input", strict: bool = False) -> None:
+    """Integer indices; `strict`: int64 or int32 only, as PyTorch's embedding and 2-D
+    embedding_bag take (its 1-D embedding_bag also takes the narrow integer types)."""
+    if idx.dtype.kind not in "iu" or strict and idx.dtype not in (np.int64, np.int32):
         raise DtypeError(f"{fn}: {what} must hold integer indices (int64 or int32), got "
                          f"{idx.dtype}")
 
@@ -106,7 +108,7 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
     Like `torch.nn.functional.embedding`; `sparse=True` gives the same gradient, stored
     dense (retrograd has no sparse tensors)."""
     idx, w = _t(input), _t(weight)
-    _indices(idx, "embedding")
+    _indices(idx, "embedding", strict=True)
     _weight(w, "embedding")
     n = w.shape[0]
     padding_idx = _padding(padding_idx, n, "embedding")
@@ -206,7 +208,7 @@ def embedding_bag(input, weight, offsets=None, max_norm: float | None = None,
     its index's count, as documented and as PyTorch's CUDA kernel and `embedding` do
     (PyTorch 2.13's CPU kernel reads the wrong count when counts differ, pytorch#190063)."""
     idx, w = _t(input), _t(weight)
-    _indices(idx, "embedding_bag")
+    _indices(idx, "embedding_bag", strict=idx.ndim != 1)
     _weight(w, "embedding_bag")
     if w.dtype.kind != "f":
         raise DtypeError(f"embedding_bag: weight must be floating, got {w.dtype}")

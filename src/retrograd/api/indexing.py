@@ -67,8 +67,8 @@ def _check_range(index: Tensor, size: int, d: int, fn: str, name: str = "index")
 
 def _same_dtype(x: Tensor, src: Tensor, fn: str) -> None:
     if src.dtype != x.dtype:
-        raise TypeError(f"{fn}(): src has dtype {src.dtype} but input has dtype {x.dtype}; "
-                        "they must match")
+        raise DtypeError(f"{fn}(): src has dtype {src.dtype} but input has dtype {x.dtype}; "
+                         "they must match")
 
 
 def _as_1d(x: Tensor) -> Tensor:
@@ -189,12 +189,13 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
 
     Gradients as PyTorch's: amax/amin share the gradient among ties; prod's is exact with
     zeros (its second derivative is not, where two zeros meet at one position)."""
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):
         raise ShapeError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
                          f"'amax', 'amin', got {reduce!r}")
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_reduce")
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
+    # 'max'/'min': PyTorch's forward takes them for amax/amin, its derivatives refuse them
     return _back(apply(ops.scatter_reduce, x, idx, src, axis=d - x.ndim, reduce=reduce,
                        include_self=bool(include_self)), zero_d)
 

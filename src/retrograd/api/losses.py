@@ -88,8 +88,17 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         if broadcast_shape(fn, weight=w, input=x) != x.shape:
             raise LossShapeError(f"{fn}: weight of shape {tuple(w.shape)} does not broadcast "
                                  f"to the input's shape {tuple(x.shape)}")
-        loss = loss * w
+        loss = loss * w.to(x.dtype)  # PyTorch applies it in place: no wider result
     return _reduce(loss, reduction) * one
+
+
+def _in_input_dtype(input, target):
+    """A floating target in a floating input's dtype: PyTorch's huber_loss and
+    soft_margin_loss give the input's dtype, not the promoted one."""
+    x, y = _t(input), _t(target)
+    if x.dtype.kind == "f" and y.dtype.kind == "f" and y.dtype != x.dtype:
+        return y.to(x.dtype)
+    return target
 
 
 def _weighted(loss: Tensor, weight, x: Tensor, reduction: str, fn: str, by_weight: bool):
@@ -145,7 +154,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
     check_reduction(reduction, fn)
     if delta <= 0:
         raise LossValueError(f"{fn}: delta must be positive, got {delta}")
-    x, y = float_pair(input, target, fn)
+    x, y = float_pair(input, _in_input_dtype(input, target), fn)
     z = _abs(x - y)
     small = z < delta
     zq = where(small, z, 0.0)  # an infinite z takes no 0 * inf into the quadratic's gradient

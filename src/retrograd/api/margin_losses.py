@@ -101,6 +101,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None,
     if broadcast_shape(fn, input=x, target=y) != x.shape:
         raise LossShapeError(f"{fn}: target of shape {tuple(y.shape)} must broadcast to the "
                              f"input's shape {tuple(x.shape)}")
+    if x.dtype.kind == "f" and y.dtype.kind == "f":  # the input's dtype, as PyTorch gives
+        y = y.to(x.dtype)
     x, y = promote(x, y)
     floating(x, fn)
     return _reduce(-logsigmoid(y * x), reduction)

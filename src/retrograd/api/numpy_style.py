@@ -483,7 +483,7 @@ def nanmean(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
     if dtype is not None:
         x = x.to(dtype)
     if x.data.dtype.kind not in "fc":
-        raise TypeError(f"nanmean(): expected a floating tensor, got {x.dtype}")
+        raise DtypeError(f"nanmean(): expected a floating tensor, got {x.dtype}")
     d = _dims(dim, axis, x.ndim, "nanmean")
     keep = _keep(keepdim, keepdims)
     nan = isnan(x)

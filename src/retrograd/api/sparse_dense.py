@@ -4,20 +4,48 @@ retrograd has no sparse layout. Graph code written for PyTorch (pytorch/examples
 and GAT) builds adjacency matrices with `torch.sparse_coo_tensor`, `x.to_sparse()`
 and `torch.spmm`; here they give the same values in an ordinary dense tensor
 (`is_sparse` stays False), with gradients flowing to `values` as in PyTorch.
+
+The tensor a constructor returns (`sparse_coo_tensor`, `to_sparse()`, `coalesce()`)
+remembers its COO form, so code that reads it back (`adj._indices()`, `adj._values()`,
+`adj.coalesce().indices()` / `.values()`, `_nnz()`: sparse dropout in pygcn-style code,
+pyGAT's sparse backward) gets PyTorch's arrays. Results of further ops are plain dense
+tensors: asking them for indices raises rather than guessing which zeros were stored.
 """
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import creation
+from .._values import by_ops
 from ..tensor import Tensor, as_tensor
 from ._args import _t
 from ._errors import ShapeError
 from .index_writes import index_put
+from .indexing import index_add
 from .linalg import mm
 
 __all__ = ["sparse_coo_tensor", "spmm"]
+
+# id(tensor) -> (weak reference to it, (indices (sparse_dims, nnz) int64 array, values
+# Tensor, coalesced, version)); by id, as Tensor's == is element-wise
+_COO: dict = {}
+
+
+def _remember(t: Tensor, idx: np.ndarray, values: Tensor, coalesced: bool) -> None:
+    key = id(t)
+
+    def forget(ref, key=key):
+        if _COO.get(key, (None,))[0] is ref:
+            del _COO[key]
+    _COO[key] = (weakref.ref(t, forget), (idx, values, coalesced, t._version))
+
+
+def _record(t: Tensor):
+    entry = _COO.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
@@ -57,6 +85,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
         out = index_put(out, tuple(as_tensor(r) for r in idx), v, accumulate=True)
     if requires_grad:
         out.requires_grad_()
+    _remember(out, idx, v, bool(is_coalesced))
     return out
 
 
@@ -67,11 +96,100 @@ def spmm(input, mat2) -> Tensor:
 
 
 def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None) -> Tensor:
-    """A copy of the tensor (in the graph): PyTorch's sparse conversion, stored dense."""
-    return self.clone()
+    """A copy of the tensor (in the graph): PyTorch's sparse conversion, stored dense; its
+    COO form is the nonzero entries, in row-major order (coalesced)."""
+    out = self.clone()
+    if not args and dense_dim is None and str(layout).endswith(("None", "sparse_coo")) \
+            and self.ndim and not by_ops(self):  # (traced or vmapped: no values to read)
+        idx = np.stack(np.nonzero(self.detach().numpy())).astype(np.int64)
+        _remember(out, idx, self[tuple(as_tensor(r) for r in idx)], True)
+    return out
+
+
+def _coo(self, fn: str):
+    rec = _record(self)
+    if rec is None or rec[3] != self._version:
+        raise RuntimeError(
+            f"{fn}: retrograd stores sparse tensors dense, and only the tensor that "
+            "sparse_coo_tensor(), to_sparse() or coalesce() returned (not modified in place) "
+            "keeps its COO indices and values; this one does not")
+    return rec
+
+
+def _coalesce(self) -> Tensor:
+    """The coalesced tensor: repeated indices summed into one entry, indices sorted
+    row-major (the dense values are the same). A tensor without a COO form (the result of
+    an op) is itself: dense storage has one entry per position."""
+    rec = _record(self)
+    if rec is None or rec[2] or rec[3] != self._version:
+        return self
+    idx, v = rec[0], rec[1]
+    size = self.shape[:idx.shape[0]]
+    keys, inverse = np.unique(np.ravel_multi_index(idx, size) if idx.size else
+                              np.zeros(0, np.int64), return_inverse=True)
+    new_idx = np.stack(np.unravel_index(keys, size)).astype(np.int64).reshape(len(size), -1)
+    summed = index_add(creation.zeros(len(keys), *v.shape[1:], dtype=v.dtype).to(v.device),
+                       0, as_tensor(inverse.reshape(-1).astype(np.int64)), v)
+    return sparse_coo_tensor(new_idx, summed, tuple(self.shape), is_coalesced=True)
+
+
+def _is_coalesced(self) -> bool:
+    """Whether the COO form has no repeated indices (True for a tensor without one)."""
+    rec = _record(self)
+    return True if rec is None else rec[2]
+
+
+def _indices_raw(self) -> Tensor:
+    """The COO indices as built (uncoalesced allowed). Like `torch.Tensor._indices`."""
+    return as_tensor(_coo(self, "_indices()")[0].copy())
+
+
+def _values_raw(self) -> Tensor:
+    """The COO values as built, outside the graph. Like `torch.Tensor._values`."""
+    return _coo(self, "_values()")[1].detach()
+
+
+def _coalesced(self, fn: str):
+    rec = _coo(self, fn)
+    if not rec[2]:
+        raise RuntimeError(f"Cannot get {fn[:-2]} on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return rec
+
+
+def _indices(self) -> Tensor:
+    """The coalesced COO indices. Like `torch.Tensor.indices`."""
+    return as_tensor(_coalesced(self, "indices()")[0].copy())
+
+
+def _values(self) -> Tensor:
+    """The coalesced COO values, in the graph. Like `torch.Tensor.values`."""
+    return _coalesced(self, "values()")[1]
+
+
+def _nnz(self) -> int:
+    """How many entries the COO form stores. Like `torch.Tensor._nnz`."""
+    return int(_coo(self, "_nnz()")[0].shape[1])
+
+
+def _sparse_dim(self) -> int:
+    """The number of sparse dimensions (0 for a tensor without a COO form)."""
+    rec = _record(self)
+    return 0 if rec is None else int(rec[0].shape[0])
+
+
+def _dense_dim(self) -> int:
+    """The number of dense dimensions (all of them for a tensor without a COO form)."""
+    return self.ndim - _sparse_dim(self)
 
 
 def bind(cls) -> None:
-    """`x.to_sparse()`, `x.to_sparse_coo()`: copies, as retrograd stores every tensor dense."""
+    """`x.to_sparse()`, `x.to_sparse_coo()`: copies, as retrograd stores every tensor dense;
+    `x.coalesce()` (graph code's `adj = adj.coalesce()`) is the tensor itself."""
     cls.to_sparse = _to_sparse
     cls.to_sparse_coo = _to_sparse
+    cls.coalesce = _coalesce
+    cls.is_coalesced = _is_coalesced
+    cls._indices, cls._values, cls.indices, cls.values = (_indices_raw, _values_raw,
+                                                           _indices, _values)
+    cls._nnz, cls.sparse_dim, cls.dense_dim = _nnz, _sparse_dim, _dense_dim

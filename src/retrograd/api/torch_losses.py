@@ -69,11 +69,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     x, t = promote(x, t)
     floating(x, fn)
     log_sig = logsigmoid(x)
+    # weight and pos_weight do not widen the result (PyTorch applies them in place): a
+    # float64 pos_weight from NumPy class counts leaves a float32 loss float32
     if pos_weight is not None:
-        log_sig = log_sig * ((_t(pos_weight) - 1) * t + 1)
+        log_sig = log_sig * ((_t(pos_weight).to(x.dtype) - 1) * t + 1)
     loss = (1 - t) * x - log_sig
     if weight is not None:
-        loss = loss * _t(weight)
+        loss = loss * _t(weight).to(x.dtype)
     return _reduce(loss, reduction)
 
 

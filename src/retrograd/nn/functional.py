@@ -16,6 +16,7 @@ from .. import api as _f
 from .. import ops
 from .._values import every_value
 from ..api._args import broadcasts_into
+from ..api._args import promote as _promote
 from ..api._errors import MixedDtypeError, ShapeError
 from ..api.activations import (
     _implicit_dim,
@@ -402,7 +403,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 def _soft_cross_entropy(x, target, weight, reduction, label_smoothing):
     """Cross-entropy against class probabilities (PyTorch's float-target form)."""
     n_classes = x.shape[1]
-    q = target if target.dtype == x.dtype else target.to(x.dtype)  # tensor ops throughout:
+    # a float64 target widens float32 scores, as in PyTorch; tensor ops throughout:
+    x, q = _promote(x, target)
     if label_smoothing:  # differentiable in the target too, and replayed by rg.jit
         q = q * (1.0 - label_smoothing) + label_smoothing / n_classes
     lp = _f.log_softmax(x, 1)

@@ -8,6 +8,7 @@ them), and returns the tensor.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -314,6 +315,27 @@ def _make_deprecate(meth):
     deprecated_init.__qualname__ = old_name
     return deprecated_init
 
+
+def _fills_arrays(fn):
+    """`fn` that also fills a NumPy array in place: retrograd's `param.data` is the
+    parameter's own array, and GNN code (pyGAT: `nn.init.xavier_uniform_(self.W.data,
+    gain=1.414)`) initialises through it. Like a write through torch's `.data`, that is
+    not counted as an in-place change of the parameter; the array is returned."""
+    @functools.wraps(fn)
+    def init(tensor, *args, **kwargs):
+        if isinstance(tensor, np.ndarray):
+            fn(Tensor._wrap(tensor), *args, **kwargs)
+            return tensor
+        return fn(tensor, *args, **kwargs)
+    return init
+
+
+uniform_, normal_, constant_, zeros_, ones_, trunc_normal_, eye_, dirac_, orthogonal_, \
+    sparse_, xavier_uniform_, xavier_normal_, kaiming_uniform_, kaiming_normal_ = (
+        _fills_arrays(f) for f in (
+            uniform_, normal_, constant_, zeros_, ones_, trunc_normal_, eye_, dirac_,
+            orthogonal_, sparse_, xavier_uniform_, xavier_normal_, kaiming_uniform_,
+            kaiming_normal_))
 
 uniform = _make_deprecate(uniform_)
 normal = _make_deprecate(normal_)

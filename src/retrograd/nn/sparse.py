@@ -15,6 +15,11 @@ from .module import Module, Parameter
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+class _PaddingIdxError(ArgumentError, AssertionError):
+    """A padding_idx outside the table: PyTorch's AssertionError, and the ValueError /
+    RuntimeError of a bad argument."""
+
+
 class Embedding(Module):
     """A table of `num_embeddings` vectors of size `embedding_dim`, looked up by index.
 
@@ -30,8 +35,8 @@ class Embedding(Module):
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ArgumentError(f"Embedding: padding_idx {padding_idx} must be within "
-                                    f"num_embeddings ({num_embeddings})")
+                raise _PaddingIdxError(f"Embedding: padding_idx {padding_idx} must be within "
+                                       f"num_embeddings ({num_embeddings})")
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type

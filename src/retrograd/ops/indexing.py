@@ -128,7 +128,7 @@ scatter_dim = defop(
 # ----------------------------------------------------------------- scatter_reduce
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
-           "amin": np.minimum}
+           "amin": np.minimum, "max": np.maximum, "min": np.minimum}
 
 
 def _identity(reduce, dtype):
@@ -140,7 +140,7 @@ def _identity(reduce, dtype):
                                              else True)
     small = -np.inf if dtype.kind in "fc" else (np.iinfo(dtype).min if dtype.kind in "iu"
                                                 else False)
-    return small if reduce == "amax" else big
+    return small if reduce in ("amax", "max") else big
 
 
 def _scatter_reduce(x, index, src, *, axis, reduce, include_self=True):
@@ -165,10 +165,13 @@ def _hits(m, x, index, src, axis):
     return m.scatter_add_dim(m.zeros_like(x), index, m.ones_like(src), axis=axis)
 
 
-def _sr_factors(m, out, x, index, src, axis, reduce, include_self):
+def _sr_factors(m, out, x, index, src, axis, reduce, include_self, reverse=False):
     """(d out / d x, d out / d src_trimmed up to the gather of a per-position factor):
     returns `fx` (shape of x) and a pair (per-position factor `p`, per-source factor `fs`)
     so that d out[pos(s)] / d src[s] = gather(p)[s] * fs[s]."""
+    if reduce in ("max", "min"):  # PyTorch's forward takes these aliases, not its derivatives
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
     hits = _hits(m, x, index, src, axis)
     free = _mask(m, hits == 0, x)            # positions no source reaches
     self_in = 1.0 if include_self else free  # where x takes part in the reduction
@@ -180,11 +183,15 @@ def _sr_factors(m, out, x, index, src, axis, reduce, include_self):
         d = 1.0 / (n + _mask(m, n == 0, x))
         return self_in * d, (d, None)
     if reduce in ("amax", "amin"):
-        ex = _mask(m, x == out, x) * self_in
+        # ties share the derivative evenly; in PyTorch's backward (not its forward mode) an
+        # excluded self (include_self=False) equal to the result still counts among the
+        # ties, though it receives nothing: `reverse` follows that
+        tie = _mask(m, x == out, x)
         es = _mask(m, srct == m.gather(out, index, axis=axis), srct)
-        count = ex + m.scatter_add_dim(m.zeros_like(x), index, es, axis=axis)
+        count = (tie if reverse else tie * self_in) + m.scatter_add_dim(
+            m.zeros_like(x), index, es, axis=axis)
         inv = 1.0 / (count + _mask(m, count == 0, x))
-        return ex * inv, (inv, es)
+        return tie * self_in * inv, (inv, es)
     # prod: each element's derivative is the product of the others at its position
     xp = x * self_in + (1.0 - self_in)       # a non-participating x counts as 1
     zx = _mask(m, xp == 0, x)
@@ -202,12 +209,12 @@ def _sr_factors(m, out, x, index, src, axis, reduce, include_self):
 
 
 def _sr_vjp_x(m, g, out, x, index, src, *, axis, reduce, include_self=True):
-    fx, _ = _sr_factors(m, out, x, index, src, axis, reduce, include_self)
+    fx, _ = _sr_factors(m, out, x, index, src, axis, reduce, include_self, True)
     return g * fx
 
 
 def _sr_vjp_src(m, g, out, x, index, src, *, axis, reduce, include_self=True):
-    _, (p, fs) = _sr_factors(m, out, x, index, src, axis, reduce, include_self)
+    _, (p, fs) = _sr_factors(m, out, x, index, src, axis, reduce, include_self, True)
     r = m.gather(g if p is None else g * p, index, axis=axis)
     if fs is not None:
         r = r * fs
