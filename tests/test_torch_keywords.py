@@ -247,3 +247,13 @@ def test_numpy_ufunc_on_a_tensor_that_requires_grad_is_refused_as_torch():
     a = np.zeros(2)
     a += rg.tensor([1.0, 2.0])
     np.testing.assert_array_equal(a, [1.0, 2.0])
+
+
+def test_swapaxes_takes_torch_and_numpy_names():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    want = np.swapaxes(x, axis1=0, axis2=2)
+    np.testing.assert_array_equal(rg.swapaxes(rg.tensor(x), axis1=0, axis2=2).numpy(), want)
+    np.testing.assert_array_equal(rg.swapaxes(rg.tensor(x), 0, axis2=2).numpy(), want)
+    np.testing.assert_array_equal(rg.tensor(x).swapaxes(axis0=0, axis1=2).numpy(), want)
+    with pytest.raises(TypeError):
+        rg.swapaxes(rg.tensor(x), 0, 1, axis2=2)

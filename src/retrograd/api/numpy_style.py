@@ -61,8 +61,18 @@ def _floating(x: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------- shapes
 
-def swapaxes(input, axis0: int, axis1: int) -> Tensor:  # noqa: A002 - PyTorch's names
-    """`input` with two axes interchanged (a view-like transpose). Like `torch.swapaxes`."""
+def swapaxes(input, axis0: int | None = None, axis1: int | None = None, *,  # noqa: A002
+             axis2: int | None = None) -> Tensor:
+    """`input` with two axes interchanged (a view-like transpose). Like `torch.swapaxes`
+    (axes `axis0`, `axis1`), and NumPy's spelling too (`axis1`, `axis2`: with `axis2`
+    given, `axis1` is the first axis, as in `np.swapaxes`)."""
+    if axis2 is not None:  # NumPy's names
+        if axis0 is not None and axis1 is not None:
+            raise TypeError("swapaxes(): give two axes: (axis0, axis1) as PyTorch or "
+                            "(axis1, axis2) as NumPy, not three")
+        axis0, axis1 = (axis1 if axis1 is not None else axis0), axis2
+    if axis0 is None or axis1 is None:
+        raise TypeError("swapaxes() missing an axis: expected (input, axis0, axis1)")
     x = _t(input)
     if x.ndim == 0:
         return transpose(x, axis0, axis1)  # dims 0 and -1 of a 0-d tensor, as PyTorch
