@@ -257,3 +257,13 @@ def test_swapaxes_takes_torch_and_numpy_names():
     np.testing.assert_array_equal(rg.tensor(x).swapaxes(axis0=0, axis1=2).numpy(), want)
     with pytest.raises(TypeError):
         rg.swapaxes(rg.tensor(x), 0, 1, axis2=2)
+
+
+def test_a_tensor_assigned_to_data_is_refused_clearly():
+    """`.data` is a NumPy array here (SPEC): a Tensor put there is named when an op meets
+    it, never computed with."""
+    t = rg.zeros(2)
+    t.data = rg.ones(2)
+    for use in (lambda: t + 1, lambda: t * rg.zeros(2, requires_grad=True), lambda: t.sum()):
+        with pytest.raises(TypeError, match=r"\.data holds a Tensor"):
+            use()

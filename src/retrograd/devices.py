@@ -259,6 +259,10 @@ def as_result(out):
     `np.asarray` (NumPy scalars from reductions become 0-d arrays)."""
     if out.__class__ is _ndarray or _BY_TYPE.get(out.__class__) is not None:
         return out
+    if hasattr(out, "grad_fn"):  # a Tensor where an array belongs: `t.data = tensor`
+        raise TypeError("an op met a tensor whose .data holds a Tensor (after `t.data = "
+                        "other`): retrograd's .data is a NumPy array, so assign "
+                        "`t.data = other.data` (or copy values with `t.copy_(other)`)")
     return np.asarray(out)
 
 
