@@ -267,3 +267,15 @@ def test_a_tensor_assigned_to_data_is_refused_clearly():
     for use in (lambda: t + 1, lambda: t * rg.zeros(2, requires_grad=True), lambda: t.sum()):
         with pytest.raises(TypeError, match=r"\.data holds a Tensor"):
             use()
+
+
+@pytest.mark.parametrize("call", [
+    "rg.zeros(2, dtype=np.str_)", "rg.ones(2, dtype=object)", "rg.empty(2, dtype='S3')",
+    "rg.full((2,), 1, dtype='datetime64[s]')", "rg.ones(2).to(np.str_)",
+    "rg.ones(2).astype('timedelta64[s]')",
+])
+def test_dtypes_torch_has_not_are_refused(call):
+    """A string, bytes, object or date dtype is no tensor dtype: TypeError, as torch's
+    `dtype must be torch.dtype`."""
+    with pytest.raises(TypeError, match="tensor dtype"):
+        eval(call, {"rg": rg, "np": np})

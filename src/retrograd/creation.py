@@ -7,7 +7,13 @@ import functools
 import numpy as np
 
 from . import devices
-from .dtypes import default_complex_dtype, float_in_range, get_default_dtype, int_in_range
+from .dtypes import (
+    default_complex_dtype,
+    float_in_range,
+    get_default_dtype,
+    int_in_range,
+    tensor_dtype,
+)
 from .generator import Generator, numpy_generator
 from .grad_mode import no_grad, state
 from .layouts import check_keywords
@@ -198,7 +204,7 @@ def _make(arr, requires_grad) -> Tensor:
 
 
 def _dt(dtype):
-    return get_default_dtype() if dtype is None else np.dtype(dtype)
+    return get_default_dtype() if dtype is None else tensor_dtype(dtype, "creation")
 
 
 @_torch_keywords

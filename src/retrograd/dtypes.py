@@ -114,6 +114,16 @@ def set_default_dtype(dtype) -> None:
     _default[0] = dt
 
 
+def tensor_dtype(dtype, fn: str) -> np.dtype:
+    """`dtype` as a NumPy dtype a tensor may have (bool, integer, floating or complex); a
+    string, bytes, object or date dtype raises TypeError, as PyTorch has no such dtype."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "biufc":
+        raise TypeError(f"{fn}: dtype must be a tensor dtype (bool, integer, floating or "
+                        f"complex), got {dt}")
+    return dt
+
+
 def is_float(dtype: np.dtype) -> bool:
     """True for dtypes that may carry gradients (real or complex floating)."""
     return dtype.kind in "fc"

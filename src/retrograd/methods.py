@@ -37,6 +37,7 @@ from .dtypes import (
     is_float,
     result_type,
     scalar_array,
+    tensor_dtype,
 )
 from .engine import apply, apply2
 from .grad_mode import state
@@ -232,7 +233,7 @@ class _Methods:
         return _to_dtype(self, dtype)
 
     def _to_dtype(self, dtype) -> Tensor:
-        dtype = np.dtype(dtype)
+        dtype = tensor_dtype(dtype, "to")
         if dtype == self.data.dtype:
             return self
         if self.requires_grad and not is_float(dtype) and state.tracer is None \
