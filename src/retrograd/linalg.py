@@ -156,9 +156,16 @@ def matrix_rank(input, tol=None, hermitian: bool = False, *, atol=None,  # noqa:
     older `tol` is an absolute tolerance (atol=tol, rtol=0), as there."""
     atol, rtol = _old_tolerance("matrix_rank", "tol", tol, atol, rtol, absolute=True)
     input = _matrix(input, "matrix_rank", complex_ok=True)
-    S = svdvals(input.detach())  # ops all the way: rg.jit replays the count for new values
     if rtol is None:
         rtol = 0.0 if atol else max(input.shape[-2:]) * np.finfo(input.dtype).eps
+    if hermitian:  # |eigenvalues| of the matrix its lower triangle describes, as PyTorch
+        S = eigvalsh(_square(input.detach(), "matrix_rank", complex_ok=True)).abs()
+        if not S.shape[-1]:
+            return apply(ops.sum, (S > 0.0).to(np.int64), axis=-1, keepdims=False)
+        largest = apply(ops.max, S, axis=-1, keepdims=True)
+        tol = apply(ops.maximum, largest * float(rtol), float(atol or 0.0))
+        return apply(ops.sum, (S > tol).to(np.int64), axis=-1, keepdims=False)
+    S = svdvals(input.detach())  # ops all the way: rg.jit replays the count for new values
     if not S.shape[-1]:
         return apply(ops.sum, (S > 0.0).to(np.int64), axis=-1, keepdims=False)
     largest = apply(ops.getitem, S, idx=(Ellipsis, slice(0, 1)))
@@ -390,6 +397,10 @@ def pinv(input, rcond=None, hermitian: bool = False, *, atol=None,  # noqa: A002
     Complex input too (V S^+ U^H)."""
     atol, rtol = _old_tolerance("pinv", "rcond", rcond, atol, rtol, absolute=False)
     input = _matrix(input, "pinv", complex_ok=True)
+    if hermitian:  # from eigh (the lower triangle), as PyTorch; the gradient is pinv's own
+        return apply(ops.pinv, _square(input, "pinv", complex_ok=True),
+                     atol=None if atol is None else float(atol),
+                     rtol=None if rtol is None else float(rtol), hermitian=True)
     return apply(ops.pinv, input, atol=None if atol is None else float(atol),
                  rtol=None if rtol is None else float(rtol))
 

@@ -925,11 +925,18 @@ qr = defop("qr", _qr, (_qr_vjp,), (_qr_jvp,), save_out=True, fresh=True)
 
 # ---------------------------------------------------------------- pinv
 
-def _pinv(A, *, atol=None, rtol=None):
-    U, S, Vh = np.linalg.svd(A, full_matrices=False)
+def _pinv(A, *, atol=None, rtol=None, hermitian=False):
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else \
             max(A.shape[-2:]) * np.finfo(A.dtype).eps
+    if hermitian:  # from eigh of the lower triangle, as PyTorch: V diag(1/L) V^H
+        L, V = np.linalg.eigh(A)
+        S = np.abs(L)
+        smax = S.max(axis=-1, keepdims=True) if S.shape[-1] else S
+        keep = S > np.maximum(atol or 0.0, rtol * smax)
+        Linv = np.where(keep, 1.0 / np.where(keep, L, 1.0), 0.0).astype(L.dtype)
+        return np.matmul(V * Linv[..., None, :], np.conj(np.swapaxes(V, -1, -2)))
+    U, S, Vh = np.linalg.svd(A, full_matrices=False)
     smax = S[..., :1] if S.shape[-1] else S
     cut = np.maximum(atol or 0.0, rtol * smax)
     keep = S > cut
@@ -940,7 +947,7 @@ def _pinv(A, *, atol=None, rtol=None):
     return np.matmul(np.swapaxes(Vh, -1, -2) * Sinv[..., None, :], np.swapaxes(U, -1, -2))
 
 
-def _pinv_vjp(m, g, out, A, *, atol=None, rtol=None):
+def _pinv_vjp(m, g, out, A, *, atol=None, rtol=None, hermitian=False):
     """Golub and Pereyra (constant rank): -P^T g P^T + (I - A P) g^T P P^T
     + P^T P g^T (I - P A)."""
     if A.dtype.kind == "c":
@@ -977,7 +984,7 @@ def _pinv_jvp_c(m, t, P, A):
     return r + m.matmul(th, PhP) - m.matmul(m.matmul(P, A), m.matmul(th, PhP))
 
 
-def _pinv_jvp(m, t, out, A, *, atol=None, rtol=None):
+def _pinv_jvp(m, t, out, A, *, atol=None, rtol=None, hermitian=False):
     if A.dtype.kind == "c":
         return _pinv_jvp_c(m, t, out, A)
     P = out
