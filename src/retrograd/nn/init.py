@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import creation, devices, engine
+from ..generator import Generator, numpy_generator
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 
@@ -87,10 +88,13 @@ _calculate_correct_fan = _fan
 
 
 def _rng(tensor: Tensor, generator=None):
-    """The generator to draw from: `generator` (a NumPy Generator, or any object with its
-    methods) when given, else the global one of the tensor's device."""
+    """The generator to draw from: `generator` (an `rg.Generator`, as torch's idiom
+    `generator=torch.Generator().manual_seed(0)`, a NumPy Generator, or any object with
+    its methods) when given, else the global one of the tensor's device."""
     if generator is None:
         return creation.generator(like=tensor.data)
+    if isinstance(generator, Generator):
+        return numpy_generator(generator, None)
     if not hasattr(generator, "normal"):
         raise TypeError(f"generator must be a random generator (e.g. numpy.random.Generator), "
                         f"got {type(generator).__name__}")
@@ -258,35 +262,35 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     return _write(tensor, vals)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot uniform: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _fans(tensor)
     a = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -a, a)
+    return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot normal: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He uniform: U(-bound, bound), bound = gain * sqrt(3 / fan)."""
     if 0 in tensor.shape:
         return tensor
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He normal: N(0, std^2), std = gain / sqrt(fan)."""
     if 0 in tensor.shape:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def _default_layer_init(weight: Tensor, bias: Tensor | None) -> None:
