@@ -279,3 +279,40 @@ def test_dtypes_torch_has_not_are_refused(call):
     `dtype must be torch.dtype`."""
     with pytest.raises(TypeError, match="tensor dtype"):
         eval(call, {"rg": rg, "np": np})
+
+
+def _python_functions(module_path):
+    import inspect
+    tmod, rmod = torch, rg
+    for part in module_path.split("."):
+        tmod, rmod = getattr(tmod, part), getattr(rmod, part)
+    for name in sorted(dir(tmod)):
+        tf = getattr(tmod, name)
+        if name.startswith("_") or inspect.isclass(tf) or not callable(tf) \
+                or not hasattr(rmod, name):
+            continue
+        try:
+            inspect.signature(tf)
+        except (TypeError, ValueError):
+            continue
+        yield f"{module_path}.{name}"
+
+
+_SIGNATURE_GAPS = {"nn.functional.normalize": {"out"}}  # out= of a Python-level function
+
+
+@pytest.mark.parametrize("path", [p for m in ("nn.init", "nn.utils", "nn.functional")
+                                  for p in _python_functions(m)])
+def test_python_level_functions_take_torch_argument_names(path):
+    """Every argument name of PyTorch's Python-level functions (nn.init, nn.utils,
+    nn.functional) binds here too."""
+    import inspect
+    tf, rf = torch, rg
+    for part in path.split("."):
+        tf, rf = getattr(tf, part), getattr(rf, part)
+    got = inspect.signature(rf).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in got.values()):
+        return
+    want = [n for n, p in inspect.signature(tf).parameters.items()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    assert set(want) - set(got) - _SIGNATURE_GAPS.get(path, set()) == set(), path

@@ -32,8 +32,10 @@ def _grads(parameters) -> list:
     return [p.grad for p in _params(parameters) if p.grad is not None]
 
 
-def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
-    """The `norm_type` norm of all `tensors` together (as if concatenated)."""
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """The `norm_type` norm of all `tensors` together (as if concatenated); `foreach` is
+    PyTorch's kernel choice, which gives the same result."""
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     tensors = list(tensors)
@@ -56,8 +58,10 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     return total
 
 
-def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor) -> None:
-    """Scale the gradients by min(1, max_norm / (total_norm + 1e-6)), in place."""
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
+                          foreach=None) -> None:
+    """Scale the gradients by min(1, max_norm / (total_norm + 1e-6)), in place (`foreach`:
+    as `get_total_norm`)."""
     grads = _grads(parameters)
     if not grads:
         return
