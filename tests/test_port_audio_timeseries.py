@@ -11,22 +11,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from port_compare import close, close_grads
 
 import retrograd as rg
 
 torch.set_num_threads(1)
-
-
-def _np(t):
-    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
-
-
-def close(a, b, what="", tol=1e-9, scale=0.0):
-    a, b = _np(a), _np(b)
-    assert a.shape == b.shape, (what, a.shape, b.shape)
-    assert a.dtype == b.dtype, (what, a.dtype, b.dtype)
-    s = max(np.abs(b).max(initial=0.0), scale, 1e-30)
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * s, err_msg=what)
 
 
 # ---------------------------------------------------------------- RNN _all_weights
@@ -301,14 +290,7 @@ def _load(tm, rm):
 
 
 def _grads(tm, rm, tol=1e-9):
-    tp, rp = dict(tm.named_parameters()), dict(rm.named_parameters())
-    assert list(tp) == list(rp)
-    gs = max(float(p.grad.abs().max()) for p in tp.values() if p.grad is not None)
-    for k, p in tp.items():
-        if p.grad is None:
-            assert rp[k].grad is None, k
-        else:
-            close(rp[k].grad, p.grad, "grad " + k, tol, gs)
+    close_grads(tm, rm, "", tol)
 
 
 def _logmel_program(T, wav):

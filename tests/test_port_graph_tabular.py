@@ -13,25 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from port_compare import close as _close
+from port_compare import close_grads
 
 import retrograd as rg
 
 torch.set_num_threads(1)
 
 
-def _np(t):
-    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
-
-
 def close(a, b, what="", tol=1e-12, scale=None):
-    a, b = _np(a), _np(b)
-    assert a.shape == b.shape, (what, a.shape, b.shape)
-    assert a.dtype == b.dtype, (what, a.dtype, b.dtype)
-    if a.dtype.kind in "biu":
-        np.testing.assert_array_equal(a, b, err_msg=what)
-        return
-    s = max(np.nanmax(np.abs(b), initial=0.0), scale or 0.0, 1e-30)
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * s, err_msg=what)
+    _close(a, b, what, tol, scale)
 
 
 # ---------------------------------------------------------------- sparse adjacency
@@ -269,11 +260,7 @@ def _run(make, loss_fn, data, dtype, opt, steps=3):
         ropt.zero_grad()
         tl.backward()
         rl.backward()
-        tp, rp = dict(tm.named_parameters()), dict(rm.named_parameters())
-        assert list(tp) == list(rp)
-        gs = max(float(p.grad.abs().max()) for p in tp.values() if p.grad is not None)
-        for k, p in tp.items():
-            close(rp[k].grad, p.grad, f"grad {k}, step {step}", tol, gs)
+        close_grads(tm, rm, f", step {step}", tol)
         topt.step()
         ropt.step()
         ss = max(float(v.abs().max()) for v in tm.state_dict().values())

@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 import pytest
 import torch
+from port_compare import close, close_grads
 
 import retrograd as rg
 
@@ -31,18 +32,6 @@ torch.set_num_threads(1)
 
 
 # ---------------------------------------------------------------- harness
-
-
-def _np(t):
-    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
-
-
-def close(a, b, what, tol, scale=None):
-    a, b = _np(a), _np(b)
-    assert a.shape == b.shape, (what, a.shape, b.shape)
-    assert a.dtype == b.dtype, (what, a.dtype, b.dtype)
-    s = max(np.abs(b).max(initial=0.0), scale or 0.0, 1e-30)
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * s, err_msg=what)
 
 
 def build(make, dtype):
@@ -80,14 +69,7 @@ def run(make, x, dtype, loss_fn=ce, opt=sgd, train=True, steps=3):
         ropt.zero_grad()
         tl.backward()
         rl.backward()
-        tp, rp = dict(tm.named_parameters()), dict(rm.named_parameters())
-        assert list(tp) == list(rp)
-        gs = max(float(p.grad.abs().max()) for p in tp.values() if p.grad is not None)
-        for k, p in tp.items():
-            if p.grad is None:
-                assert rp[k].grad is None, k
-            else:
-                close(rp[k].grad, p.grad, f"grad {k}, step {step}", tol, gs)
+        close_grads(tm, rm, f", step {step}", tol)
         topt.step()
         ropt.step()
         ts, rs = tm.state_dict(), rm.state_dict()
