@@ -25,7 +25,7 @@ from numpy import may_share_memory, ndarray
 from .devices import CPU, as_result, mixed_error
 from .devices import to as to_device
 from .grad_mode import state
-from .primitive import NUMPY, OPS, broadcast_error, sum_to
+from .primitive import NUMPY, OPS, Op, broadcast_error, sum_to
 from .tensor import Tensor
 
 _wrap = Tensor._wrap
@@ -182,6 +182,13 @@ class _HookedOp:
         return results
 
 
+def _raw(op):
+    """The op under a node's wrappers (`_HookedOp`, saved-tensor hooks' unpacking)."""
+    while not isinstance(op, Op):
+        op = op._op
+    return op
+
+
 class _Name(str):
     """A node's name: a string, and callable as PyTorch's `grad_fn.name()`."""
 
@@ -249,6 +256,8 @@ def apply(op, *inputs, **attrs):
         _record(op, t, inputs, datas, attrs, needs)
         if saved is not None:
             t.grad_fn.out = saved
+        if st.packing is not None:
+            st.packing.node(t.grad_fn, t)
     if op.view and isinstance(inputs[0], T):
         p = inputs[0]
         pd = p.data
@@ -312,6 +321,8 @@ def apply1(op, x):
             node.out = out
         t.grad_fn = node
         t.requires_grad = True
+        if st.packing is not None:
+            st.packing.node(node, t)
     else:
         t.grad_fn = None
         t.requires_grad = False
@@ -382,6 +393,8 @@ def apply2(op, x, y):
             node.out = out
         t.grad_fn = node
         t.requires_grad = True
+        if st.packing is not None:
+            st.packing.node(node, t)
     else:
         t.grad_fn = None
         t.requires_grad = False
@@ -593,7 +606,7 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
             elif op.tuned and tracer is not None and not create_graph:
                 results = tracer.tuned_backward(node, g)
             else:
-                out = apply(op, *node.inputs, **node.attrs) if op.save_out else None
+                out = apply(_raw(op), *node.inputs, **node.attrs) if op.save_out else None
                 results = op.backward(node, g, m, out)
             if anomaly:
                 _check_finite(node, results)

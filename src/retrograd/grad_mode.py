@@ -12,7 +12,7 @@ from typing import Any
 
 
 class _State:
-    __slots__ = ("enabled", "anomaly", "tracer", "forward", "complex_step")
+    __slots__ = ("enabled", "anomaly", "tracer", "forward", "complex_step", "packing")
 
     def __init__(self) -> None:
         self.enabled = True   # record ops for reverse mode
@@ -20,6 +20,7 @@ class _State:
         self.tracer = None    # rg.jit's recorder, when tracing
         self.forward = None   # forward-mode (dual number) level, when active
         self.complex_step = False  # gradcheck(method="complex_step") is evaluating
+        self.packing = None   # the innermost saved_tensors_hooks, when one is active
 
 
 state = _State()

@@ -485,6 +485,12 @@ class _Tracer:
                 "or a list (each new value retraces), use a one-hot or mask product, or index "
                 "outside the jitted function")
 
+    def refuse_saved_hooks(self) -> None:
+        raise JitError(
+            "saved_tensors_hooks inside rg.jit: the compiled program keeps its own saved "
+            "values and would not call the pack and unpack hooks; use the hooks outside "
+            "rg.jit")
+
     def refuse_random(self) -> None:
         raise JitError(
             "random numbers inside rg.jit would be frozen into the trace (the same numbers "

@@ -148,6 +148,7 @@ class FunctionCtx:
         self._name = "Function"
         self._nodes = None  # weak references to the outputs' nodes (None: not recorded)
         self._dirty: tuple = ()  # inputs changed in place by forward (mark_dirty)
+        self._packed = None  # (hooks, packed values) under saved_tensors_hooks
 
     def save_for_backward(self, *tensors) -> None:
         for k, t in enumerate(tensors):
@@ -208,6 +209,9 @@ class FunctionCtx:
                     f"by an in-place operation: saved tensor {k} (shape {t.shape}) of "
                     f"'{self._name}' is at version {cell[0]}; expected version {version}. "
                     "Avoid the in-place op, or clone() the tensor before changing it.")
+            if self._packed is not None:
+                out.append(self._packed[0].unpack(self._packed[1][k]))
+                continue
             if self._outputs is not None and k in self._outputs:
                 live = self._outputs[k]()  # the caller's output, with its graph
                 if live is None and self._record_args is not None and state.enabled:
@@ -488,6 +492,9 @@ class Function:
                 ctx._nodes = [weakref.ref(o.grad_fn) if k in recorded else None
                               for k, o in enumerate(outs)]
             ctx._record_args = (cls, args, datas, needs, meta, aliased, recorded)
+            if state.packing is not None and recorded:  # saved_tensors_hooks: pack them now
+                ctx._packed = (state.packing,
+                               [None if t is None else state.packing.pack(t) for t in ctx.to_save])
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)
