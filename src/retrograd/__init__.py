@@ -569,6 +569,7 @@ globals().update({k: getattr(_foreach, k) for k in _foreach.__all__})  # rg._for
 from .api import out_args as _out_args  # noqa: E402,I001
 _out_args.bind(globals(), special)  # torch's out= on top-level functions; rg.pi, rg.e, rg.nan
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402,I001  (rg.version, as torch.version)
+from .version import __version__  # noqa: E402
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("float", "int", "bool")]
