@@ -84,7 +84,7 @@ def test_adam_apply_changes_lr_between_calls():
     np.testing.assert_array_equal(w.numpy(), before)
 
 
-def test_a_tensor_learning_rate_is_refused_by_name():
+def test_a_numpy_learning_rate_is_refused_by_name():
     w = rg.tensor(np.ones(2), requires_grad=True)
-    with pytest.raises(TypeError, match="learning rate given as a tensor"):
-        rg.optim.Adam([w], lr=rg.tensor(0.1))
+    with pytest.raises(TypeError, match="learning rate given as a NumPy array"):
+        rg.optim.Adam([w], lr=np.array(0.1))

@@ -485,6 +485,12 @@ class _Tracer:
                 "or a list (each new value retraces), use a one-hot or mask product, or index "
                 "outside the jitted function")
 
+    def refuse_tensor_lr(self) -> None:
+        raise JitError(
+            "a learning rate given as a Tensor inside rg.jit: its value would be frozen into "
+            "the compiled step, so filling it later would change nothing; pass a float "
+            "(a scheduler's new float lr retraces)")
+
     def refuse_saved_hooks(self) -> None:
         raise JitError(
             "saved_tensors_hooks inside rg.jit: the compiled program keeps its own saved "

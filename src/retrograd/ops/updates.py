@@ -103,7 +103,8 @@ def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
     + eps)): eager Adam's update (in place on x) and the op's."""
     out = x if out is None else out
     K = _k()
-    if _compiled(K.adam_apply_, out, x, m, v):
+    if isinstance(lr, (float, int)) and _compiled(K.adam_apply_, out, x, m, v):
+        # (a float32 lr, from a Tensor lr: the step size is rounded to float32, as torch)
         if out is not x:
             np.copyto(out, x)
         K.adam_apply_(out, m, v, t, lr, beta1, beta2, eps, decay)
@@ -161,7 +162,8 @@ def adam_step_(x, d, m, v, t: float, *, lr: float, beta1: float, beta2: float, e
     """One Adam step in place on the arrays x, m, v with gradient d (moments as
     `lerp_` and `square_avg_`, then `adam_update_`); one compiled pass when it can."""
     K = _k()
-    if _compiled(K.adam_step_, x, x, m, v, d) and _disjoint(m, v, d):  # x: by _compiled
+    if _compiled(K.adam_step_, x, x, m, v, d) and _disjoint(m, v, d) \
+            and isinstance(lr, (float, int)):  # x: by _compiled; float32 lr: see above
         K.adam_step_(x, d, m, v, t, lr, beta1, beta2, eps, decay)
         return
     lerp_(m, d, 1.0 - beta1, m)

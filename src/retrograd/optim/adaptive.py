@@ -19,7 +19,7 @@ from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump, _impl_flags, _new_step, _step_count, _Values
+from .optimizer import Optimizer, _bump, _impl_flags, _new_step, _step_count, _Values, lr_value
 
 __all__ = ["RMSprop", "Adagrad", "Adamax", "NAdam"]
 
@@ -82,7 +82,7 @@ class RMSprop(_Stepper):
                                       maximize=maximize, differentiable=flags["differentiable"]))
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        lr, alpha, eps = lr_value(group), group["alpha"], group["eps"]
         momentum, centered = group["momentum"], group["centered"]
         of, traced = values.of, values.traced
         for p in group["params"]:
@@ -152,7 +152,7 @@ class Adagrad(_Stepper):
                                  "sum": Tensor._wrap(np.full_like(p.data, init))}
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        lr, lr_decay, eps = lr_value(group), group["lr_decay"], group["eps"]
         of, traced = values.of, values.traced
         for p in group["params"]:
             if p.grad is None:
@@ -191,7 +191,7 @@ class Adamax(_Stepper):
                                       weight_decay=weight_decay, maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        lr, (beta1, beta2), eps = lr_value(group), group["betas"], group["eps"]
         of, traced = values.of, values.traced
         w1 = 1.0 - beta1
         for p in group["params"]:
@@ -248,7 +248,7 @@ class NAdam(_Stepper):
                                       maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        lr, (beta1, beta2), eps = lr_value(group), group["betas"], group["eps"]
         wd, psi = group["weight_decay"], group["momentum_decay"]
         of, traced = values.of, values.traced
         w1 = 1.0 - beta1

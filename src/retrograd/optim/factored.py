@@ -16,7 +16,7 @@ import numpy as np
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _Stepper
-from .optimizer import _bump, _new_step, _step_count, _Values
+from .optimizer import _bump, _new_step, _step_count, _Values, lr_value
 
 __all__ = ["Adafactor"]
 
@@ -65,7 +65,7 @@ class Adafactor(_Stepper):
         return p.shape
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, decay, (eps1, eps2) = group["lr"], group["beta2_decay"], group["eps"]
+        lr, decay, (eps1, eps2) = lr_value(group), group["beta2_decay"], group["eps"]
         clip, wd = group["d"], group["weight_decay"]
         of, traced = values.of, values.traced
         for p in group["params"]:

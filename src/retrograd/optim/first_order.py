@@ -16,7 +16,7 @@ import numpy as np
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _check, _grad, _scalar_dtype, _Stepper, _zeros
-from .optimizer import _bump, _impl_flags, _new_step, _step_count, _Values
+from .optimizer import _bump, _impl_flags, _new_step, _step_count, _Values, lr_value
 
 __all__ = ["RAdam", "Adadelta", "Rprop", "ASGD"]
 
@@ -54,7 +54,7 @@ class RAdam(_Stepper):
                                       decoupled_weight_decay=decoupled_weight_decay, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        lr, (beta1, beta2), eps = lr_value(group), group["betas"], group["eps"]
         wd = group["weight_decay"]
         of, traced = values.of, values.traced
         w1 = 1.0 - beta1
@@ -120,7 +120,7 @@ class Adadelta(_Stepper):
                                       maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, rho, eps = group["lr"], group["rho"], group["eps"]
+        lr, rho, eps = lr_value(group), group["rho"], group["eps"]
         of, traced = values.of, values.traced
         for p in group["params"]:
             if p.grad is None:
@@ -181,7 +181,7 @@ class Rprop(_Stepper):
             if st is None:
                 st = self.state[p] = {
                     "step": _new_step(), "prev": _zeros(p),
-                    "step_size": Tensor._wrap(np.full_like(p.data, _lr_of(p, group["lr"])))}
+                    "step_size": Tensor._wrap(np.full_like(p.data, _lr_of(p, lr_value(group))))}
             _step_count(st, values)
             d = _grad(p, of, group["maximize"], 0.0, x)
             prev, size = of(st["prev"]), of(st["step_size"])
@@ -219,7 +219,7 @@ class ASGD(_Stepper):
                                       weight_decay=weight_decay, maximize=maximize, **flags))
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        lr, lambd, alpha, t0 = lr_value(group), group["lambd"], group["alpha"], group["t0"]
         of, traced = values.of, values.traced
         sdt = _scalar_dtype()
         for p in group["params"]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..primitive import ArgumentError
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
@@ -28,6 +29,16 @@ __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnea
 
 def _lrs(optimizer: Optimizer) -> list:
     return [group["lr"] for group in optimizer.param_groups]
+
+
+def _set_lr(group: dict, lr) -> None:
+    """Set a group's lr: a Tensor lr is filled in place (the tensor the user gave stays
+    the group's, as in PyTorch), anything else replaced."""
+    old = group["lr"]
+    if isinstance(old, Tensor):
+        old.fill_(lr.item() if isinstance(lr, Tensor) else lr)
+    else:
+        group["lr"] = lr
 
 
 class LRScheduler:
@@ -41,7 +52,8 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, Tensor) else lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -86,7 +98,7 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = _lrs(self.optimizer)
 
     def state_dict(self) -> dict[str, Any]:
@@ -410,7 +422,7 @@ class SequentialLR(_Composite):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_lr(group, group["initial_lr"])
         self._undo(self)
         idx = bisect_right(self._milestones, 0)
         self._schedulers[idx]._initial_step()
@@ -502,7 +514,7 @@ class ReduceLROnPlateau(LRScheduler):
             old = float(group["lr"])
             new = max(old * self.factor, lo)
             if old - new > self.eps:
-                group["lr"] = new
+                _set_lr(group, new)
 
     def _is_better(self, a: float, best: float) -> bool:
         if self.mode == "min":
@@ -655,7 +667,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = _lrs(self.optimizer)
 
 
@@ -676,7 +688,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_lr(group, lr)
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up

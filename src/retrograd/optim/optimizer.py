@@ -185,9 +185,13 @@ class Optimizer:
 
     def _validate(self, group: dict) -> None:
         lr = group.get("lr")
-        if isinstance(lr, (Tensor, np.ndarray)):
-            raise TypeError(f"a learning rate given as a tensor ({lr!r}) is not supported: "
-                            "pass a float, e.g. lr=float(t)")
+        if isinstance(lr, Tensor):  # kept as it is, so a scheduler can fill it in place
+            if lr.numel() != 1:
+                raise ArgumentError(f"Tensor lr must be 1-element (got shape {lr.shape})")
+            lr = lr.data.reshape(()).item()
+        elif isinstance(lr, np.ndarray):
+            raise TypeError(f"a learning rate given as a NumPy array ({lr!r}) is not "
+                            "supported: pass a float or a Tensor")
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
             raise ArgumentError(f"Invalid learning rate: {lr}")
         wd = group.get("weight_decay", 0.0)
@@ -320,6 +324,19 @@ def real_view(a):
                               "contiguous")
 
 
+def lr_value(group: dict) -> float:
+    """The group's learning rate as a number: a Tensor lr (PyTorch allows one, which a
+    scheduler then fills in place) is read at each step, so it is refused inside rg.jit,
+    where its value would be frozen into the compiled step."""
+    lr = group["lr"]
+    if isinstance(lr, Tensor):
+        if state.tracer is not None:
+            state.tracer.refuse_tensor_lr()
+        return lr.data.reshape(())[()]  # a NumPy scalar: PyTorch's arithmetic on it is
+        # in the lr's own dtype (Adam's lr / bias correction, AdamW's 1 - lr * wd)
+    return lr
+
+
 class _Values:
     """How an update sees a tensor: its NumPy array in eager mode (a complex one as its real
     and imaginary parts, `real_view`), the Tensor itself while rg.jit traces (so every
@@ -423,7 +440,7 @@ class SGD(Optimizer):
 
     def _update(self, group: dict, values: _Values) -> None:
         state = self.state
-        lr = group["lr"]
+        lr = lr_value(group)
         momentum = group["momentum"]
         dampening = group["dampening"]
         wd = group["weight_decay"]
@@ -479,7 +496,7 @@ class Adam(Optimizer):
             raise ArgumentError(f"Invalid epsilon value: {eps}")
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
             raise ArgumentError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
-        if all(isinstance(b, Tensor) for b in betas):  # as a tensor lr (see _validate)
+        if all(isinstance(b, Tensor) for b in betas):  # read as floats by the fused step
             raise TypeError(f"betas given as tensors ({betas!r}) are not supported: pass "
                             "floats, e.g. betas=(float(b1), float(b2))")
         if not all(isinstance(b, float) for b in betas):  # torch refuses betas=(0, 0.99)
@@ -504,7 +521,7 @@ class Adam(Optimizer):
 
     def _update(self, group: dict, values: _Values) -> None:
         state = self.state
-        lr = group["lr"]
+        lr = lr_value(group)
         beta1, beta2 = group["betas"]
         eps = group["eps"]
         wd = group["weight_decay"]

@@ -18,7 +18,7 @@ import numpy as np
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _Stepper
-from .optimizer import _bump, _Values
+from .optimizer import _bump, _Values, lr_value
 
 __all__ = ["Muon"]
 
@@ -138,7 +138,7 @@ class Muon(_Stepper):
                                         f"parameter with size: {tuple(p.shape)}")
 
     def _update(self, group: dict, values: _Values) -> None:
-        lr, wd, mu = group["lr"], group["weight_decay"], group["momentum"]
+        lr, wd, mu = lr_value(group), group["weight_decay"], group["momentum"]
         of, traced = values.of, values.traced
         for p in group["params"]:
             if p.grad is None:

@@ -18,7 +18,7 @@ from .. import devices, engine
 from ..grad_mode import enable_grad, no_grad, state
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump, real_view
+from .optimizer import Optimizer, _bump, lr_value, real_view
 
 __all__ = ["LBFGS"]
 
@@ -209,7 +209,7 @@ class LBFGS(Optimizer):
 
     def _step(self, closure):
         group = self.param_groups[0]
-        lr = group["lr"]
+        lr = lr_value(group)
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
