@@ -47,7 +47,7 @@ def claim(node):
     walk = getattr(_walks, "walk", None)
     if walk is None:
         return None
-    pending, recorded, target_keys, captured = walk
+    pending, recorded, target_keys, captured = walk[:4]
     g = pending.get(node)
     if g is None:
         return None
@@ -514,6 +514,40 @@ def _modified(node, what, now, then):
     )
 
 
+def queue_callback(fn) -> None:
+    """Run `fn()` once the running backward walk has written its gradients (PyTorch's
+    `Variable._execution_engine.queue_callback`)."""
+    walk = getattr(_walks, "walk", None)
+    if walk is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    walk[5].append(fn)
+
+
+def running_walk():
+    """The running backward walk's state (compare with `is`), or None outside one."""
+    return getattr(_walks, "walk", None)
+
+
+def still_to_reach(keys, current) -> set:
+    """Of `keys` (tensors' nodes, or leaves themselves), those the running walk has sent
+    or may still send a gradient to, while the key `current` is being given its own (its
+    node has not yet sent to its inputs)."""
+    pending, target_keys, leaves, live = (_walks.walk[i] for i in (0, 2, 4, 6))
+    roots = [n for n, g in pending.items() if g is not None]
+    if current.__class__ is Node:
+        roots.append(current)
+    nodes = set(_reachable(roots))
+    ends = {x for n in nodes for x in n.nexts if x.__class__ is not Node}
+    out = {current}
+    for k in keys:
+        if k.__class__ is Node:
+            if k in nodes and (live is None or k in live):
+                out.add(k)
+        elif k in leaves or k in ends and (target_keys is None or k in target_keys):
+            out.add(k)
+    return out
+
+
 def _reachable(roots) -> list:
     """Nodes reachable from `roots`, outputs first, found without recursion.
 
@@ -569,7 +603,8 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     node = None  # the next node, when it is known without the heap
 
     outer = getattr(_walks, "walk", None)  # this thread's running walk, for `claim`
-    _walks.walk = (pending, recorded, target_keys, captured)
+    callbacks = []  # queue_callback's, run once the walk is done
+    _walks.walk = (pending, recorded, target_keys, captured, leaves, callbacks, live)
     try:
         while True:
             if node is None:
@@ -635,6 +670,8 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
                     old = leaves.get(nxt)
                     leaves[nxt] = gi if old is None else old + gi
         _write_leaves(leaves, captured, target_keys, accumulate, recorded)
+        while callbacks:  # a callback may queue another
+            callbacks.pop(0)()
     finally:
         _walks.walk = outer  # a walk inside a hook returns the outer one's
         state.enabled = prev

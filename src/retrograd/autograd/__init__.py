@@ -103,6 +103,12 @@ class Variable(metaclass=_VariableMeta):
     with `requires_grad` set), and every Tensor is an instance of `Variable`. Like
     `torch.autograd.Variable`."""
 
+    class _execution_engine:  # noqa: N801  (torch's name)
+        """`Variable._execution_engine.queue_callback(fn)`: run `fn()` at the end of the
+        running backward (what data-parallel wrappers use to wait for their reductions)."""
+
+        queue_callback = staticmethod(engine.queue_callback)
+
     def __new__(cls, data, requires_grad: bool = False, volatile: bool = False) -> Tensor:
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..engine import _NO_OUT, _raw, _reads, apply
+from ..engine import (
+    _NO_OUT,
+    _raw,
+    _reads,
+    apply,
+    queue_callback,
+    running_walk,
+    still_to_reach,
+)
 from ..grad_mode import state
 from ..primitive import NUMPY
 from ..tensor import Tensor
 
-__all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu"]
+__all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu",
+           "register_multi_grad_hook"]
 
 _stack: list = []       # the active saved_tensors_hooks, innermost last
 _disabled: list = []    # messages of the active disable_saved_tensors_hooks
@@ -150,3 +159,69 @@ class save_on_cpu:
 
     def __exit__(self, *exc) -> None:
         pass
+
+
+def _key(t: Tensor):
+    return t.grad_fn if t.grad_fn is not None else t
+
+
+class _MultiHandle:
+    """`.remove()` takes off every tensor hook of one `register_multi_grad_hook`."""
+
+    def __init__(self, handles: list) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> _MultiHandle:
+    """PyTorch's: with mode "all", `fn(grads)` once per backward, when every tensor of
+    `tensors` that this backward reaches has its gradient (None for the others); with
+    "any", `fn(grad)` with the first of them to get one."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    for k, t in enumerate(tensors):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise AssertionError(f"register_multi_grad_hook: tensor {k} does not require grad "
+                                 "(expected gradient function to be set)")
+    runs: list = []  # [walk, grads, indices still awaited], one per running backward
+
+    def run_of(walk):
+        for run in runs:
+            if run[0] is walk:
+                return run
+        return None
+
+    def finish(run) -> None:
+        if run in runs:
+            runs.remove(run)
+            fn(tuple(run[1]))
+
+    def make(i: int):
+        def hook(g):
+            walk = running_walk()
+            run = run_of(walk)
+            if mode == "any":
+                if run is None:
+                    run = [walk]
+                    runs.append(run)
+                    queue_callback(lambda: runs.remove(run))
+                    fn(g)
+                return None
+            if run is None:
+                keys = [_key(t) for t in tensors]
+                due = still_to_reach(keys, keys[i])
+                run = [walk, [None] * len(tensors), {j for j, k in enumerate(keys) if k in due}]
+                runs.append(run)
+                queue_callback(lambda: finish(run))  # a reached tensor that got no gradient
+            run[1][i] = g
+            run[2].discard(i)
+            if not run[2]:
+                finish(run)
+            return None
+        return hook
+
+    return _MultiHandle([t.register_hook(make(i)) for i, t in enumerate(tensors)])
