@@ -574,8 +574,8 @@ class _Methods:
         if kind in "iu" and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
             value = int_in_range(int(value), self.data.dtype, "fill_")
-        elif self.data.dtype is _F16 and value.__class__ is float:
-            float_in_range(value, _F16, "fill_")
+        elif kind == "f" and isinstance(value, (float, np.floating)):
+            float_in_range(float(value), self.data.dtype, "fill_")
         return self._inplace(ops.setitem, value, idx=Ellipsis)
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
