@@ -372,6 +372,12 @@ class _Methods:
 
     def __setitem__(self, idx, value) -> None:
         idx = _index(idx, self.shape, self.data, write=True)
+        if isinstance(value, (Tensor, np.ndarray)) and value.ndim and value.shape[0] == 1:
+            # PyTorch drops a value's leading size-1 dims before broadcasting it to the
+            # indexed part (`seq[T] = next_token` with a (1, 1) token): equal wherever
+            # broadcasting alone also fits, and it fits where a value has more dims
+            lead = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+            value = value.reshape(value.shape[lead:])
         if isinstance(value, Tensor) and value.dtype != self.dtype and _put_refuses(idx, value):
             raise DtypeError(f"Index put requires the source and destination dtypes match, got "
                              f"{self.dtype} for the destination and {value.dtype} for the "
