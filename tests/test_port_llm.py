@@ -840,3 +840,28 @@ def test_lora_and_fake_quantisation_as_torch():
     assert list(got) == list(want)
     for k in want:
         close(got[k], want[k], k, tol=1e-6)
+
+
+def test_attention_backend_flags_and_deprecated_sdp_kernel_as_torch():
+    """2023-era LLM code (lit-gpt, HF) wraps attention in the deprecated
+    `torch.backends.cuda.sdp_kernel(...)` and reads `flash_sdp_enabled()`."""
+    for L in LIBS:
+        cuda = L.backends.cuda
+        seen = []
+        with pytest.warns(FutureWarning, match="sdp_kernel"):
+            with cuda.sdp_kernel(enable_flash=False, enable_math=True,
+                                 enable_mem_efficient=False):
+                seen.append((cuda.flash_sdp_enabled(), cuda.math_sdp_enabled(),
+                             cuda.mem_efficient_sdp_enabled()))
+        seen.append((cuda.flash_sdp_enabled(), cuda.math_sdp_enabled(),
+                     cuda.mem_efficient_sdp_enabled()))
+        with L.nn.attention.sdpa_kernel([L.nn.attention.SDPBackend.MATH]):
+            seen.append((cuda.flash_sdp_enabled(), cuda.math_sdp_enabled(),
+                         cuda.cudnn_sdp_enabled()))
+        cuda.enable_flash_sdp(False)
+        seen.append(cuda.flash_sdp_enabled())
+        cuda.enable_flash_sdp(True)
+        if L is _torch:
+            want = seen
+        else:
+            assert seen == want
