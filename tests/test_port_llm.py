@@ -7,6 +7,7 @@ the gaps the port found. Each test compares with torch computed in the test."""
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -865,3 +866,21 @@ def test_attention_backend_flags_and_deprecated_sdp_kernel_as_torch():
             want = seen
         else:
             assert seen == want
+
+
+@pytest.mark.parametrize("kind", ["HalfTensor", "torch.HalfTensor"])
+def test_set_default_tensor_type_takes_half_as_torch(kind):
+    """LLaMA 2's example scripts set half precision with set_default_tensor_type."""
+    got = {}
+    for L in LIBS:
+        with warnings.catch_warnings():  # deprecated (torch warns once per process)
+            warnings.simplefilter("ignore")
+            L.set_default_tensor_type(getattr(L, kind) if kind == "HalfTensor" else kind)
+        try:
+            got[L] = (L.zeros(2), L.tensor([1.5, 2.0]), L.arange(0, 4, 2).float(),
+                      L.get_default_dtype() == L.float16)
+        finally:
+            L.set_default_dtype(L.float32)
+    assert got[rg][3] and got[_torch][3]
+    for a, b in zip(got[rg][:3], got[_torch][:3]):
+        close(a, b)
