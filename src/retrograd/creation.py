@@ -272,8 +272,8 @@ def full(shape=None, fill_value=None, dtype=None, requires_grad: bool = False, d
     if dt.kind in "iu" and isinstance(fill_value, (int, np.integer)) \
             and not isinstance(fill_value, bool):
         fill_value = int_in_range(int(fill_value), dt, "full")
-    elif dt == np.float16 and isinstance(fill_value, float):
-        float_in_range(fill_value, dt, "full")
+    elif dt.kind == "f" and isinstance(fill_value, (float, np.floating)):
+        float_in_range(float(fill_value), dt, "full")
     return _make(_create(device, lambda xp: xp.full(shape, fill_value, dtype=dt)),
                  requires_grad)
 

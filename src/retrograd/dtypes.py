@@ -18,10 +18,12 @@ class ValueOverflowError(OverflowError, RuntimeError):
 
 
 def float_in_range(value: float, dtype, fn: str = "tensor") -> float:
-    """A finite Python float for a float16 tensor, refused (ValueOverflowError) beyond its
-    largest value, as PyTorch refuses it (inf and nan pass)."""
-    if np.dtype(dtype) == np.float16 and np.isfinite(value) and abs(value) > 65504.0:
-        raise ValueOverflowError(f"{fn}: value {value} cannot be converted to type float16 "
+    """A finite Python float for a float tensor (float16, float32, ...), refused
+    (ValueOverflowError) beyond its dtype's largest value, as PyTorch refuses it (inf and
+    nan pass): `torch.full(..., torch.finfo(torch.float64).min)` into float32 raises."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f" and np.isfinite(value) and abs(value) > float(np.finfo(dt).max):
+        raise ValueOverflowError(f"{fn}: value {value} cannot be converted to type {dt} "
                                  "without overflow")
     return value
 

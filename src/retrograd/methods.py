@@ -372,6 +372,12 @@ class _Methods:
 
     def __setitem__(self, idx, value) -> None:
         idx = _index(idx, self.shape, self.data, write=True)
+        if isinstance(value, (Tensor, np.ndarray)) and value.ndim and value.shape[0] == 1:
+            # PyTorch drops a value's leading size-1 dims before broadcasting it to the
+            # indexed part (`seq[T] = next_token` with a (1, 1) token): equal wherever
+            # broadcasting alone also fits, and it fits where a value has more dims
+            lead = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+            value = value.reshape(value.shape[lead:])
         if isinstance(value, Tensor) and value.dtype != self.dtype and _put_refuses(idx, value):
             raise DtypeError(f"Index put requires the source and destination dtypes match, got "
                              f"{self.dtype} for the destination and {value.dtype} for the "
@@ -574,8 +580,8 @@ class _Methods:
         if kind in "iu" and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
             value = int_in_range(int(value), self.data.dtype, "fill_")
-        elif self.data.dtype is _F16 and value.__class__ is float:
-            float_in_range(value, _F16, "fill_")
+        elif kind == "f" and isinstance(value, (float, np.floating)):
+            float_in_range(float(value), self.data.dtype, "fill_")
         return self._inplace(ops.setitem, value, idx=Ellipsis)
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:

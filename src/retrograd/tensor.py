@@ -101,13 +101,15 @@ def _wrapped_result(value):
     return Tensor(arr.astype(np.uint8) if arr.dtype == np.bool_ else arr)
 
 
-def _values_for_numpy(values, ufunc):
+def _values_for_numpy(values, ufunc, untracked: bool = False):
     """The arrays of the tensors among `values` (a tuple), for a NumPy ufunc; refused for
-    a tensor that requires grad (its gradient would be lost), as PyTorch refuses."""
+    a tensor that requires grad (its gradient would be lost), as PyTorch refuses, unless
+    `untracked`: a write into NumPy arrays (`p.data -= B @ A`, retrograd's `.data` being
+    an array), which PyTorch's `.data` also does outside autograd."""
     out = []
     for v in values:
         if isinstance(v, Tensor):
-            if v.requires_grad:
+            if v.requires_grad and not untracked:
                 raise RuntimeError(f"Can't call numpy() on Tensor that requires grad (NumPy's "
                                    f"{ufunc.__name__} was given one). Use tensor.detach()."
                                    "numpy() instead, or the retrograd function of that name")
@@ -138,7 +140,8 @@ class Tensor:
         ufunc (`np.sqrt(t)`, `np.add.reduce(t)`) computes on the values and gives a new
         Tensor without history (bool results as uint8), as PyTorch's `__array_wrap__`
         does; it is refused for a tensor that requires grad, as there. With `out=` arrays
-        (`arr += t`) the arrays are the result."""
+        (`arr += t`, `p.data -= (B @ A) * s` as LoRA's merge writes it) the arrays are the
+        result, computed from the values without history, as PyTorch's `p.data -= ...`."""
         if method == "__call__" and len(inputs) == 2 and not kwargs:
             name = _UFUNC_OPERATORS.get(ufunc)
             if name is not None:
@@ -147,8 +150,11 @@ class Tensor:
                     return getattr(a, f"__{name}__")(b)
                 return getattr(b, f"__{_REFLECTED.get(name, 'r' + name)}__")(a)
         if "out" in kwargs:
-            kwargs["out"] = _values_for_numpy(kwargs["out"], ufunc)
-            return getattr(ufunc, method)(*_values_for_numpy(inputs, ufunc), **kwargs)
+            outs = kwargs["out"]
+            kwargs["out"] = _values_for_numpy(outs, ufunc)
+            untracked = all(not isinstance(o, Tensor) for o in outs)
+            return getattr(ufunc, method)(*_values_for_numpy(inputs, ufunc, untracked),
+                                          **kwargs)
         result = getattr(ufunc, method)(*_values_for_numpy(inputs, ufunc), **kwargs)
         if isinstance(result, tuple):
             return tuple(_wrapped_result(r) for r in result)

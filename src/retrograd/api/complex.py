@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import apply, apply1
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
 from ._args import _t
 
@@ -90,16 +90,22 @@ def view_as_complex(input) -> Tensor:
     return apply(ops.view_as_complex, x)
 
 
+def _two_reals(a: Tensor, b: Tensor, fn: str, names: tuple) -> None:
+    """Both float32 or both float64, as PyTorch's complex/polar demand; else DtypeError
+    (a TypeError, and a RuntimeError as PyTorch's)."""
+    for name, v in zip(names, (a, b)):
+        if v.dtype.kind != "f" or v.dtype.itemsize < 4:
+            raise DtypeError(f"{fn}(): expected '{name}' to be a float32 or float64 tensor, "
+                             f"got {v.dtype}")
+    if a.dtype != b.dtype:
+        raise DtypeError(f"{fn}(): '{names[0]}' and '{names[1]}' must have the same dtype, "
+                         f"got {a.dtype} and {b.dtype}")
+
+
 def complex(real, imag) -> Tensor:  # noqa: A001 - PyTorch's name
     """real + i imag from two real floating tensors of the same dtype (broadcast)."""
     re, im = _t(real), _t(imag)
-    for name, v in (("real", re), ("imag", im)):
-        if v.dtype.kind != "f" or v.dtype.itemsize < 4:
-            raise TypeError(f"complex(): expected '{name}' to be a float32 or float64 tensor, "
-                            f"got {v.dtype}")
-    if re.dtype != im.dtype:
-        raise TypeError(f"complex(): 'real' and 'imag' must have the same dtype, got "
-                        f"{re.dtype} and {im.dtype}")
+    _two_reals(re, im, "complex", ("real", "imag"))
     try:
         np.broadcast_shapes(re.shape, im.shape)
     except ValueError:
@@ -109,8 +115,10 @@ def complex(real, imag) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 def polar(abs, angle) -> Tensor:  # noqa: A002 - PyTorch's argument names
-    """abs * (cos(angle) + i sin(angle)), differentiable in both."""
+    """abs * (cos(angle) + i sin(angle)), differentiable in both; both float32 or both
+    float64, as PyTorch requires (torch.polar(ones_like(freqs), freqs) in LLaMA's RoPE)."""
     r, a = _t(abs), _t(angle)
+    _two_reals(r, a, "polar", ("abs", "angle"))
     return complex(r * apply1(ops.cos, a), r * apply1(ops.sin, a))
 
 

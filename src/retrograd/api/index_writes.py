@@ -53,6 +53,20 @@ def _same_dtype(x: Tensor, src: Tensor, fn: str, name: str = "source") -> None:
                          f"{x.dtype}; they must match")
 
 
+class LongIndexError(IndexError, RuntimeError):
+    """An integer index tensor that is not int64 where PyTorch takes only int64
+    (index_copy, index_fill): RuntimeError there (IndexError for index_fill), so both."""
+
+
+def _long_index(index, fn: str) -> None:
+    """Refuse an integer index tensor of another dtype than int64, as PyTorch's index_copy
+    and index_fill do (gpt-fast's int32 positions need `.long()` there); a non-integer
+    one is refused later, as for the other index functions."""
+    if isinstance(index, Tensor) and index.dtype.kind in "iu" and index.dtype != np.int64:
+        raise LongIndexError(f"{fn}(): Expected a long (int64) tensor for index, but got "
+                             f"{index.dtype}")
+
+
 def _vector_index(index, fn: str) -> Tensor:
     idx = _index_arg(index, fn)
     if idx.ndim > 1:
@@ -100,6 +114,7 @@ def index_fill(input, dim: int, index, value) -> Tensor:
     at positions `index` (negative counts from the end) along `dim`. Like
     `torch.index_fill`."""
     x = _t(input)
+    _long_index(index, "index_fill")
     idx = _vector_index(index, "index_fill")
     d = _dim(dim, x.ndim, "index_fill")
     x1 = _as_1d(x)
@@ -129,6 +144,7 @@ def index_copy(input, dim: int, index, source) -> Tensor:
     """A copy of `input` with the slices of `source` written at positions `index` along
     `dim` (where an index repeats, which slice is written is unspecified, as in
     PyTorch). Like `torch.index_copy`."""
+    _long_index(index, "index_copy")
     x, x1, d, idx, src = _source_args(input, dim, index, source, "index_copy")
     _check_range(idx, x1.shape[d], d, "index_copy")
     out = apply(ops.scatter_dim, x1, _along(idx, d, src.shape), src, axis=d - x1.ndim)

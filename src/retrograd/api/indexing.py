@@ -241,8 +241,8 @@ def take(input, index) -> Tensor:
     """The entries of `input`, seen as flat, at positions `index` (any shape; negative
     counts from the end), in `index`'s shape. Like `torch.take`."""
     x = _t(input)
-    if isinstance(index, Tensor) and index.dtype.kind not in "iu":
-        raise DtypeError(f"take(): index must be an integer tensor (int64), got {index.dtype}")
+    if isinstance(index, Tensor) and index.dtype != np.int64:  # int32 too, as PyTorch
+        raise DtypeError(f"take(): index must be a long (int64) tensor, got {index.dtype}")
     idx = _index_arg(index, "take")
     n = x.size
     flat = reshape(x, -1)

@@ -202,14 +202,16 @@ def set_flush_denormal(mode: bool) -> bool:
 
 
 def set_default_tensor_type(t) -> None:
-    """The deprecated way to set the default dtype: `rg.DoubleTensor`, `rg.FloatTensor`
-    or their names ("torch.DoubleTensor"). Prefer `set_default_dtype`."""
+    """The deprecated way to set the default dtype: `rg.DoubleTensor`, `rg.FloatTensor`,
+    `rg.HalfTensor` (LLaMA 2's example scripts) or their names ("torch.DoubleTensor").
+    Prefer `set_default_dtype`."""
     name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
     name = name.rsplit(".", 1)[-1]
-    table = {"FloatTensor": np.float32, "DoubleTensor": np.float64}
+    table = {"FloatTensor": np.float32, "DoubleTensor": np.float64, "HalfTensor": np.float16}
     if name not in table:
         raise TypeError(f"set_default_tensor_type(): only floating-point types are supported "
-                        f"as the default type (FloatTensor, DoubleTensor), got {t!r}")
+                        f"as the default type (FloatTensor, DoubleTensor, HalfTensor), got "
+                        f"{t!r}")
     warnings.warn("set_default_tensor_type() is deprecated; use set_default_dtype()",
                   UserWarning, stacklevel=2)
     dtypes.set_default_dtype(table[name])

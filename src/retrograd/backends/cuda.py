@@ -1,7 +1,11 @@
-"""`rg.backends.cuda`: CUDA's matmul precision switches, kept as settings scripts may set."""
+"""`rg.backends.cuda`: CUDA's matmul precision switches and attention backend flags, kept
+as settings scripts may set."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 from .. import cuda as _cuda
@@ -13,3 +17,74 @@ matmul = SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reductio
 def is_built() -> bool:
     """Whether a CUDA backend is present (CuPy importable and a GPU found)."""
     return _cuda.is_available()
+
+
+# ---------------------------------------------------------------- attention backend flags
+
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+"""Which scaled_dot_product_attention backends are enabled, as torch's global flags:
+retrograd has one implementation, which computes what each would, so they only record
+what a script set (and what `rg.nn.attention.sdpa_kernel` sets inside its block)."""
+
+
+def flash_sdp_enabled() -> bool:
+    """Whether the flash attention backend is enabled (recorded only)."""
+    return _SDP["flash"]
+
+
+def mem_efficient_sdp_enabled() -> bool:
+    """Whether the memory-efficient attention backend is enabled (recorded only)."""
+    return _SDP["mem_efficient"]
+
+
+def math_sdp_enabled() -> bool:
+    """Whether the math attention backend is enabled (recorded only)."""
+    return _SDP["math"]
+
+
+def cudnn_sdp_enabled() -> bool:
+    """Whether the cuDNN attention backend is enabled (recorded only)."""
+    return _SDP["cudnn"]
+
+
+def enable_flash_sdp(enabled: bool) -> None:
+    """Enable or disable the flash attention backend (recorded only)."""
+    _SDP["flash"] = bool(enabled)
+
+
+def enable_mem_efficient_sdp(enabled: bool) -> None:
+    """Enable or disable the memory-efficient attention backend (recorded only)."""
+    _SDP["mem_efficient"] = bool(enabled)
+
+
+def enable_math_sdp(enabled: bool) -> None:
+    """Enable or disable the math attention backend (recorded only)."""
+    _SDP["math"] = bool(enabled)
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    """Enable or disable the cuDNN attention backend (recorded only)."""
+    _SDP["cudnn"] = bool(enabled)
+
+
+def is_flash_attention_available() -> bool:
+    """Whether a flash attention kernel is built in: no (one NumPy implementation)."""
+    return False
+
+
+@contextmanager
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
+               enable_mem_efficient: bool = True, enable_cudnn: bool = True) -> Iterator[dict]:
+    """PyTorch's deprecated context manager (2023-era LLM code still calls it): sets the
+    backend flags for the block and restores them after, with torch's FutureWarning."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this "
+                  "context manager will be removed. Please see "
+                  "`torch.nn.attention.sdpa_kernel()` for the new context manager, with "
+                  "updated signature.", FutureWarning, stacklevel=3)
+    saved = dict(_SDP)
+    _SDP.update(flash=bool(enable_flash), math=bool(enable_math),
+                mem_efficient=bool(enable_mem_efficient), cudnn=bool(enable_cudnn))
+    try:
+        yield {}
+    finally:
+        _SDP.update(saved)

@@ -619,6 +619,14 @@ class Module:
         or drop keys in `state_dict`."""
         return self._add_state_hook("_load_state_dict_pre_hooks", hook, hook)
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        """PyTorch's private form of the load pre-hook, which checkpoint converters use
+        (gpt-fast fuses `wq`/`wk`/`wv` into `wqkv` with it): called without the module,
+        `hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`, unless `with_module`."""
+        entry = hook if with_module else (lambda module, *args: hook(*args))
+        return self._add_state_hook("_load_state_dict_pre_hooks", entry, hook)
+
     def register_load_state_dict_post_hook(self, hook):
         """`hook(module, incompatible_keys)` after the keys are checked; it may remove
         entries from `incompatible_keys.missing_keys` / `.unexpected_keys` before the

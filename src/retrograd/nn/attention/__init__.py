@@ -25,9 +25,20 @@ class SDPBackend(enum.IntEnum):
 @contextmanager
 def sdpa_kernel(backends, set_priority: bool = False) -> Iterator[None]:
     """Run the block with `backends` (one `SDPBackend` or a list) allowed, as torch's
-    context manager; retrograd's one implementation computes what each would."""
+    context manager; retrograd's one implementation computes what each would, so only
+    `rg.backends.cuda`'s flags (`flash_sdp_enabled()`, ...) change inside the block."""
+    from ...backends import cuda as _backend  # (a settings module, imported on use)
+
     chosen = list(backends) if isinstance(backends, (list, tuple, set)) else [backends]
     for b in chosen:
         if not isinstance(b, SDPBackend):
             raise TypeError(f"sdpa_kernel: backends must be SDPBackend members, got {b!r}")
-    yield
+    saved = dict(_backend._SDP)
+    _backend._SDP.update(flash=SDPBackend.FLASH_ATTENTION in chosen,
+                         mem_efficient=SDPBackend.EFFICIENT_ATTENTION in chosen,
+                         math=SDPBackend.MATH in chosen,
+                         cudnn=SDPBackend.CUDNN_ATTENTION in chosen)
+    try:
+        yield
+    finally:
+        _backend._SDP.update(saved)
