@@ -24,6 +24,7 @@ from ._args import _dims, _t, dim_alias
 from ._errors import DtypeError, IndexDtypeError, IndexRangeError, ShapeError, scalar_as
 from ._fresh import fresh, row_major
 from .elementwise import where
+from .pieces import joined
 from .shape import cat, expand, permute, reshape
 
 # ----------------------------------------------------------------- argument checks
@@ -648,7 +649,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     size = -(-n // int(chunks)) if n else 0
     if size == 0:
         return tuple(x[(slice(None),) * d + (slice(0, 0),)] for _ in range(int(chunks)))
-    return tuple(x[(slice(None),) * d + (slice(i, i + size),)] for i in range(0, n, size))
+    return joined(x, [(slice(None),) * d + (slice(i, i + size),) for i in range(0, n, size)])
 
 
 def unbind(input, dim: int = 0, *, axis=None) -> tuple:
@@ -658,7 +659,7 @@ def unbind(input, dim: int = 0, *, axis=None) -> tuple:
     if x.ndim == 0:
         raise ShapeError("unbind(): input must have at least one dimension")
     d = _dim(dim, x.ndim, "unbind")
-    return tuple(x[(slice(None),) * d + (i,)] for i in range(x.shape[d]))
+    return joined(x, [(slice(None),) * d + (i,) for i in range(x.shape[d])])
 
 
 def meshgrid(*tensors, indexing: str = "ij") -> tuple:

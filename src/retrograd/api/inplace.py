@@ -30,6 +30,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor
 from ._errors import DtypeError, ShapeError
+from .pieces import refuse_piece_write
 
 INPLACE = tuple("""
     abs absolute acos acosh add addcdiv addcmul arccos arccosh arcsin arcsinh arctan arctan2
@@ -65,6 +66,7 @@ def view_rebase(self: Tensor, fn: str):
     the written values into its old value, and self a view of that). Refuses a view of a
     leaf that requires grad, and views it cannot rebase (a bitcast, device arrays, while
     rg.jit traces or forward-mode tangents are live)."""
+    refuse_piece_write(self, fn)
     v = getattr(self, "_view", None)
     if v is None:  # not made by a view op; refused where its node says it shares an input's
         node = self.grad_fn  # memory (a custom Function returning its input, as torch);

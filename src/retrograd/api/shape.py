@@ -13,6 +13,7 @@ from ..engine import apply
 from ..tensor import Tensor
 from ._args import _dims, _t, dim_alias, promote
 from ._errors import ShapeError
+from .pieces import joined
 
 
 def _by_keyword(fn: str, args: tuple, given, name: str) -> tuple:
@@ -182,11 +183,10 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
         if builtins.sum(sizes) != n:
             raise ShapeError(f"split(): sizes {sizes} do not add up to {n}, the length of "
                              f"dimension {d}")
-    out, start = [], 0
+    idxs, start = [], 0
     for s in sizes:
-        idx = (slice(None),) * d + (slice(start, start + s),)
-        out.append(x[idx])
+        idxs.append((slice(None),) * d + (slice(start, start + s),))
         start += s
-    return tuple(out)
+    return joined(x, idxs)
 
 
