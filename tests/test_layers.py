@@ -297,8 +297,10 @@ def test_multihead_attention_trains_like_torch(batch_first, tmp_path):
               average_attn_weights=False)
     out_t = ref(torch.tensor(q), torch.tensor(q), torch.tensor(q),
                 attn_mask=torch.tensor(float_mask), average_attn_weights=False)
-    for a, b in zip(out, out_t):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-9, atol=1e-10)
+    for a, b in zip(out, out_t):  # after 20 steps the values may be large (~1e7): the
+        scale = max(1.0, float(b.abs().max()))  # rounding is relative to the largest
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-9,
+                                   atol=1e-10 * scale)
     _roundtrip(mod, tmp_path)
 
 
