@@ -311,3 +311,53 @@ def test_crf_forward_algorithm_and_viterbi_match_torch():
             T.set_default_dtype(T.float32)
     for a, b in zip(*outs):
         close(a, b, "crf", 1e-10)
+
+
+@pytest.mark.parametrize("case", ["bias", "finite_kpm", "f32_kpm_f64_model", "all_masked",
+                                  "bool_and_float", "causal"])
+def test_encoder_layer_fast_path_reads_float_masks_as_bool(case):
+    """PyTorch's fused TransformerEncoderLayer (eval, no grad, batch_first) masks every
+    nonzero entry of a float src_mask / src_key_padding_mask (an additive bias is not
+    added; pytorch issue 147209); retrograd added it as on the general path, and raised
+    for a float32 padding mask with a float64 model, which PyTorch takes."""
+    rs = np.random.RandomState(3)
+    x = rs.randn(3, 5, 8)
+    kb = np.array([[False] * 5, [False] * 3 + [True] * 2, [False] + [True] * 4])
+    bias = rs.randn(5, 5) * 0.5
+    bias[:, 0] = 0
+
+    def masks(T):
+        k = T.tensor(kb)
+        return {"bias": (T.tensor(bias), None),
+                "finite_kpm": (None, k.double().masked_fill(k, -3.0)),
+                "f32_kpm_f64_model": (None, k.float().masked_fill(k, float("-inf"))),
+                "all_masked": (None, T.full((3, 5), -2.0, dtype=T.float64)),
+                "bool_and_float": (T.zeros(5, 5, dtype=T.bool), k.double().masked_fill(k, 4.0)),
+                "causal": (T.nn.Transformer.generate_square_subsequent_mask(5, dtype=T.float64),
+                           k)}[case]
+
+    tl = _torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
+                                           dtype=_torch.float64).eval()
+    rl = rg.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
+                                       dtype=rg.float64).eval()
+    rl.load_state_dict({k: rg.tensor(v.numpy()) for k, v in tl.state_dict().items()})
+    for grad in (False, True):  # the fused path, then the general one
+        outs = []
+        for T, layer in ((_torch, tl), (rg, rl)):
+            src_mask, kpm = masks(T)
+            with T.set_grad_enabled(grad):
+                xs = T.tensor(x).requires_grad_(grad)
+                outs.append(layer(xs, src_mask=src_mask, src_key_padding_mask=kpm).detach())
+        close(outs[1], outs[0], f"{case} grad={grad}", 1e-9)
+        if case == "all_masked" and not grad:
+            continue  # PyTorch's nested tensors refuse a batch with no unpadded position
+        tenc = _torch.nn.TransformerEncoder(tl, 2, enable_nested_tensor=True).eval()
+        renc = rg.nn.TransformerEncoder(rl, 2, enable_nested_tensor=True).eval()
+        renc.load_state_dict({k: rg.tensor(v.numpy()) for k, v in tenc.state_dict().items()})
+        outs = []
+        for T, enc in ((_torch, tenc), (rg, renc)):
+            src_mask, kpm = masks(T)
+            with T.set_grad_enabled(grad):
+                outs.append(enc(T.tensor(x).requires_grad_(grad), mask=src_mask,
+                                src_key_padding_mask=kpm).detach())
+        close(outs[1], outs[0], f"encoder {case} grad={grad}", 1e-9)
