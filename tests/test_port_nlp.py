@@ -361,3 +361,32 @@ def test_encoder_layer_fast_path_reads_float_masks_as_bool(case):
                 outs.append(enc(T.tensor(x).requires_grad_(grad), mask=src_mask,
                                 src_key_padding_mask=kpm).detach())
         close(outs[1], outs[0], f"encoder {case} grad={grad}", 1e-9)
+
+
+@pytest.mark.parametrize("act", ["gelu_tanh_module", "tanh_module", "silu_function"])
+def test_transformer_decoder_clones_of_a_module_activation_run_relu_as_torch(act):
+    """PyTorch's TransformerDecoderLayer.__setstate__ puts F.relu in place of an activation
+    Module on every copy, so nn.Transformer(activation=nn.GELU(...)) and
+    TransformerDecoder(layer, n) run ReLU in their decoder layers; retrograd ran the Module."""
+    def make(T):
+        a = {"gelu_tanh_module": lambda: T.nn.GELU(approximate="tanh"),
+             "tanh_module": T.nn.Tanh, "silu_function": lambda: T.nn.functional.silu}[act]()
+        m = T.nn.Transformer(8, 2, 1, 2, 16, dropout=0.0, activation=a, dtype=T.float64)
+        layer = T.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, activation=a,
+                                             dtype=T.float64)
+        return m, T.nn.TransformerDecoder(layer, 2)
+
+    (tm, td), (rm, rd) = make(_torch), make(rg)
+    for t, r in ((tm, rm), (td, rd)):
+        r.load_state_dict({k: rg.tensor(v.numpy()) for k, v in t.state_dict().items()})
+        assert str(r).count("activation") == str(t).count("activation")
+    rs = np.random.RandomState(4)
+    src, tgt = rs.randn(6, 2, 8) * 3, rs.randn(4, 2, 8) * 3
+    outs = []
+    for T, m, d in ((_torch, tm, td), (rg, rm, rd)):
+        s, t = T.tensor(src), T.tensor(tgt, requires_grad=True)
+        y = m(s, t) + d(t, s)
+        y.pow(2).sum().backward()
+        outs.append((y.detach(), t.grad))
+    close(outs[1][0], outs[0][0], "output", 1e-9)
+    close(outs[1][1], outs[0][1], "grad", 1e-9)

@@ -420,6 +420,15 @@ class TransformerDecoderLayer(Module):
         self.dropout3 = Dropout(dropout)
         self.activation = _activation(activation)
 
+    def __setstate__(self, state: dict) -> None:
+        """As PyTorch's: a copy (`copy.deepcopy`, as `TransformerDecoder` and `Transformer`
+        clone their layers, or pickling) of a layer whose activation is a Module runs
+        `F.relu` (PyTorch keeps such a submodule out of the state it checks for
+        "activation"); the Module stays registered, so it still prints."""
+        if isinstance(state.get("activation"), Module):
+            state = {**state, "activation": F.relu}
+        self.__dict__.update(state)
+
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            is_causal=is_causal, need_weights=False)[0]
