@@ -390,3 +390,35 @@ def test_transformer_decoder_clones_of_a_module_activation_run_relu_as_torch(act
         outs.append((y.detach(), t.grad))
     close(outs[1][0], outs[0][0], "output", 1e-9)
     close(outs[1][1], outs[0][1], "grad", 1e-9)
+
+
+_BAD_INPUTS = {
+    "nll_loss_long_input": lambda T: T.nn.functional.nll_loss(
+        T.zeros(3, 4, dtype=T.long), T.zeros(3, dtype=T.long)),
+    "nll_loss_bool_unbatched": lambda T: T.nn.functional.nll_loss(
+        T.zeros(4, dtype=T.bool), T.tensor(1)),
+    "cross_entropy_long_input": lambda T: T.nn.functional.cross_entropy(
+        T.zeros(3, 4, dtype=T.long), T.zeros(3, dtype=T.long)),
+    "cross_entropy_int_input_prob_target": lambda T: T.nn.functional.cross_entropy(
+        T.zeros(3, 4, dtype=T.int32), T.zeros(3, 4)),
+    "lstm_long_input": lambda T: T.nn.LSTM(3, 4)(T.zeros(5, 2, 3, dtype=T.long)),
+    "gru_bool_unbatched_input": lambda T: T.nn.GRU(3, 4)(T.zeros(5, 3, dtype=T.bool)),
+    "lstm_packed_long_input": lambda T: T.nn.LSTM(3, 4)(
+        T.nn.utils.rnn.pack_sequence([T.zeros(2, 3, dtype=T.long)])),
+    "lstm_hx_one_tensor": lambda T: T.nn.LSTM(3, 4)(T.zeros(5, 2, 3), T.zeros(1, 2, 4)),
+    "lstm_hx_two_layer_tensor": lambda T: T.nn.LSTM(3, 4, 2)(T.zeros(5, 2, 3),
+                                                             T.zeros(2, 2, 4)),
+    "lstm_hx_one_tuple": lambda T: T.nn.LSTM(3, 4)(T.zeros(5, 2, 3), (T.zeros(1, 2, 4),)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_INPUTS))
+def test_bad_inputs_raise_torchs_exception_type(case):
+    """nll_loss of an integer input returned a number (PyTorch: NotImplementedError);
+    cross_entropy's integer input, an RNN's integer input and an LSTM state that is not an
+    (h, c) pair raised exceptions of another type than PyTorch's."""
+    f = _BAD_INPUTS[case]
+    with pytest.raises(Exception) as torch_err:
+        f(_torch)
+    with pytest.raises(torch_err.type):
+        f(rg)
