@@ -409,14 +409,24 @@ _BAD_INPUTS = {
     "lstm_hx_two_layer_tensor": lambda T: T.nn.LSTM(3, 4, 2)(T.zeros(5, 2, 3),
                                                              T.zeros(2, 2, 4)),
     "lstm_hx_one_tuple": lambda T: T.nn.LSTM(3, 4)(T.zeros(5, 2, 3), (T.zeros(1, 2, 4),)),
+    "sdpa_mixed_dtypes": lambda T: T.nn.functional.scaled_dot_product_attention(
+        T.zeros(2, 3, 4), T.zeros(2, 3, 4, dtype=T.float64), T.zeros(2, 3, 4)),
+    "sdpa_long_inputs": lambda T: T.nn.functional.scaled_dot_product_attention(
+        *[T.zeros(2, 3, 4, dtype=T.long)] * 3),
+    "mha_key_of_another_size": lambda T: T.nn.MultiheadAttention(4, 2)(
+        T.zeros(3, 2, 4), T.zeros(3, 2, 5), T.zeros(3, 2, 5)),
+    "decoder_memory_of_another_size": lambda T: T.nn.TransformerDecoderLayer(4, 2, 8)(
+        T.zeros(3, 2, 4), T.zeros(3, 2, 5)),
 }
 
 
 @pytest.mark.parametrize("case", sorted(_BAD_INPUTS))
 def test_bad_inputs_raise_torchs_exception_type(case):
     """nll_loss of an integer input returned a number (PyTorch: NotImplementedError);
-    cross_entropy's integer input, an RNN's integer input and an LSTM state that is not an
-    (h, c) pair raised exceptions of another type than PyTorch's."""
+    cross_entropy's integer input, an RNN's integer input, an LSTM state that is not an
+    (h, c) pair and scaled_dot_product_attention's mixed dtypes raised exceptions of
+    another type than PyTorch's; a key/memory of another size than the attention's
+    embedding leaked NumPy's matmul ValueError."""
     f = _BAD_INPUTS[case]
     with pytest.raises(Exception) as torch_err:
         f(_torch)
