@@ -349,8 +349,12 @@ def test_encoder_layer_fast_path_reads_float_masks_as_bool(case):
                 xs = T.tensor(x).requires_grad_(grad)
                 outs.append(layer(xs, src_mask=src_mask, src_key_padding_mask=kpm).detach())
         close(outs[1], outs[0], f"{case} grad={grad}", 1e-9)
-        if case == "all_masked" and not grad:
-            continue  # PyTorch's nested tensors refuse a batch with no unpadded position
+        if case == "all_masked" and not grad:  # nested tensors refuse a batch of padding only
+            for T, layer in ((_torch, tl), (rg, rl)):
+                with T.no_grad(), pytest.raises(RuntimeError, match="non-zero numel"):
+                    T.nn.TransformerEncoder(layer, 2).eval()(T.tensor(x),
+                                                             src_key_padding_mask=masks(T)[1])
+            continue
         tenc = _torch.nn.TransformerEncoder(tl, 2, enable_nested_tensor=True).eval()
         renc = rg.nn.TransformerEncoder(rl, 2, enable_nested_tensor=True).eval()
         renc.load_state_dict({k: rg.tensor(v.numpy()) for k, v in tenc.state_dict().items()})

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import api as _f
 from .. import creation
+from .._values import every_value
 from ..api.attention import AttentionShapeError, canonical_mask, mha_forward
 from ..grad_mode import state
 from ..primitive import ArgumentError
@@ -351,6 +352,10 @@ class TransformerEncoder(Module):
         if self._nested(x, mask, src_key_padding_mask):
             kpm = src_key_padding_mask
             valid = kpm == 0  # PyTorch's logical_not of the additive mask
+            if state.tracer is None and valid.size and not every_value(valid).any():
+                raise ArgumentError("to_padded_tensor: at least one constituent tensor should "
+                                    "have non-zero numel (PyTorch's nested tensors: every "
+                                    "sequence of the batch is all padding)")
             if self.mask_check:  # packed only when every row's padding is at its end
                 rises = valid[:, 1:].to(np.int32) > valid[:, :-1].to(np.int32)
                 ordered = _f.sum(rises.to(np.int32)) == 0
