@@ -16,10 +16,10 @@ import numpy as np
 from .. import creation, ops
 from ..devices import namespace_of
 from ..engine import apply
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, ShapeError
 from ..tensor import Tensor
 from ._args import _t, broadcasts_into
-from ._errors import MixedDtypeError
+from ._errors import ArgumentTypeError, MixedDtypeError
 from .elementwise import where
 from .linalg import matmul
 from .reductions import mean, softmax
@@ -82,8 +82,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         raise ArgumentError(f"{fn}: query, key and value need at least 2 dimensions (..., L, E); "
                             f"got shapes {q.shape}, {k.shape}, {v.shape}")
     if q.dtype.kind != "f" or k.dtype != q.dtype or v.dtype != q.dtype:
-        raise TypeError(f"{fn}: query, key and value must share one floating dtype; got "
-                        f"{q.dtype}, {k.dtype}, {v.dtype}")
+        raise ArgumentTypeError(f"{fn}: query, key and value must share one floating dtype; "
+                                f"got {q.dtype}, {k.dtype}, {v.dtype}")
     if q.shape[-1] != k.shape[-1]:
         raise ArgumentError(f"{fn}: query of shape {q.shape} and key of shape {k.shape} must have "
                             f"the same embedding size (last dimension)")
@@ -208,6 +208,10 @@ def _linear(x, w, b=None) -> Tensor:
         raise MixedDtypeError(f"multi_head_attention_forward: expected the inputs and the "
                               f"projection weights to share one dtype, got input {x.dtype}, "
                               f"weight {w.dtype}" + ("" if b is None else f", bias {b.dtype}"))
+    if x.shape[-1] != w.shape[-1]:  # PyTorch: "mat1 and mat2 shapes cannot be multiplied"
+        raise ShapeError(f"multi_head_attention_forward: an input of shape {x.shape} does not "
+                         f"fit its projection weight of shape {w.shape} (expected last "
+                         f"dimension {w.shape[-1]})")
     return apply(ops.linear, x, w, b)
 
 

@@ -66,7 +66,7 @@ from ..api.windows import (
 )
 from ..engine import apply
 from ..grad_mode import state
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor, as_tensor
 
 __all__ = [
@@ -280,6 +280,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     x, target = _t(input), _t(target)
+    if x.dtype.kind not in "fc":  # PyTorch: NotImplementedError ("not implemented for 'Long'")
+        raise DtypeError(f"nll_loss: input must hold floating log-probabilities, got {x.dtype}")
     if x.ndim == 1:  # unbatched (C,) with a 0-d target
         out = nll_loss(*_unbatched(x, target), weight, ignore_index=ignore_index,
                        reduction=reduction)
@@ -366,7 +368,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
                              f"{label_smoothing}")
     x, target = _t(input), _t(target)
     if x.dtype.kind not in "fc":
-        raise TypeError(f"cross_entropy: input must hold floating scores, got {x.dtype}")
+        raise DtypeError(f"cross_entropy: input must hold floating scores, got {x.dtype}")
     if x.ndim == 1:  # unbatched
         out = cross_entropy(*_unbatched(x, target), weight, ignore_index=ignore_index,
                             reduction=reduction, label_smoothing=label_smoothing)

@@ -124,8 +124,14 @@ class _ShapeError(ValueError, RuntimeError):
     RuntimeError; a ValueError too)."""
 
 
-class _HxError(TypeError, RuntimeError):
-    """An LSTM state that is not an (h, c) pair (RuntimeError in PyTorch; a TypeError too)."""
+class _HxError(TypeError, IndexError, RuntimeError):
+    """An LSTM state that is not an (h, c) pair (RuntimeError in PyTorch, or IndexError for a
+    1-tuple or a tensor of one layer, which it indexes; a TypeError too)."""
+
+
+class _RnnInputDtypeError(TypeError, ValueError, RuntimeError):
+    """An RNN's input that is not floating: PyTorch's ValueError (its dtype is not the
+    weights'), or RuntimeError for packed data; a TypeError too."""
 
 
 class _DtypeError(TypeError, RuntimeError):
@@ -302,7 +308,7 @@ class RNNBase(Module):
             raise _ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
                               f"{self.input_size}, got {x.shape[-1]} (input shape {x.shape})")
         if x.dtype.kind != "f":
-            raise TypeError(f"{name}: expected a floating input, got {x.dtype}")
+            raise _RnnInputDtypeError(f"{name}: expected a floating input, got {x.dtype}")
         _same_dtype(name, x, _stored(self, "weight_ih_l0"))
         return x, x.ndim == 2
 
@@ -317,7 +323,7 @@ class RNNBase(Module):
                               f"{self.input_size}, got {x.shape[-1]} (packed data shape "
                               f"{x.shape})")
         if x.dtype.kind != "f":
-            raise TypeError(f"{name}: expected a floating input, got {x.dtype}")
+            raise _RnnInputDtypeError(f"{name}: expected a floating input, got {x.dtype}")
         sizes = batch_sizes_of(packed)
         if sizes.ndim != 1 or not sizes.size or np.any(sizes <= 0) \
                 or np.any(np.diff(sizes) > 0) or int(sizes.sum()) != x.shape[0]:

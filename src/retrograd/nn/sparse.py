@@ -20,6 +20,11 @@ class _PaddingIdxError(ArgumentError, AssertionError):
     RuntimeError of a bad argument."""
 
 
+class _PretrainedShapeError(ArgumentError, AssertionError):
+    """from_pretrained given a table that is not 2-D: PyTorch's AssertionError, and the
+    ValueError / RuntimeError of a bad argument."""
+
+
 class Embedding(Module):
     """A table of `num_embeddings` vectors of size `embedding_dim`, looked up by index.
 
@@ -69,8 +74,8 @@ class Embedding(Module):
         """An Embedding holding a copy of the 2-D `embeddings`; frozen (no grad) by default."""
         shape = tuple(getattr(embeddings, "shape", np.shape(embeddings)))
         if len(shape) != 2:
-            raise ArgumentError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
-                                f"{shape}")
+            raise _PretrainedShapeError(f"Embedding.from_pretrained: embeddings must be 2-D, "
+                                        f"got shape {shape}")
         return cls(shape[0], shape[1], padding_idx, max_norm, norm_type, scale_grad_by_freq,
                    sparse, _weight=embeddings, _freeze=freeze)
 
@@ -144,8 +149,8 @@ class EmbeddingBag(Module):
         default."""
         shape = tuple(getattr(embeddings, "shape", np.shape(embeddings)))
         if len(shape) != 2:
-            raise ArgumentError(f"EmbeddingBag.from_pretrained: embeddings must be 2-D, got "
-                                f"shape {shape}")
+            raise _PretrainedShapeError(f"EmbeddingBag.from_pretrained: embeddings must be "
+                                        f"2-D, got shape {shape}")
         bag = cls(shape[0], shape[1], max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                   embeddings, include_last_offset, padding_idx)
         bag.weight.requires_grad_(not freeze)

@@ -9,10 +9,12 @@ to the scores) and layouts ((L, N, E), (N, L, E) with `batch_first`, or unbatche
 (L, E)). `MultiheadAttention` runs `F.multi_head_attention_forward`, as PyTorch's does.
 
 PyTorch's inference fast paths (eval mode, no gradient wanted, batch_first, ...) give
-the same numbers as its general path except in two places, which are followed here:
-a query row that may see no key gives NaN there (zeros on the general path), and
+the same numbers as its general path except in three places, which are followed here:
+a query row that may see no key gives NaN there (zeros on the general path),
 `TransformerEncoder` with a `src_key_padding_mask` (nested tensors) gives zeros at the
-padded positions (before its final norm). Deliberately not followed: on those fast
+padded positions (before its final norm), and `TransformerEncoderLayer` reads a float
+`src_mask` / `src_key_padding_mask` as a bool one (every nonzero entry masks; pytorch
+issue 147209, "expected behavior"). Deliberately not followed: on those fast
 paths PyTorch ignores an `is_causal=True` given without a mask (attending everywhere);
 here that call raises, as on PyTorch's general path.
 """
@@ -27,6 +29,7 @@ import numpy as np
 
 from .. import api as _f
 from .. import creation
+from .._values import every_value
 from ..api.attention import AttentionShapeError, canonical_mask, mha_forward
 from ..grad_mode import state
 from ..primitive import ArgumentError
@@ -269,6 +272,9 @@ class TransformerEncoderLayer(Module):
                                               _dtype_of(src_mask), "src_mask", x.dtype)
         src_mask = canonical_mask(src_mask, "src_mask", None, "", x.dtype, False)
         fast = self._fast_path(x)
+        if fast:  # PyTorch's fused layer reads a float mask as a bool one: nonzero = masked
+            src_mask = _nonzero_masks(src_mask, x.dtype)
+            src_key_padding_mask = _nonzero_masks(src_key_padding_mask, x.dtype)
         if fast and is_causal and src_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
                                "the Transformer module method `generate_square_subsequent_mask` "
@@ -279,6 +285,14 @@ class TransformerEncoderLayer(Module):
             return x + self._ff_block(self.norm2(x))
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, fast))
         return self.norm2(x + self._ff_block(x))
+
+
+def _nonzero_masks(mask, dtype):
+    """A float mask as PyTorch's fused encoder layer applies it (any nonzero entry, not only
+    -inf, masks that position out: an additive bias is not added there), in `dtype`."""
+    if mask is None or _t(mask).dtype.kind != "f":
+        return mask
+    return canonical_mask(_t(mask) != 0, "mask", None, "", dtype)
 
 
 def _get_clones(module: Module, n: int) -> ModuleList:
@@ -338,6 +352,10 @@ class TransformerEncoder(Module):
         if self._nested(x, mask, src_key_padding_mask):
             kpm = src_key_padding_mask
             valid = kpm == 0  # PyTorch's logical_not of the additive mask
+            if state.tracer is None and valid.size and not every_value(valid).any():
+                raise ArgumentError("to_padded_tensor: at least one constituent tensor should "
+                                    "have non-zero numel (PyTorch's nested tensors: every "
+                                    "sequence of the batch is all padding)")
             if self.mask_check:  # packed only when every row's padding is at its end
                 rises = valid[:, 1:].to(np.int32) > valid[:, :-1].to(np.int32)
                 ordered = _f.sum(rises.to(np.int32)) == 0
@@ -406,6 +424,15 @@ class TransformerDecoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
         self.activation = _activation(activation)
+
+    def __setstate__(self, state: dict) -> None:
+        """As PyTorch's: a copy (`copy.deepcopy`, as `TransformerDecoder` and `Transformer`
+        clone their layers, or pickling) of a layer whose activation is a Module runs
+        `F.relu` (PyTorch keeps such a submodule out of the state it checks for
+        "activation"); the Module stays registered, so it still prints."""
+        if isinstance(state.get("activation"), Module):
+            state = {**state, "activation": F.relu}
+        self.__dict__.update(state)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
