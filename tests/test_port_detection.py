@@ -1,0 +1,68 @@
+"""Object detection and dense prediction written in plain PyTorch (box utilities, NMS,
+anchors, box coding, focal loss, CenterNet/YOLO decoding, DETR matching, segmentation
+losses), run on torch and on retrograd from the same inputs and compared in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from port_compare import close
+
+import retrograd as rg
+
+
+# --------------------------------------------------------------- max/min with out=
+
+def _draw_gaussian(T, heatmap, center, radius):
+    """CenterNet/mmdet's gen_gaussian_target: the peak written into a heatmap slice with
+    torch.max(..., out=slice)."""
+    d = 2 * radius + 1
+    sigma = d / 6
+    r = T.arange(-radius, radius + 1, dtype=heatmap.dtype)
+    y, x = T.meshgrid(r, r, indexing="ij")
+    g = T.exp(-(x * x + y * y) / (2 * sigma * sigma))
+    cx, cy = center
+    h, w = heatmap.shape
+    left, right = min(cx, radius), min(w - cx, radius + 1)
+    top, bottom = min(cy, radius), min(h - cy, radius + 1)
+    masked = heatmap[cy - top:cy + bottom, cx - left:cx + right]
+    mg = g[radius - top:radius + bottom, radius - left:radius + right]
+    T.max(masked, mg, out=heatmap[cy - top:cy + bottom, cx - left:cx + right])
+    return heatmap
+
+
+def test_max_min_out_draw_gaussian():
+    res = {}
+    for T in (torch, rg):
+        hm = T.zeros(12, 15, dtype=T.float64)
+        for c, r in (((3, 4), 2), ((5, 5), 3), ((14, 0), 2)):
+            _draw_gaussian(T, hm, c, r)
+        res[T] = hm
+    close(res[rg], res[torch])
+
+
+@pytest.mark.parametrize("fn", ["max", "min"])
+def test_max_min_out_forms(fn):
+    a = np.random.default_rng(0).normal(size=(3, 4))
+    b = np.random.default_rng(1).normal(size=(3, 4))
+    got = {}
+    for T in (torch, rg):
+        f = getattr(T, fn)
+        o = T.empty(3, 4, dtype=T.float64)
+        r = f(T.tensor(a), T.tensor(b), out=o)
+        assert r is o
+        v, i = T.empty(0, dtype=T.float64), T.empty(0, dtype=T.int64)
+        pair = f(T.tensor(a), 1, True, out=(v, i))
+        assert pair[0] is v and pair[1] is i and pair.values is v
+        s = T.empty((), dtype=T.float64)
+        f(T.tensor(a), out=s)
+        got[T] = (o, v, i, s)
+    for x, y in zip(got[rg], got[torch]):
+        close(x, y)
+    for T in (torch, rg):  # a dim reduction wants a pair; a grad-requiring input refuses
+        with pytest.raises(TypeError):
+            getattr(T, fn)(T.tensor(a), 1, out=T.empty(3, dtype=T.float64))
+        with pytest.raises(RuntimeError):
+            getattr(T, fn)(T.tensor(a, requires_grad=True), T.tensor(b),
+                           out=T.empty(3, 4, dtype=T.float64))
