@@ -11,7 +11,6 @@ from port_compare import close
 
 import retrograd as rg
 
-
 # --------------------------------------------------------------- max/min with out=
 
 def _draw_gaussian(T, heatmap, center, radius):
