@@ -65,3 +65,35 @@ def test_max_min_out_forms(fn):
         with pytest.raises(RuntimeError):
             getattr(T, fn)(T.tensor(a, requires_grad=True), T.tensor(b),
                            out=T.empty(3, 4, dtype=T.float64))
+
+
+# --------------------------------------------------------------- tensor() of tensors
+
+@pytest.mark.parametrize("make", [
+    lambda T, s: [s[0], s[1]],                                   # float64 0-d tensors
+    lambda T, s: [s[0], 2.0],                                    # with a Python float
+    lambda T, s: [[s[0], 1.0], [2.0, s[2]]],                     # nested
+    lambda T, s: [T.tensor(1, dtype=T.int32), T.tensor(2, dtype=T.int32)],
+    lambda T, s: [T.tensor(1, dtype=T.int32), 2],                # int64 wins
+    lambda T, s: [T.tensor(1.0, dtype=T.float16)],
+    lambda T, s: [T.tensor(3), 2.5],                             # the default float
+    lambda T, s: [s[:1], s[1:2]],                                # one-element 1-d: scalars
+    lambda T, s: [s[0], 1j],
+])
+def test_tensor_of_tensors_keeps_their_dtype(make):
+    s = np.array([0.25, 0.5, 0.75])
+    got = {T: T.tensor(make(T, T.tensor(s))) for T in (torch, rg)}
+    close(got[rg], got[torch])
+    try:
+        want = torch.tensor(make(torch, torch.tensor(s)), dtype=torch.float64)
+    except TypeError:  # a complex value to a real dtype
+        with pytest.raises(TypeError):
+            rg.tensor(make(rg, rg.tensor(s)), dtype=rg.float64)
+    else:
+        close(rg.tensor(make(rg, rg.tensor(s)), dtype=rg.float64), want)
+
+
+def test_tensor_of_multi_element_tensors_raises():
+    for T in (torch, rg):
+        with pytest.raises(ValueError, match="one element tensors"):
+            T.tensor([T.ones(2), T.ones(2)])
