@@ -97,3 +97,40 @@ def test_tensor_of_multi_element_tensors_raises():
     for T in (torch, rg):
         with pytest.raises(ValueError, match="one element tensors"):
             T.tensor([T.ones(2), T.ones(2)])
+
+
+# --------------------------------------------------------------- cat onto torch.zeros(0)
+
+def test_cat_skips_legacy_empty_1d():
+    """YOLO-style collection: `out = torch.zeros(0)` (or `torch.Tensor()`), then boxes of
+    shape (n, 6) catted onto it in a loop."""
+    rng = np.random.default_rng(0)
+    dets = [rng.normal(size=(n, 6)) for n in (3, 0, 2)]
+    res = {}
+    for T in (torch, rg):
+        out = T.zeros(0, dtype=T.float64)
+        for d in dets:
+            out = T.cat((out, T.tensor(d)), 0) if len(d) else out
+        x = T.tensor(dets[0], requires_grad=True)
+        e = T.zeros(0, requires_grad=True)
+        y = T.cat([e, x, e], dim=1)
+        (y * y).sum().backward()
+        res[T] = (out, y, x.grad, e.grad, T.cat([T.ones(2, 3), T.zeros(0, dtype=T.float64)]),
+                  T.cat([T.zeros(0), T.zeros(0, 3)]), T.cat([T.zeros(0), T.zeros(0)]))
+    for a, b in zip(res[rg], res[torch]):
+        close(a, b)
+    for T in (torch, rg):  # only 1-d empties are skipped; dim is checked against the others
+        with pytest.raises(RuntimeError):
+            T.cat([T.zeros(0, 1), T.ones(2, 3)])
+        with pytest.raises(IndexError):
+            T.cat([T.zeros(0), T.ones(2, 3)], dim=2)
+
+
+@pytest.mark.parametrize("call", ["topk(1)", "kthvalue(1)", "median()", "median(0)",
+                                  "nanmedian()", "nanmedian(0)"])
+def test_order_statistics_refuse_bool(call):
+    for T in (torch, rg):
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            eval(f"x.{call}", {"x": T.tensor([True, False, True])})
+    for T in (torch, rg):  # sort and argsort take bools
+        T.tensor([True, False]).sort()
