@@ -4,6 +4,8 @@ losses), run on torch and on retrograd from the same inputs and compared in floa
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import torch
@@ -134,3 +136,50 @@ def test_order_statistics_refuse_bool(call):
             eval(f"x.{call}", {"x": T.tensor([True, False, True])})
     for T in (torch, rg):  # sort and argsort take bools
         T.tensor([True, False]).sort()
+
+
+# --------------------------------------------------------------- torchvision's helper names
+
+def test_assert_and_script_if_tracing():
+    """torchvision's box ops, copied into a repo: `torch._assert` checks and the
+    `@torch.jit._script_if_tracing` batched NMS."""
+    def batched_nms_vanilla(T, boxes, scores, idxs, thr):
+        T._assert(boxes.dim() == 2 and boxes.shape[-1] == 4, "boxes must be (N, 4)")
+        keep_mask = T.zeros_like(scores, dtype=T.bool)
+        for class_id in T.unique(idxs):
+            curr = T.where(idxs == class_id)[0]
+            b, s = boxes[curr], scores[curr]
+            order = s.argsort(descending=True)
+            lt = T.max(b[:, None, :2], b[:, :2])
+            rb = T.min(b[:, None, 2:], b[:, 2:])
+            wh = (rb - lt).clamp(min=0)
+            inter = wh[..., 0] * wh[..., 1]
+            area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+            iou = inter / (area[:, None] + area - inter)
+            sup = T.zeros(len(b), dtype=T.bool)
+            kept = []
+            for i in order.tolist():
+                if not sup[i]:
+                    kept.append(i)
+                    sup |= iou[i] > thr
+            keep_mask[curr[kept]] = True
+        keep_indices = T.where(keep_mask)[0]
+        return keep_indices[scores[keep_indices].sort(descending=True)[1]]
+
+    rng = np.random.default_rng(3)
+    c, wh = rng.uniform(5, 20, (25, 2)), rng.uniform(2, 9, (25, 2))
+    boxes, scores = np.concatenate([c - wh / 2, c + wh / 2], 1), rng.random(25)
+    idxs = rng.integers(0, 3, 25)
+    res = {}
+    for T in (torch, rg):
+        fn = T.jit._script_if_tracing(partial(batched_nms_vanilla, T))
+        res[T] = fn(T.tensor(boxes), T.tensor(scores), T.tensor(idxs), 0.4)
+        T._assert(T.tensor(True), "holds")
+        for bad in (False, T.tensor(False)):
+            with pytest.raises(AssertionError, match="must be"):
+                T._assert(bad, "boxes must be (N, 4)")
+        with pytest.raises(RuntimeError):
+            T._assert(T.tensor([True, True]), "ambiguous")
+        with pytest.raises(AssertionError, match=r"\(N, 4\)"):
+            fn(T.zeros(3, 5, dtype=T.float64), T.zeros(3, dtype=T.float64), T.zeros(3), 0.5)
+    close(res[rg], res[torch])
