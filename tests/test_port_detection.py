@@ -183,3 +183,26 @@ def test_assert_and_script_if_tracing():
         with pytest.raises(AssertionError, match=r"\(N, 4\)"):
             fn(T.zeros(3, 5, dtype=T.float64), T.zeros(3, dtype=T.float64), T.zeros(3), 0.5)
     close(res[rg], res[torch])
+
+
+# --------------------------------------------------------------- integer tensors as sizes
+
+def test_integer_tensor_sizes():
+    """`num_pos = mask.sum()` used as a size: torch.zeros(num_pos), new_zeros, repeat."""
+    mask = np.array([True, False, True, True])
+    res = {}
+    for T in (torch, rg):
+        m = T.tensor(mask)
+        n = m.sum()
+        x = T.arange(3.0, dtype=T.float64)
+        res[T] = (T.zeros(n), T.ones(2, n, dtype=T.float64), T.full((n,), 7),
+                  T.empty(T.tensor([2]), n).shape, T.randn(n).shape, T.zeros(size=(n,)),
+                  x.new_zeros(n), x.new_full((n, 1), 2.0), x.new_ones(T.tensor(2, dtype=T.int32)),
+                  x.repeat(n), T.randint(5, (n,)).shape)
+        with pytest.raises(TypeError):  # a float tensor is no size
+            T.zeros(T.tensor(3.0))
+    for a, b in zip(res[rg], res[torch]):
+        if isinstance(b, tuple):
+            assert tuple(a) == tuple(b)
+        else:
+            close(a, b)

@@ -121,9 +121,18 @@ class ShapeTypeError(TypeError, ValueError):
     """A size that is not an int (PyTorch: TypeError; a ValueError here before)."""
 
 
+def _index_size(s):
+    """An integer tensor of one element as the int it holds (PyTorch takes one as a size:
+    `torch.zeros(mask.sum())`); anything else as it is."""
+    if isinstance(s, Tensor) and s.dtype.kind in "iu" and s.data.size == 1:
+        return int(s.item())
+    return s
+
+
 def _shape(shape) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    shape = tuple(_index_size(s) for s in shape)
     for s in shape:
         if not isinstance(s, (int, np.integer)):
             raise ShapeTypeError(f"shape must be a tuple of ints, got {shape}")
