@@ -4,6 +4,7 @@ losses), run on torch and on retrograd from the same inputs and compared in floa
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -206,3 +207,218 @@ def test_integer_tensor_sizes():
             assert tuple(a) == tuple(b)
         else:
             close(a, b)
+
+
+# --------------------------------------------------------------- whole programs
+
+def _box_ops(T):
+    """DETR's / torchvision's box utilities and a greedy NMS, written against T."""
+    def cxcywh_to_xyxy(x):
+        x_c, y_c, w, h = x.unbind(-1)
+        return T.stack([x_c - 0.5 * w, y_c - 0.5 * h, x_c + 0.5 * w, y_c + 0.5 * h], dim=-1)
+
+    def box_iou(b1, b2):
+        a1 = (b1[:, 2] - b1[:, 0]) * (b1[:, 3] - b1[:, 1])
+        a2 = (b2[:, 2] - b2[:, 0]) * (b2[:, 3] - b2[:, 1])
+        lt = T.max(b1[:, None, :2], b2[:, :2])
+        rb = T.min(b1[:, None, 2:], b2[:, 2:])
+        wh = (rb - lt).clamp(min=0)
+        inter = wh[:, :, 0] * wh[:, :, 1]
+        union = a1[:, None] + a2 - inter
+        return inter / union, union
+
+    def giou(b1, b2):
+        iou, union = box_iou(b1, b2)
+        lt = T.min(b1[:, None, :2], b2[:, :2])
+        rb = T.max(b1[:, None, 2:], b2[:, 2:])
+        wh = (rb - lt).clamp(min=0)
+        area = wh[:, :, 0] * wh[:, :, 1]
+        return iou - (area - union) / area
+
+    def ciou(b1, b2, eps=1e-7):
+        x1, y1, x2, y2 = b1.unbind(-1)
+        x1g, y1g, x2g, y2g = b2.unbind(-1)
+        inter = (T.min(x2, x2g) - T.max(x1, x1g)).clamp(min=0) * \
+            (T.min(y2, y2g) - T.max(y1, y1g)).clamp(min=0)
+        union = (x2 - x1) * (y2 - y1) + (x2g - x1g) * (y2g - y1g) - inter
+        iou = inter / (union + eps)
+        diag = (T.max(x2, x2g) - T.min(x1, x1g)) ** 2 + (T.max(y2, y2g) - T.min(y1, y1g)) ** 2
+        dist = ((x1 + x2 - x1g - x2g) / 2) ** 2 + ((y1 + y2 - y1g - y2g) / 2) ** 2
+        v = (4 / math.pi ** 2) * T.pow(T.atan((x2g - x1g) / (y2g - y1g))
+                                       - T.atan((x2 - x1) / (y2 - y1)), 2)
+        with T.no_grad():
+            alpha = v / (1 - iou + v + eps)
+        return iou - dist / (diag + eps) - alpha * v
+
+    def nms(boxes, scores, thr):
+        x1, y1, x2, y2 = boxes.unbind(1)
+        areas = (x2 - x1) * (y2 - y1)
+        _, order = scores.sort(0, descending=True)
+        keep = []
+        while order.numel() > 0:
+            if order.numel() == 1:
+                keep.append(order.item())
+                break
+            i = order[0].item()
+            keep.append(i)
+            xx1 = x1[order[1:]].clamp(min=x1[i].item())
+            yy1 = y1[order[1:]].clamp(min=y1[i])
+            xx2 = x2[order[1:]].clamp(max=x2[i])
+            yy2 = y2[order[1:]].clamp(max=y2[i])
+            inter = (xx2 - xx1).clamp(min=0) * (yy2 - yy1).clamp(min=0)
+            iou = inter / (areas[i] + areas[order[1:]] - inter)
+            idx = (iou <= thr).nonzero().squeeze()
+            if idx.numel() == 0:
+                break
+            order = order[idx + 1]
+        return T.LongTensor(keep)
+
+    def batched_nms(boxes, scores, idxs, thr):
+        offsets = idxs.to(boxes) * (boxes.max() + T.tensor(1).to(boxes))
+        return nms(boxes + offsets[:, None], scores, thr)
+
+    return cxcywh_to_xyxy, box_iou, giou, ciou, nms, batched_nms
+
+
+def test_program_box_losses_and_nms():
+    rng = np.random.default_rng(0)
+    pred = np.concatenate([rng.uniform(5, 20, (8, 2)), rng.uniform(2, 10, (8, 2))], 1)
+    c, wh = rng.uniform(5, 20, (8, 2)), rng.uniform(2, 10, (8, 2))
+    gt = np.concatenate([c - wh / 2, c + wh / 2], 1)
+    c, wh = rng.uniform(5, 20, (40, 2)), rng.uniform(1, 10, (40, 2))
+    boxes, scores = np.concatenate([c - wh / 2, c + wh / 2], 1), rng.random(40)
+    idxs = rng.integers(0, 3, 40)
+    res = {}
+    for T in (torch, rg):
+        to_xyxy, box_iou, giou, ciou, nms, batched_nms = _box_ops(T)
+        p = T.tensor(pred, requires_grad=True)
+        b = to_xyxy(p)
+        g = giou(b, T.tensor(gt))
+        loss = (1 - T.diag(g)).mean() + (1 - ciou(b, T.tensor(gt))).sum() + box_iou(
+            b, T.tensor(gt))[0].pow(2).sum()
+        loss.backward()
+        res[T] = (g, loss, p.grad, nms(T.tensor(boxes), T.tensor(scores), 0.5),
+                  batched_nms(T.tensor(boxes), T.tensor(scores), T.tensor(idxs), 0.3))
+    for a, b in zip(res[rg], res[torch]):
+        close(a, b)
+
+
+def _retina_targets(T, anchors_cell, iou, gts, codes, logits, targets):
+    """Anchors on a grid, Matcher-style label assignment, box encoding and decoding with
+    clamped dw/dh, sigmoid focal loss and smooth L1 (torchvision's RetinaNet pieces)."""
+    F = T.nn.functional
+    sx = T.arange(0, 5, dtype=T.int32) * 8
+    sy = T.arange(0, 4, dtype=T.int32) * 8
+    yy, xx = T.meshgrid(sy, sx, indexing="ij")
+    xx, yy = xx.reshape(-1), yy.reshape(-1)
+    shifts = T.stack((xx, yy, xx, yy), dim=1)
+    anchors = (shifts.view(-1, 1, 4) + anchors_cell.view(1, -1, 4)).reshape(-1, 4)
+    vals, matches = iou.max(dim=0)
+    all_matches = matches.clone()
+    matches[vals < 0.4] = -1
+    matches[(vals >= 0.4) & (vals < 0.5)] = -2
+    best, _ = iou.max(dim=1)
+    upd = T.where(iou == best[:, None])[1]
+    matches[upd] = all_matches[upd]
+    tgt = gts[matches.clamp(min=0)]
+    a = anchors[: len(tgt)].to(tgt.dtype)
+    aw, ah = a[:, 2] - a[:, 0], a[:, 3] - a[:, 1]
+    ax, ay = a[:, 0] + 0.5 * aw, a[:, 1] + 0.5 * ah
+    gw, gh = tgt[:, 2] - tgt[:, 0], tgt[:, 3] - tgt[:, 1]
+    enc = T.stack([10 * (tgt[:, 0] + 0.5 * gw - ax) / aw, 10 * (tgt[:, 1] + 0.5 * gh - ay) / ah,
+                   5 * T.log(gw / aw), 5 * T.log(gh / ah)], dim=1)
+    dw = T.clamp(codes[:, 2::4] / 5, max=math.log(1000.0 / 16))
+    dh = T.clamp(codes[:, 3::4] / 5, max=math.log(1000.0 / 16))
+    cx = codes[:, 0::4] / 10 * aw[:, None] + ax[:, None]
+    cy = codes[:, 1::4] / 10 * ah[:, None] + ay[:, None]
+    pw, ph = T.exp(dw) * aw[:, None], T.exp(dh) * ah[:, None]
+    dec = T.stack((cx - 0.5 * pw, cy - 0.5 * ph, cx + 0.5 * pw, cy + 0.5 * ph), dim=2).flatten(1)
+    p = T.sigmoid(logits)
+    ce = F.binary_cross_entropy_with_logits(logits, targets, reduction="none")
+    p_t = p * targets + (1 - p) * (1 - targets)
+    focal = (0.25 * targets + 0.75 * (1 - targets)) * ce * (1 - p_t) ** 2
+    fl = focal.sum() / max(1, int((targets > 0).sum()))
+    pos = matches >= 0
+    sl = F.smooth_l1_loss(dec[pos, :4], tgt[pos], beta=1 / 9, reduction="sum")
+    return anchors, matches, enc, dec, fl + sl / max(1, int(pos.sum()))
+
+
+def test_program_retinanet_targets_and_losses():
+    rng = np.random.default_rng(1)
+    n = 12
+    c, wh = rng.uniform(10, 30, (n, 2)), rng.uniform(4, 20, (n, 2))
+    gts = np.concatenate([c - wh / 2, c + wh / 2], 1)
+    iou = rng.random((n, 20)) * 0.8
+    codes = rng.normal(0, 1, (20, 8)) * np.array([1, 1, 30, 30, 1, 1, 1, 1])
+    logits = rng.normal(0, 2, (20, 5))
+    targets = (rng.random((20, 5)) > 0.8).astype(np.float64)
+    res = {}
+    for T in (torch, rg):
+        scales, ratios = T.as_tensor((32, 64), dtype=T.float64), T.as_tensor((0.5, 1.0, 2.0),
+                                                                             dtype=T.float64)
+        hr = T.sqrt(ratios)
+        ws, hs = ((1 / hr)[:, None] * scales[None]).view(-1), (hr[:, None] * scales[None]).view(-1)
+        cell = (T.stack([-ws, -hs, ws, hs], dim=1) / 2).round()
+        cd, lg = T.tensor(codes, requires_grad=True), T.tensor(logits, requires_grad=True)
+        out = _retina_targets(T, cell, T.tensor(iou), T.tensor(gts), cd, lg, T.tensor(targets))
+        out[-1].backward()
+        res[T] = (*out, cd.grad, lg.grad)
+    for a, b in zip(res[rg], res[torch]):
+        close(a, b)
+
+
+def _centernet_and_seg(T, heat, wh, reg, logits, labels, weights, K=8):
+    """CenterNet decoding (max-pool peaks, top-k over H*W, integer coordinates, gathered
+    regressions) and a segmentation loss (weighted CE with ignore_index, Dice, Lovasz)."""
+    F = T.nn.functional
+    heat = heat.sigmoid()
+    hmax = F.max_pool2d(heat, 3, stride=1, padding=1)
+    heat = heat * (hmax == heat).float().to(heat.dtype)
+    b, c, h, w = heat.shape
+    scores, inds = T.topk(heat.view(b, -1), K)
+    clses = T.div(inds, h * w, rounding_mode="floor")
+    inds = inds % (h * w)
+    ys, xs = (inds // w).float(), (inds % w).float()
+    feat = reg.permute(0, 2, 3, 1).reshape(b, -1, 2)
+    r = feat.gather(1, inds.unsqueeze(2).expand(b, K, 2))
+    s = wh.permute(0, 2, 3, 1).reshape(b, -1, 2).gather(1, inds.unsqueeze(2).expand(b, K, 2))
+    xs, ys = xs.to(r.dtype) + r[..., 0], ys.to(r.dtype) + r[..., 1]
+    dets = T.stack([xs - s[..., 0] / 2, ys - s[..., 1] / 2, xs + s[..., 0] / 2,
+                    ys + s[..., 1] / 2, scores, clses.to(r.dtype)], dim=2)
+    ce = F.cross_entropy(logits, labels, weight=weights, ignore_index=255)
+    valid = labels != 255
+    lab = labels.clone()
+    lab[~valid] = 0
+    onehot = F.one_hot(lab, logits.shape[1]).permute(0, 3, 1, 2).to(logits.dtype)
+    onehot = onehot * valid.unsqueeze(1)
+    prob = F.softmax(logits, dim=1) * valid.unsqueeze(1)
+    inter, card = (prob * onehot).sum((0, 2, 3)), (prob + onehot).sum((0, 2, 3))
+    dice = 1 - (2 * inter / (card + 1e-7)).mean()
+    fg = (labels.view(-1) == 1)[valid.view(-1)].to(logits.dtype)
+    err = (fg - prob[:, 1].reshape(-1)[valid.view(-1)]).abs()
+    err_sorted, perm = T.sort(err, 0, descending=True)
+    fg_sorted = fg[perm]
+    gts = fg_sorted.sum()
+    jac = 1.0 - (gts - fg_sorted.cumsum(0)) / (gts + (1 - fg_sorted).cumsum(0))
+    jac[1:] = jac[1:] - jac[:-1].clone()
+    lovasz = T.dot(err_sorted, jac)
+    return dets, ce, dice, lovasz
+
+
+def test_program_centernet_decode_and_segmentation_losses():
+    rng = np.random.default_rng(2)
+    heat = rng.normal(-2, 1.5, (2, 3, 8, 10))
+    heat[0, 1, 4, 5] = heat[0, 1, 4, 6] = 5.0  # a tie in the max-pool window
+    labels = rng.integers(0, 4, (2, 6, 6))
+    labels[rng.random((2, 6, 6)) < 0.15] = 255
+    data = (heat, rng.uniform(1, 5, (2, 2, 8, 10)), rng.random((2, 2, 8, 10)),
+            rng.normal(size=(2, 4, 6, 6)), labels, np.array([0.5, 1.0, 2.0, 1.5]))
+    res = {}
+    for T in (torch, rg):
+        ts = [T.tensor(a) for a in data]
+        ts[3].requires_grad_(True)
+        dets, ce, dice, lov = _centernet_and_seg(T, *ts)
+        (ce + dice + lov).backward()
+        res[T] = (dets, ce, dice, lov, ts[3].grad)
+    for a, b in zip(res[rg], res[torch]):
+        close(a, b)
