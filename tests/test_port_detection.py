@@ -348,7 +348,7 @@ def test_program_retinanet_targets_and_losses():
     n = 12
     c, wh = rng.uniform(10, 30, (n, 2)), rng.uniform(4, 20, (n, 2))
     gts = np.concatenate([c - wh / 2, c + wh / 2], 1)
-    iou = rng.random((n, 20)) * 0.8
+    iou = rng.random((n, 20)) * rng.uniform(0.3, 0.9, 20)
     codes = rng.normal(0, 1, (20, 8)) * np.array([1, 1, 30, 30, 1, 1, 1, 1])
     logits = rng.normal(0, 2, (20, 5))
     targets = (rng.random((20, 5)) > 0.8).astype(np.float64)
