@@ -422,3 +422,24 @@ def test_program_centernet_decode_and_segmentation_losses():
         res[T] = (dets, ce, dice, lov, ts[3].grad)
     for a, b in zip(res[rg], res[torch]):
         close(a, b)
+
+
+# --------------------------------------------------------------- empty batches
+
+def test_group_norm_mask_head_on_no_proposals():
+    """A GN mask head run on zero RoIs (an image without proposals): empty outputs, and
+    the `loss = logits.sum() * 0` idiom gives every parameter a zero gradient."""
+    res = {}
+    for T in (torch, rg):
+        nn = T.nn
+        T.manual_seed(0)
+        head = nn.Sequential(nn.Conv2d(4, 8, 3, padding=1), nn.GroupNorm(2, 8), nn.ReLU(),
+                             nn.ConvTranspose2d(8, 8, 2, stride=2), nn.GroupNorm(4, 8),
+                             nn.Conv2d(8, 3, 1)).double()
+        x = T.zeros(0, 4, 7, 7, dtype=T.float64, requires_grad=True)
+        y = head(x)
+        (y.sum() * 0).backward()
+        res[T] = (y, x.grad, *[p.grad for p in head.parameters()],
+                  T.nn.functional.group_norm(T.zeros(0, 6, dtype=T.float64), 3))
+    for a, b in zip(res[rg], res[torch]):
+        close(a, b)
