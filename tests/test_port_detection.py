@@ -443,3 +443,52 @@ def test_group_norm_mask_head_on_no_proposals():
                   T.nn.functional.group_norm(T.zeros(0, 6, dtype=T.float64), 3))
     for a, b in zip(res[rg], res[torch]):
         close(a, b)
+
+
+# --------------------------------------------------------------- Deformable DETR
+
+def _deformable_pieces(T, value, loc, aw, valid_ratios):
+    """ms_deform_attn_core_pytorch and get_reference_points: the level shapes are a
+    tensor, so its rows' 0-d entries serve as split sizes, view sizes and linspace steps."""
+    F = T.nn.functional
+    shapes = T.as_tensor([(6, 8), (3, 4)], dtype=T.long)
+    start = T.cat((shapes.new_zeros((1,)), shapes.prod(1).cumsum(0)[:-1]))
+    n, _, m, d = value.shape
+    _, lq, _, nl, p, _ = loc.shape
+    values = value.split([h * w for h, w in shapes], dim=1)
+    grids = 2 * loc - 1
+    sampled = []
+    for lid, (h, w) in enumerate(shapes):
+        v = values[lid].flatten(2).transpose(1, 2).reshape(n * m, d, h, w)
+        g = grids[:, :, :, lid].transpose(1, 2).flatten(0, 1)
+        sampled.append(F.grid_sample(v, g, mode="bilinear", padding_mode="zeros",
+                                     align_corners=False))
+    aw = F.softmax(aw.flatten(-2), -1).view(aw.shape).transpose(1, 2).reshape(n * m, 1, lq,
+                                                                              nl * p)
+    out = (T.stack(sampled, dim=-2).flatten(-2) * aw).sum(-1).view(n, m * d, lq)
+    refs = []
+    for lvl, (h, w) in enumerate(shapes):
+        ry, rx = T.meshgrid(T.linspace(0.5, h - 0.5, h, dtype=T.float64),
+                            T.linspace(0.5, w - 0.5, w, dtype=T.float64), indexing="ij")
+        ry = ry.reshape(-1)[None] / (valid_ratios[:, None, lvl, 1] * h)
+        rx = rx.reshape(-1)[None] / (valid_ratios[:, None, lvl, 0] * w)
+        refs.append(T.stack((rx, ry), -1))
+    ref = T.cat(refs, 1)[:, :, None] * valid_ratios[:, None]
+    return start, out.transpose(1, 2).contiguous(), ref
+
+
+def test_program_deformable_attention_and_reference_points():
+    rng = np.random.default_rng(4)
+    n, m, d, lq, nl, p = 2, 2, 3, 5, 2, 3
+    data = (rng.normal(size=(n, 60, m, d)), rng.uniform(-0.1, 1.1, (n, lq, m, nl, p, 2)),
+            rng.normal(size=(n, lq, m, nl, p)), rng.uniform(0.5, 1, (n, nl, 2)))
+    res = {}
+    for T in (torch, rg):
+        ts = [T.tensor(a, requires_grad=i < 3) for i, a in enumerate(data)]
+        start, out, ref = _deformable_pieces(T, *ts)
+        out.pow(2).sum().backward()
+        res[T] = (start, out, ref, *[t.grad for t in ts[:3]],
+                  T.logspace(0, 2, T.tensor(3), dtype=T.float64),
+                  T.linspace(0, 1, T.tensor(4, dtype=T.int32), dtype=T.float64))
+    for a, b in zip(res[rg], res[torch]):
+        close(a, b)
