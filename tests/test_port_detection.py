@@ -492,3 +492,22 @@ def test_program_deformable_attention_and_reference_points():
                   T.linspace(0, 1, T.tensor(4, dtype=T.int32), dtype=T.float64))
     for a, b in zip(res[rg], res[torch]):
         close(a, b)
+
+
+# --------------------------------------------------------------- index dtypes
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "uint16", "uint32"])
+def test_narrow_integer_index_tensors_are_refused(dt):
+    """torch takes long, int, byte (as a mask) and bool index tensors; an int16 index
+    (a label map kept small) raises IndexError rather than indexing."""
+    for T in (torch, rg):
+        idx = T.tensor([1, 3], dtype=getattr(T, dt))
+        with pytest.raises(IndexError, match="long, int, byte or bool"):
+            T.arange(5.0)[idx]
+        x = T.zeros(5)
+        with pytest.raises(IndexError, match="long, int, byte or bool"):
+            x[idx] = 1.0
+        close(T.arange(5.0)[T.tensor(1, dtype=getattr(T, dt))],
+              torch.arange(5.0)[torch.tensor(1, dtype=getattr(torch, dt))])  # 0-d: an int
+    close(rg.arange(5.0)[rg.tensor([1, 3], dtype=rg.int32)],
+          torch.arange(5.0)[torch.tensor([1, 3], dtype=torch.int32)])
