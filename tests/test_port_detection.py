@@ -511,3 +511,10 @@ def test_narrow_integer_index_tensors_are_refused(dt):
               torch.arange(5.0)[torch.tensor(1, dtype=getattr(torch, dt))])  # 0-d: an int
     close(rg.arange(5.0)[rg.tensor([1, 3], dtype=rg.int32)],
           torch.arange(5.0)[torch.tensor([1, 3], dtype=torch.int32)])
+
+
+def test_tensor_of_foreign_tensors_unchanged():
+    """torch tensors in a list given to rg.tensor are read through NumPy, as before (only
+    retrograd's own tensors count by their dtype)."""
+    got = rg.tensor([torch.tensor(1.5, dtype=torch.float64), torch.tensor(2.0)])
+    assert got.dtype == rg.float32 and got.tolist() == [1.5, 2.0]

@@ -135,8 +135,12 @@ _SEQS = {list, tuple}
 
 
 def _is_tensor(e) -> bool:
-    """A retrograd Tensor (told by its attributes: this module is below tensor.py)."""
-    return hasattr(e, "grad_fn") and hasattr(e, "requires_grad") and hasattr(e, "data")
+    """A retrograd Tensor (told by its attributes, as this module is below tensor.py: its
+    `data` is an array, where a torch tensor's is a torch tensor)."""
+    if not hasattr(e, "grad_fn"):
+        return False
+    data = getattr(e, "data", None)
+    return isinstance(data, np.ndarray) or devices.is_device_array(data)
 
 
 def _tensor_items(data):
