@@ -518,3 +518,22 @@ def test_tensor_of_foreign_tensors_unchanged():
     retrograd's own tensors count by their dtype)."""
     got = rg.tensor([torch.tensor(1.5, dtype=torch.float64), torch.tensor(2.0)])
     assert got.dtype == rg.float32 and got.tolist() == [1.5, 2.0]
+
+
+def test_topk_kthvalue_take_integer_tensor_k():
+    """Hard-negative mining: `loss_neg.topk(num_pos * 3)` with `num_pos` a tensor."""
+    loss = np.random.default_rng(5).random(20)
+    labels = np.arange(20) % 5 == 0
+    res = {}
+    for T in (torch, rg):
+        lo, pos = T.tensor(loss), T.tensor(labels)
+        num_pos = pos.sum()
+        k = T.clamp(num_pos * 3, max=int((~pos).sum()))
+        neg = lo.masked_fill(pos, -1.0)
+        res[T] = (neg.topk(k), neg.topk(T.tensor([2])), lo.kthvalue(num_pos),
+                  lo.kthvalue(T.tensor([3])))
+        with pytest.raises(TypeError):
+            lo.topk(T.tensor(2.0))
+    for a, b in zip(res[rg], res[torch]):
+        close(a.values, b.values)
+        close(a.indices, b.indices)

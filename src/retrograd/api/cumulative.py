@@ -15,6 +15,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import ops
+from ..creation import _index_size
 from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
@@ -161,6 +162,7 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     x, ax, zero_d = _prepare(input, dim, "topk")
     _check_sortable(x, "topk", bools=False)
     n = x.shape[ax]
+    k = _index_size(k)  # topk(num_pos * 3): a one-element integer tensor is an int
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
     if not 0 <= k <= n:  # torch: RuntimeError "selected index k out of range"
@@ -192,6 +194,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, axis=None, 
     n = x.shape[ax]
     if n == 0:
         raise empty_dim("kthvalue", dim, _t(input).shape)
+    k = _index_size(k)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise ArgumentError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
                             f"dimension {dim} of shape {_t(input).shape}")
