@@ -286,7 +286,7 @@ from .api.modes import (
 )
 from .api.rng import bernoulli, get_rng_state, initial_seed, normal, poisson, seed, set_rng_state
 from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
-    are_deterministic_algorithms_enabled, bartlett_window, blackman_window, compile,
+    _assert, are_deterministic_algorithms_enabled, bartlett_window, blackman_window, compile,
     empty_permuted, empty_strided, fill, frombuffer, get_default_device, get_device,
     get_float32_matmul_precision, gradient, hamming_window, hann_window, is_anomaly_enabled,
     is_conj, is_deterministic_algorithms_warn_only_enabled, is_signed, is_storage,

@@ -21,8 +21,8 @@ from typing import Any
 
 __all__ = ["is_scripting", "is_tracing", "unused", "ignore", "export", "annotate",
            "_overload_method", "_overload", "script", "trace", "trace_module",
-           "script_if_tracing", "freeze", "optimize_for_inference", "interface", "fork", "wait",
-           "save", "load", "Final", "attach"]
+           "script_if_tracing", "_script_if_tracing", "freeze", "optimize_for_inference",
+           "interface", "fork", "wait", "save", "load", "Final", "attach"]
 
 Final = typing.Final
 """`torch.jit.Final[T]`, as class-attribute annotations use it: typing's Final."""
@@ -92,6 +92,10 @@ def trace_module(mod: Any, inputs=None, *args, **kwargs) -> Any:
 def script_if_tracing(fn: Callable) -> Callable:
     """`@torch.jit.script_if_tracing`: the function itself."""
     return fn
+
+
+_script_if_tracing = script_if_tracing
+"""The older private name, which torchvision's box ops (`_batched_nms_vanilla`) use."""
 
 
 def freeze(mod: Any, preserved_attrs=None, optimize_numerics: bool = True) -> Any:

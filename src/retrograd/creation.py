@@ -121,9 +121,20 @@ class ShapeTypeError(TypeError, ValueError):
     """A size that is not an int (PyTorch: TypeError; a ValueError here before)."""
 
 
+def _index_size(s, zero_d: bool = False):
+    """An integer tensor of one element as the int it holds (PyTorch takes one as a size:
+    `torch.zeros(mask.sum())`; a 0-d one alone with `zero_d`, for an int argument such as
+    linspace's `steps`); anything else as it is."""
+    if isinstance(s, Tensor) and s.dtype.kind in "iu" and s.data.size == 1 and (
+            s.ndim == 0 or not zero_d):
+        return int(s.item())
+    return s
+
+
 def _shape(shape) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    shape = tuple(_index_size(s) for s in shape)
     for s in shape:
         if not isinstance(s, (int, np.integer)):
             raise ShapeTypeError(f"shape must be a tuple of ints, got {shape}")
@@ -334,6 +345,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     second from `end`) and truncated toward zero. A bool dtype is refused.
     """
     dt = _dt(dtype)
+    steps = _index_size(steps, zero_d=True)  # linspace(0.5, H_ - 0.5, H_), H_ a 0-d tensor
     if not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ArgumentError(f"linspace(): steps must be a non-negative int, got {steps!r}")
     if dt == np.bool_:

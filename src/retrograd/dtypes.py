@@ -136,12 +136,38 @@ _PLAIN = {bool, int, float, complex}
 _SEQS = {list, tuple}
 
 
+def _is_tensor(e) -> bool:
+    """A retrograd Tensor (told by its attributes, as this module is below tensor.py: its
+    `data` is an array, where a torch tensor's is a torch tensor)."""
+    if not hasattr(e, "grad_fn"):
+        return False
+    data = getattr(e, "data", None)
+    return isinstance(data, np.ndarray) or devices.is_device_array(data)
+
+
+def _tensor_items(data):
+    """The nested list `data` with each tensor in it replaced by its one value (a 0-d
+    array of its dtype), as `torch.tensor([t0, t1])` takes one-element tensors as
+    scalars; a tensor of several elements raises PyTorch's ValueError."""
+    if isinstance(data, (list, tuple)):
+        return [_tensor_items(e) for e in data]
+    if _is_tensor(data):
+        arr = np.asarray(data.data)
+        if arr.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars "
+                             f"(a list element has shape {tuple(arr.shape)}); use rg.stack "
+                             "to join tensors")
+        return arr.reshape(())
+    return data
+
+
 def _typed_elements(data):
-    """PyTorch's dtype for a nested list holding NumPy scalars or arrays (each counts as its
-    dtype, a Python float as the default float dtype, an int as int64), promoted by
-    `promote_types`; None when the list holds Python numbers only (the usual rules).
-    The nesting is walked a level at a time with C-level loops (`map`, `chain`)."""
-    dtypes, kinds, stack = set(), set(), [data]
+    """PyTorch's dtype for a nested list holding NumPy scalars or arrays or tensors (each
+    counts as its dtype, a Python float as the default float dtype, an int as int64),
+    promoted by `promote_types`; None when the list holds Python numbers only (the usual
+    rules). The nesting is walked a level at a time with C-level loops (`map`, `chain`).
+    With it, whether the list holds tensors (see `_tensor_items`)."""
+    dtypes, kinds, stack, tensors = set(), set(), [data], False
     while stack:
         level = stack.pop()
         while True:
@@ -157,11 +183,14 @@ def _typed_elements(data):
                     stack.append(e)
                 elif isinstance(e, (np.generic, np.ndarray)):
                     dtypes.add(e.dtype)
+                elif _is_tensor(e):
+                    dtypes.add(np.dtype(e.dtype))
+                    tensors = True
                 else:
                     kinds.add(type(e))
             break
     if not dtypes:
-        return None
+        return None, tensors
     for k in kinds:
         if k in _PYTHON_KINDS:
             dtypes.add(_PYTHON_KINDS[k])
@@ -172,7 +201,7 @@ def _typed_elements(data):
     out = None
     for dt in dtypes:
         out = dt if out is None else promote_types(out, dt)
-    return out
+    return out, tensors
 
 
 def _check_int_range(data) -> None:
@@ -197,6 +226,11 @@ def as_array(data, dtype=None) -> np.ndarray:
     """
     if data.__class__ is not np.ndarray and devices.is_device_array(data):
         return data.astype(np.dtype(dtype)) if dtype is not None else data  # as CuPy holds it
+    typed = None
+    if data.__class__ is list or data.__class__ is tuple:
+        typed, tensors = _typed_elements(data)
+        if tensors:
+            data = _tensor_items(data)
     if dtype is not None:
         try:
             return np.array(data, dtype=np.dtype(dtype))
@@ -213,10 +247,9 @@ def as_array(data, dtype=None) -> np.ndarray:
         return np.asarray(data)
     arr = np.asarray(data)
     kind = arr.dtype.kind
-    if kind in "fiuc" and isinstance(data, (list, tuple)):
-        typed = _typed_elements(data)
-        if typed is not None:  # NumPy scalars in the list keep their dtypes, as in PyTorch
-            return arr.astype(typed, copy=False)
+    if kind in "fiuc" and typed is not None:
+        # NumPy scalars and tensors in the list keep their dtypes, as in PyTorch
+        return arr.astype(typed, copy=False)
     if kind == "f":
         if arr.size and isinstance(data, (list, tuple)) and not (abs(arr) < 2.0**63).all():
             _check_int_range(data)  # int64 and uint64 ints mixed: NumPy made floats

@@ -708,6 +708,10 @@ def _put_refuses(idx, value) -> bool:
     return bool(arrays) and value.data.ndim > 0
 
 
+_INDEX_INTS = (np.dtype(np.int64), np.dtype(np.int32))
+"""The integer dtypes PyTorch takes as index tensors (with uint8 masks, and bool)."""
+
+
 def _index(idx, shape, ref=None, write=False):
     """Turn tensors and lists inside an index into arrays (on `ref`'s device), and check
     bounds. A uint8 tensor is read as a mask, and refused in a write, as PyTorch does. A
@@ -739,6 +743,9 @@ def _index(idx, shape, ref=None, write=False):
                 i = i.astype(np.bool_)
             if i.ndim == 0 and i.dtype.kind in "iu":  # a 0-d integer tensor is an int
                 i = int(i)
+            elif i.dtype.kind in "iu" and i.dtype not in _INDEX_INTS:
+                raise IndexError(f"tensors used as indices must be long, int, byte or bool "
+                                 f"tensors, got {i.dtype} (convert with .long())")
         elif isinstance(i, list):
             i = np.asarray(i)
             if i.size == 0 and i.dtype.kind == "f":  # [] (NumPy: float64): no positions,

@@ -15,6 +15,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import ops
+from ..creation import _index_size
 from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
@@ -111,9 +112,14 @@ def cummin(input, dim: int | None = None, *, axis=None):
     return _cum_extreme(input, _required_dim(dim, axis, "cummin"), False, "cummin")
 
 
-def _check_sortable(x: Tensor, fn: str) -> None:
+def _check_sortable(x: Tensor, fn: str, bools: bool = True) -> None:
+    """Refuse complex tensors, and bool ones where PyTorch's kernel has no bool version
+    (`bools=False`: topk, kthvalue, median, nanmedian; sort and argsort take them)."""
     if x.dtype.kind == "c":  # PyTorch: RuntimeError or NotImplementedError (both, here)
         raise DtypeError(f"{fn}(): complex tensors have no order")
+    if not bools and x.dtype == np.bool_:
+        raise DtypeError(f"{fn}(): not implemented for bool tensors (as in PyTorch); convert "
+                         "with .int() or .float() first")
 
 
 def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = False,
@@ -154,8 +160,9 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     """The `k` largest (or smallest) entries along `dim` and their indices, in order."""
     dim = dim_alias(dim, axis, "topk", -1)
     x, ax, zero_d = _prepare(input, dim, "topk")
-    _check_sortable(x, "topk")
+    _check_sortable(x, "topk", bools=False)
     n = x.shape[ax]
+    k = _index_size(k)  # topk(num_pos * 3): a one-element integer tensor is an int
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
     if not 0 <= k <= n:  # torch: RuntimeError "selected index k out of range"
@@ -183,10 +190,11 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, axis=None, 
     dim = dim_alias(dim, axis, "kthvalue", -1)
     keepdim = keepdim_alias(keepdim, keepdims, "kthvalue")
     x, ax, zero_d = _prepare(input, dim, "kthvalue")
-    _check_sortable(x, "kthvalue")
+    _check_sortable(x, "kthvalue", bools=False)
     n = x.shape[ax]
     if n == 0:
         raise empty_dim("kthvalue", dim, _t(input).shape)
+    k = _index_size(k)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise ArgumentError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
                             f"dimension {dim} of shape {_t(input).shape}")
@@ -201,7 +209,7 @@ def median(input, dim: int | None = None, keepdim: bool = False, *, axis=None, k
     dim = dim_alias(dim, axis, "median")
     keepdim = keepdim_alias(keepdim, keepdims, "median")
     x = _t(input)
-    _check_sortable(x, "median")
+    _check_sortable(x, "median", bools=False)
     if dim is None:
         if keepdim:  # PyTorch's overload without dim takes no keepdim
             raise TypeError("median(): keepdim needs a dim (over all entries the result is a "

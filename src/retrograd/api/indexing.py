@@ -499,6 +499,8 @@ def _sizes(sizes, fn) -> tuple:
         sizes = tuple(sizes[0])
     out = []
     for s in sizes:
+        if isinstance(s, Tensor) and s.dtype.kind in "iu" and s.data.size == 1:
+            s = int(s.item())  # an integer tensor of one element is a size, as in PyTorch
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
             raise ShapeError(f"{fn}(): sizes must be non-negative ints, got {sizes}")
         out.append(int(s))

@@ -157,7 +157,8 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     w = _param(weight, (c,), "group_norm", "weight")
     b = _param(bias, (c,), "group_norm", "bias")
     mixed = _mixed("group_norm", x, weight=w, bias=b)
-    y = apply(ops.standardize, x.reshape(n, num_groups, -1), axes=(-1,), eps=float(eps))
+    per_group = (c // num_groups) * math.prod(x.shape[2:])  # not -1: an empty batch has none
+    y = apply(ops.standardize, x.reshape(n, num_groups, per_group), axes=(-1,), eps=float(eps))
     y = y.reshape(x.shape)
     if w is not None:
         y = y * _channel_view(w, x.ndim)

@@ -54,6 +54,12 @@ sinc spherical_bessel_j0 xlog1py xlogy zeta
 """.split()
 
 
+# Functions whose own `out` takes only None (NumPy passes `out=None` to the Tensor methods
+# they are bound as, and torch's methods take no out): at package level they take torch's
+# `out=` all the same (`torch.max(heat, g, out=heat[y0:y1, x0:x1])` in CenterNet's targets).
+OUT_METHODS = ("max", "min")
+
+
 def _takes_out(fn) -> bool:
     try:
         params = inspect.signature(fn, follow_wrapped=False).parameters
@@ -85,11 +91,12 @@ def bind(namespace: dict, *shared) -> None:
     the constants. A function that the modules in `shared` (rg.special) hold too is
     replaced there as well, so `rg.sinc is rg.special.sinc` stays true."""
     wrapped = {}
-    todo = [(namespace, name) for name in OUT_NAMES]
+    todo = [(namespace, name) for name in OUT_NAMES + list(OUT_METHODS)]
     todo += [(vars(m), name) for m in shared for name in SPECIAL_OUT_NAMES]
     for ns, name in todo:
         fn = ns.get(name)
-        if fn is not None and callable(fn) and id(fn) not in wrapped and not _takes_out(fn):
+        if fn is not None and callable(fn) and id(fn) not in wrapped and (
+                ns is namespace and name in OUT_METHODS or not _takes_out(fn)):
             wrapped[id(fn)] = with_out(fn, name)
     for ns in (namespace, *(vars(m) for m in shared)):  # aliases (concat, ...) stay aliases
         for name, fn in list(ns.items()):

@@ -86,6 +86,9 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False, *, axis=None
     x = _t(input)
     if x.dtype.kind == "c":
         raise DtypeError(f"nanmedian(): complex tensors have no order (got {x.dtype})")
+    if x.dtype == np.bool_:
+        raise DtypeError("nanmedian(): not implemented for bool tensors (as in PyTorch); "
+                         "convert with .int() or .float() first")
     if dim is None:
         if keepdim:
             raise TypeError("nanmedian(): keepdim needs a dim (over all entries the result is "

@@ -143,6 +143,7 @@ def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
     ts = [_t(t) for t in tensors]
     if not ts:
         raise ShapeError("cat() needs at least one tensor")
+    ts = _legacy_empty(ts, dim if axis is None else None, axis)
     d = _dims(dim if axis is None else None, axis, ts[0].ndim, "cat")
     for t in ts[1:]:
         if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape,
@@ -154,6 +155,20 @@ def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
 
 
 concatenate = cat
+
+
+def _legacy_empty(ts: list, dim, axis) -> list:
+    """PyTorch's cat skips 1-d empty tensors, whatever the others' shapes (detection code
+    starts a loop's collection at `torch.zeros(0)` or `torch.Tensor()` and cats boxes onto
+    it): each becomes an empty slice of the others' shape along `dim`, so its dtype still
+    takes part in promotion and its gradient (of 0 elements) still reaches it."""
+    legacy = [t.ndim == 1 and t.shape[0] == 0 for t in ts]
+    ref = next((t for t, e in zip(ts, legacy) if not e), None)
+    if ref is None or not builtins.any(legacy):
+        return ts
+    d = _dims(dim, axis, ref.ndim, "cat")
+    empty = ref.shape[:d] + (0,) + ref.shape[d + 1:]
+    return [reshape(t, empty) if e else t for t, e in zip(ts, legacy)]
 
 
 def stack(tensors: Sequence, dim=0, *, axis=None) -> Tensor:

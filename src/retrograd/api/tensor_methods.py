@@ -233,6 +233,7 @@ def reshape_as(self, other: Tensor) -> Tensor:
 def _size(fn: str, size: tuple) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    size = tuple(creation._index_size(s) for s in size)  # a one-element int tensor: an int
     for s in size:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"{fn}(): size must be ints or a tuple of ints, got {size!r}")

@@ -628,6 +628,13 @@ def typename(obj) -> str:
     return qual if module in ("", "builtins") else f"{module}.{qual}"
 
 
+def _assert(condition, message: str) -> None:
+    """`torch._assert(cond, msg)`: `assert cond, msg` as a function (torchvision's model
+    code calls it, as it stays in a traced graph); a tensor condition must hold one
+    element, as `bool(tensor)` asks."""
+    assert condition, message
+
+
 def is_storage(obj) -> bool:
     """Always False: retrograd has no storage objects. Like `torch.is_storage`."""
     return False
