@@ -129,6 +129,39 @@ class Optimizer:
         table[handle.id] = hook
         return handle
 
+    def _add_hook(self, table_name: str, hook: Callable, prepend: bool = False):
+        """Register `hook` in this optimizer's hook table `table_name` (first when
+        `prepend`); returns a handle whose `remove()` unregisters it."""
+        from ..utils.hooks import RemovableHandle
+
+        table = self.__dict__.setdefault(table_name, OrderedDict())
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer)` before `state_dict()` builds the dict."""
+        return self._add_hook("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer, state_dict)` after `state_dict()`; a dict it returns replaces
+        the result."""
+        return self._add_hook("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer, state_dict)` before `load_state_dict()` reads the dict (a
+        shallow copy of it); a dict it returns is loaded instead."""
+        return self._add_hook("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer)` after `load_state_dict()` has restored the state."""
+        return self._add_hook("_optimizer_load_state_dict_post_hooks", hook, prepend)
+
+    def _hooks(self, table_name: str) -> list:
+        return list(self.__dict__.get(table_name, {}).values())
+
     def __init__(self, params, defaults: dict) -> None:
         cls = type(self)
         if not getattr(cls.step, "_step_hooked", False):  # the concrete class's step, once
@@ -210,7 +243,18 @@ class Optimizer:
 
     def state_dict(self) -> dict:
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}: the
-        state's tensors themselves, as PyTorch's; the groups' settings copied."""
+        state's tensors themselves, as PyTorch's; the groups' settings copied. The state
+        dict hooks run around it."""
+        for hook in self._hooks("_optimizer_state_dict_pre_hooks"):
+            hook(self)
+        sd = self._plain_state_dict()
+        for hook in self._hooks("_optimizer_state_dict_post_hooks"):
+            res = hook(self, sd)
+            if res is not None:
+                sd = res
+        return sd
+
+    def _plain_state_dict(self) -> dict:
         index: dict[int, int] = {}
         groups = []
         for g in self.param_groups:
@@ -229,7 +273,19 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore hyper-parameters and state saved by `state_dict()` (checked before use)."""
+        """Restore hyper-parameters and state saved by `state_dict()` (checked before use),
+        with the load state dict hooks around it."""
+        if isinstance(state_dict, dict):
+            state_dict = state_dict.copy()  # as torch's: pre-hooks may edit it freely
+        for hook in self._hooks("_optimizer_load_state_dict_pre_hooks"):
+            res = hook(self, state_dict)
+            if res is not None:
+                state_dict = res
+        self._plain_load_state_dict(state_dict)
+        for hook in self._hooks("_optimizer_load_state_dict_post_hooks"):
+            hook(self)
+
+    def _plain_load_state_dict(self, state_dict: dict) -> None:
         try:
             saved_groups = state_dict["param_groups"]
             saved_state = state_dict["state"]
