@@ -103,3 +103,89 @@ def test_lbfgs_load_state_dict_runs_the_hooks():
     opt.register_load_state_dict_post_hook(lambda o: seen.append(type(o).__name__))
     opt.load_state_dict(opt.state_dict())
     assert seen == ["LBFGS"]
+
+
+def _sign_sgd_program(lib):
+    """A hand-written optimizer in the style of papers' repos: a `__setstate__` that
+    calls the base's, state created lazily, a scheduler on top, then a deep copy."""
+
+    class SignSGD(lib.optim.Optimizer):
+        def __init__(self, params, lr=1e-2, momentum=0.9):
+            super().__init__(params, dict(lr=lr, momentum=momentum))
+
+        def __setstate__(self, state):
+            super().__setstate__(state)
+            for group in self.param_groups:
+                group.setdefault("nesterov", False)
+
+        @lib.no_grad()
+        def step(self, closure=None):
+            loss = None
+            if closure is not None:
+                with lib.enable_grad():
+                    loss = closure()
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = 0
+                        state["buf"] = lib.zeros_like(p, memory_format=lib.preserve_format)
+                    state["step"] += 1
+                    state["buf"].mul_(group["momentum"]).add_(p.grad,
+                                                              alpha=1 - group["momentum"])
+                    p.add_(lib.sign(state["buf"]), alpha=-group["lr"])
+            return loss
+
+    m = _mlp(lib)
+    X, Y = _data()
+    x, y = lib.tensor(X), lib.tensor(Y)
+    opt = SignSGD(m.parameters(), lr=0.01)
+    opt.register_step_post_hook(lambda *a: None)
+    sched = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=12,
+                                              cycle_momentum=False)
+
+    def closure():
+        opt.zero_grad()
+        loss = lib.nn.functional.mse_loss(m(x), y)
+        loss.backward()
+        return loss
+
+    losses = []
+    for _ in range(12):
+        losses.append(opt.step(closure).item())
+        sched.step()
+    twin = copy.deepcopy(opt)
+    info = (twin.param_groups[0]["nesterov"], len(twin.state),
+            len(getattr(twin, "_optimizer_step_post_hooks", {})),
+            sorted(twin.defaults.items()))
+    return losses, info, [p.detach().numpy() for p in m.parameters()]
+
+
+def test_custom_optimizer_with_setstate_deepcopies_as_torch():
+    tl, tinfo, tp = _sign_sgd_program(torch)
+    rl, rinfo, rp = _sign_sgd_program(rg)
+    assert rinfo == tinfo
+    np.testing.assert_allclose(rl, tl, rtol=1e-12)
+    for a, b in zip(rp, tp):
+        close(a, b, tol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["RAdam", "NAdam", "Adadelta", "Adagrad", "Adamax", "ASGD",
+                                  "RMSprop"])
+def test_default_hyperparameters_have_torchs_types(name):
+    """A saved param group holds torch's defaults as torch's types (weight_decay 0, an int)."""
+    groups = []
+    for lib in (torch, rg):
+        p = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        g = getattr(lib.optim, name)([p]).state_dict()["param_groups"][0]
+        groups.append({k: (type(v).__name__, v) for k, v in g.items()})
+    assert groups[1] == groups[0]
+
+
+def test_rmsprop_takes_maximize_positionally():
+    for lib in (torch, rg):
+        p = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        opt = lib.optim.RMSprop([p], 0.01, 0.99, 1e-8, 0, 0, False, False, None, True)
+        assert opt.param_groups[0]["maximize"] is True

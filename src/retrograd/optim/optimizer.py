@@ -162,6 +162,16 @@ class Optimizer:
     def _hooks(self, table_name: str) -> list:
         return list(self.__dict__.get(table_name, {}).values())
 
+    def __getstate__(self) -> dict:
+        """What pickling or deep-copying keeps: everything but the hooks (as torch's)."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_optimizer_")}
+
+    def __setstate__(self, state: dict) -> None:
+        """Restore a pickled optimizer; subclasses call it via `super().__setstate__`
+        (e.g. to add a default for a newer hyper-parameter to old checkpoints)."""
+        self.__dict__.update(state)
+        self.defaults.setdefault("differentiable", False)
+
     def __init__(self, params, defaults: dict) -> None:
         cls = type(self)
         if not getattr(cls.step, "_step_hooked", False):  # the concrete class's step, once
