@@ -189,3 +189,27 @@ def test_rmsprop_takes_maximize_positionally():
         p = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
         opt = lib.optim.RMSprop([p], 0.01, 0.99, 1e-8, 0, 0, False, False, None, True)
         assert opt.param_groups[0]["maximize"] is True
+
+
+def _step_hook_order(lib):
+    import importlib
+
+    hooks = importlib.import_module(lib.__name__ + ".optim.optimizer")
+    m = _mlp(lib)
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    calls = []
+    handles = [hooks.register_optimizer_step_pre_hook(lambda o, a, k: calls.append("gpre")),
+               hooks.register_optimizer_step_post_hook(lambda o, a, k: calls.append("gpost"))]
+    opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+    try:
+        opt.step()
+    finally:
+        for h in handles:
+            h.remove()
+    return calls
+
+
+def test_step_hooks_run_in_torchs_order():
+    """Global pre-hooks, own pre-hooks, the step, own post-hooks, then global post-hooks."""
+    assert _step_hook_order(rg) == _step_hook_order(torch)

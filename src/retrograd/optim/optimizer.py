@@ -100,7 +100,8 @@ def _with_step_hooks(step: Callable) -> Callable:
                                        f"got {res!r}")
                 args, kwargs = res
         out = step(*args, **kwargs)
-        for hook in list(_global_step_post_hooks.values()) + list((post or {}).values()):
+        # as torch's: the optimizer's own post-hooks first, then the global ones
+        for hook in list((post or {}).values()) + list(_global_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out
     hooked._step_hooked = True
