@@ -213,3 +213,42 @@ def _step_hook_order(lib):
 def test_step_hooks_run_in_torchs_order():
     """Global pre-hooks, own pre-hooks, the step, own post-hooks, then global post-hooks."""
     assert _step_hook_order(rg) == _step_hook_order(torch)
+
+
+def _named_checkpoint(lib, tmp_path):
+    """Save a model and an optimizer built on `named_parameters()`, resume both with a
+    different lr, then continue training."""
+    m = _mlp(lib)
+    X, Y = _data()
+    x, y = lib.tensor(X), lib.tensor(Y)
+    opt = lib.optim.Adam(m.named_parameters(), lr=0.01, betas=(0.8, 0.9), amsgrad=True)
+    for _ in range(3):
+        opt.zero_grad()
+        lib.nn.functional.mse_loss(m(x), y).backward()
+        opt.step()
+    path = str(tmp_path / f"{lib.__name__}.ckpt")
+    lib.save({"model": m.state_dict(), "optim": opt.state_dict()}, path)
+    ck = lib.load(path, weights_only=True) if lib is torch else lib.load(path)
+    m2 = _mlp(lib, seed=5)
+    m2.load_state_dict(ck["model"])
+    opt2 = lib.optim.Adam(m2.named_parameters(), lr=0.5)
+    opt2.load_state_dict(ck["optim"])
+    group = {k: v for k, v in opt2.param_groups[0].items() if k != "params"}
+    opt2.param_groups[0]["lr"] = 0.02
+    losses = []
+    for _ in range(3):
+        opt2.zero_grad()
+        loss = lib.nn.functional.mse_loss(m2(x), y)
+        loss.backward()
+        opt2.step()
+        losses.append(loss.item())
+    return group, losses
+
+
+def test_named_parameter_checkpoint_resumes_as_torch(tmp_path):
+    tg, tl = _named_checkpoint(torch, tmp_path)
+    rgroup, rl = _named_checkpoint(rg, tmp_path)
+    assert rgroup == tg
+    assert type(rgroup["param_names"]) is type(tg["param_names"])
+    assert type(rgroup["betas"]) is type(tg["betas"])
+    np.testing.assert_allclose(rl, tl, rtol=1e-12)

@@ -326,7 +326,10 @@ class Optimizer:
         for mine, saved in zip(self.param_groups, saved_groups):
             for k, v in saved.items():
                 if k != "params":
-                    mine[k] = tuple(v) if isinstance(v, list) else v
+                    # a list where the group holds a tuple (betas from a JSON-like
+                    # checkpoint) becomes one; param_names stays the list it is
+                    mine[k] = tuple(v) if isinstance(v, list) and isinstance(mine.get(k), tuple) \
+                        else v
         self.state = defaultdict(dict, new_state)
 
     def _loaded_entry(self, k: str, v, p: Tensor, i: int):
