@@ -252,3 +252,185 @@ def test_named_parameter_checkpoint_resumes_as_torch(tmp_path):
     assert type(rgroup["param_names"]) is type(tg["param_names"])
     assert type(rgroup["betas"]) is type(tg["betas"])
     np.testing.assert_allclose(rl, tl, rtol=1e-12)
+
+
+# ---- whole programs, end to end ------------------------------------------------------
+
+
+def _synced(build):
+    tm, rm = build(torch), build(rg)
+    rm.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    return tm, rm
+
+
+def _pinn_net(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(2, 12), nn.Tanh(), nn.Linear(12, 12), nn.Tanh(),
+                         nn.Linear(12, 1)).double()
+
+
+def _burgers_program(lib, m):
+    """A Burgers PINN: u_t, u_x, u_xx by autograd.grad(create_graph=True), Adam then
+    LBFGS(strong_wolfe) with a closure."""
+    rs = np.random.RandomState(2)
+    xt = rs.rand(24, 2) * np.array([2.0, 1.0]) - np.array([1.0, 0.0])
+    x = lib.tensor(xt[:, :1], requires_grad=True)
+    t = lib.tensor(xt[:, 1:], requires_grad=True)
+    x0 = lib.tensor(np.linspace(-1, 1, 8)[:, None])
+    nu = 0.01 / np.pi
+
+    def loss_fn():
+        u = m(lib.cat([x, t], dim=1))
+        u_t = lib.autograd.grad(u, t, grad_outputs=lib.ones_like(u), create_graph=True)[0]
+        u_x = lib.autograd.grad(u, x, grad_outputs=lib.ones_like(u), create_graph=True)[0]
+        u_xx = lib.autograd.grad(u_x, x, grad_outputs=lib.ones_like(u_x), create_graph=True)[0]
+        f = u_t + u * u_x - nu * u_xx
+        u0 = m(lib.cat([x0, lib.zeros_like(x0)], dim=1))
+        return lib.mean(f ** 2) + lib.mean((u0 + lib.sin(np.pi * x0)) ** 2)
+
+    opt = lib.optim.Adam(m.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(10):
+        opt.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    lbfgs = lib.optim.LBFGS(m.parameters(), lr=1.0, max_iter=8, history_size=5,
+                            line_search_fn="strong_wolfe")
+
+    def closure():
+        lbfgs.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        return loss
+
+    losses.append(lbfgs.step(closure).item())
+    losses.append(lbfgs.step(closure).item())
+    return losses, [p.detach().numpy() for p in m.parameters()]
+
+
+def test_burgers_pinn_adam_then_lbfgs_matches_torch():
+    tm, rm = _synced(_pinn_net)
+    tl, tp = _burgers_program(torch, tm)
+    rl, rp = _burgers_program(rg, rm)
+    np.testing.assert_allclose(rl, tl, rtol=1e-8)
+    for a, b in zip(rp, tp):
+        close(a, b, tol=1e-7)
+
+
+def _deq_net(lib):
+    nn = lib.nn
+
+    class DEQ(nn.Module):
+        """Fixed point z = tanh(W z + U x) under no_grad; the implicit backward solves
+        g = J^T g + grad by a hook that calls autograd.grad with a vector."""
+
+        def __init__(self, d=5):
+            super().__init__()
+            self.f = nn.Linear(d, d, bias=False)
+            self.u = nn.Linear(d, d)
+
+        def cell(self, z, x):
+            return lib.tanh(0.3 * self.f(z) + self.u(x))
+
+        def forward(self, x):
+            with lib.no_grad():
+                z = lib.zeros_like(x)
+                for _ in range(100):
+                    z_new = self.cell(z, x)
+                    done = lib.norm(z_new - z) < 1e-12
+                    z = z_new
+                    if done:
+                        break
+            z = self.cell(z, x)
+            z0 = z.clone().detach().requires_grad_()
+            f0 = self.cell(z0, x)
+
+            def backward_hook(grad):
+                g = grad
+                for _ in range(100):
+                    g_new = lib.autograd.grad(f0, z0, g, retain_graph=True)[0] + grad
+                    done = lib.norm(g_new - g) < 1e-12
+                    g = g_new
+                    if done:
+                        break
+                return g
+
+            z.register_hook(backward_hook)
+            return z
+
+    return DEQ().double()
+
+
+def _deq_program(lib, m):
+    rs = np.random.RandomState(4)
+    x, y = lib.tensor(rs.randn(4, 5)), lib.tensor(rs.randn(4, 5))
+    opt = lib.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, nesterov=True)
+    losses, grads = [], []
+    for _ in range(4):
+        loss = ((m(x) - y) ** 2).sum()
+        opt.zero_grad()
+        loss.backward()
+        grads.append([p.grad.detach().numpy().copy() for p in m.parameters()])
+        opt.step()
+        losses.append(loss.item())
+    return losses, grads
+
+
+def test_deep_equilibrium_implicit_backward_matches_torch():
+    tm, rm = _synced(_deq_net)
+    tl, tg = _deq_program(torch, tm)
+    rl, rgr = _deq_program(rg, rm)
+    np.testing.assert_allclose(rl, tl, rtol=1e-10)
+    for a_step, b_step in zip(rgr, tg):
+        for a, b in zip(a_step, b_step):
+            close(a, b, tol=1e-9)
+
+
+_SWEEP = [("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=1e-3)),
+          ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+          ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.01, betas=(0.8, 0.9))),
+          ("AdamW", dict(lr=0.01, amsgrad=True, maximize=True, foreach=True)),
+          ("RAdam", dict(lr=0.01, decoupled_weight_decay=True, weight_decay=0.1)),
+          ("NAdam", dict(lr=0.01, momentum_decay=0.01, decoupled_weight_decay=True,
+                         weight_decay=0.1)),
+          ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+          ("Adagrad", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1)),
+          ("Adamax", dict(lr=0.01, weight_decay=0.1)),
+          ("ASGD", dict(lr=0.01, t0=5, lambd=1e-3, alpha=0.5, weight_decay=0.01)),
+          ("Rprop", dict(lr=0.01, etas=(0.3, 1.5), step_sizes=(1e-4, 1.0))),
+          ("RMSprop", dict(lr=0.01, centered=True, momentum=0.9, weight_decay=0.1))]
+
+
+def _sweep_program(lib, name, kw):
+    """Two parameter groups (the second with its own lr and weight decay), a StepLR, and
+    a hand change of every group's lr midway: 20 steps."""
+    m = _mlp(lib)
+    X, Y = _data()
+    x, y = lib.tensor(X), lib.tensor(Y)
+    opt = getattr(lib.optim, name)([{"params": m[0].parameters()},
+                                    {"params": m[2].parameters(), "lr": 0.02,
+                                     "weight_decay": 0.05}], **kw)
+    sched = lib.optim.lr_scheduler.StepLR(opt, 4, gamma=0.5)
+    losses = []
+    for i in range(20):
+        opt.zero_grad()
+        loss = lib.nn.functional.mse_loss(m(x), y)
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if i == 10:
+            for g in opt.param_groups:
+                g["lr"] *= 2
+    return losses, [p.detach().numpy() for p in m.parameters()]
+
+
+@pytest.mark.parametrize("name,kw", _SWEEP, ids=[f"{n}-{i}" for i, (n, _) in enumerate(_SWEEP)])
+def test_optimizer_sweep_with_groups_and_schedule_matches_torch(name, kw):
+    tl, tp = _sweep_program(torch, name, kw)
+    rl, rp = _sweep_program(rg, name, kw)
+    np.testing.assert_allclose(rl, tl, rtol=1e-10)
+    for a, b in zip(rp, tp):
+        close(a, b, tol=1e-9)
