@@ -434,3 +434,32 @@ def test_optimizer_sweep_with_groups_and_schedule_matches_torch(name, kw):
     np.testing.assert_allclose(rl, tl, rtol=1e-10)
     for a, b in zip(rp, tp):
         close(a, b, tol=1e-9)
+
+
+def _scheduler_warnings(lib, case):
+    import warnings
+
+    m = _mlp(lib)
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    if case == "plateau":
+        sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt)
+    else:
+        sched = lib.optim.lr_scheduler.StepLR(opt, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if case == "before":  # the classic mistake: the schedule's first value is skipped
+            sched.step()
+        elif case == "after":
+            opt.step()
+            sched.step()
+        elif case == "epoch":
+            opt.step()
+            sched.step(3)
+        else:
+            sched.step(1.0, epoch=2)
+    return sorted({(w.category.__name__, str(w.message)[:40]) for w in caught})
+
+
+@pytest.mark.parametrize("case", ["before", "after", "epoch", "plateau"])
+def test_scheduler_warnings_match_torch(case):
+    assert _scheduler_warnings(rg, case) == _scheduler_warnings(torch, case)

@@ -87,6 +87,7 @@ def _with_step_hooks(step: Callable) -> Callable:
     extra when there are none)."""
     @functools.wraps(step)
     def hooked(self, *args, **kwargs):
+        self.__dict__["_opt_called"] = True  # a scheduler stepped before this warns
         pre = self.__dict__.get("_optimizer_step_pre_hooks")
         post = self.__dict__.get("_optimizer_step_post_hooks")
         if not (pre or post or _global_step_pre_hooks or _global_step_post_hooks):
