@@ -463,3 +463,31 @@ def _scheduler_warnings(lib, case):
 @pytest.mark.parametrize("case", ["before", "after", "epoch", "plateau"])
 def test_scheduler_warnings_match_torch(case):
     assert _scheduler_warnings(rg, case) == _scheduler_warnings(torch, case)
+
+
+def _int_input_call(lib, name):
+    x = lib.ones(3, dtype=lib.int64)
+    F = lib.func
+    if name == "vjp":
+        return F.vjp(lambda v: v * 2, x)
+    if name == "jvp":
+        return F.jvp(lambda v: v * 2, (x,), (x,))
+    if name == "linearize":
+        return F.linearize(lambda v: v * 2, x)
+    if name == "functional.jacobian":
+        return lib.autograd.functional.jacobian(lambda v: v * 2, x)
+    if name in ("grad", "grad_and_value", "hessian"):
+        return getattr(F, name)(lambda v: (v * 2).sum())(x)
+    return getattr(F, name)(lambda v: v * 2)(x)
+
+
+@pytest.mark.parametrize("name", ["grad", "grad_and_value", "jacrev", "vjp", "jacfwd", "jvp",
+                                  "hessian", "linearize", "functional.jacobian"])
+def test_integer_inputs_to_transforms_raise_torchs_type(name):
+    """A Newton solver handed an integer start point fails as in torch: RuntimeError in
+    reverse mode, ValueError in forward mode (and TypeError, the contract, both ways)."""
+    with pytest.raises(Exception) as t_err:
+        _int_input_call(torch, name)
+    with pytest.raises(TypeError) as r_err:
+        _int_input_call(rg, name)
+    assert isinstance(r_err.value, type(t_err.value))
