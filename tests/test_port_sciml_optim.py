@@ -491,3 +491,30 @@ def test_integer_inputs_to_transforms_raise_torchs_type(name):
     with pytest.raises(TypeError) as r_err:
         _int_input_call(rg, name)
     assert isinstance(r_err.value, type(t_err.value))
+
+
+def _get_lr_outside_step(lib, name):
+    import warnings
+
+    L = lib.optim.lr_scheduler
+    m = _mlp(lib)
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    make = {"StepLR": lambda: L.StepLR(opt, 2), "OneCycleLR": lambda: L.OneCycleLR(opt, 1.0, 10),
+            "CosineAnnealingWarmRestarts": lambda: L.CosineAnnealingWarmRestarts(opt, 3)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sched = make[name]()
+        for _ in range(3):
+            opt.step()
+            sched.step()
+        inside = len(caught)
+        lr = sched.get_lr()  # logging code calling get_lr() instead of get_last_lr()
+    return inside, len(caught), lr
+
+
+@pytest.mark.parametrize("name", ["StepLR", "OneCycleLR", "CosineAnnealingWarmRestarts"])
+def test_get_lr_outside_step_warns_as_torch(name):
+    ti, tn, tlr = _get_lr_outside_step(torch, name)
+    ri, rn, rlr = _get_lr_outside_step(rg, name)
+    assert (ri, rn) == (ti, tn)
+    np.testing.assert_allclose(rlr, tlr, rtol=1e-12)

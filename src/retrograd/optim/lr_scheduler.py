@@ -34,6 +34,17 @@ EPOCH_DEPRECATION_WARNING = (
     "chainable form, where available.")
 
 
+def _warn_outside_step(get_lr: Callable) -> Callable:
+    def checked(self) -> list:
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+        return get_lr(self)
+
+    checked.__doc__, checked.__name__ = get_lr.__doc__, get_lr.__name__
+    return checked
+
+
 def _lrs(optimizer: Optimizer) -> list:
     return [group["lr"] for group in optimizer.param_groups]
 
@@ -42,6 +53,15 @@ class LRScheduler:
     """Base class: `step()` advances `last_epoch` and sets each group's lr to `get_lr()`."""
 
     _is_initial = False
+    _get_lr_called_within_step = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """retrograd's own schedulers warn as torch's when `get_lr()` is called outside
+        `step()` (its value there is not the current lr); users' subclasses do not."""
+        super().__init_subclass__(**kwargs)
+        get_lr = cls.__dict__.get("get_lr")
+        if get_lr is not None and cls.__module__.startswith("retrograd."):
+            cls.get_lr = _warn_outside_step(get_lr)
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
