@@ -518,3 +518,35 @@ def test_get_lr_outside_step_warns_as_torch(name):
     ri, rn, rlr = _get_lr_outside_step(rg, name)
     assert (ri, rn) == (ti, tn)
     np.testing.assert_allclose(rlr, tlr, rtol=1e-12)
+
+
+def _orthogonal_no_trivialization(lib, orthogonal_map, shape):
+    """An orthogonal layer (Cayley / matrix-exp map without the trivialization, as in
+    Lipschitz-constrained and Hamiltonian nets): registering it cannot invert the map, which
+    torch skips (the original weight is kept as it is), then a few Adam steps."""
+    rs = np.random.RandomState(23)
+    lin = lib.nn.Linear(shape[1], shape[0]).double()
+    with lib.no_grad():
+        lin.weight.copy_(lib.tensor(rs.randn(*shape)))
+        lin.bias.copy_(lib.tensor(rs.randn(shape[0])))
+    lib.nn.utils.parametrizations.orthogonal(lin, orthogonal_map=orthogonal_map,
+                                             use_trivialization=False)
+    x, y = lib.tensor(rs.randn(8, shape[1])), lib.tensor(rs.randn(8, shape[0]))
+    opt = lib.optim.Adam(lin.parameters(), lr=0.05)
+    losses = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = ((lin(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, lin.weight.detach().numpy()
+
+
+@pytest.mark.parametrize("orthogonal_map", ["cayley", "matrix_exp", "householder"])
+@pytest.mark.parametrize("shape", [(5, 5), (5, 3)])
+def test_orthogonal_without_trivialization_matches_torch(orthogonal_map, shape):
+    tl, tw = _orthogonal_no_trivialization(torch, orthogonal_map, shape)
+    rl, rw = _orthogonal_no_trivialization(rg, orthogonal_map, shape)
+    np.testing.assert_allclose(rl, tl, rtol=1e-9)
+    close(rw, tw, tol=1e-9)
