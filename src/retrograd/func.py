@@ -43,7 +43,7 @@ from .devices import namespace_of
 from .engine import Node, apply
 from .grad_mode import enable_grad, state
 from .primitive import ArgumentError
-from .tensor import Tensor
+from .tensor import GradDtypeError, Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "vmap",
@@ -69,11 +69,20 @@ def _as_tensor(x, what: str) -> Tensor:
     raise TypeError(f"{what}: expected a Tensor, NumPy array or number, got {type(x).__name__}")
 
 
+class ForwardDtypeError(TypeError, ValueError):
+    """A non-floating primal of a forward-mode transform (jvp, jacfwd, hessian, linearize):
+    a TypeError (the contract) and PyTorch's ValueError for it."""
+
+
 def _float_input(x, what: str) -> Tensor:
+    """`x` as a tensor, refused unless floating: reverse mode raises PyTorch's RuntimeError
+    (as GradDtypeError, also a TypeError), forward mode its ValueError."""
     t = _as_tensor(x, what)
     if t.dtype.kind not in "fc":
-        raise TypeError(f"{what} has dtype {t.dtype}; only floating inputs can be "
-                        "differentiated (pass floats, or convert with .float()/.double())")
+        forward_mode = what.startswith(("jvp", "jacfwd", "linearize"))
+        err = ForwardDtypeError if forward_mode else GradDtypeError
+        raise err(f"{what} has dtype {t.dtype}; only floating inputs can be differentiated "
+                  "(pass floats, or convert with .float()/.double())")
     return t
 
 
@@ -854,6 +863,9 @@ def linearize(func: Callable, *primals) -> tuple:
     """`(output, jvp_fn)`: `func(*primals)` and a function giving its directional derivative
     at `primals` along given tangents, `jvp_fn(*tangents)` (recomputed by forward mode on
     each call; torch.func traces it once)."""
+    for k, p in enumerate(primals):
+        if isinstance(p, Tensor):
+            _float_input(p, f"linearize: primal {k}")
     out = func(*primals)
 
     def jvp_fn(*tangents):

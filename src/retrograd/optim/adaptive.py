@@ -69,7 +69,7 @@ class RMSprop(_Stepper):
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
-                 capturable: bool = False, foreach: bool | None = None, *,
+                 capturable: bool = False, foreach: bool | None = None,
                  maximize: bool = False, differentiable: bool = False) -> None:
         _check("epsilon", eps)
         _check("momentum", momentum)
@@ -132,8 +132,8 @@ class Adagrad(_Stepper):
     from construction on.
     """
 
-    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0,
-                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
         flags = _impl_flags(foreach, differentiable, fused)
@@ -177,7 +177,7 @@ class Adamax(_Stepper):
     p -= lr / (1 - beta1^t) * m / u."""
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None,
+                 eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None,
                  *, maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
         flags = _impl_flags(foreach, differentiable, None, capturable)
@@ -230,7 +230,7 @@ class NAdam(_Stepper):
     mu_t = beta1 (1 - 0.96^(t psi) / 2) and optional decoupled weight decay."""
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:

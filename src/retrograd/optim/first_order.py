@@ -41,7 +41,7 @@ class RAdam(_Stepper):
     bias-corrected momentum before; L2 or (`decoupled_weight_decay`) AdamW-style decay."""
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0,
+                 eps: float = 1e-8, weight_decay: float = 0,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
@@ -108,7 +108,7 @@ class Adadelta(_Stepper):
     u = rho u + (1 - rho) delta^2; p -= lr delta."""
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-                 weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 weight_decay: float = 0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
         flags = _impl_flags(foreach, differentiable, None, capturable)
@@ -210,7 +210,7 @@ class ASGD(_Stepper):
     average `ax` of the iterates from step t0 on; eta_t = lr / (1 + lambd lr t)^alpha."""
 
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
-                 t0: float = 1e6, weight_decay: float = 0.0, foreach: bool | None = None,
+                 t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
         flags = _impl_flags(foreach, differentiable, None, capturable)

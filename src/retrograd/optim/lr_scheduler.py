@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -25,6 +26,24 @@ __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnea
            "LinearLR", "OneCycleLR", "LambdaLR", "SequentialLR", "ReduceLROnPlateau",
            "ConstantLR", "MultiplicativeLR", "PolynomialLR", "CosineAnnealingWarmRestarts",
            "CyclicLR", "ChainedScheduler"]
+
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the new "
+    "chainable form, where available.")
+
+
+def _warn_outside_step(get_lr: Callable) -> Callable:
+    def checked(self) -> list:
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+        return get_lr(self)
+
+    checked.__doc__, checked.__name__ = get_lr.__doc__, get_lr.__name__
+    return checked
 
 
 def _lrs(optimizer: Optimizer) -> list:
@@ -45,6 +64,15 @@ class LRScheduler:
     """Base class: `step()` advances `last_epoch` and sets each group's lr to `get_lr()`."""
 
     _is_initial = False
+    _get_lr_called_within_step = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """retrograd's own schedulers warn as torch's when `get_lr()` is called outside
+        `step()` (its value there is not the current lr); users' subclasses do not."""
+        super().__init_subclass__(**kwargs)
+        get_lr = cls.__dict__.get("get_lr")
+        if get_lr is not None and cls.__module__.startswith("retrograd."):
+            cls.get_lr = _warn_outside_step(get_lr)
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -81,8 +109,19 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch: int | None = None) -> None:
-        """Advance one epoch (or jump to `epoch`, with the closed form where there is one)."""
+        """Advance one epoch (or jump to `epoch`, with the closed form where there is one);
+        warns as torch's when called before the optimizer ever stepped (the schedule's first
+        value would be skipped) and when given `epoch`."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
+                "1.1.0 and later, you should call them in the opposite order: "
+                "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+                "result in PyTorch skipping the first value of the learning rate schedule.",
+                UserWarning, stacklevel=2)
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
@@ -488,6 +527,8 @@ class ReduceLROnPlateau(LRScheduler):
         return self.cooldown_counter > 0
 
     def step(self, metrics, epoch=None) -> None:  # type: ignore[override]
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         current = float(metrics)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         if self._is_better(current, self.best):

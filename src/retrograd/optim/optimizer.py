@@ -87,6 +87,7 @@ def _with_step_hooks(step: Callable) -> Callable:
     extra when there are none)."""
     @functools.wraps(step)
     def hooked(self, *args, **kwargs):
+        self.__dict__["_opt_called"] = True  # a scheduler stepped before this warns
         pre = self.__dict__.get("_optimizer_step_pre_hooks")
         post = self.__dict__.get("_optimizer_step_post_hooks")
         if not (pre or post or _global_step_pre_hooks or _global_step_post_hooks):
@@ -100,7 +101,8 @@ def _with_step_hooks(step: Callable) -> Callable:
                                        f"got {res!r}")
                 args, kwargs = res
         out = step(*args, **kwargs)
-        for hook in list(_global_step_post_hooks.values()) + list((post or {}).values()):
+        # as torch's: the optimizer's own post-hooks first, then the global ones
+        for hook in list((post or {}).values()) + list(_global_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out
     hooked._step_hooked = True
@@ -128,6 +130,49 @@ class Optimizer:
         handle = RemovableHandle(table)
         table[handle.id] = hook
         return handle
+
+    def _add_hook(self, table_name: str, hook: Callable, prepend: bool = False):
+        """Register `hook` in this optimizer's hook table `table_name` (first when
+        `prepend`); returns a handle whose `remove()` unregisters it."""
+        from ..utils.hooks import RemovableHandle
+
+        table = self.__dict__.setdefault(table_name, OrderedDict())
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer)` before `state_dict()` builds the dict."""
+        return self._add_hook("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer, state_dict)` after `state_dict()`; a dict it returns replaces
+        the result."""
+        return self._add_hook("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer, state_dict)` before `load_state_dict()` reads the dict (a
+        shallow copy of it); a dict it returns is loaded instead."""
+        return self._add_hook("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """`hook(optimizer)` after `load_state_dict()` has restored the state."""
+        return self._add_hook("_optimizer_load_state_dict_post_hooks", hook, prepend)
+
+    def _hooks(self, table_name: str) -> list:
+        return list(self.__dict__.get(table_name, {}).values())
+
+    def __getstate__(self) -> dict:
+        """What pickling or deep-copying keeps: everything but the hooks (as torch's)."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_optimizer_")}
+
+    def __setstate__(self, state: dict) -> None:
+        """Restore a pickled optimizer; subclasses call it via `super().__setstate__`
+        (e.g. to add a default for a newer hyper-parameter to old checkpoints)."""
+        self.__dict__.update(state)
+        self.defaults.setdefault("differentiable", False)
 
     def __init__(self, params, defaults: dict) -> None:
         cls = type(self)
@@ -214,7 +259,18 @@ class Optimizer:
 
     def state_dict(self) -> dict:
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}: the
-        state's tensors themselves, as PyTorch's; the groups' settings copied."""
+        state's tensors themselves, as PyTorch's; the groups' settings copied. The state
+        dict hooks run around it."""
+        for hook in self._hooks("_optimizer_state_dict_pre_hooks"):
+            hook(self)
+        sd = self._plain_state_dict()
+        for hook in self._hooks("_optimizer_state_dict_post_hooks"):
+            res = hook(self, sd)
+            if res is not None:
+                sd = res
+        return sd
+
+    def _plain_state_dict(self) -> dict:
         index: dict[int, int] = {}
         groups = []
         for g in self.param_groups:
@@ -233,7 +289,19 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore hyper-parameters and state saved by `state_dict()` (checked before use)."""
+        """Restore hyper-parameters and state saved by `state_dict()` (checked before use),
+        with the load state dict hooks around it."""
+        if isinstance(state_dict, dict):
+            state_dict = state_dict.copy()  # as torch's: pre-hooks may edit it freely
+        for hook in self._hooks("_optimizer_load_state_dict_pre_hooks"):
+            res = hook(self, state_dict)
+            if res is not None:
+                state_dict = res
+        self._plain_load_state_dict(state_dict)
+        for hook in self._hooks("_optimizer_load_state_dict_post_hooks"):
+            hook(self)
+
+    def _plain_load_state_dict(self, state_dict: dict) -> None:
         try:
             saved_groups = state_dict["param_groups"]
             saved_state = state_dict["state"]
@@ -263,7 +331,10 @@ class Optimizer:
         for mine, saved in zip(self.param_groups, saved_groups):
             for k, v in saved.items():
                 if k != "params":
-                    mine[k] = tuple(v) if isinstance(v, list) else v
+                    # a list where the group holds a tuple (betas from a JSON-like
+                    # checkpoint) becomes one; param_names stays the list it is
+                    mine[k] = tuple(v) if isinstance(v, list) and isinstance(mine.get(k), tuple) \
+                        else v
         self.state = defaultdict(dict, new_state)
 
     def _loaded_entry(self, k: str, v, p: Tensor, i: int):

@@ -317,11 +317,11 @@ class LBFGS(Optimizer):
             st["al"] = _tensor(al)
         return orig_loss
 
-    def load_state_dict(self, state_dict: dict) -> None:
+    def _plain_load_state_dict(self, state_dict: dict) -> None:
         """Restore the history saved by `state_dict()` (flat vectors of all parameters)."""
         sd = dict(state_dict)
         saved_state = sd.get("state", {})
-        super().load_state_dict({"state": {}, "param_groups": sd["param_groups"]})
+        super()._plain_load_state_dict({"state": {}, "param_groups": sd["param_groups"]})
         if saved_state:
             (entry,) = saved_state.values()
             self.state = {self._params[0]: {k: _tensor(_arr(v)) for k, v in entry.items()}}

@@ -68,7 +68,10 @@ class ParametrizationList(ModuleList):
             new = original
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass  # as torch's: a right_inverse that cannot invert acts as identity
         if not isinstance(new, (Tensor, Sequence)):
             raise ArgumentError("'right_inverse' must return a Tensor or a Sequence of tensors "
                                 f"(list, tuple...). Got {type(new).__name__}")
