@@ -358,6 +358,20 @@ class Wishart(ExponentialFamily):
                 + (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet
                 - linalg.cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(-1) / 2)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple:
+        """(-precision / 2, (df - p - 1) / 2), torch's, for the exp-family KL."""
+        return -self.precision_matrix / 2, (self.df - self._event_shape[-1] - 1) / 2
+
+    def _log_normalizer(self, x, y):
+        from .. import linalg
+
+        p = self._event_shape[-1]
+        return ((y + (p + 1) / 2) * (-linalg.slogdet(-2 * x).logabsdet + _LOG_2 * p)
+                + special.multigammaln(y + (p + 1) / 2, p))
+
     def entropy(self) -> Tensor:
         nu = self.df
         p = self._event_shape[-1]
