@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from port_compare import close
 
 import retrograd as rg
-from port_compare import close
 
 
 # ------------------------------------------------------- Wishart KL (exp-family Bregman)
