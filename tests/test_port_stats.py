@@ -45,3 +45,33 @@ def test_airy_ai_large_argument_underflows_to_zero():
         a = rg.special.airy_ai(rg.tensor(x, dtype=getattr(rg, dt)))
         b = torch.special.airy_ai(torch.tensor(x, dtype=getattr(torch, dt)))
         close(a, b, dt, tol=1e-5)
+
+
+# ---------------------------------------------- mixed float32/float64 operands are refused
+@pytest.mark.parametrize("case", ["cholesky_solve", "lstsq", "polar", "complex"])
+def test_mixed_precision_operands_refused_as_torch(case):
+    """torch.cholesky_solve, linalg.lstsq, polar and complex refuse a float32 operand next
+    to a float64 one (a Kalman filter with a float32 eye); they promoted (or complex raised
+    TypeError where torch raises RuntimeError)."""
+    def call(L):
+        a32, b64 = L.eye(3, dtype=L.float32), L.ones(3, 3, dtype=L.float64)
+        return {"cholesky_solve": lambda: L.cholesky_solve(b64, a32),
+                "lstsq": lambda: L.linalg.lstsq(a32, b64),
+                "polar": lambda: L.polar(a32, b64),
+                "complex": lambda: L.complex(a32, b64)}[case]()
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(RuntimeError):
+        call(rg)
+
+
+def test_same_precision_cholesky_solve_lstsq_polar_still_match():
+    out = []
+    for L in (torch, rg):
+        A = L.tensor([[4.0, 1.0], [1.0, 3.0]], dtype=L.float64)
+        b = L.tensor([[1.0], [2.0]], dtype=L.float64)
+        Lc = L.linalg.cholesky(A)
+        out.append((L.cholesky_solve(b, Lc), L.linalg.lstsq(A, b).solution,
+                    L.polar(b, b + 1), L.polar(A.float(), A.float())))
+    for a, b in zip(*reversed(out)):
+        close(a, b, tol=1e-6)

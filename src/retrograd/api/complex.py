@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import apply, apply1
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
 from ._args import _t
 
@@ -95,10 +95,10 @@ def complex(real, imag) -> Tensor:  # noqa: A001 - PyTorch's name
     re, im = _t(real), _t(imag)
     for name, v in (("real", re), ("imag", im)):
         if v.dtype.kind != "f" or v.dtype.itemsize < 4:
-            raise TypeError(f"complex(): expected '{name}' to be a float32 or float64 tensor, "
+            raise DtypeError(f"complex(): expected '{name}' to be a float32 or float64 tensor, "
                             f"got {v.dtype}")
     if re.dtype != im.dtype:
-        raise TypeError(f"complex(): 'real' and 'imag' must have the same dtype, got "
+        raise DtypeError(f"complex(): 'real' and 'imag' must have the same dtype, got "
                         f"{re.dtype} and {im.dtype}")
     try:
         np.broadcast_shapes(re.shape, im.shape)
@@ -111,6 +111,13 @@ def complex(real, imag) -> Tensor:  # noqa: A001 - PyTorch's name
 def polar(abs, angle) -> Tensor:  # noqa: A002 - PyTorch's argument names
     """abs * (cos(angle) + i sin(angle)), differentiable in both."""
     r, a = _t(abs), _t(angle)
+    for name, v in (("abs", r), ("angle", a)):
+        if v.dtype.kind != "f" or v.dtype.itemsize < 4:
+            raise DtypeError(f"polar(): expected '{name}' to be a float32 or float64 tensor, "
+                             f"got {v.dtype}")
+    if r.dtype != a.dtype:  # torch promotes neither
+        raise DtypeError(f"polar(): 'abs' and 'angle' must have the same dtype, got {r.dtype} "
+                         f"and {a.dtype}")
     return complex(r * apply1(ops.cos, a), r * apply1(ops.sin, a))
 
 
