@@ -55,10 +55,11 @@ def test_mixed_precision_operands_refused_as_torch(case):
     TypeError where torch raises RuntimeError)."""
     def call(L):
         a32, b64 = L.eye(3, dtype=L.float32), L.ones(3, 3, dtype=L.float64)
-        return {"cholesky_solve": lambda: L.cholesky_solve(b64, a32),
-                "lstsq": lambda: L.linalg.lstsq(a32, b64),
-                "polar": lambda: L.polar(a32, b64),
-                "complex": lambda: L.complex(a32, b64)}[case]()
+        if case == "cholesky_solve":
+            return L.cholesky_solve(b64, a32)
+        if case == "lstsq":
+            return L.linalg.lstsq(a32, b64)
+        return getattr(L, case)(a32, b64)
     with pytest.raises(RuntimeError):
         call(torch)
     with pytest.raises(RuntimeError):
@@ -75,3 +76,34 @@ def test_same_precision_cholesky_solve_lstsq_polar_still_match():
                     L.polar(b, b + 1), L.polar(A.float(), A.float())))
     for a, b in zip(*reversed(out)):
         close(a, b, tol=1e-6)
+
+
+# ------------------------------------- Gamma / HalfCauchy log_prob take the parameters' dtype
+@pytest.mark.parametrize("name", ["Gamma", "Chi2", "HalfCauchy"])
+def test_log_prob_value_cast_to_parameter_dtype(name):
+    """torch's Gamma (so Chi2) and HalfCauchy.log_prob cast the value to the parameters'
+    dtype (as_tensor(value, dtype=rate.dtype)): float32 parameters and a float64 value
+    give a float32 log-density (it was float64), with the gradient reaching the value."""
+    out = []
+    for L in (torch, rg):
+        D = L.distributions
+        c = L.tensor([2.0, 3.0], dtype=L.float32)
+        if name == "Gamma":
+            d = D.Gamma(c, L.tensor(1.5, dtype=L.float32))
+        else:
+            d = getattr(D, name)(c)
+        v = L.tensor([1.0, 2.5], dtype=L.float64, requires_grad=True)
+        lp = d.log_prob(v)
+        lp.sum().backward()
+        out.append((lp, v.grad))
+    (a, ga), (b, gb) = out
+    close(a, b, "log_prob", tol=1e-6)
+    close(ga, gb, "grad", tol=1e-6)
+
+
+def test_gamma_log_prob_takes_a_number_or_list():
+    """Gamma.log_prob accepts a Python number or list, as torch's as_tensor does."""
+    for value in (1.0, [1.0, 2.0]):
+        a = rg.distributions.Gamma(rg.tensor([2.0, 3.0]), rg.tensor(1.5)).log_prob(value)
+        b = torch.distributions.Gamma(torch.tensor([2.0, 3.0]), torch.tensor(1.5)).log_prob(value)
+        close(a, b, str(value), tol=1e-6)

@@ -191,6 +191,14 @@ class Distribution:
                                 f"{type(self).__name__}, but found invalid values")
         return value
 
+    @staticmethod
+    def _as_dtype_of(value, param: Tensor) -> Tensor:
+        """`value` as a tensor of `param`'s dtype, as torch's `as_tensor(value,
+        dtype=param.dtype)` in Gamma/HalfCauchy.log_prob (a float64 value under float32
+        parameters gives a float32 log-density; a list is taken)."""
+        v = _t(value)
+        return v if v.dtype == param.dtype else v.to(param.dtype)
+
     def __repr__(self) -> str:
         # as torch: a one-element parameter by its value, a larger one by its shape
         params = ", ".join(f"{k}: {v}" if v.numel() == 1 else f"{k}: {v.shape}"
