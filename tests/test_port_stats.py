@@ -107,3 +107,21 @@ def test_gamma_log_prob_takes_a_number_or_list():
         a = rg.distributions.Gamma(rg.tensor([2.0, 3.0]), rg.tensor(1.5)).log_prob(value)
         b = torch.distributions.Gamma(torch.tensor([2.0, 3.0]), torch.tensor(1.5)).log_prob(value)
         close(a, b, str(value), tol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["Normal", "Gamma", "Poisson", "Categorical", "MVN", "Wishart"])
+def test_negative_sample_shape_raises_runtime_error(name):
+    """A negative sample_shape raises torch's RuntimeError (it was NumPy's bare ValueError
+    from deep inside the draw)."""
+    def make(L):
+        D, t = L.distributions, L.tensor
+        return {"Normal": lambda: D.Normal(t(0.0), t(1.0)),
+                "Gamma": lambda: D.Gamma(t(2.0), t(1.0)),
+                "Poisson": lambda: D.Poisson(t(2.0)),
+                "Categorical": lambda: D.Categorical(probs=t([0.5, 0.5])),
+                "MVN": lambda: D.MultivariateNormal(L.zeros(2), L.eye(2)),
+                "Wishart": lambda: D.Wishart(t(3.0), L.eye(2))}[name]()
+    for L in (torch, rg):
+        with pytest.raises(RuntimeError):
+            make(L).sample((-1,))
+    assert tuple(make(rg).sample((2, 3)).shape) == tuple(make(torch).sample((2, 3)).shape)

@@ -83,7 +83,11 @@ class Distribution:
         return self._event_shape
 
     def _extended_shape(self, sample_shape=()) -> tuple:
-        return _shape(sample_shape) + self._batch_shape + self._event_shape
+        shape = _shape(sample_shape) + self._batch_shape + self._event_shape
+        if any(s < 0 for s in shape):  # torch's RuntimeError, not NumPy's ValueError alone
+            raise ArgumentError(f"Trying to create tensor with negative dimension: sample "
+                                f"shape {tuple(_shape(sample_shape))}, full shape {shape}")
+        return shape
 
     def expand(self, batch_shape, _instance=None):
         """The distribution with its batch dimensions broadcast to `batch_shape` (parameters

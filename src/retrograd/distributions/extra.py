@@ -330,8 +330,7 @@ class Wishart(ExponentialFamily):
         `max_try_correction` = 10 times), as torch does."""
         import warnings
 
-        sample_shape = (int(sample_shape),) if isinstance(sample_shape, int) else tuple(
-            sample_shape)
+        sample_shape = self._extended_shape(sample_shape)[:-len(self._batch_shape) - 2]
         tries = 10 if max_try_correction is None else int(max_try_correction)
         sample = self._bartlett(sample_shape)
         bad = ~self.support.check(sample.detach())
