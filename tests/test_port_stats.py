@@ -125,3 +125,28 @@ def test_negative_sample_shape_raises_runtime_error(name):
         with pytest.raises(RuntimeError):
             make(L).sample((-1,))
     assert tuple(make(rg).sample((2, 3)).shape) == tuple(make(torch).sample((2, 3)).shape)
+
+
+def test_private_distribution_helpers_ports_import():
+    """GP and flow code imports torch's private helpers: multivariate_normal's
+    _batch_mahalanobis/_batch_mv, kl's _batch_trace_XXT/_KL_REGISTRY and utils'
+    _standard_normal (they were missing)."""
+    from importlib import import_module
+
+    out = []
+    for L in (torch, rg):
+        Mv = import_module(L.__name__ + ".distributions.multivariate_normal")
+        K = import_module(L.__name__ + ".distributions.kl")
+        U = import_module(L.__name__ + ".distributions.utils")
+        chol = L.linalg.cholesky(L.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=L.float64))
+        Lb = L.stack([chol, 2 * chol])
+        x = L.tensor([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]], dtype=L.float64, requires_grad=True)
+        m1 = Mv._batch_mahalanobis(chol, x)
+        m2 = Mv._batch_mahalanobis(Lb, x[:, None, :].expand(3, 2, 2))
+        (m1.sum() + m2.sum()).backward()
+        z = U._standard_normal((2, 3), dtype=L.float32, device="cpu")
+        assert tuple(z.shape) == (2, 3) and str(z.dtype).endswith("float32")
+        assert isinstance(K._KL_REGISTRY, dict)
+        out.append((m1, m2, x.grad, Mv._batch_mv(Lb, x[:2]), K._batch_trace_XXT(Lb)))
+    for a, b in zip(*reversed(out)):
+        close(a, b)
