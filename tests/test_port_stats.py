@@ -150,3 +150,37 @@ def test_private_distribution_helpers_ports_import():
         out.append((m1, m2, x.grad, Mv._batch_mv(Lb, x[:2]), K._batch_trace_XXT(Lb)))
     for a, b in zip(*reversed(out)):
         close(a, b)
+
+
+# ------------------------------------------------ statistics functions' refusals as torch's
+@pytest.mark.parametrize("case", ["histogramdd_1d", "cov_bool", "corrcoef_bool",
+                                  "logcumsumexp_int", "frac_int"])
+def test_statistics_refusals_are_runtime_errors(case):
+    """histogramdd of a 1-d input (torch wants (N, D) points; it was an IndexError), cov /
+    corrcoef of a bool tensor (accepted), logcumsumexp and frac of integers (a plain
+    TypeError): each a RuntimeError as torch's."""
+    def call(L):
+        if case == "histogramdd_1d":
+            return L.histogramdd(L.tensor([1.0, 2.0, 3.0]), bins=[3])
+        if case in ("cov_bool", "corrcoef_bool"):
+            return getattr(L, case.split("_")[0])(L.tensor([[True, False, True]]))
+        if case == "logcumsumexp_int":
+            return L.logcumsumexp(L.tensor([1, 2]), 0)
+        return L.frac(L.tensor([1, 2]))
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(RuntimeError):
+        call(rg)
+
+
+def test_histogramdd_and_cov_of_valid_inputs_still_match():
+    rng = np.random.default_rng(0)
+    pts, w = rng.standard_normal((40, 2)), rng.random(40)
+    ints = rng.integers(0, 5, (2, 7))
+    out = []
+    for L in (torch, rg):
+        h = L.histogramdd(L.tensor(pts), bins=[3, 4], weight=L.tensor(w), density=True)
+        out.append((h.hist, *h.bin_edges, L.cov(L.tensor(ints)), L.corrcoef(L.tensor(ints)),
+                    L.logcumsumexp(L.tensor(pts), 0)))
+    for a, b in zip(*reversed(out)):
+        close(a, b, tol=1e-9 if b.dtype == torch.float64 else 1e-6)
