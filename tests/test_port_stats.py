@@ -5,6 +5,8 @@ compact whole-program comparisons that guard the ports end to end."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -184,3 +186,154 @@ def test_histogramdd_and_cov_of_valid_inputs_still_match():
                     L.logcumsumexp(L.tensor(pts), 0)))
     for a, b in zip(*reversed(out)):
         close(a, b, tol=1e-9 if b.dtype == torch.float64 else 1e-6)
+
+
+# ---------------------------------------------------------- whole-program comparisons
+def _both(program):
+    """The program run under torch and under retrograd, float64 inputs."""
+    return program(rg), program(torch)
+
+
+def _close_all(a, b, tol=1e-8):
+    for i, (x, y) in enumerate(zip(a, b)):
+        close(x, y, f"output {i}", tol=tol)
+
+
+_RS = np.random.RandomState(0)
+_GMM_X = np.concatenate([_RS.randn(40, 3) + [3, 0, 0], _RS.randn(30, 3) * 0.5 - 1,
+                         _RS.randn(30, 3) * [1, 2, 0.3]])
+
+
+def test_program_gmm_em_and_kmeans():
+    """EM for a 3-component full-covariance GMM (MultivariateNormal(scale_tril=cholesky),
+    logsumexp responsibilities, einsum M-step, symmetrised covariances, the final
+    MixtureSameFamily) and k-means with cdist/argmin/scatter_add_/bincount(minlength=)."""
+    def program(L):
+        D = L.distributions
+        x = L.tensor(_GMM_X)
+        mu, K = x[[0, 45, 80]].clone(), 3
+        cov = L.eye(3, dtype=L.float64).repeat(K, 1, 1)
+        pi = L.full((K,), 1.0 / K, dtype=L.float64)
+        lls = []
+        for _ in range(4):
+            comp = D.MultivariateNormal(mu, scale_tril=L.linalg.cholesky(cov))
+            lp = comp.log_prob(x.unsqueeze(1)) + pi.log()
+            ll = L.logsumexp(lp, dim=1, keepdim=True)
+            lls.append(ll.sum())
+            r = (lp - ll).exp()
+            nk = r.sum(0)
+            mu = L.einsum("nk,nd->kd", r, x) / nk[:, None]
+            diff = x[:, None, :] - mu[None]
+            cov = L.einsum("nk,nki,nkj->kij", r, diff, diff) / nk[:, None, None]
+            cov = (cov + cov.mT) / 2 + 1e-6 * L.eye(3, dtype=L.float64)
+            pi = nk / nk.sum()
+        mix = D.MixtureSameFamily(D.Categorical(probs=pi),
+                                  D.MultivariateNormal(mu, covariance_matrix=cov))
+        c = x[[0, 45, 80]].clone()
+        for _ in range(3):
+            a = L.cdist(x, c).argmin(dim=1)
+            s = L.zeros_like(c).scatter_add_(0, a[:, None].expand(-1, 3), x)
+            n = L.bincount(a, minlength=K)
+            c = s / n[:, None].clamp(min=1)
+        return (L.stack(lls), mu, cov, pi, mix.log_prob(x), mix.variance, c, n,
+                L.bincount(a, weights=x[:, 0], minlength=K))
+    _close_all(*_both(program))
+
+
+def test_program_kalman_rts_and_hmm():
+    """A batched Kalman filter (solve, cholesky, cholesky_solve, (P + P.mT)/2, MVN
+    likelihood) with an RTS smoother, differentiated in the transition matrix; and an HMM
+    forward-backward in log space with Viterbi back-pointers, differentiated in the
+    transition logits."""
+    rs = np.random.RandomState(1)
+    A0, H0, Y = np.eye(3) * 0.9 + 0.05 * rs.randn(3, 3), rs.randn(2, 3), rs.randn(4, 8, 2)
+    obs = rs.randint(0, 4, (2, 10))
+    logA0, logB0 = rs.randn(3, 3), rs.randn(3, 4)
+
+    def program(L):
+        f64 = dict(dtype=L.float64)
+        A = L.tensor(A0, requires_grad=True)
+        H, Q, R, y = L.tensor(H0), 0.1 * L.eye(3, **f64), 0.2 * L.eye(2, **f64), L.tensor(Y)
+        x, P = L.zeros(4, 3, 1, **f64), L.eye(3, **f64).expand(4, 3, 3).clone()
+        xs, Ps, xps, Pps, ll = [], [], [], [], 0
+        for t in range(Y.shape[1]):
+            xp, Pp = A @ x, A @ P @ A.mT + Q
+            S = H @ Pp @ H.T + R
+            Ls = L.linalg.cholesky(S)
+            v = y[:, t, :, None] - H @ xp
+            K = L.linalg.solve(S, H @ Pp).mT
+            x = xp + K @ v
+            P = (L.eye(3, **f64) - K @ H) @ Pp
+            P = (P + P.mT) / 2
+            ll = ll + L.distributions.MultivariateNormal(
+                L.zeros(2, **f64), scale_tril=Ls).log_prob(v.squeeze(-1))
+            ll = ll + L.cholesky_solve(v, Ls).sum((-2, -1)) * 0.01
+            xs.append(x), Ps.append(P), xps.append(xp), Pps.append(Pp)
+        xsm, outs = xs[-1], [xs[-1]]
+        for t in range(Y.shape[1] - 2, -1, -1):
+            G = L.linalg.solve(Pps[t + 1], A @ Ps[t]).mT
+            xsm = xs[t] + G @ (xsm - xps[t + 1])
+            outs.append(xsm)
+        (ll.sum() + L.stack(outs).square().sum()).backward()
+        la = L.tensor(logA0, requires_grad=True)
+        lA, lB = L.log_softmax(la, -1), L.log_softmax(L.tensor(logB0), -1)
+        o = L.tensor(obs)
+        em = lB[:, o].permute(1, 2, 0)
+        alpha = em[:, 0] - math.log(3)
+        delta, bps = alpha, []
+        for t in range(1, o.shape[1]):
+            alpha = L.logsumexp(alpha.unsqueeze(-1) + lA, dim=-2) + em[:, t]
+            delta, bp = (delta.unsqueeze(-1) + lA).max(dim=-2)
+            delta = delta + em[:, t]
+            bps.append(bp)
+        best = delta.argmax(-1)
+        path = [best]
+        for bp in reversed(bps):
+            best = bp.gather(1, best.unsqueeze(1)).squeeze(1)
+            path.insert(0, best)
+        logZ = L.logsumexp(alpha, -1)
+        logZ.sum().backward()
+        return ll, L.stack(outs), A.grad, logZ, L.stack(path, 1), la.grad
+    _close_all(*_both(program))
+
+
+def test_program_variational_regression_with_adam():
+    """Mean-field and low-rank Gaussian VI for Bayesian linear regression with fixed
+    reparameterisation noise: Normal likelihood, closed-form KLs (Normal, LowRankMVN to
+    MVN), LogNormal log-density, five Adam steps, and the Gamma/Wishart KLs of the
+    hyper-priors."""
+    rs = np.random.RandomState(4)
+    X0 = rs.randn(40, 3)
+    y0 = X0 @ np.array([1.0, -1.0, 0.5]) + 0.1 * rs.randn(40)
+    eps = rs.randn(8, 3)
+
+    def program(L):
+        D, F = L.distributions, L.nn.functional
+        f64 = dict(dtype=L.float64)
+        mu = L.zeros(3, **f64, requires_grad=True)
+        rho = L.full((3,), -1.0, **f64, requires_grad=True)
+        W = L.nn.Parameter(L.tensor(np.full((3, 2), 0.1)))
+        ls = L.zeros((), **f64, requires_grad=True)
+        opt = L.optim.Adam([mu, rho, W, ls], lr=0.05)
+        X, y, E = L.tensor(X0), L.tensor(y0), L.tensor(eps)
+        losses = []
+        for _ in range(5):
+            opt.zero_grad()
+            q = D.Normal(mu, F.softplus(rho))
+            w = mu + F.softplus(rho) * E
+            lik = D.Normal(X @ w.T, ls.exp()).log_prob(y[:, None]).sum(0).mean()
+            kl = D.kl_divergence(q, D.Normal(L.zeros(3, **f64), L.ones(3, **f64))).sum()
+            q2 = D.LowRankMultivariateNormal(mu, W, F.softplus(rho))
+            kl2 = D.kl_divergence(q2, D.MultivariateNormal(L.zeros(3, **f64), L.eye(3, **f64)))
+            ln = D.LogNormal(mu, rho.exp()).log_prob(w.abs() + 0.1).sum(-1).mean()
+            hyper = D.kl_divergence(D.Gamma(ls.exp() + 1, L.tensor(2.0, **f64)),
+                                    D.Gamma(L.tensor(1.5, **f64), L.tensor(1.0, **f64)))
+            loss = -(lik - kl) + 0.1 * kl2 - 0.01 * ln + hyper
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        wk = D.kl_divergence(D.Wishart(L.tensor(4.0, **f64), scale_tril=L.tril(W @ W.T
+                                                                              + L.eye(3, **f64))),
+                             D.Wishart(L.tensor(5.0, **f64), L.eye(3, **f64)))
+        return L.stack(losses), mu, rho, W, ls, q2.covariance_matrix, wk
+    _close_all(*_both(program), tol=1e-7)
