@@ -337,3 +337,21 @@ def test_program_variational_regression_with_adam():
                              D.Wishart(L.tensor(5.0, **f64), L.eye(3, **f64)))
         return L.stack(losses), mu, rho, W, ls, q2.covariance_matrix, wk
     _close_all(*_both(program), tol=1e-7)
+
+
+def test_unbroadcasted_factor_attributes():
+    """MultivariateNormal._unbroadcasted_scale_tril and LowRankMultivariateNormal's
+    _unbroadcasted_cov_factor/_unbroadcasted_cov_diag (torch's attributes, read by GP and
+    Kalman code) exist and hold the parameters before batch broadcasting."""
+    out = []
+    for L in (torch, rg):
+        D = L.distributions
+        cov = L.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=L.float64)
+        m = D.MultivariateNormal(L.zeros(3, 2, dtype=L.float64), covariance_matrix=cov)
+        lr = D.LowRankMultivariateNormal(L.zeros(4, 2, dtype=L.float64),
+                                         L.ones(2, 1, dtype=L.float64),
+                                         L.ones(2, dtype=L.float64))
+        out.append((m._unbroadcasted_scale_tril, lr._unbroadcasted_cov_factor,
+                    lr._unbroadcasted_cov_diag))
+    for a, b in zip(*reversed(out)):
+        close(a, b)

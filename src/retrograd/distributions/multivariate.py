@@ -97,6 +97,12 @@ class MultivariateNormal(Distribution):
             self._scale_tril = linalg.cholesky(linalg.inv(matrix))
 
     @property
+    def _unbroadcasted_scale_tril(self) -> Tensor:
+        """The Cholesky factor before broadcasting to the batch shape (torch's attribute,
+        read by GP and Kalman code)."""
+        return self._scale_tril
+
+    @property
     def scale_tril(self) -> Tensor:
         s = self.__dict__.get("scale_tril")
         return s if s is not None else self._scale_tril.expand(
