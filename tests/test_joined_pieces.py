@@ -4,10 +4,9 @@ backward reaches; every way of using the pieces gives torch's gradients."""
 import numpy as np
 import pytest
 import torch
+from port_compare import as_np
 
 import retrograd as rg
-
-from port_compare import as_np
 
 X = np.random.default_rng(0).standard_normal((4, 6, 9))
 

@@ -232,6 +232,9 @@ def cholesky_solve(input, input2, upper: bool = False) -> Tensor:
     """X with (L L^H) X = B, given the Cholesky factor L (`torch.cholesky_solve`)."""
     input2 = _square(input2, "cholesky_solve", complex_ok=True)
     input = _matrix(input, "cholesky_solve", complex_ok=True, half_ok=True)
+    if input.dtype != input2.dtype:  # torch promotes neither (linalg.solve does)
+        raise LinAlgDtypeError(f"cholesky_solve: Expected b and A to have the same dtype, but "
+                               f"found b of type {input.dtype} and A of type {input2.dtype}")
     if upper:
         input2 = _mH(input2)
     Y = solve_triangular(input2, input, upper=False)
@@ -415,7 +418,9 @@ def lstsq(input, b, rcond=None, *, driver=None):
                             f"gelsd, gelss), got {driver!r}")
     input = _matrix(input, "lstsq", complex_ok=True)
     b = _float(b, "lstsq", complex_ok=True, half_ok=True)
-    input, b = _promote(input, b)
+    if input.dtype != b.dtype:  # torch promotes neither
+        raise LinAlgDtypeError(f"linalg.lstsq: Expected input and other to have the same dtype, "
+                               f"but got input's dtype {input.dtype} and other's dtype {b.dtype}")
     vector = b.ndim == input.ndim - 1
     if vector:
         b = _reshape(b, b.shape + (1,))

@@ -48,7 +48,7 @@ def _prepare(x, dim, fn):
 
 def _float_only(x: Tensor, fn: str) -> None:
     if x.dtype.kind not in "fc":
-        raise TypeError(f"{fn}(): needs a floating tensor, got {x.dtype}")
+        raise DtypeError(f"{fn}(): needs a floating tensor, got {x.dtype}")
 
 
 def _cum(op, input, dim, dtype, fn, **attrs) -> Tensor:

@@ -130,7 +130,7 @@ def frac(input) -> Tensor:
     """x - trunc(x), the fractional part with x's sign; gradient 1."""
     x = _real(input, "frac")
     if x.data.dtype.kind not in "f":
-        raise TypeError(f"frac() needs a floating tensor, got {x.dtype}")
+        raise DtypeError(f"frac() needs a floating tensor, got {x.dtype}")
     return apply1(ops.frac, x)
 
 

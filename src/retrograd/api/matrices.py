@@ -21,6 +21,7 @@ from ..engine import apply
 from ..ops.checks import check_within
 from ..tensor import Tensor
 from ._args import _t, promote
+from ._errors import DtypeError
 from ._opmath import float16_in_float32
 
 __all__ = ["block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices",
@@ -211,7 +212,9 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor: 
                            f"{x.shape}")
     if isinstance(correction, bool) or not isinstance(correction, (int, np.integer)):
         raise TypeError(f"cov(): correction must be an int, got {correction!r}")
-    if x.dtype.kind in "biu":
+    if x.dtype.kind == "b":
+        raise DtypeError("cov(): bool dtype is not supported for input")
+    if x.dtype.kind in "iu":
         x = x.to(creation.get_default_dtype())
     x = x if x.ndim == 2 else apply(ops.reshape, x, shape=(1, x.size))
     n = x.shape[1]

@@ -260,8 +260,9 @@ def histogramdd(input, bins, *, range=None, weight=None, density: bool = False):
     `weight` (the leading shape of `input`) sums weights instead of counting; `density`
     divides by the total and the bin volumes. Like `torch.histogramdd` (no gradient)."""
     x = _float_input(input, "histogramdd").detach()
-    if x.ndim < 1:
-        raise ArgumentError("histogramdd(): input should have at least 1 dimension, got 0")
+    if x.ndim < 2:  # torch: the points are the rows of an (N, D) input
+        raise ArgumentError(f"histogramdd(): input tensor should have at least 2 dimensions, "
+                            f"got shape {tuple(x.shape)}")
     dims = x.shape[-1]
     rows = x.reshape(-1, dims)
     if weight is not None:

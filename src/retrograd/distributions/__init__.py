@@ -139,6 +139,9 @@ def _register_submodules() -> None:
             setattr(_mod, _c, here[_c])
         _mod.Distribution = Distribution
         _mod.constraints = constraints
+        if _name == "multivariate_normal":  # torch's private helpers, imported by ports
+            from .multivariate import _batch_mahalanobis, _batch_mv
+            _mod._batch_mahalanobis, _mod._batch_mv = _batch_mahalanobis, _batch_mv
         sys.modules[_mod.__name__] = _mod
         here[_name] = _mod
 

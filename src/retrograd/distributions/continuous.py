@@ -285,7 +285,7 @@ class Gamma(ExponentialFamily):
         return (x / self.rate).clamp(min=tiny(x))
 
     def log_prob(self, value) -> Tensor:
-        value = self._validate_sample(value)
+        value = self._validate_sample(self._as_dtype_of(value, self.rate))
         a, b = self.concentration, self.rate
         return special.xlogy(a, b) + special.xlogy(a - 1, value) - b * value - special.gammaln(a)
 

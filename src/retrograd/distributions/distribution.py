@@ -83,7 +83,11 @@ class Distribution:
         return self._event_shape
 
     def _extended_shape(self, sample_shape=()) -> tuple:
-        return _shape(sample_shape) + self._batch_shape + self._event_shape
+        shape = _shape(sample_shape) + self._batch_shape + self._event_shape
+        if any(s < 0 for s in shape):  # torch's RuntimeError, not NumPy's ValueError alone
+            raise ArgumentError(f"Trying to create tensor with negative dimension: sample "
+                                f"shape {tuple(_shape(sample_shape))}, full shape {shape}")
+        return shape
 
     def expand(self, batch_shape, _instance=None):
         """The distribution with its batch dimensions broadcast to `batch_shape` (parameters
@@ -190,6 +194,14 @@ class Distribution:
                                 f"support ({self.support}) of the distribution "
                                 f"{type(self).__name__}, but found invalid values")
         return value
+
+    @staticmethod
+    def _as_dtype_of(value, param: Tensor) -> Tensor:
+        """`value` as a tensor of `param`'s dtype, as torch's `as_tensor(value,
+        dtype=param.dtype)` in Gamma/HalfCauchy.log_prob (a float64 value under float32
+        parameters gives a float32 log-density; a list is taken)."""
+        v = _t(value)
+        return v if v.dtype == param.dtype else v.to(param.dtype)
 
     def __repr__(self) -> str:
         # as torch: a one-element parameter by its value, a larger one by its shape

@@ -330,8 +330,7 @@ class Wishart(ExponentialFamily):
         `max_try_correction` = 10 times), as torch does."""
         import warnings
 
-        sample_shape = (int(sample_shape),) if isinstance(sample_shape, int) else tuple(
-            sample_shape)
+        sample_shape = self._extended_shape(sample_shape)[:-len(self._batch_shape) - 2]
         tries = 10 if max_try_correction is None else int(max_try_correction)
         sample = self._bartlett(sample_shape)
         bad = ~self.support.check(sample.detach())
@@ -357,6 +356,20 @@ class Wishart(ExponentialFamily):
                 - special.multigammaln(nu / 2, p)
                 + (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet
                 - linalg.cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(-1) / 2)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple:
+        """(-precision / 2, (df - p - 1) / 2), torch's, for the exp-family KL."""
+        return -self.precision_matrix / 2, (self.df - self._event_shape[-1] - 1) / 2
+
+    def _log_normalizer(self, x, y):
+        from .. import linalg
+
+        p = self._event_shape[-1]
+        return ((y + (p + 1) / 2) * (-linalg.slogdet(-2 * x).logabsdet + _LOG_2 * p)
+                + special.multigammaln(y + (p + 1) / 2, p))
 
     def entropy(self) -> Tensor:
         nu = self.df

@@ -13,6 +13,12 @@ from .distribution import Distribution
 from .multivariate import MultivariateNormal
 
 _KL: dict = {}
+_KL_REGISTRY = _KL  # torch's name for the registry of (type_p, type_q) -> fn
+
+
+def _batch_trace_XXT(bmat):
+    """The trace of X X^T for each matrix of the batch (torch's private helper)."""
+    return (bmat ** 2).sum((-2, -1))
 
 
 def register_kl(type_p: type, type_q: type):

@@ -60,6 +60,8 @@ class LowRankMultivariateNormal(Distribution):
         self.loc = loc.expand(*(batch + (n,)))
         self.cov_factor = cov_factor.expand(*(batch + (n, rank)))
         self.cov_diag = cov_diag.expand(*(batch + (n,)))
+        # torch's names for the parameters before broadcasting (read by ports)
+        self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag = cov_factor, cov_diag
         super().__init__(batch, (n,), validate_args=validate_args)
 
     @property

@@ -35,6 +35,23 @@ def _mT(x: Tensor) -> Tensor:
     return x.transpose(-1, -2)
 
 
+def _batch_mv(bmat, bvec) -> Tensor:
+    """Batched matrix-vector product with broadcasting (torch's private helper, which
+    ports import from torch.distributions.multivariate_normal)."""
+    return (bmat @ bvec.unsqueeze(-1)).squeeze(-1)
+
+
+def _batch_mahalanobis(bL, bx) -> Tensor:
+    """The squared Mahalanobis distance x^T (L L^T)^-1 x for a lower-triangular `bL`,
+    broadcast over batch dims (torch's private helper, imported by GP and flow code)."""
+    n = bx.shape[-1]
+    shape = np.broadcast_shapes(tuple(bx.shape[:-1]), tuple(bL.shape[:-2]))
+    L = bL.expand(*(shape + (n, n)))
+    z = _linalg().solve_triangular(L, bx.expand(*(shape + (n,))).unsqueeze(-1),
+                                   upper=False)[..., 0]
+    return (z ** 2).sum(-1)
+
+
 class MultivariateNormal(Distribution):
     """The normal distribution on R^n with mean `loc` and one of `covariance_matrix`,
     `precision_matrix` or `scale_tril` (a lower-triangular factor with positive diagonal);
@@ -78,6 +95,12 @@ class MultivariateNormal(Distribution):
             self._scale_tril = linalg.cholesky(matrix)
         else:
             self._scale_tril = linalg.cholesky(linalg.inv(matrix))
+
+    @property
+    def _unbroadcasted_scale_tril(self) -> Tensor:
+        """The Cholesky factor before broadcasting to the batch shape (torch's attribute,
+        read by GP and Kalman code)."""
+        return self._scale_tril
 
     @property
     def scale_tril(self) -> Tensor:

@@ -26,7 +26,13 @@ __all__ = ["Transform", "ExpTransform", "AffineTransform", "SigmoidTransform",
 
 
 def _sum_rightmost(x: Tensor, dim: int) -> Tensor:
-    return x if dim == 0 else x.sum(tuple(range(-dim, 0)))
+    """The sum over the rightmost `dim` dims, as torch's: a tensor with fewer dims is
+    summed whole (the Wishart's scalar natural parameter in the exp-family KL)."""
+    if dim == 0:
+        return x
+    if x.dim() >= dim:
+        return x.sum(tuple(range(-dim, 0)))
+    return x.reshape(-1).sum(-1)
 
 
 def _clamp01(x: Tensor) -> Tensor:

@@ -108,7 +108,7 @@ class HalfCauchy(TransformedDistribution):
         return self.base_dist.rsample(sample_shape).abs()
 
     def log_prob(self, value) -> Tensor:
-        value = self._validate_sample(value)
+        value = self._as_dtype_of(self._validate_sample(value), self.base_dist.scale)
         lp = self.base_dist.log_prob(value) + _LOG2
         return _neg_inf_below(value, 0, lp)
 

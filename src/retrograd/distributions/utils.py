@@ -15,7 +15,7 @@ from .transforms import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs",
            "lazy_property", "euler_constant", "tril_matrix_to_vec", "vec_to_tril_matrix",
-           "_sum_rightmost"]
+           "_sum_rightmost", "_standard_normal"]
 
 euler_constant = 0.57721566490153286060
 
@@ -66,3 +66,8 @@ class _LazyPropertyAndProperty(lazy_property, property):
         property.__init__(self, wrapped)
 
 
+def _standard_normal(shape, dtype=None, device=None) -> Tensor:
+    """N(0, 1) draws of `shape` (torch's private helper, used by custom rsample code)."""
+    from ..creation import randn
+
+    return randn(*tuple(shape), dtype=dtype, device=device)

@@ -315,8 +315,11 @@ spherical_bessel_j1 = elementwise(
 
 
 def _airy_ai(x):
+    """Ai(x); 0 for large finite x, where it underflows (SciPy's airy gives NaN beyond
+    about 1e8, PyTorch 0)."""
     with np.errstate(all="ignore"):
         r = _kernels(x).airy(x)[0]
+        r = np.where((x > 200) & (x < np.inf), 0, r)
     return _as(r, _float_type(x))
 
 
