@@ -209,8 +209,8 @@ def median(input, dim: int | None = None, keepdim: bool = False, *, axis=None, k
     dim = dim_alias(dim, axis, "median")
     keepdim = keepdim_alias(keepdim, keepdims, "median")
     x = _t(input)
-    _check_sortable(x, "median", bools=False)
-    if dim is None:
+    _check_sortable(x, "median", bools=dim is None and x.size == 0)  # (torch: an empty
+    if dim is None:                                             # bool tensor's is True)
         if keepdim:  # PyTorch's overload without dim takes no keepdim
             raise TypeError("median(): keepdim needs a dim (over all entries the result is a "
                             "single value)")

@@ -86,9 +86,9 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False, *, axis=None
     x = _t(input)
     if x.dtype.kind == "c":
         raise DtypeError(f"nanmedian(): complex tensors have no order (got {x.dtype})")
-    if x.dtype == np.bool_:
+    if x.dtype == np.bool_ and not (dim is None and x.size == 0):  # (torch: an empty
         raise DtypeError("nanmedian(): not implemented for bool tensors (as in PyTorch); "
-                         "convert with .int() or .float() first")
+                         "convert with .int() or .float() first")  # one's is True)
     if dim is None:
         if keepdim:
             raise TypeError("nanmedian(): keepdim needs a dim (over all entries the result is "
