@@ -380,7 +380,7 @@ class Tensor:
         return complex(self._scalar_value("complex()", ValueError))
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "iu":
+        if self.dtype.kind not in "iub":  # PyTorch reads a bool tensor as 0 or 1 here
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
         return int(self._scalar_value("index", TypeError))
 

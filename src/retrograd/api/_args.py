@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -60,15 +61,24 @@ def _as_dtype(x, dt):
     return t if t.data.dtype == dt else t.to(dt)
 
 
+def int_arg(a):
+    """`a`, with a one-element integer (or bool) tensor read as its int, as PyTorch reads
+    such a tensor where an int is expected (`x.sum(n)`, `x.chunk(n)` with `n` a 0-d
+    tensor); a float or many-element tensor raises TypeError, as in PyTorch. Through
+    `Tensor.__index__`, so under `rg.jit` the value is refused rather than frozen."""
+    return operator.index(a) if isinstance(a, Tensor) else a
+
+
 def _dims(dim, axis, ndim, name):
     if dim is not None and axis is not None:
         raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
-    d = dim if dim is not None else axis
+    d = int_arg(dim if dim is not None else axis)
     if d is None:
         return None
     items = tuple(d) if isinstance(d, (tuple, list)) else (d,)
     out = []
     for a in items:
+        a = int_arg(a)
         if not isinstance(a, (int, np.integer)):
             raise TypeError(f"{name}(): dim must be an int or a tuple of ints, got {a!r}")
         if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):

@@ -11,7 +11,7 @@ import numpy as np
 from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
-from ._args import _dims, _t, dim_alias, promote
+from ._args import _dims, _t, dim_alias, int_arg, promote
 from ._errors import ShapeError
 from .pieces import joined
 
@@ -188,6 +188,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
     x = _t(tensor)
     d = _dims(dim, None, x.ndim, "split")
     n = x.shape[d]
+    split_size_or_sections = int_arg(split_size_or_sections)
     if isinstance(split_size_or_sections, (int, np.integer)):
         k = int(split_size_or_sections)
         if k <= 0:

@@ -26,7 +26,7 @@ from ..ops.pooling import pool_geometry
 from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from ._args import _t
+from ._args import _t, int_arg
 from ._errors import ShapeError
 from ._fresh import fresh, row_major
 from .elementwise import abs as _abs
@@ -58,6 +58,7 @@ def _on(x: Tensor, table):
 
 def _tuple(v, nd: int, name: str, fn: str) -> tuple:
     """An int or a sequence of `nd` ints as a tuple of `nd` ints."""
+    v = int_arg(v)
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return (int(v),) * nd
     try:
