@@ -136,7 +136,7 @@ def _shape(shape) -> tuple:
         shape = tuple(shape[0])
     shape = tuple(_index_size(s) for s in shape)
     for s in shape:
-        if not isinstance(s, (int, np.integer)):
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
             raise ShapeTypeError(f"shape must be a tuple of ints, got {shape}")
         if s < 0:  # PyTorch: RuntimeError; ArgumentError is a ValueError too
             raise ArgumentError(f"shape must be non-negative ints, got {shape}")

@@ -79,7 +79,7 @@ def _dims(dim, axis, ndim, name):
     out = []
     for a in items:
         a = int_arg(a)
-        if not isinstance(a, (int, np.integer)):
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
             raise TypeError(f"{name}(): dim must be an int or a tuple of ints, got {a!r}")
         if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
             raise IndexError(f"{name}(): dim {a} is out of range for a tensor with {ndim} "

@@ -503,7 +503,9 @@ def _sizes(sizes, fn) -> tuple:
     for s in sizes:
         if isinstance(s, Tensor) and s.dtype.kind in "iu" and s.data.size == 1:
             s = int(s.item())  # an integer tensor of one element is a size, as in PyTorch
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{fn}(): sizes must be a tuple of ints, got {sizes}")
+        if s < 0:
             raise ShapeError(f"{fn}(): sizes must be non-negative ints, got {sizes}")
         out.append(int(s))
     return tuple(out)

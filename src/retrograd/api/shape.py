@@ -29,7 +29,11 @@ def _by_keyword(fn: str, args: tuple, given, name: str) -> tuple:
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    out = tuple(int_arg(s) for s in shape)
+    for s in out:  # PyTorch refuses floats and bools as sizes or dims (TypeError)
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"sizes must be a tuple of ints, got {tuple(shape)}")
+    return tuple(int(s) for s in out)
 
 
 def reshape(input, *sizes, shape=None) -> Tensor:  # noqa: A002 - PyTorch's names
