@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import devices
 from ..dtypes import float_result_type, result_type, scalar_array
+from ..grad_mode import state
 from ..primitive import ShapeError
 from ..tensor import Tensor, as_tensor
 
@@ -65,8 +66,14 @@ def int_arg(a):
     """`a`, with a one-element integer (or bool) tensor read as its int, as PyTorch reads
     such a tensor where an int is expected (`x.sum(n)`, `x.chunk(n)` with `n` a 0-d
     tensor); a float or many-element tensor raises TypeError, as in PyTorch. Through
-    `Tensor.__index__`, so under `rg.jit` the value is refused rather than frozen."""
-    return operator.index(a) if isinstance(a, Tensor) else a
+    `Tensor.__index__`; under `rg.jit` only a constant of the trace is read (a traced
+    value is refused, never frozen into the trace)."""
+    if not isinstance(a, Tensor):
+        return a
+    if state.tracer is not None and a.data.size == 1 and a.dtype.kind in "iub":
+        state.tracer.check_index(a)  # JitError unless a constant of the trace
+        return int(devices.host(a.data).reshape(()))
+    return operator.index(a)
 
 
 def _dims(dim, axis, ndim, name):
