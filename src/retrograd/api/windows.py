@@ -312,6 +312,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn):
     """Checked (kernel, stride, padding, dilation) and the output size."""
     k = _tuple(kernel_size, nd, "kernel_size", fn)
+    stride = int_arg(stride)
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         _tuple(stride, nd, "stride", fn)
     p = _tuple(padding, nd, "padding", fn)
