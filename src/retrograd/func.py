@@ -95,7 +95,8 @@ def _argnums(argnums, nargs: int, what: str) -> tuple[tuple[int, ...], bool]:
     nums = (argnums,) if single else argnums
     if not isinstance(nums, tuple) or not all(  # a list is refused too, as in PyTorch
             isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in nums):
-        raise ArgnumsTypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r}")
+        raise ArgnumsTypeError(f"{what}: argnums must be an int or a tuple of ints, got "
+                               f"{argnums!r}")
     if not nums:
         raise ArgumentError(f"{what}: argnums is empty; name at least one argument")
     out = []
