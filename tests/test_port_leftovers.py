@@ -199,6 +199,15 @@ def test_numpy_array_with_negative_strides_refused(fn):
     np.testing.assert_array_equal(rg.asarray(a[::-1], copy=True).numpy(), a[::-1])
 
 
+def test_default_collate_of_arrays_with_negative_strides_refused():
+    a = np.arange(6.0).reshape(2, 3)
+    for collate in (torch.utils.data.default_collate, rg.utils.data.default_collate):
+        with pytest.raises(ValueError, match="negative"):
+            collate([a[::-1], a])
+    np.testing.assert_array_equal(rg.utils.data.default_collate([a, a.T.T]).numpy(),
+                                  torch.utils.data.default_collate([a, a.T.T]).numpy())
+
+
 def test_functional_strategy_and_argnums_errors():
     for L in (torch, rg):
         AF = L.autograd.functional
