@@ -136,7 +136,7 @@ def _shape(shape) -> tuple:
         shape = tuple(shape[0])
     shape = tuple(_index_size(s) for s in shape)
     for s in shape:
-        if not isinstance(s, (int, np.integer)):
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
             raise ShapeTypeError(f"shape must be a tuple of ints, got {shape}")
         if s < 0:  # PyTorch: RuntimeError; ArgumentError is a ValueError too
             raise ArgumentError(f"shape must be non-negative ints, got {shape}")
@@ -231,6 +231,11 @@ def share_tensor(data, requires_grad: bool = False, dtype=None, device=None, *,
     """`tensor` without the copy: a NumPy array of the right dtype is wrapped as is."""
     if isinstance(data, Size):  # rg.tensor(x.shape): the sizes as data (rg.Tensor: a shape)
         data = tuple(data)
+    if isinstance(data, np.ndarray) and data.size and any(s < 0 for s in data.strides):
+        raise ValueError(  # PyTorch refuses them in tensor, as_tensor, asarray and from_numpy
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around "
+            "this by making a copy of your array with array.copy().)")
     if _copy and (isinstance(data, np.ndarray) or devices.is_device_array(data)) and (
             dtype is None or np.dtype(dtype) == data.dtype):
         data = data.copy()  # a conversion to another dtype copies anyway

@@ -86,12 +86,17 @@ def _float_input(x, what: str) -> Tensor:
     return t
 
 
+class ArgnumsTypeError(TypeError, RuntimeError):
+    """argnums neither an int nor a tuple of ints (PyTorch: RuntimeError)."""
+
+
 def _argnums(argnums, nargs: int, what: str) -> tuple[tuple[int, ...], bool]:
     single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
     nums = (argnums,) if single else argnums
-    if not isinstance(nums, (tuple, list)) or not all(
+    if not isinstance(nums, tuple) or not all(  # a list is refused too, as in PyTorch
             isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in nums):
-        raise TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r}")
+        raise ArgnumsTypeError(f"{what}: argnums must be an int or a tuple of ints, got "
+                               f"{argnums!r}")
     if not nums:
         raise ArgumentError(f"{what}: argnums is empty; name at least one argument")
     out = []

@@ -10,6 +10,7 @@ the engine nor the op table. Arithmetic and the op methods (`t.exp()`,
 from __future__ import annotations
 
 import copy
+import warnings
 import weakref
 
 import numpy as np
@@ -200,8 +201,12 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        """The gradient that backward() accumulated into this leaf (None until then)."""
-        return self._grad
+        """The gradient that backward() accumulated into this leaf (None until then). On a
+        non-leaf that does not retain its grad: None, with PyTorch's UserWarning."""
+        g = self._grad
+        if g is None and self.grad_fn is not None:
+            _warn_non_leaf_grad(self)
+        return g
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -380,7 +385,7 @@ class Tensor:
         return complex(self._scalar_value("complex()", ValueError))
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "iu":
+        if self.dtype.kind not in "iub":  # PyTorch reads a bool tensor as 0 or 1 here
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
         return int(self._scalar_value("index", TypeError))
 
@@ -455,6 +460,20 @@ class Tensor:
             self._hooks = []
         self._hooks.append(fn)
         return _HookHandle(self._hooks, fn)
+
+def _warn_non_leaf_grad(t: Tensor) -> None:
+    """PyTorch's warning for `.grad` read on a non-leaf that does not retain its grad
+    (a common mistake: the gradient is on the leaf)."""
+    ref = getattr(t.grad_fn, "retain", None)
+    if ref is not None and ref() is t:
+        return
+    warnings.warn(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+        ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+        "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+        "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+        "the leaf Tensor instead.", UserWarning, stacklevel=3)
+
 
 def _on_device(t: Tensor, what: str):
     raise TypeError(f"can't convert {t.device} device type tensor to numpy ({what}). Use "

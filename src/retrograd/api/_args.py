@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as np
 
 from .. import devices
 from ..dtypes import float_result_type, result_type, scalar_array
+from ..grad_mode import state
 from ..primitive import ShapeError
 from ..tensor import Tensor, as_tensor
 
@@ -60,16 +62,31 @@ def _as_dtype(x, dt):
     return t if t.data.dtype == dt else t.to(dt)
 
 
+def int_arg(a):
+    """`a`, with a one-element integer (or bool) tensor read as its int, as PyTorch reads
+    such a tensor where an int is expected (`x.sum(n)`, `x.chunk(n)` with `n` a 0-d
+    tensor); a float or many-element tensor raises TypeError, as in PyTorch. Through
+    `Tensor.__index__`; under `rg.jit` only a constant of the trace is read (a traced
+    value is refused, never frozen into the trace)."""
+    if not isinstance(a, Tensor):
+        return a
+    if state.tracer is not None and a.data.size == 1 and a.dtype.kind in "iub":
+        state.tracer.check_index(a)  # JitError unless a constant of the trace
+        return int(devices.host(a.data).reshape(()))
+    return operator.index(a)
+
+
 def _dims(dim, axis, ndim, name):
     if dim is not None and axis is not None:
         raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
-    d = dim if dim is not None else axis
+    d = int_arg(dim if dim is not None else axis)
     if d is None:
         return None
     items = tuple(d) if isinstance(d, (tuple, list)) else (d,)
     out = []
     for a in items:
-        if not isinstance(a, (int, np.integer)):
+        a = int_arg(a)
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
             raise TypeError(f"{name}(): dim must be an int or a tuple of ints, got {a!r}")
         if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
             raise IndexError(f"{name}(): dim {a} is out of range for a tensor with {ndim} "

@@ -19,7 +19,7 @@ from ..creation import _index_size
 from ..engine import apply
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from ._args import _dims, _t, dim_alias, keepdim_alias
+from ._args import _dims, _t, dim_alias, int_arg, keepdim_alias
 from ._errors import DtypeError, empty_dim
 from .quantiles import _empty_median, _shared
 from .shape import reshape
@@ -32,6 +32,7 @@ return_types = type("return_types", (), {
 
 
 def _dim(dim, x: Tensor, fn: str) -> int:
+    dim = int_arg(dim)
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{fn}(): dim must be an int, got {dim!r}")
     return _dims(int(dim), None, x.ndim, fn)

@@ -20,7 +20,7 @@ from .._values import every_value, jit_error, jit_error_type, refuse, refuse_bat
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
-from ._args import _dims, _t, dim_alias
+from ._args import _dims, _t, dim_alias, int_arg
 from ._errors import DtypeError, IndexDtypeError, IndexRangeError, ShapeError, scalar_as
 from ._fresh import fresh, row_major
 from .elementwise import where
@@ -49,6 +49,7 @@ def _index_arg(index, fn: str, name: str = "index") -> Tensor:
 
 
 def _dim(dim, ndim: int, fn: str) -> int:
+    dim = int_arg(dim)
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{fn}(): dim must be an int, got {dim!r}")
     return _dims(int(dim), None, ndim, fn)
@@ -266,6 +267,7 @@ def select(input, dim: int, index: int) -> Tensor:
     if x.ndim == 0:
         raise IndexError("select(): cannot be applied to a 0-d tensor")
     d = _dim(dim, x.ndim, "select")
+    index = int_arg(index)
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise TypeError(f"select(): index must be an int, got {index!r}")
     n = x.shape[d]
@@ -501,7 +503,9 @@ def _sizes(sizes, fn) -> tuple:
     for s in sizes:
         if isinstance(s, Tensor) and s.dtype.kind in "iu" and s.data.size == 1:
             s = int(s.item())  # an integer tensor of one element is a size, as in PyTorch
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{fn}(): sizes must be a tuple of ints, got {sizes}")
+        if s < 0:
             raise ShapeError(f"{fn}(): sizes must be non-negative ints, got {sizes}")
         out.append(int(s))
     return tuple(out)
@@ -644,6 +648,7 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
 def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """At most `chunks` pieces of equal length (the last may be shorter) along `dim`."""
     x = _t(input)
+    chunks = int_arg(chunks)
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
         raise ShapeError(f"chunk(): chunks must be a positive int, got {chunks!r}")
     d = _dim(dim, x.ndim, "chunk")

@@ -21,7 +21,7 @@ from .._values import by_ops
 from ..dtypes import get_default_dtype
 from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
-from ._args import _dims, _keep, _t, promote
+from ._args import _dims, _keep, _t, int_arg, promote
 from ._errors import ShapeError
 from .complex import conj
 from .cumulative import argsort, cumsum
@@ -42,6 +42,7 @@ __all__ = [
 
 
 def _axis(axis, ndim: int, fn: str, name: str = "axis") -> int:
+    axis = int_arg(axis)
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{fn}(): '{name}' must be an int, got {axis!r}")
     if not -builtins.max(ndim, 1) <= axis < builtins.max(ndim, 1):

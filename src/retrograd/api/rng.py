@@ -373,6 +373,49 @@ def poisson(input, generator=None) -> Tensor:
     return _zero_gradient(out, input)
 
 
+def _gamma_input(fn: str, input) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): 'input' must be a Tensor, not {type(input).__name__}")
+    if input.data.dtype.kind != "f":
+        raise DtypeError(f"{fn}(): not implemented for {input.dtype} tensors (a floating "
+                         "tensor of concentrations is needed)")
+    return input
+
+
+def _gamma_draws(input: Tensor, generator) -> np.ndarray:
+    """Host Gamma(input, 1) draws in input's dtype, underflow raised to the smallest normal
+    number (as PyTorch's sampler does, so logarithms of them stay finite)."""
+    dt = input.data.dtype
+    raw = _rng(generator).standard_gamma(devices.host(input.data))
+    return np.maximum(np.asarray(raw, dtype=dt), np.finfo(dt).tiny)
+
+
+def _standard_gamma(input, generator=None) -> Tensor:
+    """Gamma(input, 1) draws in input's shape and dtype, differentiable in `input` (the
+    implicit-reparameterisation gradient). Like PyTorch's private `torch._standard_gamma`,
+    which ports of Gamma/Beta/Dirichlet samplers call directly."""
+    from ..engine import apply
+    from ..ops.sampling import standard_gamma_reparam
+    x = _gamma_input("_standard_gamma", input)
+    raw = _on(_gamma_draws(x, generator), x.data)
+    return apply(standard_gamma_reparam, x, raw, x.detach())
+
+
+def _sample_dirichlet(input, generator=None) -> Tensor:
+    """Dirichlet(input) draws along the last dimension, in input's shape and dtype. Like
+    PyTorch's private `torch._sample_dirichlet`: no derivative (a backward raises, as
+    there; `Dirichlet.rsample` is the differentiable draw)."""
+    from ._no_derivative import no_derivative
+    x = _gamma_input("_sample_dirichlet", input)
+    g = _gamma_draws(x, generator)
+    if g.ndim:
+        g = g / g.sum(-1, keepdims=True)
+    else:
+        g = np.ones_like(g)
+    return no_derivative(_on(np.asarray(g, dtype=x.data.dtype), x.data), "_sample_dirichlet",
+                         (x,))
+
+
 def _bernoulli_method(self, p=None, *, generator=None) -> Tensor:
     """`x.bernoulli()`: draws with the probabilities x holds; `x.bernoulli(p)`: with
     probability p, in x's shape. Like `torch.Tensor.bernoulli`."""

@@ -11,7 +11,7 @@ import numpy as np
 from .. import ops
 from ..engine import apply
 from ..tensor import Tensor
-from ._args import _dims, _t, dim_alias, promote
+from ._args import _dims, _t, dim_alias, int_arg, promote
 from ._errors import ShapeError
 from .pieces import joined
 
@@ -29,7 +29,11 @@ def _by_keyword(fn: str, args: tuple, given, name: str) -> tuple:
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    out = tuple(int_arg(s) for s in shape)
+    for s in out:  # PyTorch refuses floats and bools as sizes or dims (TypeError)
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"sizes must be a tuple of ints, got {tuple(shape)}")
+    return tuple(int(s) for s in out)
 
 
 def reshape(input, *sizes, shape=None) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -188,6 +192,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
     x = _t(tensor)
     d = _dims(dim, None, x.ndim, "split")
     n = x.shape[d]
+    split_size_or_sections = int_arg(split_size_or_sections)
     if isinstance(split_size_or_sections, (int, np.integer)):
         k = int(split_size_or_sections)
         if k <= 0:

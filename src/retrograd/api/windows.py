@@ -26,7 +26,7 @@ from ..ops.pooling import pool_geometry
 from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from ._args import _t
+from ._args import _t, int_arg
 from ._errors import ShapeError
 from ._fresh import fresh, row_major
 from .elementwise import abs as _abs
@@ -58,6 +58,7 @@ def _on(x: Tensor, table):
 
 def _tuple(v, nd: int, name: str, fn: str) -> tuple:
     """An int or a sequence of `nd` ints as a tuple of `nd` ints."""
+    v = int_arg(v)
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return (int(v),) * nd
     try:
@@ -311,6 +312,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn):
     """Checked (kernel, stride, padding, dilation) and the output size."""
     k = _tuple(kernel_size, nd, "kernel_size", fn)
+    stride = int_arg(stride)
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         _tuple(stride, nd, "stride", fn)
     p = _tuple(padding, nd, "padding", fn)

@@ -161,10 +161,15 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             _unpack(_finish(touts, create_graph), out_tuple))
 
 
+class StrategyError(ArgumentError, AssertionError):
+    """An unknown jacobian/hessian strategy: PyTorch asserts (AssertionError); a
+    ValueError too, as retrograd's other argument errors."""
+
+
 def _strategy(strategy: str, vectorize: bool, create_graph: bool, strict: bool,
               fn: str) -> None:
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ArgumentError(f"{fn}(): strategy must be 'forward-mode' or 'reverse-mode', got "
+        raise StrategyError(f"{fn}(): strategy must be 'forward-mode' or 'reverse-mode', got "
                             f"{strategy!r}")
     if strategy == "forward-mode":
         if create_graph and fn == "jacobian":
@@ -216,7 +221,7 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     blocks, a Tensor for one input, a tuple of tuples for a tuple. Like
     `torch.autograd.functional.hessian` (`rg.func.hessian`: forward over reverse)."""
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise ArgumentError("hessian(): outer_jacobian_strategy must be 'forward-mode' or "
+        raise StrategyError("hessian(): outer_jacobian_strategy must be 'forward-mode' or "
                             f"'reverse-mode', got {outer_jacobian_strategy!r}")
     if outer_jacobian_strategy == "forward-mode":
         _strategy("forward-mode", vectorize, False, strict, "hessian")

@@ -17,7 +17,7 @@ from ..primitive import ArgumentError
 from ..tensor import Tensor
 from . import distribution as C
 from .discrete import Categorical, _clamp_probs, _one_of
-from .distribution import Distribution, broadcast_all
+from .distribution import Distribution, _shape, broadcast_all, refuse_no_samples
 
 
 def _binary(dist, probs, logits, *others) -> tuple:
@@ -256,6 +256,7 @@ class Multinomial(Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()) -> Tensor:
+        refuse_no_samples(int(self.total_count) * int(np.prod(_shape(sample_shape))))
         shape = self._extended_shape(sample_shape)
         p = np.broadcast_to(self.probs.data, shape).astype(np.float64)
         p = p / p.sum(-1, keepdims=True)

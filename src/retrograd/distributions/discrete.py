@@ -204,6 +204,7 @@ class Categorical(Distribution):
         return Tensor(np.full(self._batch_shape, np.nan, self.probs.data.dtype))
 
     def sample(self, sample_shape=()) -> Tensor:
+        C.refuse_no_samples(int(np.prod(C._shape(sample_shape))))
         shape = self._extended_shape(sample_shape)
         p = self.probs.data
         cdf = np.cumsum(p, -1)

@@ -27,6 +27,15 @@ def _shape(sample_shape) -> tuple:
     return tuple(int(s) for s in sample_shape)
 
 
+def refuse_no_samples(n: int) -> None:
+    """PyTorch's categorical draws (Categorical, OneHotCategorical, Multinomial) go
+    through `torch.multinomial`, which refuses to draw zero samples: a `sample_shape`
+    with a 0 (or a Multinomial of total_count 0) raises RuntimeError there, not an
+    empty result."""
+    if n <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+
+
 def broadcast_all(*values) -> tuple:
     """The parameters as floating tensors of one dtype, broadcast to one shape (Python
     numbers take the tensors' dtype, or the default dtype when there is no tensor)."""

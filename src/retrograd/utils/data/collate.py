@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ...api.shape import stack
-from ...creation import tensor
+from ...creation import share_tensor, tensor
 from ...primitive import ShapeError
 from ...tensor import Tensor
 
@@ -53,7 +53,7 @@ def default_collate(batch):
         if isinstance(elem, np.ndarray) and elem.ndim > 0:
             if elem.dtype.char in "SaUO":
                 raise TypeError(_UNSUPPORTED.format(elem.dtype))
-            return default_collate([Tensor(b) for b in batch])
+            return default_collate([share_tensor(b) for b in batch])  # as torch.as_tensor
         return Tensor(np.array(batch))  # NumPy scalars keep their dtype
     if isinstance(elem, float):
         return tensor(batch, dtype=np.float64)
