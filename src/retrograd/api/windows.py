@@ -27,7 +27,7 @@ from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t
-from ._errors import ShapeError
+from ._errors import IndexRangeError, ShapeError
 from ._fresh import fresh, row_major
 from .elementwise import abs as _abs
 from .elementwise import where
@@ -458,7 +458,8 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
     total = math.prod(outs)
     data = every_value(idx)
     if data.size and (data.min() < 0 or data.max() >= total):
-        raise IndexError(f"{fn}: indices must lie in [0, {total}) for output size {outs}; got "
+        # PyTorch's RuntimeError ('Found an invalid max index'); also an IndexError.
+        raise IndexRangeError(f"{fn}: indices must lie in [0, {total}) for output size {outs}; got "
                          f"values from {data.min()} to {data.max()}")
     return _unbatch(apply(ops.unpool, x, idx, shape=x.shape[:2] + outs, assign=True), squeeze)
 
