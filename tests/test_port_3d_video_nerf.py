@@ -73,7 +73,7 @@ def test_video_clip_classifier_trains_like_torch():
     with momentum: three steps, then eval outputs and running stats."""
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal((2, 3, 5, 10, 10)), np.array([1, 3])
-    res = {}
+    res, state = {}, None
     for T in (torch, rg):
         m = _video_net(T).double()
         if T is rg:
@@ -91,7 +91,8 @@ def test_video_clip_classifier_trains_like_torch():
         m.eval()
         res[T] = (m, losses, m(T.tensor(x)).detach(), m.bn.running_var)
     for a, b in zip(res[rg][1:], res[torch][1:]):
-        close(rg.stack(a) if isinstance(a, list) else a, torch.stack(b) if isinstance(b, list) else b)
+        close(rg.stack(a) if isinstance(a, list) else a,
+              torch.stack(b) if isinstance(b, list) else b)
     close_grads(res[torch][0], res[rg][0])
 
 
@@ -143,7 +144,7 @@ def test_nerf_render_and_adam_steps_like_torch():
     rng = np.random.default_rng(2)
     c2w = np.array([[1, 0, 0, .1], [0, .8, -.6, .2], [0, .6, .8, 3.]])
     u1, u2, tgt = rng.random((16, 6)), np.sort(rng.random((16, 5)), -1), rng.random((16, 3))
-    res = {}
+    res, state = {}, None
     for T in (torch, rg):
         nn = T.nn
         mlp = nn.Sequential(nn.Linear(21, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(),
@@ -155,7 +156,8 @@ def test_nerf_render_and_adam_steps_like_torch():
         opt = T.optim.Adam(mlp.parameters(), lr=5e-3)
         outs = []
         for _ in range(2):
-            rgb, disp, depth, z_all, inds = _nerf_render(T, mlp, T.tensor(c2w), T.tensor(u1), T.tensor(u2))
+            rgb, disp, depth, z_all, inds = _nerf_render(T, mlp, T.tensor(c2w), T.tensor(u1),
+                                                         T.tensor(u2))
             loss = T.mean((rgb - T.tensor(tgt)) ** 2)
             psnr = -10. * T.log(loss) / T.log(T.tensor([10.], dtype=loss.dtype))
             opt.zero_grad()
@@ -168,34 +170,43 @@ def test_nerf_render_and_adam_steps_like_torch():
     close_grads(res[torch][0], res[rg][0])
 
 
+def _unet(T):
+    """A tiny 3-D UNet with an auxiliary deep-supervision head."""
+    nn, F = T.nn, T.nn.functional
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e1 = nn.Sequential(nn.Conv3d(1, 4, 3, padding=1),
+                                    nn.InstanceNorm3d(4, affine=True), nn.LeakyReLU(0.01))
+            self.b = nn.Sequential(nn.Conv3d(4, 8, 3, padding=1), nn.InstanceNorm3d(8), nn.PReLU())
+            self.up = nn.ConvTranspose3d(8, 4, 2, stride=2)
+            self.d1 = nn.Conv3d(8, 3, 1)
+            self.aux = nn.Conv3d(8, 3, 1)
+
+        def forward(self, x):
+            e1 = self.e1(x)
+            b = self.b(F.max_pool3d(e1, 2))
+            out = self.d1(T.cat([self.up(b), e1], 1))
+            aux = F.interpolate(self.aux(b), size=x.shape[2:], mode="trilinear",
+                                align_corners=False)
+            up = F.interpolate(out, scale_factor=2, mode="trilinear", align_corners=True)
+            return out, aux, up
+
+    return UNet()
+
+
 def test_unet3d_dice_and_sliding_window_like_torch():
     """A tiny 3-D UNet (InstanceNorm3d, ConvTranspose3d, trilinear upsampling with
     align_corners both ways), soft Dice over one-hot targets permuted to channels-first,
     and sliding-window inference with F.pad and a count map."""
     rng = np.random.default_rng(3)
-    x, y, big = rng.standard_normal((1, 1, 4, 4, 4)), rng.integers(0, 3, (1, 4, 4, 4)), rng.standard_normal((1, 1, 3, 6, 5))
-    res = {}
+    x, y = rng.standard_normal((1, 1, 4, 4, 4)), rng.integers(0, 3, (1, 4, 4, 4))
+    big = rng.standard_normal((1, 1, 3, 6, 5))
+    res, state = {}, None
     for T in (torch, rg):
-        nn, F = T.nn, T.nn.functional
-
-        class UNet(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.e1 = nn.Sequential(nn.Conv3d(1, 4, 3, padding=1), nn.InstanceNorm3d(4, affine=True), nn.LeakyReLU(0.01))
-                self.b = nn.Sequential(nn.Conv3d(4, 8, 3, padding=1), nn.InstanceNorm3d(8), nn.PReLU())
-                self.up = nn.ConvTranspose3d(8, 4, 2, stride=2)
-                self.d1 = nn.Conv3d(8, 3, 1)
-                self.aux = nn.Conv3d(8, 3, 1)
-
-            def forward(self, x):
-                e1 = self.e1(x)
-                b = self.b(F.max_pool3d(e1, 2))
-                out = self.d1(T.cat([self.up(b), e1], 1))
-                aux = F.interpolate(self.aux(b), size=x.shape[2:], mode="trilinear", align_corners=False)
-                up = F.interpolate(out, scale_factor=2, mode="trilinear", align_corners=True)
-                return out, aux, up
-
-        m = UNet().double()
+        F = T.nn.functional
+        m = _unet(T).double()
         if T is rg:
             m.load_state_dict(state)
         else:
@@ -204,11 +215,13 @@ def test_unet3d_dice_and_sliding_window_like_torch():
         probs = F.softmax(logits, dim=1)
         oh = F.one_hot(T.tensor(y), num_classes=3).permute(0, 4, 1, 2, 3).to(probs.dtype)
         inter, card = T.sum(probs * oh, (0, 2, 3, 4)), T.sum(probs + oh, (0, 2, 3, 4))
-        loss = 1 - ((2. * inter + 1e-5) / (card + 1e-5)).mean() + .5 * F.cross_entropy(aux, T.tensor(y))
+        dice = ((2. * inter + 1e-5) / (card + 1e-5)).mean()
+        loss = 1 - dice + .5 * F.cross_entropy(aux, T.tensor(y))
         loss.backward()
         with T.no_grad():
             img = F.pad(T.tensor(big), (0, 0, 0, 0, 1, 0))  # depth 3 -> 4
-            acc, cnt = T.zeros((1, 3) + tuple(img.shape[2:]), dtype=img.dtype), T.zeros((1, 1) + tuple(img.shape[2:]), dtype=img.dtype)
+            acc = T.zeros((1, 3) + tuple(img.shape[2:]), dtype=img.dtype)
+            cnt = T.zeros((1, 1) + tuple(img.shape[2:]), dtype=img.dtype)
             for h in (0, 2):
                 for w in (0, 1):
                     p = m(img[:, :, :, h:h + 4, w:w + 4])[0]
@@ -246,19 +259,24 @@ def test_hash_encoding_voxels_sdf_and_grid_sample_like_torch():
         coords = T.floor(x / 0.25).to(T.int64)
         uniq, inv, counts = T.unique(coords, dim=0, return_inverse=True, return_counts=True)
         f = x.clone().requires_grad_(True)
-        mean = T.zeros(len(uniq), 3, dtype=f.dtype).scatter_reduce(0, inv[:, None].expand(-1, 3), f, reduce="mean", include_self=False)
-        amax = T.zeros(len(uniq), 3, dtype=f.dtype).scatter_reduce(0, inv[:, None].expand(-1, 3), f, reduce="amax", include_self=False)
+        at = inv[:, None].expand(-1, 3)
+        mean = T.zeros(len(uniq), 3, dtype=f.dtype).scatter_reduce(0, at, f, reduce="mean",
+                                                                    include_self=False)
+        amax = T.zeros(len(uniq), 3, dtype=f.dtype).scatter_reduce(0, at, f, reduce="amax",
+                                                                    include_self=False)
         (mean.sum() + amax.pow(2).sum()).backward()
         p = (x * 2 - 1).requires_grad_(True)
         sdf = T.nn.functional.softplus(p @ T.tensor(lin_w).T + T.tensor(lin_b), beta=10) - .5
         g = T.autograd.grad(sdf, p, grad_outputs=T.ones_like(sdf), create_graph=True)[0]
         eik = ((g.norm(2, dim=-1) - 1) ** 2).mean()
         (gp,) = T.autograd.grad(eik + sdf.abs().mean(), p)
-        outs = [idx, feat.detach(), e.weight.grad, uniq, inv, counts, mean.detach(), amax.detach(), f.grad, eik.detach(), gp]
+        outs = [idx, feat.detach(), e.weight.grad, uniq, inv, counts, mean.detach(),
+                amax.detach(), f.grad, eik.detach(), gp]
         for pm in ("zeros", "border", "reflection"):
             for ac in (True, False):
                 v, gr = T.tensor(vol, requires_grad=True), T.tensor(grid, requires_grad=True)
-                o = T.nn.functional.grid_sample(v, gr, mode="bilinear", padding_mode=pm, align_corners=ac)
+                o = T.nn.functional.grid_sample(v, gr, mode="bilinear", padding_mode=pm,
+                                                align_corners=ac)
                 o.pow(2).sum().backward()
                 outs += [o.detach(), v.grad, gr.grad]
         res[T] = outs
