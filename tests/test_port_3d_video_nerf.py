@@ -282,3 +282,70 @@ def test_hash_encoding_voxels_sdf_and_grid_sample_like_torch():
         res[T] = outs
     for i, (a, b) in enumerate(zip(res[rg], res[torch])):
         close(a, b, str(i))
+
+
+# --------------------------------------------------------------- pooling integer volumes
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("nd", [2, 3])
+def test_max_pool_of_integer_label_volume(dtype, nd):
+    """max_pool2d/3d of an integer label map (downsampling a segmentation target):
+    PyTorch's CPU kernels take it; values and indices in the input's dtype, padding never
+    chosen where the real values equal the dtype's minimum (uint8 zeros)."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 3, (2, 2) + (5, 6, 7)[3 - nd:]).astype(dtype)
+    for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+               dict(kernel_size=2, stride=1, padding=1, dilation=2)):
+        f = f"max_pool{nd}d"
+        t, ti = getattr(torch.nn.functional, f)(torch.tensor(a), return_indices=True, **kw)
+        r, ri = getattr(rg.nn.functional, f)(rg.tensor(a), return_indices=True, **kw)
+        close(r, t, str(kw))
+        close(ri, ti, str(kw))
+
+
+def test_max_pool_all_minus_inf_window_takes_first_real_position():
+    """A window whose real values are all -inf (a masked volume): PyTorch's index, and so
+    the gradient, goes to the window's first real position, never into the padding."""
+    f = np.full((1, 1, 3, 4, 5), -np.inf)
+    f[0, 0, 1, 1, 1] = 1.
+    res = {}
+    for T in (torch, rg):
+        x = T.tensor(f, requires_grad=True)
+        out, idx = T.nn.functional.max_pool3d(x, 2, 1, 1, return_indices=True)
+        out[out > -1].sum().backward()
+        res[T] = (idx, x.grad, T.nn.functional.max_pool2d(T.tensor(f[:, :, 0]), 3, 2, 1,
+                                                          return_indices=True)[1])
+    for a, b in zip(res[rg], res[torch]):
+        close(a, b)
+
+
+def test_avg_pool_of_int64_truncates_like_torch():
+    """avg_pool1d/2d/3d of int64: PyTorch sums the window and divides by the count (or
+    divisor_override, negative too) rounding toward zero, keeping int64."""
+    a = np.random.default_rng(6).integers(-50, 50, (2, 2, 5, 6, 7))
+    for nd in (1, 2, 3):
+        x = a[(slice(None), slice(None)) + (0,) * (3 - nd)]
+        f = f"avg_pool{nd}d"
+        for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                   dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+                   dict(kernel_size=2, divisor_override=-3)):
+            if nd == 1 and "divisor_override" in kw:
+                continue
+            close(getattr(rg.nn.functional, f)(rg.tensor(x), **kw),
+                  getattr(torch.nn.functional, f)(torch.tensor(x), **kw), f"{f} {kw}")
+
+
+@pytest.mark.parametrize("call", [
+    lambda T, x: T.nn.functional.max_pool1d(x[:, :, 0, 0], 2),
+    lambda T, x: T.nn.functional.max_pool2d(x[:, :, 0] > 0, 2),
+    lambda T, x: T.nn.functional.avg_pool3d(x.to(T.int32), 2),
+    lambda T, x: T.nn.functional.adaptive_avg_pool3d(x, 2),
+    lambda T, x: T.nn.functional.adaptive_max_pool3d(x, 2),
+])
+def test_pooling_unsupported_integer_input_is_not_implemented_error(call):
+    """The integer and bool pools PyTorch's CPU kernels lack raise NotImplementedError
+    there (a RuntimeError); retrograd's refusal is that type too."""
+    a = np.random.default_rng(7).integers(-5, 5, (1, 2, 4, 4, 4))
+    for T in (torch, rg):
+        with pytest.raises(NotImplementedError):
+            call(T, T.tensor(a))
