@@ -24,15 +24,16 @@ from .._values import every_value
 from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
 from ._args import _t, int_arg
-from ._errors import ShapeError
+from ._errors import IndexRangeError, ShapeError
 from ._fresh import fresh, row_major
 from .elementwise import abs as _abs
 from .elementwise import where
 from .indexing import flip, gather
 from .linalg import matmul
+from .math import div as _div
 from .reductions import sum
 from .shape import cat, permute
 
@@ -335,8 +336,11 @@ def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn):
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, fn):
     x, squeeze = _batched(_t(input), nd, fn)
-    if x.dtype.kind != "f":
-        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    # PyTorch's CPU kernels also take integer inputs in 2-D and 3-D (say, downsampling a
+    # label volume), and in 1-D with return_indices; bool, and integers in 1-D without
+    # indices, are NotImplementedError there.
+    if x.dtype.kind != "f" and not (x.dtype.kind in "iu" and (nd > 1 or return_indices)):
+        raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     k, s, p, d = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn)
     attrs = dict(kernel=k, stride=s, padding=p, dilation=d, ceil_mode=bool(ceil_mode))
     out = _unbatch(apply(ops.max_pool, x, **attrs), squeeze)
@@ -366,11 +370,13 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      3, "max_pool3d")
 
 
-def _avg_divisor(sizes, k, s, p, outs, count_include_pad, divisor_override, dtype):
+def _avg_divisor(sizes, k, s, p, outs, count_include_pad, divisor_override, dtype,
+                 count=False):
     """PyTorch's divisor per output position: the window's size clipped to the padded input
-    (or to the input, without count_include_pad), or the override."""
+    (or to the input, without count_include_pad), or the override; its reciprocal, or
+    with `count` the divisor itself (int64, for integer inputs)."""
     if divisor_override is not None:
-        return 1.0 / divisor_override
+        return np.int64(divisor_override) if count else 1.0 / divisor_override
     total = np.ones((), dtype=np.float64)
     for n, kk, ss, pp, o in zip(sizes, k, s, p, outs):
         start = np.arange(o) * ss - pp
@@ -380,6 +386,8 @@ def _avg_divisor(sizes, k, s, p, outs, count_include_pad, divisor_override, dtyp
         else:
             size = np.minimum(end, n) - np.maximum(start, 0)
         total = np.multiply.outer(total, size)
+    if count:
+        return total.astype(np.int64)
     if np.all(total == total.flat[0]):
         return 1.0 / float(total.flat[0])
     return (1.0 / total).astype(dtype)
@@ -388,8 +396,10 @@ def _avg_divisor(sizes, k, s, p, outs, count_include_pad, divisor_override, dtyp
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, nd, fn):
     x, squeeze = _batched(_t(input), nd, fn)
-    if x.dtype.kind not in "fc":
-        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    # PyTorch's CPU kernels also take int64 (other integers and bool are
+    # NotImplementedError there): the window sum divided by the count, rounded toward zero.
+    if x.dtype.kind not in "fc" and x.dtype != np.int64:
+        raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     if divisor_override is not None and (not isinstance(divisor_override, (int, np.integer))
                                          or divisor_override == 0):
         raise ArgumentError(f"{fn}: divisor_override must be a non-zero int, got "
@@ -404,6 +414,11 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     else:
         cols = apply(ops.unfold, x, kernel=k, stride=s, padding=p, dilation=(1,) * nd)
     total = sum(cols, tuple(range(2, 2 + nd)))
+    if x.dtype == np.int64:
+        d = _avg_divisor(sizes, k, s, p, outs, count_include_pad, divisor_override, x.dtype,
+                         count=True)
+        d = Tensor(devices.const_like(np.asarray(d, dtype=np.int64), x.data))
+        return _unbatch(_div(total, d, rounding_mode="trunc").to(x.dtype), squeeze)
     return _unbatch(total * _avg_divisor(sizes, k, s, p, outs, count_include_pad,
                                          divisor_override, x.dtype), squeeze)
 
@@ -460,7 +475,8 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
     total = math.prod(outs)
     data = every_value(idx)
     if data.size and (data.min() < 0 or data.max() >= total):
-        raise IndexError(f"{fn}: indices must lie in [0, {total}) for output size {outs}; got "
+        # PyTorch's RuntimeError ('Found an invalid max index'); also an IndexError.
+        raise IndexRangeError(f"{fn}: indices must lie in [0, {total}) for output size {outs}; got "
                          f"values from {data.min()} to {data.max()}")
     return _unbatch(apply(ops.unpool, x, idx, shape=x.shape[:2] + outs, assign=True), squeeze)
 
@@ -521,7 +537,7 @@ def _adaptive_windows(n, o):
 def _adaptive_avg(input, output_size, nd, fn):
     x, squeeze = _batched(_t(input), nd, fn)
     if x.dtype.kind not in "fc":
-        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+        raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     outs = _adaptive_sizes(x, output_size, nd, fn)
     for i, (n, o) in enumerate(zip(x.shape[2:], outs)):
         if n == o:
@@ -550,7 +566,7 @@ def adaptive_avg_pool3d(input, output_size) -> Tensor:
 def _adaptive_max(input, output_size, return_indices, nd, fn):
     x, squeeze = _batched(_t(input), nd, fn)
     if x.dtype.kind != "f":
-        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+        raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     outs = _adaptive_sizes(x, output_size, nd, fn)
     if 0 in outs:  # an empty output (PyTorch allows it), still on the graph
         for i, o in enumerate(outs):
@@ -703,7 +719,7 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
                          nd: int, fn: str) -> tuple:
     x, squeeze = _batched(_t(input), nd, fn)
     if x.dtype.kind != "f":
-        raise TypeError(f"{fn}: input must be floating point, got {x.dtype}")
+        raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     if output_size is None and output_ratio is None:
         raise ArgumentError(f"{fn} requires specifying either an output_size or an output_ratio")
     k = _tuple(kernel_size, nd, "kernel_size", fn)

@@ -65,6 +65,17 @@ def _max_pool_saving(x, *, kernel, stride, padding, dilation, ceil_mode=False):
         np.multiply(np.greater(v, best), kind(j), out=step)
         np.maximum(arg, step, out=arg)
         np.maximum(best, v, out=best)
+    if xp is not x:
+        # a window whose maximum equals the fill (-inf, or an integer dtype's minimum) may
+        # have taken a padding position: PyTorch takes the window's first real one
+        low = best == fill
+        if low.any():
+            nd = len(kernel)
+            real = np.pad(np.ones(x.shape[-nd:], dtype=bool),
+                          tuple((a, b - a - n) for a, b, n in
+                                zip(padding, xp.shape[-nd:], x.shape[-nd:])))
+            for j, sl in reversed(list(_offsets(kernel, stride, dilation, outs))):
+                np.copyto(arg, j, where=low & real[sl])
     nan = np.isnan(best) if x.dtype.kind == "f" else None
     if nan is not None and nan.any():  # rare: the last NaN of a window wins, as in PyTorch
         for j, sl in _offsets(kernel, stride, dilation, outs):
