@@ -29,6 +29,18 @@ def test_bce_with_logits_result_has_target_dtype(xd, td, kw):
     close(res[rg][1], res[torch][1], "grad", tol=1e-6)
 
 
+@pytest.mark.parametrize("wd", ["float32", "int64"])
+def test_multi_margin_loss_weight_of_another_dtype_raises(wd):
+    """torch's kernel takes one scalar type: a float32 (or integer) class weight for
+    float64 scores raises RuntimeError instead of being converted."""
+    for lib in (torch, rg):
+        x, y = lib.ones(2, 3, dtype=lib.float64), lib.tensor([0, 2])
+        with pytest.raises(RuntimeError):
+            lib.nn.functional.multi_margin_loss(x, y, weight=lib.ones(3, dtype=getattr(lib, wd)))
+        with pytest.raises(RuntimeError):
+            lib.nn.MultiMarginLoss(weight=lib.ones(3, dtype=getattr(lib, wd)))(x, y)
+
+
 def _linreg_scratch(lib, xs, noise, w0):
     """d2l 3.2: linear regression from scratch with minibatch SGD under no_grad."""
     true_w, true_b = lib.tensor([2, -3.4], dtype=lib.float64), 4.2
