@@ -41,6 +41,21 @@ def test_multi_margin_loss_weight_of_another_dtype_raises(wd):
             lib.nn.MultiMarginLoss(weight=lib.ones(3, dtype=getattr(lib, wd)))(x, y)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", None])
+def test_arange_of_float_steps_does_not_drift(dtype):
+    """d2l plots a pdf on `torch.arange(-7, 7, 0.01)`: torch computes start + i * step in
+    double and rounds once, so the last value is 6.99 (NumPy's float32 arange drifted to
+    6.9903, and to 9.4 in float16); here within 2 ulps of the range's largest value."""
+    for args in ((-7, 7, 0.01), (-5.5, 1.0, 0.1), (0.0, 1000.0, 0.37)):
+        t = torch.arange(*args, **({"dtype": getattr(torch, dtype)} if dtype else {}))
+        r = rg.arange(*args, **({"dtype": getattr(rg, dtype)} if dtype else {}))
+        assert r.shape == t.shape and str(r.dtype) == str(t.dtype).split(".")[-1]
+        tn = t.numpy()
+        ulp = float(np.spacing(np.abs(tn).max()))
+        np.testing.assert_allclose(r.numpy().astype(float), tn.astype(float), rtol=0,
+                                   atol=2 * ulp, err_msg=f"arange{args}")
+
+
 def _linreg_scratch(lib, xs, noise, w0):
     """d2l 3.2: linear regression from scratch with minibatch SGD under no_grad."""
     true_w, true_b = lib.tensor([2, -3.4], dtype=lib.float64), 4.2
