@@ -335,6 +335,12 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
     if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
         dtype = np.int64
     dt = _dt(dtype)
+    if dt.kind == "f" and dt.itemsize < 8:
+        # PyTorch computes start + i * step in double and rounds once; NumPy's float32
+        # arange steps in float32 and drifts (arange(-7, 7, 0.01)[-1] off by 3e-4)
+        return _make(_create(device, lambda xp: xp.arange(start, end, step,
+                                                          dtype=np.float64).astype(dt)),
+                     requires_grad)
     return _make(_create(device, lambda xp: xp.arange(start, end, step, dtype=dt)),
                  requires_grad)
 

@@ -24,6 +24,7 @@ from ..ops.checks import check_within
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, promote
+from ._errors import MixedDtypeError
 from ._loss_args import (
     LossDtypeError,
     LossShapeError,
@@ -221,7 +222,9 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         if w.size != c:
             raise LossShapeError(f"{fn}: weight must have one entry per class ({c}), got "
                                  f"shape {tuple(w.shape)}")
-        w = w.to(x.dtype) if w.dtype != x.dtype else w
+        if w.dtype != x.dtype:  # PyTorch's kernel takes one scalar type, never converts
+            raise MixedDtypeError(f"{fn}: expected scalar type {x.dtype} but found {w.dtype} "
+                                  f"(the weight's); convert it with .to(input.dtype)")
     one = _class_range(y, 0, c - 1, fn)
     x2, y1 = reshape(x, n, c), reshape(y, n)
     xy = gather(x2, 1, unsqueeze(y1, 1))

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from . import ctc as _ctc
 from . import losses as _losses
 from . import margin_losses as _margins
-from ._args import _t, promote
+from ._args import _t
 from ._loss_args import LossShapeError, broadcast_shape, check_reduction, floating
 from ._loss_args import reduce as _reduce
 from .activations import logsigmoid
@@ -66,16 +66,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if t.dtype.kind != "f":
         raise LossTargetDtypeError(f"{fn}: target must be a floating tensor (0/1 labels or "
                                    f"probabilities), got {t.dtype}; convert it with .float()")
-    x, t = promote(x, t)
     floating(x, fn)
+    # PyTorch builds the loss in place on (1 - target): the result has the target's
+    # dtype (a float32 target of a float64 input gives a float32 loss), each step
+    # rounded to it, and weight and pos_weight never widen it
+    out = t.dtype
     log_sig = logsigmoid(x)
-    # weight and pos_weight do not widen the result (PyTorch applies them in place): a
-    # float64 pos_weight from NumPy class counts leaves a float32 loss float32
     if pos_weight is not None:
-        log_sig = log_sig * ((_t(pos_weight).to(x.dtype) - 1) * t + 1)
-    loss = (1 - t) * x - log_sig
+        log_sig = (log_sig * ((_t(pos_weight) - 1) * t + 1)).to(x.dtype)
+    loss = (((1 - t) * x).to(out) - log_sig).to(out)
     if weight is not None:
-        loss = loss * _t(weight).to(x.dtype)
+        loss = (loss * _t(weight)).to(out)
     return _reduce(loss, reduction)
 
 
