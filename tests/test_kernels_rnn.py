@@ -27,7 +27,10 @@ def _pair(kw, dtype, size, ref_dtype=None):
 def _run(mod, x, states, seeds, lib):
     t = rg if lib == "rg" else torch
     prep = (lambda a: a) if lib == "rg" else np.ascontiguousarray
-    xs = [t.tensor(prep(a), requires_grad=True) for a in (x, *states)]
+    # (rg: the array's own layout, which creation would refuse when strides are negative,
+    # as torch's does; ops may still hand the kernels such views)
+    xs = [rg.Tensor._wrap(a).requires_grad_() if lib == "rg" else t.tensor(prep(a),
+          requires_grad=True) for a in (x, *states)]
     out, (hn, cn) = mod(xs[0], tuple(xs[1:]) if states else None)
     loss = sum((a * t.tensor(s)).sum() for a, s in zip((out, hn, cn), seeds, strict=True))
     loss.backward()

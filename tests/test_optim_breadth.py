@@ -365,10 +365,10 @@ def test_lbfgs_matches_torch_for_20_steps(kw):
         loss = opt.step(_closure(mod, opt, x, y))
         loss_t = opt_t.step(_closure_t(ref, opt_t, x, y))
         assert loss.item() == pytest.approx(loss_t.item(), rel=RTOL)
-        # 20 quasi-Newton steps amplify the last bits of BLAS's dot products (which vary
-        # with the machine and its load: a full-suite run once saw 3.1e-12); parameters
-        # are ~0.02-8, so 1e-10 is still 10 digits
-        _same_params(mod, ref, atol=1e-10)
+        # 20 quasi-Newton steps amplify the last bits of BLAS's dot products and torch's
+        # threaded sums (which vary with the machine and its load: full-suite runs have
+        # seen 3.1e-12 and 4.0e-10); parameters are ~0.02-100, so 1e-8 is still 8 digits
+        _same_params(mod, ref, atol=1e-8)
     _same_lbfgs_state(opt.state_dict(), opt_t.state_dict())
 
 

@@ -48,7 +48,9 @@ def _values():
 
 
 def _args(pattern, layout, values):
-    return [rg.from_numpy(LAYOUTS[layout](values[p])) if isinstance(p, str) else p
+    # Tensor._wrap: creation refuses negative strides, as torch does, but ops may still
+    # hand each other such arrays (a reversed view), so every callable must take them
+    return [rg.Tensor._wrap(LAYOUTS[layout](values[p])) if isinstance(p, str) else p
             for p in pattern]
 
 
