@@ -63,3 +63,123 @@ def test_sphereface_head_grads_match_torch():
         res.append([_np(loss), _np(x.grad), _np(w.grad)])
     for a, b in zip(res[0], res[1]):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, a, b, t: a.clone().add_(b, alpha=t),
+    lambda lib, a, b, t: a.clone().sub_(b, alpha=t),
+    lambda lib, a, b, t: a.add(b, alpha=t),
+    lambda lib, a, b, t: lib.add(a, b, alpha=t),
+    lambda lib, a, b, t: lib.sub(a, b, alpha=t),
+])
+def test_alpha_takes_a_zero_dim_tensor(call):
+    # LAMB: p.add_(adam_step, alpha=-lr * trust_ratio) with trust_ratio a 0-d tensor
+    res = []
+    for lib in (torch, rg):
+        a = lib.tensor([1.0, 2.0, 3.0])
+        b = lib.tensor([0.5, -1.0, 2.0])
+        res.append(_np(call(lib, a, b, lib.tensor(-0.25, dtype=lib.float64))))
+    np.testing.assert_array_equal(res[1], res[0])
+    assert res[1].dtype == res[0].dtype
+
+
+@pytest.mark.parametrize("alpha", [np.array([2.0]), "grad", np.array(True)])
+def test_alpha_tensor_refusals_match_torch(alpha):
+    errs = []
+    for lib in (torch, rg):
+        t = (lib.tensor(2.0, requires_grad=True) if isinstance(alpha, str)
+             else lib.tensor(alpha))
+        with pytest.raises((TypeError, RuntimeError)) as info:
+            lib.ones(3).add(lib.ones(3), alpha=t)
+        errs.append(info.type)
+    assert issubclass(errs[1], errs[0])
+
+
+def _lamb(lib):
+    class LAMB(lib.optim.Optimizer):
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
+                                          weight_decay=weight_decay))
+
+        @lib.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    grad, state = p.grad, self.state[p]
+                    if len(state) == 0:
+                        state["step"] = 0
+                        state["exp_avg"] = lib.zeros_like(p)
+                        state["exp_avg_sq"] = lib.zeros_like(p)
+                    m, v = state["exp_avg"], state["exp_avg_sq"]
+                    b1, b2 = group["betas"]
+                    state["step"] += 1
+                    m.mul_(b1).add_(grad, alpha=1 - b1)
+                    v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+                    weight_norm = p.pow(2).sum().sqrt().clamp(0, 10)
+                    adam_step = m / v.sqrt().add(group["eps"])
+                    if group["weight_decay"] != 0:
+                        adam_step.add_(p, alpha=group["weight_decay"])
+                    adam_norm = adam_step.pow(2).sum().sqrt()
+                    trust = 1 if weight_norm == 0 or adam_norm == 0 else weight_norm / adam_norm
+                    p.add_(adam_step, alpha=-group["lr"] * trust)
+    return LAMB
+
+
+def _lars(lib):
+    class LARS(lib.optim.Optimizer):
+        def __init__(self, params, lr, weight_decay=0.0, momentum=0.9, eta=0.001):
+            super().__init__(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum,
+                                          eta=eta, lars_exclude=False))
+
+        @lib.no_grad()
+        def step(self):
+            for g in self.param_groups:
+                for p in g["params"]:
+                    dp = p.grad
+                    if dp is None:
+                        continue
+                    if not g["lars_exclude"]:
+                        dp = dp.add(p, alpha=g["weight_decay"])
+                        pn, un = lib.norm(p), lib.norm(dp)
+                        one = lib.ones_like(pn)
+                        q = lib.where(pn > 0.0, lib.where(un > 0, g["eta"] * pn / un, one), one)
+                        dp = dp.mul(q)
+                    mu = self.state[p].setdefault("mu", lib.zeros_like(p))
+                    mu.mul_(g["momentum"]).add_(dp)
+                    p.add_(mu, alpha=-g["lr"])
+    return LARS
+
+
+@pytest.mark.parametrize("which", ["lars", "lamb"])
+def test_lars_lamb_training_matches_torch(which):
+    rs = np.random.RandomState(1)
+    xn, yn = rs.randn(8, 10), rs.randint(0, 3, 8)
+    init = [rs.randn(12, 10) * 0.5, rs.randn(12) * 0.5, rs.randn(12) * 0.5,
+            rs.randn(12) * 0.5, rs.randn(3, 12) * 0.5, rs.randn(3) * 0.5]
+    res = []
+    for lib in (torch, rg):
+        nn = lib.nn
+        m = nn.Sequential(nn.Linear(10, 12), nn.BatchNorm1d(12), nn.ReLU(),
+                          nn.Linear(12, 3)).double()
+        with lib.no_grad():
+            for p, w in zip(m.parameters(), init):
+                p.copy_(lib.tensor(w))
+        if which == "lars":
+            opt = _lars(lib)([{"params": [p for p in m.parameters() if p.ndim > 1]},
+                              {"params": [p for p in m.parameters() if p.ndim == 1],
+                               "weight_decay": 0.0, "lars_exclude": True}],
+                             lr=0.5, weight_decay=1e-4)
+        else:
+            opt = _lamb(lib)(m.parameters(), lr=0.01, weight_decay=0.01)
+        out = []
+        for _ in range(3):
+            loss = nn.functional.cross_entropy(m(lib.tensor(xn)), lib.tensor(yn))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out.append(_np(loss))
+        res.append(out + [_np(p) for p in m.parameters()])
+    for a, b in zip(res[0], res[1]):
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)

@@ -182,7 +182,7 @@ def _scaled(x, other, alpha, fn):
     the product is not rounded to other's narrower dtype first), alpha checked as add's."""
     if isinstance(other, Tensor):
         rt = result_type(x, other)
-        _check_alpha(fn, alpha, rt)
+        alpha = _check_alpha(fn, alpha, rt)
         if rt == np.bool_:  # bool arithmetic, as PyTorch's: alpha is its truth value
             return other if alpha else other & False
         if other.dtype != rt:

@@ -109,9 +109,20 @@ def _is_bool(x) -> bool:
                                                and x.dtype == np.bool_)
 
 
-def _check_alpha(fn: str, alpha, dt: np.dtype) -> None:
+def _alpha_number(fn: str, alpha):
+    """alpha as a Python number: PyTorch's Number argument also takes a 0-d tensor that
+    needs no gradient (LAMB's `p.add_(step, alpha=-lr * trust_ratio)`), read as its item."""
+    if isinstance(alpha, Tensor) and alpha.ndim == 0 and not alpha.requires_grad:
+        return alpha.item()
     if isinstance(alpha, Tensor) or not isinstance(alpha, _NUMBER):
-        raise TypeError(f"{fn}(): 'alpha' must be a number, got {type(alpha).__name__}")
+        raise TypeError(f"{fn}(): 'alpha' must be a number (or a 0-d tensor without grad), "
+                        f"got {type(alpha).__name__}")
+    return alpha
+
+
+def _check_alpha(fn: str, alpha, dt: np.dtype):
+    """alpha checked for a result of dtype dt, as add's; returned as a Python number."""
+    alpha = _alpha_number(fn, alpha)
     if isinstance(alpha, (bool, np.bool_)):
         if dt != np.bool_:
             raise ArgumentTypeError(f"{fn}(): a bool alpha is only supported for bool results, "
@@ -126,6 +137,7 @@ def _check_alpha(fn: str, alpha, dt: np.dtype) -> None:
         int_in_range(int(alpha), dt, f"{fn}(): alpha")
     elif dt == np.float16 and not isinstance(alpha, (complex, np.complexfloating)):
         float_in_range(float(alpha), dt, f"{fn}(): alpha")
+    return alpha
 
 
 def _refuse_bool_sub(fn: str, x, y) -> None:
@@ -137,7 +149,7 @@ def _refuse_bool_sub(fn: str, x, y) -> None:
 def _add(fn: str, op, input, other, alpha) -> Tensor:
     """input (+ or -) alpha * other, in PyTorch's result dtype of input and other."""
     dt = _result_type(input, other)
-    _check_alpha(fn, alpha, dt)
+    alpha = _check_alpha(fn, alpha, dt)
     x, y = _operands(fn, input, other)
     if dt == np.bool_:
         if not alpha:
