@@ -183,3 +183,21 @@ def test_lars_lamb_training_matches_torch(which):
         res.append(out + [_np(p) for p in m.parameters()])
     for a, b in zip(res[0], res[1]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("value", [np.float64(2.5), np.int32(3), np.complex128(1 + 2j), True])
+def test_full_with_a_zero_dim_tensor_value_types_as_a_number(value):
+    res = []
+    for lib in (torch, rg):
+        r = lib.full((2,), lib.tensor(np.array(value)))
+        res.append(_np(r))
+    assert res[1].dtype == res[0].dtype
+    np.testing.assert_array_equal(res[1], res[0])
+
+
+@pytest.mark.parametrize("bad", ["1d", "grad"])
+def test_full_refuses_a_non_scalar_tensor_value(bad):
+    for lib in (torch, rg):
+        v = lib.tensor([2.5]) if bad == "1d" else lib.tensor(2.5, requires_grad=True)
+        with pytest.raises(TypeError):
+            lib.full((2,), v)
