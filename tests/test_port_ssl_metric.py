@@ -201,3 +201,26 @@ def test_full_refuses_a_non_scalar_tensor_value(bad):
         v = lib.tensor([2.5]) if bad == "1d" else lib.tensor(2.5, requires_grad=True)
         with pytest.raises(TypeError):
             lib.full((2,), v)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x, d: x.sum(d),
+    lambda lib, x, d: x.mean(dim=d),
+    lambda lib, x, d: x.softmax(d),
+    lambda lib, x, d: lib.cat([x, x], d),
+    lambda lib, x, d: x.argmax(d),
+    lambda lib, x, d: x.sum((d, 0)),
+])
+def test_dim_takes_a_zero_dim_integer_tensor(call):
+    res = []
+    for lib in (torch, rg):
+        x = lib.tensor(np.arange(6.0).reshape(2, 3))
+        res.append(_np(call(lib, x, lib.tensor(1))))
+    assert res[1].shape == res[0].shape
+    np.testing.assert_allclose(res[1], res[0])
+
+
+def test_dim_refuses_a_float_tensor():
+    for lib in (torch, rg):
+        with pytest.raises(TypeError):
+            lib.ones(2, 3).sum(lib.tensor(1.0))

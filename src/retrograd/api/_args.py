@@ -60,15 +60,24 @@ def _as_dtype(x, dt):
     return t if t.data.dtype == dt else t.to(dt)
 
 
+def _int_scalar_tensor(a) -> bool:
+    """Whether `a` is a 0-d integer (or bool) tensor, which PyTorch takes as an int."""
+    return isinstance(a, Tensor) and a.ndim == 0 and a.dtype.kind in "biu"
+
+
 def _dims(dim, axis, ndim, name):
     if dim is not None and axis is not None:
         raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
     d = dim if dim is not None else axis
     if d is None:
         return None
+    if _int_scalar_tensor(d):  # PyTorch reads a 0-d integer tensor as an int dim
+        d = int(d.item())
     items = tuple(d) if isinstance(d, (tuple, list)) else (d,)
     out = []
     for a in items:
+        if _int_scalar_tensor(a):
+            a = int(a.item())
         if not isinstance(a, (int, np.integer)):
             raise TypeError(f"{name}(): dim must be an int or a tuple of ints, got {a!r}")
         if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
