@@ -224,3 +224,17 @@ def test_dim_refuses_a_float_tensor():
     for lib in (torch, rg):
         with pytest.raises(TypeError):
             lib.ones(2, 3).sum(lib.tensor(1.0))
+
+
+def test_soft_margin_loss_refuses_a_target_that_requires_grad():
+    rs = np.random.RandomState(0)
+    xn, tn = rs.randn(4, 3), np.sign(rs.randn(4, 3))
+    for lib in (torch, rg):
+        x, t = lib.tensor(xn, requires_grad=True), lib.tensor(tn, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            lib.nn.functional.soft_margin_loss(x, t)
+        with lib.no_grad():  # no graph: accepted, as torch
+            lib.nn.SoftMarginLoss()(x, t)
+    vals = [_np(lib.nn.functional.soft_margin_loss(lib.tensor(xn), lib.tensor(tn).detach()))
+            for lib in (torch, rg)]
+    np.testing.assert_allclose(vals[1], vals[0], rtol=1e-12)
