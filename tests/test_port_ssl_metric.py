@@ -238,3 +238,99 @@ def test_soft_margin_loss_refuses_a_target_that_requires_grad():
     vals = [_np(lib.nn.functional.soft_margin_loss(lib.tensor(xn), lib.tensor(tn).detach()))
             for lib in (torch, rg)]
     np.testing.assert_allclose(vals[1], vals[0], rtol=1e-12)
+
+
+def _simclr_moco(lib, w1, w2, xn, queue_init):
+    nn, F = lib.nn, lib.nn.functional
+    enc_q = nn.Sequential(nn.Linear(10, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 6))
+    enc_q = enc_q.double()
+    with lib.no_grad():
+        enc_q[0].weight.copy_(lib.tensor(w1))
+        enc_q[3].weight.copy_(lib.tensor(w2))
+        enc_q[0].bias.zero_()
+        enc_q[3].bias.fill_(0.1)
+    enc_k = nn.Sequential(nn.Linear(10, 16), nn.BatchNorm1d(16), nn.ReLU(),
+                          nn.Linear(16, 6)).double()
+    enc_k.load_state_dict(enc_q.state_dict())
+    for p in enc_k.parameters():
+        p.requires_grad = False
+    queue = F.normalize(lib.tensor(queue_init), dim=0)
+    opt = lib.optim.SGD(enc_q.parameters(), lr=0.03, momentum=0.9, weight_decay=1e-4)
+    x, out, ptr = lib.tensor(xn), [], 0
+    for _ in range(3):
+        # SimCLR NT-Xent on the two views
+        z = F.normalize(enc_q(lib.cat([x + 0.1, x * 0.9], dim=0)), dim=1)
+        n = z.shape[0] // 2
+        sim = (z @ z.T / 0.5).masked_fill(lib.eye(2 * n, dtype=lib.bool), -float("inf"))
+        labels = lib.cat([lib.arange(n, 2 * n), lib.arange(0, n)])
+        nt_xent = nn.CrossEntropyLoss()(sim, labels)
+        # MoCo v2: momentum update, einsum logits against the queue, enqueue
+        q = F.normalize(enc_q(x[:4]), dim=1)
+        with lib.no_grad():
+            ks, qs = list(enc_k.parameters()), list(enc_q.parameters())
+            lib._foreach_mul_(ks, 0.99)
+            lib._foreach_add_(ks, qs, alpha=0.01)
+            k = F.normalize(enc_k(x[4:]), dim=1)
+        l_pos = lib.einsum("nc,nc->n", q, k).unsqueeze(-1)
+        l_neg = lib.einsum("nc,ck->nk", q, queue.clone().detach())
+        logits = lib.cat([l_pos, l_neg], dim=1) / 0.07
+        moco = F.cross_entropy(logits, lib.zeros(logits.shape[0], dtype=lib.long))
+        with lib.no_grad():
+            queue[:, ptr:ptr + 4] = k.T
+            ptr = (ptr + 4) % queue.shape[1]
+        opt.zero_grad()
+        (nt_xent + moco).backward()
+        opt.step()
+        out += [_np(nt_xent), _np(moco), _np(enc_q[0].weight.grad)]
+    return out + [_np(queue)] + [_np(p) for p in enc_k.parameters()]
+
+
+def test_simclr_moco_training_matches_torch():
+    rs = np.random.RandomState(0)
+    args = (rs.randn(16, 10) * 0.3, rs.randn(6, 16) * 0.3, rs.randn(8, 10), rs.randn(6, 8))
+    for a, b in zip(_simclr_moco(torch, *args), _simclr_moco(rg, *args)):
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+
+
+def _barlow_vicreg_dino(lib, w1, w2, xn):
+    nn, F = lib.nn, lib.nn.functional
+
+    def off_diagonal(x):
+        n = x.shape[0]
+        return x.flatten()[:-1].view(n - 1, n + 1)[:, 1:].flatten()
+
+    proj = nn.Sequential(nn.Linear(10, 12, bias=False), nn.BatchNorm1d(12), nn.ReLU(True),
+                         nn.Linear(12, 6, bias=False)).double()
+    bn = nn.BatchNorm1d(6, affine=False).double()
+    with lib.no_grad():
+        proj[0].weight.copy_(lib.tensor(w1))
+        proj[3].weight.copy_(lib.tensor(w2))
+    center = lib.zeros(1, 6, dtype=lib.float64)
+    opt = lib.optim.AdamW(proj.parameters(), lr=1e-2)
+    x, out = lib.tensor(xn), []
+    for _ in range(3):
+        z1, z2 = proj(x), proj(x.flip(0) * 0.5 + x)
+        c = bn(z1).T @ bn(z2)
+        c.div_(8)
+        barlow = lib.diagonal(c).add_(-1).pow_(2).sum() + 0.0051 * off_diagonal(c).pow_(2).sum()
+        a = z1 - z1.mean(dim=0)
+        std = lib.sqrt(a.var(dim=0) + 1e-4)
+        cov = (a.T @ a) / 7
+        vic = 25 * F.mse_loss(z1, z2) + lib.mean(F.relu(1 - std)) \
+            + off_diagonal(cov).pow_(2).sum().div(6)
+        t = F.softmax((z2.detach() - center) / 0.04, dim=-1)
+        dino = lib.sum(-t * F.log_softmax(z1 / 0.1, dim=-1), dim=-1).mean()
+        center = center * 0.9 + lib.sum(t, dim=0, keepdim=True) / len(t) * 0.1
+        opt.zero_grad()
+        (barlow + vic + dino).backward()
+        lib.nn.utils.clip_grad_norm_(proj.parameters(), 3.0)
+        opt.step()
+        out += [_np(barlow), _np(vic), _np(dino), _np(center), _np(bn.running_var)]
+    return out + [_np(p) for p in proj.parameters()]
+
+
+def test_barlow_vicreg_dino_training_matches_torch():
+    rs = np.random.RandomState(1)
+    args = (rs.randn(12, 10) * 0.3, rs.randn(6, 12) * 0.3, rs.randn(8, 10))
+    for a, b in zip(_barlow_vicreg_dino(torch, *args), _barlow_vicreg_dino(rg, *args)):
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
