@@ -334,3 +334,37 @@ def test_barlow_vicreg_dino_training_matches_torch():
     args = (rs.randn(12, 10) * 0.3, rs.randn(6, 12) * 0.3, rs.randn(8, 10))
     for a, b in zip(_barlow_vicreg_dino(torch, *args), _barlow_vicreg_dino(rg, *args)):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:This overload")
+@pytest.mark.parametrize("call", [
+    lambda lib, x, a, b: x.addcmul_(0.25, a, b),
+    lambda lib, x, a, b: x.addcdiv_(-0.5, a, b),
+    lambda lib, x, a, b: x.addcmul_(lib.tensor(0.5, dtype=lib.float64), a, b),
+    lambda lib, x, a, b: lib.addcmul(x, 0.5, a, b),
+    lambda lib, x, a, b: x.addcdiv(2, a, b),
+    lambda lib, x, a, b: x.add_(lib.tensor(-0.5), a),
+    lambda lib, x, a, b: x.sub_(lib.tensor(-0.5), a),
+])
+def test_deprecated_value_first_overloads(call):
+    # old LAMB/Adam code: v.mul_(b2).addcmul_(1 - b2, g, g); p.data.addcdiv_(-lr, m, denom);
+    # p.data.add_(-lr * trust_ratio, step) with trust_ratio a 0-d tensor
+    res = []
+    for lib in (torch, rg):
+        x = lib.tensor([1.0, 2.0, 3.0])
+        a, b = lib.tensor([0.5, -1.0, 2.0]), lib.tensor([2.0, 4.0, -1.0])
+        res.append(_np(call(lib, x, a, b)))
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-7)
+    assert res[1].dtype == res[0].dtype
+
+
+@pytest.mark.filterwarnings("ignore:This overload")
+@pytest.mark.parametrize("call", [
+    lambda lib, x, a: x.addcmul_(lib.tensor([0.5]), a, a),
+    lambda lib, x, a: x.addcmul_(0.5, a, a, value=2),
+    lambda lib, x, a: x.addcdiv(a, a, a),
+])
+def test_deprecated_value_first_overloads_refusals(call):
+    for lib in (torch, rg):
+        with pytest.raises(TypeError):
+            call(lib, lib.ones(3), lib.ones(3))
