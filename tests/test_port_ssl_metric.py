@@ -345,6 +345,9 @@ def test_barlow_vicreg_dino_training_matches_torch():
     lambda lib, x, a, b: x.addcdiv(2, a, b),
     lambda lib, x, a, b: x.add_(lib.tensor(-0.5), a),
     lambda lib, x, a, b: x.sub_(lib.tensor(-0.5), a),
+    lambda lib, x, a, b: x.add(1e-2, a),
+    lambda lib, x, a, b: lib.add(x, lib.tensor(3.0), a),
+    lambda lib, x, a, b: x.sub(2, b),
 ])
 def test_deprecated_value_first_overloads(call):
     # old LAMB/Adam code: v.mul_(b2).addcmul_(1 - b2, g, g); p.data.addcdiv_(-lr, m, denom);
@@ -363,6 +366,8 @@ def test_deprecated_value_first_overloads(call):
     lambda lib, x, a: x.addcmul_(lib.tensor([0.5]), a, a),
     lambda lib, x, a: x.addcmul_(0.5, a, a, value=2),
     lambda lib, x, a: x.addcdiv(a, a, a),
+    lambda lib, x, a: x.add(a, a),
+    lambda lib, x, a: x.add(2.0, a, alpha=2),
 ])
 def test_deprecated_value_first_overloads_refusals(call):
     for lib in (torch, rg):

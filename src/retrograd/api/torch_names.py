@@ -15,6 +15,7 @@ of another shape is refused, where PyTorch resizes it with a deprecation warning
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -162,10 +163,27 @@ def _add(fn: str, op, input, other, alpha) -> Tensor:
     return apply(op, x, y)
 
 
-def add(input, other, *, alpha=1, out=None) -> Tensor:
+def _old_alpha_positional(fn: str, other, rest: tuple, alpha) -> tuple:
+    """(other, alpha), reading PyTorch's deprecated `add(input, alpha, other)` (old
+    optimizers' `d_p = d_p.add(weight_decay, p.data)`) with its warning."""
+    if not rest:
+        return other, alpha
+    scalar = isinstance(other, _NUMBER) or (isinstance(other, Tensor) and other.ndim == 0
+                                            and not other.requires_grad)
+    if len(rest) != 1 or not scalar or not isinstance(alpha, int) or alpha != 1:
+        raise TypeError(f"{fn}() takes input and other (alpha by keyword), or the deprecated "
+                        f"input, alpha, other; got {2 + len(rest)} positional arguments")
+    warnings.warn(f"This overload of {fn} is deprecated: {fn}(Number alpha, Tensor other); "
+                  f"use {fn}(Tensor other, *, Number alpha)", UserWarning, stacklevel=3)
+    return rest[0], other
+
+
+def add(input, other, *rest, alpha=1, out=None) -> Tensor:
     """input + alpha * other, broadcast, in PyTorch's result dtype (of input and other;
     alpha must not be a float for an integer result, nor a bool for a non-bool one).
     Like `torch.add`: `rg.add(x, y, alpha=2)`; the gradient to `other` is alpha."""
+    if rest:
+        other, alpha = _old_alpha_positional("add", other, rest, alpha)
     if alpha.__class__ is int and alpha == 1 and out is None and input.__class__ is Tensor and (
             other.__class__ is float or other.__class__ is int
             or (other.__class__ is Tensor and other.shape == input.shape)):
@@ -173,9 +191,11 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
     return _into("add", _add("add", ops.add, input, other, alpha), out)
 
 
-def sub(input, other, *, alpha=1, out=None) -> Tensor:
+def sub(input, other, *rest, alpha=1, out=None) -> Tensor:
     """input - alpha * other, broadcast, in PyTorch's result dtype; bool operands are
     refused (use `^` or `~`). Like `torch.sub` (`rg.subtract` is the same function)."""
+    if rest:
+        other, alpha = _old_alpha_positional("sub", other, rest, alpha)
     _refuse_bool_sub("sub", input, other)
     if alpha.__class__ is int and alpha == 1 and out is None and input.__class__ is Tensor and (
             other.__class__ is float or other.__class__ is int
