@@ -546,7 +546,7 @@ CASES.update({
     "F.poisson_nll_loss[rate]": C(lambda x, y: F.poisson_nll_loss(x, y, log_input=False),
                                   pos(3, 4), pos(3, 4)),
     "F.hinge_embedding_loss": C(F.hinge_embedding_loss, X, signs(3, 4)),
-    "F.soft_margin_loss": C(F.soft_margin_loss, X, signs(3, 4)),
+    "F.soft_margin_loss": C(F.soft_margin_loss, X, signs(3, 4), grad=(0,)),  # target: none
     "F.multilabel_soft_margin_loss": C(F.multilabel_soft_margin_loss, X, unit(3, 4), pos(4)),
     "F.multi_margin_loss": C(lambda x, y, w: F.multi_margin_loss(x, y, 2, 0.5, w), X,
                              ints(3, hi=4), pos(4)),

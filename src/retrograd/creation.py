@@ -278,6 +278,12 @@ def full(shape=None, fill_value=None, dtype=None, requires_grad: bool = False, d
     if shape is None or fill_value is None:
         raise TypeError("full() missing required argument: "
                         + ("'size'" if shape is None else "'fill_value'"))
+    if isinstance(fill_value, Tensor):  # a Number argument: a 0-d tensor reads as its item
+        if fill_value.ndim != 0 or fill_value.requires_grad:
+            raise TypeError("full(): 'fill_value' must be a number (or a 0-d tensor without "
+                            f"grad), got a tensor of shape {tuple(fill_value.shape)}"
+                            + (" that requires grad" if fill_value.requires_grad else ""))
+        fill_value = fill_value.item()  # its dtype from the Python number, as in PyTorch
     if dtype is None:
         dtype = np.asarray(fill_value).dtype if not isinstance(fill_value, float) else None
         dtype = np.int64 if dtype is not None and dtype.kind in "iu" else dtype

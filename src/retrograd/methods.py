@@ -168,8 +168,11 @@ def _is_bool(x) -> bool:
 def _old_alpha_form(other, alpha, name: str) -> tuple:
     """(other, alpha), reading PyTorch's deprecated `x.add_(alpha_number, other_tensor)`
     (old tutorials' `p.data.add_(-lr, p.grad)`) with its warning."""
-    if isinstance(alpha, Tensor) and isinstance(other, (int, float)) \
-            and not isinstance(other, bool):
+    if isinstance(alpha, Tensor) and ((isinstance(other, (int, float))
+                                       and not isinstance(other, bool))
+                                      or (isinstance(other, Tensor) and other.ndim == 0
+                                          and not other.requires_grad)):
+        # a 0-d tensor alpha too: LAMB's `p.data.add_(-lr * trust_ratio, adam_step)`
         warnings.warn(f"This overload of {name} is deprecated: {name}(Number alpha, Tensor "
                       f"other); use {name}(Tensor other, *, Number alpha)", UserWarning,
                       stacklevel=3)
@@ -182,7 +185,7 @@ def _scaled(x, other, alpha, fn):
     the product is not rounded to other's narrower dtype first), alpha checked as add's."""
     if isinstance(other, Tensor):
         rt = result_type(x, other)
-        _check_alpha(fn, alpha, rt)
+        alpha = _check_alpha(fn, alpha, rt)
         if rt == np.bool_:  # bool arithmetic, as PyTorch's: alpha is its truth value
             return other if alpha else other & False
         if other.dtype != rt:

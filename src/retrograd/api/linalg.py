@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import ops
@@ -332,9 +334,31 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     return _scaled_sum("addr", i, prod, beta, alpha)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
+_UNSET = object()
+
+
+def _old_value_form(name: str, tensor1, tensor2, rest: tuple, value) -> tuple:
+    """(tensor1, tensor2, value), reading PyTorch's deprecated `addcmul(input, value,
+    tensor1, tensor2)` (old optimizers' `v.addcmul_(1 - beta2, g, g)`) with its warning."""
+    if not rest:
+        return tensor1, tensor2, 1 if value is _UNSET else value
+    scalar = isinstance(tensor1, (bool, int, float, complex, np.number)) or (
+        isinstance(tensor1, Tensor) and tensor1.ndim == 0)
+    if len(rest) != 1 or value is not _UNSET or not scalar:
+        raise TypeError(f"{name}() takes input, tensor1, tensor2 and a keyword value "
+                        f"(or the deprecated input, value, tensor1, tensor2), got "
+                        f"{3 + len(rest)} positional arguments"
+                        + (" and value=" if value is not _UNSET else ""))
+    warnings.warn(f"This overload of {name} is deprecated: {name}(Number value, Tensor "
+                  f"tensor1, Tensor tensor2); use {name}(Tensor tensor1, Tensor tensor2, *, "
+                  "Number value)", UserWarning, stacklevel=4)
+    return tensor2, rest[0], tensor1
+
+
+def addcmul(input, tensor1, tensor2, *rest, value=_UNSET) -> Tensor:  # noqa: A002
     """input + value * tensor1 * tensor2, broadcast and promoted, as `torch.addcmul` (a
     floating `value` with integer tensors is refused: PyTorch truncates it)."""
+    tensor1, tensor2, value = _old_value_form("addcmul", tensor1, tensor2, rest, value)
     i, a, b = promote(_t(input), _t(tensor1), _t(tensor2))
     dt = i.data.dtype
     _no_bool("addcmul", [i])
@@ -343,9 +367,10 @@ def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
     return i + (prod if value == 1 else prod * value)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
+def addcdiv(input, tensor1, tensor2, *rest, value=_UNSET) -> Tensor:  # noqa: A002
     """input + value * tensor1 / tensor2, broadcast and promoted, as `torch.addcdiv`: integer
     tensor1 and tensor2 together are refused (PyTorch no longer divides them)."""
+    tensor1, tensor2, value = _old_value_form("addcdiv", tensor1, tensor2, rest, value)
     t1, t2 = _t(tensor1), _t(tensor2)
     if t1.data.dtype.kind in "biu" and t2.data.dtype.kind in "biu":
         raise RuntimeError(f"addcdiv(): integer division of tensor1 ({t1.dtype}) by tensor2 "

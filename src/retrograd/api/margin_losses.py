@@ -99,6 +99,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None,
     fn = "soft_margin_loss"
     reduction = _legacy(size_average, reduce, reduction, fn)
     x, y = _t(input), _t(target)
+    if state.enabled and y.requires_grad:  # PyTorch's kernel has no target derivative
+        raise RuntimeError(f"{fn}: not differentiable with respect to 'target', which must "
+                           "not require grad (pass target.detach())")
     if broadcast_shape(fn, input=x, target=y) != x.shape:
         raise LossShapeError(f"{fn}: target of shape {tuple(y.shape)} must broadcast to the "
                              f"input's shape {tuple(x.shape)}")

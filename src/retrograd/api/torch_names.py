@@ -15,6 +15,7 @@ of another shape is refused, where PyTorch resizes it with a deprecation warning
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -109,9 +110,20 @@ def _is_bool(x) -> bool:
                                                and x.dtype == np.bool_)
 
 
-def _check_alpha(fn: str, alpha, dt: np.dtype) -> None:
+def _alpha_number(fn: str, alpha):
+    """alpha as a Python number: PyTorch's Number argument also takes a 0-d tensor that
+    needs no gradient (LAMB's `p.add_(step, alpha=-lr * trust_ratio)`), read as its item."""
+    if isinstance(alpha, Tensor) and alpha.ndim == 0 and not alpha.requires_grad:
+        return alpha.item()
     if isinstance(alpha, Tensor) or not isinstance(alpha, _NUMBER):
-        raise TypeError(f"{fn}(): 'alpha' must be a number, got {type(alpha).__name__}")
+        raise TypeError(f"{fn}(): 'alpha' must be a number (or a 0-d tensor without grad), "
+                        f"got {type(alpha).__name__}")
+    return alpha
+
+
+def _check_alpha(fn: str, alpha, dt: np.dtype):
+    """alpha checked for a result of dtype dt, as add's; returned as a Python number."""
+    alpha = _alpha_number(fn, alpha)
     if isinstance(alpha, (bool, np.bool_)):
         if dt != np.bool_:
             raise ArgumentTypeError(f"{fn}(): a bool alpha is only supported for bool results, "
@@ -126,6 +138,7 @@ def _check_alpha(fn: str, alpha, dt: np.dtype) -> None:
         int_in_range(int(alpha), dt, f"{fn}(): alpha")
     elif dt == np.float16 and not isinstance(alpha, (complex, np.complexfloating)):
         float_in_range(float(alpha), dt, f"{fn}(): alpha")
+    return alpha
 
 
 def _refuse_bool_sub(fn: str, x, y) -> None:
@@ -137,7 +150,7 @@ def _refuse_bool_sub(fn: str, x, y) -> None:
 def _add(fn: str, op, input, other, alpha) -> Tensor:
     """input (+ or -) alpha * other, in PyTorch's result dtype of input and other."""
     dt = _result_type(input, other)
-    _check_alpha(fn, alpha, dt)
+    alpha = _check_alpha(fn, alpha, dt)
     x, y = _operands(fn, input, other)
     if dt == np.bool_:
         if not alpha:
@@ -150,10 +163,27 @@ def _add(fn: str, op, input, other, alpha) -> Tensor:
     return apply(op, x, y)
 
 
-def add(input, other, *, alpha=1, out=None) -> Tensor:
+def _old_alpha_positional(fn: str, other, rest: tuple, alpha) -> tuple:
+    """(other, alpha), reading PyTorch's deprecated `add(input, alpha, other)` (old
+    optimizers' `d_p = d_p.add(weight_decay, p.data)`) with its warning."""
+    if not rest:
+        return other, alpha
+    scalar = isinstance(other, _NUMBER) or (isinstance(other, Tensor) and other.ndim == 0
+                                            and not other.requires_grad)
+    if len(rest) != 1 or not scalar or not isinstance(alpha, int) or alpha != 1:
+        raise TypeError(f"{fn}() takes input and other (alpha by keyword), or the deprecated "
+                        f"input, alpha, other; got {2 + len(rest)} positional arguments")
+    warnings.warn(f"This overload of {fn} is deprecated: {fn}(Number alpha, Tensor other); "
+                  f"use {fn}(Tensor other, *, Number alpha)", UserWarning, stacklevel=3)
+    return rest[0], other
+
+
+def add(input, other, *rest, alpha=1, out=None) -> Tensor:
     """input + alpha * other, broadcast, in PyTorch's result dtype (of input and other;
     alpha must not be a float for an integer result, nor a bool for a non-bool one).
     Like `torch.add`: `rg.add(x, y, alpha=2)`; the gradient to `other` is alpha."""
+    if rest:
+        other, alpha = _old_alpha_positional("add", other, rest, alpha)
     if alpha.__class__ is int and alpha == 1 and out is None and input.__class__ is Tensor and (
             other.__class__ is float or other.__class__ is int
             or (other.__class__ is Tensor and other.shape == input.shape)):
@@ -161,9 +191,11 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
     return _into("add", _add("add", ops.add, input, other, alpha), out)
 
 
-def sub(input, other, *, alpha=1, out=None) -> Tensor:
+def sub(input, other, *rest, alpha=1, out=None) -> Tensor:
     """input - alpha * other, broadcast, in PyTorch's result dtype; bool operands are
     refused (use `^` or `~`). Like `torch.sub` (`rg.subtract` is the same function)."""
+    if rest:
+        other, alpha = _old_alpha_positional("sub", other, rest, alpha)
     _refuse_bool_sub("sub", input, other)
     if alpha.__class__ is int and alpha == 1 and out is None and input.__class__ is Tensor and (
             other.__class__ is float or other.__class__ is int

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..devices import as_strided, namespace_for
 from ..primitive import defop
+from .elementwise import zero_grad
 
 
 def _complex_dtype(dtype) -> np.dtype:
@@ -85,7 +86,7 @@ def _angle(x):
 
 def _angle_vjp(m, g, out, z):
     if z.dtype.kind != "c":  # a real input's angle is piecewise constant (0 or pi)
-        return g * 0.0
+        return zero_grad(m, g)
     zero = z == 0
     return m.where(zero, 0.0, _as_complex(m, -g, z) * 1j / _safe(m, z, zero))
 

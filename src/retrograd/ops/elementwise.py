@@ -20,6 +20,14 @@ from ..grad_mode import state
 from ..primitive import NUMPY, DtypeError, defop, elementwise
 
 
+def zero_grad(m, g, out=None, *xs, **attrs):
+    """The derivative of a piecewise-constant op (rounding, sign, ...): zeros, also where g
+    is NaN or infinite (PyTorch's zeros_like(grad), not grad * 0), kept on g's graph."""
+    if m is NUMPY:
+        return np.zeros_like(g)
+    return m.where(m.isfinite(g), g * 0.0, 0.0)
+
+
 def _real_only(x, name):
     if isinstance(x, np.ndarray) and x.dtype.kind == "c":
         if state.complex_step:
@@ -145,7 +153,7 @@ def _relu_d(m, g, out, x):
 relu = elementwise("relu", _relu, _relu_d, save_out=True, reads=(), smooth=False,
                    into=_relu_into)
 abs = elementwise("abs", _abs, lambda m, g, out, x: g * m.sign(x), smooth=False)
-sign = elementwise("sign", _sign, lambda m, g, out, x: g * 0.0, smooth=False)
+sign = elementwise("sign", _sign, zero_grad, smooth=False)
 clamp = elementwise("clamp", _clamp,  # a `where`, not a product with the mask: an infinite
                     # g (sqrt'(0) after clamp(min=0)) gives 0 outside the bounds, as PyTorch's
                     lambda m, g, out, x, lo, hi: m.where(_inside(m, x, lo, hi), g, 0.0),
@@ -166,7 +174,7 @@ div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
 def _pow_dx(m, g, out, x, y):
     """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch)."""
     if y.__class__ is np.ndarray and y.ndim == 0:  # one exponent: decide once, no `where`
-        return g * 0.0 if y == 0 else g * y * x ** (y - 1)
+        return zero_grad(m, g) if y == 0 else g * y * x ** (y - 1)
     return m.where(y == 0, 0.0, g * y * x ** (y - 1))
 
 
