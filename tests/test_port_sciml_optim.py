@@ -74,13 +74,18 @@ def _state_dict_hooks_program(lib):
     return log, losses, [p.detach().numpy() for p in m.parameters()]
 
 
+
+def _same_run(losses, params, t_losses, t_params, rtol: float, tol: float) -> None:
+    """The losses of a run, then each parameter at its end, against torch's."""
+    np.testing.assert_allclose(losses, t_losses, rtol=rtol)
+    for a, b in zip(params, t_params, strict=True):
+        close(a, b, tol=tol)
+
 def test_optimizer_state_dict_hooks_match_torch():
     tlog, tl, tp = _state_dict_hooks_program(torch)
     rlog, rl, rp = _state_dict_hooks_program(rg)
     assert rlog == tlog
-    np.testing.assert_allclose(rl, tl, rtol=1e-12)
-    for a, b in zip(rp, tp):
-        close(a, b, tol=1e-12)
+    _same_run(rl, rp, tl, tp, 1e-12, 1e-12)
 
 
 def test_load_state_dict_pre_hook_may_return_a_new_dict():
@@ -167,9 +172,7 @@ def test_custom_optimizer_with_setstate_deepcopies_as_torch():
     tl, tinfo, tp = _sign_sgd_program(torch)
     rl, rinfo, rp = _sign_sgd_program(rg)
     assert rinfo == tinfo
-    np.testing.assert_allclose(rl, tl, rtol=1e-12)
-    for a, b in zip(rp, tp):
-        close(a, b, tol=1e-12)
+    _same_run(rl, rp, tl, tp, 1e-12, 1e-12)
 
 
 @pytest.mark.parametrize("name", ["RAdam", "NAdam", "Adadelta", "Adagrad", "Adamax", "ASGD",
@@ -314,9 +317,7 @@ def test_burgers_pinn_adam_then_lbfgs_matches_torch():
     tm, rm = _synced(_pinn_net)
     tl, tp = _burgers_program(torch, tm)
     rl, rp = _burgers_program(rg, rm)
-    np.testing.assert_allclose(rl, tl, rtol=1e-8)
-    for a, b in zip(rp, tp):
-        close(a, b, tol=1e-7)
+    _same_run(rl, rp, tl, tp, 1e-8, 1e-7)
 
 
 def _deq_net(lib):
@@ -431,9 +432,7 @@ def _sweep_program(lib, name, kw):
 def test_optimizer_sweep_with_groups_and_schedule_matches_torch(name, kw):
     tl, tp = _sweep_program(torch, name, kw)
     rl, rp = _sweep_program(rg, name, kw)
-    np.testing.assert_allclose(rl, tl, rtol=1e-10)
-    for a, b in zip(rp, tp):
-        close(a, b, tol=1e-9)
+    _same_run(rl, rp, tl, tp, 1e-10, 1e-9)
 
 
 def _scheduler_warnings(lib, case):
