@@ -351,3 +351,194 @@ def test_program_whisper_log_mel_pad_or_trim_and_gradient():
     (lt * torch.tensor(np.cos(np.arange(lt.numel())).reshape(lt.shape))).sum().backward()
     (lr * rg.tensor(np.cos(np.arange(lr.numel())).reshape(lr.shape))).sum().backward()
     close(xr.grad, xt.grad, "grad")
+
+
+def _transducer(T):
+    """An RNN-T (Lugosch's tutorial): GRU encoder, GRUCell predictor, additive joiner, and
+    the loss as a logsumexp DP over the (T, U+1) lattice written into a zeros tensor in
+    place, with gather for the label emissions."""
+    nn, F = T.nn, T.nn.functional
+
+    class Transducer(nn.Module):
+        def __init__(self, n_in=3, n_out=5, h=6):
+            super().__init__()
+            self.embed_x = nn.Linear(n_in, h)
+            self.rnn = nn.GRU(h, h, batch_first=True, bidirectional=True)
+            self.enc_out = nn.Linear(2 * h, h)
+            self.embed_y = nn.Embedding(n_out, h)
+            self.cell = nn.GRUCell(h, h)
+            self.pred_out = nn.Linear(2 * h, h)
+            self.initial_state = nn.Parameter(T.randn(h))
+            self.joiner = nn.Linear(h, n_out)
+
+        def forward(self, x, y, x_lens, y_lens):
+            enc = self.enc_out(self.rnn(self.embed_x(x))[0])
+            state = T.stack([self.initial_state] * y.shape[0])
+            outs = []
+            for u in range(y.shape[1] + 1):
+                inp = T.tensor([0] * y.shape[0]) if u == 0 else y[:, u - 1]
+                e = self.embed_y(inp)
+                state = self.cell(e, state)
+                outs.append(self.pred_out(T.cat([state, e], dim=1)))
+            pred = T.stack(outs, dim=1)
+            lp = self.joiner(F.relu(enc.unsqueeze(2) + pred.unsqueeze(1))).log_softmax(dim=3)
+            B, t_max, u1 = lp.shape[0], lp.shape[1], lp.shape[2]
+            log_alpha = T.zeros(B, t_max, u1, dtype=lp.dtype)
+            for t in range(t_max):
+                for u in range(u1):
+                    if u == 0:
+                        if t > 0:
+                            log_alpha[:, t, u] = log_alpha[:, t - 1, u] + lp[:, t - 1, 0, 0]
+                    else:
+                        emit = T.gather(lp[:, t, u - 1], dim=1,
+                                        index=y[:, u - 1].view(-1, 1)).reshape(-1)
+                        if t == 0:
+                            log_alpha[:, t, u] = log_alpha[:, t, u - 1] + emit
+                        else:
+                            log_alpha[:, t, u] = T.logsumexp(T.stack([
+                                log_alpha[:, t - 1, u] + lp[:, t - 1, u, 0],
+                                log_alpha[:, t, u - 1] + emit]), dim=0)
+            return T.stack([log_alpha[b, x_lens[b] - 1, y_lens[b]]
+                            + lp[b, x_lens[b] - 1, y_lens[b], 0] for b in range(B)])
+
+    return Transducer
+
+
+def test_program_rnnt_lattice_loss_train_steps():
+    Mt, Mr = _transducer(torch), _transducer(rg)
+    tm, rm = _pair(lambda T: (Mt if T is torch else Mr)())
+    rs = np.random.RandomState(0)
+    x, y = rs.randn(2, 5, 3), np.array([[1, 2, 3], [4, 1, 0]])
+    xl, yl = np.array([5, 4]), np.array([3, 2])
+    to = torch.optim.Adam(tm.parameters(), lr=1e-2)
+    ro = rg.optim.Adam(rm.parameters(), lr=1e-2)
+    for step in range(2):
+        tl = -tm(torch.tensor(x), torch.tensor(y), torch.tensor(xl), torch.tensor(yl)).mean()
+        rl = -rm(rg.tensor(x), rg.tensor(y), rg.tensor(xl), rg.tensor(yl)).mean()
+        close(rl, tl, f"loss {step}")
+        to.zero_grad()
+        ro.zero_grad()
+        tl.backward()
+        rl.backward()
+        close_grads(tm, rm, f" step {step}")
+        to.step()
+        ro.step()
+
+
+def _hifigan(T):
+    """HiFi-GAN's generator (weight_norm convs, ConvTranspose1d upsampling, ResBlock1 with
+    dilations, leaky_relu) and a period discriminator (reflect pad, view to 2-D, Conv2d),
+    with its feature-matching, adversarial and mel losses."""
+    nn, F = T.nn, T.nn.functional
+    wn = nn.utils.parametrizations.weight_norm
+
+    def pad_of(k, d=1):
+        return int((k * d - d) / 2)
+
+    class ResBlock1(nn.Module):
+        def __init__(self, ch, k=3, dilation=(1, 3)):
+            super().__init__()
+            self.convs1 = nn.ModuleList([wn(nn.Conv1d(ch, ch, k, 1, dilation=d,
+                                                      padding=pad_of(k, d))) for d in dilation])
+            self.convs2 = nn.ModuleList([wn(nn.Conv1d(ch, ch, k, 1, padding=pad_of(k)))
+                                         for _ in dilation])
+
+        def forward(self, x):
+            for c1, c2 in zip(self.convs1, self.convs2):
+                x = c2(F.leaky_relu(c1(F.leaky_relu(x, 0.1)), 0.1)) + x
+            return x
+
+    class Generator(nn.Module):
+        def __init__(self, n_mels=4, ch=8):
+            super().__init__()
+            self.conv_pre = wn(nn.Conv1d(n_mels, ch, 7, 1, padding=3))
+            self.ups = nn.ModuleList([wn(nn.ConvTranspose1d(ch, ch // 2, 4, 2, padding=1))])
+            self.resblocks = nn.ModuleList([ResBlock1(ch // 2, 3), ResBlock1(ch // 2, 5)])
+            self.conv_post = wn(nn.Conv1d(ch // 2, 1, 7, 1, padding=3))
+
+        def forward(self, x):
+            x = self.ups[0](F.leaky_relu(self.conv_pre(x), 0.1))
+            xs = None
+            for block in self.resblocks:
+                xs = block(x) if xs is None else xs + block(x)
+            return T.tanh(self.conv_post(F.leaky_relu(xs / len(self.resblocks))))
+
+    class DiscriminatorP(nn.Module):
+        def __init__(self, period=3):
+            super().__init__()
+            self.period = period
+            self.convs = nn.ModuleList([wn(nn.Conv2d(1, 4, (5, 1), (3, 1), padding=(2, 0))),
+                                        wn(nn.Conv2d(4, 4, (3, 1), 1, padding=(1, 0)))])
+            self.conv_post = wn(nn.Conv2d(4, 1, (3, 1), 1, padding=(1, 0)))
+
+        def forward(self, x):
+            fmap = []
+            b, c, t = x.shape
+            if t % self.period != 0:
+                n_pad = self.period - (t % self.period)
+                x = F.pad(x, (0, n_pad), "reflect")
+                t = t + n_pad
+            x = x.view(b, c, t // self.period, self.period)
+            for layer in self.convs:
+                x = F.leaky_relu(layer(x), 0.1)
+                fmap.append(x)
+            x = self.conv_post(x)
+            fmap.append(x)
+            return T.flatten(x, 1, -1), fmap
+
+    def mel(y):
+        spec = T.stft(F.pad(y.unsqueeze(1), (6, 6), mode="reflect").squeeze(1), 16, 4,
+                      window=T.hann_window(16, dtype=y.dtype), center=False,
+                      return_complex=True)
+        spec = T.sqrt(T.view_as_real(spec).pow(2).sum(-1) + 1e-9)
+        basis = T.tensor(np.abs(np.random.RandomState(7).randn(4, 9)), dtype=y.dtype)
+        return T.log(T.clamp(T.matmul(basis, spec), min=1e-5))
+
+    class GAN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.g, self.d = Generator(), DiscriminatorP()
+
+        def losses(self, x, y):
+            y_hat = self.g(x)
+            dr, _ = self.d(y)
+            dg, _ = self.d(y_hat.detach())
+            loss_d = T.mean((1 - dr) ** 2) + T.mean(dg ** 2)
+            _, fmap_r = self.d(y)
+            dg, fmap_g = self.d(y_hat)
+            loss_fm = 0
+            for rl, gl in zip(fmap_r, fmap_g):
+                loss_fm += T.mean(T.abs(rl - gl))
+            loss_mel = F.l1_loss(mel(y.squeeze(1)), mel(y_hat.squeeze(1))) * 45
+            loss_g = T.mean((1 - dg) ** 2) + 2 * loss_fm + loss_mel
+            return loss_d, loss_g
+
+    return GAN
+
+
+def test_program_hifigan_generator_discriminator_steps_and_remove_parametrizations():
+    Mt, Mr = _hifigan(torch), _hifigan(rg)
+    tm, rm = _pair(lambda T: (Mt if T is torch else Mr)())
+    rs = np.random.RandomState(0)
+    x, y = rs.randn(2, 4, 8), np.tanh(rs.randn(2, 1, 16))
+    opts = [(torch.optim.AdamW(m.parameters(), 2e-3, betas=[0.8, 0.99]),
+             rg.optim.AdamW(r.parameters(), 2e-3, betas=[0.8, 0.99]), m, r)
+            for m, r in ((tm.d, rm.d), (tm.g, rm.g))]
+    for step in range(2):
+        for i, (to, ro, m, r) in enumerate(opts):  # discriminator, then generator
+            tl = tm.losses(torch.tensor(x), torch.tensor(y))[i]
+            rl = rm.losses(rg.tensor(x), rg.tensor(y))[i]
+            close(rl, tl, f"loss {i} step {step}")
+            to.zero_grad()
+            ro.zero_grad()
+            tl.backward()
+            rl.backward()
+            close_grads(m, r, f" {i} step {step}")
+            to.step()
+            ro.step()
+    for T, m in ((torch, tm), (rg, rm)):
+        for mod in m.g.modules():
+            if T.nn.utils.parametrize.is_parametrized(mod):
+                T.nn.utils.parametrize.remove_parametrizations(mod, "weight")
+    assert sorted(rm.g.state_dict()) == sorted(tm.g.state_dict())
+    close(rm.g(rg.tensor(x)), tm.g(torch.tensor(x)), "after remove")
