@@ -86,6 +86,14 @@ def test_sdpa_attn_mask_with_is_causal_refused_where_torch_refuses(case):
                                                          **kw)
 
 
+def test_sdpa_integer_mask_is_a_runtime_error_as_torch():
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError, match="attn_mask"):
+            T.nn.functional.scaled_dot_product_attention(T.ones(2, 3, 4), T.ones(2, 5, 4),
+                                                         T.ones(2, 5, 4),
+                                                         attn_mask=T.ones(3, 5, dtype=T.int64))
+
+
 # ---------------------------------------------------------------- weight_norm checkpoints
 
 

@@ -139,7 +139,8 @@ def _attend(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, batch, 
             raise ArgumentError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast to the "
                                 f"attention scores' shape {scores_shape} (..., L, S)")
         if mask.dtype != np.bool_ and mask.dtype.kind != "f":
-            raise TypeError(f"{fn}: attn_mask must be bool or floating, got {mask.dtype}")
+            raise ArgumentTypeError(f"{fn}: attn_mask must be bool or floating, got "
+                                    f"{mask.dtype}")
     if is_causal:
         band = Tensor(np.tril(np.ones((L, S), dtype=bool)))
         if mask is None:
