@@ -47,6 +47,25 @@ def test_layer_norm_row_whose_square_overflows_gives_torchs_zeros():
     close(xr.grad, xt.grad, "grad", tol=1e-4)
 
 
+# ---------------------------------------------------------------- float32 var along dims
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("shape,dim", [((4, 3, 20), -1), ((4, 3, 20), (0, 2)), ((50,), 0),
+                                       ((1, 20), 1)])
+def test_float32_variance_is_torchs_to_the_last_bit(name, shape, dim):
+    # normalising features far from 0 (frame energies, sample counts) per channel: torch's
+    # reduction along dims is Welford in double, so its float32 variance keeps every bit;
+    # two float32 passes lost ~1e-3 of it (to one value, torch's two passes, as here)
+    x = (3e5 + np.random.RandomState(0).randn(*shape)).astype(np.float32)
+    t = getattr(torch, name)(torch.tensor(x), dim=dim)
+    r = getattr(rg, name)(rg.tensor(x, requires_grad=True), dim=dim)
+    t, r = (t, r) if isinstance(t, tuple) else ((t,), (r,))
+    close(r[0], t[0], tol=0)  # the mean of var_mean may be an ulp from torch's Welford mean
+    close(r[-1], t[-1], tol=2e-7)
+    sum(v.sum() for v in r).backward()
+
+
 # ---------------------------------------------------------------- sdpa: mask and causal
 
 
