@@ -113,6 +113,18 @@ def test_sdpa_integer_mask_is_a_runtime_error_as_torch():
                                                          attn_mask=T.ones(3, 5, dtype=T.int64))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float64"])
+def test_tensor_of_a_list_of_multi_element_tensors_raises_torchs_type(dtype):
+    # beam-search code building torch.tensor([seq_a, seq_b]) from token tensors
+    def make(T):
+        a = T.tensor(np.array([1, 0], dtype=dtype))
+        return T.tensor([a, a])
+    with pytest.raises(Exception) as t:
+        make(torch)
+    with pytest.raises(type(t.value), match="one element tensors"):
+        make(rg)
+
+
 # ---------------------------------------------------------------- weight_norm checkpoints
 
 
