@@ -131,7 +131,7 @@ BAD = [
     (dict(q=(1, 4, 5, 4), k=(1, 2, 5, 4), v=(1, 2, 5, 4)), ValueError,
      r"do not broadcast.*enable_gqa"),
     (dict(q=(2, 5, 4), k=(2, 5, 4), v=(2, 5, 4), attn_mask=np.ones((5, 5), bool),
-          is_causal=True), ValueError, r"either attn_mask or is_causal"),
+          is_causal=True), ValueError, r"attn_mask should not be set when is_causal"),
 ]
 
 

@@ -148,15 +148,19 @@ def _is_tensor(e) -> bool:
 def _tensor_items(data):
     """The nested list `data` with each tensor in it replaced by its one value (a 0-d
     array of its dtype), as `torch.tensor([t0, t1])` takes one-element tensors as
-    scalars; a tensor of several elements raises PyTorch's ValueError."""
+    scalars; a tensor of several elements raises PyTorch's ValueError (TypeError when
+    it is integer or bool)."""
     if isinstance(data, (list, tuple)):
         return [_tensor_items(e) for e in data]
     if _is_tensor(data):
         arr = np.asarray(data.data)
         if arr.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars "
-                             f"(a list element has shape {tuple(arr.shape)}); use rg.stack "
-                             "to join tensors")
+            # PyTorch reads an integer or bool element as an index (TypeError), a floating
+            # one as a scalar (ValueError)
+            exc = TypeError if arr.dtype.kind in "biu" else ValueError
+            raise exc("only one element tensors can be converted to Python scalars "
+                      f"(a list element has shape {tuple(arr.shape)}); use rg.stack "
+                      "to join tensors")
         return arr.reshape(())
     return data
 

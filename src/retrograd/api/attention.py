@@ -72,7 +72,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     """softmax(q k^T * scale + mask) v over (..., L, E) queries and (..., S, E) keys.
 
     `attn_mask`: bool (True takes part) or float (added to the scores), broadcast to
-    (..., L, S); `is_causal`: query i sees keys 0..i; `dropout_p`: dropout on the
+    (..., L, S); `is_causal`: query i sees keys 0..i (with a mask too, where PyTorch's
+    fused kernel would run: 4-D inputs, no dropout); `dropout_p`: dropout on the
     weights (rg's generator); `enable_gqa`: key/value heads (dim -3) shared by groups of
     query heads. A query row that may see no key gives zeros, as in PyTorch.
     """
@@ -92,8 +93,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                             f"the same sequence length (dimension -2)")
     if not 0.0 <= dropout_p <= 1.0:
         raise ArgumentError(f"{fn}: dropout_p must be in [0, 1], got {dropout_p}")
-    if is_causal and attn_mask is not None:
-        raise ArgumentError(f"{fn}: give either attn_mask or is_causal=True, not both")
+    if is_causal and attn_mask is not None and q.size and k.size \
+            and not _fused_in_torch(q, k, v, dropout_p):
+        # PyTorch's fused CPU kernel takes both (the mask within the causal band); its math
+        # path, which takes the other inputs, refuses them
+        raise ArgumentError(f"{fn}: Explicit attn_mask should not be set when is_causal=True "
+                            f"(PyTorch combines them only in its fused kernel: 4-D query, key "
+                            f"and value of one batch size, no dropout)")
     if enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
         hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
         if hk != hv or hq % hk:
@@ -133,9 +139,16 @@ def _attend(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, batch, 
             raise ArgumentError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast to the "
                                 f"attention scores' shape {scores_shape} (..., L, S)")
         if mask.dtype != np.bool_ and mask.dtype.kind != "f":
-            raise TypeError(f"{fn}: attn_mask must be bool or floating, got {mask.dtype}")
+            raise ArgumentTypeError(f"{fn}: attn_mask must be bool or floating, got "
+                                    f"{mask.dtype}")
     if is_causal:
-        mask = Tensor(np.tril(np.ones((L, S), dtype=bool)))
+        band = Tensor(np.tril(np.ones((L, S), dtype=bool)))
+        if mask is None:
+            mask = band
+        elif mask.dtype == np.bool_:
+            mask = mask & band
+        else:
+            mask = where(band, mask, -math.inf)
     scores = matmul(q * s, transpose(k, -2, -1))
     if mask is not None:  # tensor ops: rg.jit replays them for each call's mask
         if mask.dtype == np.bool_:

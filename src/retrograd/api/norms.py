@@ -27,7 +27,7 @@ from ._opmath import HALF, float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
 from .indexing import index_select
-from .reductions import mean, sum, var
+from .reductions import _rdims, _welford_in_double, mean, sum, var
 from .resample import pad
 from .windows import avg_pool2d, avg_pool3d
 
@@ -336,6 +336,10 @@ def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
     keepdim = keepdim_alias(keepdim, keepdims, "var_mean")
     if isinstance(dim, bool):
         dim, unbiased = None, dim
+    if _welford_in_double(x, _rdims(dim, None, x.ndim, "var_mean"), single=True):
+        # both from torch's double Welford, rounded once
+        v, m = var_mean(x.to(np.float64), dim, unbiased, keepdim, correction=correction)
+        return v.to(np.float32), m.to(np.float32)
     return (var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim))
 
 
@@ -343,6 +347,13 @@ def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
 def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
              axis=None, keepdims=None) -> tuple:
     """(std, mean) over `dim`, as `torch.std_mean`."""
+    x = _t(input)
+    d = dim_alias(dim, axis, "std_mean")
+    if not isinstance(d, bool) and _welford_in_double(x, _rdims(d, None, x.ndim, "std_mean"),
+                                                      single=True):
+        s, m = std_mean(x.to(np.float64), dim, unbiased, keepdim, correction=correction,
+                        axis=axis, keepdims=keepdims)
+        return s.to(np.float32), m.to(np.float32)  # the root rounded once, as torch's
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction, axis=axis,
                     keepdims=keepdims)
     return sqrt(v), m

@@ -94,6 +94,12 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=
     corr = given[0] if given else 1
     ax = _rdims(dim, axis, input.ndim, "var")
     n = _count(input.shape, ax)
+    if _welford_in_double(input, ax):
+        wide = var(input.to(np.float64), dim, keepdim=keepdim, correction=corr, axis=axis,
+                   keepdims=keepdims)
+        return wide.to(np.float32)
+    if _float32_all(input, ax):
+        return _var_all_float32(input, ax, corr, _keep(keepdim, keepdims), False)
     centred = input - apply(ops.sum, input, axis=ax, keepdims=True) / n
     if centred.dtype.kind == "c":
         re, im = apply(ops.real, centred), apply(ops.imag, centred)
@@ -115,15 +121,61 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=
 _WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}
 
 
+def _welford_in_double(x: Tensor, ax, single: bool = False) -> bool:
+    """Whether PyTorch's CPU var/std of float32 `x` over the axes `ax` (resolved) is its
+    Welford kernel in double, rounded once: a reduction to more than one value (data far
+    from 0 keeps its variance), or to one with `single` (var_mean, std_mean). var and std
+    to one value take `_var_all_float32` instead."""
+    if x.data.__class__ is not np.ndarray or x.data.dtype != np.float32:
+        return False
+    n = _count(x.shape, ax)
+    return bool(n) and (single or x.size // n > 1)
+
+
+def _float32_all(x: Tensor, ax) -> bool:
+    """A float32 host var/std to one value: PyTorch's `std_var_all_cpu`."""
+    if x.data.__class__ is not np.ndarray or x.data.dtype != np.float32:
+        return False
+    n = _count(x.shape, ax)
+    return bool(n) and x.size // n == 1
+
+
+def _var_all_float32(x: Tensor, ax, corr, keep: bool, take_sqrt: bool) -> Tensor:
+    """PyTorch's float32 var/std to one value: the mean as a float32 (PyTorch's cascaded
+    sum is close to exact: the double mean rounded), then the squares of x - mean summed in
+    double and (their root) rounded once."""
+    n = _count(x.shape, ax)
+    wide = x.to(np.float64)
+    m = (apply(ops.sum, wide, axis=ax, keepdims=True) / n).to(np.float32).to(np.float64)
+    c = wide - m
+    out = apply(ops.sum, c * c, axis=ax, keepdims=keep) / builtins.max(n - corr, 0)
+    if take_sqrt:
+        zero = out == 0
+        out = where(zero, 0.0, sqrt(where(zero, 1.0, out)))
+    return out.to(np.float32)
+
+
 @float16_in_float32("input")
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=None, axis=None,
         keepdims=None, dtype=None, out=None) -> Tensor:
     """Standard deviation; where it is 0 (one element, constant data) its gradient is 0, as
     in PyTorch, not sqrt's infinite slope times 0. Positional arguments as `var`'s."""
     _no_out(out, "std")
+    xt = _t(input)
+    if dtype is None and not isinstance(dim, bool):
+        ax = _rdims(dim, axis, xt.ndim, "std")
+        if _welford_in_double(xt, ax):
+            return std(xt.to(np.float64), dim, unbiased, keepdim, correction=correction,
+                       ddof=ddof, axis=axis, keepdims=keepdims).to(np.float32)  # one rounding
+        if _float32_all(xt, ax):
+            given = [c for c in (correction, ddof) if c is not None]
+            if unbiased is not None:
+                given.append(1 if unbiased else 0)
+            if len(given) <= 1:
+                return _var_all_float32(xt, ax, given[0] if given else 1,
+                                        _keep(keepdim, keepdims), True)
     v = var(input, dim, unbiased, keepdim, correction=correction, ddof=ddof, axis=axis,
             keepdims=keepdims, dtype=dtype)
-    xt = _t(input)
     if dtype is None and xt.data.dtype in _WIDER and state.tracer is None \
             and v.data.__class__ is np.ndarray and not np.isfinite(v.data).all() \
             and np.isfinite(xt.data).all():  # a variance past float32's range: its root

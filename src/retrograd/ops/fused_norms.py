@@ -157,13 +157,14 @@ def _ln_rows(x, w, b, axes, eps):
         rows, m, s = rows_in[a:z], mu[a:z], rstd[a:z]
         np.matmul(rows, one, out=m)
         m /= n
-        _rowdot(rows, rows, s)
-        s /= n
-        msq = m * m
-        s -= msq  # the variance, E[x^2] - mean^2
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: centred below
+            _rowdot(rows, rows, s)
+            s /= n
+            msq = m * m
+            s -= msq  # the variance, E[x^2] - mean^2
         np.maximum(s, 0.0, out=s)
-        if (msq > _SPREAD * s).any():  # it would cancel: centre first (every row)
-            return False
+        if not (msq <= _SPREAD * s).all():  # it would cancel (or overflowed to nan:
+            return False  # inf - inf): centre first (every row)
         rstd_of(s)
         _ln_output(y2[a:z], rows, s, m, wv, bv)
         return True
@@ -175,7 +176,8 @@ def _ln_rows(x, w, b, axes, eps):
     def centred(a, z):
         rows, s = base[a:z], rstd[a:z]
         np.subtract(rows_in[a:z], mu[a:z, None], out=rows)
-        _rowdot(rows, rows, s)
+        with np.errstate(over="ignore"):  # an inf variance: rstd 0, as PyTorch's
+            _rowdot(rows, rows, s)
         s /= n
         rstd_of(s)
         _ln_output(y2[a:z], rows, s, None, wv, bv)

@@ -160,8 +160,19 @@ class _WeightNorm(Module):
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Reparametrize `module.<name>` as g * v / ||v|| (norm over all dims but `dim`; None:
-    the whole tensor); g is `original0`, v is `original1`."""
+    the whole tensor); g is `original0`, v is `original1`. As PyTorch's, the module then
+    also loads checkpoints of the old `nn.utils.weight_norm` (`<name>_g`, `<name>_v`: a
+    HiFi-GAN generator's, say) through a load pre-hook that renames them."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys,
+                                 unexpected_keys, error_msgs) -> None:
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
     return module
 
 
