@@ -27,7 +27,7 @@ from ._opmath import HALF, float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
 from .indexing import index_select
-from .reductions import mean, sum, var
+from .reductions import mean, std, sum, var
 from .resample import pad
 from .windows import avg_pool2d, avg_pool3d
 
@@ -342,10 +342,14 @@ def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
 @float16_in_float32("input")
 def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
              axis=None, keepdims=None) -> tuple:
-    """(std, mean) over `dim`, as `torch.std_mean`."""
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction, axis=axis,
-                    keepdims=keepdims)
-    return sqrt(v), m
+    """(std, mean) over `dim`, as `torch.std_mean`; the std part is `std`'s, so where it
+    is 0 (constant data) its gradient is 0, as in PyTorch."""
+    x = _t(input)
+    dim = dim_alias(dim, axis, "std_mean")
+    keepdim = keepdim_alias(keepdim, keepdims, "std_mean")
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
 
 
 @float16_in_float32("input")

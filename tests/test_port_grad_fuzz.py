@@ -1,0 +1,83 @@
+"""Gradient fuzzing against PyTorch at the points where derivatives are defined by
+convention (ties, zeros, breakpoints, singular matrices): first and second derivatives
+and forward mode, each compared with torch computed here, NaN-aware."""
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+
+torch = pytest.importorskip("torch")
+tfunc = pytest.importorskip("torch.func")
+
+
+def _np(t):
+    return None if t is None else t.detach().numpy()
+
+
+def _same(a, b, tol=1e-10):
+    a, b = _np(a), _np(b)
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+
+
+def _grads(lib, fn, arrays, create_graph=False, seed=0):
+    """Values, first derivatives of a random projection of fn's output and (with
+    create_graph) second derivatives of a random projection of those, in one library."""
+    rng = np.random.default_rng(seed)
+    xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lib, *xs)
+    v = lib.tensor(rng.standard_normal(tuple(out.shape)))
+    gs = lib.autograd.grad((out * v).sum(), xs, create_graph=create_graph)
+    if not create_graph:
+        return out, gs, None
+    w = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g in gs]
+    gg = lib.autograd.grad(sum((g * u).sum() for g, u in zip(gs, w)), xs, allow_unused=True)
+    return out, gs, gg
+
+
+def _check(fn, *arrays, second=True):
+    """fn(lib, *tensors) agrees between the libraries: value, gradient, second
+    derivatives (where torch's are finite) and the jvp."""
+    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    ro, rg1, rg2 = _grads(rg, fn, arrays, second)
+    to, tg1, tg2 = _grads(torch, fn, arrays, second)
+    _same(ro, to)
+    for a, b in zip(rg1, tg1):
+        _same(a, b)
+    if second:
+        for a, b in zip(rg2, tg2):
+            if b is not None:
+                fin = np.isfinite(_np(b))
+                if a is None:
+                    assert not _np(b)[fin].any()
+                else:
+                    np.testing.assert_allclose(_np(a)[fin], _np(b)[fin], rtol=1e-9, atol=1e-9)
+    tans = [np.random.default_rng(1).standard_normal(a.shape) for a in arrays]
+    _, rt = rg.func.jvp(lambda *x: fn(rg, *x), tuple(rg.tensor(a) for a in arrays),
+                        tuple(rg.tensor(t) for t in tans))
+    _, tt = tfunc.jvp(lambda *x: fn(torch, *x), tuple(torch.tensor(a) for a in arrays),
+                      tuple(torch.tensor(t) for t in tans))
+    _same(rt, tt)
+
+
+# ---------------------------------------------------------------- det of singular matrices
+
+@pytest.mark.parametrize("a", [
+    [[1.0, 2.0], [2.0, 4.0]],
+    [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],
+    [[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [0.5, 3.0]]],
+])
+def test_det_singular_create_graph_and_jvp(a):
+    """Under create_graph the gradient of det at a singular matrix is torch's adjugate
+    (it raised LinAlgError), differentiable again; the jvp there is torch's 0."""
+    _check(lambda L, x: L.linalg.det(x), a)
+
+
+# ---------------------------------------------------------------- std_mean of constant data
+
+@pytest.mark.parametrize("correction", [0, 1])
+def test_std_mean_zero_std_gradient(correction):
+    """std_mean's std has std's zero gradient where it is 0 (it was NaN)."""
+    _check(lambda L, x: L.stack(L.std_mean(x, correction=correction)), [2.0, 2.0, 2.0])
+    _check(lambda L, x: L.std_mean(x, 1, correction=correction)[0], [[3.0, 3.0], [1.0, 4.0]])
