@@ -73,6 +73,7 @@ TORCH = {
     "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu, "abs": torch.abs,
     "sign": torch.sign,
     "clamp": lambda x, lo, hi: torch.clamp(x, lo, hi),
+    "clamp_t": torch.clamp, "clamp_min_t": torch.clamp_min, "clamp_max_t": torch.clamp_max,
     "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "pow": torch.pow,
     "maximum": torch.maximum, "minimum": torch.minimum, "where": torch.where,
     "sum": lambda x, axis=None, keepdims=False: torch.sum(

@@ -28,11 +28,13 @@ def _grads(lib, fn, arrays, create_graph=False, seed=0):
     xs = [lib.tensor(a, requires_grad=True) for a in arrays]
     out = fn(lib, *xs)
     v = lib.tensor(rng.standard_normal(tuple(out.shape)))
-    gs = lib.autograd.grad((out * v).sum(), xs, create_graph=create_graph)
+    gs = lib.autograd.grad((out * v).sum(), xs, create_graph=create_graph, allow_unused=True)
+    gs = [lib.zeros_like(x) if g is None else g for x, g in zip(xs, gs)]
     if not create_graph:
         return out, gs, None
     w = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g in gs]
-    gg = lib.autograd.grad(sum((g * u).sum() for g, u in zip(gs, w)), xs, allow_unused=True)
+    gg = lib.autograd.grad(sum((g * u).sum() for g, u in zip(gs, w) if g.requires_grad), xs,
+                           allow_unused=True)
     return out, gs, gg
 
 
@@ -81,3 +83,60 @@ def test_std_mean_zero_std_gradient(correction):
     """std_mean's std has std's zero gradient where it is 0 (it was NaN)."""
     _check(lambda L, x: L.stack(L.std_mean(x, correction=correction)), [2.0, 2.0, 2.0])
     _check(lambda L, x: L.std_mean(x, 1, correction=correction)[0], [[3.0, 3.0], [1.0, 4.0]])
+
+
+# ---------------------------------------------------------------- clamp with tensor bounds
+
+_TIE = [[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, 5.0, -1.0, 5.0]]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x, a, b: x.clamp(a, b),  # min == max: below it, no one gets the gradient
+    lambda L, x, a, b: L.clamp(x, min=a * 0.5, max=b * 1.5),
+    lambda L, x, a, b: L.clamp(x, min=b, max=a * 0.5),  # min > max: all to max
+    lambda L, x, a, b: L.clamp(x, min=a),  # ties: the bound's tangent in forward mode
+    lambda L, x, a, b: L.clamp(x, max=b) + x.clamp_max(b) * 0,
+])
+def test_clamp_tensor_bounds_at_ties(fn):
+    """Tensor bounds: torch's reverse rule (min gets nothing when min == max) and its
+    forward rule (which takes the bound's tangent at a tie) both."""
+    _check(fn, _TIE, [[2.0]], [2.0, 2.0, 3.0, 2.0], second=False)
+
+
+# ---------------------------------------------------------------- activations' kinks
+
+_KINKS = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0, 6.0, -3.0, 20.0, -20.0]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.nn.functional.elu(x),
+    lambda L, x: L.nn.functional.elu(x, 2.0),
+    lambda L, x: L.nn.functional.celu(x, 0.5),
+    lambda L, x: L.nn.functional.selu(x),
+    lambda L, x: L.nn.functional.softplus(x, beta=1.0, threshold=1.0),
+    lambda L, x: L.nn.functional.softplus(x, beta=2.0, threshold=4.0),
+])
+def test_activation_second_derivative_at_kink(fn):
+    """elu's family has second derivative 0 at x = 0, softplus 0 at beta x = threshold
+    (torch's double-backward masks x < 0 and beta x < threshold)."""
+    _check(fn, _KINKS)
+
+
+def test_atan2_jvp_at_origin():
+    """atan2's reverse mode gives 0 at (0, 0), its forward mode NaN, as torch's."""
+    _check(lambda L, y, x: L.atan2(y, x), [0.0, 0.0, 1.0, -0.0], [0.0, 1.0, 0.0, 0.0],
+           second=False)
+
+
+def test_cdist_inf_ties_get_whole_gradient():
+    """cdist p=inf: each coordinate tied for the largest |difference| gets the whole
+    gradient (vector_norm's amax split it)."""
+    x1 = [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [2.0, -1.0]]
+    x2 = [[0.0, 0.0], [1.0, 1.0], [-1.0, 2.0]]
+    ro, rgs, _ = _grads(rg, lambda L, a, b: L.cdist(a, b, p=float("inf")),
+                        [np.array(x1), np.array(x2)])
+    to, tgs, _ = _grads(torch, lambda L, a, b: L.cdist(a, b, p=float("inf")),
+                        [np.array(x1), np.array(x2)])
+    _same(ro, to)
+    for a, b in zip(rgs, tgs):
+        _same(a, b)

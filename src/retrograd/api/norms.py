@@ -460,7 +460,19 @@ def cdist(x1, x2, p: float = 2.0,
     mode = _CDIST_MODES.index(compute_mode)
     if p == 2 and (mode == 1 or (mode == 0 and (a.shape[-2] > 25 or b.shape[-2] > 25))):
         return _euclidean_by_product(a, b)
+    if p == math.inf:
+        return _chebyshev(a, b)
     return vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, -1)
+
+
+def _chebyshev(a: Tensor, b: Tensor) -> Tensor:
+    """cdist for p = inf with PyTorch's gradient: every coordinate tied for the largest
+    |difference| gets the whole gradient (amax would split it among them); none at a finite
+    zero distance, nor at an infinite or NaN one."""
+    d = _abs(a.unsqueeze(-2) - b.unsqueeze(-3))
+    top = d.detach().amax(-1, keepdim=True)
+    tie = (d.detach() == top) & top.isfinite()  # recorded ops, so rg.jit and vmap see them
+    return (top + sum(where(tie, d - top, 0.0), -1, keepdim=True)).squeeze(-1)
 
 
 def _euclidean_by_product(a: Tensor, b: Tensor) -> Tensor:

@@ -159,6 +159,56 @@ clamp = elementwise("clamp", _clamp,  # a `where`, not a product with the mask: 
                     lambda m, g, out, x, lo, hi: m.where(_inside(m, x, lo, hi), g, 0.0),
                     smooth=False)
 
+
+# clamp with tensor bounds, PyTorch's rules: reverse mode gives x the gradient where
+# lo <= x <= hi, lo where x < lo < hi and hi where x > hi or hi < lo (so x < lo == hi gives
+# it to no one); forward mode takes hi's tangent where lo > hi, else lo's where x < lo, hi's
+# where x > hi, x's elsewhere (at a tie with one bound: the bound's tangent).
+def _clamp_t(x, lo, hi):
+    _real_only(x, "clamp")
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _clamp_min_t(x, lo):
+    _real_only(x, "clamp")
+    return np.maximum(x, lo)
+
+
+def _clamp_max_t(x, hi):
+    _real_only(x, "clamp")
+    return np.minimum(x, hi)
+
+
+def _pick(m, mask, v):
+    return m.where(mask, v, 0.0)
+
+
+clamp_t = defop(
+    "clamp_t", _clamp_t,
+    (lambda m, g, out, x, lo, hi: _pick(m, m.logical_and(x >= lo, x <= hi), g),
+     lambda m, g, out, x, lo, hi: _pick(m, m.logical_and(x < lo, lo < hi), g),
+     lambda m, g, out, x, lo, hi: _pick(m, m.logical_or(x > hi, hi < lo), g)),
+    (lambda m, t, out, x, lo, hi: m.where(
+        m.logical_or(lo > hi, m.logical_or(x < lo, x > hi)), 0.0, t),
+     lambda m, t, out, x, lo, hi: m.where(lo > hi, 0.0, _pick(m, x < lo, t)),
+     lambda m, t, out, x, lo, hi: m.where(
+        lo > hi, t, m.where(x < lo, 0.0, _pick(m, x > hi, t)))),
+    broadcast=True, smooth=False)
+clamp_min_t = defop(
+    "clamp_min_t", _clamp_min_t,
+    (lambda m, g, out, x, lo: _pick(m, x >= lo, g),
+     lambda m, g, out, x, lo: _pick(m, x < lo, g)),
+    (lambda m, t, out, x, lo: _pick(m, x > lo, t),
+     lambda m, t, out, x, lo: m.where(x > lo, 0.0, t)),
+    broadcast=True, smooth=False)
+clamp_max_t = defop(
+    "clamp_max_t", _clamp_max_t,
+    (lambda m, g, out, x, hi: _pick(m, x <= hi, g),
+     lambda m, g, out, x, hi: _pick(m, x > hi, g)),
+    (lambda m, t, out, x, hi: _pick(m, x < hi, t),
+     lambda m, t, out, x, hi: m.where(x < hi, 0.0, t)),
+    broadcast=True, smooth=False)
+
 # Two inputs.
 add = elementwise("add", np.add, lambda m, g, out, x, y: g, lambda m, g, out, x, y: g, reads=(),
                   into=np.add)

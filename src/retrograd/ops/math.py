@@ -177,7 +177,16 @@ def _atan2_d(which):
     return rule
 
 
-atan2 = elementwise("atan2", np.arctan2, _atan2_d(0), _atan2_d(1), into=np.arctan2)
+def _atan2_t(which):
+    """atan2's jvp, PyTorch's: t x / (x^2 + y^2) and -t y / (x^2 + y^2) as they stand, so
+    NaN at the origin (its reverse mode gives 0 there)."""
+    def rule(m, t, out, y, x):
+        return (t * x if which == 0 else -t * y) / (x * x + y * y)
+    return rule
+
+
+atan2 = defop("atan2", np.arctan2, (_atan2_d(0), _atan2_d(1)), (_atan2_t(0), _atan2_t(1)),
+              broadcast=True, into=np.arctan2)
 hypot = elementwise("hypot", np.hypot, lambda m, g, out, x, y: g * x / out,
                     lambda m, g, out, x, y: g * y / out, save_out=True, into=np.hypot)
 copysign = elementwise("copysign", np.copysign, _copysign_dx, _zero, save_out=True,
