@@ -116,7 +116,8 @@ def _clamp_bounds(*which):
     """x (3, 4) away from tensor bounds near -0.5 (shape (4,)) and 0.5 (shape (3, 1))."""
     def draw(rng):
         x = rng.choice([-1.5, -0.9, 0.0, 0.9, 1.5], (3, 4)) + rng.uniform(-0.1, 0.1, (3, 4))
-        bounds = {"lo": -0.5 + rng.uniform(-0.1, 0.1, 4), "hi": 0.5 + rng.uniform(-0.1, 0.1, (3, 1))}
+        bounds = {"lo": -0.5 + rng.uniform(-0.1, 0.1, 4),
+                  "hi": 0.5 + rng.uniform(-0.1, 0.1, (3, 1))}
         return [([x] + [bounds[w] for w in which], {})]
     return draw
 
