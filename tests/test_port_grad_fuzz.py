@@ -140,3 +140,32 @@ def test_cdist_inf_ties_get_whole_gradient():
     _same(ro, to)
     for a, b in zip(rgs, tgs):
         _same(a, b)
+
+
+# ---------------------------------------------------------------- losses, norms, scans
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x, y: L.nn.functional.smooth_l1_loss(x, y, beta=1.0, reduction="none"),
+    lambda L, x, y: L.nn.functional.smooth_l1_loss(x, y, beta=0.5),
+    lambda L, x, y: L.nn.functional.huber_loss(x, y, delta=1.0, reduction="none"),
+    lambda L, x, y: L.nn.functional.huber_loss(x, y, delta=0.5, reduction="sum"),
+])
+def test_smooth_l1_huber_second_derivative_at_zero_and_beta(fn):
+    """The quadratic part's second derivative is 1/beta (1 for huber) at d = 0 too (it was
+    0, from |d|'s sign'(0)), and 0 at |d| = beta, as torch's double backward."""
+    _check(fn, [0.0, 1.0, -1.0, 2.0, 0.5, -0.5, 0.25], [0.0, 0.0, 0.0, 1.0, 1.5, 0.5, 0.25])
+
+
+@pytest.mark.parametrize("ord", [2, -2, 1, -1, float("inf"), -float("inf")])
+@pytest.mark.parametrize("a", [np.eye(3), np.zeros((2, 2)), [[1.0, 1.0], [1.0, 1.0]],
+                               [[1.0, -2.0, 0.0], [2.0, 1.0, 3.0]]])
+def test_matrix_norm_ties_share_gradient(ord, a):
+    """matrix_norm's max/min over singular values or column/row sums is torch's amax/amin:
+    tied ones share the gradient (max(dim) gave it all to the first)."""
+    _check(lambda L, x: L.linalg.matrix_norm(x, ord), a, second=False)
+
+
+def test_logcumsumexp_jvp_after_minus_inf_prefix():
+    """logcumsumexp's tangent is 0 where the prefix is all -inf (it was NaN), as torch's."""
+    _check(lambda L, x: L.logcumsumexp(x, 0), [-np.inf, -np.inf, 0.0, -np.inf, 1.0],
+           second=False)

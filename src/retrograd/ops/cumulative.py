@@ -135,10 +135,14 @@ def _logcumsumexp_vjp(m, g, out, x, *, axis):
 
 def _logcumsumexp_jvp(m, t, out, x, *, axis):
     """sum_{j <= k} t_j exp(x_j - out_k), in log space: an early prefix far below the total
-    does not overflow (exp(out_n - out_k) would)."""
+    does not overflow (exp(out_n - out_k) would). 0 where the prefix is all -inf (out_k =
+    -inf stays so under any finite tangent; PyTorch's value there, not inf - inf)."""
     if x.shape[axis] == 0:
         return t
-    return _through_logs(m, t, x, -out, lambda v: m.logcumsumexp(v, axis=axis))
+    r = _through_logs(m, t, x, -out, lambda v: m.logcumsumexp(v, axis=axis))
+    if out.dtype.kind == "c":
+        return r
+    return m.where(out == -np.inf, 0.0, r)
 
 
 logcumsumexp = defop(
