@@ -169,3 +169,23 @@ def test_logcumsumexp_jvp_after_minus_inf_prefix():
     """logcumsumexp's tangent is 0 where the prefix is all -inf (it was NaN), as torch's."""
     _check(lambda L, x: L.logcumsumexp(x, 0), [-np.inf, -np.inf, 0.0, -np.inf, 1.0],
            second=False)
+
+
+# ---------------------------------------------------------------- kthvalue among ties
+
+def test_kthvalue_index_among_ties_is_torchs():
+    """Among tied entries kthvalue reports torch's pick (its quickselect's), so the
+    gradient lands on the same entry; checked on random tie-heavy rows with NaNs."""
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        shape = tuple(int(s) for s in rng.integers(1, 7, rng.integers(1, 4)))
+        x = rng.integers(0, 3, shape).astype(np.float64)
+        if rng.random() < 0.3:
+            x.ravel()[rng.integers(0, x.size, 2)] = np.nan
+        d = int(rng.integers(-len(shape), len(shape)))
+        k = int(rng.integers(1, shape[d] + 1))
+        t, r = torch.kthvalue(torch.tensor(x), k, d), rg.kthvalue(rg.tensor(x), k, d)
+        np.testing.assert_array_equal(r.indices.numpy(), t.indices.numpy())
+        np.testing.assert_array_equal(r.values.numpy(), t.values.numpy())
+    _check(lambda L, x: L.kthvalue(x, 2, 1)[0], _TIE, second=False)
+    _check(lambda L, x: L.kthvalue(x, 3)[0], [1.0, 3.0, 3.0, 0.0, 3.0], second=False)

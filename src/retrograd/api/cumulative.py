@@ -199,7 +199,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, axis=None, 
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise ArgumentError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
                             f"dimension {dim} of shape {_t(input).shape}")
-    idx = _take(apply(ops.argsort, x, axis=ax), ax, int(k) - 1, int(k))
+    idx = apply(ops.kth_index, x, axis=ax, k=int(k))  # among ties, torch's pick
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "kthvalue")
 
 

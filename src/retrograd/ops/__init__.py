@@ -31,6 +31,7 @@ from .cumulative import (
     cum_extreme_index,
     cumprod,
     cumsum,
+    kth_index,
     logcumsumexp,
     median_index,
     mode_index,
