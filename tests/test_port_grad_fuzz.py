@@ -189,3 +189,26 @@ def test_kthvalue_index_among_ties_is_torchs():
         np.testing.assert_array_equal(r.values.numpy(), t.values.numpy())
     _check(lambda L, x: L.kthvalue(x, 2, 1)[0], _TIE, second=False)
     _check(lambda L, x: L.kthvalue(x, 3)[0], [1.0, 3.0, 3.0, 0.0, 3.0], second=False)
+
+
+def test_topk_order_among_ties_is_torchs():
+    """Among tied entries topk lists torch's order (its libstdc++ nth_element / sort /
+    partial_sort, replayed on the tied rows), so values, indices and gradients match;
+    random tie-heavy rows with NaNs, both directions, short and long rows (k * 64 <= n
+    takes torch's partial_sort path)."""
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        n = int(rng.integers(1, 300 if trial % 4 == 0 else 12))
+        shape = (int(rng.integers(1, 4)), n)
+        x = rng.integers(0, int(rng.integers(1, 5)), shape).astype(np.float64)
+        if rng.random() < 0.3:
+            x.ravel()[rng.integers(0, x.size, 3)] = np.nan
+        k = int(rng.integers(0, n + 1)) if trial % 2 else int(rng.integers(0, n // 64 + 2))
+        k = min(k, n)
+        largest = bool(trial % 3)
+        t = torch.topk(torch.tensor(x), k, 1, largest)
+        r = rg.topk(rg.tensor(x), k, 1, largest)
+        np.testing.assert_array_equal(r.indices.numpy(), t.indices.numpy())
+        np.testing.assert_array_equal(r.values.numpy(), t.values.numpy())
+    _check(lambda L, x: x.topk(2, 1)[0], _TIE, second=False)
+    _check(lambda L, x: x.topk(2, 1, largest=False)[0], _TIE, second=False)

@@ -35,6 +35,7 @@ from .cumulative import (
     logcumsumexp,
     median_index,
     mode_index,
+    topk_index,
 )
 from .elementwise import (
     abs,

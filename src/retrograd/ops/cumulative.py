@@ -12,6 +12,7 @@ import numpy as np
 
 from ..devices import namespace_of as _ns
 from ..primitive import defop
+from . import _stl_sort
 from .reductions import _acc
 
 
@@ -255,6 +256,33 @@ def _kth_index(x, *, axis, k):
     return np.moveaxis(idx, -1, axis)
 
 
+_TOPK_REPLAY_LIMIT = 1 << 21
+"""At most this many entries (tied rows times their length) are replayed in Python for
+topk's tie order; past it, tied entries keep their original order (as a stable sort)."""
+
+
+def _topk_index(x, *, axis, k, largest):
+    """Indices of the k largest (smallest) entries along `axis`, in order; among equal
+    entries in PyTorch's order (its libstdc++ selection, replayed on the rows where a tie
+    within the first k + 1 makes the order ambiguous)."""
+    xs = np.moveaxis(x, axis, -1)
+    n = xs.shape[-1]
+    order = _argsort(xs, axis=-1, descending=largest)
+    idx = np.ascontiguousarray(order[..., :k])
+    if 0 < k and n > 1:
+        head = np.take_along_axis(xs, order[..., :min(k + 1, n)], axis=-1)
+        same = head[..., 1:] == head[..., :-1]
+        if xs.dtype.kind in "fc":
+            same |= np.isnan(head[..., 1:]) & np.isnan(head[..., :-1])
+        tied = np.any(same, axis=-1).reshape(-1)
+        if tied.any() and int(tied.sum()) * n <= _TOPK_REPLAY_LIMIT:
+            rows, flat = xs.reshape(-1, n), idx.reshape(-1, k)
+            for r in np.flatnonzero(tied):
+                flat[r] = _stl_sort.topk_row(rows[r].tolist(), k, largest)
+            idx = flat.reshape(idx.shape)
+    return np.moveaxis(idx, -1, axis)
+
+
 def _mode_index(x, *, axis):
     """Index of the most frequent value along `axis` (the smallest such value, at its last
     occurrence), kept as size 1."""
@@ -281,6 +309,8 @@ cum_extreme_index = defop("cum_extreme_index", lambda x, *, axis, largest: _cum_
     x, axis=axis, largest=largest).astype(np.int64))
 median_index = defop("median_index", lambda x, *, axis: _median_index(
     x, axis=axis).astype(np.int64))
+topk_index = defop("topk_index", lambda x, *, axis, k, largest: _topk_index(
+    x, axis=axis, k=k, largest=largest).astype(np.int64))
 kth_index = defop("kth_index", lambda x, *, axis, k: _kth_index(
     x, axis=axis, k=k).astype(np.int64))
 mode_index = defop("mode_index", lambda x, *, axis: _mode_index(x, axis=axis).astype(np.int64))
