@@ -221,11 +221,40 @@ mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
 div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
                   lambda m, g, out, x, y: -g * ((x / y) / y), reads={0: (1,), 1: (0, 1)},
                   into=np.true_divide)
+_POW_SPECIAL = (3.0, -2.0, 0.5, -0.5)
+
+
+def _pow_special(x, y):
+    """The exponent PyTorch computes without pow (x*x*x, 1/(x*x), sqrt, 1/sqrt: its
+    values to the bit, and -0 ** -0.5 = -inf), when y is one such number for a real float
+    x of y's dtype; else None."""
+    if (y.__class__ is np.ndarray and y.ndim == 0 or isinstance(y, np.floating)) \
+            and x.__class__ is np.ndarray and x.dtype.kind == "f" and x.dtype == y.dtype:
+        e = float(y)
+        if e in _POW_SPECIAL:
+            return e
+    return None
+
+
+def _pow(x, y, out=None):
+    e = _pow_special(x, y)
+    if e is None:
+        return np.power(x, y, out=out)
+    if e == 3.0:  # x is read twice: `out` may be x's own buffer (rg.jit reuses a dying one)
+        return np.multiply(np.multiply(x, x), x, out=out)
+    if e == -2.0:
+        return np.reciprocal(np.multiply(x, x, out=out), out=out)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.sqrt(x, out=out)
+        return r if e == 0.5 else np.reciprocal(r, out=r)
+
+
 def _pow_dx(m, g, out, x, y):
-    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch)."""
+    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch); x**(y-1)
+    by pow itself, so its special exponents (-0.5 at -0: -inf) are PyTorch's too."""
     if y.__class__ is np.ndarray and y.ndim == 0:  # one exponent: decide once, no `where`
-        return zero_grad(m, g) if y == 0 else g * y * x ** (y - 1)
-    return m.where(y == 0, 0.0, g * y * x ** (y - 1))
+        return zero_grad(m, g) if y == 0 else g * y * m.pow(x, y - 1)
+    return m.where(y == 0, 0.0, g * y * m.pow(x, y - 1))
 
 
 def _pow_dy(m, g, out, x, y):
@@ -234,7 +263,7 @@ def _pow_dy(m, g, out, x, y):
     return g * m.where(m.logical_and(x == 0, y >= 0), 0.0, out * m.log(x))
 
 
-pow = elementwise("pow", np.power, _pow_dx, _pow_dy, save_out=(1,), into=np.power)
+pow = elementwise("pow", _pow, _pow_dx, _pow_dy, save_out=(1,), into=_pow)
 maximum = defop("maximum", _maximum,
                 (lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x < y),
                  lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x > y)),
