@@ -243,3 +243,125 @@ def test_pow_special_exponents_under_jit(e):
     want = ((x * 1.0) ** e + (x + 1.0) ** e).sum().item()
     for _ in range(3):
         assert f(x).item() == pytest.approx(want, rel=1e-14)
+
+
+# ---------------------------------------------------------------- whole programs
+
+def _params_to(rm, tm):
+    """Copy the torch module's parameters into the retrograd one (same names)."""
+    rm.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+
+
+def _kmax_net(L, seed=0):
+    nn = L.nn
+
+    class KMaxNet(nn.Module):
+        """Conv + ReLU + max pool with tied windows, k-max pooling (topk in input order),
+        a k-th value feature, then a linear classifier."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 3, 3, padding=1)
+            self.fc = nn.Linear(3 * 3 + 3, 4)
+
+        def forward(self, x):
+            h = nn.functional.max_pool2d(nn.functional.relu(self.conv(x)), 2)
+            flat = h.flatten(2)
+            top = flat.topk(3, dim=2)
+            kmax = flat.gather(2, top.indices.sort(dim=2).values)
+            kth = flat.kthvalue(2, dim=2).values
+            return self.fc(L.cat([kmax.flatten(1), kth], 1))
+
+    return KMaxNet()
+
+
+def test_program_kmax_pooling_training_matches_torch():
+    """Integer images (ties in every pool window and among the top k), conv weights rounded
+    so activations tie too; 4 SGD+momentum steps on cross-entropy with label smoothing."""
+    torch.manual_seed(0)
+    tm = _kmax_net(torch).double()
+    with torch.no_grad():
+        for p in tm.parameters():
+            p.copy_((p * 4).round() / 4)
+    rm = _kmax_net(rg).to(rg.float64)
+    _params_to(rm, tm)
+    x = np.random.default_rng(0).integers(0, 3, (6, 1, 6, 6)).astype(np.float64)
+    y = np.array([0, 1, 2, 3, 0, 1])
+    to = torch.optim.SGD(tm.parameters(), lr=0.1, momentum=0.9)
+    ro = rg.optim.SGD(rm.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(4):
+        losses = []
+        for L, m, opt in ((torch, tm, to), (rg, rm, ro)):
+            opt.zero_grad()
+            loss = L.nn.functional.cross_entropy(m(L.tensor(x)), L.tensor(y), label_smoothing=0.1)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        assert losses[1] == pytest.approx(losses[0], rel=1e-10, abs=1e-12)
+        for (k, p), (_, q) in zip(rm.named_parameters(), tm.named_parameters()):
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-9,
+                                       atol=1e-12, err_msg=k)
+
+
+def test_program_gradient_penalty_robust_regression_matches_torch():
+    """A critic with ELU / softplus(threshold) / PReLU-free kinks scored by a smooth-L1
+    loss whose residuals start at exactly 0 and +-beta, plus a gradient penalty through
+    create_graph (second derivatives at the kinks); 3 Adam steps."""
+    def critic(L):
+        nn = L.nn
+        return nn.Sequential(nn.Linear(3, 5), nn.ELU(), nn.Linear(5, 4), nn.Softplus(1.0, 1.0),
+                             nn.Linear(4, 1))
+
+    torch.manual_seed(1)
+    tm = critic(torch).double()
+    with torch.no_grad():
+        for p in tm.parameters():
+            p.copy_((p * 4).round() / 4)
+    rm = critic(rg).to(rg.float64)
+    _params_to(rm, tm)
+    x = np.random.default_rng(2).integers(-2, 3, (8, 3)).astype(np.float64)
+    with torch.no_grad():
+        y0 = tm(torch.tensor(x)).numpy()[:, 0]
+    target = y0 + np.array([0.0, 1.0, -1.0, 0.0, 0.5, -2.0, 0.0, 1.0])  # residuals 0, +-beta
+    to = torch.optim.Adam(tm.parameters(), lr=0.01)
+    ro = rg.optim.Adam(rm.parameters(), lr=0.01)
+    for _ in range(3):
+        losses = []
+        for L, m, opt in ((torch, tm, to), (rg, rm, ro)):
+            opt.zero_grad()
+            xi = L.tensor(x, requires_grad=True)
+            out = m(xi)[:, 0]
+            fit = L.nn.functional.smooth_l1_loss(out, L.tensor(target), beta=1.0)
+            (g,) = L.autograd.grad(out.sum(), xi, create_graph=True)
+            gp = L.nn.functional.smooth_l1_loss(g.norm(dim=1), L.ones(8, dtype=L.float64))
+            loss = fit + 10.0 * gp
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        assert losses[1] == pytest.approx(losses[0], rel=1e-10, abs=1e-12)
+        for (k, p), (_, q) in zip(rm.named_parameters(), tm.named_parameters()):
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-9,
+                                       atol=1e-12, err_msg=k)
+
+
+def test_program_forward_mode_at_conventions_matches_torch():
+    """One function through the conventions fixed here (clamp with tensor bounds at ties,
+    atan2 at the origin, logcumsumexp after -inf, matrix norms with tied singular values,
+    det of a singular matrix), its jvp compared with torch.func.jvp."""
+    def f(L, x, lo, a):
+        c = L.clamp(x, min=lo, max=lo + 1.0)
+        t = L.atan2(c, x * 0.0)
+        s = L.logcumsumexp(L.cat([L.full((2,), float("-inf"), dtype=x.dtype), x]), 0)
+        n = L.linalg.matrix_norm(a, 2) + L.linalg.matrix_norm(a, -1) + L.linalg.det(a)
+        return L.cat([c, L.nan_to_num(t, nan=7.0), s, n.reshape(1)])
+
+    x = np.array([0.0, 1.0, 1.0, 2.0, -1.0])
+    lo = np.array([0.0, 1.0, 0.0, 1.0, -1.0])
+    a = np.eye(3)
+    a[2, 2] = 0.0
+    tans = [np.random.default_rng(k).standard_normal(v.shape) for k, v in enumerate((x, lo, a))]
+    _, rt = rg.func.jvp(lambda *v: f(rg, *v), tuple(rg.tensor(v) for v in (x, lo, a)),
+                        tuple(rg.tensor(t) for t in tans))
+    _, tt = tfunc.jvp(lambda *v: f(torch, *v), tuple(torch.tensor(v) for v in (x, lo, a)),
+                      tuple(torch.tensor(t) for t in tans))
+    _same(rt, tt)
