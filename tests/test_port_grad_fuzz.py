@@ -365,3 +365,11 @@ def test_program_forward_mode_at_conventions_matches_torch():
     _, tt = tfunc.jvp(lambda *v: f(torch, *v), tuple(torch.tensor(v) for v in (x, lo, a)),
                       tuple(torch.tensor(t) for t in tans))
     _same(rt, tt)
+
+
+def test_bce_second_derivative_at_saturated_probabilities():
+    """binary_cross_entropy's second derivatives are torch's formulas: 0 (not 1e12-scale)
+    where the probability sits at its target 0 or 1, and torch's eps placement near them."""
+    x = [0.0, 1.0, 0.5, 0.3, 1e-7, 1 - 1e-7, 0.9]
+    t = [0.0, 1.0, 1.0, 0.2, 0.0, 1.0, 0.4]
+    _check(lambda L, a, b: L.nn.functional.binary_cross_entropy(a, b, reduction="none"), x, t)

@@ -115,6 +115,7 @@ from .math import (
     atan,
     atan2,
     atanh,
+    bce_slope,
     binary_cross_entropy,
     ceil,
     copysign,
