@@ -55,7 +55,8 @@ def _check(fn, *arrays, second=True):
                     assert not _np(b)[fin].any()
                 else:
                     np.testing.assert_allclose(_np(a)[fin], _np(b)[fin], rtol=1e-9, atol=1e-9)
-    tans = [np.random.default_rng(1).standard_normal(a.shape) for a in arrays]
+    trng = np.random.default_rng(1)
+    tans = [trng.standard_normal(a.shape) for a in arrays]
     _, rt = rg.func.jvp(lambda *x: fn(rg, *x), tuple(rg.tensor(a) for a in arrays),
                         tuple(rg.tensor(t) for t in tans))
     _, tt = tfunc.jvp(lambda *x: fn(torch, *x), tuple(torch.tensor(a) for a in arrays),
@@ -373,3 +374,10 @@ def test_bce_second_derivative_at_saturated_probabilities():
     x = [0.0, 1.0, 0.5, 0.3, 1e-7, 1 - 1e-7, 0.9]
     t = [0.0, 1.0, 1.0, 0.2, 0.0, 1.0, 0.4]
     _check(lambda L, a, b: L.nn.functional.binary_cross_entropy(a, b, reduction="none"), x, t)
+
+
+def test_fmax_forward_mode_at_ties():
+    """fmax on a tie: reverse mode gives x the gradient, forward mode takes y's tangent
+    (torch's rules); NaNs as torch."""
+    _check(lambda L, x, y: L.fmax(x, y), [1.0, 2.0, np.nan, 3.0, np.nan, 0.5],
+           [1.0, 1.0, 1.0, np.nan, np.nan, 0.5], second=False)

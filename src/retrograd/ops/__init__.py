@@ -48,6 +48,7 @@ from .elementwise import (
     div,
     eq,
     exp,
+    fmax,
     ge,
     gt,
     le,

@@ -209,6 +209,28 @@ clamp_max_t = defop(
      lambda m, t, out, x, hi: m.where(x < hi, 0.0, t)),
     broadcast=True, smooth=False)
 
+
+def _fmax(x, y):
+    _real_only(x, "fmax")
+    return np.fmax(x, y)
+
+
+def _fmax_keeps_x(m, x, y, tie: bool):
+    """Where fmax takes x: x >= y (reverse mode) or x > y (forward mode, PyTorch's rule
+    there), or y is NaN."""
+    return m.logical_or(x >= y if tie else x > y, m.isnan(y))
+
+
+fmax = defop(
+    "fmax", _fmax,
+    (lambda m, g, out, x, y: m.where(_fmax_keeps_x(m, x, y, True), g, 0.0),
+     lambda m, g, out, x, y: m.where(_fmax_keeps_x(m, x, y, True), 0.0, g)),
+    (lambda m, t, out, x, y: m.where(_fmax_keeps_x(m, x, y, False), t, 0.0),
+     lambda m, t, out, x, y: m.where(_fmax_keeps_x(m, x, y, False), 0.0, t)),
+    broadcast=True, smooth=False)
+"""The element-wise maximum ignoring NaN, with PyTorch's derivatives: on a tie reverse mode
+gives x the gradient, forward mode takes y's tangent."""
+
 # Two inputs.
 add = elementwise("add", np.add, lambda m, g, out, x, y: g, lambda m, g, out, x, y: g, reads=(),
                   into=np.add)

@@ -243,7 +243,7 @@ SAMPLES = {
     "clamp": _clamp, "clamp_t": _clamp_bounds("lo", "hi"), "clamp_min_t": _clamp_bounds("lo"),
     "clamp_max_t": _clamp_bounds("hi"), "add": binary(), "sub": binary(), "mul": binary(),
     "div": binary("real", "nonzero"), "pow": _pow, "maximum": _separated,
-    "minimum": _separated, "where": _where,
+    "minimum": _separated, "fmax": _separated, "where": _where,
     "sum": _reductions(lambda rng, s: rng.uniform(-2, 2, s)), "prod": _prod,
     "max": _reductions(_distinct), "min": _reductions(_distinct),
     "logsumexp": _reductions(lambda rng, s: rng.uniform(-2, 2, s)),
