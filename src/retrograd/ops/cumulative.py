@@ -192,6 +192,12 @@ def _median_index(x, *, axis):
     return idx
 
 
+_TIE_REPLAY_LIMIT = 1 << 19
+"""At most this many entries (tied rows times their length) are replayed in Python for
+topk's and kthvalue's choice among ties (about a second at worst); past it, tied entries
+keep their original order, as a stable sort's."""
+
+
 def _quick_select(row, k: int) -> int:
     """PyTorch's CPU quick_select_template (median-of-three Hoare partitions, NaN largest)
     on one row: the index of its k-th (0-based) smallest entry, which among equal entries
@@ -248,17 +254,13 @@ def _kth_index(x, *, axis, k):
     if xs.dtype.kind in "fc":
         nan = np.isnan(xs)
         tied |= np.isnan(val[..., 0]) & (np.sum(nan, axis=-1) > 1)
-    if tied.any():
+    tied = tied.reshape(-1)
+    if tied.any() and int(tied.sum()) * xs.shape[-1] <= _TIE_REPLAY_LIMIT:
         rows, flat = xs.reshape(-1, xs.shape[-1]), idx.reshape(-1).copy()
         for r in np.flatnonzero(tied):
             flat[r] = _quick_select(rows[r].tolist(), k - 1)
         idx = flat.reshape(idx.shape)
     return np.moveaxis(idx, -1, axis)
-
-
-_TOPK_REPLAY_LIMIT = 1 << 21
-"""At most this many entries (tied rows times their length) are replayed in Python for
-topk's tie order; past it, tied entries keep their original order (as a stable sort)."""
 
 
 def _topk_index(x, *, axis, k, largest):
@@ -275,7 +277,7 @@ def _topk_index(x, *, axis, k, largest):
         if xs.dtype.kind in "fc":
             same |= np.isnan(head[..., 1:]) & np.isnan(head[..., :-1])
         tied = np.any(same, axis=-1).reshape(-1)
-        if tied.any() and int(tied.sum()) * n <= _TOPK_REPLAY_LIMIT:
+        if tied.any() and int(tied.sum()) * n <= _TIE_REPLAY_LIMIT:
             rows, flat = xs.reshape(-1, n), idx.reshape(-1, k)
             for r in np.flatnonzero(tied):
                 flat[r] = _stl_sort.topk_row(rows[r].tolist(), k, largest)
