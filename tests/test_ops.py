@@ -73,8 +73,10 @@ TORCH = {
     "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu, "abs": torch.abs,
     "sign": torch.sign,
     "clamp": lambda x, lo, hi: torch.clamp(x, lo, hi),
+    "clamp_t": torch.clamp, "clamp_min_t": torch.clamp_min, "clamp_max_t": torch.clamp_max,
     "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "pow": torch.pow,
-    "maximum": torch.maximum, "minimum": torch.minimum, "where": torch.where,
+    "maximum": torch.maximum, "minimum": torch.minimum, "fmax": torch.fmax,
+    "where": torch.where,
     "sum": lambda x, axis=None, keepdims=False: torch.sum(
         x, dim=axis if axis is not None else tuple(range(x.ndim)), keepdim=keepdims),
     "prod": _prod,

@@ -492,13 +492,13 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=Non
     if ord in ("nuc", 2, -2):
         S = svdvals(M)
         out = (R.sum(S, -1) if ord == "nuc" else _empty_max(S) if ord == 2 and S.shape[-1] == 0
-               else R.max(S, -1).values if ord == 2 else R.min(S, -1).values)
+               else R.amax(S, -1) if ord == 2 else R.amin(S, -1))  # ties share (torch)
     else:
         along = -2 if ord in (1, -1) else -1
         sums = R.sum(_abs(M), along)
         # the largest of no sums is 0 (as torch); the smallest of none raises
         out = (_empty_max(sums) if ord in (1, math.inf) and sums.shape[-1] == 0
-               else R.max(sums, -1).values if ord in (1, math.inf) else R.min(sums, -1).values)
+               else R.amax(sums, -1) if ord in (1, math.inf) else R.amin(sums, -1))
     if keepdim:
         shape = list(A.shape)
         shape[d[0]] = shape[d[1]] = 1

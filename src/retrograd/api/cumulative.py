@@ -170,7 +170,8 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
         raise ArgumentError(f"topk(): selected index k out of range: k ({k!r}) must be in "
                             f"[0, {n}], the length of dimension {dim} of shape "
                             f"{_t(input).shape}")
-    idx = _take(apply(ops.argsort, x, axis=ax, descending=bool(largest)), ax, 0, int(k))
+    # in order (sorted=False too); among ties, torch's order
+    idx = apply(ops.topk_index, x, axis=ax, k=int(k), largest=bool(largest))
     vals = apply(ops.gather, x, idx, axis=ax)
     if zero_d and k == 1:
         vals, idx = reshape(vals, ()), reshape(idx, ())
@@ -199,7 +200,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, axis=None, 
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise ArgumentError(f"kthvalue(): k ({k!r}) must be an int in [1, {n}], the length of "
                             f"dimension {dim} of shape {_t(input).shape}")
-    idx = _take(apply(ops.argsort, x, axis=ax), ax, int(k) - 1, int(k))
+    idx = apply(ops.kth_index, x, axis=ax, k=int(k))  # among ties, torch's pick
     return _reduced(apply(ops.gather, x, idx, axis=ax), idx, ax, keepdim, zero_d, "kthvalue")
 
 

@@ -149,37 +149,19 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
 
 def _clamp_tensors(x, lo, hi) -> Tensor:
     """`clamp` with tensor bounds (broadcast; a number or None for the other). As in
-    PyTorch: the value is min(max(x, lo), hi), NaN anywhere giving NaN; the gradient goes
-    to x where lo <= x <= hi, to lo where x < lo <= hi, to hi where max(x, lo) > hi, and
-    nowhere where the value is NaN."""
+    PyTorch: the value is min(max(x, lo), hi), NaN anywhere giving NaN; the derivatives
+    are PyTorch's (ops `clamp_t`, `clamp_min_t`, `clamp_max_t`), which differ between
+    reverse and forward mode at ties."""
     dt = result_type(*(v for v in (x, lo, hi) if v is not None))
     if dt == np.bool_:
         raise DtypeError("clamp() is not supported for bool tensors (with bool bounds)")
     x, lo, hi = (None if v is None else _t(v).to(dt) if isinstance(v, Tensor)
                  else Tensor(np.asarray(v, dtype=dt)) for v in (x, lo, hi))
-    # every mask and value from recorded ops (not .data), so vmap and rg.jit see them
-    def both(a, b):
-        return apply(ops.logical_and, a, b)
-
-    value, take_x = x, None
-    take_lo = take_hi = None
-    if lo is not None:
-        value = apply(ops.maximum, x, lo)
-        take_x = x >= lo
-        take_lo = x < lo
-    if hi is not None:
-        take_hi = value > hi
-        if take_lo is not None:
-            take_lo = both(take_lo, lo <= hi)
-            take_hi = both(take_hi, apply(ops.logical_not, take_lo))
-        take_x = x <= hi if take_x is None else both(take_x, x <= hi)
-        value = apply(ops.minimum, value, hi)
-    out = value.detach()  # NaN where no branch holds: no gradient there
-    if take_hi is not None:
-        out = where(take_hi, hi, out)
-    if take_lo is not None:
-        out = where(take_lo, lo, out)
-    return where(take_x, x, out)
+    if lo is None:
+        return apply(ops.clamp_max_t, x, hi)
+    if hi is None:
+        return apply(ops.clamp_min_t, x, lo)
+    return apply(ops.clamp_t, x, lo, hi)
 
 
 def _as_python(v, dt):

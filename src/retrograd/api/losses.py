@@ -137,12 +137,15 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     if beta < 0:
         raise LossValueError(f"{fn}: beta must be non-negative, got {beta}")
     x, y = float_pair(input, target, fn)
-    z = _abs(x - y)
+    d = x - y
+    z = _abs(d)
     if beta == 0:
         return _reduce(z, reduction)
     small = z < beta
-    zq = where(small, z, 0.0)  # an infinite z takes no 0 * inf into the quadratic's gradient
-    return _reduce(where(small, 0.5 * zq * zq / beta, z - 0.5 * beta), reduction)
+    # the quadratic of d itself (not of |d|, whose sign'(0) = 0 would zero the second
+    # derivative at d = 0); an infinite d takes no 0 * inf into its gradient
+    dq = where(small, d, 0.0)
+    return _reduce(where(small, 0.5 * dq * dq / beta, z - 0.5 * beta), reduction)
 
 
 @float16_in_float32("input", "target")
@@ -155,10 +158,11 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
     if delta <= 0:
         raise LossValueError(f"{fn}: delta must be positive, got {delta}")
     x, y = float_pair(input, _in_input_dtype(input, target), fn)
-    z = _abs(x - y)
+    d = x - y
+    z = _abs(d)
     small = z < delta
-    zq = where(small, z, 0.0)  # an infinite z takes no 0 * inf into the quadratic's gradient
-    loss = where(small, 0.5 * zq * zq, delta * (z - 0.5 * delta))
+    dq = where(small, d, 0.0)  # of d, not |d|: second derivative 1 at d = 0 (as smooth_l1)
+    loss = where(small, 0.5 * dq * dq, delta * (z - 0.5 * delta))
     if weight is not None:
         return _weighted(loss, weight, x, reduction, fn, by_weight=False)
     return _reduce(loss, reduction)

@@ -27,7 +27,7 @@ from ._opmath import HALF, float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
 from .indexing import index_select
-from .reductions import _rdims, _welford_in_double, mean, sum, var
+from .reductions import _rdims, _welford_in_double, mean, std, sum, var
 from .resample import pad
 from .windows import avg_pool2d, avg_pool3d
 
@@ -346,7 +346,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
 @float16_in_float32("input")
 def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
              axis=None, keepdims=None) -> tuple:
-    """(std, mean) over `dim`, as `torch.std_mean`."""
+    """(std, mean) over `dim`, as `torch.std_mean`; the std part is `std`'s, so where it
+    is 0 (constant data) its gradient is 0, as in PyTorch."""
     x = _t(input)
     d = dim_alias(dim, axis, "std_mean")
     if not isinstance(d, bool) and _welford_in_double(x, _rdims(d, None, x.ndim, "std_mean"),
@@ -354,9 +355,10 @@ def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
         s, m = std_mean(x.to(np.float64), dim, unbiased, keepdim, correction=correction,
                         axis=axis, keepdims=keepdims)
         return s.to(np.float32), m.to(np.float32)  # the root rounded once, as torch's
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction, axis=axis,
-                    keepdims=keepdims)
-    return sqrt(v), m
+    keepdim = keepdim_alias(keepdim, keepdims, "std_mean")
+    if isinstance(d, bool):
+        d, unbiased = None, d
+    return std(x, d, unbiased, keepdim, correction=correction), mean(x, d, keepdim)
 
 
 @float16_in_float32("input")
@@ -467,7 +469,19 @@ def cdist(x1, x2, p: float = 2.0,
     mode = _CDIST_MODES.index(compute_mode)
     if p == 2 and (mode == 1 or (mode == 0 and (a.shape[-2] > 25 or b.shape[-2] > 25))):
         return _euclidean_by_product(a, b)
+    if p == math.inf:
+        return _chebyshev(a, b)
     return vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, -1)
+
+
+def _chebyshev(a: Tensor, b: Tensor) -> Tensor:
+    """cdist for p = inf with PyTorch's gradient: every coordinate tied for the largest
+    |difference| gets the whole gradient (amax would split it among them); none at a finite
+    zero distance, nor at an infinite or NaN one."""
+    d = _abs(a.unsqueeze(-2) - b.unsqueeze(-3))
+    top = d.detach().amax(-1, keepdim=True)
+    tie = (d.detach() == top) & top.isfinite()  # recorded ops, so rg.jit and vmap see them
+    return (top + sum(where(tie, d - top, 0.0), -1, keepdim=True)).squeeze(-1)
 
 
 def _euclidean_by_product(a: Tensor, b: Tensor) -> Tensor:

@@ -17,8 +17,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import ops
 from .._values import by_ops
 from ..dtypes import get_default_dtype
+from ..engine import apply
 from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, int_arg, promote
@@ -577,8 +579,12 @@ def _nan_ignoring(a, b, fn: str, greater: bool) -> Tensor:
 
 def fmax(input, other) -> Tensor:
     """The element-wise maximum ignoring NaNs (NaN only where both are); the gradient goes
-    to `input` where it is kept (ties included) and to `other` elsewhere, as in PyTorch."""
-    return _nan_ignoring(input, other, "fmax", True)
+    to `input` where it is kept (ties included) and to `other` elsewhere, as in PyTorch,
+    whose forward mode takes `other`'s tangent at a tie (op `fmax`)."""
+    x, y = (t if isinstance(t, Tensor) else Tensor(t) for t in promote(input, other))
+    if x.data.dtype.kind == "c":
+        raise DtypeError("fmax() is not supported for complex tensors")
+    return apply(ops.fmax, x, y)
 
 
 def fmin(input, other) -> Tensor:

@@ -69,8 +69,10 @@ def _softplus(x, *, beta=1.0, threshold=20.0):
 
 
 def _softplus_d(m, g, out, x, *, beta=1.0, threshold=20.0):
+    # sigmoid's argument held at the threshold from there up: the value is unchanged and the
+    # second derivative is 0 at bx == threshold too (PyTorch's mask bx < threshold)
     bx = x * beta
-    return m.where(bx > threshold, g, g * m.sigmoid(bx))
+    return m.where(bx > threshold, g, g * m.sigmoid(m.where(bx < threshold, bx, threshold)))
 
 
 def _logsigmoid(x):
@@ -85,8 +87,9 @@ def _elu(x, *, alpha=1.0, scale=1.0, input_scale=1.0):
 
 def _elu_d(m, g, out, x, *, alpha=1.0, scale=1.0, input_scale=1.0):
     # input_scale * alpha * scale * exp(input_scale * x) on the negative side, its exp
-    # taken of 0 on the positive side (no overflow there, nor NaN in a second derivative).
-    neg = m.exp(m.where(x > 0, 0.0, x) * input_scale) * (alpha * scale * input_scale)
+    # taken of 0 from 0 up (no overflow there, nor NaN in a second derivative; the second
+    # derivative at 0 is then 0, PyTorch's elu_double_backward mask x < 0).
+    neg = m.exp(m.where(x < 0, x, 0.0) * input_scale) * (alpha * scale * input_scale)
     return m.where(x > 0, g * scale, g * neg)
 
 

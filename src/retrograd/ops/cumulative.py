@@ -12,6 +12,7 @@ import numpy as np
 
 from ..devices import namespace_of as _ns
 from ..primitive import defop
+from . import _stl_sort
 from .reductions import _acc
 
 
@@ -135,10 +136,14 @@ def _logcumsumexp_vjp(m, g, out, x, *, axis):
 
 def _logcumsumexp_jvp(m, t, out, x, *, axis):
     """sum_{j <= k} t_j exp(x_j - out_k), in log space: an early prefix far below the total
-    does not overflow (exp(out_n - out_k) would)."""
+    does not overflow (exp(out_n - out_k) would). 0 where the prefix is all -inf (out_k =
+    -inf stays so under any finite tangent; PyTorch's value there, not inf - inf)."""
     if x.shape[axis] == 0:
         return t
-    return _through_logs(m, t, x, -out, lambda v: m.logcumsumexp(v, axis=axis))
+    r = _through_logs(m, t, x, -out, lambda v: m.logcumsumexp(v, axis=axis))
+    if out.dtype.kind == "c":
+        return r
+    return m.where(out == -np.inf, 0.0, r)
 
 
 logcumsumexp = defop(
@@ -187,6 +192,99 @@ def _median_index(x, *, axis):
     return idx
 
 
+_TIE_REPLAY_LIMIT = 1 << 19
+"""At most this many entries (tied rows times their length) are replayed in Python for
+topk's and kthvalue's choice among ties (about a second at worst); past it, tied entries
+keep their original order, as a stable sort's."""
+
+
+def _quick_select(row, k: int) -> int:
+    """PyTorch's CPU quick_select_template (median-of-three Hoare partitions, NaN largest)
+    on one row: the index of its k-th (0-based) smallest entry, which among equal entries
+    is the one PyTorch's kthvalue reports."""
+    v, ix = list(row), list(range(len(row)))
+
+    def gt(a, b):
+        return (a != a and b == b) or a > b
+
+    def swap(i, j):
+        v[i], v[j] = v[j], v[i]
+        ix[i], ix[j] = ix[j], ix[i]
+
+    lo, hi = 0, len(v) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if gt(v[lo], v[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if gt(v[lo + 1], v[hi]):
+            swap(lo + 1, hi)
+        if gt(v[lo], v[hi]):
+            swap(lo, hi)
+        if gt(v[lo + 1], v[lo]):
+            swap(lo + 1, lo)
+        i, j, piv = lo + 1, hi, v[lo]
+        while True:
+            i += 1
+            while gt(piv, v[i]):
+                i += 1
+            j -= 1
+            while gt(v[j], piv):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return ix[k]
+
+
+def _kth_index(x, *, axis, k):
+    """Index of the k-th (1-based) smallest entry along `axis` (kept as size 1). Where that
+    value is unique in its row any sort finds it; where it is tied, PyTorch's choice among
+    the equal entries, from its quickselect (run here on those rows only)."""
+    xs = np.moveaxis(x, axis, -1)
+    idx = np.argsort(xs, axis=-1, kind="stable")[..., k - 1:k]
+    val = np.take_along_axis(xs, idx, axis=-1)
+    tied = np.sum(xs == val, axis=-1) > 1
+    if xs.dtype.kind in "fc":
+        nan = np.isnan(xs)
+        tied |= np.isnan(val[..., 0]) & (np.sum(nan, axis=-1) > 1)
+    tied = tied.reshape(-1)
+    if tied.any() and int(tied.sum()) * xs.shape[-1] <= _TIE_REPLAY_LIMIT:
+        rows, flat = xs.reshape(-1, xs.shape[-1]), idx.reshape(-1).copy()
+        for r in np.flatnonzero(tied):
+            flat[r] = _quick_select(rows[r].tolist(), k - 1)
+        idx = flat.reshape(idx.shape)
+    return np.moveaxis(idx, -1, axis)
+
+
+def _topk_index(x, *, axis, k, largest):
+    """Indices of the k largest (smallest) entries along `axis`, in order; among equal
+    entries in PyTorch's order (its libstdc++ selection, replayed on the rows where a tie
+    within the first k + 1 makes the order ambiguous)."""
+    xs = np.moveaxis(x, axis, -1)
+    n = xs.shape[-1]
+    order = _argsort(xs, axis=-1, descending=largest)
+    idx = np.ascontiguousarray(order[..., :k])
+    if 0 < k and n > 1:
+        head = np.take_along_axis(xs, order[..., :min(k + 1, n)], axis=-1)
+        same = head[..., 1:] == head[..., :-1]
+        if xs.dtype.kind in "fc":
+            same |= np.isnan(head[..., 1:]) & np.isnan(head[..., :-1])
+        tied = np.any(same, axis=-1).reshape(-1)
+        if tied.any() and int(tied.sum()) * n <= _TIE_REPLAY_LIMIT:
+            rows, flat = xs.reshape(-1, n), idx.reshape(-1, k)
+            for r in np.flatnonzero(tied):
+                flat[r] = _stl_sort.topk_row(rows[r].tolist(), k, largest)
+            idx = flat.reshape(idx.shape)
+    return np.moveaxis(idx, -1, axis)
+
+
 def _mode_index(x, *, axis):
     """Index of the most frequent value along `axis` (the smallest such value, at its last
     occurrence), kept as size 1."""
@@ -213,4 +311,8 @@ cum_extreme_index = defop("cum_extreme_index", lambda x, *, axis, largest: _cum_
     x, axis=axis, largest=largest).astype(np.int64))
 median_index = defop("median_index", lambda x, *, axis: _median_index(
     x, axis=axis).astype(np.int64))
+topk_index = defop("topk_index", lambda x, *, axis, k, largest: _topk_index(
+    x, axis=axis, k=k, largest=largest).astype(np.int64))
+kth_index = defop("kth_index", lambda x, *, axis, k: _kth_index(
+    x, axis=axis, k=k).astype(np.int64))
 mode_index = defop("mode_index", lambda x, *, axis: _mode_index(x, axis=axis).astype(np.int64))

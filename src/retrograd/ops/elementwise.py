@@ -159,6 +159,78 @@ clamp = elementwise("clamp", _clamp,  # a `where`, not a product with the mask: 
                     lambda m, g, out, x, lo, hi: m.where(_inside(m, x, lo, hi), g, 0.0),
                     smooth=False)
 
+
+# clamp with tensor bounds, PyTorch's rules: reverse mode gives x the gradient where
+# lo <= x <= hi, lo where x < lo < hi and hi where x > hi or hi < lo (so x < lo == hi gives
+# it to no one); forward mode takes hi's tangent where lo > hi, else lo's where x < lo, hi's
+# where x > hi, x's elsewhere (at a tie with one bound: the bound's tangent).
+def _clamp_t(x, lo, hi):
+    _real_only(x, "clamp")
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _clamp_min_t(x, lo):
+    _real_only(x, "clamp")
+    return np.maximum(x, lo)
+
+
+def _clamp_max_t(x, hi):
+    _real_only(x, "clamp")
+    return np.minimum(x, hi)
+
+
+def _pick(m, mask, v):
+    return m.where(mask, v, 0.0)
+
+
+clamp_t = defop(
+    "clamp_t", _clamp_t,
+    (lambda m, g, out, x, lo, hi: _pick(m, m.logical_and(x >= lo, x <= hi), g),
+     lambda m, g, out, x, lo, hi: _pick(m, m.logical_and(x < lo, lo < hi), g),
+     lambda m, g, out, x, lo, hi: _pick(m, m.logical_or(x > hi, hi < lo), g)),
+    (lambda m, t, out, x, lo, hi: m.where(
+        m.logical_or(lo > hi, m.logical_or(x < lo, x > hi)), 0.0, t),
+     lambda m, t, out, x, lo, hi: m.where(lo > hi, 0.0, _pick(m, x < lo, t)),
+     lambda m, t, out, x, lo, hi: m.where(
+        lo > hi, t, m.where(x < lo, 0.0, _pick(m, x > hi, t)))),
+    broadcast=True, smooth=False)
+clamp_min_t = defop(
+    "clamp_min_t", _clamp_min_t,
+    (lambda m, g, out, x, lo: _pick(m, x >= lo, g),
+     lambda m, g, out, x, lo: _pick(m, x < lo, g)),
+    (lambda m, t, out, x, lo: _pick(m, x > lo, t),
+     lambda m, t, out, x, lo: m.where(x > lo, 0.0, t)),
+    broadcast=True, smooth=False)
+clamp_max_t = defop(
+    "clamp_max_t", _clamp_max_t,
+    (lambda m, g, out, x, hi: _pick(m, x <= hi, g),
+     lambda m, g, out, x, hi: _pick(m, x > hi, g)),
+    (lambda m, t, out, x, hi: _pick(m, x < hi, t),
+     lambda m, t, out, x, hi: m.where(x < hi, 0.0, t)),
+    broadcast=True, smooth=False)
+
+
+def _fmax(x, y):
+    _real_only(x, "fmax")
+    return np.fmax(x, y)
+
+
+def _fmax_keeps_x(m, x, y, tie: bool):
+    """Where fmax takes x: x >= y (reverse mode) or x > y (forward mode, PyTorch's rule
+    there), or y is NaN."""
+    return m.logical_or(x >= y if tie else x > y, m.isnan(y))
+
+
+fmax = defop(
+    "fmax", _fmax,
+    (lambda m, g, out, x, y: m.where(_fmax_keeps_x(m, x, y, True), g, 0.0),
+     lambda m, g, out, x, y: m.where(_fmax_keeps_x(m, x, y, True), 0.0, g)),
+    (lambda m, t, out, x, y: m.where(_fmax_keeps_x(m, x, y, False), t, 0.0),
+     lambda m, t, out, x, y: m.where(_fmax_keeps_x(m, x, y, False), 0.0, t)),
+    broadcast=True, smooth=False)
+"""The element-wise maximum ignoring NaN, with PyTorch's derivatives: on a tie reverse mode
+gives x the gradient, forward mode takes y's tangent."""
+
 # Two inputs.
 add = elementwise("add", np.add, lambda m, g, out, x, y: g, lambda m, g, out, x, y: g, reads=(),
                   into=np.add)
@@ -171,11 +243,40 @@ mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
 div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
                   lambda m, g, out, x, y: -g * ((x / y) / y), reads={0: (1,), 1: (0, 1)},
                   into=np.true_divide)
+_POW_SPECIAL = (3.0, -2.0, 0.5, -0.5)
+
+
+def _pow_special(x, y):
+    """The exponent PyTorch computes without pow (x*x*x, 1/(x*x), sqrt, 1/sqrt: its
+    values to the bit, and -0 ** -0.5 = -inf), when y is one such number for a real float
+    x of y's dtype; else None."""
+    if (y.__class__ is np.ndarray and y.ndim == 0 or isinstance(y, np.floating)) \
+            and x.__class__ is np.ndarray and x.dtype.kind == "f" and x.dtype == y.dtype:
+        e = float(y)
+        if e in _POW_SPECIAL:
+            return e
+    return None
+
+
+def _pow(x, y, out=None):
+    e = _pow_special(x, y)
+    if e is None:
+        return np.power(x, y, out=out)
+    if e == 3.0:  # x is read twice: `out` may be x's own buffer (rg.jit reuses a dying one)
+        return np.multiply(np.multiply(x, x), x, out=out)
+    if e == -2.0:
+        return np.reciprocal(np.multiply(x, x, out=out), out=out)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.sqrt(x, out=out)
+        return r if e == 0.5 else np.reciprocal(r, out=r)
+
+
 def _pow_dx(m, g, out, x, y):
-    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch)."""
+    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch); x**(y-1)
+    by pow itself, so its special exponents (-0.5 at -0: -inf) are PyTorch's too."""
     if y.__class__ is np.ndarray and y.ndim == 0:  # one exponent: decide once, no `where`
-        return zero_grad(m, g) if y == 0 else g * y * x ** (y - 1)
-    return m.where(y == 0, 0.0, g * y * x ** (y - 1))
+        return zero_grad(m, g) if y == 0 else g * y * m.pow(x, y - 1)
+    return m.where(y == 0, 0.0, g * y * m.pow(x, y - 1))
 
 
 def _pow_dy(m, g, out, x, y):
@@ -184,7 +285,7 @@ def _pow_dy(m, g, out, x, y):
     return g * m.where(m.logical_and(x == 0, y >= 0), 0.0, out * m.log(x))
 
 
-pow = elementwise("pow", np.power, _pow_dx, _pow_dy, save_out=(1,), into=np.power)
+pow = elementwise("pow", _pow, _pow_dx, _pow_dy, save_out=(1,), into=_pow)
 maximum = defop("maximum", _maximum,
                 (lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x < y),
                  lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x > y)),

@@ -180,23 +180,62 @@ def _adjugate(A):
     return adj * sign[..., None, None]
 
 
+def _singular_mask(out):
+    """Where the saved determinant is exactly 0 (a zero pivot: inv and solve would fail),
+    as a (..., 1, 1) bool array; None where there is none, or the values are not arrays."""
+    d = out if out.__class__ is np.ndarray else getattr(out, "data", None)
+    if not isinstance(d, np.ndarray) or d.dtype.kind not in "fc" or not (d == 0).any():
+        return None
+    return (d == 0)[..., None, None]
+
+
+def _safe_square(m, A, sing):
+    """A with its singular matrices (`sing`) replaced by the identity, so inv/solve run."""
+    return m.where(_c(sing, A), _c(np.eye(A.shape[-1], dtype=A.dtype), A), A)
+
+
+def _adjugate_t_diff(m, A):
+    """adj(A)^T of real square matrices as recorded ops (PyTorch's singular formula:
+    det(U) det(V) U diag(products of the other singular values) V^T), so a gradient
+    through a singular matrix can be differentiated again."""
+    n = A.shape[-1]
+    U, S, V = _split_svd(m, m.svd(A), n, n)
+    eye = _c(np.eye(n, dtype=bool), A)
+    others = m.prod(m.where(eye, 1.0, _row(m, S) + _colv(m, S) * 0.0), axis=-1)
+    sign = _col(m, m.det(U) * m.det(V))
+    return m.matmul(U * _row(m, others), _mT(m, V)) * sign
+
+
 def _det_vjp(m, g, out, A):
     """g adj(A)^T: g det(A) A^-T where A is invertible; for a singular real or complex
-    matrix (the inverse fails) the adjugate from the SVD, the right gradient there
-    (PyTorch's is 0)."""
+    matrix (the inverse fails) the adjugate from the SVD (PyTorch's formula there; as
+    recorded ops for real A under create_graph)."""
     if m is NUMPY and A.dtype.kind in "fc":
         try:
             inv = np.linalg.inv(A)
         except np.linalg.LinAlgError:
             return _col(m, g) * _mT(m, _adjugate(A))
         return _col(m, g * out) * _mT(m, inv)
-    return _col(m, g * out) * _mT(m, m.inv(A))
+    sing = _singular_mask(out)
+    if sing is None or A.dtype.kind != "f":
+        return _col(m, g * out) * _mT(m, m.inv(A))
+    regular = _col(m, g * out) * _mT(m, m.inv(_safe_square(m, A, sing)))
+    return m.where(_c(sing, A), _col(m, g) * _adjugate_t_diff(m, A), regular)
+
+
+def _det_jvp(m, t, out, A):
+    """det(A) tr(A^-1 t); 0 where A is exactly singular (PyTorch's value there: its rule
+    multiplies by the zero determinant)."""
+    sing = _singular_mask(out)
+    if sing is None:
+        return out * _trace_solve(m, A, t)
+    return out * _trace_solve(m, _safe_square(m, A, sing), t)
 
 
 det = defop(
     "det", np.linalg.det,
     (_det_vjp,),
-    (lambda m, t, out, A: out * _trace_solve(m, A, t),),
+    (_det_jvp,),
     save_out=True, fresh=True)
 
 

@@ -177,7 +177,16 @@ def _atan2_d(which):
     return rule
 
 
-atan2 = elementwise("atan2", np.arctan2, _atan2_d(0), _atan2_d(1), into=np.arctan2)
+def _atan2_t(which):
+    """atan2's jvp, PyTorch's: t x / (x^2 + y^2) and -t y / (x^2 + y^2) as they stand, so
+    NaN at the origin (its reverse mode gives 0 there)."""
+    def rule(m, t, out, y, x):
+        return (t * x if which == 0 else -t * y) / (x * x + y * y)
+    return rule
+
+
+atan2 = defop("atan2", np.arctan2, (_atan2_d(0), _atan2_d(1)), (_atan2_t(0), _atan2_t(1)),
+              broadcast=True, into=np.arctan2)
 hypot = elementwise("hypot", np.hypot, lambda m, g, out, x, y: g * x / out,
                     lambda m, g, out, x, y: g * y / out, save_out=True, into=np.hypot)
 copysign = elementwise("copysign", np.copysign, _copysign_dx, _zero, save_out=True,
@@ -203,11 +212,30 @@ def _bce(x, t):
 
 _BCE_EPS = float(np.float32(1e-12))  # PyTorch's EPSILON, a float constant in every dtype
 
+def _bce_slope(x, t):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (x - t) / np.maximum((1.0 - x) * x, _BCE_EPS)
+
+
+def _bce_slope_dx(m, g, out, x, t):
+    """PyTorch's binary_cross_entropy_double_backward: (x^2 - 2 x t + t) / ((x + eps)^2
+    (1 - x + eps)^2), eps = 1e-12: 0 at x = t = 0 or 1 (the quotient's own derivative
+    there, through the clamp, would be 1e12)."""
+    a, b = x + 1e-12, 1.0 - x + 1e-12
+    return g * (x * x - 2.0 * x * t + t) / (a * a * (b * b))
+
+
+# bce's slope in x, (x - t) / max(x (1 - x), 1e-12), as an op of its own so that its
+# derivatives (second derivatives of bce) are PyTorch's formulas
+bce_slope = elementwise(
+    "bce_slope", _bce_slope, _bce_slope_dx,
+    lambda m, g, out, x, t: -g / m.maximum((1.0 - x) * x, 1e-12), fresh=True)  # (a double)
+
 # PyTorch's derivatives: (x - t) / max(x (1 - x), 1e-12) for x (so 0 where x = t at 0 or 1,
 # +-1e12 where they differ), log(1 - x) - log(x) for t, both unclamped
 binary_cross_entropy = elementwise(
     "binary_cross_entropy", _bce,
-    lambda m, g, out, x, t: g * (x - t) / m.maximum((1.0 - x) * x, _BCE_EPS),
+    lambda m, g, out, x, t: g * m.bce_slope(x, t),
     lambda m, g, out, x, t: g * (m.log1p(-x) - m.log(x)), fresh=True)
 lerp = elementwise("lerp", _lerp, lambda m, g, out, s, e, w: g * (1.0 - w),
                    lambda m, g, out, s, e, w: g * w, lambda m, g, out, s, e, w: g * (e - s),

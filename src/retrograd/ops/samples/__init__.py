@@ -112,6 +112,16 @@ def _clamp(rng):
     return out
 
 
+def _clamp_bounds(*which):
+    """x (3, 4) away from tensor bounds near -0.5 (shape (4,)) and 0.5 (shape (3, 1))."""
+    def draw(rng):
+        x = rng.choice([-1.5, -0.9, 0.0, 0.9, 1.5], (3, 4)) + rng.uniform(-0.1, 0.1, (3, 4))
+        bounds = {"lo": -0.5 + rng.uniform(-0.1, 0.1, 4),
+                  "hi": 0.5 + rng.uniform(-0.1, 0.1, (3, 1))}
+        return [([x] + [bounds[w] for w in which], {})]
+    return draw
+
+
 def _pow(rng):
     return [([_draw(rng, a, "pos"), _draw(rng, b, "real")], {}) for a, b in _valid_pairs()]
 
@@ -230,9 +240,10 @@ SAMPLES = {
     "sqrt": unary("pos"), "sin": unary(), "cos": unary(), "tan": unary("tan"),
     "tanh": unary(), "sigmoid": unary(), "relu": unary("nonzero"), "abs": unary("nonzero"),
     "sign": unary("nonzero"),
-    "clamp": _clamp, "add": binary(), "sub": binary(), "mul": binary(),
+    "clamp": _clamp, "clamp_t": _clamp_bounds("lo", "hi"), "clamp_min_t": _clamp_bounds("lo"),
+    "clamp_max_t": _clamp_bounds("hi"), "add": binary(), "sub": binary(), "mul": binary(),
     "div": binary("real", "nonzero"), "pow": _pow, "maximum": _separated,
-    "minimum": _separated, "where": _where,
+    "minimum": _separated, "fmax": _separated, "where": _where,
     "sum": _reductions(lambda rng, s: rng.uniform(-2, 2, s)), "prod": _prod,
     "max": _reductions(_distinct), "min": _reductions(_distinct),
     "logsumexp": _reductions(lambda rng, s: rng.uniform(-2, 2, s)),

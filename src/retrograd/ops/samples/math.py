@@ -78,6 +78,8 @@ SAMPLES = {
     "xlogy": binary("nonzero", "pos"), "lerp": _lerp,
     "binary_cross_entropy": lambda rng: [([rng.uniform(0.1, 0.9, a), rng.uniform(0, 1, b)], {})
                                          for a, b in _valid_pairs()],
+    "bce_slope": lambda rng: [([rng.uniform(0.1, 0.9, a), rng.uniform(0, 1, b)], {})
+                              for a, b in _valid_pairs()],
     "fmod": _quotients, "remainder": _quotients, "floor_divide": _quotients,
     "trunc_divide": _quotients,
 }
