@@ -61,3 +61,23 @@ def test_logspace_with_an_integer_dtype_truncates_the_bounds_first(args, dtype):
     s, e, n, b = args
     _same(rg.logspace(s, e, n, base=b, dtype=getattr(rg, dtype)),
           torch.logspace(s, e, n, base=b, dtype=getattr(torch, dtype)))
+
+
+@pytest.mark.parametrize("value", [-1, -1.5, 255.5, 256.0, -0.5, 2.7, 1e10, -128.7,
+                                   float("nan"), -0.0, 300])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+@pytest.mark.parametrize("make", ["full", "full_like", "tensor"])
+def test_floats_into_an_integer_dtype_must_fit_ints_wrap(value, dtype, make):
+    def fn(L):
+        d = getattr(L, dtype)
+        if make == "full":
+            return L.full((2,), value, dtype=d)
+        if make == "full_like":
+            return L.full_like(L.zeros(2, dtype=d), value)
+        return L.tensor([[value, True], [1, 2]], dtype=d)
+    try:
+        t = fn(torch)
+    except Exception:
+        _raises_like_torch(fn)
+        return
+    _same(fn(rg), t)

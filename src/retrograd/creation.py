@@ -11,6 +11,7 @@ from . import devices
 from .dtypes import (
     default_complex_dtype,
     float_in_range,
+    floats_in_int_range,
     get_default_dtype,
     int_in_range,
     tensor_dtype,
@@ -295,6 +296,8 @@ def full(shape=None, fill_value=None, dtype=None, requires_grad: bool = False, d
     if dt.kind in "iu" and isinstance(fill_value, (int, np.integer)) \
             and not isinstance(fill_value, bool):
         fill_value = int_in_range(int(fill_value), dt, "full")
+    elif dt.kind in "iu" and isinstance(fill_value, (float, np.floating)):
+        floats_in_int_range(fill_value, dt, "full")
     elif dt.kind == "f" and isinstance(fill_value, (float, np.floating)):
         float_in_range(float(fill_value), dt, "full")
     return _make(_create(device, lambda xp: xp.full(shape, fill_value, dtype=dt)),
@@ -459,7 +462,12 @@ def _like(t) -> np.ndarray:
 def full_like(input, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """`fill_value` in `t`'s shape and (unless given) dtype."""
     data = _like(input)
-    dt = dtype or data.dtype
+    dt = np.dtype(dtype or data.dtype)
+    if dt.kind in "iu" and isinstance(fill_value, (int, np.integer)) \
+            and not isinstance(fill_value, bool):
+        fill_value = int_in_range(int(fill_value), dt, "full_like")  # -1 wraps in uint8
+    elif dt.kind in "iu" and isinstance(fill_value, (float, np.floating)):
+        floats_in_int_range(fill_value, dt, "full_like")
     return _make(_create(_like_device(data, device),
                          lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
 
