@@ -81,3 +81,22 @@ def test_floats_into_an_integer_dtype_must_fit_ints_wrap(value, dtype, make):
         _raises_like_torch(fn)
         return
     _same(fn(rg), t)
+
+
+# ------------------------------------------------------------------ reductions with dtype=
+
+@pytest.mark.parametrize("src", ["uint8", "int32", "float64", "bool"])
+@pytest.mark.parametrize("call", [
+    lambda L, x: x.sum(dtype=L.bool), lambda L, x: x.sum(0, dtype=L.bool),
+    lambda L, x: x.sum((0, 1), keepdim=True, dtype=L.bool), lambda L, x: x.prod(1, dtype=L.bool),
+    lambda L, x: L.nansum(x, -1, dtype=L.int32), lambda L, x: L.nansum(x, dtype=L.float32),
+    lambda L, x: L.nansum(x, 0, dtype=L.int16),
+    lambda L, x: L.nanmean(x, dtype=L.float64)])
+def test_reduction_dtype_argument(src, call):
+    x = np.array([[5, 0, 3], [0, 0, 0]]).astype(src)
+    try:
+        t = call(torch, torch.tensor(x))
+    except Exception:
+        _raises_like_torch(call, x)
+        return
+    _same(call(rg, rg.tensor(x)), t)

@@ -480,9 +480,8 @@ def nansum(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
     x = _t(input)
     d = _dims(dim, axis, x.ndim, "nansum")
     clean = where(isnan(x), 0.0, x) if x.data.dtype.kind in "fc" else x
-    if dtype is not None:  # after the NaNs are dropped (an int cast would keep them)
-        clean = clean.to(dtype)
-    return _sum(clean, d, _keep(keepdim, keepdims))
+    # the dtype cast after the NaNs are dropped (an int cast would keep them)
+    return _sum(clean, d, _keep(keepdim, keepdims), dtype=dtype)
 
 
 def nanmean(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
@@ -491,10 +490,10 @@ def nanmean(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
     gradient (PyTorch's is NaN at the NaNs of an all-NaN slice, whose mean does not depend
     on them)."""
     x = _t(input)
+    if x.data.dtype.kind not in "fc":  # the input itself, before any dtype= cast (torch)
+        raise DtypeError(f"nanmean(): expected a floating tensor, got {x.dtype}")
     if dtype is not None:
         x = x.to(dtype)
-    if x.data.dtype.kind not in "fc":
-        raise DtypeError(f"nanmean(): expected a floating tensor, got {x.dtype}")
     d = _dims(dim, axis, x.ndim, "nanmean")
     keep = _keep(keepdim, keepdims)
     nan = isnan(x)

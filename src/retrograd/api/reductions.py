@@ -43,6 +43,8 @@ def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
     `rg.sum(rg.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=0)` is `tensor([4., 6.])`."""
     _no_out(out, "sum")
     input = _t(input)
+    if dtype is not None and np.dtype(dtype) == np.bool_:  # torch: a bool sum is `any`
+        return sum(input.to(np.bool_), dim, keepdim, axis=axis, keepdims=keepdims).to(np.bool_)
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
@@ -212,6 +214,8 @@ def prod(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None
     """Product over `dim`; integer and bool inputs give int64 unless `dtype` says otherwise."""
     _no_out(out, "prod")
     input = _t(input)
+    if dtype is not None and np.dtype(dtype) == np.bool_:  # torch: a bool product is `all`
+        return prod(input.to(np.bool_), dim, keepdim, axis=axis, keepdims=keepdims).to(np.bool_)
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
