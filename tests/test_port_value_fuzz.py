@@ -100,3 +100,56 @@ def test_reduction_dtype_argument(src, call):
         _raises_like_torch(call, x)
         return
     _same(call(rg, rg.tensor(x)), t)
+
+
+# ------------------------------------------------------------------ index writes, lerp, bincount
+
+def test_index_fill_with_an_empty_index_is_a_copy():
+    x = np.array([[4, 6, 3], [2, 1, 6]], np.uint8)
+    i = np.zeros(0, np.int64)
+    for dim in (0, 1, -1):
+        _same(*_both(lambda L, a, b: a.index_fill(dim, b, True), x, i))
+        _same(*_both(lambda L, a, b: a.double().index_fill(dim, b, 2.5), x, i))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "uint8", "float32"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_mean_keeps_an_integer_dtype(dtype, include_self):
+    x = np.array([[4, 6, 3], [2, 1, 6]], dtype)
+    i = np.array([1, 1, 0])
+    s = np.array([[1, 4, 6], [1, 2, 6]], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: index_reduce is in beta
+        _same(*_both(lambda L, a, b, c: a.index_reduce(1, b, c, "mean",
+                                                       include_self=include_self), x, i, s))
+
+
+@pytest.mark.parametrize("weight", ["tensor", 0.7, 0.2])
+def test_lerp_of_complex_tensors_values_and_gradients(weight):
+    rs = np.random.RandomState(0)
+    a, b = (rs.randn(2, 3) + 1j * rs.randn(2, 3) for _ in range(2))
+    w = rs.rand(3) + 1j * rs.rand(3)
+    res = []
+    for L in (rg, torch):
+        A, B = L.tensor(a, requires_grad=True), L.tensor(b, requires_grad=True)
+        W = L.tensor(w, requires_grad=True) if weight == "tensor" else weight
+        o = L.lerp(A, B, W)
+        (o.abs() ** 2).sum().backward()
+        res.append([o, A.grad, B.grad] + ([W.grad] if weight == "tensor" else []))
+    for r, t in zip(*res):
+        _same(r, t)
+    _same(*_both(lambda L, x, y: L.lerp(x, y, 0.5), a.astype(np.complex64),
+                  b.astype(np.complex64)))
+
+
+@pytest.mark.parametrize("wdtype", [None, "int64", "float32", "float64"])
+@pytest.mark.parametrize("minlength", [0, 3])
+def test_bincount_of_an_empty_input_is_int64(wdtype, minlength):
+    x = np.zeros(0, np.int64)
+    if wdtype is None:
+        _same(*_both(lambda L, a: L.bincount(a, minlength=minlength), x))
+    else:
+        w = np.zeros(0, wdtype)
+        _same(*_both(lambda L, a, b: L.bincount(a, weights=b, minlength=minlength), x, w))
+    _same(*_both(lambda L, a, b: L.bincount(a, weights=b), np.array([1, 1, 3]),
+                 np.array([1, 2, 5])))

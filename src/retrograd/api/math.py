@@ -200,7 +200,7 @@ def lerp(input, end, weight) -> Tensor:
     if e.data.dtype != s.data.dtype:  # PyTorch: RuntimeError
         raise ArgumentTypeError(f"lerp(): 'input' and 'end' must be floating tensors of one "
                                 f"dtype, got {s.dtype} and {e.dtype}")
-    if s.data.dtype.kind != "f":  # PyTorch: NotImplementedError ("not implemented for 'Long'")
+    if s.data.dtype.kind not in "fc":  # PyTorch: NotImplementedError (for 'Long')
         raise DtypeError(f"lerp(): 'input' and 'end' must be floating tensors, got {s.dtype}")
     if isinstance(weight, Tensor):
         if weight.ndim == 0 and weight.data.dtype != s.data.dtype:
