@@ -234,3 +234,18 @@ def _reduction_out_case(name, odt):
     r, ro = fn(rg, rg.tensor(x))
     assert r is ro
     _same(ro, to)
+
+
+# ------------------------------------------------------------------ 0-d tensors
+
+def test_splitting_and_joining_a_0d_tensor_raise_as_torch():
+    x = np.array(1.5)
+    for fn in [lambda L, a: a.split(1), lambda L, a: L.split(a, [1]), lambda L, a: a.chunk(1),
+               lambda L, a: L.tensor_split(a, 2), lambda L, a: a.tensor_split([1]),
+               lambda L, a: a.narrow(0, 0, 0), lambda L, a: L.cat([a, a]),
+               lambda L, a: L.cat([a.reshape(1), a]), lambda L, a: a.unflatten(0, (1,)),
+               lambda L, a: L.roll(a, 1, 0), lambda L, a: L.roll(a, -3, -1)]:
+        _raises_like_torch(fn, x)
+    for fn in [lambda L, a: L.roll(a, 2), lambda L, a: L.hstack([a, a]),
+               lambda L, a: L.stack([a, a]), lambda L, a: L.cat([a.reshape(1), L.zeros(0)])]:
+        _same(*_both(fn, x))

@@ -239,6 +239,9 @@ def tensor_split(input, indices_or_sections=None, dim: int = 0, *, sections=None
                                f"zero-dimensional or one-dimensional tensor of dtype int64, "
                                f"but got a tensor with {spec.ndim} dims and dtype {spec.dtype}")
         spec = int(spec.item()) if spec.ndim == 0 else [int(i) for i in spec.tolist()]
+    if _t(input).ndim == 0:
+        raise ShapeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                         "tensor with 0 dims")
     return tuple(array_split(input, spec, dim))
 
 
