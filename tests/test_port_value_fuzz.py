@@ -249,3 +249,24 @@ def test_splitting_and_joining_a_0d_tensor_raise_as_torch():
     for fn in [lambda L, a: L.roll(a, 2), lambda L, a: L.hstack([a, a]),
                lambda L, a: L.stack([a, a]), lambda L, a: L.cat([a.reshape(1), L.zeros(0)])]:
         _same(*_both(fn, x))
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "int32", "int64", "float32"])
+def test_scatter_reduce_mean_keeps_an_integer_dtype(dtype):
+    x = np.array([-4, 5, 7, 2]).astype(dtype)
+    v = np.array([-1, 2, 2, 1, 9]).astype(dtype)
+    i = np.array([0, 0, 2, 2, 3])
+    for include_self in (True, False):
+        _same(*_both(lambda L, a, b, c, s=include_self: a.scatter_reduce(0, b, c, "mean",
+                                                                          include_self=s),
+                     x, i, v))
+
+
+def test_var_std_of_complex_data_stay_real_when_the_degrees_of_freedom_run_out():
+    z = np.array([[1 + 2j, 3 - 1j], [0.5j, 2]], np.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: degrees of freedom <= 0
+        for corr in (0, 1, 2, 3):
+            _same(*_both(lambda L, a, c=corr: a.var(0, correction=c), z))
+            _same(*_both(lambda L, a, c=corr: a.std(0, correction=c), z))
+            _same(*_both(lambda L, a, c=corr: L.var(a, correction=c), z.astype(np.complex128)))

@@ -169,8 +169,6 @@ def index_reduce(input, dim: int, index, source, reduce: str, *,
     _check_range(idx, x1.shape[d], d, "index_reduce")
     out = apply(ops.scatter_reduce, x1, _along(idx, d, src.shape), src, axis=d - x1.ndim,
                 reduce=reduce, include_self=bool(include_self))
-    if out.dtype != x1.dtype:  # an integer 'mean' stays in the input's dtype, as in torch
-        out = out.to(x1.dtype)
     return _back(out, x.ndim == 0)
 
 

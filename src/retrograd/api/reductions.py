@@ -110,7 +110,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=
         # accumulates in double, so do it again there
         wide = var(input.to(_WIDER[input.data.dtype]), dim, keepdim=keepdim, correction=corr,
                    axis=axis, keepdims=keepdims)
-        return wide.to(input.dtype)
+        return wide.to(out.dtype)  # real (float32) for a complex64 input
     return out
 
 
@@ -131,7 +131,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=
             and np.isfinite(xt.data).all():  # a variance past float32's range: its root
         return std(xt.to(_WIDER[xt.data.dtype]), dim, unbiased, keepdim,  # may fit (as
                    correction=correction, ddof=ddof, axis=axis,          # torch's double
-                   keepdims=keepdims).to(xt.dtype)                       # accumulation)
+                   keepdims=keepdims).to(v.dtype)                        # accumulation)
     zero = v == 0
     return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
