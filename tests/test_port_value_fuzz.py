@@ -270,3 +270,87 @@ def test_var_std_of_complex_data_stay_real_when_the_degrees_of_freedom_run_out()
             _same(*_both(lambda L, a, c=corr: a.var(0, correction=c), z))
             _same(*_both(lambda L, a, c=corr: a.std(0, correction=c), z))
             _same(*_both(lambda L, a, c=corr: L.var(a, correction=c), z.astype(np.complex128)))
+
+
+# ------------------------------------------------------------------ whole programs
+
+def _metrics_program(L, logits, labels):
+    """Evaluation code as written in training repos: confusion matrix by bincount, per-class
+    accuracy, top-k hits, a calibration histogram, per-class mean confidence with
+    scatter_reduce, and running totals into preallocated buffers with out=."""
+    n, c = logits.shape
+    probs = logits.softmax(-1)
+    conf, pred = probs.max(1)
+    cm = L.bincount(labels * c + pred, minlength=c * c).reshape(c, c)
+    per_class = cm.diag() / cm.sum(1).clamp(min=1)
+    top3 = logits.topk(3, dim=1).indices
+    hits = (top3 == labels[:, None]).any(1)
+    edges = L.linspace(0, 1, 6, dtype=L.float64)
+    bins = L.bucketize(conf.double(), edges[1:-1])
+    counts = L.bincount(bins, minlength=5)
+    acc_bin = L.zeros(5, dtype=L.float64).index_add(0, bins, (pred == labels).double())
+    acc_bin = acc_bin / counts.clamp(min=1)
+    mean_conf = L.zeros(c, dtype=logits.dtype).scatter_reduce(0, labels, conf, "mean",
+                                                              include_self=False)
+    totals = L.zeros(3, dtype=L.int64)
+    L.sum(L.stack([hits.long(), (pred == labels).long(), labels.ne(0).long()]), 1,
+          out=totals)
+    steps = L.arange(0, n, 2.5, dtype=L.int32)
+    levels = L.logspace(0, 2, 3, dtype=L.int64)
+    return [cm, per_class, hits, counts, acc_bin, mean_conf, totals, steps, levels,
+            L.full((2,), 255.0, dtype=L.uint8), cm.sum(dtype=L.bool)]
+
+
+def test_whole_program_classification_metrics():
+    rs = np.random.RandomState(3)
+    logits = rs.randn(40, 5)
+    labels = rs.randint(0, 5, 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = _metrics_program(rg, rg.tensor(logits), rg.tensor(labels))
+        t = _metrics_program(torch, torch.tensor(logits), torch.tensor(labels))
+    for a, b in zip(r, t, strict=True):
+        _same(a, b)
+
+
+def _prep_program(L, ids, vals, mask):
+    """Data preparation with mixed dtypes: int ids and a bool mask meet float values,
+    0-d tensors and Python scalars (type promotion), in-place updates that must fit their
+    target's dtype, sorting, unique with counts, searchsorted and cumulative sums."""
+    scale = L.tensor(2)                       # 0-d int64
+    shifted = ids * scale + 1                 # int64
+    w = vals * mask + 0.5 * ~mask             # float32 (bool promotes)
+    z = (ids.to(L.int16) + L.tensor(3, dtype=L.int32))  # int16: the 0-d int32 loses
+    ratio = ids / scale                       # true division: float32
+    fl = ids // 3 - ids % 3                   # int64
+    u, inv, cnt = L.unique(ids, return_inverse=True, return_counts=True)
+    order = L.sort(vals, descending=True, stable=True)
+    pos = L.searchsorted(L.cumsum(cnt, 0), ids, right=True)
+    run = L.cumsum(mask, 0, dtype=L.int32)
+    acc = L.zeros_like(vals, dtype=L.float64)
+    acc += vals                               # float64 += float32: fine
+    bad = None
+    try:
+        ids_copy = ids.clone()
+        ids_copy *= 1.5                       # int64 *= float: torch raises
+    except RuntimeError:
+        bad = "raised"
+    head, tail = L.split(vals, [3, vals.shape[0] - 3])
+    pieces = vals.chunk(4)
+    return [shifted, w, z, ratio, fl, u, inv, cnt, order.values, order.indices, pos, run, acc,
+            head, tail, *pieces, L.tensor([[1, 2.5], [True, 0]]), L.tensor([True, 1]),
+            vals.new_full((2,), 7), L.where(mask, ids, -1), bad]
+
+
+def test_whole_program_data_preparation_with_mixed_dtypes():
+    rs = np.random.RandomState(4)
+    ids = rs.randint(0, 6, 10)
+    vals = rs.randn(10).astype(np.float32)
+    mask = rs.rand(10) > 0.4
+    r = _prep_program(rg, rg.tensor(ids), rg.tensor(vals), rg.tensor(mask))
+    t = _prep_program(torch, torch.tensor(ids), torch.tensor(vals), torch.tensor(mask))
+    for a, b in zip(r, t, strict=True):
+        if isinstance(b, torch.Tensor):
+            _same(a, b)
+        else:
+            assert a == b
