@@ -354,3 +354,13 @@ def test_whole_program_data_preparation_with_mixed_dtypes():
             _same(a, b)
         else:
             assert a == b
+
+
+def test_isclose_of_two_dtypes_and_nanmean_into_an_integer_dtype_raise_as_torch():
+    a, b = np.array([2, 6], np.uint8), np.array(0)
+    _raises_like_torch(lambda L, x, y: L.isclose(x, y), a, b)
+    _raises_like_torch(lambda L, x, y: L.isclose(x, y), a.astype(np.float32), a.astype(float))
+    x = np.array([[0.0, np.nan], [1.5, -3.0]], np.float32)
+    _raises_like_torch(lambda L, t: L.nanmean(t, dim=-1, dtype=L.int64), x)
+    _raises_like_torch(lambda L, t: t.nanmean(dtype=L.int32), x)
+    _same(*_both(lambda L, t: t.nanmean(0, dtype=L.float64), x))

@@ -297,8 +297,8 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
             raise ArgumentError(f"isclose(): '{name}' must be a non-negative number, got {v!r}")
     x, y = _t(input), _t(other)
     if x.data.dtype != y.data.dtype:
-        raise TypeError(f"isclose(): 'input' ({x.dtype}) and 'other' ({y.dtype}) must have "
-                        "the same dtype")
+        raise ArgumentTypeError(f"isclose(): 'input' ({x.dtype}) and 'other' ({y.dtype}) "
+                                "must have the same dtype")
     return apply(ops.isclose, x, y, rtol=float(rtol), atol=float(atol),
                  equal_nan=bool(equal_nan))
 

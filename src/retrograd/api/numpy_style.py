@@ -495,6 +495,9 @@ def nanmean(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
     x = _t(input)
     if x.data.dtype.kind not in "fc":  # the input itself, before any dtype= cast (torch)
         raise DtypeError(f"nanmean(): expected a floating tensor, got {x.dtype}")
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise DtypeError(f"nanmean(): dtype must be a floating point or complex dtype, got "
+                         f"{np.dtype(dtype)}")
     if dtype is not None:
         x = x.to(dtype)
     d = _dims(dim, axis, x.ndim, "nanmean")
