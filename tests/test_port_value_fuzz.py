@@ -364,3 +364,11 @@ def test_isclose_of_two_dtypes_and_nanmean_into_an_integer_dtype_raise_as_torch(
     _raises_like_torch(lambda L, t: L.nanmean(t, dim=-1, dtype=L.int64), x)
     _raises_like_torch(lambda L, t: t.nanmean(dtype=L.int32), x)
     _same(*_both(lambda L, t: t.nanmean(0, dtype=L.float64), x))
+
+
+def test_mT_of_0d_1d_and_batched_tensors():
+    _raises_like_torch(lambda L, x: x.mT, np.ones(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: deprecated on 0-D tensors
+        _same(*_both(lambda L, x: x.mT, np.array(2.5)))
+    _same(*_both(lambda L, x: x.mT, np.arange(24.0).reshape(2, 3, 4)))

@@ -208,6 +208,15 @@ class _Methods:
 
     @property
     def mT(self) -> Tensor:
+        """The last two dims swapped (torch: a 0-d tensor is itself, with a deprecation
+        warning; a 1-d one is refused)."""
+        if self.ndim < 2:
+            if self.ndim == 0:
+                warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the "
+                              "identity in these cases.", UserWarning, stacklevel=2)
+                return self
+            raise ShapeError("tensor.mT is only supported on matrices or batches of matrices. "
+                             f"Got {self.ndim}-D tensor.")
         return F.transpose(self, -2, -1)
 
     def to(self, *args, **kwargs) -> Tensor:
