@@ -372,3 +372,16 @@ def test_mT_of_0d_1d_and_batched_tensors():
         warnings.simplefilter("ignore")  # torch: deprecated on 0-D tensors
         _same(*_both(lambda L, x: x.mT, np.array(2.5)))
     _same(*_both(lambda L, x: x.mT, np.arange(24.0).reshape(2, 3, 4)))
+
+
+def test_trapezoid_with_infinities_bools_and_0d_inputs_as_torch():
+    inf = np.inf
+    for y in ([1.0, inf, -inf, 2.0], [[1.0, 2.0], [3.0, inf]], [1.0, 2.0, 4.0], [3.0], []):
+        y = np.array(y)
+        for kw in ({}, {"dx": 0.5}, {"dim": 0}):
+            _same(*_both(lambda L, t, k=kw: L.trapezoid(t, **k), y))
+            if y.ndim:
+                _same(*_both(lambda L, t, k=kw: L.cumulative_trapezoid(t, **k), y))
+    for fn in ("trapezoid", "cumulative_trapezoid"):
+        _raises_like_torch(lambda L, t, f=fn: getattr(L, f)(t), np.array([True, False]))
+        _raises_like_torch(lambda L, t, f=fn: getattr(L, f)(t), np.array(1.5))

@@ -22,7 +22,7 @@ from ..dtypes import get_default_dtype
 from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, int_arg, promote
-from ._errors import ShapeError
+from ._errors import IndexRangeError, ShapeError
 from .complex import conj
 from .cumulative import argsort, cumsum
 from .elementwise import abs as _abs
@@ -326,11 +326,19 @@ def _trapezoid_widths(x, dx, y: Tensor, ax: int, fn: str):
 def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None) -> Tensor:
     """The integral of y along `axis` (PyTorch: `dim`) by the trapezoidal rule, at sample
     points `x` (1-d, or y's shape) or with spacing `dx`."""
-    y = _floating(_t(y))
+    y = _t(y)
+    if y.data.dtype == np.bool_:
+        raise DtypeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    y = _floating(y)
     if y.ndim == 0:
-        raise ArgumentError("trapezoid(): 'y' needs at least 1 dimension")
+        raise IndexRangeError("trapezoid(): 'y' needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, y.ndim, "trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "trapezoid")
+    if x is None:  # torch's formula for even spacing (so infinities give its NaNs)
+        ends = _take(y, ax, slice(0, 1)) + _take(y, ax, slice(-1, None))
+        if y.shape[ax] == 0:
+            return _sum(y, ax) * d
+        return (_sum(y, ax) - _sum(ends, ax) * 0.5) * d
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
     return _sum(mids * d, ax)
 
@@ -341,9 +349,13 @@ trapz = trapezoid
 def cumulative_trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None) -> Tensor:
     """The running trapezoidal integral (one entry fewer than y along `axis`), as
     `torch.cumulative_trapezoid` and SciPy's without `initial`."""
-    y = _floating(_t(y))
+    y = _t(y)
+    if y.data.dtype == np.bool_:
+        raise DtypeError("cumulative_trapezoid: received a bool input for `y`, but bool is "
+                         "not supported")
+    y = _floating(y)
     if y.ndim == 0:
-        raise ArgumentError("cumulative_trapezoid(): 'y' needs at least 1 dimension")
+        raise IndexRangeError("cumulative_trapezoid(): 'y' needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, y.ndim, "cumulative_trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "cumulative_trapezoid")
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
