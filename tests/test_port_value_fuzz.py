@@ -385,3 +385,24 @@ def test_trapezoid_with_infinities_bools_and_0d_inputs_as_torch():
     for fn in ("trapezoid", "cumulative_trapezoid"):
         _raises_like_torch(lambda L, t, f=fn: getattr(L, f)(t), np.array([True, False]))
         _raises_like_torch(lambda L, t, f=fn: getattr(L, f)(t), np.array(1.5))
+
+
+@pytest.mark.parametrize("bounds", ["numbers", "min_only", "tensors"])
+def test_clamp_out_dtype_depends_on_the_bounds(bounds):
+    x = np.array([0.5, -1.5, 2.0], np.float32)
+    for odt in ("float64", "float32", "int64", "complex64"):
+        def fn(L, a, odt=odt):
+            o = L.zeros(3, dtype=getattr(L, odt))
+            if bounds == "numbers":
+                return L.clamp(a, 0, 1, out=o), o
+            if bounds == "min_only":
+                return L.clamp(a, min=0.25, out=o), o
+            return L.clamp(a, L.zeros(3), L.ones(3), out=o), o
+        try:
+            t = fn(torch, torch.tensor(x))
+        except Exception:
+            _raises_like_torch(fn, x)
+            continue
+        r = fn(rg, rg.tensor(x))
+        assert r[0] is r[1]
+        _same(r[1], t[1])

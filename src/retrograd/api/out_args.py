@@ -88,7 +88,11 @@ def with_out(fn, name: str):
                                 f"{len(result)} Tensors")
             outs = tuple(_into(name, r, o) for r, o in zip(result, out))
             return type(result)(*outs) if hasattr(result, "_fields") else outs
-        return _into(name, result, out)
+        # clamp with number bounds is one of torch's same-dtype kernels; with tensor bounds
+        # it casts like the binary ops
+        same = name in ("clamp", "clip") and not any(
+            isinstance(a, Tensor) for a in (*args[1:], *kwargs.values()))
+        return _into(name, result, out, same)
 
     return call
 

@@ -86,7 +86,7 @@ trunc vdot where
 """.split())
 
 
-def _into(fn: str, result: Tensor, out) -> Tensor:
+def _into(fn: str, result: Tensor, out, same_dtype: bool = False) -> Tensor:
     """`out=`: the result written into `out` (cast to its dtype, which must be of the same
     or a higher category, or be the result's own for the functions of _OUT_SAME_DTYPE),
     or the result itself when `out` is None. A non-empty `out` of another shape is resized
@@ -101,7 +101,7 @@ def _into(fn: str, result: Tensor, out) -> Tensor:
     if fn in ("all", "any") and out.dtype not in (np.bool_, np.uint8):
         raise DtypeError(f"{fn}(): 'out' must have dtype bool or uint8, got {out.dtype} (as "
                          "in PyTorch)")
-    if fn in _OUT_SAME_DTYPE and out.dtype != result.dtype:
+    if (same_dtype or fn in _OUT_SAME_DTYPE) and out.dtype != result.dtype:
         raise DtypeError(f"{fn}(): 'out' has dtype {out.dtype} but the result has dtype "
                          f"{result.dtype}; {fn} writes only into an out of its result's dtype "
                          "(as in PyTorch)")
