@@ -406,3 +406,17 @@ def test_clamp_out_dtype_depends_on_the_bounds(bounds):
         r = fn(rg, rg.tensor(x))
         assert r[0] is r[1]
         _same(r[1], t[1])
+
+
+def test_number_values_written_into_an_unsigned_tensor_wrap_or_raise_as_torch():
+    x, i = np.array([5, 6, 4], np.uint8), np.array([0, 2])
+    for v in (-1, 300, 2.5, -0.5, True):
+        for fn in (lambda L, a, b, v=v: a.scatter(0, b, v),
+                   lambda L, a, b, v=v: a.index_fill(0, b, v),
+                   lambda L, a, b, v=v: a.masked_fill(a > 4, v)):
+            try:
+                t = fn(torch, torch.tensor(x), torch.tensor(i))
+            except Exception:
+                _raises_like_torch(fn, x, i)
+                continue
+            _same(fn(rg, rg.tensor(x), rg.tensor(i)), t)

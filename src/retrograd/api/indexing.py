@@ -136,8 +136,8 @@ def _scatter_args(input, dim, index, src, fn):
     idx = _index_arg(index, fn)
     d = _dim(dim, x.ndim, fn)
     if not isinstance(src, Tensor):  # a number: the value written at every index
-        if isinstance(src, (bool, int, float, np.number)):
-            src = Tensor(np.full(idx.shape, src, dtype=x.dtype))
+        if isinstance(src, (bool, int, float, np.number)):  # checked as torch's fill value
+            src = Tensor(np.full(idx.shape, scalar_as(src, x.dtype, fn), dtype=x.dtype))
         else:
             src = as_tensor(src)
     _same_dtype(x, src, fn)
