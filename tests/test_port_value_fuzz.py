@@ -420,3 +420,23 @@ def test_number_values_written_into_an_unsigned_tensor_wrap_or_raise_as_torch():
                 _raises_like_torch(fn, x, i)
                 continue
             _same(fn(rg, rg.tensor(x), rg.tensor(i)), t)
+
+
+def test_setitem_with_a_number_converts_it_as_torch():
+    for dt, v in (("uint8", -3), ("uint8", 300), ("float32", 1 + 2j), ("float32", 1e40),
+                  ("int32", 2.7), ("int8", -1.5), ("bool", 5), ("float16", 70000.0),
+                  ("complex64", 1 + 2j), ("float64", True), ("uint8", -0.5),
+                  ("int64", float("nan"))):
+        def fn(L, x, v=v, dt=dt):
+            x = x.to(getattr(L, dt))
+            x[x == 0] = v
+            x[:, 1] = v
+            return x
+        x = np.zeros((2, 3))
+        x[0, 0] = 1
+        try:
+            t = fn(torch, torch.tensor(x))
+        except Exception:
+            _raises_like_torch(fn, x)
+            continue
+        _same(fn(rg, rg.tensor(x)), t)

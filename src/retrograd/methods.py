@@ -20,6 +20,7 @@ from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import broadcasts_into, promote
 from .api._errors import DtypeError, check_broadcast
+from .api._errors import scalar_as as _scalar_as
 from .api.inplace import register_view as _register_view
 from .api.inplace import remake_views as _remake_views
 from .api.inplace import snapshot as _snapshot
@@ -394,6 +395,12 @@ class _Methods:
             raise DtypeError(f"Index put requires the source and destination dtypes match, got "
                              f"{self.dtype} for the destination and {value.dtype} for the "
                              f"source (as in PyTorch: convert the value with .to(x.dtype))")
+        if value.__class__ in (bool, int, float, complex) and (
+                self.data.dtype.itemsize >= 4 or self.data.dtype.kind != "f"):
+            # PyTorch's checked fill value: -1 wraps into uint8, 300 or 1+2j into a real
+            # dtype raise its RuntimeError (NumPy would raise OverflowError or TypeError);
+            # float16 takes 70000.0 as inf, as torch does
+            value = _scalar_as(value, self.data.dtype, "setitem").item()
         perm = _torch_order(idx, self.ndim) if idx.__class__ is tuple else None
         if perm is not None and not isinstance(value, (bool, int, float, complex, np.generic)):
             # the value is laid out in PyTorch's order: move it to NumPy's for the write
