@@ -440,3 +440,11 @@ def test_setitem_with_a_number_converts_it_as_torch():
             _raises_like_torch(fn, x)
             continue
         _same(fn(rg, rg.tensor(x)), t)
+
+
+def test_copy_from_a_source_broader_than_self_raises_as_torch():
+    s, y = np.zeros((3, 2)), np.ones((2, 3, 2), np.int16)
+    _raises_like_torch(lambda L, a, b: a.copy_(b), s, y)
+    _raises_like_torch(lambda L, a, b: a.copy_(b), s, np.ones((3, 1, 2)))
+    _same(*_both(lambda L, a, b: a.copy_(b), s, np.arange(2, dtype=np.int16)))
+    _same(*_both(lambda L, a, b: a.copy_(b), s, np.ones((1, 3, 2))))

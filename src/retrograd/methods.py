@@ -610,7 +610,10 @@ class _Methods:
         if src.data.__class__ is not self.data.__class__ and src.device != self.device:
             src = src.to(self.device)  # copy_ copies between devices, as in PyTorch
         try:
-            np.broadcast_shapes(src.shape, self.shape)
+            b = np.broadcast_shapes(src.shape, self.shape)
+            extra = len(b) - self.ndim  # leading size-1 dims of a source are dropped
+            if b[extra:] != self.shape or any(n != 1 for n in b[:extra]):
+                raise ValueError  # a source that would make self larger
         except ValueError:
             raise InplaceShapeError(f"copy_(): source of shape {src.shape} cannot be broadcast "
                                     f"to {self.shape}") from None
