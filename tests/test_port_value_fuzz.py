@@ -447,4 +447,5 @@ def test_copy_from_a_source_broader_than_self_raises_as_torch():
     _raises_like_torch(lambda L, a, b: a.copy_(b), s, y)
     _raises_like_torch(lambda L, a, b: a.copy_(b), s, np.ones((3, 1, 2)))
     _same(*_both(lambda L, a, b: a.copy_(b), s, np.arange(2, dtype=np.int16)))
-    _same(*_both(lambda L, a, b: a.copy_(b), s, np.ones((1, 3, 2))))
+    _raises_like_torch(lambda L, a, b: a.copy_(b), s, np.ones((1, 3, 2)))
+    _same(*_both(lambda L, a, b: a.copy_(b), s, np.ones((3, 1))))

@@ -610,10 +610,8 @@ class _Methods:
         if src.data.__class__ is not self.data.__class__ and src.device != self.device:
             src = src.to(self.device)  # copy_ copies between devices, as in PyTorch
         try:
-            b = np.broadcast_shapes(src.shape, self.shape)
-            extra = len(b) - self.ndim  # leading size-1 dims of a source are dropped
-            if b[extra:] != self.shape or any(n != 1 for n in b[:extra]):
-                raise ValueError  # a source that would make self larger
+            if np.broadcast_shapes(src.shape, self.shape) != self.shape:
+                raise ValueError  # a source with more (or longer) dims than self, as torch
         except ValueError:
             raise InplaceShapeError(f"copy_(): source of shape {src.shape} cannot be broadcast "
                                     f"to {self.shape}") from None
