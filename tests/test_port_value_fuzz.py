@@ -449,3 +449,19 @@ def test_copy_from_a_source_broader_than_self_raises_as_torch():
     _same(*_both(lambda L, a, b: a.copy_(b), s, np.arange(2, dtype=np.int16)))
     _raises_like_torch(lambda L, a, b: a.copy_(b), s, np.ones((1, 3, 2)))
     _same(*_both(lambda L, a, b: a.copy_(b), s, np.ones((3, 1))))
+
+
+def test_ldexp_result_dtype_is_the_promoted_floating_dtype():
+    x, e = np.array([0.0, 4.3, -1.5]), np.array([4, -1, 2], np.int32)
+    for xd in ("float16", "float32", "float64", "int32", "bool", "complex64"):
+        for ed in ("int32", "int64", "float64", "uint8"):
+            _same(*_both(lambda L, a, b: L.ldexp(a, b), x.astype(xd), e.astype(ed)))
+    # gradients through the composition, as torch's
+    res = []
+    for L in (rg, torch):
+        a = L.tensor(x, requires_grad=True)
+        b = L.tensor(e.astype(float), requires_grad=True)
+        L.ldexp(a, b).sum().backward()
+        res.append((a.grad, b.grad))
+    for r, t in zip(*res):
+        _same(r, t)
