@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -10,6 +11,7 @@ from . import devices
 from .dtypes import (
     default_complex_dtype,
     float_in_range,
+    floats_in_int_range,
     get_default_dtype,
     int_in_range,
     tensor_dtype,
@@ -294,6 +296,8 @@ def full(shape=None, fill_value=None, dtype=None, requires_grad: bool = False, d
     if dt.kind in "iu" and isinstance(fill_value, (int, np.integer)) \
             and not isinstance(fill_value, bool):
         fill_value = int_in_range(int(fill_value), dt, "full")
+    elif dt.kind in "iu" and isinstance(fill_value, (float, np.floating)):
+        floats_in_int_range(fill_value, dt, "full")
     elif dt.kind == "f" and isinstance(fill_value, (float, np.floating)):
         float_in_range(float(fill_value), dt, "full")
     return _make(_create(device, lambda xp: xp.full(shape, fill_value, dtype=dt)),
@@ -333,6 +337,10 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
     start, end, step = (_number("arange", v) for v in (start, end, step))
     if end is None:
         start, end = 0, start
+    if dtype is not None and _dt(dtype) == np.int64:
+        # PyTorch reads the bounds and the step as int64 first (truncated toward zero):
+        # arange(0, 5.5, 1, dtype=int64) stops at 4, arange(0, 2, 0.5, dtype=int64) raises
+        start, end, step = int(start), int(end), int(step)
     if step == 0:
         raise ArgumentError("arange(): step must not be zero")
     if (end - start) * step < 0:  # PyTorch refuses rather than give an empty tensor
@@ -341,6 +349,13 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
     if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
         dtype = np.int64
     dt = _dt(dtype)
+    if dt.kind in "iu" and dt != np.int64:
+        # PyTorch: the length from the float bounds, the values start + i * step with both
+        # truncated to integers, wrapping to the dtype (arange(2.5, 7.5, 0.5, dtype=int32)
+        # is ten 2s)
+        n = math.ceil((end - start) / step)
+        vals = int(start) + np.arange(n, dtype=np.int64) * int(step)
+        return _make(_moved(vals.astype(dt), device), requires_grad)
     if dt.kind == "f" and dt.itemsize < 8:
         # PyTorch computes start + i * step in double and rounds once; NumPy's float32
         # arange steps in float32 and drifts (arange(-7, 7, 0.01)[-1] off by 3e-4)
@@ -447,7 +462,12 @@ def _like(t) -> np.ndarray:
 def full_like(input, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """`fill_value` in `t`'s shape and (unless given) dtype."""
     data = _like(input)
-    dt = dtype or data.dtype
+    dt = np.dtype(dtype or data.dtype)
+    if dt.kind in "iu" and isinstance(fill_value, (int, np.integer)) \
+            and not isinstance(fill_value, bool):
+        fill_value = int_in_range(int(fill_value), dt, "full_like")  # -1 wraps in uint8
+    elif dt.kind in "iu" and isinstance(fill_value, (float, np.floating)):
+        floats_in_int_range(fill_value, dt, "full_like")
     return _make(_create(_like_device(data, device),
                          lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
 

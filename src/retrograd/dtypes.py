@@ -39,6 +39,20 @@ def int_in_range(value: int, dtype, fn: str = "tensor") -> int:
                                  f"{np.dtype(dtype)} without overflow")
     return value % (int(info.max) + 1) if value < 0 and info.min == 0 else value
 
+def floats_in_int_range(values, dtype, fn: str = "tensor") -> np.ndarray:
+    """Floats for an integer `dtype`, by PyTorch's rule: each finite and within the dtype's
+    range (then truncated toward zero by the cast), else ValueOverflowError:
+    `torch.full((2,), -1.5, dtype=torch.uint8)` raises where an int -1 would wrap."""
+    a = np.asarray(values, dtype=np.float64)
+    info = np.iinfo(dtype)
+    ok = np.isfinite(a) & (a >= float(info.min)) & (a <= float(info.max))
+    if not ok.all():
+        bad = a[~ok].ravel()[0] if a.ndim else a
+        raise ValueOverflowError(f"{fn}: value {float(bad)} cannot be converted to type "
+                                 f"{np.dtype(dtype)} without overflow")
+    return a
+
+
 class _DtypeClass(type):
     """Instance and subclass checks answered by NumPy's dtype class."""
 
@@ -236,6 +250,10 @@ def as_array(data, dtype=None) -> np.ndarray:
         if tensors:
             data = _tensor_items(data)
     if dtype is not None:
+        if np.dtype(dtype).kind in "iu" and isinstance(data, (list, tuple, float)):
+            src = np.asarray(data)
+            if src.dtype.kind == "f":  # floats into an integer dtype: in range, as in torch
+                return floats_in_int_range(src, dtype).astype(dtype)
         try:
             return np.array(data, dtype=np.dtype(dtype))
         except OverflowError:  # Python ints beyond the dtype (NumPy 2 refuses -1 as uint8)

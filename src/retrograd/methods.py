@@ -20,6 +20,7 @@ from .api import indexing as _indexing
 from .api import norms as _norms
 from .api._args import broadcasts_into, promote
 from .api._errors import DtypeError, check_broadcast
+from .api._errors import scalar_as as _scalar_as
 from .api.inplace import register_view as _register_view
 from .api.inplace import remake_views as _remake_views
 from .api.inplace import snapshot as _snapshot
@@ -208,6 +209,15 @@ class _Methods:
 
     @property
     def mT(self) -> Tensor:
+        """The last two dims swapped (torch: a 0-d tensor is itself, with a deprecation
+        warning; a 1-d one is refused)."""
+        if self.ndim < 2:
+            if self.ndim == 0:
+                warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the "
+                              "identity in these cases.", UserWarning, stacklevel=2)
+                return self
+            raise ShapeError("tensor.mT is only supported on matrices or batches of matrices. "
+                             f"Got {self.ndim}-D tensor.")
         return F.transpose(self, -2, -1)
 
     def to(self, *args, **kwargs) -> Tensor:
@@ -385,6 +395,12 @@ class _Methods:
             raise DtypeError(f"Index put requires the source and destination dtypes match, got "
                              f"{self.dtype} for the destination and {value.dtype} for the "
                              f"source (as in PyTorch: convert the value with .to(x.dtype))")
+        if value.__class__ in (bool, int, float, complex) and (
+                self.data.dtype.itemsize >= 4 or self.data.dtype.kind != "f"):
+            # PyTorch's checked fill value: -1 wraps into uint8, 300 or 1+2j into a real
+            # dtype raise its RuntimeError (NumPy would raise OverflowError or TypeError);
+            # float16 takes 70000.0 as inf, as torch does
+            value = _scalar_as(value, self.data.dtype, "setitem").item()
         perm = _torch_order(idx, self.ndim) if idx.__class__ is tuple else None
         if perm is not None and not isinstance(value, (bool, int, float, complex, np.generic)):
             # the value is laid out in PyTorch's order: move it to NumPy's for the write
@@ -594,7 +610,8 @@ class _Methods:
         if src.data.__class__ is not self.data.__class__ and src.device != self.device:
             src = src.to(self.device)  # copy_ copies between devices, as in PyTorch
         try:
-            np.broadcast_shapes(src.shape, self.shape)
+            if np.broadcast_shapes(src.shape, self.shape) != self.shape:
+                raise ValueError  # a source with more (or longer) dims than self, as torch
         except ValueError:
             raise InplaceShapeError(f"copy_(): source of shape {src.shape} cannot be broadcast "
                                     f"to {self.shape}") from None

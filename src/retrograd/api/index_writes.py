@@ -130,6 +130,8 @@ def index_fill(input, dim: int, index, value) -> Tensor:
     else:
         value = Tensor(scalar_as(value, x.dtype, "index_fill"))
     idx = _wrap_check(idx, n, d, "index_fill")
+    if idx.shape[0] == 0:  # nothing to fill: a copy (the any() below needs an entry)
+        return x.clone()
     positions = Tensor._wrap(devices.like(np.arange(n), x.data))
     # read through the positions (the same values), so that a replay of a traced call
     # with an index out of range raises as eager mode does, instead of filling nothing

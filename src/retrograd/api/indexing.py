@@ -136,8 +136,8 @@ def _scatter_args(input, dim, index, src, fn):
     idx = _index_arg(index, fn)
     d = _dim(dim, x.ndim, fn)
     if not isinstance(src, Tensor):  # a number: the value written at every index
-        if isinstance(src, (bool, int, float, np.number)):
-            src = Tensor(np.full(idx.shape, src, dtype=x.dtype))
+        if isinstance(src, (bool, int, float, np.number)):  # checked as torch's fill value
+            src = Tensor(np.full(idx.shape, scalar_as(src, x.dtype, fn), dtype=x.dtype))
         else:
             src = as_tensor(src)
     _same_dtype(x, src, fn)
@@ -484,6 +484,9 @@ def roll(input, shifts, dims=None) -> Tensor:
     ds = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     if len(sh) != len(ds):
         raise ShapeError(f"roll(): shifts {shifts} and dims {dims} must have the same length")
+    if x.ndim == 0:
+        raise IndexRangeError(f"roll(): dimension specified as {ds[0]} but the tensor has no "
+                              "dimensions")
     out = x
     for s, d in zip(sh, ds):
         d = _dim(d, x.ndim, "roll")
@@ -589,6 +592,8 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
 def unflatten(input, dim: int, sizes) -> Tensor:
     """Dimension `dim` split into `sizes` (one entry may be -1)."""
     x = _t(input)
+    if x.ndim == 0:
+        raise ShapeError(f"unflatten(): dimension {dim} of a 0-dim tensor does not exist")
     d = _dim(dim, x.ndim, "unflatten")
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -631,6 +636,8 @@ moveaxis = movedim
 def narrow(input, dim: int, start: int, length: int) -> Tensor:
     """`length` entries from `start` along `dim` (a view)."""
     x = _t(input)
+    if x.ndim == 0:
+        raise ShapeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _dim(dim, x.ndim, "narrow")
     n = x.shape[d]
     s = int(start)
@@ -651,6 +658,8 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     chunks = int_arg(chunks)
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
         raise ShapeError(f"chunk(): chunks must be a positive int, got {chunks!r}")
+    if x.ndim == 0:
+        raise ShapeError("chunk expects at least a 1-dimensional tensor")
     d = _dim(dim, x.ndim, "chunk")
     n = x.shape[d]
     size = -(-n // int(chunks)) if n else 0

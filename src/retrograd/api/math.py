@@ -200,7 +200,7 @@ def lerp(input, end, weight) -> Tensor:
     if e.data.dtype != s.data.dtype:  # PyTorch: RuntimeError
         raise ArgumentTypeError(f"lerp(): 'input' and 'end' must be floating tensors of one "
                                 f"dtype, got {s.dtype} and {e.dtype}")
-    if s.data.dtype.kind != "f":  # PyTorch: NotImplementedError ("not implemented for 'Long'")
+    if s.data.dtype.kind not in "fc":  # PyTorch: NotImplementedError (for 'Long')
         raise DtypeError(f"lerp(): 'input' and 'end' must be floating tensors, got {s.dtype}")
     if isinstance(weight, Tensor):
         if weight.ndim == 0 and weight.data.dtype != s.data.dtype:
@@ -297,8 +297,8 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
             raise ArgumentError(f"isclose(): '{name}' must be a non-negative number, got {v!r}")
     x, y = _t(input), _t(other)
     if x.data.dtype != y.data.dtype:
-        raise TypeError(f"isclose(): 'input' ({x.dtype}) and 'other' ({y.dtype}) must have "
-                        "the same dtype")
+        raise ArgumentTypeError(f"isclose(): 'input' ({x.dtype}) and 'other' ({y.dtype}) "
+                                "must have the same dtype")
     return apply(ops.isclose, x, y, rtol=float(rtol), atol=float(atol),
                  equal_nan=bool(equal_nan))
 

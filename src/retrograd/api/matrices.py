@@ -170,7 +170,15 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None,
     if dt.kind == "b":
         raise TypeError("logspace() does not support dtype bool")
     lo, hi = (float(v.item() if isinstance(v, Tensor) else v) for v in (start, end))
-    exps = np.linspace(lo, hi, steps) if steps != 1 else np.array([lo])
+    if dt.kind in "iu" and steps != 1:
+        # PyTorch truncates start and end to integers first, then steps in float64 from
+        # each end (the first half from start, the rest from end), as linspace does
+        lo, hi = float(math.trunc(lo)), float(math.trunc(hi))
+        step = (hi - lo) / (steps - 1) if steps > 1 else 0.0
+        i = np.arange(steps, dtype=np.float64)
+        exps = np.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
+    else:
+        exps = np.linspace(lo, hi, steps) if steps != 1 else np.array([lo])
     vals = np.power(float(base), exps)
     if dt.kind in "iu":
         vals = np.trunc(vals)

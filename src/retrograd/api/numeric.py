@@ -17,6 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import devices, ops
+from ..dtypes import get_default_dtype, result_type
 from ..engine import apply
 from ..grad_mode import state
 from ..ops import discrete
@@ -144,7 +145,11 @@ def ldexp(input, other) -> Tensor:
     `torch.ldexp`, and differentiable in both (as its composition in PyTorch)."""
     x, o = _t(input), _t(other)
     _no_complex(o, "ldexp")
-    return x * (2.0 ** o)
+    dt = result_type(x, o)  # torch: the promoted dtype, made floating (float16 stays)
+    if dt.kind not in "fc":
+        dt = get_default_dtype()
+    x = x if x.dtype == dt else x.to(dt)
+    return x * (2.0 ** (o if o.dtype == dt or dt.kind == "c" else o.to(dt)))
 
 
 def frexp(input):

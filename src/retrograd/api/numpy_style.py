@@ -24,7 +24,7 @@ from ..engine import apply
 from ..primitive import ArgumentError, DtypeError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, int_arg, promote
-from ._errors import ShapeError
+from ._errors import IndexRangeError, ShapeError
 from .complex import conj
 from .cumulative import argsort, cumsum
 from .elementwise import abs as _abs
@@ -241,6 +241,9 @@ def tensor_split(input, indices_or_sections=None, dim: int = 0, *, sections=None
                                f"zero-dimensional or one-dimensional tensor of dtype int64, "
                                f"but got a tensor with {spec.ndim} dims and dtype {spec.dtype}")
         spec = int(spec.item()) if spec.ndim == 0 else [int(i) for i in spec.tolist()]
+    if _t(input).ndim == 0:
+        raise ShapeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                         "tensor with 0 dims")
     return tuple(array_split(input, spec, dim))
 
 
@@ -325,11 +328,19 @@ def _trapezoid_widths(x, dx, y: Tensor, ax: int, fn: str):
 def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None) -> Tensor:
     """The integral of y along `axis` (PyTorch: `dim`) by the trapezoidal rule, at sample
     points `x` (1-d, or y's shape) or with spacing `dx`."""
-    y = _floating(_t(y))
+    y = _t(y)
+    if y.data.dtype == np.bool_:
+        raise DtypeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    y = _floating(y)
     if y.ndim == 0:
-        raise ArgumentError("trapezoid(): 'y' needs at least 1 dimension")
+        raise IndexRangeError("trapezoid(): 'y' needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, y.ndim, "trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "trapezoid")
+    if x is None:  # torch's formula for even spacing (so infinities give its NaNs)
+        ends = _take(y, ax, slice(0, 1)) + _take(y, ax, slice(-1, None))
+        if y.shape[ax] == 0:
+            return _sum(y, ax) * d
+        return (_sum(y, ax) - _sum(ends, ax) * 0.5) * d
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
     return _sum(mids * d, ax)
 
@@ -340,9 +351,13 @@ trapz = trapezoid
 def cumulative_trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None) -> Tensor:
     """The running trapezoidal integral (one entry fewer than y along `axis`), as
     `torch.cumulative_trapezoid` and SciPy's without `initial`."""
-    y = _floating(_t(y))
+    y = _t(y)
+    if y.data.dtype == np.bool_:
+        raise DtypeError("cumulative_trapezoid: received a bool input for `y`, but bool is "
+                         "not supported")
+    y = _floating(y)
     if y.ndim == 0:
-        raise ArgumentError("cumulative_trapezoid(): 'y' needs at least 1 dimension")
+        raise IndexRangeError("cumulative_trapezoid(): 'y' needs at least 1 dimension")
     ax = _axis(dim if dim is not None else axis, y.ndim, "cumulative_trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "cumulative_trapezoid")
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
@@ -482,9 +497,8 @@ def nansum(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
     x = _t(input)
     d = _dims(dim, axis, x.ndim, "nansum")
     clean = where(isnan(x), 0.0, x) if x.data.dtype.kind in "fc" else x
-    if dtype is not None:  # after the NaNs are dropped (an int cast would keep them)
-        clean = clean.to(dtype)
-    return _sum(clean, d, _keep(keepdim, keepdims))
+    # the dtype cast after the NaNs are dropped (an int cast would keep them)
+    return _sum(clean, d, _keep(keepdim, keepdims), dtype=dtype)
 
 
 def nanmean(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
@@ -493,10 +507,13 @@ def nanmean(input, dim=None, keepdim: bool = False, *, axis=None, keepdims=None,
     gradient (PyTorch's is NaN at the NaNs of an all-NaN slice, whose mean does not depend
     on them)."""
     x = _t(input)
+    if x.data.dtype.kind not in "fc":  # the input itself, before any dtype= cast (torch)
+        raise DtypeError(f"nanmean(): expected a floating tensor, got {x.dtype}")
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise DtypeError(f"nanmean(): dtype must be a floating point or complex dtype, got "
+                         f"{np.dtype(dtype)}")
     if dtype is not None:
         x = x.to(dtype)
-    if x.data.dtype.kind not in "fc":
-        raise DtypeError(f"nanmean(): expected a floating tensor, got {x.dtype}")
     d = _dims(dim, axis, x.ndim, "nanmean")
     keep = _keep(keepdim, keepdims)
     nan = isnan(x)

@@ -14,6 +14,7 @@ import functools
 import inspect
 import math
 
+from ..tensor import Tensor
 from .torch_names import _into
 
 CONSTANTS = {"e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan}
@@ -57,7 +58,11 @@ sinc spherical_bessel_j0 xlog1py xlogy zeta
 # Functions whose own `out` takes only None (NumPy passes `out=None` to the Tensor methods
 # they are bound as, and torch's methods take no out): at package level they take torch's
 # `out=` all the same (`torch.max(heat, g, out=heat[y0:y1, x0:x1])` in CenterNet's targets).
-OUT_METHODS = ("max", "min")
+OUT_METHODS = ("max", "min", "sum", "prod", "mean", "std", "var", "norm", "nansum")
+
+# Reductions whose `out=` also sets the dtype they compute in, as torch's: `torch.sum(x,
+# out=o)` sums in o's dtype (an int64 `o` takes a float input's sum, truncated values).
+_OUT_AS_DTYPE = frozenset({"sum", "prod", "nansum", "cumsum", "cumprod", "mean"})
 
 
 def _takes_out(fn) -> bool:
@@ -72,6 +77,8 @@ def with_out(fn, name: str):
     """`fn` with PyTorch's keyword `out=`; without it, `fn` itself is called."""
     @functools.wraps(fn)
     def call(*args, out=None, **kwargs):
+        if name in _OUT_AS_DTYPE and isinstance(out, Tensor) and kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
         result = fn(*args, **kwargs)
         if out is None:
             return result
@@ -81,7 +88,11 @@ def with_out(fn, name: str):
                                 f"{len(result)} Tensors")
             outs = tuple(_into(name, r, o) for r, o in zip(result, out))
             return type(result)(*outs) if hasattr(result, "_fields") else outs
-        return _into(name, result, out)
+        # clamp with number bounds is one of torch's same-dtype kernels; with tensor bounds
+        # it casts like the binary ops
+        same = name in ("clamp", "clip") and not any(
+            isinstance(a, Tensor) for a in (*args[1:], *kwargs.values()))
+        return _into(name, result, out, same)
 
     return call
 

@@ -43,6 +43,8 @@ def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None,
     `rg.sum(rg.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=0)` is `tensor([4., 6.])`."""
     _no_out(out, "sum")
     input = _t(input)
+    if dtype is not None and np.dtype(dtype) == np.bool_:  # torch: a bool sum is `any`
+        return sum(input.to(np.bool_), dim, keepdim, axis=axis, keepdims=keepdims).to(np.bool_)
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input
@@ -114,7 +116,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=
         # accumulates in double, so do it again there
         wide = var(input.to(_WIDER[input.data.dtype]), dim, keepdim=keepdim, correction=corr,
                    axis=axis, keepdims=keepdims)
-        return wide.to(input.dtype)
+        return wide.to(out.dtype)  # real (float32) for a complex64 input
     return out
 
 
@@ -181,7 +183,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, ddof=
             and np.isfinite(xt.data).all():  # a variance past float32's range: its root
         return std(xt.to(_WIDER[xt.data.dtype]), dim, unbiased, keepdim,  # may fit (as
                    correction=correction, ddof=ddof, axis=axis,          # torch's double
-                   keepdims=keepdims).to(xt.dtype)                       # accumulation)
+                   keepdims=keepdims).to(v.dtype)                        # accumulation)
     zero = v == 0
     return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
@@ -264,6 +266,8 @@ def prod(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None
     """Product over `dim`; integer and bool inputs give int64 unless `dtype` says otherwise."""
     _no_out(out, "prod")
     input = _t(input)
+    if dtype is not None and np.dtype(dtype) == np.bool_:  # torch: a bool product is `all`
+        return prod(input.to(np.bool_), dim, keepdim, axis=axis, keepdims=keepdims).to(np.bool_)
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.kind in "biu":  # PyTorch: int64 for every integer and bool input

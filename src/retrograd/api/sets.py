@@ -167,7 +167,7 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     if a.size and a.min() < 0:
         raise ArgumentError(f"bincount(): input must be non-negative, got {a.min()}")
     n = builtins.max(int(a.max()) + 1 if a.size else 0, int(minlength))
-    if w is None:
+    if w is None or not a.size:  # torch: an empty input gives int64 zeros, weights or not
         return Tensor._wrap(devices.like(np.bincount(a, minlength=n).astype(np.int64), x.data))
     if w.dtype.kind not in "f":
         w = w.to(np.float64)

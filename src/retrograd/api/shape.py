@@ -148,6 +148,10 @@ def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
     if not ts:
         raise ShapeError("cat() needs at least one tensor")
     ts = _legacy_empty(ts, dim if axis is None else None, axis)
+    for k, t in enumerate(ts):
+        if t.ndim == 0:
+            raise ShapeError(f"cat(): zero-dimensional tensor (at position {k}) cannot be "
+                             "concatenated")
     d = _dims(dim if axis is None else None, axis, ts[0].ndim, "cat")
     for t in ts[1:]:
         if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape,
@@ -190,6 +194,8 @@ def stack(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
 def split(tensor, split_size_or_sections, dim=0) -> tuple:
     """PyTorch's split: a chunk size (the last may be smaller) or a list of sizes."""
     x = _t(tensor)
+    if x.ndim == 0:
+        raise ShapeError("split expects at least a 1-dimensional tensor")
     d = _dims(dim, None, x.ndim, "split")
     n = x.shape[d]
     split_size_or_sections = int_arg(split_size_or_sections)

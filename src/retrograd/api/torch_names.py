@@ -75,9 +75,22 @@ def _tensor(fn: str, name: str, x) -> Tensor:
     return x
 
 
-def _into(fn: str, result: Tensor, out) -> Tensor:
+# Functions whose `out=` must have the result's dtype exactly, as torch's kernels for them
+# check (`torch.abs(f32, out=f64_tensor)` raises "Found dtype Double but expected Float");
+# the others cast the result to out's dtype when that is of the same or a higher category.
+_OUT_SAME_DTYPE = frozenset("""
+abs absolute addmm amax amin bitwise_not bmm bucketize ceil complex conj_physical cross
+diag dot fix floor frac heaviside histc inner isneginf isposinf masked_select matmul mm
+msort mv nan_to_num neg negative nonzero norm polar round searchsorted sgn sign signbit
+trunc vdot where
+""".split())
+
+
+def _into(fn: str, result: Tensor, out, same_dtype: bool = False) -> Tensor:
     """`out=`: the result written into `out` (cast to its dtype, which must be of the same
-    or a higher category), or the result itself when `out` is None."""
+    or a higher category, or be the result's own for the functions of _OUT_SAME_DTYPE),
+    or the result itself when `out` is None. A non-empty `out` of another shape is resized
+    with torch's warning (a view of another tensor is refused instead)."""
     if out is None:
         return result
     if not isinstance(out, Tensor):
@@ -85,14 +98,30 @@ def _into(fn: str, result: Tensor, out) -> Tensor:
     if state.enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad")
+    if fn in ("all", "any") and out.dtype not in (np.bool_, np.uint8):
+        raise DtypeError(f"{fn}(): 'out' must have dtype bool or uint8, got {out.dtype} (as "
+                         "in PyTorch)")
+    if (same_dtype or fn in _OUT_SAME_DTYPE) and out.dtype != result.dtype:
+        raise DtypeError(f"{fn}(): 'out' has dtype {out.dtype} but the result has dtype "
+                         f"{result.dtype}; {fn} writes only into an out of its result's dtype "
+                         "(as in PyTorch)")
     if not _can_cast(result.dtype, out.dtype):
         raise DtypeError(f"{fn}(): result type {result.dtype} can't be cast to the desired "
                          f"output type {out.dtype} of 'out'")
     if out.shape != result.shape:
         if out.data.size:
-            raise ShapeError(f"{fn}(): 'out' has shape {out.shape} but the result has shape "
-                             f"{result.shape} (PyTorch resizes a non-empty out with a warning; "
-                             "pass an out of the result's shape, or an empty one)")
+            if getattr(out, "_view", None) is not None:
+                raise ShapeError(f"{fn}(): 'out' has shape {out.shape} but the result has "
+                                 f"shape {result.shape}, and 'out' is a view of another "
+                                 "tensor, which cannot be resized here; pass an out of the "
+                                 "result's shape")
+            warnings.warn(f"An output with one or more elements was resized since it had "
+                          f"shape {list(out.shape)}, which does not match the required output "
+                          f"shape {list(result.shape)}. This behavior is deprecated, and in a "
+                          "future PyTorch release outputs will not be resized unless they "
+                          "have zero elements. You can explicitly reuse an out tensor t by "
+                          "resizing it, inplace, to zero elements with t.resize_(0).",
+                          UserWarning, stacklevel=3)
         if state.tracer is not None:
             state.tracer.refuse(f"{fn}(out=...) resizing an empty 'out'")
         out.data = result.data.astype(out.dtype)  # an empty out is resized, as in PyTorch

@@ -156,7 +156,9 @@ def _scatter_reduce(x, index, src, *, axis, reduce, include_self=True):
     _UFUNCS[reduce].at(out, where, vals)
     if reduce == "mean":
         n = np.maximum(count + (1 if include_self else 0), 1)
-        out = out // n if out.dtype.kind in "iub" else out / n.astype(out.dtype)
+        # an integer mean stays in its dtype (floor division, as torch's)
+        out = (out // n).astype(out.dtype) if out.dtype.kind in "iub" else \
+            out / n.astype(out.dtype)
     return out
 
 
