@@ -268,7 +268,9 @@ def _pow(x, y, out=None):
         return np.reciprocal(np.multiply(x, x, out=out), out=out)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.sqrt(x, out=out)
-        return r if e == 0.5 else np.reciprocal(r, out=r)
+        if e == 0.5:
+            return r
+        return np.reciprocal(r, out=r) if r.__class__ is np.ndarray else np.reciprocal(r)
 
 
 def _pow_dx(m, g, out, x, y):
