@@ -325,7 +325,7 @@ def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None) -> Tensor
     points `x` (1-d, or y's shape) or with spacing `dx`."""
     y = _floating(_t(y))
     if y.ndim == 0:
-        raise ArgumentError("trapezoid(): 'y' needs at least 1 dimension")
+        raise IndexError("trapezoid(): 'y' needs at least 1 dimension (PyTorch: IndexError)")
     ax = _axis(dim if dim is not None else axis, y.ndim, "trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "trapezoid")
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
@@ -340,7 +340,8 @@ def cumulative_trapezoid(y, x=None, dx: float = 1.0, axis: int = -1, *, dim=None
     `torch.cumulative_trapezoid` and SciPy's without `initial`."""
     y = _floating(_t(y))
     if y.ndim == 0:
-        raise ArgumentError("cumulative_trapezoid(): 'y' needs at least 1 dimension")
+        raise IndexError("cumulative_trapezoid(): 'y' needs at least 1 dimension "
+                         "(PyTorch: IndexError)")
     ax = _axis(dim if dim is not None else axis, y.ndim, "cumulative_trapezoid")
     d = _trapezoid_widths(x, dx, y, ax, "cumulative_trapezoid")
     mids = (_take(y, ax, slice(1, None)) + _take(y, ax, slice(None, -1))) * 0.5
