@@ -5,6 +5,8 @@ on torch and on retrograd from the same inputs and weights and compared."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -117,3 +119,217 @@ def test_torch_utils_flatten_dense_tensors_as_fp16_util_uses_them():
     x = rg.ones(2, 3, requires_grad=True)
     (ru._flatten_dense_tensors([x, rg.ones(2)]) * rg.arange(8.0)).sum().backward()
     close(x.grad, torch.arange(6.0).reshape(2, 3), "grad through the flattening", 0.0)
+
+
+# --------------------------------------------------------------- powers of a number
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("e", [3, 3.0, -2.0, -0.5, 4.0])
+def test_power_of_a_python_number_is_torchs_kernel(e, dtype):
+    """torch computes x ** 3 as x * x * x, x ** -2 as 1 / (x * x) and x ** -0.5 as
+    1 / sqrt(x) (improved-diffusion's 0.044715 * x ** 3, EDM's (sigma * sigma_data) ** -2,
+    diffusers' alpha_prod ** -0.5), and the gradient's x ** (e - 1) the same way (x ** 4's
+    is 4 * x * x * x). Same bits for those, by every spelling; a power that is torch's
+    general pow routine (x ** 4 itself, x ** -3 in x ** -2's gradient) to rounding."""
+    rs = np.random.RandomState(0)
+    x = rs.uniform(0.1, 2.0, 4000).astype(dtype)
+    g = rs.randn(4000).astype(dtype)
+    res = {}
+    for T in (torch, rg):
+        a = T.tensor(x, requires_grad=True)
+        y = a ** e
+        y.backward(T.tensor(g))
+        b = T.tensor(x)
+        c = b.clone()
+        c **= e
+        res[T] = [a.grad, y.detach(), T.pow(b, e), b.pow(e), c, b.clone().pow_(e)]
+    exact = {0} if e == 4.0 else set(range(1, 6)) | ({0} if e == 3 else set())
+    for k, (got, want) in enumerate(zip(res[rg], res[torch])):
+        assert got.dtype == getattr(rg, dtype), k
+        if k in exact:
+            np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=str(k))
+        else:
+            close(got, want, str(k), 1e-6)
+
+
+# --------------------------------------------------------------- whole programs
+
+
+def _extract(a, t, x_shape):
+    b, *_ = t.shape
+    return a.gather(-1, t).reshape(b, *((1,) * (len(x_shape) - 1)))
+
+
+def _gaussian_diffusion(T, W):
+    """denoising-diffusion-pytorch's GaussianDiffusion around a small time-conditioned
+    conv net: cosine schedule in float64 kept as float32 buffers, v-prediction with
+    min-SNR weights, offset noise, self-conditioning."""
+    nn, F = T.nn, T.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.time_mlp = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.Linear(12, 8))
+            self.conv1 = nn.Conv2d(4, 8, 3, padding=1)
+            self.norm = nn.GroupNorm(2, 8)
+            self.conv2 = nn.Conv2d(8, 2, 3, padding=1)
+
+        def forward(self, x, time, x_self_cond=None):
+            x_self_cond = x_self_cond if x_self_cond is not None else T.zeros_like(x)
+            x = T.cat((x_self_cond, x), dim=1)
+            emb = T.exp(T.arange(3) * -(math.log(10000) / 2))
+            emb = time[:, None] * emb[None, :]
+            ss = self.time_mlp(T.cat((emb.sin(), emb.cos()), dim=-1))
+            scale, shift = ss[:, :, None, None].chunk(2, dim=1)
+            h = self.norm(self.conv1(x)) * (scale.repeat(1, 2, 1, 1) + 1) + shift.repeat(1, 2, 1, 1)
+            return self.conv2(F.silu(h))
+
+    class GaussianDiffusion(nn.Module):
+        def __init__(self, model, timesteps=12):
+            super().__init__()
+            self.model = model
+            s = 0.008
+            t = T.linspace(0, timesteps, timesteps + 1, dtype=T.float64) / timesteps
+            ac = T.cos((t + s) / (1 + s) * math.pi * 0.5) ** 2
+            ac = ac / ac[0]
+            betas = T.clip(1 - (ac[1:] / ac[:-1]), 0, 0.999)
+            alphas = 1. - betas
+            alphas_cumprod = T.cumprod(alphas, dim=0)
+            alphas_cumprod_prev = F.pad(alphas_cumprod[:-1], (1, 0), value=1.)
+            self.num_timesteps = int(betas.shape[0])
+
+            def reg(name, val):
+                self.register_buffer(name, val.to(T.float32))
+            reg('alphas_cumprod', alphas_cumprod)
+            reg('sqrt_alphas_cumprod', T.sqrt(alphas_cumprod))
+            reg('sqrt_one_minus_alphas_cumprod', T.sqrt(1. - alphas_cumprod))
+            reg('sqrt_recip_alphas_cumprod', T.sqrt(1. / alphas_cumprod))
+            reg('sqrt_recipm1_alphas_cumprod', T.sqrt(1. / alphas_cumprod - 1))
+            posterior_variance = betas * (1. - alphas_cumprod_prev) / (1. - alphas_cumprod)
+            reg('posterior_log_variance_clipped', T.log(posterior_variance.clamp(min=1e-20)))
+            reg('posterior_mean_coef1', betas * T.sqrt(alphas_cumprod_prev) / (1. - alphas_cumprod))
+            reg('posterior_mean_coef2',
+                (1. - alphas_cumprod_prev) * T.sqrt(alphas) / (1. - alphas_cumprod))
+            snr = alphas_cumprod / (1 - alphas_cumprod)
+            clipped = snr.clone()
+            clipped.clamp_(max=5)
+            reg('loss_weight', clipped / (snr + 1))
+
+        def model_predictions(self, x, t, x_self_cond=None, clip_x_start=False):
+            v = self.model(x, t, x_self_cond)
+            x_start = (_extract(self.sqrt_alphas_cumprod, t, x.shape) * x
+                       - _extract(self.sqrt_one_minus_alphas_cumprod, t, x.shape) * v)
+            if clip_x_start:
+                x_start = T.clamp(x_start, min=-1., max=1.)
+            pred_noise = ((_extract(self.sqrt_recip_alphas_cumprod, t, x.shape) * x - x_start)
+                          / _extract(self.sqrt_recipm1_alphas_cumprod, t, x.shape))
+            return pred_noise, x_start
+
+        def p_losses(self, x_start, t, noise, offset, self_cond):
+            noise = noise + 0.1 * offset[:, :, None, None]
+            x = (_extract(self.sqrt_alphas_cumprod, t, x_start.shape) * x_start
+                 + _extract(self.sqrt_one_minus_alphas_cumprod, t, x_start.shape) * noise)
+            x_self_cond = None
+            if self_cond:
+                with T.no_grad():
+                    x_self_cond = self.model_predictions(x, t)[1]
+                    x_self_cond.detach_()
+            out = self.model(x, t, x_self_cond)
+            target = (_extract(self.sqrt_alphas_cumprod, t, x_start.shape) * noise
+                      - _extract(self.sqrt_one_minus_alphas_cumprod, t, x_start.shape) * x_start)
+            loss = F.smooth_l1_loss(out, target, reduction='none')
+            loss = loss.mean(dim=list(range(1, loss.ndim)))
+            return (loss * _extract(self.loss_weight, t, loss.shape)).mean()
+
+        @T.inference_mode()
+        def p_sample_loop(self, img, noises):
+            x_start = None
+            for t in reversed(range(self.num_timesteps)):
+                bt = T.full((img.shape[0],), t, dtype=T.long)
+                _, x_start = self.model_predictions(img, bt, x_start)
+                x_start.clamp_(-1., 1.)
+                mean = (_extract(self.posterior_mean_coef1, bt, img.shape) * x_start
+                        + _extract(self.posterior_mean_coef2, bt, img.shape) * img)
+                log_var = _extract(self.posterior_log_variance_clipped, bt, img.shape)
+                img = mean + (0.5 * log_var).exp() * (noises[t] if t > 0 else 0.)
+            return img
+
+        @T.inference_mode()
+        def ddim_sample(self, img, noises, steps=4, eta=0.5):
+            times = T.linspace(-1, self.num_timesteps - 1, steps=steps + 1)
+            times = list(reversed(times.int().tolist()))
+            x_start = None
+            for i, (time, time_next) in enumerate(zip(times[:-1], times[1:])):
+                tc = T.full((img.shape[0],), time, dtype=T.long)
+                pred_noise, x_start = self.model_predictions(img, tc, x_start, True)
+                if time_next < 0:
+                    img = x_start
+                    continue
+                alpha, alpha_next = self.alphas_cumprod[time], self.alphas_cumprod[time_next]
+                sigma = eta * ((1 - alpha / alpha_next) * (1 - alpha_next) / (1 - alpha)).sqrt()
+                c = (1 - alpha_next - sigma ** 2).sqrt()
+                img = x_start * alpha_next.sqrt() + c * pred_noise + sigma * noises[i]
+            return img
+
+    T.set_default_dtype(T.float64)
+    try:
+        gd = GaussianDiffusion(Net())
+        if W is not None:
+            gd.model.load_state_dict({k: T.tensor(v) for k, v in W.items()})
+        return gd
+    finally:
+        T.set_default_dtype(T.float32)
+
+
+def _train_and_sample(T, gd, data):
+    T.set_default_dtype(T.float64)  # the time embedding follows the default dtype
+    try:
+        return _train_and_sample_f64(T, gd, data)
+    finally:
+        T.set_default_dtype(T.float32)
+
+
+def _train_and_sample_f64(T, gd, data):
+    opt = T.optim.Adam(gd.parameters(), lr=1e-3)
+    out = {"losses": [], "grads": [], "norms": []}
+    for step in range(2):
+        for micro in (slice(0, 2), slice(2, 4)):
+            args = [T.tensor(data[k][step][micro]) for k in ("x0", "t", "noise", "offset")]
+            loss = gd.p_losses(*args, self_cond=step == 0)
+            (loss / 2).backward()
+            out["losses"].append(loss.detach())
+        out["norms"].append(T.nn.utils.clip_grad_norm_(gd.parameters(), 1.0))
+        out["grads"] += [p.grad.clone() for p in gd.parameters()]
+        opt.step()
+        opt.zero_grad()
+    out["params"] = [p.detach().clone() for p in gd.parameters()]
+    gd.eval()
+    img, noises = T.tensor(data["img"]), [T.tensor(z) for z in data["noises"]]
+    out["p_sample"] = gd.p_sample_loop(img, noises)
+    out["ddim"] = gd.ddim_sample(img, noises)
+    out["buffers"] = [b for _, b in gd.named_buffers()]
+    return out
+
+
+def test_gaussian_diffusion_training_and_sampling_match_torch():
+    """Two accumulated micro-batches per step, clip_grad_norm_, Adam; then ancestral
+    sampling and DDIM with eta from the same noise. The float32 schedule buffers are the
+    same bits; samples through them are float32-accurate (float32 exp and sqrt differ in
+    the last bit between libraries); losses, gradients and parameters of the float64
+    model agree to 1e-9."""
+    rs = np.random.RandomState(0)
+    data = {"x0": rs.uniform(-1, 1, (2, 4, 2, 4, 4)), "t": rs.randint(0, 12, (2, 4)),
+            "noise": rs.randn(2, 4, 2, 4, 4), "offset": rs.randn(2, 4, 2),
+            "img": rs.randn(2, 2, 4, 4), "noises": rs.randn(12, 2, 2, 4, 4)}
+    tgd = _gaussian_diffusion(torch, None)
+    W = {k: v.numpy().copy() for k, v in tgd.model.state_dict().items()}
+    want = _train_and_sample(torch, tgd, data)
+    got = _train_and_sample(rg, _gaussian_diffusion(rg, W), data)
+    for a, b in zip(got["buffers"], want["buffers"]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    for k in ("losses", "norms", "grads", "params"):
+        for i, (a, b) in enumerate(zip(got[k], want[k], strict=True)):
+            close(a, b, f"{k}[{i}]", 1e-9)
+    close(got["p_sample"], want["p_sample"], "p_sample", 1e-5)
+    close(got["ddim"], want["ddim"], "ddim", 1e-5)
