@@ -333,3 +333,339 @@ def test_gaussian_diffusion_training_and_sampling_match_torch():
             close(a, b, f"{k}[{i}]", 1e-9)
     close(got["p_sample"], want["p_sample"], "p_sample", 1e-5)
     close(got["ddim"], want["ddim"], "ddim", 1e-5)
+
+
+def _k_diffusion(T):
+    """k-diffusion's schedules, samplers and Karras preconditioner, written as there."""
+    nn, F = T.nn, T.nn.functional
+
+    def append_zero(x):
+        return T.cat([x, x.new_zeros([1])])
+
+    def append_dims(x, target_dims):
+        return x[(...,) + (None,) * (target_dims - x.ndim)]
+
+    def to_d(x, sigma, denoised):
+        return (x - denoised) / append_dims(sigma, x.ndim)
+
+    def get_ancestral_step(sigma_from, sigma_to, eta=1.):
+        sigma_up = min(sigma_to, eta * (sigma_to ** 2 * (sigma_from ** 2 - sigma_to ** 2)
+                                        / sigma_from ** 2) ** 0.5)
+        return (sigma_to ** 2 - sigma_up ** 2) ** 0.5, sigma_up
+
+    @T.no_grad()
+    def sample_euler_ancestral(model, x, sigmas, extra_args, noises):
+        s_in = x.new_ones([x.shape[0]])
+        for i in range(len(sigmas) - 1):
+            denoised = model(x, sigmas[i] * s_in, **extra_args)
+            sigma_down, sigma_up = get_ancestral_step(sigmas[i], sigmas[i + 1])
+            x = x + to_d(x, sigmas[i], denoised) * (sigma_down - sigmas[i])
+            if sigmas[i + 1] > 0:
+                x = x + noises[i] * sigma_up
+        return x
+
+    @T.no_grad()
+    def sample_heun(model, x, sigmas, extra_args, noises, s_churn=2., s_tmin=0.05, s_tmax=50.):
+        s_in = x.new_ones([x.shape[0]])
+        for i in range(len(sigmas) - 1):
+            gamma = min(s_churn / (len(sigmas) - 1), 2 ** 0.5 - 1) \
+                if s_tmin <= sigmas[i] <= s_tmax else 0.
+            sigma_hat = sigmas[i] * (gamma + 1)
+            if gamma > 0:
+                x = x + noises[i] * (sigma_hat ** 2 - sigmas[i] ** 2) ** 0.5
+            d = to_d(x, sigma_hat, model(x, sigma_hat * s_in, **extra_args))
+            dt = sigmas[i + 1] - sigma_hat
+            if sigmas[i + 1] == 0:
+                x = x + d * dt
+            else:
+                x_2 = x + d * dt
+                d_2 = to_d(x_2, sigmas[i + 1], model(x_2, sigmas[i + 1] * s_in, **extra_args))
+                x = x + (d + d_2) / 2 * dt
+        return x
+
+    @T.no_grad()
+    def sample_dpm_2(model, x, sigmas, extra_args, noises):
+        s_in = x.new_ones([x.shape[0]])
+        for i in range(len(sigmas) - 1):
+            d = to_d(x, sigmas[i], model(x, sigmas[i] * s_in, **extra_args))
+            if sigmas[i + 1] == 0:
+                x = x + d * (sigmas[i + 1] - sigmas[i])
+            else:
+                sigma_mid = sigmas[i].log().lerp(sigmas[i + 1].log(), 0.5).exp()
+                x_2 = x + d * (sigma_mid - sigmas[i])
+                d_2 = to_d(x_2, sigma_mid, model(x_2, sigma_mid * s_in, **extra_args))
+                x = x + d_2 * (sigmas[i + 1] - sigmas[i])
+        return x
+
+    def linear_multistep_coeff(order, t, i, j):
+        """The Lagrange basis integrated by the trapezoidal rule (no SciPy)."""
+        taus = T.linspace(float(t[i]), float(t[i + 1]), 101, dtype=T.float64)
+        prod = T.ones_like(taus)
+        for k in range(order):
+            if k != j:
+                prod = prod * (taus - t[i - k]) / (t[i - j] - t[i - k])
+        return T.trapezoid(prod, taus).item()
+
+    @T.no_grad()
+    def sample_lms(model, x, sigmas, extra_args, noises, order=3):
+        s_in = x.new_ones([x.shape[0]])
+        t = sigmas.detach().cpu().numpy()
+        ds = []
+        for i in range(len(sigmas) - 1):
+            ds.append(to_d(x, sigmas[i], model(x, sigmas[i] * s_in, **extra_args)))
+            ds = ds[-order:]
+            cur = min(i + 1, order)
+
+            coeffs = [linear_multistep_coeff(cur, t, i, j) for j in range(cur)]
+            x = x + sum(c * d for c, d in zip(coeffs, reversed(ds)))
+        return x
+
+    @T.no_grad()
+    def sample_dpmpp_2m_sde(model, x, sigmas, extra_args, noises, eta=1., solver='midpoint'):
+        s_in = x.new_ones([x.shape[0]])
+        old_denoised = h_last = None
+        for i in range(len(sigmas) - 1):
+            denoised = model(x, sigmas[i] * s_in, **extra_args)
+            if sigmas[i + 1] == 0:
+                x = denoised
+            else:
+                t, s = -sigmas[i].log(), -sigmas[i + 1].log()
+                h = s - t
+                eta_h = eta * h
+                x = sigmas[i + 1] / sigmas[i] * (-eta_h).exp() * x \
+                    + (-h - eta_h).expm1().neg() * denoised
+                if old_denoised is not None:
+                    r = h_last / h
+                    if solver == 'heun':
+                        x = x + ((-h - eta_h).expm1().neg() / (-h - eta_h) + 1) * (1 / r) \
+                            * (denoised - old_denoised)
+                    else:
+                        x = x + 0.5 * (-h - eta_h).expm1().neg() * (1 / r) \
+                            * (denoised - old_denoised)
+                x = x + noises[i] * sigmas[i + 1] * (-2 * eta_h).expm1().neg().sqrt()
+            old_denoised, h_last = denoised, h
+        return x
+
+    class Denoiser(nn.Module):
+        def __init__(self, inner_model, sigma_data=0.5):
+            super().__init__()
+            self.inner_model, self.sigma_data = inner_model, sigma_data
+
+        def get_scalings(self, sigma):
+            c_skip = self.sigma_data ** 2 / (sigma ** 2 + self.sigma_data ** 2)
+            c_out = sigma * self.sigma_data / (sigma ** 2 + self.sigma_data ** 2) ** 0.5
+            c_in = 1 / (sigma ** 2 + self.sigma_data ** 2) ** 0.5
+            return c_skip, c_out, c_in
+
+        def loss(self, input, noise, sigma, **kwargs):
+            c_skip, c_out, c_in = [append_dims(x, input.ndim) for x in self.get_scalings(sigma)]
+            c_weight = (sigma ** 2 + self.sigma_data ** 2) / (sigma * self.sigma_data) ** 2
+            noised_input = input + noise * append_dims(sigma, input.ndim)
+            model_output = self.inner_model(noised_input * c_in, sigma.log() / 4, **kwargs)
+            target = (input - c_skip * noised_input) / c_out
+            return ((model_output - target) ** 2).flatten(1).mean(1) * c_weight
+
+        def forward(self, input, sigma, **kwargs):
+            c_skip, c_out, c_in = [append_dims(x, input.ndim) for x in self.get_scalings(sigma)]
+            return self.inner_model(input * c_in, sigma.log() / 4, **kwargs) * c_out \
+                + input * c_skip
+
+    class Inner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer('fourier', T.randn([4, 1]) * 1.0)
+            self.mapping = nn.Sequential(nn.Linear(8, 8), nn.SiLU(), nn.Linear(8, 8))
+            self.cond_proj = nn.Linear(3, 8, bias=False)
+            self.conv_in = nn.Conv2d(2, 4, 3, padding=1)
+            self.norm = nn.GroupNorm(1, 4, affine=False)
+            self.conv_out = nn.Conv2d(4, 2, 1)
+
+        def forward(self, x, c_noise, cond=None):
+            f = 2 * math.pi * append_dims(c_noise, 2) @ self.fourier.T
+            e = T.cat([f.cos(), f.sin()], dim=-1)
+            if cond is not None:
+                e = e + self.cond_proj(cond)
+            scale, shift = self.mapping(e).reshape(x.shape[0], 2, -1).unbind(1)
+            h = self.norm(self.conv_in(x)) * (1 + scale[..., None, None]) + shift[..., None, None]
+            return self.conv_out(F.gelu(h, approximate='tanh'))
+
+    class CFGDenoiser(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.inner_model = model
+
+        def forward(self, x, sigma, uncond, cond, cond_scale):
+            x_in, sigma_in = T.cat([x] * 2), T.cat([sigma] * 2)
+            uncond_out, cond_out = self.inner_model(
+                x_in, sigma_in, cond=T.cat([uncond, cond])).chunk(2)
+            return uncond_out + (cond_out - uncond_out) * cond_scale
+
+    return locals()
+
+
+def _k_program(T, W, data):
+    L = _k_diffusion(T)
+    T.set_default_dtype(T.float64)
+    try:
+        inner = L["Inner"]()
+        inner.load_state_dict({k: T.tensor(v) for k, v in W.items()})
+        model = L["Denoiser"](inner)
+        ramp = T.linspace(0, 1, 5)
+        sigmas = L["append_zero"]((80. ** (1 / 7) + ramp * (0.02 ** (1 / 7) - 80. ** (1 / 7))) ** 7)
+        out = {"sigmas": sigmas}
+        x = T.tensor(data["x"]) * sigmas[0]
+        noises = [T.tensor(z) for z in data["noises"]]
+        cfg = L["CFGDenoiser"](model)
+        ea = dict(uncond=T.zeros(2, 3), cond=T.tensor(data["cond"]), cond_scale=3.5)
+        for name in ("sample_euler_ancestral", "sample_heun", "sample_dpm_2", "sample_lms",
+                     "sample_dpmpp_2m_sde"):
+            out[name] = L[name](model, x, sigmas, {}, noises)
+            out[name + "_cfg"] = L[name](cfg, x, sigmas, ea, noises)
+        out["heun_sde"] = L["sample_dpmpp_2m_sde"](model, x, sigmas, {}, noises, 0.7, 'heun')
+        opt = T.optim.AdamW(model.parameters(), lr=2e-3, betas=(0.9, 0.99), weight_decay=1e-2)
+        ema = [p.detach().clone() for p in model.parameters()]
+        for step in range(2):
+            sigma = (T.tensor(data["rnd"][step]) * 1.2 - 1.2).exp()
+            loss = model.loss(T.tensor(data["reals"][step]), T.tensor(data["tn"][step]),
+                              sigma, cond=T.tensor(data["tcond"][step])).mean()
+            opt.zero_grad()
+            loss.backward()
+            out[f"grads{step}"] = [p.grad.clone() for p in model.parameters()]
+            opt.step()
+            out[f"loss{step}"] = loss.detach()
+            with T.no_grad():
+                T._foreach_lerp_(ema, list(model.parameters()), 0.1)
+        out["ema"] = ema
+        return out
+    finally:
+        T.set_default_dtype(T.float32)
+
+
+def test_k_diffusion_samplers_edm_training_and_ema_match_torch():
+    """Karras sigmas, five samplers (ancestral, churned Heun, DPM-2, scipy-free LMS,
+    DPM-Solver++(2M) SDE with both solvers) plain and with classifier-free guidance, EDM
+    preconditioned training with AdamW and a _foreach_lerp_ EMA, all in float64."""
+    rs = np.random.RandomState(1)
+    data = {"x": rs.randn(2, 2, 4, 4), "noises": rs.randn(5, 2, 2, 4, 4),
+            "cond": rs.randn(2, 3), "reals": rs.randn(2, 4, 2, 4, 4) * 0.5,
+            "tn": rs.randn(2, 4, 2, 4, 4), "rnd": rs.randn(2, 4), "tcond": rs.randn(2, 4, 3)}
+    torch.manual_seed(0)
+    with torch.random.fork_rng():
+        torch.set_default_dtype(torch.float64)
+        try:
+            inner = _k_diffusion(torch)["Inner"]()
+            W = {k: v.numpy().copy() for k, v in inner.state_dict().items()}
+        finally:
+            torch.set_default_dtype(torch.float32)
+    want, got = _k_program(torch, W, data), _k_program(rg, W, data)
+    assert list(got) == list(want)
+    for k in want:
+        for i, (a, b) in enumerate(zip(*[v if isinstance(v, list) else [v]
+                                         for v in (got[k], want[k])], strict=True)):
+            close(a, b, f"{k}[{i}]", 1e-9)
+
+
+def _diffusers_program(T, data):
+    """diffusers' scheduler arithmetic in float32: scaled-linear betas, alphas_cumprod,
+    DDPMScheduler.step (epsilon and v-prediction, both variance types, thresholding),
+    add_noise, EulerDiscreteScheduler (np.interp sigmas, index lookup by nonzero, churn)
+    and a DPM-Solver++(2M) step in float64."""
+    N = 50
+    betas = T.linspace(0.00085 ** 0.5, 0.012 ** 0.5, N, dtype=T.float32) ** 2
+    betas = T.tensor(data["betas"])  # (linspace may differ in the last bit: same start)
+    alphas_cumprod = T.cumprod(1.0 - betas, dim=0)
+    one = T.tensor(1.0)
+    out = {"alphas_cumprod": alphas_cumprod}
+
+    def threshold(sample, ratio=0.9, max_value=1.5):
+        b, c, *rest = sample.shape
+        flat = sample.reshape(b, c * int(np.prod(rest)))
+        s = T.clamp(T.quantile(flat.abs(), ratio, dim=1), min=1, max=max_value).unsqueeze(1)
+        return (T.clamp(flat, -s, s) / s).reshape(b, c, *rest)
+
+    def ddpm_step(model_output, t, sample, noise, log_var, pred):
+        prev_t = t - N // 10
+        a_t = alphas_cumprod[t]
+        a_prev = alphas_cumprod[prev_t] if prev_t >= 0 else one
+        b_t, b_prev = 1 - a_t, 1 - a_prev
+        cur_a = a_t / a_prev
+        cur_b = 1 - cur_a
+        if pred == "epsilon":
+            x0 = (sample - b_t ** 0.5 * model_output) / a_t ** 0.5
+        else:
+            x0 = (a_t ** 0.5) * sample - (b_t ** 0.5) * model_output
+        x0 = threshold(x0)
+        prev = (a_prev ** 0.5 * cur_b) / b_t * x0 + cur_a ** 0.5 * b_prev / b_t * sample
+        if t > 0:
+            var = T.clamp((1 - a_prev) / (1 - a_t) * cur_b, min=1e-20)
+            prev = prev + (T.exp(0.5 * T.log(var)) if log_var else var ** 0.5) * noise
+        return prev
+
+    timesteps = T.from_numpy((np.arange(0, 10) * (N // 10)).round()[::-1].copy().astype(np.int64))
+    sample = T.tensor(data["sample"], dtype=T.float32)
+    for i, t in enumerate(timesteps):
+        sample = ddpm_step(T.tensor(data["mo"][i], dtype=T.float32), t, sample,
+                           T.tensor(data["noise"][i], dtype=T.float32), i % 2 == 1,
+                           "v_prediction" if i % 3 == 0 else "epsilon")
+    out["ddpm"] = sample
+    ac = alphas_cumprod.to(dtype=T.float64)
+    ts = T.tensor([3, 40])
+    sq = (ac[ts] ** 0.5).flatten()
+    sq1 = ((1 - ac[ts]) ** 0.5).flatten()
+    while len(sq.shape) < 4:
+        sq, sq1 = sq.unsqueeze(-1), sq1.unsqueeze(-1)
+    out["add_noise"] = sq * T.tensor(data["sample"]) + sq1 * T.tensor(data["noise"][0])
+    sig = np.array(((1 - alphas_cumprod.numpy()) / alphas_cumprod.numpy()) ** 0.5)
+    tsteps = np.linspace(0, N - 1, 8, dtype=np.float32)[::-1].copy()
+    sig = np.concatenate([np.interp(tsteps, np.arange(0, len(sig)), sig), [0.0]])
+    sigmas = T.from_numpy(sig.astype(np.float32))
+    tsteps = T.from_numpy(tsteps)
+    sample = T.tensor(data["sample"], dtype=T.float32) * sigmas.max()
+    for i, t in enumerate(tsteps):
+        idx = (tsteps == t).nonzero()
+        idx = idx[1 if len(idx) > 1 else 0].item()
+        sigma = sigmas[idx]
+        scaled = sample / ((sigma ** 2 + 1) ** 0.5)
+        model_output = scaled * 0.3 + T.tensor(data["mo"][i], dtype=T.float32) * 0.1
+        gamma = min(0.5 / (len(sigmas) - 1), 2 ** 0.5 - 1)
+        sigma_hat = sigma * (gamma + 1)
+        sample = sample + T.tensor(data["noise"][i], dtype=T.float32) \
+            * (sigma_hat ** 2 - sigma ** 2) ** 0.5
+        x0 = model_output * (-sigma_hat / (sigma_hat ** 2 + 1) ** 0.5) \
+            + sample / (sigma_hat ** 2 + 1)
+        sample = (sample + (sample - x0) / sigma_hat * (sigmas[idx + 1] - sigma_hat)).to(
+            model_output.dtype)
+    out["euler"] = sample
+    alpha_t, sigma_t = T.sqrt(ac), T.sqrt(1 - ac)
+    lambda_t = T.log(alpha_t) - T.log(sigma_t)
+    sample = T.tensor(data["sample"])
+    prev = x0_prev = None
+    steps = T.from_numpy(np.linspace(0, N - 1, 6).round()[::-1][:-1].copy().astype(np.int64))
+    for i, t in enumerate(steps):
+        s = 0 if i == len(steps) - 1 else steps[i + 1]
+        x0 = (sample - sigma_t[t] * T.tensor(data["mo"][i])) / alpha_t[t]
+        h = lambda_t[s] - lambda_t[t]
+        if prev is None:
+            d = x0
+        else:
+            r0 = (lambda_t[t] - lambda_t[prev]) / h
+            d = x0 + 0.5 * (1.0 / r0) * (x0 - x0_prev)
+        sample = (sigma_t[s] / sigma_t[t]) * sample - (alpha_t[s] * (T.exp(-h) - 1.0)) * d
+        prev, x0_prev = t, x0
+    out["dpmpp"] = sample
+    return out
+
+
+def test_diffusers_scheduler_steps_match_torch():
+    """The float32 schedule is torch's to the bit (cumprod in double, as torch); the steps
+    through it agree to float32 rounding, the float64 DPM-Solver++ to 1e-9 of it."""
+    rs = np.random.RandomState(3)
+    betas = (np.linspace(0.00085 ** 0.5, 0.012 ** 0.5, 50) ** 2).astype(np.float32)
+    data = {"betas": betas, "sample": rs.randn(2, 2, 3, 3), "mo": rs.randn(10, 2, 2, 3, 3),
+            "noise": rs.randn(10, 2, 2, 3, 3)}
+    want, got = _diffusers_program(torch, data), _diffusers_program(rg, data)
+    np.testing.assert_array_equal(got["alphas_cumprod"].numpy(), want["alphas_cumprod"].numpy())
+    for k in ("ddpm", "euler"):
+        close(got[k], want[k], k, 2e-6)
+    for k in ("add_noise", "dpmpp"):
+        close(got[k], want[k], k, 1e-9)
