@@ -53,6 +53,78 @@ def test_float32_alphas_cumprod_and_its_gradient_match_torch():
     close(out[rg][3], out[torch][3], "grad", 1e-5)
 
 
+# --------------------------------------------------------------- linspace's bits
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linspace_is_torchs_to_the_bit(dtype):
+    """torch.linspace computes start + step * i (first half) and end - step * (n - 1 - i)
+    (second half) as fused multiply-adds in the dtype: a float32 time grid (DPM-Solver's
+    t_array, Karras' ramp, scaled-linear betas) must have the same bits, or float64 code
+    downstream of it differs at 1e-7."""
+    rs = np.random.RandomState(0)
+    cases = [(0.00085 ** 0.5, 0.012 ** 0.5, 30), (0.0, 1.0, 1001), (1.0, 0.0, 18),
+             (80 ** (1 / 7), 0.002 ** (1 / 7), 18), (-3.3, 7.1, 11), (5.0, 5.0, 4),
+             (0, 999, 1000), (0.0, float("inf"), 5), (float("-inf"), 0.0, 4)]
+    cases += [(*sorted(rs.randn(2) * 10.0 ** rs.randint(-5, 5)), int(rs.randint(2, 500)))
+              for _ in range(40)]
+    for a, b, n in cases:
+        want = torch.linspace(a, b, n, dtype=getattr(torch, dtype)).numpy()
+        got = rg.linspace(a, b, n, dtype=getattr(rg, dtype)).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, err_msg=str((a, b, n)))
+    np.testing.assert_array_equal(rg.linspace(rg.tensor(0.0), rg.tensor(1.0), 7).numpy(),
+                                  torch.linspace(torch.tensor(0.0), torch.tensor(1.0), 7).numpy())
+    if dtype == "float32":
+        for T in (torch, rg):
+            with pytest.raises(RuntimeError):
+                T.linspace(0.0, 1e300, 5, dtype=T.float32)
+
+
+def test_dpm_solver_noise_schedule_on_a_float32_grid_matches_torch():
+    """DPM-Solver's NoiseScheduleVP('discrete'): a float32 linspace time grid cast to
+    float64, piecewise-linear interpolation by sort/argmin/gather, and the log-SNR time
+    steps: float64 results to 1e-12 (1e-7 before linspace had torch's bits)."""
+    def program(T):
+        betas = T.tensor(np.linspace(1e-4, 0.02, 1000))
+        log_alphas = (0.5 * T.log(1 - betas).cumsum(dim=0)).reshape((1, -1))
+        t_array = T.linspace(0., 1., log_alphas.shape[1] + 1)[1:].reshape((1, -1)).to(T.float64)
+
+        def interpolate_fn(x, xp, yp):
+            N, K = x.shape[0], xp.shape[1]
+            all_x = T.cat([x.unsqueeze(2), xp.unsqueeze(0).repeat((N, 1, 1))], dim=2)
+            sorted_all_x, x_indices = T.sort(all_x, dim=2)
+            x_idx = T.argmin(x_indices, dim=2)
+            cand = x_idx - 1
+            start_idx = T.where(T.eq(x_idx, 0), T.tensor(1),
+                                T.where(T.eq(x_idx, K), T.tensor(K - 2), cand))
+            end_idx = T.where(T.eq(start_idx, cand), start_idx + 2, start_idx + 1)
+            start_x = T.gather(sorted_all_x, dim=2, index=start_idx.unsqueeze(2)).squeeze(2)
+            end_x = T.gather(sorted_all_x, dim=2, index=end_idx.unsqueeze(2)).squeeze(2)
+            start_idx2 = T.where(T.eq(x_idx, 0), T.tensor(0),
+                                 T.where(T.eq(x_idx, K), T.tensor(K - 2), cand))
+            yps = yp.unsqueeze(0).expand(N, -1, -1)
+            start_y = T.gather(yps, dim=2, index=start_idx2.unsqueeze(2)).squeeze(2)
+            end_y = T.gather(yps, dim=2, index=(start_idx2 + 1).unsqueeze(2)).squeeze(2)
+            return start_y + (x - start_x) * (end_y - start_y) / (end_x - start_x)
+
+        def marginal_lambda(t):
+            lmc = interpolate_fn(t.reshape((-1, 1)), t_array, log_alphas).reshape(-1)
+            return lmc - 0.5 * T.log(1. - T.exp(2. * lmc))
+
+        def inverse_lambda(lamb):
+            log_alpha = -0.5 * T.logaddexp(T.zeros((1,)).to(lamb), -2. * lamb)
+            return interpolate_fn(log_alpha.reshape((-1, 1)), T.flip(log_alphas, [1]),
+                                  T.flip(t_array, [1])).reshape((-1,))
+
+        lam = marginal_lambda(T.tensor([1e-3, 0.25, 0.5, 0.999, 1.0], dtype=T.float64))
+        steps = T.linspace(lam[-1].item(), lam[0].item(), 7)
+        return lam, inverse_lambda(steps), T.linspace(1.0, 1e-3 ** 0.5, 7).pow(2)
+
+    for got, want in zip(program(rg), program(torch), strict=True):
+        close(got, want, "", 1e-12)
+
+
 # --------------------------------------------------------------- error types
 
 
