@@ -192,13 +192,13 @@ def _power(x, y, *, number: bool = False):
 
 
 def _pow_dx(m, g, out, x, y, *, number=False):
-    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch), in
-    PyTorch's order g * (y * x**(y-1)), x**(y-1) by the same kernel as the forward."""
+    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch); for one
+    exponent in PyTorch's order g * (y * x**(y-1)), x**(y-1) by the forward's kernel."""
     if y.__class__ is np.ndarray and y.ndim == 0:  # one exponent: decide once, no `where`
         if y == 0:
             return zero_grad(m, g)
         return g * (y * (m.pow(x, y - 1, number=True) if number else x ** (y - 1)))
-    return m.where(y == 0, 0.0, g * (y * x ** (y - 1)))
+    return m.where(y == 0, 0.0, g * y * x ** (y - 1))  # (rg.sym's Horner rewrite reads this)
 
 
 def _pow_dy(m, g, out, x, y, *, number=False):
