@@ -139,6 +139,47 @@ def test_trapezoid_of_a_0d_tensor_is_index_error(fn):
             getattr(T, fn)(T.tensor(1.0))
 
 
+# --------------------------------------------------------------- NumPy functions of tensors
+
+
+def _ldm_beta_schedule(T, schedule, n_timestep, linear_start=1e-4, linear_end=2e-2,
+                       cosine_s=8e-3):
+    """latent-diffusion's make_beta_schedule (ldm/modules/diffusionmodules/util.py)."""
+    if schedule == "linear":
+        betas = T.linspace(linear_start ** 0.5, linear_end ** 0.5, n_timestep,
+                           dtype=T.float64) ** 2
+    elif schedule == "cosine":
+        timesteps = T.arange(n_timestep + 1, dtype=T.float64) / n_timestep + cosine_s
+        alphas = timesteps / (1 + cosine_s) * np.pi / 2
+        alphas = T.cos(alphas).pow(2)
+        alphas = alphas / alphas[0]
+        betas = 1 - alphas[1:] / alphas[:-1]
+        betas = np.clip(betas, a_min=0, a_max=0.999)
+    else:  # "sqrt"
+        betas = T.linspace(linear_start, linear_end, n_timestep, dtype=T.float64) ** 0.5
+    return betas.numpy()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's __array_wrap__ signature
+def test_numpy_functions_that_fall_back_give_tensors_as_torch():
+    """np.clip / np.cumprod / np.reshape / np.round of a tensor compute on its values and
+    give a Tensor back (torch's __array_wrap__), so latent-diffusion's cosine schedule,
+    np.clip(betas, ...) then betas.numpy(), runs; for a tensor that requires grad both
+    refuse with RuntimeError rather than drop its history."""
+    for s in ("linear", "cosine", "sqrt"):
+        np.testing.assert_array_equal(_ldm_beta_schedule(rg, s, 20),
+                                      _ldm_beta_schedule(torch, s, 20))
+    x = np.array([-0.5, 0.5, 2.0])
+    for fn in (lambda t: np.clip(t, 0, 0.999), np.cumprod, lambda t: np.reshape(t, (3, 1)),
+               lambda t: np.round(t, 1)):
+        want, got = fn(torch.tensor(x)), fn(rg.tensor(x))
+        assert isinstance(got, rg.Tensor) and isinstance(want, torch.Tensor)
+        close(got, want, "", 0.0)
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError):
+            np.clip(T.tensor(x, requires_grad=True), 0, 1)
+
+
 # --------------------------------------------------------------- torch._utils
 
 
