@@ -87,6 +87,9 @@ def _binop(op, reflected=False, true_div=False):
                 if op is ops.pow and _is_bool_power(self, other, reflected):
                     return self.clone() if other else apply(ops.ones_like, self)  # as torch
                 self, other = _promote_pair(op, self, other, true_div)
+                if is_pow and not reflected and isinstance(b, (np.floating, np.integer)) and \
+                        float(b) in NUMBER_POWERS_FLAGGED and self.data.dtype in (_F32, np.float64):
+                    return apply(op, self, other, number=True)  # a NumPy number: as a Python one
         if is_pow and self.data.dtype.kind in "iu":
             # integers: negative exponents as PyTorch treats them (api.torch_names.pow)
             return _int_pow(b, a) if reflected else _int_pow(a, b)
