@@ -366,6 +366,64 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
                  requires_grad)
 
 
+def _two_sum(a, b):
+    """s + e == a + b exactly, s = fl(a + b) (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a, b):
+    """p + e == a * b exactly, p = fl(a * b) (Dekker, with Veltkamp's split)."""
+    p = a * b
+    c = 134217729.0 * a
+    ah = c - (c - a)
+    c = 134217729.0 * b
+    bh = c - (c - b)
+    al, bl = a - ah, b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _sum_round_odd(a, b):
+    """a + b rounded to odd (an inexact sum gets the odd neighbour), so that one more
+    rounding to nearest, here or to fewer bits, rounds the exact sum correctly."""
+    s, e = _two_sum(a, b)
+    even = (s.view(np.int64) & 1) == 0
+    return np.where((e != 0) & even, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+
+
+def _fma(a, b, c, dt):
+    """a * b + c rounded once to `dt` (float64 arrays in; Boldo and Melquiond's emulation
+    of a fused multiply-add through rounding to odd)."""
+    uh, ul = _two_prod(a, b)
+    th, tl = _two_sum(c, uh)
+    if dt == np.float32:  # a float32 product is exact in float64: one rounding to odd
+        return _sum_round_odd(c, a * b).astype(np.float32)
+    return th + _sum_round_odd(tl, ul)
+
+
+def _torch_linspace(start, end, steps: int, dt) -> np.ndarray:
+    """PyTorch's CPU linspace, bit for bit: step = (end - start) / (steps - 1) in `dt`,
+    start + step * i for the first half and end - step * (steps - 1 - i) for the rest, each
+    a fused multiply-add (as its kernel is compiled); NumPy's start + i * step rounds
+    twice and drifts from it in the last bit."""
+    with np.errstate(all="ignore"):
+        lo, hi = dt.type(start), dt.type(end)
+        for v, cast in ((start, lo), (end, hi)):
+            if np.isinf(cast) and np.isfinite(v):
+                raise RuntimeError(f"linspace(): value {v!r} cannot be converted to type {dt} "
+                                   "without overflow")
+        step = np.float64(dt.type((hi - lo) / dt.type(steps - 1)))
+        i = np.arange(steps, dtype=np.float64)
+        first = i < steps // 2
+        a = np.where(first, step, -step)
+        b = np.where(first, i, steps - 1 - i)
+        c = np.where(first, np.float64(lo), np.float64(hi))
+        out = _fma(a, b, c, dt)
+        naive = (a * b + c).astype(dt)  # infinities and overflow: the plain formula's values
+        return np.where(np.isfinite(out), out, naive)
+
+
 @_torch_keywords
 @_takes_out
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
@@ -382,6 +440,10 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
         raise ArgumentError(f"linspace(): steps must be a non-negative int, got {steps!r}")
     if dt == np.bool_:
         raise TypeError("linspace() does not support dtype bool")
+    start, end = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (start, end))
+    if dt in (np.float32, np.float64) and steps > 1 and all(
+            isinstance(v, (int, float, np.integer, np.floating)) for v in (start, end)):
+        return _make(_moved(_torch_linspace(start, end, steps, dt), device), requires_grad)
     if dt.kind not in "iu":
         return _make(_create(device, lambda xp: xp.linspace(start, end, steps, dtype=dt)),
                      requires_grad)

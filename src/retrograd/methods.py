@@ -43,6 +43,7 @@ from .dtypes import (
 from .engine import apply, apply2
 from .grad_mode import state
 from .layouts import check_keywords, strided
+from .ops.elementwise import NUMBER_POWERS_FLAGGED
 from .primitive import ArgumentError, ShapeError
 from .tensor import Tensor, _initial_grad
 
@@ -80,10 +81,16 @@ def _binop(op, reflected=False, true_div=False):
                     return _half_with_number(op, self, other, reflected)
                 c = consts.get(other)
                 other = _const(consts, other, dt) if c is None else c
+                if is_pow and not reflected and b in NUMBER_POWERS_FLAGGED and dt.kind == "f" \
+                        and dt.itemsize >= 4:  # x ** 3, ** -2, ** 0.5: torch's kernels
+                    return apply(op, self, other, number=True)
             else:
                 if op is ops.pow and _is_bool_power(self, other, reflected):
                     return self.clone() if other else apply(ops.ones_like, self)  # as torch
                 self, other = _promote_pair(op, self, other, true_div)
+                if is_pow and not reflected and isinstance(b, (np.floating, np.integer)) and \
+                        float(b) in NUMBER_POWERS_FLAGGED and self.data.dtype in (_F32, np.float64):
+                    return apply(op, self, other, number=True)  # a NumPy number: as a Python one
         if is_pow and self.data.dtype.kind in "iu":
             # integers: negative exponents as PyTorch treats them (api.torch_names.pow)
             return _int_pow(b, a) if reflected else _int_pow(a, b)
@@ -576,6 +583,9 @@ class _Methods:
         if self.data.dtype.kind in "iu" and isinstance(other, Tensor) \
                 and other.data.dtype.kind in "iu":
             return self.pow_(other)  # exponents that may be negative: torch's integer rule
+        if (other.__class__ is float or other.__class__ is int) \
+                and other in NUMBER_POWERS_FLAGGED and self.data.dtype in (_F32, np.float64):
+            return self._inplace(ops.pow, other, number=True)  # x **= 3 as x ** 3
         return self._inplace(ops.pow, other)
 
     def zero_(self) -> Tensor:

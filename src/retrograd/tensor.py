@@ -363,6 +363,21 @@ class Tensor:
             _on_device(self, "conversion to a NumPy array")
         return self.data if dtype is None else self.data.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar: bool = False):
+        """The result of a NumPy function that computed on the values (np.clip, np.cumprod,
+        np.reshape, np.round of a tensor: latent-diffusion's cosine schedule clips a
+        tensor with np.clip, then calls .numpy()) as a Tensor, as PyTorch's
+        `__array_wrap__` gives: bool results as uint8, sharing the array's memory.
+        Refused for a tensor that requires grad (PyTorch refuses its conversion to an
+        array), so no history is silently dropped."""
+        if self.requires_grad:
+            raise RuntimeError("a NumPy function of a tensor that requires grad: its result "
+                               "would have no history; use tensor.detach() first (as "
+                               "PyTorch's conversion to an array asks)")
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._wrap(np.asarray(array))
+
     def _scalar_value(self, what: str, error: type = RuntimeError):
         """The one element as a 0-d array: PyTorch converts any one-element tensor (shape
         (1,) or (1, 1) too: `int(torch.randint(W, (1,)))`), where NumPy 2 takes only 0-d.

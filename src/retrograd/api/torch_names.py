@@ -258,9 +258,10 @@ def pow(input, exponent, *, out=None) -> Tensor:  # noqa: A001 - PyTorch's name
     integer tensor of exponents may hold negative values (then 1 ** e is 1, (-1) ** e
     is +-1 and any other base gives 0); bool tensors to bool tensors are refused.
     Like `torch.pow`: `rg.pow(2, rg.arange(3))` is `tensor([1, 2, 4])`."""
-    if out is None and input.__class__ is Tensor and input.data.dtype.kind in "fc" and (
+    if input.__class__ is Tensor and input.data.dtype.kind in "fc" and (
             exponent.__class__ is float or exponent.__class__ is int):
-        return input ** exponent  # the operator's fast path: same result
+        # the operator's path: same result (x ** 3 as torch's kernel for a number)
+        return input ** exponent if out is None else _into("pow", input ** exponent, out)
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if isinstance(input, _NUMBER) and isinstance(exponent, _NUMBER):
             raise TypeError("pow(): one of 'input' and 'exponent' must be a tensor; for two "

@@ -15,13 +15,26 @@ from ..primitive import defop
 from . import _stl_sort
 from .reductions import _acc
 
+# PyTorch's CPU scans accumulate in a wider type and round each running value once:
+# half in float32, float32 in float64, complex64 in complex128 (a float32 cumprod of
+# 1 - betas in NumPy's own precision drifts an ulp or more from torch's alphas_cumprod)
+_WIDER = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float64,
+          np.dtype(np.complex64): np.complex128}
+
+
+def _scan(fn, x, axis):
+    """fn(x, axis) (a NumPy scan) in PyTorch's accumulation type, cast back to x's dtype."""
+    wide = _WIDER.get(x.dtype)
+    if wide is None:
+        return fn(x, axis, _acc(x))
+    return fn(x, axis, wide).astype(x.dtype)
+
 
 def _cumsum(x, *, axis, reverse=False):
-    if x.dtype == np.float16:  # accumulated in float32, as PyTorch's CPU cumsum of half
-        return _cumsum(x.astype(np.float32), axis=axis, reverse=reverse).astype(np.float16)
     if reverse:
-        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=_acc(x)), axis)
-    return np.cumsum(x, axis=axis, dtype=_acc(x))  # (NumPy: int32 -> int64)
+        return np.flip(_scan(lambda v, a, d: np.cumsum(v, axis=a, dtype=d), np.flip(x, axis),
+                             axis), axis)
+    return _scan(lambda v, a, d: np.cumsum(v, axis=a, dtype=d), x, axis)  # int32 stays
 
 
 cumsum = defop(
@@ -70,8 +83,7 @@ def _cumprod_jvp(m, t, out, x, *, axis):
 
 
 cumprod = defop(
-    "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis, dtype=_acc(x)) if x.dtype != np.float16
-    else np.cumprod(x, axis=axis, dtype=np.float32).astype(np.float16),
+    "cumprod", lambda x, *, axis: _scan(lambda v, a, d: np.cumprod(v, axis=a, dtype=d), x, axis),
     (_cumprod_vjp,), (_cumprod_jvp,), save_out=True, fresh=True)
 
 
@@ -103,7 +115,10 @@ def _complex_logcumsumexp(x, axis):
 def _logcumsumexp(x, *, axis):
     if x.dtype.kind == "c":
         return _complex_logcumsumexp(x, axis)
-    return np.logaddexp.accumulate(x, axis=axis)
+    wide = _WIDER.get(x.dtype)
+    if wide is None:
+        return np.logaddexp.accumulate(x, axis=axis)
+    return np.logaddexp.accumulate(x.astype(wide), axis=axis).astype(x.dtype)
 
 
 def _reverse_logcumsumexp(m, x, axis):

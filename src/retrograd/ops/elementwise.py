@@ -243,51 +243,51 @@ mul = elementwise("mul", np.multiply, lambda m, g, out, x, y: g * y,
 div = elementwise("div", np.true_divide, lambda m, g, out, x, y: g / y,
                   lambda m, g, out, x, y: -g * ((x / y) / y), reads={0: (1,), 1: (0, 1)},
                   into=np.true_divide)
-_POW_SPECIAL = (3.0, -2.0, 0.5, -0.5)
+# PyTorch's pow of a float tensor to a Python number: these exponents are not its pow
+# routine but products, a reciprocal or a square root (x ** 3 is x * x * x, rounded twice;
+# NumPy's power of 3 rounds once and differs in the last bit for a quarter of the values)
+_NUMBER_POWERS = {3.0: lambda x: x * x * x, -2.0: lambda x: np.reciprocal(x * x),
+                  0.5: np.sqrt, -0.5: lambda x: np.reciprocal(np.sqrt(x)),
+                  -1.0: np.reciprocal}
+# the number exponents whose forward or first derivative (x ** (y - 1)) is one of those
+NUMBER_POWERS_FLAGGED = frozenset(_NUMBER_POWERS) | {e + 1 for e in _NUMBER_POWERS} - {0.0}
 
 
-def _pow_special(x, y):
-    """The exponent PyTorch computes without pow (x*x*x, 1/(x*x), sqrt, 1/sqrt: its
-    values to the bit, and -0 ** -0.5 = -inf), when y is one such number for a real float
-    x of y's dtype; else None."""
-    if (y.__class__ is np.ndarray and y.ndim == 0 or isinstance(y, np.floating)) \
-            and x.__class__ is np.ndarray and x.dtype.kind == "f" and x.dtype == y.dtype:
-        e = float(y)
-        if e in _POW_SPECIAL:
-            return e
-    return None
+def _power(x, y, *, number: bool = False):
+    """x ** y; `number`: y is a 0-d float exponent that was a Python number, computed as
+    PyTorch's kernel for a number exponent does (a 0-d tensor exponent goes to pow)."""
+    if number:
+        special = _NUMBER_POWERS.get(float(y))
+        if special is not None:
+            return special(x)
+    return np.power(x, y)
 
 
-def _pow(x, y, out=None):
-    e = _pow_special(x, y)
-    if e is None:
-        return np.power(x, y, out=out)
-    if e == 3.0:  # x is read twice: `out` may be x's own buffer (rg.jit reuses a dying one)
-        return np.multiply(np.multiply(x, x), x, out=out)
-    if e == -2.0:
-        return np.reciprocal(np.multiply(x, x, out=out), out=out)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.sqrt(x, out=out)
-        if e == 0.5:
-            return r
-        return np.reciprocal(r, out=r) if r.__class__ is np.ndarray else np.reciprocal(r)
-
-
-def _pow_dx(m, g, out, x, y):
-    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch); x**(y-1)
-    by pow itself, so its special exponents (-0.5 at -0: -inf) are PyTorch's too."""
+def _pow_dx(m, g, out, x, y, *, number=False):
+    """d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x = 0, as in PyTorch); for one
+    exponent in PyTorch's order g * (y * x**(y-1)), x**(y-1) by the forward's kernel."""
     if y.__class__ is np.ndarray and y.ndim == 0:  # one exponent: decide once, no `where`
-        return zero_grad(m, g) if y == 0 else g * y * m.pow(x, y - 1)
-    return m.where(y == 0, 0.0, g * y * m.pow(x, y - 1))
+        if y == 0:
+            return zero_grad(m, g)
+        return g * (y * (m.pow(x, y - 1, number=True) if number else x ** (y - 1)))
+    return m.where(y == 0, 0.0, g * y * x ** (y - 1))  # (rg.sym's Horner rewrite reads this)
 
 
-def _pow_dy(m, g, out, x, y):
+def _pow_dy(m, g, out, x, y, *, number=False):
     """d/dy x**y = x**y log x, and 0 where x == 0 and y >= 0 (so 0**y with y < 0 gives
     -inf), PyTorch's formula."""
     return g * m.where(m.logical_and(x == 0, y >= 0), 0.0, out * m.log(x))
 
 
-pow = elementwise("pow", _pow, _pow_dx, _pow_dy, save_out=(1,), into=_pow)
+def _power_into(x, y, *, number: bool = False, out=None):
+    """`_power` written into `out` (rg.jit reuses a dying buffer)."""
+    if number and float(y) in _NUMBER_POWERS:
+        out[...] = _power(x, y, number=True)
+        return out
+    return np.power(x, y, out=out)
+
+
+pow = elementwise("pow", _power, _pow_dx, _pow_dy, save_out=(1,), into=_power_into)
 maximum = defop("maximum", _maximum,
                 (lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x < y),
                  lambda m, g, out, x, y: _extreme_vjp(m, g, x, y, x > y)),
