@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from port_compare import close
 
 import retrograd as rg
 
@@ -74,3 +75,51 @@ def test_inplace_write_into_custom_function_view_output_raises():
         y = Ident.apply(2.0, x)
         with pytest.raises(RuntimeError):
             y.mul_(2)
+
+
+def test_per_example_saliency_through_inplace_relu_under_vmap():
+    """torch.func's per-example saliency (vmap of grad, functional_call) of a CNN with
+    ReLU(inplace=True): in-place writes into batched tensors used to be refused."""
+    tm, rm = _pair()
+    x = _x(1, n=3)
+    res = []
+    for L, m in ((torch, tm), (rg, rm)):
+        params = {k: v.detach() for k, v in m.named_parameters()}
+        buffers = {k: v.detach() for k, v in m.named_buffers()}
+
+        def f(xi, m=m, L=L, params=params, buffers=buffers):
+            return L.func.functional_call(m, (params, buffers), (xi.unsqueeze(0),))[0, 1]
+        g = L.func.vmap(L.func.grad(f))(L.tensor(x))
+        j = L.func.jacfwd(lambda v, m=m: m(v).sum(0))(L.tensor(x[:1]))
+        res.append((g, j))
+    for a, b in zip(*res[::-1]):
+        close(a, b, tol=1e-12)
+
+
+def test_inplace_ops_on_batched_and_dual_tensors_match_torch():
+    """mul_, relu_, setitem and add_ on tensors batched by vmap or carrying jvp tangents
+    (torch's relu_ saves its output, which the later writes change: its backward raises,
+    so torch runs the same values with an out-of-place clamp)."""
+    def f(L, v):
+        h = v.sin()
+        h.mul_(v)
+        if L is rg:
+            L.nn.functional.relu(h, inplace=True)
+        else:
+            h = h.clamp(min=0)
+        h[0] = v[1]
+        h.add_(1.0)
+        return h
+    x = np.linspace(-1, 1, 12).reshape(3, 4)
+    res = []
+    for L in (torch, rg):
+        xt = L.tensor(x, requires_grad=True)
+        out = L.func.vmap(lambda v, L=L: f(L, v))(xt)
+        out.pow(2).sum().backward()
+        res.append((out, xt.grad, L.func.jacfwd(lambda v, L=L: f(L, v))(L.tensor(x[0])),
+                    L.func.jacrev(lambda v, L=L: f(L, v))(L.tensor(x[0])),
+                    L.func.jvp(lambda v, L=L: f(L, v), (L.tensor(x[1]),), (L.tensor(x[2]),))[1]))
+    for a, b in zip(*res[::-1]):
+        close(a, b, tol=1e-12)
+    with pytest.raises(RuntimeError, match="vmap"):  # an unbatched target, as torch.vmap
+        rg.func.vmap(lambda v: rg.zeros(4, dtype=v.dtype).copy_(v))(rg.tensor(x))
