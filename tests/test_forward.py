@@ -357,22 +357,33 @@ def test_non_float_outputs_get_no_tangent():
     np.testing.assert_allclose(t.data, [1.0, -1.0])
 
 
-def test_in_place_ops_with_tangents_raise():
-    def f(a):
+def test_in_place_ops_with_tangents_match_torch():
+    """In-place writes of or into tensors that carry tangents (not views of others): the
+    tangent follows the write, as torch.func.jvp (they used to be refused)."""
+    def f(m, a):
         b = a * 1.0
         b.mul_(2.0)
         return b
 
-    with pytest.raises(RuntimeError, match="in-place 'mul'.*forward-mode tangent"):
-        F.jvp(f, (rg.tensor([1.0]),), (rg.tensor([1.0]),))
-
-    def g(a):
-        z = rg.zeros(2)
+    def g(m, a):
+        z = m.zeros(2, dtype=a.dtype)
         z[0] = a[0]
         return z
 
-    with pytest.raises(RuntimeError, match="in-place 'setitem'"):
-        F.jvp(g, (rg.tensor([1.0, 2.0]),), (rg.tensor([1.0, 1.0]),))
+    for fn in (f, g):
+        want = torch.func.jvp(lambda a, fn=fn: fn(torch, a), (torch.tensor([1.0, 2.0]),),
+                              (torch.tensor([1.0, 3.0]),))
+        got = F.jvp(lambda a, fn=fn: fn(rg, a), (rg.tensor([1.0, 2.0]),), (rg.tensor([1.0, 3.0]),))
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a.data, b.numpy())
+
+    def v(a):  # a write into a view of a tensor with tangents is still refused
+        b = a * 1.0
+        b[:1].mul_(2.0)
+        return b
+
+    with pytest.raises(RuntimeError, match="in-place 'mul'.*forward-mode tangent"):
+        F.jvp(v, (rg.tensor([1.0, 2.0]),), (rg.tensor([1.0, 1.0]),))
 
     def h(a):  # in place on tensors without tangents is fine
         z = rg.zeros(2)

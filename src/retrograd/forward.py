@@ -182,8 +182,19 @@ class Stack:
                 if t is not None and o.dtype.kind in "fc":
                     _set(o, lv, t)
 
-    def check_inplace(self, target: Tensor, other, op) -> None:
-        """In-place ops cannot update tangents (views would go stale): refuse them."""
+    def check_inplace(self, target: Tensor, other, op) -> bool:
+        """True where the write carries tangents that `write_inplace` can move onto the
+        target: a target that is neither a view nor viewed (views would go stale), and, at a
+        vmap level, batched itself where the source is (as torch.vmap). Else refuse the write
+        when a tangent is involved; False when none is."""
+        fws = [getattr(t, "_fw", None) for t in (target, other)]
+        live = [lv for lv in self.levels if any(fw is not None and lv in fw for fw in fws)]
+        if not live:
+            return False
+        if getattr(target, "_view", None) is None and not getattr(target, "_views", None) \
+                and target.data.dtype.kind in "fc" \
+                and all(not lv.vmap or (fws[0] is not None and lv in fws[0]) for lv in live):
+            return True
         for t in (target, other):
             fw = getattr(t, "_fw", None)
             if fw is not None and any(lv.vmap and lv in fw for lv in self.levels):
@@ -195,6 +206,32 @@ class Stack:
                     f"in-place '{op.name}' on or with a tensor that carries a forward-mode "
                     f"tangent (shape {t.shape}) is not supported inside jvp/jacfwd/hessian/hvp; "
                     "use an out-of-place op (e.g. rg.where, rg.cat, rg.stack) instead")
+        return False
+
+    def write_inplace(self, target: Tensor, other, op, attrs: dict) -> Tensor:
+        """An in-place op on a tensor that carries tangents (nn.ReLU(inplace=True) inside
+        vmap or jvp): the op out of place on a copy of the old value that keeps the
+        tangents and history, its values written into the target, and the result's
+        tangents and node moved onto the target."""
+        from .api._args import promote
+
+        old = Tensor._wrap(target.data.copy())
+        old.grad_fn, old.requires_grad = target.grad_fn, target.requires_grad
+        if target._fw:
+            old._fw = dict(target._fw)
+        if op is not ops.setitem:
+            old, other = promote(old, other, floating=op is ops.div)
+        result = apply(op, old, other, **attrs)
+        if result.data.dtype != target.data.dtype:
+            result = result.to(target.data.dtype)
+        target.data[...] = result.data
+        target._cell()[0] += 1
+        if result.requires_grad and result.grad_fn is not None:
+            target.grad_fn, target.requires_grad = result.grad_fn, True
+        target._fw = None
+        for lv, t in (result._fw or {}).items():
+            _set(target, lv, t)
+        return target
 
 
     def check_read(self, t, what: str) -> None:

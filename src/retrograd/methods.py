@@ -470,8 +470,9 @@ class _Methods:
         rebase = _view_rebase(self, f"in-place '{op.name}'") if recording else None
         if state.tracer is not None:  # rg.jit: the write becomes part of the program
             state.tracer.node_of(self)
-        if state.forward is not None:
-            state.forward.check_inplace(self, other, op)
+        if state.forward is not None and state.forward.check_inplace(self, other, op):
+            engine.mark_inplace()
+            return state.forward.write_inplace(self, other, op, attrs)
         if recording:
             if rebase is not None:  # self's old value, as a view of its root's old history
                 root = _snapshot(rebase[0])

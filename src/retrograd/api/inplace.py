@@ -30,7 +30,7 @@ from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor
 from ._errors import DtypeError, ShapeError
-from .pieces import refuse_piece_write
+from .pieces import aliased_input, refuse_piece_write
 
 INPLACE = tuple("""
     abs absolute acos acosh add addcdiv addcmul arccos arccosh arcsin arcsinh arctan arctan2
@@ -70,7 +70,7 @@ def view_rebase(self: Tensor, fn: str):
     v = getattr(self, "_view", None)
     if v is None:  # not made by a view op; refused where its node says it shares an input's
         node = self.grad_fn  # memory (a custom Function returning its input, as torch);
-        src = node.inputs[0] if node is not None and node.op.view and node.inputs else None
+        src = aliased_input(node, self) if node is not None and node.op.view else None
         if isinstance(src, Tensor) and not (  # a root rebased earlier ends in a reshape of
                 self.data.__class__ is np.ndarray and src.data.__class__ is np.ndarray  # a
                 and not np.may_share_memory(self.data, src.data)):  # copy: still a root

@@ -50,7 +50,19 @@ def refuse_piece_write(t, fn: str) -> None:
         node = t.grad_fn
         if node is None or not node.op.view or not node.inputs:
             return
-        t = node.inputs[0]
+        t = aliased_input(node, t)
+
+
+def aliased_input(node, t):
+    """The input of view node `node` that its output `t` shows: the first one for a view
+    op; for a custom Function (whose inputs may start with non-tensors) the tensor input
+    sharing t's memory, else its first tensor input; None when it has none."""
+    ins = [a for a in node.inputs if hasattr(a, "grad_fn") and hasattr(a, "data")]
+    for a in ins:
+        if isinstance(a.data, np.ndarray) and isinstance(t.data, np.ndarray) \
+                and np.may_share_memory(a.data, t.data):
+            return a
+    return ins[0] if ins else None
 
 
 def joined(x, idxs: list) -> tuple:
