@@ -402,6 +402,10 @@ class _Methods:
             raise DtypeError(f"Index put requires the source and destination dtypes match, got "
                              f"{self.dtype} for the destination and {value.dtype} for the "
                              f"source (as in PyTorch: convert the value with .to(x.dtype))")
+        if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "fc" \
+                and self.data.dtype.kind in "iu" and _has_mask(idx):
+            # a 0-d value under a mask is PyTorch's masked_fill: its value is checked
+            _scalar_as(value.item(), self.data.dtype, "setitem")
         if value.__class__ in (bool, int, float, complex) and (
                 self.data.dtype.itemsize >= 4 or self.data.dtype.kind != "f"):
             # PyTorch's checked fill value: -1 wraps into uint8, 300 or 1+2j into a real
@@ -725,6 +729,12 @@ def _torch_order(idx: tuple, ndim: int):
 
 def _is_array(i) -> bool:
     return isinstance(i, np.ndarray) or devices.is_device_array(i)
+
+
+def _has_mask(idx) -> bool:
+    """Whether an index (from `_index`) holds a bool mask array."""
+    return any(getattr(i, "dtype", None) == np.bool_ and getattr(i, "ndim", 0)
+               for i in (idx if idx.__class__ is tuple else (idx,)))
 
 
 def _put_refuses(idx, value) -> bool:
