@@ -3,6 +3,7 @@ global module hooks of `torch.nn.modules.module`, and small edge cases."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -113,3 +114,66 @@ def test_global_hook_kinds_and_registration_hooks_match_torch():
     from retrograd.nn.modules import module as rm
 
     assert _hook_kinds_log(rg, rg.nn, rm) == _hook_kinds_log(torch, torch.nn, tm)
+
+
+def _same_error(fn):
+    """fn(torch) and fn(rg) both raise, the retrograd error an instance of torch's type."""
+    with pytest.raises(Exception) as te:
+        fn(torch)
+    with pytest.raises(type(te.value)):
+        fn(rg)
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.tensor(3.0).unbind(),
+    lambda L: L.diag_embed(L.tensor(3.0)),
+    lambda L: L.linalg.cross(L.tensor(3.0), L.tensor(3.0)),
+    lambda L: L.repeat_interleave(L.tensor(3.0), 2, dim=0),
+    lambda L: L.repeat_interleave(L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0])),
+    lambda L: L.tensor([1, 2]).sub_(True, alpha=2),
+    lambda L: L.tensor([1 + 1j]).abs_(),
+    lambda L: L.zeros(3, dtype=L.int32).__setitem__(L.tensor([True, False, True]),
+                                                     L.tensor(-float("inf"))),
+], ids=["unbind0d", "diag_embed0d", "linalg_cross0d", "repeat_interleave0d",
+        "repeat_interleave_float", "sub_bool_alpha", "abs_complex", "mask_inf_into_int"])
+def test_edge_errors_match_torch(case):
+    _same_error(case)
+
+
+def test_index_put_accumulate_into_zero_width_rows():
+    for acc in (True, False):
+        outs = []
+        for L in (torch, rg):
+            z = L.zeros(2, 0)
+            z.index_put_((L.tensor([0, 1]),), L.zeros(2, 0), accumulate=acc)
+            outs.append(tuple(z.shape))
+        assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("method,args", [
+    ("normal_", ()), ("exponential_", ()), ("geometric_", (0.5,)), ("log_normal_", ()),
+    ("random_", ()), ("bernoulli_", ())])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8", "complex64"])
+def test_sampling_into_an_empty_tensor_of_any_dtype(method, args, dtype):
+    res = []
+    for L in (torch, rg):
+        x = L.empty(0, 3, dtype=getattr(L, dtype))
+        v = x._version
+        try:
+            y = getattr(x, method)(*args)
+            res.append((y is x, tuple(y.shape), str(y.dtype).split(".")[-1], x._version - v))
+        except Exception as e:  # noqa: BLE001 - compared below
+            res.append(type(e).__name__)
+    if isinstance(res[0], str):  # torch raises: so must we (and the dtype stays refused)
+        assert isinstance(res[1], str)
+    else:
+        assert res[0] == res[1]
+
+
+def test_numpy_comparison_ufunc_of_a_tensor_gives_uint8_as_torch():
+    for f in (np.greater, np.less_equal, np.equal):
+        t = f(torch.tensor([1.0, -1.0, 0.0]), 0)
+        r = f(rg.tensor([1.0, -1.0, 0.0]), 0)
+        assert str(r.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        np.testing.assert_array_equal(r.numpy(), t.numpy())
+    assert (rg.tensor([1.0]) > 0).dtype == rg.bool  # the operator keeps bool

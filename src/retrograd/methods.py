@@ -545,6 +545,9 @@ class _Methods:
 
     def sub_(self, other, alpha=1) -> Tensor:
         other, alpha = _old_alpha_form(other, alpha, "sub_")
+        if alpha != 1 and (_is_bool(self) or _is_bool(other)):  # before the scaling hides it
+            raise DtypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "
+                             f"{type(other).__name__}) is not supported")
         return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha,
                                                                            "sub_"))
 

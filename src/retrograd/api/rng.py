@@ -229,7 +229,7 @@ def random_(self, *args, generator=None, **kwargs) -> Tensor:
     dt = self.data.dtype
     _kind(self, "random_()", "biuf", "a real dtype is needed", empty_ok=True)
     if dt.kind == "c":  # an empty complex tensor: nothing to fill, as in PyTorch
-        return self
+        return _fill(self, np.zeros(self.shape, dt))
     top = int(to) - 1 if to is not None else _top(dt)
     if to is not None and not lo < to:
         raise ArgumentError(f"random_(): expects 'from' to be less than 'to', but got "
