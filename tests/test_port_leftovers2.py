@@ -177,3 +177,12 @@ def test_numpy_comparison_ufunc_of_a_tensor_gives_uint8_as_torch():
         assert str(r.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
         np.testing.assert_array_equal(r.numpy(), t.numpy())
     assert (rg.tensor([1.0]) > 0).dtype == rg.bool  # the operator keeps bool
+
+
+@pytest.mark.parametrize("p", [float("inf"), 0.0, 1.0, 2.0])
+def test_cdist_with_nan_coordinates_as_torch(p):
+    a = np.array([[0.0, np.nan, 3.0], [1.0, 2.0, -1.0]])
+    b = np.array([[1.0, 1.0, 0.0], [np.nan, 0.0, 0.5], [1.0, 2.0, -1.0], [np.nan, np.nan, 0.0]])
+    r = rg.cdist(rg.tensor(a), rg.tensor(b), p=p).numpy()
+    t = torch.cdist(torch.tensor(a), torch.tensor(b), p=p).numpy()
+    np.testing.assert_array_equal(r, t)
