@@ -186,3 +186,19 @@ def test_cdist_with_nan_coordinates_as_torch(p):
     r = rg.cdist(rg.tensor(a), rg.tensor(b), p=p).numpy()
     t = torch.cdist(torch.tensor(a), torch.tensor(b), p=p).numpy()
     np.testing.assert_array_equal(r, t)
+
+
+def test_pow_with_a_one_element_tensor_exponent_at_negative_inf_and_zero():
+    xs = [-float("inf"), -0.0, 0.0, float("inf"), -1.0, 4.0, 2.5]
+    for dt in ("float32", "float64"):
+        for e in (0.5, -0.5, 1.5):
+            for shape in ((), (1,)):
+                r = rg.tensor(xs, dtype=getattr(rg, dt)) ** rg.full(shape, e,
+                                                                    dtype=getattr(rg, dt))
+                t = torch.tensor(xs, dtype=getattr(torch, dt)) ** torch.full(
+                    shape, e, dtype=getattr(torch, dt))
+                np.testing.assert_array_equal(r.numpy(), t.numpy())
+                np.testing.assert_array_equal(np.signbit(r.numpy()), np.signbit(t.numpy()))
+        x = rg.tensor(xs[:2], dtype=getattr(rg, dt)).pow_(rg.tensor(0.5, dtype=getattr(rg, dt)))
+        np.testing.assert_array_equal(x.numpy(), [np.inf, 0.0])
+        assert not np.signbit(x.numpy()[1])
