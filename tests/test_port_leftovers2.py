@@ -202,3 +202,9 @@ def test_pow_with_a_one_element_tensor_exponent_at_negative_inf_and_zero():
         x = rg.tensor(xs[:2], dtype=getattr(rg, dt)).pow_(rg.tensor(0.5, dtype=getattr(rg, dt)))
         np.testing.assert_array_equal(x.numpy(), [np.inf, 0.0])
         assert not np.signbit(x.numpy()[1])
+
+
+@pytest.mark.parametrize("data", [[1, [2]], [[1, 2], 3], [[1], [2, 3]], [1.0, [2.0]],
+                                  [[1.0], 2.0], [[[1]], [2]], [[True], [False, True]]])
+def test_ragged_nested_lists_raise_torchs_error_type(data):
+    _same_error(lambda L: L.tensor(data))
