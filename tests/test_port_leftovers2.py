@@ -208,3 +208,19 @@ def test_pow_with_a_one_element_tensor_exponent_at_negative_inf_and_zero():
                                   [[1.0], 2.0], [[[1]], [2]], [[True], [False, True]]])
 def test_ragged_nested_lists_raise_torchs_error_type(data):
     _same_error(lambda L: L.tensor(data))
+
+
+def test_sinc_of_complex_input_values_and_gradient():
+    z = np.array([0j, 1 + 1j, 0.5 - 0.2j, 2 + 0j, -1.5 + 3j])
+    for name in ("sinc", "special.sinc", "method", "inplace"):
+        out = []
+        for L in (torch, rg):
+            x = L.tensor(z, requires_grad=True)
+            f = {"sinc": L.sinc, "special.sinc": L.special.sinc, "method": lambda t: t.sinc(),
+                 "inplace": lambda t: t.clone().sinc_()}[name]
+            y = f(x)
+            (y.abs() ** 2).sum().backward()
+            out.append((y.detach().numpy(), x.grad.numpy()))
+        np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-10, atol=1e-10)
+    assert rg.sinc(rg.tensor([1j], dtype=rg.complex64)).dtype == rg.complex64
