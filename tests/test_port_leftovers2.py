@@ -224,3 +224,15 @@ def test_sinc_of_complex_input_values_and_gradient():
         np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-10, atol=1e-10)
     assert rg.sinc(rg.tensor([1j], dtype=rg.complex64)).dtype == rg.complex64
+
+
+@pytest.mark.parametrize("args", [(-1, 10, 3), (-255, 10, 3), (3, -5, 4), (-1, -10, 4),
+                                  (255, 0, 3), (-256, 10, 3), (-1.0, 10, 3), (-0.5, 3, 3)])
+def test_linspace_uint8_wraps_negative_ints_as_torch(args):
+    try:
+        t = torch.linspace(*args, dtype=torch.uint8)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            rg.linspace(*args, dtype=rg.uint8)
+        return
+    np.testing.assert_array_equal(rg.linspace(*args, dtype=rg.uint8).numpy(), t.numpy())
