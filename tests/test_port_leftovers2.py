@@ -236,3 +236,24 @@ def test_linspace_uint8_wraps_negative_ints_as_torch(args):
             rg.linspace(*args, dtype=rg.uint8)
         return
     np.testing.assert_array_equal(rg.linspace(*args, dtype=rg.uint8).numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, b, c: L.clamp(b, c), lambda L, b, c: L.clamp(b, max=c),
+    lambda L, b, c: L.clamp(b, c, c), lambda L, b, c: L.clamp_min(b, c),
+    lambda L, b, c: L.clamp_max(b, c), lambda L, b, c: L.clamp(b, True),
+    lambda L, b, c: b.clone().clamp_(c), lambda L, b, c: b.clone().clamp_max_(c),
+    lambda L, b, c: b.clone().clip_(max=c), lambda L, b, c: b.clone().clamp_min_(c)])
+def test_clamp_of_bool_tensors_with_one_tensor_bound(call):
+    res = []
+    for L in (torch, rg):
+        b, c = L.tensor([True, False, True]), L.tensor([False, True, True])
+        try:
+            r = call(L, b, c)
+            res.append((str(r.dtype).split(".")[-1], r.tolist()))
+        except Exception as e:  # noqa: BLE001 - compared below
+            res.append(e)
+    if isinstance(res[0], Exception):
+        assert isinstance(res[1], type(res[0]))
+    else:
+        assert res[0] == res[1]
