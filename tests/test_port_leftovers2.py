@@ -257,3 +257,17 @@ def test_clamp_of_bool_tensors_with_one_tensor_bound(call):
         assert isinstance(res[1], type(res[0]))
     else:
         assert res[0] == res[1]
+
+
+def test_remainder_zero_takes_the_dividends_sign():
+    a = np.array([-2.0, 0.0, -0.0, 2.0, 3.0, -3.0, 1.0, -7.25])
+    b = np.array([1.0, -1.5, 1.0, -1.0, 1.5, -1.5, np.inf, 2.0])
+    for dt in ("float32", "float64"):
+        outs = []
+        for L in (torch, rg):
+            x, y = L.tensor(a, dtype=getattr(L, dt)), L.tensor(b, dtype=getattr(L, dt))
+            outs.append([o.numpy() for o in (L.remainder(x, y), x % 2.0, L.remainder(x, -1.0),
+                                              x.clone().remainder_(y))])
+        for r, t in zip(outs[1], outs[0]):
+            np.testing.assert_array_equal(r, t)
+            np.testing.assert_array_equal(np.signbit(r), np.signbit(t))
