@@ -271,3 +271,11 @@ def test_remainder_zero_takes_the_dividends_sign():
         for r, t in zip(outs[1], outs[0]):
             np.testing.assert_array_equal(r, t)
             np.testing.assert_array_equal(np.signbit(r), np.signbit(t))
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.tensor([1, 2]).round_(decimals=1),
+    lambda L: L.tensor([True]).scatter_reduce_(0, L.tensor([0]), L.tensor([True]), "mean"),
+], ids=["round_decimals_int", "scatter_reduce_mean_bool"])
+def test_inplace_sweep_errors_match_torch(case):
+    _same_error(case)

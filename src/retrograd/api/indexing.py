@@ -195,6 +195,8 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
         raise ShapeError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
                          f"'amax', 'amin', got {reduce!r}")
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_reduce")
+    if reduce == "mean" and x.dtype == np.bool_:
+        raise DtypeError("scatter_reduce(): reduce='mean' is not implemented for bool tensors")
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     # 'max'/'min': PyTorch's forward takes them for amax/amin, its derivatives refuse them
