@@ -279,3 +279,49 @@ def test_remainder_zero_takes_the_dividends_sign():
 ], ids=["round_decimals_int", "scatter_reduce_mean_bool"])
 def test_inplace_sweep_errors_match_torch(case):
     _same_error(case)
+
+
+def _profiled_training(L, M, weights: dict, x, y) -> tuple:
+    """A small MLP trained three SGD steps while global hooks record each layer's mean
+    activation and output-gradient norm (a debugging/profiling use of the global hooks)."""
+    nn = L.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).double()
+    model.load_state_dict({k: L.tensor(v) for k, v in weights.items()})
+    acts, grads = [], []
+    hs = [M.register_module_forward_hook(
+              lambda m, a, o: acts.append((type(m).__name__, round(float(o.mean()), 10)))),
+          M.register_module_full_backward_pre_hook(
+              lambda m, go: grads.append((type(m).__name__, round(float(go[0].norm()), 10))))]
+    opt = L.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    try:
+        for _ in range(3):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(L.tensor(x)), L.tensor(y))
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    finally:
+        for h in hs:
+            h.remove()
+    params = [p.detach().numpy().copy() for p in model.parameters()]
+    return losses, acts, grads, params
+
+
+def test_training_with_global_profiling_hooks_matches_torch():
+    from retrograd.nn.modules import module as rm
+
+    rng = np.random.default_rng(0)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(),
+                                 torch.nn.Linear(8, 3)).double()
+    weights = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
+    x, y = rng.standard_normal((6, 4)), rng.integers(0, 3, 6)
+    t = _profiled_training(torch, tm, weights, x, y)
+    r = _profiled_training(rg, rm, weights, x, y)
+    np.testing.assert_allclose(r[0], t[0], rtol=1e-12)
+    assert [a[0] for a in r[1]] == [a[0] for a in t[1]]
+    np.testing.assert_allclose([a[1] for a in r[1]], [a[1] for a in t[1]], atol=1e-9)
+    assert [g[0] for g in r[2]] == [g[0] for g in t[2]]
+    np.testing.assert_allclose([g[1] for g in r[2]], [g[1] for g in t[2]], atol=1e-9)
+    for a, b in zip(r[3], t[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
