@@ -292,14 +292,15 @@ def _profiled_training(L, M, weights: dict, x, y) -> tuple:
               lambda m, a, o: acts.append((type(m).__name__, round(float(o.mean()), 10)))),
           M.register_module_full_backward_pre_hook(
               lambda m, go: grads.append((type(m).__name__, round(float(go[0].norm()), 10))))]
-    opt = L.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    losses = []
+    losses = []  # plain SGD steps (torch.optim's first step imports dynamo: seconds)
     try:
         for _ in range(3):
-            opt.zero_grad()
+            model.zero_grad()
             loss = nn.functional.cross_entropy(model(L.tensor(x)), L.tensor(y))
             loss.backward()
-            opt.step()
+            with L.no_grad():
+                for q in model.parameters():
+                    q.sub_(0.1 * q.grad)
             losses.append(loss.item())
     finally:
         for h in hs:
