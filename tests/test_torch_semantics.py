@@ -474,7 +474,10 @@ def test_linspace_refuses_bounds_its_integer_dtype_cannot_hold_like_torch(start,
         rg.linspace(start, end, 7, dtype=np.dtype(dtype))
 
 
-def test_linspace_refuses_a_negative_start_for_uint8():
-    # a deliberate difference: torch wraps -1 to 255 here and returns [255, 213, ...]
-    with pytest.raises(RuntimeError, match="overflow"):
-        rg.linspace(-1, 5, 7, dtype=np.uint8)
+def test_linspace_wraps_a_negative_int_start_for_uint8_as_torch():
+    # torch's check lets a negative int wrap (-1 is 255), as setitem's -1 into uint8 does
+    import torch
+    np.testing.assert_array_equal(rg.linspace(-1, 5, 7, dtype=np.uint8).numpy(),
+                                  torch.linspace(-1, 5, 7, dtype=torch.uint8).numpy())
+    with pytest.raises(RuntimeError, match="overflow"):  # a float is checked strictly
+        rg.linspace(-1.0, 5, 7, dtype=np.uint8)

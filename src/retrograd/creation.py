@@ -448,11 +448,16 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
         return _make(_create(device, lambda xp: xp.linspace(start, end, steps, dtype=dt)),
                      requires_grad)
     info = np.iinfo(dt)
+    ends = []
     for name, v in (("start", start), ("end", end)):
-        if not info.min <= int(v) <= info.max:
+        low = info.min
+        if dt.kind == "u" and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            low = -int(info.max)  # torch's check lets a negative int wrap (-1 is 255)
+        if not low <= v <= info.max:
             raise RuntimeError(f"linspace(): {name}={v!r} cannot be converted to {dt} without "
                                "overflow")
-    lo, hi = float(int(start)), float(int(end))
+        ends.append(float(int(v) % (int(info.max) + 1) if int(v) < 0 <= info.min else int(v)))
+    lo, hi = ends
     step = (hi - lo) / (steps - 1) if steps > 1 else 0.0
     i = np.arange(steps, dtype=np.float64)
     vals = np.where(i < steps // 2, lo + step * i, hi - step * (steps - 1 - i))

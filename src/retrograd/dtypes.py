@@ -235,6 +235,38 @@ def _check_int_range(data) -> None:
                              "not fit int64")
 
 
+def _is_seq(x) -> bool:
+    return isinstance(x, (list, tuple)) or (hasattr(x, "__len__") and hasattr(x, "ndim")
+                                            and x.ndim > 0)
+
+
+def _ragged(data) -> None:
+    """Raise PyTorch's error for ragged nested lists (NumPy's is a ValueError for all):
+    the shape is read from the first elements; a number where a sequence belongs, or a
+    sequence where a number belongs, is a TypeError, a length that differs a ValueError."""
+    shape, x = [], data
+    while _is_seq(x):
+        shape.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    stack = [(data, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d == len(shape):
+            if _is_seq(x):
+                raise TypeError(f"a {type(x).__name__} where a number was expected (ragged "
+                                f"nested sequence; its shape from the first elements is "
+                                f"{tuple(shape)})")
+            continue
+        if not _is_seq(x):
+            raise TypeError(f"not a sequence: {type(x).__name__} at dim {d} of a nested "
+                            f"sequence of shape {tuple(shape)} (from the first elements)")
+        if len(x) != shape[d]:
+            raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {len(x)})")
+        stack.extend((item, d + 1) for item in reversed(list(x)))
+
+
 def as_array(data, dtype=None) -> np.ndarray:
     """Turn Python numbers, nested lists and NumPy arrays into an ndarray.
 
@@ -242,6 +274,15 @@ def as_array(data, dtype=None) -> np.ndarray:
     dtype (complex64 beside float32), ints int64 and bools bool; NumPy arrays keep
     their dtype unless `dtype` is given.
     """
+    try:
+        return _as_array(data, dtype)
+    except ValueError:
+        if data.__class__ is list or data.__class__ is tuple:
+            _ragged(data)  # raises PyTorch's error where the nesting is ragged
+        raise
+
+
+def _as_array(data, dtype=None) -> np.ndarray:
     if data.__class__ is not np.ndarray and devices.is_device_array(data):
         return data.astype(np.dtype(dtype)) if dtype is not None else data  # as CuPy holds it
     typed = None

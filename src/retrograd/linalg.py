@@ -586,7 +586,10 @@ def cross(input, other, *, dim: int = -1) -> Tensor:  # noqa: A002
     except ValueError:
         raise LinAlgShapeError(f"linalg.cross: shapes {a.shape} and {b.shape} do not "
                                "broadcast") from None
-    if not shape or not -len(shape) <= dim < len(shape) or shape[dim] != 3:
+    if not -max(len(shape), 1) <= dim < max(len(shape), 1) or not shape:
+        raise _CrossDimError(f"linalg.cross: dimension {dim} out of range for shapes {a.shape} "
+                             f"and {b.shape}")
+    if shape[dim] != 3:
         raise LinAlgShapeError(f"linalg.cross: inputs dimension {dim} must have length 3, got "
                                f"shapes {a.shape} and {b.shape}")
     a, b = _expand(a, shape), _expand(b, shape)
@@ -1110,3 +1113,7 @@ def _apply_reflectors(A: Tensor, tau: Tensor, C: Tensor, *, left: bool,
 
 
 _norms.MATRIX_NORM[0] = matrix_norm  # torch.norm(p='nuc') (api/norms.py) calls it
+
+
+class _CrossDimError(IndexError, LinAlgShapeError):
+    """linalg.cross's dim out of range (0-d inputs included): PyTorch's IndexError."""

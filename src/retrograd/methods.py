@@ -402,6 +402,10 @@ class _Methods:
             raise DtypeError(f"Index put requires the source and destination dtypes match, got "
                              f"{self.dtype} for the destination and {value.dtype} for the "
                              f"source (as in PyTorch: convert the value with .to(x.dtype))")
+        if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "fc" \
+                and self.data.dtype.kind in "iu" and _has_mask(idx):
+            # a 0-d value under a mask is PyTorch's masked_fill: its value is checked
+            _scalar_as(value.item(), self.data.dtype, "setitem")
         if value.__class__ in (bool, int, float, complex) and (
                 self.data.dtype.itemsize >= 4 or self.data.dtype.kind != "f"):
             # PyTorch's checked fill value: -1 wraps into uint8, 300 or 1+2j into a real
@@ -542,6 +546,9 @@ class _Methods:
 
     def sub_(self, other, alpha=1) -> Tensor:
         other, alpha = _old_alpha_form(other, alpha, "sub_")
+        if alpha != 1 and (_is_bool(self) or _is_bool(other)):  # before the scaling hides it
+            raise DtypeError(f"in-place '-' with a bool operand ({self.dtype} tensor, "
+                             f"{type(other).__name__}) is not supported")
         return self._inplace(ops.sub, other if alpha == 1 else _scaled(self, other, alpha,
                                                                            "sub_"))
 
@@ -726,6 +733,12 @@ def _torch_order(idx: tuple, ndim: int):
 
 def _is_array(i) -> bool:
     return isinstance(i, np.ndarray) or devices.is_device_array(i)
+
+
+def _has_mask(idx) -> bool:
+    """Whether an index (from `_index`) holds a bool mask array."""
+    return any(getattr(i, "dtype", None) == np.bool_ and getattr(i, "ndim", 0)
+               for i in (idx if idx.__class__ is tuple else (idx,)))
 
 
 def _put_refuses(idx, value) -> bool:

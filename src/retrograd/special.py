@@ -54,21 +54,24 @@ __all__ = [
 ]
 
 
-def _float_input(x, name: str) -> Tensor:
-    """A real floating tensor (integers and bool become the default float dtype)."""
+def _float_input(x, name: str, complex_ok: bool = False) -> Tensor:
+    """A real floating tensor (integers and bool become the default float dtype); complex
+    kept where `complex_ok`."""
     x = _t(x)
     kind = x.data.dtype.kind
+    if kind == "c" and complex_ok:
+        return x
     if kind == "c":
         raise DtypeError(f"special.{name}() is not supported for complex tensors (got "
                          f"{x.dtype})")
     return x if kind == "f" else x.to(get_default_dtype())
 
 
-def _unary(opname: str, doc: str):
+def _unary(opname: str, doc: str, complex_ok: bool = False):
     op = ops.OPS[opname]
 
     def fn(input) -> Tensor:
-        return apply1(op, _float_input(input, opname))
+        return apply1(op, _float_input(input, opname, complex_ok))
 
     fn.__name__ = fn.__qualname__ = opname
     fn.__doc__ = doc
@@ -86,7 +89,7 @@ i1e = _unary("i1e", "exp(-|x|) i1(x), which does not overflow.")
 entr = _unary("entr", "-x log x for x > 0, 0 at 0, -inf below (the gradient -(1 + log x), "
                       "as PyTorch's).")
 sinc = _unary("sinc", "sin(pi x) / (pi x), 1 at 0 (the normalised sinc, NumPy's and "
-                      "PyTorch's).")
+                      "PyTorch's; complex too).", complex_ok=True)
 ndtr = _unary("ndtr", "The standard normal cdf; its derivative is the normal pdf.")
 ndtri = _unary("ndtri", "The inverse of ndtr on (0, 1) (-inf at 0, inf at 1, nan outside).")
 log_ndtr = _unary("log_ndtr", "log(ndtr(x)), accurate far into the left tail (its "

@@ -147,8 +147,10 @@ class Tensor:
             name = _UFUNC_OPERATORS.get(ufunc)
             if name is not None:
                 a, b = inputs
-                if isinstance(a, Tensor):
-                    return getattr(a, f"__{name}__")(b)
+                if isinstance(a, Tensor):  # np.greater(t, 0) itself (`t > x` never gets here)
+                    out = getattr(a, f"__{name}__")(b)
+                    # PyTorch's __array_wrap__ gives bools as uint8
+                    return out.to(np.uint8) if name in _REFLECTED else out
                 return getattr(b, f"__{_REFLECTED.get(name, 'r' + name)}__")(a)
         if "out" in kwargs:
             outs = kwargs["out"]

@@ -154,7 +154,10 @@ def _clamp_tensors(x, lo, hi) -> Tensor:
     reverse and forward mode at ties."""
     dt = result_type(*(v for v in (x, lo, hi) if v is not None))
     if dt == np.bool_:
-        raise DtypeError("clamp() is not supported for bool tensors (with bool bounds)")
+        one = hi if lo is None else lo if hi is None else None
+        if not isinstance(one, Tensor):  # torch: one tensor bound is a logical max/min
+            raise DtypeError("clamp() is not supported for bool tensors (with bool bounds)")
+        return maximum(x, lo) if hi is None else minimum(x, hi)
     x, lo, hi = (None if v is None else _t(v).to(dt) if isinstance(v, Tensor)
                  else Tensor(np.asarray(v, dtype=dt)) for v in (x, lo, hi))
     if lo is None:

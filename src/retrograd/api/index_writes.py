@@ -249,7 +249,8 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     if not fits or np.broadcast_shapes(v.shape, region) != region:
         raise ArgumentError(f"index_put(): values of shape {v.shape} cannot be broadcast to "
                             f"the indexed shape {region}")
-    v = reshape(expand(v, *region) if v.shape != region else v, (-1,) + rest)
+    v = reshape(expand(v, *region) if v.shape != region else v,
+                (math.prod(bshape),) + rest)  # not -1: rest may hold a 0
     x2 = reshape(x, (math.prod(lead),) + rest)
     ax = -(len(rest) + 1)
     if accumulate:

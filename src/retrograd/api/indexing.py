@@ -195,6 +195,8 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
         raise ShapeError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
                          f"'amax', 'amin', got {reduce!r}")
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_reduce")
+    if reduce == "mean" and x.dtype == np.bool_:
+        raise DtypeError("scatter_reduce(): reduce='mean' is not implemented for bool tensors")
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     # 'max'/'min': PyTorch's forward takes them for amax/amin, its derivatives refuse them
@@ -387,7 +389,10 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
 def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices with `input`'s last dimension on their `offset` diagonal (dims dim1, dim2)."""
     x = _t(input)
-    nd = builtins.max(x.ndim, 1) + 1
+    if x.ndim == 0:  # torch: the result has one dimension, so dim1=-2 is out of range
+        raise IndexShapeError("diag_embed(): dimension out of range for a 0-d input (expected "
+                              "a dimension in [-1, 0])")
+    nd = x.ndim + 1
     d1, d2 = _dim(dim1, nd, "diag_embed"), _dim(dim2, nd, "diag_embed")
     if d1 == d2:
         raise ShapeError(f"diag_embed(): dim1 and dim2 must differ, both are {d1}")
@@ -557,6 +562,9 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
     x = _t(input)
     if dim is None:
         x, d = reshape(x, -1), 0
+    elif x.ndim == 0:  # torch refuses a dim of a 0-d input
+        raise IndexShapeError(f"repeat_interleave(): dimension {dim} out of range for a 0-d "
+                              "input (pass no dim)")
     else:
         d = _dim(dim, x.ndim, "repeat_interleave")
     x = _as_1d(x)
@@ -569,6 +577,9 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *,
         y = expand(y, *(x.shape[:d + 1] + (r,) + x.shape[d + 1:]))
         out = reshape(y, x.shape[:d] + (n * r,) + x.shape[d + 1:]).clone()  # as repeat
     else:
+        if isinstance(repeats, Tensor) and repeats.dtype.kind not in "iu":
+            raise DtypeError(f"repeat_interleave(): repeats must be an integer tensor, got "
+                             f"{repeats.dtype} (torch: not implemented)")
         reps = _index_arg(repeats, "repeat_interleave", "repeats")
         if reps.ndim > 1 or reps.size not in (1, n):
             raise ShapeError(f"repeat_interleave(): repeats of shape {reps.shape} must hold "
@@ -673,7 +684,8 @@ def unbind(input, dim: int = 0, *, axis=None) -> tuple:
     dim = dim_alias(dim, axis, "unbind", 0)
     x = _t(input)
     if x.ndim == 0:
-        raise ShapeError("unbind(): input must have at least one dimension")
+        raise IndexShapeError("unbind(): dimension specified as 0 but the tensor has no "
+                              "dimensions")
     d = _dim(dim, x.ndim, "unbind")
     return joined(x, [(slice(None),) * d + (i,) for i in range(x.shape[d])])
 

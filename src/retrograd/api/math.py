@@ -121,7 +121,7 @@ def round(input, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
         raise TypeError(f"round(): 'decimals' must be an int, got {decimals!r}")
     x = _not_bool(_real(input, "round"), "round")
     if decimals and x.data.dtype.kind in "biu":
-        raise TypeError(f"round(): 'decimals' is only supported for floating tensors, got "
+        raise DtypeError(f"round(): 'decimals' is only supported for floating tensors, got "
                         f"{x.dtype}")
     return apply(ops.round, x, decimals=int(decimals)) if decimals else apply1(ops.round, x)
 

@@ -471,14 +471,19 @@ def cdist(x1, x2, p: float = 2.0,
         return _euclidean_by_product(a, b)
     if p == math.inf:
         return _chebyshev(a, b)
-    return vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, -1)
+    diff = a.unsqueeze(-2) - b.unsqueeze(-3)
+    if p == 0:  # torch's kernel sums min(ceil(|d|), 1): a NaN coordinate makes it NaN
+        return where(diff.detach().isnan().any(-1), math.nan, vector_norm(diff, p, -1))
+    return vector_norm(diff, p, -1)
 
 
 def _chebyshev(a: Tensor, b: Tensor) -> Tensor:
     """cdist for p = inf with PyTorch's gradient: every coordinate tied for the largest
     |difference| gets the whole gradient (amax would split it among them); none at a finite
-    zero distance, nor at an infinite or NaN one."""
+    zero distance, nor at an infinite or NaN one. A NaN coordinate is skipped, as by
+    torch's running max."""
     d = _abs(a.unsqueeze(-2) - b.unsqueeze(-3))
+    d = where(d.detach().isnan(), 0.0, d)  # torch's running max skips NaN (from 0)
     top = d.detach().amax(-1, keepdim=True)
     tie = (d.detach() == top) & top.isfinite()  # recorded ops, so rg.jit and vmap see them
     return (top + sum(where(tie, d - top, 0.0), -1, keepdim=True)).squeeze(-1)

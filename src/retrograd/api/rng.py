@@ -51,8 +51,10 @@ def _number(fn: str, name: str, v) -> float:
     return float(v)
 
 
-def _kind(self: Tensor, fn: str, kinds: str, what: str) -> None:
-    if self.data.dtype.kind not in kinds:
+def _kind(self: Tensor, fn: str, kinds: str, what: str, empty_ok: bool = False) -> None:
+    """Refuse a dtype `fn` does not sample (PyTorch lets some fill an empty tensor of any
+    dtype: `empty_ok`)."""
+    if self.data.dtype.kind not in kinds and not (empty_ok and self.data.size == 0):
         raise DtypeError(f"{fn}: not implemented for {self.dtype} tensors ({what})")
 
 
@@ -69,7 +71,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     tensor the real and imaginary parts each have variance std**2 / 2, as in PyTorch).
     Like `torch.Tensor.normal_`."""
     mean, std = _number("normal_()", "mean", mean), _number("normal_()", "std", std)
-    _kind(self, "normal_()", "fc", "a floating or complex dtype is needed")
+    _kind(self, "normal_()", "fc", "a floating or complex dtype is needed", empty_ok=True)
     if not std >= 0:
         raise ArgumentError(f"normal_(): std must be >= 0, got {std}")
     check_target(self, "normal_()")
@@ -116,7 +118,7 @@ def uniform_(self, from_=None, to=1.0, *, generator=None, **kwargs) -> Tensor:
 def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
     """Fill with 0/1 draws that are 1 with probability `p` (a number, or a floating tensor
     that broadcasts to self's shape), in self's dtype. Like `torch.Tensor.bernoulli_`."""
-    _kind(self, "bernoulli_()", "biuf", "a real dtype is needed")
+    _kind(self, "bernoulli_()", "biuf", "a real dtype is needed", empty_ok=True)
     probs = _probabilities("bernoulli_()", p, self.shape)
     check_target(self, "bernoulli_()")
     return _fill(self, _rng(generator).random(self.shape) < probs)
@@ -154,7 +156,7 @@ def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
     Like `torch.Tensor.exponential_`."""
     lam = _number("exponential_()", "lambd", lambd)
     _kind(self, "exponential_()", "f", "the exponential distribution is continuous: a "
-          "floating dtype is needed")
+          "floating dtype is needed", empty_ok=True)
     if not lam > 0:
         raise ArgumentError(f"exponential_(): lambd must be > 0, got {lam}")
     check_target(self, "exponential_()")
@@ -165,7 +167,7 @@ def geometric_(self, p, *, generator=None) -> Tensor:
     """Fill with samples of the geometric distribution: the number of Bernoulli(p) trials
     up to and including the first success (1, 2, ...). Like `torch.Tensor.geometric_`."""
     q = _number("geometric_()", "p", p)
-    _kind(self, "geometric_()", "iuf", "an integer or floating dtype is needed")
+    _kind(self, "geometric_()", "iuf", "an integer or floating dtype is needed", empty_ok=True)
     if not 0 < q < 1:
         raise ArgumentError(f"geometric_(): p must be in (0, 1), got {q}")
     check_target(self, "geometric_()")
@@ -188,7 +190,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
     """Fill with samples of the log-normal distribution: exp of N(mean, std**2). Like
     `torch.Tensor.log_normal_`."""
     m, s = _number("log_normal_()", "mean", mean), _number("log_normal_()", "std", std)
-    _kind(self, "log_normal_()", "f", "a floating dtype is needed")
+    _kind(self, "log_normal_()", "f", "a floating dtype is needed", empty_ok=True)
     if not s > 0:
         raise ArgumentError(f"log_normal_(): std must be > 0, got {s}")
     check_target(self, "log_normal_()")
@@ -225,7 +227,9 @@ def random_(self, *args, generator=None, **kwargs) -> Tensor:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
             raise TypeError(f"random_(): '{name}' must be an int, got {v!r}")
     dt = self.data.dtype
-    _kind(self, "random_()", "biuf", "a real dtype is needed")
+    _kind(self, "random_()", "biuf", "a real dtype is needed", empty_ok=True)
+    if dt.kind == "c":  # an empty complex tensor: nothing to fill, as in PyTorch
+        return _fill(self, np.zeros(self.shape, dt))
     top = int(to) - 1 if to is not None else _top(dt)
     if to is not None and not lo < to:
         raise ArgumentError(f"random_(): expects 'from' to be less than 'to', but got "

@@ -624,8 +624,8 @@ def _clamp_side(fn: str, input, bound, lower: bool, out) -> Tensor:
     x = _t(input)
     if isinstance(bound, (Tensor, np.ndarray, list, tuple)):
         x, b = promote(x, bound)
-        if x.dtype == np.bool_:
-            raise DtypeError(f"{fn}(): not implemented for bool tensors")
+        if x.dtype == np.bool_:  # torch: a logical max/min
+            return _into(fn, apply(ops.maximum if lower else ops.minimum, x, b), out)
         _broadcastable(fn, x, b)
         keep = apply(ops.OPS["ge" if lower else "le"], x, b)
         if x.dtype.kind in "fc":

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
 from ..tensor import Tensor
+from . import hooks as _hooks
 from .module import Module, Parameter
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
@@ -90,6 +91,10 @@ class Sequential(_ModuleSequence):
                 self.add_module(str(i), m)
 
     def forward(self, input):
+        if _hooks.GLOBAL_CALL_HOOKS:  # global hooks see every layer's call
+            for m in self._modules.values():
+                input = m(input)
+            return input
         for m in self._modules.values():
             # straight to forward() unless a subclass changed __call__: one call less per layer
             input = m.forward(input) if m.__class__.__call__ is _CALL else m(input)

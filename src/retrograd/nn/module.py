@@ -22,7 +22,9 @@ from .. import devices
 from ..dtypes import as_array, get_default_dtype
 from ..primitive import ArgumentError
 from ..tensor import Tensor, clear_grads
+from . import hooks as _hooks
 from . import init
+from .hooks import _registration_hooks
 
 __all__ = ["Parameter", "Buffer", "Module"]
 
@@ -185,6 +187,9 @@ class Module:
             params, modules, buffers = self._registries()
             modules.pop(name, None)
             buffers.pop(name, None)
+            if _hooks._global_parameter_registration_hooks:
+                value = _registration_hooks(_hooks._global_parameter_registration_hooks, self,
+                                            name, value)
             params[name] = value
         elif isinstance(value, Module):
             params, modules, buffers = self._registries()
@@ -192,6 +197,9 @@ class Module:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
                                 "(a Parameter or None expected)")
             buffers.pop(name, None)
+            if _hooks._global_module_registration_hooks:
+                value = _registration_hooks(_hooks._global_module_registration_hooks, self,
+                                            name, value)
             modules[name] = value
         else:
             d = self.__dict__
@@ -204,11 +212,17 @@ class Module:
                 if value is not None:
                     raise TypeError(f"cannot assign a {type(value).__name__} to sub-module "
                                     f"'{name}' (a Module or None is expected)")
-                d["_modules"][name] = None
+                if _hooks._global_module_registration_hooks:
+                    value = _registration_hooks(_hooks._global_module_registration_hooks, self,
+                                                name, value)
+                d["_modules"][name] = value
             elif name in d.get("_buffers", ()):
                 if value is not None and not isinstance(value, Tensor):
                     raise TypeError(f"cannot assign a {type(value).__name__} to buffer '{name}' "
                                     "(a Tensor or None is expected)")
+                if _hooks._global_buffer_registration_hooks:
+                    value = _registration_hooks(_hooks._global_buffer_registration_hooks, self,
+                                                name, value)
                 d["_buffers"][name] = value
         object.__setattr__(self, name, value)
 
@@ -236,6 +250,9 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot register a {type(param).__name__} as parameter '{name}' "
                             "(a Parameter or None is expected)")
+        if param is not None and _hooks._global_parameter_registration_hooks:
+            param = _registration_hooks(_hooks._global_parameter_registration_hooks, self,
+                                        name, param)
         self._registries()[0][name] = param
         object.__setattr__(self, name, param)
 
@@ -245,6 +262,9 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot register a {type(tensor).__name__} as buffer '{name}' "
                             "(a Tensor or None is expected)")
+        if _hooks._global_buffer_registration_hooks:
+            tensor = _registration_hooks(_hooks._global_buffer_registration_hooks, self,
+                                         name, tensor)
         self._registries()[2][name] = tensor
         if persistent:
             self._non_persistent.discard(name)
@@ -256,6 +276,9 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_new_name(name, "module", self._registries()[1])
+        if _hooks._global_module_registration_hooks:
+            module = _registration_hooks(_hooks._global_module_registration_hooks, self,
+                                         name, module)
         self._registries()[1][name] = module
         object.__setattr__(self, name, module)
 
@@ -758,7 +781,16 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args, **kwargs):
+        if _hooks.GLOBAL_CALL_HOOKS:  # one cheap check; global hooks are for debugging
+            return _hooks.call_with_hooks(self, _hooks._NO_HOOKS, self._call_plain, args,
+                                          kwargs)
         if kwargs and "input" in kwargs:  # torch's keyword for the input of its layers
+            args, kwargs = _input_keyword(type(self), args, kwargs)
+        return self.forward(*args, **kwargs)
+
+    def _call_plain(self, *args, **kwargs):
+        """The call without hooks: `forward` (taking torch's `input=` keyword)."""
+        if kwargs and "input" in kwargs:
             args, kwargs = _input_keyword(type(self), args, kwargs)
         return self.forward(*args, **kwargs)
 

@@ -163,7 +163,12 @@ def _fmod(x, y):
 def _remainder(x, y):
     _int_divisor(x, y, "remainder")
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.remainder(x, y)
+        r = np.remainder(x, y)
+    if r.dtype.kind == "f":  # a zero takes the dividend's sign (torch's fmod-based kernel),
+        zero = r == 0        # not the divisor's (NumPy's)
+        if zero.any():
+            r = np.where(zero, np.copysign(np.zeros((), r.dtype), x), r)
+    return r
 
 
 def _atan2_d(which):
