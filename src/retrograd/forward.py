@@ -312,7 +312,11 @@ def _function_tangents(cls, ctx, args, ts, outs, lv) -> list:
 
 
 def _call_jvp(cls, ctx, tangents, outs) -> list:
-    res = cls.jvp(ctx, *tangents)
+    ctx._in_jvp = True  # saved_tensors: save_for_forward's tensors, as in PyTorch
+    try:
+        res = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
     res = list(res) if isinstance(res, (tuple, list)) else [res]
     if len(res) != len(outs):
         raise RuntimeError(f"{cls.__name__}.jvp returned {len(res)} tangents but forward "

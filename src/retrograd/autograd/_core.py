@@ -149,6 +149,8 @@ class FunctionCtx:
         self._nodes = None  # weak references to the outputs' nodes (None: not recorded)
         self._dirty: tuple = ()  # inputs changed in place by forward (mark_dirty)
         self._packed = None  # (hooks, packed values) under saved_tensors_hooks
+        self._for_forward = None  # save_for_forward's tensors (None: never called)
+        self._in_jvp = False  # inside the Function's jvp: saved_tensors are those
 
     def save_for_backward(self, *tensors) -> None:
         for k, t in enumerate(tensors):
@@ -156,6 +158,15 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward: argument {k} is a {type(t).__name__}; only "
                                 "tensors or None can be saved (store other values on ctx)")
         self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Tensors for `jvp`, which reads them as `saved_tensors` (as PyTorch's
+        `save_for_forward`; `backward` still reads those of `save_for_backward`)."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; "
+                                     "you should save non-tensors as attributes on ctx.")
+        self._for_forward = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
         """Outputs that carry no gradient (indices, masks): they do not require grad."""
@@ -195,6 +206,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
+        if self._in_jvp and self._for_forward is not None:
+            return self._for_forward
         if self._versions is None:  # inside forward or jvp: nothing can have changed yet
             return self.to_save
         out = []

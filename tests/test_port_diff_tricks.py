@@ -1,0 +1,106 @@
+"""Differentiable-programming tricks ported from PyTorch reference code (entmax's custom
+Functions, TabNet's GhostBatchNorm, Sinkhorn in log space, VQ with EMA codebooks,
+implicit differentiation of a fixed point), run under torch and retrograd with the same
+weights and inputs, plus the minimal cases of the gaps the port found."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+
+from port_compare import as_np, close
+
+LIBS = (torch, rg)
+
+
+def _both(fn):
+    """`fn(lib)` under torch and retrograd: the (retrograd, torch) results."""
+    return fn(rg), fn(torch)
+
+
+def _close_all(r: dict, t: dict, tol: float = 1e-9) -> None:
+    assert list(r) == list(t)
+    for k in t:
+        close(r[k], t[k], k, tol)
+
+
+# ------------------------------------------------- ctx.save_for_forward in a Function's jvp
+
+def _sparsemax_fn(torch):
+    """entmax-style sparsemax with setup_context, a jvp that reads save_for_forward's
+    tensors, and an index output marked non-differentiable."""
+
+    class Sparsemax(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(X, dim):
+            srt, _ = torch.sort(X, dim=dim, descending=True)
+            cs = srt.cumsum(dim) - 1
+            rho = torch.arange(1, X.size(dim) + 1, dtype=X.dtype)
+            supp = (rho * srt > cs).sum(dim, keepdim=True)
+            tau = cs.gather(dim, supp - 1) / supp.to(X.dtype)
+            return torch.clamp(X - tau, min=0), supp
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            Y, supp = output
+            ctx.mark_non_differentiable(supp)
+            ctx.save_for_backward(Y, supp)
+            ctx.save_for_forward(Y, supp)
+            ctx.dim = inputs[1]
+
+        @staticmethod
+        def backward(ctx, gY, gS):
+            Y, supp = ctx.saved_tensors
+            g = torch.where(Y > 0, gY, torch.zeros_like(gY))
+            return torch.where(Y > 0, g - g.sum(ctx.dim, keepdim=True) / supp.to(g.dtype), g), None
+
+        @staticmethod
+        def jvp(ctx, tX, _):
+            Y, supp = ctx.saved_tensors
+            t = torch.where(Y > 0, tX, torch.zeros_like(tX))
+            return torch.where(Y > 0, t - t.sum(ctx.dim, keepdim=True) / supp.to(t.dtype), t), None
+
+    return Sparsemax
+
+
+def test_save_for_forward_read_in_jvp():
+    x0 = np.random.RandomState(1).randn(3, 4)
+    w0 = np.arange(12.0).reshape(3, 4)
+
+    def run(lib):
+        S = _sparsemax_fn(lib)
+        x, w = lib.tensor(x0), lib.tensor(w0)
+        out = {"jvp": lib.func.jvp(lambda v: S.apply(v, -1)[0], (x,), (w,))[1],
+               "jacfwd": lib.func.jacfwd(lambda v: S.apply(v, 0)[0])(x[0])}
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            y, _ = S.apply(fw.make_dual(x, w), -1)
+            out["fwad"] = fw.unpack_dual(y).tangent
+        xr = x.clone().requires_grad_()
+        y, s = S.apply(xr, -1)
+        (y * w).sum().backward()  # backward still reads save_for_backward's tensors
+        out["grad"], out["s"] = xr.grad, s
+        return out
+
+    _close_all(*_both(run))
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_save_for_forward_rejects_non_tensors(lib):
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x, 3)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(AssertionError):
+        F.apply(lib.ones(2))
