@@ -8,10 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from port_compare import close
 
 import retrograd as rg
-
-from port_compare import as_np, close
 
 LIBS = (torch, rg)
 
