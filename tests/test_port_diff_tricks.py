@@ -103,3 +103,61 @@ def test_save_for_forward_rejects_non_tensors(lib):
 
     with pytest.raises(AssertionError):
         F.apply(lib.ones(2))
+
+
+# ------------------------------------------- Function.apply binds keywords and defaults
+
+def test_apply_keyword_arguments_old_style():
+    def run(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y=None, k=2.0):
+                ctx.k, ctx.nig = k, ctx.needs_input_grad
+                return x * y * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, g * ctx.k, None
+
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        r = Scale.apply(a, y=b, k=3.0)
+        r.sum().backward()
+        r2 = Scale.apply(a, y=b)
+        assert r2.grad_fn is not None
+        return {"r": r, "ga": a.grad, "gb": b.grad, "r2": r2}
+
+    _close_all(*_both(run))
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_apply_setup_context_inputs_hold_defaults(lib):
+    seen = {}
+
+    class Sparse(lib.autograd.Function):
+        @staticmethod
+        def forward(X, dim=-1, k=None):
+            return lib.clamp(X - X.mean(dim, keepdim=True), min=0)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            X, dim, k = inputs  # torch fills in forward's defaults
+            seen["inputs"] = (dim, k)
+            seen["nig"] = ctx.needs_input_grad
+            ctx.dim = dim
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * (y > 0), None, None
+
+    x = lib.tensor([[1.0, 3.0, 2.0]], requires_grad=True)
+    Sparse.apply(x).sum().backward()
+    assert seen["inputs"] == (-1, None) and seen["nig"] == (True, False, False)
+    Sparse.apply(x, k=2)
+    assert seen["inputs"] == (-1, 2)
+    with pytest.raises(TypeError):
+        Sparse.apply(x, q=1)
+    with pytest.raises(TypeError):
+        Sparse.apply(x, X=x)

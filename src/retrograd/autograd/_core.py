@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import weakref
 
 import numpy as np
@@ -449,7 +450,10 @@ class Function:
                                   "generate_vmap_rule=True.")
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
+        split = cls.setup_context is not Function.setup_context
+        if kwargs or split:
+            args = _bind_args(cls, args, kwargs, split)
         if (state.forward is not None and state.forward.vmapped
                 and cls.vmap is not Function.vmap):
             res = _apply_vmap_rule(cls, args)
@@ -511,6 +515,31 @@ class Function:
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)
+
+
+def _bind_args(cls, args: tuple, kwargs: dict, split: bool) -> tuple:
+    """`apply`'s arguments bound to `forward`'s signature, as PyTorch binds them: keyword
+    arguments become positional (inputs that backward returns gradients for), and with
+    `setup_context` the defaults are filled in too (its `inputs` holds every argument).
+    An argument forward does not take raises TypeError."""
+    fwd = cls.forward
+    key = getattr(fwd, "__func__", fwd)
+    cached = cls.__dict__.get("_rg_forward_signature")  # (forward, its signature)
+    if cached is None or cached[0] is not key:
+        cached = (key, inspect.signature(fwd))
+        cls._rg_forward_signature = cached
+    sig = cached[1]
+    lead = () if split else (None,)  # the ctx slot of forward(ctx, ...)
+    try:
+        bound = sig.bind(*lead, *args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{cls.__name__}.forward(): {e}") from None
+    if split:
+        bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"{cls.__name__}.apply: keyword-only arguments of forward "
+                        f"({', '.join(bound.kwargs)}) are not supported; pass them positionally")
+    return tuple(bound.args[len(lead):])
 
 
 class _GradInsideVmap(Function):
