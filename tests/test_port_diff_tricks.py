@@ -161,3 +161,54 @@ def test_apply_setup_context_inputs_hold_defaults(lib):
         Sparse.apply(x, q=1)
     with pytest.raises(TypeError):
         Sparse.apply(x, X=x)
+
+
+# ------------------ autograd.functional's hessian/hvp/jvp in reverse mode, as torch
+
+def _cube_fn(torch):
+    class Cube(torch.autograd.Function):  # a backward, no jvp: reverse mode only
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+    return Cube
+
+
+def test_functional_second_order_through_function_without_jvp():
+    def run(lib):
+        C, F = _cube_fn(lib), lib.autograd.functional
+        x = lib.tensor([1.0, 2.0, -0.5], dtype=lib.float64)
+        v = lib.tensor([1.0, -1.0, 0.5], dtype=lib.float64)
+
+        def f(u):
+            return (C.apply(u) * u.sin()).sum()
+
+        def f2(u, w):
+            return (C.apply(u) * w).sum()
+
+        return {"hess": F.hessian(f, x), "hess_v": F.hessian(f, x, vectorize=True),
+                "hess2": F.hessian(f2, (x, v))[0][1], "hvp": F.hvp(f, x, v)[1],
+                "vhp": F.vhp(f, x, v)[1], "jvp": F.jvp(lambda u: C.apply(u) * 2, x, v)[1],
+                "jvp2": F.jvp(lambda u, w: (C.apply(u), u * w), (x, v), (v, x))[1][1]}
+
+    _close_all(*_both(run))
+
+
+def test_functional_jvp_create_graph_differentiable():
+    def run(lib):
+        x = lib.tensor([0.3, -1.2], dtype=lib.float64, requires_grad=True)
+        v = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        _, jv = lib.autograd.functional.jvp(lambda u: u.exp() * u, x, v, create_graph=True)
+        (gx,) = lib.autograd.grad(jv.sum(), x)
+        _, hv = lib.autograd.functional.hvp(lambda u: (u.sin() * u).sum(), x, v,
+                                            create_graph=True)
+        (gh,) = lib.autograd.grad(hv.sum(), x)
+        return {"jv": jv, "gx": gx, "hv": hv, "gh": gh}
+
+    _close_all(*_both(run))
