@@ -212,3 +212,154 @@ def test_functional_jvp_create_graph_differentiable():
         return {"jv": jv, "gx": gx, "hv": hv, "gh": gh}
 
     _close_all(*_both(run))
+
+
+# ------------------------------------------------------------ whole programs, end to end
+
+def _entmax_bisect(torch):
+    """entmax's EntmaxBisectFunction (classmethod forward, alpha gradient when
+    needs_input_grad[1])."""
+
+    class EntmaxBisect(torch.autograd.Function):
+        @classmethod
+        def _p(cls, X, alpha):
+            return torch.clamp(X, min=0) ** (1 / (alpha - 1))
+
+        @classmethod
+        def forward(cls, ctx, X, alpha=1.5, dim=-1, n_iter=50):
+            if not isinstance(alpha, torch.Tensor):
+                alpha = torch.tensor(alpha, dtype=X.dtype, device=X.device)
+            shape = list(X.shape)
+            shape[dim] = 1
+            alpha = alpha.expand(*shape)
+            ctx.alpha, ctx.dim = alpha, dim
+            d = X.shape[dim]
+            X = X * (alpha - 1)
+            max_val, _ = X.max(dim=dim, keepdim=True)
+            tau_lo = max_val - 1 ** (alpha - 1)
+            tau_hi = max_val - (1 / d) ** (alpha - 1)
+            f_lo = cls._p(X - tau_lo, alpha).sum(dim) - 1
+            dm = tau_hi - tau_lo
+            for _ in range(n_iter):
+                dm /= 2
+                tau_m = tau_lo + dm
+                p_m = cls._p(X - tau_m, alpha)
+                f_m = p_m.sum(dim) - 1
+                tau_lo = torch.where((f_m * f_lo >= 0).unsqueeze(dim), tau_m, tau_lo)
+            p_m /= p_m.sum(dim=dim).unsqueeze(dim=dim)
+            ctx.save_for_backward(p_m)
+            return p_m
+
+        @classmethod
+        def backward(cls, ctx, dY):
+            (Y,) = ctx.saved_tensors
+            gppr = torch.where(Y > 0, Y ** (2 - ctx.alpha), Y.new_zeros(1))
+            dX = dY * gppr
+            q = (dX.sum(ctx.dim) / gppr.sum(ctx.dim)).unsqueeze(ctx.dim)
+            dX -= q * gppr
+            d_alpha = None
+            if ctx.needs_input_grad[1]:
+                S = torch.where(Y > 0, Y * torch.log(Y), Y.new_zeros(1))
+                ent = S.sum(ctx.dim).unsqueeze(ctx.dim)
+                Y_sk = gppr / gppr.sum(ctx.dim).unsqueeze(ctx.dim)
+                d_alpha = dY * (Y - Y_sk) / ((ctx.alpha - 1) ** 2)
+                d_alpha -= dY * (S - Y_sk * ent) / (ctx.alpha - 1)
+                d_alpha = d_alpha.sum(ctx.dim).unsqueeze(ctx.dim)
+            return dX, d_alpha, None, None
+
+    return EntmaxBisect
+
+
+def test_program_entmax_bisect_attention():
+    x0 = np.random.RandomState(0).randn(4, 7) * 2
+    w0 = np.linspace(-1, 1, 35).reshape(5, 7)
+
+    def run(lib):
+        B = _entmax_bisect(lib)
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(7, 5, dtype=lib.float64)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(w0))
+            lin.bias.zero_()
+        alpha = lib.nn.Parameter(lib.tensor([[1.2], [1.5], [2.0], [3.0]], dtype=lib.float64))
+        opt = lib.optim.Adam([*lin.parameters(), alpha], lr=0.05)
+        tgt = lib.tensor([0, 1, 2, 4])
+        out = {}
+        for i in range(3):
+            opt.zero_grad()
+            p = B.apply(lin(lib.tensor(x0)), alpha, -1, 30)
+            loss = (-lib.log(p.gather(1, tgt[:, None]) + 1e-3).mean()
+                    + ((p - lib.nn.functional.one_hot(tgt, 5)) ** 2).sum())
+            loss.backward()
+            out[f"loss{i}"], out[f"ga{i}"] = loss, alpha.grad.clone()
+            opt.step()
+        out["W"], out["alpha"] = lin.weight, alpha
+        return out
+
+    _close_all(*_both(run), tol=1e-8)
+
+
+def test_program_vq_ema_codebook():
+    x0 = np.random.RandomState(5).randn(2, 2, 4, 4)
+    emb0 = np.linspace(-1, 1, 24).reshape(8, 3)[np.random.RandomState(3).permutation(8)]
+    conv0 = np.random.RandomState(6).randn(3, 2, 3, 3) * 0.3
+
+    def run(lib):
+        F = lib.nn.functional
+        enc = lib.nn.Conv2d(2, 3, 3, padding=1, bias=False, dtype=lib.float64)
+        dec = lib.nn.Conv2d(3, 2, 1, bias=False, dtype=lib.float64)
+        with lib.no_grad():
+            enc.weight.copy_(lib.tensor(conv0))
+            dec.weight.copy_(lib.tensor(conv0[:, :, 1, 1].T[:, :, None, None].copy()))
+        emb, avg = lib.tensor(emb0), lib.tensor(emb0)
+        size = lib.zeros(8, dtype=lib.float64)
+        opt = lib.optim.SGD([*enc.parameters(), *dec.parameters()], lr=0.1, momentum=0.9)
+        x, out = lib.tensor(x0), {}
+        for i in range(3):
+            opt.zero_grad()
+            z = enc(x)
+            flat = z.permute(0, 2, 3, 1).reshape(-1, 3)
+            idx = lib.cdist(flat, emb).argmin(-1)
+            enc1 = F.one_hot(idx, 8).type(flat.dtype)
+            q = F.embedding(idx, emb).view(2, 4, 4, 3).permute(0, 3, 1, 2)
+            with lib.no_grad():
+                size.mul_(0.9).add_(enc1.sum(0), alpha=0.1)
+                s = lib.zeros_like(avg).index_add_(0, idx, flat)
+                s2 = lib.zeros_like(avg).scatter_add_(0, idx[:, None].expand(-1, 3), flat)
+                avg.mul_(0.9).add_(s2, alpha=0.1)
+                n = size.sum()
+                emb.copy_(avg / ((size + 1e-5) / (n + 8e-5) * n).unsqueeze(1))
+            commit = F.mse_loss(z, q.detach())
+            q = z + (q - z).detach()
+            loss = F.mse_loss(dec(q), x) + 0.25 * commit
+            loss.backward()
+            opt.step()
+            out.update({f"loss{i}": loss, f"idx{i}": idx, f"s{i}": s})
+        out.update({"emb": emb, "size": size, "w": enc.weight, "gw": enc.weight.grad})
+        return out
+
+    _close_all(*_both(run), tol=1e-8)
+
+
+def test_program_ghost_batchnorm_sinkhorn():
+    x0 = np.random.RandomState(1).randn(12, 4)
+    y0 = np.random.RandomState(2).randn(5, 4) + 1
+
+    def run(lib):
+        bn = lib.nn.BatchNorm1d(4, momentum=0.02, dtype=lib.float64)
+        x = lib.tensor(x0, requires_grad=True)
+        h = lib.cat([bn(c) for c in x.chunk(3, 0)], dim=0)  # GhostBatchNorm
+        a, b = lib.full((12,), 1 / 12, dtype=lib.float64), lib.full((5,), 0.2, dtype=lib.float64)
+        C = lib.cdist(h, lib.tensor(y0)) ** 2 / 2
+        f, g = lib.zeros_like(a), lib.zeros_like(b)
+        for eps in (1.0, 0.5, 0.25, 0.1):  # epsilon scaling, log-domain iterations
+            for _ in range(5):
+                f = -eps * lib.logsumexp((g[None, :] - C) / eps + b.log()[None, :], dim=1)
+                g = -eps * lib.logsumexp((f[:, None] - C) / eps + a.log()[:, None], dim=0)
+        P = lib.exp((f[:, None] + g[None, :] - C) / eps + a.log()[:, None] + b.log()[None, :])
+        cost = (P * C).sum()
+        cost.backward()
+        return {"h": h, "P": P, "cost": cost, "gx": x.grad, "rm": bn.running_mean,
+                "rv": bn.running_var, "gw": bn.weight.grad}
+
+    _close_all(*_both(run), tol=1e-8)
