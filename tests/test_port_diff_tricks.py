@@ -363,3 +363,12 @@ def test_program_ghost_batchnorm_sinkhorn():
                 "rv": bn.running_var, "gw": bn.weight.grad}
 
     _close_all(*_both(run), tol=1e-8)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_forward_mode_through_function_without_jvp_not_implemented(lib):
+    C = _cube_fn(lib)
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64)
+    fw = lib.autograd.forward_ad
+    with pytest.raises(NotImplementedError), fw.dual_level():
+        C.apply(fw.make_dual(x, lib.ones_like(x)))

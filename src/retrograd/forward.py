@@ -167,8 +167,8 @@ class Stack:
                     "(used where no grad inside the vmap differentiates through it; "
                     "generate_vmap_rule is not supported), vmap a function written with rg "
                     "ops, or loop over the batch")
-            if getattr(cls, "jvp", None) is None:
-                raise RuntimeError(
+            if getattr(cls, "jvp", None) is None:  # NotImplementedError, as torch
+                raise NotImplementedError(
                     f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "
                     "so forward-mode derivatives (rg.func.jvp, jacfwd, hessian, hvp) cannot "
                     "pass through it; add a static jvp method")
