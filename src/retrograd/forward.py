@@ -167,8 +167,8 @@ class Stack:
                     "(used where no grad inside the vmap differentiates through it; "
                     "generate_vmap_rule is not supported), vmap a function written with rg "
                     "ops, or loop over the batch")
-            if getattr(cls, "jvp", None) is None:
-                raise RuntimeError(
+            if getattr(cls, "jvp", None) is None:  # NotImplementedError, as torch
+                raise NotImplementedError(
                     f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "
                     "so forward-mode derivatives (rg.func.jvp, jacfwd, hessian, hvp) cannot "
                     "pass through it; add a static jvp method")
@@ -349,7 +349,11 @@ def _function_tangents(cls, ctx, args, ts, outs, lv) -> list:
 
 
 def _call_jvp(cls, ctx, tangents, outs) -> list:
-    res = cls.jvp(ctx, *tangents)
+    ctx._in_jvp = True  # saved_tensors: save_for_forward's tensors, as in PyTorch
+    try:
+        res = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
     res = list(res) if isinstance(res, (tuple, list)) else [res]
     if len(res) != len(outs):
         raise RuntimeError(f"{cls.__name__}.jvp returned {len(res)} tangents but forward "

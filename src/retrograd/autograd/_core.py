@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import weakref
 
 import numpy as np
@@ -149,6 +150,8 @@ class FunctionCtx:
         self._nodes = None  # weak references to the outputs' nodes (None: not recorded)
         self._dirty: tuple = ()  # inputs changed in place by forward (mark_dirty)
         self._packed = None  # (hooks, packed values) under saved_tensors_hooks
+        self._for_forward = None  # save_for_forward's tensors (None: never called)
+        self._in_jvp = False  # inside the Function's jvp: saved_tensors are those
 
     def save_for_backward(self, *tensors) -> None:
         for k, t in enumerate(tensors):
@@ -156,6 +159,15 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward: argument {k} is a {type(t).__name__}; only "
                                 "tensors or None can be saved (store other values on ctx)")
         self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Tensors for `jvp`, which reads them as `saved_tensors` (as PyTorch's
+        `save_for_forward`; `backward` still reads those of `save_for_backward`)."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; "
+                                     "you should save non-tensors as attributes on ctx.")
+        self._for_forward = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
         """Outputs that carry no gradient (indices, masks): they do not require grad."""
@@ -195,6 +207,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
+        if self._in_jvp and self._for_forward is not None:
+            return self._for_forward
         if self._versions is None:  # inside forward or jvp: nothing can have changed yet
             return self.to_save
         out = []
@@ -436,7 +450,10 @@ class Function:
                                   "generate_vmap_rule=True.")
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
+        split = cls.setup_context is not Function.setup_context
+        if kwargs or split:
+            args = _bind_args(cls, args, kwargs, split)
         if (state.forward is not None and state.forward.vmapped
                 and cls.vmap is not Function.vmap):
             res = _apply_vmap_rule(cls, args)
@@ -498,6 +515,31 @@ class Function:
         if state.forward is not None:
             state.forward.push_function(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)
+
+
+def _bind_args(cls, args: tuple, kwargs: dict, split: bool) -> tuple:
+    """`apply`'s arguments bound to `forward`'s signature, as PyTorch binds them: keyword
+    arguments become positional (inputs that backward returns gradients for), and with
+    `setup_context` the defaults are filled in too (its `inputs` holds every argument).
+    An argument forward does not take raises TypeError."""
+    fwd = cls.forward
+    key = getattr(fwd, "__func__", fwd)
+    cached = cls.__dict__.get("_rg_forward_signature")  # (forward, its signature)
+    if cached is None or cached[0] is not key:
+        cached = (key, inspect.signature(fwd))
+        cls._rg_forward_signature = cached
+    sig = cached[1]
+    lead = () if split else (None,)  # the ctx slot of forward(ctx, ...)
+    try:
+        bound = sig.bind(*lead, *args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{cls.__name__}.forward(): {e}") from None
+    if split:
+        bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"{cls.__name__}.apply: keyword-only arguments of forward "
+                        f"({', '.join(bound.kwargs)}) are not supported; pass them positionally")
+    return tuple(bound.args[len(lead):])
 
 
 class _GradInsideVmap(Function):

@@ -139,7 +139,8 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """`(func_output, jvp)`: `func(*inputs)` and the Jacobian-vector product `J v`, shaped
-    like the outputs (by forward mode). `v` may be None only for one input of one element.
+    like the outputs (by reverse mode's double-vjp trick, as torch). `v` may be None only
+    for one input of one element.
     Like `torch.autograd.functional.jvp`."""
     in_tuple, xs = _as_tuple(inputs, "inputs", "jvp")
     if v is None:
@@ -153,12 +154,28 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     f = _outputs(func, "jvp")
     if strict:
         _strict(f, xs, False, "jvp")
-    out, tout = _func.jvp(f, xs, vs)
+    out, touts = _double_vjp(f, xs, vs)
     out_tuple = isinstance(out, tuple)
     outs = out if out_tuple else (out,)
-    touts = tout if out_tuple else (tout,)
     return (_unpack(_finish(outs, create_graph), out_tuple),
             _unpack(_finish(touts, create_graph), out_tuple))
+
+
+def _double_vjp(f: Callable, xs: tuple, vs: tuple) -> tuple:
+    """`(f(*xs), J v)` in reverse mode only, as PyTorch's functional jvp/hvp compute it:
+    the vjp `u -> J^T u` is linear in `u`, so its own vjp at `v` is `J v`. Needs no
+    forward-mode rule, so it runs through an autograd.Function without `jvp`."""
+    out, vjp_fn = _func.vjp(f, *xs)
+    out_tuple = isinstance(out, tuple)
+    outs = out if out_tuple else (out,)
+
+    def back(*us):
+        return vjp_fn(us if out_tuple else us[0])
+
+    zeros = tuple(o.new_zeros(o.shape) for o in outs)
+    touts = _func.vjp(back, *zeros)[1](tuple(vs))
+    return out, tuple(t if t is not None else o.new_zeros(o.shape)
+                      for t, o in zip(touts, outs))
 
 
 class StrategyError(ArgumentError, AssertionError):
@@ -219,7 +236,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of a function returning one element: `inputs[i].shape + inputs[j].shape`
     blocks, a Tensor for one input, a tuple of tuples for a tuple. Like
-    `torch.autograd.functional.hessian` (`rg.func.hessian`: forward over reverse)."""
+    `torch.autograd.functional.hessian` (reverse over reverse, as torch; forward over
+    reverse with `outer_jacobian_strategy="forward-mode"`)."""
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise StrategyError("hessian(): outer_jacobian_strategy must be 'forward-mode' or "
                             f"'reverse-mode', got {outer_jacobian_strategy!r}")
@@ -229,7 +247,11 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     f = _scalar(_outputs(func, "hessian"), "hessian")
     if strict:
         _strict(f, xs, True, "hessian")
-    h = _func.hessian(f, argnums=tuple(range(len(xs))))(*xs)
+    nums = tuple(range(len(xs)))
+    if outer_jacobian_strategy == "forward-mode":
+        h = _func.hessian(f, argnums=nums)(*xs)
+    else:  # reverse over reverse, as torch: no forward-mode rule needed
+        h = _func.jacrev(_func.grad(f, argnums=nums), argnums=nums)(*xs)
     rows = tuple(_finish(row, create_graph) for row in h)
     if not in_tuple:
         return rows[0][0]
@@ -253,7 +275,8 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """`(func_output, hvp)`: the Hessian-vector product `H v` of a function returning one
-    element (forward over reverse, `rg.func.hvp`), shaped like `inputs`. Like
+    element (reverse over reverse, by the double-vjp trick, as torch), shaped like
+    `inputs`. Like
     `torch.autograd.functional.hvp`."""
     return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
 
@@ -273,8 +296,8 @@ def _hessian_product(func, inputs, v, create_graph, strict, fn):
         _strict(f, xs, True, fn)
     out = _value(func, xs, create_graph)
     nums = tuple(range(len(xs)))
-    if fn == "hvp":
-        res = _func.hvp(f, xs, vs)
+    if fn == "hvp":  # torch's double-backward trick: reverse mode only
+        res = _double_vjp(_func.grad(f, argnums=nums), xs, vs)[1]
     else:
         res = _func.vjp(_func.grad(f, argnums=nums), *xs)[1](vs)
     return (out if create_graph else out.detach()), _unpack(_finish(res, create_graph), in_tuple)
