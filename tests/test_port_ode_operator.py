@@ -270,3 +270,18 @@ def test_ffjord_hutchinson_cnf_matches_torch():
     assert len(got) == len(want)
     for i, (a, b) in enumerate(zip(got, want)):
         close(a, b, f"cnf {i}", 1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64", "float64"])
+def test_module_to_complex_warns_as_torch(dtype):
+    """`Module.to(complex dtype)` gives PyTorch's UserWarning about complex modules."""
+    import warnings
+
+    def warned(lib):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m = lib.nn.Linear(2, 2).to(getattr(lib, dtype))
+        assert str(m.weight.dtype).replace("torch.", "") == dtype
+        return [(x.category, str(x.message)) for x in w]
+
+    assert warned(rg) == warned(torch)
