@@ -285,3 +285,19 @@ def test_module_to_complex_warns_as_torch(dtype):
         return [(x.category, str(x.message)) for x in w]
 
     assert warned(rg) == warned(torch)
+
+
+@pytest.mark.parametrize("init", ["trunc_normal_", "orthogonal_"])
+@pytest.mark.parametrize("shape", [(3, 4), (0, 3)])
+def test_init_refuses_complex_as_torch(init, shape):
+    """trunc_normal_ and orthogonal_ on a complex weight raise NotImplementedError as in
+    PyTorch (an empty one passes orthogonal_ untouched there too)."""
+    def run(lib):
+        t = lib.zeros(*shape, dtype=lib.complex128)
+        try:
+            getattr(lib.nn.init, init)(t)
+        except NotImplementedError:
+            return "raised"
+        return t.abs().sum().item()
+
+    assert run(rg) == run(torch)
