@@ -554,6 +554,7 @@ from .api.spectral import istft, stft  # noqa: I001
 from .api.sparse_dense import sparse_coo_tensor, spmm  # noqa: I001  (stored dense)
 from . import testing, utils  # noqa: I001  (rg.testing, rg.utils.data, rg.utils.checkpoint)
 from . import _utils  # noqa: I001,F401  (torch._utils: _flatten_dense_tensors for fp16 utils)
+from . import _C  # noqa: I001,F401  (torch._C._LinAlgError, caught by torchdiffeq)
 from .size import Size  # noqa: I001
 from .api import inplace as _inplace  # noqa: I001
 _inplace.bind(Tensor)  # in-place forms of methods bound after retrograd.methods, if any

@@ -150,6 +150,9 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
+    if tensor.is_complex():  # torch's truncation compares, which complex numbers refuse
+        raise NotImplementedError(f"trunc_normal_: complex tensors are not supported, got "
+                                  f"{tensor.dtype}")
 
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -221,6 +224,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
                             f"got shape {tensor.shape}")
     if tensor.data.size == 0:
         return tensor
+    if tensor.is_complex():  # torch's sign correction of the QR factor refuses complex
+        raise NotImplementedError(f"orthogonal_: complex tensors are not supported, got "
+                                  f"{tensor.dtype}")
     rows = tensor.shape[0]
     cols = tensor.data.size // rows
     flat = np.asarray(devices.host(np.asarray(_rng(tensor, generator).normal(0.0, 1.0,

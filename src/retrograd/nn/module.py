@@ -11,6 +11,7 @@ lookup hook in the forward pass.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
@@ -507,6 +508,13 @@ class Module:
         dt = None if dtype is None else np.dtype(dtype)
         if dt is not None and dt.kind not in "fc":
             raise TypeError(f"Module.to() only accepts floating dtypes, got {dt}")
+        if dt is not None and dt.kind == "c":  # PyTorch's caution, word for word
+            warnings.warn(
+                "Complex modules are a new feature under active development whose design may "
+                "change, and some modules might not work as expected when using complex tensors "
+                "as parameters or buffers. Please file an issue at https://github.com/pytorch/"
+                "pytorch/issues/new?template=bug-report.yml if a complex module does not work "
+                "as expected.", stacklevel=2)
         for t in list(self.parameters()) + list(self.buffers()):
             if target is not None and t.device != target:
                 t.data = devices.to(t.data, target)

@@ -19,7 +19,16 @@ from ..dtypes import get_default_dtype
 from ..grad_mode import no_grad
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump, _impl_flags, _new_step, _step_count, _Values, lr_value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_fused,
+    _impl_flags,
+    _new_step,
+    _step_count,
+    _Values,
+    lr_value,
+)
 
 __all__ = ["RMSprop", "Adagrad", "Adamax", "NAdam"]
 
@@ -152,6 +161,7 @@ class Adagrad(_Stepper):
                                  "sum": Tensor._wrap(np.full_like(p.data, init))}
 
     def _update(self, group: dict, values: _Values) -> None:
+        _check_fused(self, group, "adagrad")
         lr, lr_decay, eps = lr_value(group), group["lr_decay"], group["eps"]
         of, traced = values.of, values.traced
         for p in group["params"]:

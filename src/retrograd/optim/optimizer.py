@@ -59,6 +59,32 @@ def _impl_flags(foreach, differentiable: bool, fused, capturable: bool | None = 
     return flags
 
 
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+
+
+def _check_fused(opt: Any, group: dict, kernel: str = "") -> None:
+    """PyTorch's `fused=True` refusal of complex parameters, made before the group's update:
+    Adam/AdamW check every parameter met without state (`kernel` empty); SGD and Adagrad
+    check the optimizer's first parameter with a gradient once, and a complex one later
+    fails in their fused kernel (`kernel` names it: "sgd" or "adagrad"), as in PyTorch."""
+    if not group.get("fused"):
+        return
+    for p in group["params"]:
+        if p.grad is None or p.is_floating_point():
+            if p.grad is not None and kernel:
+                opt._need_fused_check = False
+            continue
+        if kernel and not getattr(opt, "_need_fused_check", True):
+            if kernel == "sgd":
+                name = "ComplexDouble" if str(p.dtype) == "complex128" else "ComplexFloat"
+                raise NotImplementedError(f'"fused_sgd_kernel" not implemented for {name!r}')
+            raise RuntimeError("`fused` does not support sparse grad or complex param")
+        if not kernel and opt.state.get(p):
+            continue
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of "
+                           f"supported devices: {_FUSED_DEVICES} but {p.dtype} and {p.device.type}")
+
+
 _global_step_pre_hooks: OrderedDict = OrderedDict()
 _global_step_post_hooks: OrderedDict = OrderedDict()
 
@@ -510,6 +536,7 @@ class SGD(Optimizer):
         return loss
 
     def _update(self, group: dict, values: _Values) -> None:
+        _check_fused(self, group, "sgd")
         state = self.state
         lr = lr_value(group)
         momentum = group["momentum"]
@@ -591,6 +618,7 @@ class Adam(Optimizer):
         return loss
 
     def _update(self, group: dict, values: _Values) -> None:
+        _check_fused(self, group)
         state = self.state
         lr = lr_value(group)
         beta1, beta2 = group["betas"]
