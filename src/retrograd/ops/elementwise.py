@@ -260,7 +260,7 @@ def _power(x, y, *, number: bool = False):
         special = _NUMBER_POWERS.get(float(y))
         if special is not None:
             return special(x)
-    elif getattr(y, "size", 0) == 1 and x.dtype.kind == "f" and y == 0.5:
+    elif _half_exponent(x, y):
         return _pow_half(x, np.power(x, y))
     return np.power(x, y)
 
@@ -268,11 +268,17 @@ def _power(x, y, *, number: bool = False):
 def _pow_half(x, r):
     """NumPy's power with one exponent 0.5 is its sqrt; PyTorch's pow (a tensor exponent)
     is C's: +inf at -inf and +0 at -0. `r` mended there."""
-    if r.__class__ is np.ndarray and r.ndim and (np.isneginf(x) | (x == 0)).any():
-        r = np.where(np.isneginf(x), np.inf, np.where(x == 0, 0.0, r)).astype(r.dtype)
-    elif r.__class__ is not np.ndarray or not r.ndim:
-        r = np.asarray(np.inf if np.isneginf(x) else 0.0 if x == 0 else r, r.dtype)[()]
-    return r
+    if x.ndim:
+        if (np.isneginf(x) | (x == 0)).any():
+            r = np.where(np.isneginf(x), np.inf, np.where(x == 0, 0.0, r)).astype(r.dtype)
+        return r
+    return r.dtype.type(np.inf if np.isneginf(x) else 0.0 if x == 0 else r)
+
+
+def _half_exponent(x, y) -> bool:
+    """Whether y is one exponent 0.5 for a host float array x (`_pow_half` applies)."""
+    return (x.__class__ is np.ndarray and x.dtype.kind == "f" and getattr(y, "size", 0) == 1
+            and y == 0.5)
 
 
 def _pow_dx(m, g, out, x, y, *, number=False):
@@ -296,7 +302,7 @@ def _power_into(x, y, *, number: bool = False, out=None):
     if number and float(y) in _NUMBER_POWERS:
         out[...] = _power(x, y, number=True)
         return out
-    if not number and getattr(y, "size", 0) == 1 and x.dtype.kind == "f" and y == 0.5:
+    if not number and _half_exponent(x, y):
         out[...] = _power(x, y)
         return out
     return np.power(x, y, out=out)
