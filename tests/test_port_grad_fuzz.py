@@ -253,6 +253,14 @@ def _params_to(rm, tm):
     rm.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
 
 
+def _same_step(losses, rm, tm):
+    """After one step in each library: the same loss, and the same parameters (by name)."""
+    assert losses[1] == pytest.approx(losses[0], rel=1e-10, abs=1e-12)
+    for (k, p), (_, q) in zip(rm.named_parameters(), tm.named_parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12, err_msg=k)
+
+
 def _kmax_net(L, seed=0):
     nn = L.nn
 
@@ -298,10 +306,7 @@ def test_program_kmax_pooling_training_matches_torch():
             loss.backward()
             opt.step()
             losses.append(loss.item())
-        assert losses[1] == pytest.approx(losses[0], rel=1e-10, abs=1e-12)
-        for (k, p), (_, q) in zip(rm.named_parameters(), tm.named_parameters()):
-            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-9,
-                                       atol=1e-12, err_msg=k)
+        _same_step(losses, rm, tm)
 
 
 def test_program_gradient_penalty_robust_regression_matches_torch():
@@ -339,10 +344,7 @@ def test_program_gradient_penalty_robust_regression_matches_torch():
             loss.backward()
             opt.step()
             losses.append(loss.item())
-        assert losses[1] == pytest.approx(losses[0], rel=1e-10, abs=1e-12)
-        for (k, p), (_, q) in zip(rm.named_parameters(), tm.named_parameters()):
-            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-9,
-                                       atol=1e-12, err_msg=k)
+        _same_step(losses, rm, tm)
 
 
 def test_program_forward_mode_at_conventions_matches_torch():
