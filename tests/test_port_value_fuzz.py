@@ -40,6 +40,17 @@ def _raises_like_torch(fn, *arrays):
         fn(rg, *[rg.tensor(a.copy()) for a in arrays])
 
 
+def _like_torch(fn, *arrays):
+    """fn(library, *tensors of `arrays`) in both: the same kind of exception where torch
+    raises, else the same result."""
+    try:
+        t = fn(torch, *[torch.tensor(a.copy()) for a in arrays])
+    except Exception:
+        _raises_like_torch(fn, *arrays)
+        return
+    _same(fn(rg, *[rg.tensor(a.copy()) for a in arrays]), t)
+
+
 # ------------------------------------------------------------------ creation
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8"])
@@ -73,12 +84,7 @@ def test_floats_into_an_integer_dtype_must_fit_ints_wrap(make):
                 if make == "full_like":
                     return L.full_like(L.zeros(2, dtype=d), value)
                 return L.tensor([[value, True], [1, 2]], dtype=d)
-            try:
-                t = fn(torch)
-            except Exception:
-                _raises_like_torch(fn)
-                continue
-            _same(fn(rg), t)
+            _like_torch(fn)
 
 
 # ------------------------------------------------------------------ reductions with dtype=
@@ -92,12 +98,7 @@ def test_floats_into_an_integer_dtype_must_fit_ints_wrap(make):
     lambda L, x: L.nanmean(x, dtype=L.float64)])
 def test_reduction_dtype_argument(src, call):
     x = np.array([[5, 0, 3], [0, 0, 0]]).astype(src)
-    try:
-        t = call(torch, torch.tensor(x))
-    except Exception:
-        _raises_like_torch(call, x)
-        return
-    _same(call(rg, rg.tensor(x)), t)
+    _like_torch(call, x)
 
 
 # ------------------------------------------------------------------ index writes, lerp, bincount
@@ -414,12 +415,7 @@ def test_number_values_written_into_an_unsigned_tensor_wrap_or_raise_as_torch():
         for fn in (lambda L, a, b, v=v: a.scatter(0, b, v),
                    lambda L, a, b, v=v: a.index_fill(0, b, v),
                    lambda L, a, b, v=v: a.masked_fill(a > 4, v)):
-            try:
-                t = fn(torch, torch.tensor(x), torch.tensor(i))
-            except Exception:
-                _raises_like_torch(fn, x, i)
-                continue
-            _same(fn(rg, rg.tensor(x), rg.tensor(i)), t)
+            _like_torch(fn, x, i)
 
 
 def test_setitem_with_a_number_converts_it_as_torch():
@@ -434,12 +430,7 @@ def test_setitem_with_a_number_converts_it_as_torch():
             return x
         x = np.zeros((2, 3))
         x[0, 0] = 1
-        try:
-            t = fn(torch, torch.tensor(x))
-        except Exception:
-            _raises_like_torch(fn, x)
-            continue
-        _same(fn(rg, rg.tensor(x)), t)
+        _like_torch(fn, x)
 
 
 def test_copy_from_a_source_broader_than_self_raises_as_torch():
