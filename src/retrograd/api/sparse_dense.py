@@ -105,9 +105,10 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     """The dense matrix whose row i holds `values[crow_indices[i]:crow_indices[i + 1]]` at
     the columns `col_indices` of that slice (compressed sparse rows); `size` defaults to
     (rows, one past the largest column) followed by the values' trailing shape. Like
-    `torch.sparse_csr_tensor`, stored dense (gradients flow to `values`); the invariants
-    PyTorch checks only on request are always checked, as a wrong index would otherwise
-    land silently in another entry."""
+    `torch.sparse_csr_tensor`, stored dense (gradients flow to `values`). The row pointers
+    and the column range are always checked (a wrong one would put a value silently in
+    another entry); columns sorted and distinct within each row, as PyTorch, only with
+    `check_invariants=True` (the dense values do not depend on it)."""
     crow, col = _index_array(crow_indices, "crow_indices"), _index_array(col_indices,
                                                                          "col_indices")
     nnz = col.shape[0]
@@ -125,6 +126,10 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     elif nnz and (col.min() < 0 or col.max() >= int(size[1])):
         raise ShapeError(f"sparse_csr_tensor: `0 <= col_indices < ncols` is not satisfied "
                          f"(ncols {int(size[1])}, columns {col.min()} through {col.max()})")
+    if check_invariants and nnz and ((np.diff(col) <= 0) & (idx[0][1:] == idx[0][:-1])).any():
+        raise ShapeError("sparse_csr_tensor: `col_indices[..., crow_indices[..., i - 1]:"
+                         "crow_indices[..., i]] for all i = 1, ..., nrows are sorted and "
+                         "distinct along the last dimension values` is not satisfied")
     out = sparse_coo_tensor(idx, values, size, dtype=dtype, device=device,
                             requires_grad=requires_grad)
     rec = _record(out)
