@@ -70,13 +70,16 @@ def test_sparse_csr_tensor_values_products_and_parts():
 
 
 def test_to_sparse_csr_round_trip_and_layout_errors():
-    """`dense.to_sparse_csr()` reads back PyTorch's compressed rows; asking a CSR tensor
-    for COO `indices()`, or a COO one for `crow_indices()`, raises RuntimeError."""
+    """`dense.to_sparse_csr()` (or `to_sparse(layout=torch.sparse_csr)`) reads back
+    PyTorch's compressed rows; asking a CSR tensor for COO `indices()`, or a COO one for
+    `crow_indices()`, raises RuntimeError."""
     m = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [2.0, 0.0, -1.0]])
     outs = {}
     for T in LIBS:
         c = T.tensor(m).to_sparse_csr()
-        outs[T] = [c.crow_indices(), c.col_indices(), c.values(), c.to_dense()]
+        c2 = T.tensor(m).to_sparse(layout=T.sparse_csr)
+        outs[T] = [c.crow_indices(), c.col_indices(), c.values(), c.to_dense(),
+                   c2.crow_indices(), c2.col_indices()]
         with pytest.raises(RuntimeError):
             c.indices()
         with pytest.raises(RuntimeError):

@@ -181,6 +181,8 @@ def spmm(input, mat2) -> Tensor:
 def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None) -> Tensor:
     """A copy of the tensor (in the graph): PyTorch's sparse conversion, stored dense; its
     COO form is the nonzero entries, in row-major order (coalesced)."""
+    if not args and str(layout).endswith("sparse_csr"):
+        return _to_sparse_csr(self, dense_dim)
     out = self.clone()
     if not args and dense_dim is None and str(layout).endswith(("None", "sparse_coo")) \
             and self.ndim and not by_ops(self):  # (traced or vmapped: no values to read)
