@@ -972,9 +972,11 @@ NO_TENSORS |= {
     "rg.set_anomaly_enabled", "rg.is_conj", "rg.is_signed", "rg.typename", "rg.is_storage",
     "rg.get_device"}
 
-# api/sparse_dense.py: PyTorch's sparse COO constructor and product, stored dense
+# api/sparse_dense.py: PyTorch's sparse COO / CSR constructors and product, stored dense
 CASES.update({
     "rg.sparse_coo_tensor": C(lambda v: rg.sparse_coo_tensor([[0, 1, 1], [2, 0, 0]], v, (2, 3)),
+                              fl(3)),
+    "rg.sparse_csr_tensor": C(lambda v: rg.sparse_csr_tensor([0, 1, 3], [2, 0, 1], v, (2, 3)),
                               fl(3)),
     "rg.spmm": C(rg.spmm, X, fl(4, 2)),
 })

@@ -551,7 +551,7 @@ from .api.norms import cosine_similarity, pairwise_distance, pdist, rms_norm  # 
 from .api.resample import channel_shuffle, native_channel_shuffle  # noqa: I001
 from .api.windows import conv_tbc  # noqa: I001
 from .api.spectral import istft, stft  # noqa: I001
-from .api.sparse_dense import sparse_coo_tensor, spmm  # noqa: I001  (stored dense)
+from .api.sparse_dense import sparse_coo_tensor, sparse_csr_tensor, spmm  # noqa: I001,E501  (stored dense)
 from . import testing, utils  # noqa: I001  (rg.testing, rg.utils.data, rg.utils.checkpoint)
 from . import _utils  # noqa: I001,F401  (torch._utils: _flatten_dense_tensors for fp16 utils)
 from . import _C  # noqa: I001,F401  (torch._C._LinAlgError, caught by torchdiffeq)

@@ -27,20 +27,22 @@ from .index_writes import index_put
 from .indexing import index_add
 from .linalg import mm
 
-__all__ = ["sparse_coo_tensor", "spmm"]
+__all__ = ["sparse_coo_tensor", "sparse_csr_tensor", "spmm"]
 
 # id(tensor) -> (weak reference to it, (indices (sparse_dims, nnz) int64 array, values
-# Tensor, coalesced, version)); by id, as Tensor's == is element-wise
+# Tensor, coalesced, version, csr)); by id, as Tensor's == is element-wise; `csr`: built
+# as compressed rows (sparse_csr_tensor, to_sparse_csr), whose crow_indices() it answers
 _COO: dict = {}
 
 
-def _remember(t: Tensor, idx: np.ndarray, values: Tensor, coalesced: bool) -> None:
+def _remember(t: Tensor, idx: np.ndarray, values: Tensor, coalesced: bool,
+              csr: bool = False) -> None:
     key = id(t)
 
     def forget(ref, key=key):
         if _COO.get(key, (None,))[0] is ref:
             del _COO[key]
-    _COO[key] = (weakref.ref(t, forget), (idx, values, coalesced, t._version))
+    _COO[key] = (weakref.ref(t, forget), (idx, values, coalesced, t._version, csr))
 
 
 def _record(t: Tensor):
@@ -89,6 +91,87 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     return out
 
 
+def _index_array(x, what: str) -> np.ndarray:
+    a = np.asarray(x.detach().numpy() if isinstance(x, Tensor) else x)
+    if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+        raise ShapeError(f"sparse_csr_tensor: {what} must be a 1-D integer tensor, got dtype "
+                         f"{a.dtype} and shape {a.shape}")
+    return a.astype(np.int64)
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory: bool = False, requires_grad: bool = False,
+                      check_invariants=None) -> Tensor:
+    """The dense matrix whose row i holds `values[crow_indices[i]:crow_indices[i + 1]]` at
+    the columns `col_indices` of that slice (compressed sparse rows); `size` defaults to
+    (rows, one past the largest column) followed by the values' trailing shape. Like
+    `torch.sparse_csr_tensor`, stored dense (gradients flow to `values`). The row pointers
+    and the column range are always checked (a wrong one would put a value silently in
+    another entry); columns sorted and distinct within each row, as PyTorch, only with
+    `check_invariants=True` (the dense values do not depend on it)."""
+    crow, col = _index_array(crow_indices, "crow_indices"), _index_array(col_indices,
+                                                                         "col_indices")
+    nnz = col.shape[0]
+    rows = crow.shape[0] - 1
+    if size is not None and rows != int(size[0]):
+        raise ShapeError(f"sparse_csr_tensor: crow_indices.shape[-1] must be equal to the "
+                         f"number of rows + 1 (={int(size[0]) + 1}), but got {crow.shape[0]}")
+    if rows < 0 or crow[0] != 0 or crow[-1] != nnz or (np.diff(crow) < 0).any():
+        raise ShapeError(f"sparse_csr_tensor: crow_indices must start at 0, never decrease "
+                         f"and end at the number of entries {nnz}, got {crow.tolist()}")
+    idx = np.stack([np.repeat(np.arange(rows, dtype=np.int64), np.diff(crow)), col])
+    if size is None:
+        v = _t(values)
+        size = (rows, int(col.max()) + 1 if nnz else 0) + tuple(v.shape[1:])
+    elif nnz and (col.min() < 0 or col.max() >= int(size[1])):
+        raise ShapeError(f"sparse_csr_tensor: `0 <= col_indices < ncols` is not satisfied "
+                         f"(ncols {int(size[1])}, columns {col.min()} through {col.max()})")
+    if check_invariants and nnz and ((np.diff(col) <= 0) & (idx[0][1:] == idx[0][:-1])).any():
+        raise ShapeError("sparse_csr_tensor: `col_indices[..., crow_indices[..., i - 1]:"
+                         "crow_indices[..., i]] for all i = 1, ..., nrows are sorted and "
+                         "distinct along the last dimension values` is not satisfied")
+    out = sparse_coo_tensor(idx, values, size, dtype=dtype, device=device,
+                            requires_grad=requires_grad)
+    rec = _record(out)
+    _remember(out, rec[0], rec[1], True, csr=True)
+    return out
+
+
+def _to_sparse_csr(self, dense_dim=None) -> Tensor:
+    """A copy of the matrix (in the graph) whose compressed-row form is its nonzero
+    entries. Like `torch.Tensor.to_sparse_csr`, stored dense."""
+    if self.ndim != 2 or dense_dim:
+        raise ShapeError(f"to_sparse_csr: retrograd's compressed-row form is for 2-D "
+                         f"matrices without dense dimensions, got shape {self.shape}")
+    out = _to_sparse(self)
+    rec = _record(out)
+    if rec is not None:
+        _remember(out, rec[0], rec[1], True, csr=True)
+    return out
+
+
+def _csr(self, fn: str):
+    rec = _coo(self, fn)
+    if not rec[4]:
+        raise RuntimeError(f"{fn}: expected a sparse row compressed tensor (from "
+                           "sparse_csr_tensor() or to_sparse_csr()), got a sparse coordinate "
+                           "or dense one")
+    return rec
+
+
+def _crow_indices(self) -> Tensor:
+    """Where each row's entries start in `col_indices()` and `values()`, then the number of
+    entries. Like `torch.Tensor.crow_indices`."""
+    rows = _csr(self, "crow_indices()")[0][0]
+    counts = np.bincount(rows, minlength=self.shape[0])
+    return as_tensor(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+
+
+def _col_indices(self) -> Tensor:
+    """The column of each entry, row by row. Like `torch.Tensor.col_indices`."""
+    return as_tensor(_csr(self, "col_indices()")[0][1].copy())
+
+
 def spmm(input, mat2) -> Tensor:
     """The matrix product of a (sparse, here dense) matrix and a dense one. Like
     `torch.spmm`."""
@@ -98,6 +181,8 @@ def spmm(input, mat2) -> Tensor:
 def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None) -> Tensor:
     """A copy of the tensor (in the graph): PyTorch's sparse conversion, stored dense; its
     COO form is the nonzero entries, in row-major order (coalesced)."""
+    if not args and str(layout).endswith("sparse_csr"):
+        return _to_sparse_csr(self, dense_dim)
     out = self.clone()
     if not args and dense_dim is None and str(layout).endswith(("None", "sparse_coo")) \
             and self.ndim and not by_ops(self):  # (traced or vmapped: no values to read)
@@ -159,6 +244,9 @@ def _coalesced(self, fn: str):
 
 def _indices(self) -> Tensor:
     """The coalesced COO indices. Like `torch.Tensor.indices`."""
+    if _coo(self, "indices()")[4]:
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got a sparse "
+                           "row compressed one (use crow_indices() and col_indices())")
     return as_tensor(_coalesced(self, "indices()")[0].copy())
 
 
@@ -193,3 +281,5 @@ def bind(cls) -> None:
     cls._indices, cls._values, cls.indices, cls.values = (_indices_raw, _values_raw,
                                                            _indices, _values)
     cls._nnz, cls.sparse_dim, cls.dense_dim = _nnz, _sparse_dim, _dense_dim
+    cls.to_sparse_csr, cls.crow_indices, cls.col_indices = (_to_sparse_csr, _crow_indices,
+                                                            _col_indices)
