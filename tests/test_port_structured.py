@@ -44,3 +44,19 @@ def test_logaddexp_gradient_at_infinite_arguments_is_torchs(name):
         res.append((z, gx, gy, ggx, ggy))
     for r, t, what in zip(res[1], res[0], ["out", "gx", "gy", "ggx", "ggy"]):
         close(r, t, what)
+
+
+def test_softplus_gradient_of_nan_is_nan_as_torch():
+    """A NaN input's softplus gradient is NaN (it was sigmoid(threshold), about 1), and the
+    threshold's first and second derivatives stay PyTorch's."""
+    vals = [np.nan, 20.0, 19.0, 21.0, -3.0, 5.0, 10.0]
+    for beta in (1.0, 2.0):
+        res = []
+        for L in (torch, rg):
+            x = L.tensor(vals, dtype=L.float64, requires_grad=True)
+            y = L.nn.functional.softplus(x, beta=beta, threshold=20.0)
+            g, = L.autograd.grad(y.sum(), x, create_graph=True)
+            gg, = L.autograd.grad(g.sum(), x)
+            res.append((y, g, gg))
+        for r, t in zip(res[1], res[0]):
+            close(r, t, f"beta={beta}")
