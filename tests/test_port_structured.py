@@ -60,3 +60,17 @@ def test_softplus_gradient_of_nan_is_nan_as_torch():
             res.append((y, g, gg))
         for r, t in zip(res[1], res[0]):
             close(r, t, f"beta={beta}")
+
+
+@pytest.mark.parametrize("shape,dim,high", [((50, 6, 7), 0, 3), ((4, 30), 1, 2),
+                                             ((200, 5), 0, 10), ((33,), 0, 4)])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_mode_index_among_ties_past_16_entries_is_torchs(shape, dim, high, dtype):
+    """`mode` (majority vote over an ensemble's decoded labels) returns the index PyTorch's
+    CPU kernel does: its std::sort is not stable past 16 entries, so the occurrence it
+    reports is not simply the last one."""
+    x = np.random.RandomState(0).randint(0, high, shape).astype(dtype)
+    tv, ti = torch.tensor(x).mode(dim)
+    rv, ri = rg.tensor(x).mode(dim)
+    close(rv, tv, "values")
+    close(ri, ti, "indices")
