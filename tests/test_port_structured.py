@@ -76,6 +76,27 @@ def test_mode_index_among_ties_past_16_entries_is_torchs(shape, dim, high, dtype
     close(ri, ti, "indices")
 
 
+# ---------------------------------------------------------------- ESPnet's CTC wrapper
+
+
+def test_cudnn_flags_context_and_cuda_empty_cache_as_torch():
+    """ESPnet computes its CTC loss inside `torch.backends.cudnn.flags(deterministic=True)`
+    and training loops call `torch.cuda.empty_cache()` on CPU too: the flags take the
+    context's values (its defaults turn cuDNN off) and come back after it, as torch's."""
+    seen = []
+    for L in (torch, rg):
+        cudnn = L.backends.cudnn
+        before = (cudnn.enabled, cudnn.benchmark, cudnn.deterministic)
+        with cudnn.flags(deterministic=True):
+            inside = (cudnn.enabled, cudnn.benchmark, cudnn.deterministic)
+        with cudnn.flags(enabled=True, benchmark=True):
+            inside2 = (cudnn.enabled, cudnn.benchmark, cudnn.deterministic)
+        seen.append((before, inside, inside2, (cudnn.enabled, cudnn.benchmark,
+                                               cudnn.deterministic)))
+        assert L.cuda.empty_cache() is None
+    assert seen[1] == seen[0]
+
+
 # ---------------------------------------------------------------- whole programs
 
 
