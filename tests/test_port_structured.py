@@ -76,6 +76,75 @@ def test_mode_index_among_ties_past_16_entries_is_torchs(shape, dim, high, dtype
     close(ri, ti, "indices")
 
 
+# ---------------------------------------------------------------- vmap over a gold score
+
+_VMAP_PATTERNS = {
+    "x[i]": lambda L, x, i, j, k: x[i],
+    "x[:, j]": lambda L, x, i, j, k: x[:, j],
+    "x[i, j]": lambda L, x, i, j, k: x[i, j],
+    "x[i, :, k]": lambda L, x, i, j, k: x[i, :, k],
+    "x[0, j]": lambda L, x, i, j, k: x[0, j],
+    "x[..., k]": lambda L, x, i, j, k: x[..., k],
+    "x[i, 1:3]": lambda L, x, i, j, k: x[i, 1:3],
+    "x[1:3, j, k]": lambda L, x, i, j, k: x[1:3, j, k],
+    "x[arange, j]": lambda L, x, i, j, k: x[L.arange(3), j],
+}
+
+
+@pytest.mark.parametrize("pattern", list(_VMAP_PATTERNS))
+@pytest.mark.parametrize("batched_x", [True, False])
+def test_vmap_indexing_with_batched_index_tensors_as_torch_func(pattern, batched_x):
+    """Under vmap, `x[idx]` with batched integer index tensors (a CRF's gold score
+    `emissions[arange(T), tags]` per sequence) is batched as torch.func.vmap does: values,
+    the placement of the index dimensions, and gradients through vmap(grad)."""
+    rs = np.random.RandomState(0)
+    arrays = (rs.randn(3, 4, 5, 6), rs.randint(-3, 3, (3, 2, 3)), rs.randint(0, 4, (3, 3)),
+              rs.randint(0, 5, (3, 3)))
+    f = _VMAP_PATTERNS[pattern]
+    in_dims = (0 if batched_x else None, 0, 0, 0)
+    res = []
+    for L in (torch, rg):
+        x, i, j, k = (L.tensor(a) for a in arrays)
+        x.requires_grad_()
+        y = L.func.vmap(lambda *a, L=L: f(L, *a), in_dims=in_dims)(x, i, j, k)
+        g, = L.autograd.grad(y.pow(2).sum(), x)
+        gg = L.func.vmap(L.func.grad(lambda *a, L=L: f(L, *a).pow(2).sum()), in_dims=in_dims)(
+            x, i, j, k) if batched_x else g
+        res.append((y, g, gg))
+    for r, t, what in zip(res[1], res[0], ["values", "grad", "vmap(grad)"]):
+        close(r, t, what)
+
+
+def test_vmap_crf_negative_log_likelihood_and_per_sequence_gradients():
+    """A per-sequence CRF loss written for one sequence and vmapped over the batch, with
+    vmap(grad) for per-sequence emission gradients and jacrev and hessian of one."""
+    rs = np.random.RandomState(0)
+    T, K = 5, 3
+    em, tags = rs.randn(4, T, K), rs.randint(0, K, (4, T))
+    mask = np.array([[t < n for t in range(T)] for n in [5, 3, 4, 1]])
+    trans, start = rs.randn(K, K) * 0.3, rs.randn(K) * 0.1
+    res = []
+    for L in (torch, rg):
+        tr, st = L.tensor(trans), L.tensor(start)
+
+        def nll(e, y, m, L=L, tr=tr, st=st):
+            gold = e[L.arange(T), y]                      # (T,) emission of each tag
+            steps = tr[y[:-1], y[1:]]                      # (T - 1,) transitions taken
+            score = st[y[:1]].sum() + gold[0] + ((steps + gold[1:]) * m[1:]).sum()
+            a = st + e[0]
+            for i in range(1, T):
+                a = L.where(m[i], L.logsumexp(a.unsqueeze(1) + tr + e[i].unsqueeze(0), 0), a)
+            return L.logsumexp(a, 0) - score
+
+        E, Y, M = L.tensor(em), L.tensor(tags), L.tensor(mask)
+        F = L.func
+        res.append((F.vmap(nll)(E, Y, M), F.vmap(F.grad(nll))(E, Y, M),
+                    F.jacrev(lambda e, Y=Y, M=M, nll=nll: nll(e, Y[1], M[1]))(E[1]),
+                    F.hessian(lambda e, Y=Y, M=M, nll=nll: nll(e, Y[2], M[2]))(E[2])))
+    for r, t, what in zip(res[1], res[0], ["nll", "per-sequence grads", "jacrev", "hessian"]):
+        close(r, t, what)
+
+
 # ---------------------------------------------------------------- ESPnet's CTC wrapper
 
 
