@@ -462,3 +462,17 @@ def test_program_semiring_marginals_entropy_and_matrix_tree():
     t, r = _semiring_program(torch), _semiring_program(rg)
     for i, (a, b) in enumerate(zip(r, t)):
         close(a, b, f"semiring output {i}")
+
+
+def test_softsign_gradient_at_infinity_is_nan_as_torch():
+    """PyTorch's softsign is x / (|x| + 1) written out, so its gradient at +-inf is NaN
+    (0 - inf / inf); elsewhere 1 / (|x| + 1)^2, second derivative included."""
+    vals = [-_INF, -2.0, 0.0, 3.0, _INF, np.nan]
+    res = []
+    for L in (torch, rg):
+        x = L.tensor(vals, dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(L.nn.functional.softsign(x).sum(), x, create_graph=True)
+        gg, = L.autograd.grad(g.sum(), x)
+        res.append((g, gg))
+    for r, t in zip(res[1], res[0]):
+        close(r, t)

@@ -132,8 +132,10 @@ def _hardswish_d(m, g, out, x):
 
 
 def _softsign_d(m, g, out, x):
+    # 1 / (|x| + 1)^2, and NaN at +-inf as PyTorch's (its softsign is x / (|x| + 1) written
+    # out, whose gradient there is 0 - inf / inf)
     d = m.abs(x) + 1.0
-    return g / (d * d)
+    return m.where(m.isinf(x), np.nan, g / (d * d))
 
 
 def _threshold(x, *, threshold, value):
