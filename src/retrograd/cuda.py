@@ -14,7 +14,7 @@ from . import devices
 from .amp import cuda_amp as amp  # rg.cuda.amp.GradScaler / autocast, as torch.cuda.amp
 
 __all__ = ["amp", "is_available", "is_bf16_supported", "device_count", "manual_seed",
-           "manual_seed_all", "synchronize", "current_device"]
+           "manual_seed_all", "synchronize", "current_device", "empty_cache"]
 
 
 def _load():
@@ -86,6 +86,17 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     """False: retrograd has no bfloat16 (NumPy has no such type), on any device. nanoGPT's
     train.py asks this to choose between bfloat16 and float16."""
     return False
+
+
+def empty_cache() -> None:
+    """Give the cached, unused device memory back (CuPy's memory pools); a no-op while no
+    CUDA tensor has been made, as PyTorch's is before CUDA is initialised: training loops
+    call it unconditionally."""
+    if devices._BY_NAME.get("cuda") is not None:
+        xp = devices.backend("cuda").xp
+        if xp is not np:
+            xp.get_default_memory_pool().free_all_blocks()
+            xp.get_default_pinned_memory_pool().free_all_blocks()
 
 
 def synchronize() -> None:

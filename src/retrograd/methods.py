@@ -378,6 +378,9 @@ class _Methods:
     # ------------------------------------------------------------ indexing
 
     def __getitem__(self, idx):
+        if state.forward is not None and state.forward.vmapped and _batched_index(
+                idx, getattr(self, "_fw", None) is None):
+            return _vmap_getitem(self, idx)
         try:
             idx = _index(idx, self.shape, self.data)
             out = apply(ops.getitem, self, idx=idx)
@@ -690,6 +693,68 @@ def _inverse(perm):
     for i, a in enumerate(perm):
         inv[a] = i
     return tuple(inv)
+
+
+def _batched_index(idx, plain: bool) -> bool:
+    """Whether `idx` holds an integer index tensor that rg.func.vmap batches: one of 1 or
+    more dimensions per element, or also 0-d when the indexed tensor is `plain` (not
+    batched), where torch.func.vmap batches them too."""
+    items = idx if idx.__class__ in (tuple, list) else (idx,)
+    return any(isinstance(i, Tensor) and (i.ndim or plain) and i.dtype.kind in "iu"
+               and i.dtype != np.uint8 and getattr(i, "_fw", None) for i in items)
+
+
+def _vmap_getitem(x: Tensor, idx) -> Tensor:
+    """`x[idx]` inside rg.func.vmap with batched integer index tensors (a CRF's gold score
+    `emissions[arange(T), tags]`), as torch.func.vmap's batching rule computes it: ints and
+    slices first (PyTorch applies an int as basic indexing), then the advanced dimensions
+    gathered with `take_along_dim` from their flattened block, the index tensors' broadcast
+    dimensions put where the first advanced index was if the advanced indices are adjacent,
+    else in front. A bool mask, None or a list among them, or a batched 0-d index (an int,
+    whose value PyTorch reads) into a batched tensor, is refused as before."""
+    items = list(idx) if idx.__class__ in (tuple, list) else [idx]
+    if any(i is None or isinstance(i, (list, bool, np.ndarray)) or (
+            isinstance(i, Tensor) and (i.dtype.kind not in "iu" or i.dtype == np.uint8 or (
+                i.ndim == 0 and getattr(i, "_fw", None) and x._fw is not None)))
+           for i in items):
+        _index(idx, x.shape, x.data)  # refuses a batched index it cannot batch
+    k = next((k for k, i in enumerate(items) if i is Ellipsis), None)
+    if k is not None:
+        items[k:k + 1] = [slice(None)] * (x.ndim - len(items) + 1)
+    if len(items) > x.ndim:
+        raise IndexError(f"too many indices for a tensor of shape {x.shape}")
+    items += [slice(None)] * (x.ndim - len(items))
+    basic, adv, tensors, dim = [], [], [], 0
+    for i in items:
+        if isinstance(i, Tensor):
+            basic.append(slice(None))
+            adv.append(dim)
+            tensors.append(i)
+            dim += 1
+        else:
+            basic.append(i)
+            dim += 0 if isinstance(i, (int, np.integer)) else 1
+    y = x[tuple(basic)]
+    sizes = [y.shape[d] for d in adv]
+    rest = [d for d in range(y.ndim) if d not in adv]
+    y = y.permute(*rest, *adv).reshape(*[y.shape[d] for d in rest], -1)
+    lin, stride = None, 1
+    for t, n in reversed(list(zip(tensors, sizes))):
+        t = t.long()
+        t = t + (t < 0).long() * n
+        F.take_along_dim(_creation.zeros(n), t.reshape(-1), 0)  # bounds, for every element
+        part = t * stride
+        lin = part if lin is None else lin + part
+        stride *= n
+    bshape = tuple(lin.shape)
+    flat = lin.reshape(*([1] * len(rest)), -1).expand(*y.shape[:-1], -1)
+    out = F.take_along_dim(y, flat, dim=-1).reshape(*y.shape[:-1], *bshape)
+    if adv == list(range(adv[0], adv[0] + len(adv))) and adv[0] <= len(rest):
+        nb, at = len(bshape), adv[0]
+        order = list(range(at)) + list(range(len(rest), len(rest) + nb)) + \
+            list(range(at, len(rest)))
+        return out.permute(*order)
+    return out.permute(*range(len(rest), len(rest) + len(bshape)), *range(len(rest)))
 
 
 def _torch_order(idx: tuple, ndim: int):

@@ -173,3 +173,25 @@ def topk_row(row: list, k: int, largest: bool = True, sorted_: bool = True) -> l
         if sorted_:
             s.sort(0, k - 1)
     return [i for _, i in s.a[:k]]
+
+
+def _less(x, y):
+    return x < y
+
+
+def mode_row(row: list) -> int:
+    """The index PyTorch's CPU `mode` returns for one row (a list of numbers without NaN):
+    its kernel sorts (value, index) pairs by value with std::sort, which is not stable past
+    16 entries, and takes the index at the end of the (first) longest run of equal values."""
+    n = len(row)
+    s = _Seq([(v, i) for i, v in enumerate(row)], _less)
+    s.sort(0, n)
+    a = s.a
+    best, freq, run = 0, 0, 0
+    for i in range(n):
+        run += 1
+        if i == n - 1 or a[i][0] != a[i + 1][0]:
+            if run > freq:
+                best, freq = a[i][1], run
+            run = 0
+    return best

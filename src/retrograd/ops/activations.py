@@ -70,9 +70,10 @@ def _softplus(x, *, beta=1.0, threshold=20.0):
 
 def _softplus_d(m, g, out, x, *, beta=1.0, threshold=20.0):
     # sigmoid's argument held at the threshold from there up: the value is unchanged and the
-    # second derivative is 0 at bx == threshold too (PyTorch's mask bx < threshold)
+    # second derivative is 0 at bx == threshold too (PyTorch's mask bx < threshold); a NaN
+    # input passes to the sigmoid, so its gradient is NaN as in PyTorch
     bx = x * beta
-    return m.where(bx > threshold, g, g * m.sigmoid(m.where(bx < threshold, bx, threshold)))
+    return m.where(bx > threshold, g, g * m.sigmoid(m.where(bx >= threshold, threshold, bx)))
 
 
 def _logsigmoid(x):
@@ -131,8 +132,10 @@ def _hardswish_d(m, g, out, x):
 
 
 def _softsign_d(m, g, out, x):
+    # 1 / (|x| + 1)^2, and NaN at +-inf as PyTorch's (its softsign is x / (|x| + 1) written
+    # out, whose gradient there is 0 - inf / inf)
     d = m.abs(x) + 1.0
-    return g / (d * d)
+    return m.where(m.isinf(x), np.nan, g / (d * d))
 
 
 def _threshold(x, *, threshold, value):

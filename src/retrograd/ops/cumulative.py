@@ -318,6 +318,14 @@ def _mode_index(x, *, axis):
     best = np.argmax(end - start, axis=-1)[..., None]
     at = np.take_along_axis(end, best, axis=-1)
     idx = np.take_along_axis(order, at, axis=-1)
+    if n > 16 and idx.size * n <= _TIE_REPLAY_LIMIT and xs.__class__ is np.ndarray:
+        # past 16 entries PyTorch's std::sort is not stable: its choice among the mode's
+        # occurrences replayed (rows with a NaN, where its comparison is no order, kept)
+        rows, flat = xs.reshape(-1, n), idx.reshape(-1)
+        for r in range(rows.shape[0]):
+            if xs.dtype.kind not in "fc" or not np.isnan(rows[r]).any():
+                flat[r] = _stl_sort.mode_row(rows[r].tolist())
+        idx = flat.reshape(idx.shape)
     return np.moveaxis(idx, -1, axis)
 
 

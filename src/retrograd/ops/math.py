@@ -196,13 +196,22 @@ hypot = elementwise("hypot", np.hypot, lambda m, g, out, x, y: g * x / out,
                     lambda m, g, out, x, y: g * y / out, save_out=True, into=np.hypot)
 copysign = elementwise("copysign", np.copysign, _copysign_dx, _zero, save_out=True,
                        reads=(0,), into=np.copysign)
-logaddexp = elementwise("logaddexp", np.logaddexp, lambda m, g, out, x, y: g * m.exp(x - out),
-                        lambda m, g, out, x, y: g * m.exp(y - out), save_out=True,
-                        into=np.logaddexp)
+def _logaddexp_d(which: int, base_pow):
+    """logaddexp's (or logaddexp2's) derivative in one argument, PyTorch's formula
+    g / (1 + b**(other - self)): 1 for the +inf argument beside a finite or -inf one and 0
+    for the other (the output-based exp(self - out) gives NaN there), NaN where both are
+    the same infinity."""
+    def rule(m, g, out, x, y):
+        a, b = (x, y) if which == 0 else (y, x)
+        return g / (1 + base_pow(m, b - a))
+    return rule
+
+
+logaddexp = elementwise("logaddexp", np.logaddexp, _logaddexp_d(0, lambda m, d: m.exp(d)),
+                        _logaddexp_d(1, lambda m, d: m.exp(d)), into=np.logaddexp)
 logaddexp2 = elementwise("logaddexp2", np.logaddexp2,
-                         lambda m, g, out, x, y: g * m.exp2(x - out),
-                         lambda m, g, out, x, y: g * m.exp2(y - out), save_out=True,
-                         into=np.logaddexp2)
+                         _logaddexp_d(0, lambda m, d: m.exp2(d)),
+                         _logaddexp_d(1, lambda m, d: m.exp2(d)), into=np.logaddexp2)
 xlogy = elementwise("xlogy", _xlogy, _xlogy_dx, lambda m, g, out, x, y: g * x / y, fresh=True)
 
 
