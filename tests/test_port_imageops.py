@@ -58,6 +58,27 @@ def test_interpolate_uint8_saturates_and_keeps_other_integers_refused():
     np.testing.assert_array_equal(same.numpy(), x)
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("scale", [(0.5, 1.05), (1.08, 1.05), (0.45, 0.99)])
+def test_antialiased_interpolate_keeps_a_dimension_whose_size_stays(mode, scale):
+    """antialias=True with a scale_factor that leaves a size unchanged (10 * 1.05 -> 10):
+    PyTorch's separable kernel skips that dimension (a copy); it was resampled at 1/1.05.
+    Values as torch's; the gradient is the adjoint of that forward, built from torch's
+    forward on unit images (torch's own backward still resamples the kept dimension, so
+    it fails gradcheck there)."""
+    x = np.random.default_rng(2).standard_normal((1, 2, 8, 10))
+    want = TF.interpolate(torch.tensor(x), scale_factor=scale, mode=mode, antialias=True)
+    g = np.random.default_rng(3).standard_normal(want.shape)
+    units = torch.eye(80, dtype=torch.float64).reshape(80, 1, 8, 10)
+    jac = TF.interpolate(units, scale_factor=scale, mode=mode, antialias=True).reshape(80, -1)
+    adjoint = (g.reshape(2, -1) @ jac.numpy().T).reshape(x.shape)
+    xi = rg.tensor(x, requires_grad=True)
+    y = F.interpolate(xi, scale_factor=scale, mode=mode, antialias=True)
+    (y * rg.tensor(g)).sum().backward()
+    close(y, want, tol=1e-12)
+    close(xi.grad, adjoint, tol=1e-12)
+
+
 # ---------------------------------------------------------------- whole programs
 
 def _v2_pipeline(L, img):
@@ -195,3 +216,47 @@ def test_port_restoration_net_adam_steps():
     np.testing.assert_allclose(hist["retrograd"], hist["torch"], rtol=1e-10)
     for (k, a), (_, b) in zip(rnet.named_parameters(), tnet.named_parameters()):
         close(a, b, k, tol=1e-9)
+
+
+# ---------------------------------------------------------------- dtypes torch refuses
+
+def _refusals(L):
+    Fn = L.nn.functional
+    idx = L.zeros(1, 1, 2, 2, dtype=L.int64)
+    return {
+        "unfold": lambda x: Fn.unfold(x, 2),
+        "fold": lambda x: Fn.fold(x.reshape(1, 4, 1), (2, 2), 2),
+        "max_unpool2d": lambda x: Fn.max_unpool2d(x, idx, 2),
+        "pad reflect": lambda x: Fn.pad(x, (1, 1, 1, 1), mode="reflect"),
+        "pad replicate": lambda x: Fn.pad(x, (1, 1, 1, 1), mode="replicate"),
+        "conv2d": lambda x: Fn.conv2d(x, L.ones(1, 1, 2, 2).to(x.dtype)),
+        "conv_transpose2d": lambda x: Fn.conv_transpose2d(x, L.ones(1, 1, 2, 2).to(x.dtype)),
+        "avg_pool2d": lambda x: Fn.avg_pool2d(x, 2),
+        "lp_pool2d": lambda x: Fn.lp_pool2d(x, 2, 2),
+        "bilinear": lambda x: Fn.interpolate(x, scale_factor=2, mode="bilinear"),
+        "nearest": lambda x: Fn.interpolate(x, scale_factor=2),
+        "bilinear aa": lambda x: Fn.interpolate(x, scale_factor=0.5, mode="bilinear",
+                                                antialias=True),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "complex64"])
+def test_image_ops_refuse_the_dtypes_torch_refuses(dtype):
+    """Each op on each dtype: where PyTorch's CPU kernel is "not implemented" for the
+    dtype (im2col/col2im on integers, max_unpool on non-floating, reflect/replicate pads
+    and convolutions on bool, transposed convolutions on integers but int64, avg/lp pools
+    and interpolation on complex, antialiasing on float16) the port raises what
+    `except NotImplementedError` catches, instead of computing; elsewhere both compute."""
+    for name, fn in _refusals(torch).items():
+        x = torch.ones(1, 1, 2, 2).to(getattr(torch, dtype))
+        try:
+            fn(x)
+            refused = False
+        except NotImplementedError:
+            refused = True
+        ours = _refusals(rg)[name]
+        if refused:
+            with pytest.raises(NotImplementedError):
+                ours(rg.ones(1, 1, 2, 2).to(getattr(rg, dtype)))
+        else:
+            ours(rg.ones(1, 1, 2, 2).to(getattr(rg, dtype)))

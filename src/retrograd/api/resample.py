@@ -88,6 +88,8 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         return apply(ops.pad_constant, x, pads=pads, value=0.0 if value is None else value)
     if value is not None and value != 0:
         raise ArgumentError(f"pad: value is only used with mode='constant', got mode={mode!r}")
+    if mode != "circular" and x.dtype.kind == "b":  # PyTorch: not implemented for 'Bool'
+        raise DtypeError(f"pad: mode {mode!r} does not take a bool input")
     if not 1 <= nd <= 3 or x.ndim not in (nd + 1, nd + 2):
         raise NotImplementedError(
             f"pad: mode {mode!r} pads the last 1 to 3 dimensions of a ({nd + 1})-D or "
@@ -327,6 +329,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         raise DtypeError(f"interpolate: input must be floating point (or uint8 with a nearest, "
                          f"bilinear or bicubic mode, as images are resized), got {x.dtype} with "
                          f"mode {mode!r}")
+    if x.dtype.kind == "c" and mode != "area" or antialias and x.dtype == np.float16:
+        raise DtypeError(f"interpolate: mode {mode!r}{' with antialias' if antialias else ''} "
+                         f"does not take a {x.dtype} input (as PyTorch's CPU kernels)")
     if (size is None) == (scale_factor is None):
         raise ArgumentError("interpolate: give exactly one of size and scale_factor")
     sizes = x.shape[2:]
@@ -369,6 +374,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                 index = _nearest(n, o, sc, mode != "nearest")
             x = apply(ops.resample, x, axis=axis, index=_on(x, index))
         elif antialias:
+            if n == o:  # PyTorch's separable kernel skips a dimension whose size stays,
+                continue  # whatever its scale_factor
             idx, w = _aa_taps(n, o, sc, bool(align_corners), mode)
             x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
         elif mode == "bicubic":
