@@ -79,6 +79,19 @@ def test_antialiased_interpolate_keeps_a_dimension_whose_size_stays(mode, scale)
     close(xi.grad, adjoint, tol=1e-12)
 
 
+def test_interpolate_refuses_recompute_scale_factor_with_an_explicit_size():
+    """torch raises ValueError for size= with recompute_scale_factor=True; the port
+    resized silently. False or None with a size stay accepted in both."""
+    x = np.random.default_rng(4).standard_normal((1, 2, 5, 7))
+    with pytest.raises(ValueError):
+        TF.interpolate(torch.tensor(x), size=(3, 4), recompute_scale_factor=True)
+    with pytest.raises(ValueError, match="recompute_scale_factor"):
+        F.interpolate(rg.tensor(x), size=(3, 4), recompute_scale_factor=True)
+    close(F.interpolate(rg.tensor(x), size=(3, 4), mode="bilinear", recompute_scale_factor=False),
+          TF.interpolate(torch.tensor(x), size=(3, 4), mode="bilinear",
+                         recompute_scale_factor=False))
+
+
 # ---------------------------------------------------------------- whole programs
 
 def _v2_pipeline(L, img):

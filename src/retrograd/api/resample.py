@@ -334,6 +334,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                          f"does not take a {x.dtype} input (as PyTorch's CPU kernels)")
     if (size is None) == (scale_factor is None):
         raise ArgumentError("interpolate: give exactly one of size and scale_factor")
+    if recompute_scale_factor and size is not None:
+        raise ArgumentError("interpolate: recompute_scale_factor is not meaningful with an "
+                            "explicit size")
     sizes = x.shape[2:]
     scales = [None] * nd
     if size is not None:
