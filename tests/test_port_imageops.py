@@ -273,3 +273,13 @@ def test_image_ops_refuse_the_dtypes_torch_refuses(dtype):
                 ours(rg.ones(1, 1, 2, 2).to(getattr(rg, dtype)))
         else:
             ours(rg.ones(1, 1, 2, 2).to(getattr(rg, dtype)))
+
+
+def test_backends_cpu_capability_as_torch(monkeypatch):
+    """torchvision's resize kernels ask `torch.backends.cpu.get_cpu_capability()` whether
+    to resize uint8 natively; the name was missing. Same answer as torch on this CPU, and
+    ATEN_CPU_CAPABILITY lowers it as it does torch's (read at torch's start, so only ours is
+    checked for that)."""
+    assert rg.backends.cpu.get_cpu_capability() == torch.backends.cpu.get_cpu_capability()
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    assert rg.backends.cpu.get_cpu_capability() == "DEFAULT"
