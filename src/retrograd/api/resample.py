@@ -287,11 +287,13 @@ def _u8_resize(x: Tensor, outs, scales, align_corners, antialias, mode) -> Tenso
         if n == o:
             continue
         lo, w, bits = _u8_taps(n, o, scales[axis], align_corners, antialias, mode)
-        idx = np.minimum(lo[:, None] + np.arange(w.shape[1]), n - 1)
-        g = np.moveaxis(np.take(a.astype(np.int64), idx, axis=a.ndim + axis), (a.ndim + axis,
-                        a.ndim + axis + 1), (-2, -1))
-        acc = ((g * w).sum(-1) + (1 << (bits - 1))) >> bits
-        a = np.moveaxis(np.clip(acc, 0, 255).astype(np.uint8), -1, a.ndim + axis)
+        shape = (o,) + (1,) * (-1 - axis)  # the weights along `axis`, broadcast
+        acc = np.full(a.shape[:a.ndim + axis] + (o,) + a.shape[a.ndim + axis + 1:],
+                      1 << (bits - 1), np.int64)
+        for j in range(w.shape[1]):  # one tap at a time: memory of one output
+            taken = np.take(a, np.minimum(lo + j, n - 1), axis=a.ndim + axis)
+            acc += taken.astype(np.int64) * w[:, j].reshape(shape)
+        a = np.clip(acc >> bits, 0, 255).astype(np.uint8)
     return Tensor(devices.const_like(np.ascontiguousarray(a), x.data))
 
 
