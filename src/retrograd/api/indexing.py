@@ -767,6 +767,9 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     if x.ndim not in (3, 4):
         raise ShapeError(f"unfold(): input must be (N, C, H, W) or (C, H, W), got shape "
                          f"{x.shape}")
+    if x.dtype.kind in "iu":  # PyTorch's im2col: floating, complex and bool only
+        raise DtypeError(f"unfold(): input must be floating point, complex or bool, got "
+                         f"{x.dtype}")
     batched = x.ndim == 4
     if not batched:
         x = reshape(x, (1,) + x.shape)
@@ -788,6 +791,9 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> 
     if x.ndim not in (2, 3):
         raise ShapeError(f"fold(): input must be (N, C*kh*kw, L) or (C*kh*kw, L), got shape "
                          f"{x.shape}")
+    if x.dtype.kind in "iu":  # PyTorch's col2im: floating, complex and bool only
+        raise DtypeError(f"fold(): input must be floating point, complex or bool, got "
+                         f"{x.dtype}")
     batched = x.ndim == 3
     if not batched:
         x = reshape(x, (1,) + x.shape)

@@ -88,6 +88,8 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         return apply(ops.pad_constant, x, pads=pads, value=0.0 if value is None else value)
     if value is not None and value != 0:
         raise ArgumentError(f"pad: value is only used with mode='constant', got mode={mode!r}")
+    if mode != "circular" and x.dtype.kind == "b":  # PyTorch: not implemented for 'Bool'
+        raise DtypeError(f"pad: mode {mode!r} does not take a bool input")
     if not 1 <= nd <= 3 or x.ndim not in (nd + 1, nd + 2):
         raise NotImplementedError(
             f"pad: mode {mode!r} pads the last 1 to 3 dimensions of a ({nd + 1})-D or "
@@ -205,6 +207,96 @@ def _aa_taps(n_in, n_out, scale, align_corners, mode):
     return idx, w
 
 
+def _u8_filter(mode: str, antialias: bool):
+    """PyTorch's uint8 filters: a triangle; Keys' cubic with a = -0.5 (antialiased, as PIL)
+    or a = -0.75 (not antialiased, as OpenCV)."""
+    if mode == "bilinear":
+        return 2, lambda x: max(1.0 - abs(x), 0.0)
+    a = -0.5 if antialias else -0.75
+
+    def cubic(x):
+        x = abs(x)
+        if x < 1.0:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a if x < 2.0 else 0.0
+    return 4, cubic
+
+
+def _u8_taps(n_in, n_out, scale, align_corners, antialias, mode):
+    """PyTorch's fixed-point taps of uint8 bilinear/bicubic resizing along one dimension
+    (`_compute_index_ranges_int16_weights`): (first index (n_out,), weights as ints
+    (n_out, K), precision in bits). Not antialiased, taps beyond an edge add onto the
+    edge pixel's weight; antialiased, the window is cut at the edges and renormalised."""
+    k, filt = _u8_filter(mode, antialias)
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    w = np.zeros((n_out, k if not antialias else 1), np.float64)
+    lo = np.zeros(n_out, np.int64)
+    w_max = 0.0
+    if antialias:
+        support = k * 0.5 * s if s >= 1.0 else k * 0.5
+        k = int(math.ceil(support)) * 2 + 1
+        w = np.zeros((n_out, k), np.float64)
+        inv = 1.0 / s if s >= 1.0 else 1.0
+        for i in range(n_out):
+            center = s * (i + 0.5)
+            lo[i] = max(int(center - support + 0.5), 0)
+            size = min(max(min(int(center + support + 0.5), n_in) - lo[i], 0), k)
+            row = [filt((j + lo[i] - center + 0.5) * inv) for j in range(size)]
+            total = sum(row)
+            if total != 0.0:
+                w[i, :size] = [v / total for v in row]
+                w_max = max(w_max, max(w[i, :size]))
+    else:
+        half = k // 2
+        for i in range(n_out):
+            src = s * i if align_corners else s * (i + 0.5) - 0.5
+            if not align_corners and k == 2 and src < 0:
+                src = 0.0
+            idx = min(int(math.floor(src)), n_in - 1)
+            lam = min(max(src - idx, 0.0), 1.0)
+            first = idx - half + 1
+            lo[i] = max(first, 0)
+            size = min(max(min(idx + half + 1, n_in) - lo[i], 0), k)
+            at = 0
+            for j in range(k):
+                if first + j <= 0:
+                    at = 0
+                elif first + j >= n_in - 1:
+                    at = size - 1
+                w[i, at] += filt((j + 1 - half) - lam)
+                w_max = max(w_max, w[i, at])
+                at += 1
+    bits = 0
+    while bits < 22 and int(0.5 + w_max * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    v = w * (1 << bits)
+    return lo, np.trunc(np.where(v < 0, v - 0.5, v + 0.5)).astype(np.int64), bits
+
+
+def _u8_resize(x: Tensor, outs, scales, align_corners, antialias, mode) -> Tensor:
+    """uint8 bilinear/bicubic resizing as PyTorch's CPU kernels do it: separable, the last
+    dimension first, each pass in fixed point (int16 weights, rounding, clamping to 0..255
+    into a uint8 intermediate); a dimension whose size stays is skipped. Integer images
+    carry no gradient, so this runs on the host outside the graph."""
+    a = devices.host(x.data)
+    for axis in (-1, -2):
+        n, o = a.shape[axis], outs[axis]
+        if n == o:
+            continue
+        lo, w, bits = _u8_taps(n, o, scales[axis], align_corners, antialias, mode)
+        shape = (o,) + (1,) * (-1 - axis)  # the weights along `axis`, broadcast
+        acc = np.full(a.shape[:a.ndim + axis] + (o,) + a.shape[a.ndim + axis + 1:],
+                      1 << (bits - 1), np.int64)
+        for j in range(w.shape[1]):  # one tap at a time: memory of one output
+            taken = np.take(a, np.minimum(lo + j, n - 1), axis=a.ndim + axis)
+            acc += taken.astype(np.int64) * w[:, j].reshape(shape)
+        a = np.clip(acc >> bits, 0, 255).astype(np.uint8)
+    return Tensor(devices.const_like(np.ascontiguousarray(a), x.data))
+
+
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False) -> Tensor:
     """Resize the spatial dimensions of (N, C, *S) to `size` or by `scale_factor`, with
@@ -234,12 +326,19 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         raise ValueError("interpolate: mode 'lanczos' needs antialias=True and does not "
                          f"support align_corners=True, got antialias={antialias}, "
                          f"align_corners={align_corners}")
-    if x.dtype.kind not in "fc" and not (x.dtype == np.uint8 and mode in ("nearest",
-                                                                      "nearest-exact")):
-        raise DtypeError(f"interpolate: input must be floating point (or uint8 with a nearest "
-                         f"mode, as masks are resized), got {x.dtype} with mode {mode!r}")
+    if x.dtype.kind not in "fc" and not (x.dtype == np.uint8 and mode in (
+            "nearest", "nearest-exact", "bilinear", "bicubic")):
+        raise DtypeError(f"interpolate: input must be floating point (or uint8 with a nearest, "
+                         f"bilinear or bicubic mode, as images are resized), got {x.dtype} with "
+                         f"mode {mode!r}")
+    if x.dtype.kind == "c" and mode != "area" or antialias and x.dtype == np.float16:
+        raise DtypeError(f"interpolate: mode {mode!r}{' with antialias' if antialias else ''} "
+                         f"does not take a {x.dtype} input (as PyTorch's CPU kernels)")
     if (size is None) == (scale_factor is None):
         raise ArgumentError("interpolate: give exactly one of size and scale_factor")
+    if recompute_scale_factor and size is not None:
+        raise ArgumentError("interpolate: recompute_scale_factor is not meaningful with an "
+                            "explicit size")
     sizes = x.shape[2:]
     scales = [None] * nd
     if size is not None:
@@ -267,6 +366,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         return _adaptive_avg(x, outs, nd, "interpolate")
     if any(n == 0 for n in sizes):
         raise ArgumentError(f"interpolate: input of shape {x.shape} has an empty spatial dimension")
+    if x.dtype == np.uint8 and mode in ("bilinear", "bicubic"):
+        return _u8_resize(x, outs, scales, bool(align_corners), antialias, mode)
     for i, (n, o, sc) in enumerate(zip(sizes, outs, scales)):
         axis = i - nd
         if mode in ("nearest", "nearest-exact"):
@@ -278,6 +379,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                 index = _nearest(n, o, sc, mode != "nearest")
             x = apply(ops.resample, x, axis=axis, index=_on(x, index))
         elif antialias:
+            if n == o:  # PyTorch's separable kernel skips a dimension whose size stays,
+                continue  # whatever its scale_factor
             idx, w = _aa_taps(n, o, sc, bool(align_corners), mode)
             x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
         elif mode == "bicubic":

@@ -129,6 +129,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
         raise ArgumentError(f"{fn}: weight must have shape (out_channels, in_channels/groups, "
                             f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
     x, squeeze = _batched(x, nd, fn)
+    if x.dtype.kind == "b" or w.dtype.kind == "b":  # PyTorch: not implemented for 'Bool'
+        raise DtypeError(f"{fn}: input and weight must not be bool, got {x.dtype} and {w.dtype}")
     if not isinstance(groups, (int, np.integer)) or groups <= 0:
         raise ArgumentError(f"{fn}: groups must be a positive int, got {groups!r}")
     o, cg = w.shape[:2]
@@ -224,6 +226,10 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
         raise ArgumentError(f"{fn}: weight must have shape (in_channels, out_channels/groups, "
                             f"{', '.join('k' + str(i) for i in range(nd))}), got {w.shape}")
     x, squeeze = _batched(x, nd, fn)
+    for t in (x, w):  # PyTorch's kernels: floating, complex and int64 only
+        if t.dtype.kind in "biu" and t.dtype != np.int64:
+            raise DtypeError(f"{fn}: input and weight must be floating point, complex or "
+                             f"int64, got {x.dtype} and {w.dtype}")
     if not isinstance(groups, (int, np.integer)) or groups <= 0:
         raise ArgumentError(f"{fn}: groups must be a positive int, got {groups!r}")
     cin, og = w.shape[:2]
@@ -398,8 +404,9 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     x, squeeze = _batched(_t(input), nd, fn)
     # PyTorch's CPU kernels also take int64 (other integers and bool are
     # NotImplementedError there): the window sum divided by the count, rounded toward zero.
-    if x.dtype.kind not in "fc" and x.dtype != np.int64:
-        raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
+    if x.dtype.kind != "f" and x.dtype != np.int64 or (nd == 3 and x.dtype == np.float16):
+        raise DtypeError(f"{fn}: input must be floating point (float16 not in 3-D) or int64, "
+                         f"got {x.dtype}")  # as PyTorch's CPU kernels, complex refused too
     if divisor_override is not None and (not isinstance(divisor_override, (int, np.integer))
                                          or divisor_override == 0):
         raise ArgumentError(f"{fn}: divisor_override must be a non-zero int, got "
@@ -451,6 +458,8 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
         idx = idx.reshape((1,) + idx.shape)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{fn}: indices must be integers (int64), got {idx.dtype}")
+    if x.dtype.kind != "f":  # PyTorch's kernels: floating types only
+        raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     if idx.shape != x.shape:
         raise ArgumentError(f"{fn}: indices of shape {idx.shape} must have the input's shape "
                             f"{x.shape}")

@@ -5,6 +5,6 @@ in many training scripts; here they are plain settings and honest answers (no cu
 and no Metal backend), so such scripts run unchanged.
 """
 
-from . import cuda, cudnn, mps
+from . import cpu, cuda, cudnn, mps
 
-__all__ = ["cuda", "cudnn", "mps"]
+__all__ = ["cpu", "cuda", "cudnn", "mps"]
