@@ -1,0 +1,90 @@
+"""Known gaps left from earlier porting rounds, each compared with torch computed here:
+prelu's derivatives at 0 in each order, ..."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import retrograd as rg
+
+
+def _np(t):
+    """A tensor of either library (or None) as a NumPy array (or None)."""
+    if t is None:
+        return None
+    return np.asarray(t.detach().numpy())
+
+
+def _same(a, b, what=""):
+    a, b = _np(a), _np(b)
+    if a is None or b is None:
+        assert a is None and b is None, what
+        return
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12, err_msg=what)
+
+
+# ------------------------------------------------------------------ prelu at 0
+
+_X0 = np.array([[0.0, -1.0, 2.0], [0.0, 3.0, -0.5]])[:, :, None] * np.ones((1, 1, 2))
+_W0 = np.array([0.25, -0.5, 0.1])
+
+
+def _prelu_derivatives(lib) -> dict:
+    F = lib.nn.functional
+    x = lib.tensor(_X0, requires_grad=True)
+    w = lib.tensor(_W0, requires_grad=True)
+    y = F.prelu(x, w) * x
+    gx, gw = lib.autograd.grad(y.sum(), [x, w], create_graph=True)
+    out = {"y": y, "gx": gx, "gw": gw}
+    for name, g in (("gx", gx), ("gw", gw)):
+        hx, hw = lib.autograd.grad(g.sum(), [x, w], retain_graph=True, allow_unused=True)
+        out[name + "_x"], out[name + "_w"] = hx, hw
+    # the gradient of prelu alone: its derivative w.r.t. x is a connected zero in torch
+    x2 = lib.tensor(_X0, requires_grad=True)
+    g2, = lib.autograd.grad(F.prelu(x2, w).sum(), x2, create_graph=True)
+    out["g2_x"], out["g2_w"] = lib.autograd.grad(g2.sum(), [x2, w], allow_unused=True)
+    xd, wd = x.detach(), w.detach()
+    out["jvp_x"] = lib.func.jvp(lambda v: F.prelu(v, wd), (xd,), (lib.ones_like(xd),))[1]
+    out["jvp_w"] = lib.func.jvp(lambda v: F.prelu(xd, v), (wd,), (lib.ones_like(wd),))[1]
+    f = lambda a, b: (F.prelu(a, b) * a).sum()  # noqa: E731
+    out["fwd_rev"] = lib.func.jacfwd(lib.func.jacrev(f))(xd, wd)
+    out["fwd_rev_w"] = lib.func.jacfwd(lib.func.jacrev(f, 1), 1)(xd, wd)
+    return out
+
+
+def test_prelu_derivatives_at_zero_match_torch_in_each_order():
+    """torch's first reverse derivative at x == 0 takes the negative side (slope w), its
+    forward mode and the derivative of its backward the positive side (slope 1)."""
+    t, r = _prelu_derivatives(torch), _prelu_derivatives(rg)
+    for k in t:
+        _same(t[k], r[k], k)
+
+
+def test_prelu_module_at_zero_matches_torch():
+    res = []
+    for lib in (torch, rg):
+        m = lib.nn.PReLU(3, init=0.3).double()
+        x = lib.tensor(_X0, requires_grad=True)
+        g, = lib.autograd.grad(m(x).sum(), x, create_graph=True)
+        hw, = lib.autograd.grad(g.sum(), m.weight)
+        res.append((g, hw))
+    for a, b in zip(*res):
+        _same(a, b)
+
+
+def test_leaky_relu_and_eval_rrelu_at_zero_match_torch():
+    xs = np.array([0.0, -1.0, 2.0, -0.0])
+    res = []
+    for lib in (torch, rg):
+        F = lib.nn.functional
+        row = []
+        for g in (lambda v: F.leaky_relu(v, 0.2), lambda v: F.rrelu(v, training=False)):
+            x = lib.tensor(xs, requires_grad=True)
+            gx, = lib.autograd.grad((g(x) * x).sum(), x, create_graph=True)
+            row += [gx, lib.autograd.grad(gx.sum(), x)[0],
+                    lib.func.jvp(g, (x.detach(),), (lib.ones_like(x),))[1]]
+        res.append(row)
+    for a, b in zip(*res):
+        _same(a, b)
