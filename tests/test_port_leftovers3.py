@@ -80,7 +80,8 @@ def test_leaky_relu_and_eval_rrelu_at_zero_match_torch():
     for lib in (torch, rg):
         F = lib.nn.functional
         row = []
-        for g in (lambda v: F.leaky_relu(v, 0.2), lambda v: F.rrelu(v, training=False)):
+        for g in (lambda v, F=F: F.leaky_relu(v, 0.2),
+                  lambda v, F=F: F.rrelu(v, training=False)):
             x = lib.tensor(xs, requires_grad=True)
             gx, = lib.autograd.grad((g(x) * x).sum(), x, create_graph=True)
             row += [gx, lib.autograd.grad(gx.sum(), x)[0],
