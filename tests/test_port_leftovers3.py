@@ -89,3 +89,33 @@ def test_leaky_relu_and_eval_rrelu_at_zero_match_torch():
         res.append(row)
     for a, b in zip(*res):
         _same(a, b)
+
+
+# ------------------------------------------------------------------ the 0-norm's gradient
+
+def _zero_norm_grads(lib, fn) -> list:
+    xs = np.array([[0.0, -1.0, 2.0], [0.5, 0.0, 0.0]])
+    x = lib.tensor(xs, requires_grad=True)
+    y = fn(lib, x)
+    y.sum().backward()
+    x2 = lib.tensor(xs, requires_grad=True)
+    unused = lib.autograd.grad(fn(lib, x2).sum(), x2, allow_unused=True)[0]
+    x3 = lib.tensor(xs, requires_grad=True)
+    try:
+        lib.autograd.grad(fn(lib, x3).sum(), x3)
+        raised = None
+    except RuntimeError:
+        raised = RuntimeError
+    fgrad = lib.func.grad(lambda v: fn(lib, v).sum())(lib.tensor(xs))
+    return [y.requires_grad, y.grad_fn is not None, x.grad, unused, raised, fgrad]
+
+
+def test_zero_norm_backward_gives_no_gradient_as_torch():
+    """torch's 0-norm is recorded but its backward is undefined: `.grad` stays None and
+    autograd.grad calls the input unused; torch.func.grad gives zeros."""
+    for fn in (lambda lib, x: lib.norm(x, 0, 1), lambda lib, x: lib.linalg.vector_norm(x, 0),
+               lambda lib, x: x.norm(p=0), lambda lib, x: lib.norm(x, 0) + x.sum()):
+        t, r = _zero_norm_grads(torch, fn), _zero_norm_grads(rg, fn)
+        assert t[:2] == r[:2] and t[4] == r[4]
+        for a, b in zip(t[2:4] + t[5:], r[2:4] + r[5:]):
+            _same(a, b)
