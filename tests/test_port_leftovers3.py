@@ -119,3 +119,32 @@ def test_zero_norm_backward_gives_no_gradient_as_torch():
         assert t[:2] == r[:2] and t[4] == r[4]
         for a, b in zip(t[2:4] + t[5:], r[2:4] + r[5:]):
             _same(a, b)
+
+
+# ------------------------------------------------------------------ Tensor._base, _is_view
+
+def _base_facts(lib) -> dict:
+    a = lib.arange(12.0)
+    v = a.view(3, 4)
+    p = lib.ones(3, requires_grad=True)
+    y = p * 2
+    b = a.view(lib.int32)
+    return {
+        "a": (a._base, a._is_view()), "v": (v._base is a, v._is_view()),
+        "view_of_view": (v[1]._base is a, v.t()[0]._base is a),
+        "reshape": a.reshape(2, 6)._base is a, "strided_reshape": v.t().reshape(12)._base,
+        "flatten_1d": (a.flatten() is a, v.flatten()._base is a, v.t().flatten()._base),
+        "copies": (a.clone()._base, (a + 1)._base, a[[0, 1]]._base, a[a > 3]._base,
+                   a.detach()._base, v.detach()._is_view()),
+        "pieces": (a.split(4)[0]._base is a, a.unbind(0)[0]._base is a,
+                   v.diagonal()._base is a, a[:1].expand(3)._base is a,
+                   a.as_strided((2, 2), (1, 2))._base is a, a.unfold(0, 3, 2)._base is a),
+        "inplace": v.mul_(1)._base is a,
+        "leaf": (p.view(3)._base is p, p._is_view(), y[:2]._base is y),
+        "dtype_view": (b._base, b._is_view()),
+    }
+
+
+def test_base_and_is_view_match_torch():
+    t, r = _base_facts(torch), _base_facts(rg)
+    assert t == r

@@ -305,6 +305,24 @@ class Tensor:
     def _version(self) -> int:
         return 0 if self._vc is None else self._vc[0]
 
+    @property
+    def _base(self):
+        """The tensor this one is a view of (for a view of a view, the first tensor that is
+        not a view), or None: PyTorch's `Tensor._base`. A view op whose result is a copy
+        (a reshape of a strided tensor, advanced indexing) makes no view. A dtype view
+        (`view(dtype)`) is not one in PyTorch: None there, and for views of it too (PyTorch
+        names the dtype view their base; the chain kept here does not hold it)."""
+        v = getattr(self, "_view", None)
+        if v is None or any(op.name == "bitcast" for op, _ in v[1]):
+            return None
+        root = v[0]
+        vc = getattr(self, "_vc", None)
+        return root if vc is not None and vc is getattr(root, "_vc", None) else None
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (`_base` is not None), as PyTorch's."""
+        return self._base is not None
+
     def dim(self) -> int:
         return self.data.ndim
 
