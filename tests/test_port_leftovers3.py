@@ -4,6 +4,7 @@ prelu's derivatives at 0 in each order, ..."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 import retrograd as rg
@@ -129,7 +130,10 @@ def _base_facts(lib) -> dict:
     p = lib.ones(3, requires_grad=True)
     y = p * 2
     b = a.view(lib.int32)
+    c = lib.ones(2, 3)
+    c.t_()  # an in-place view op: c is a view of its former self, which _base never names
     return {
+        "t_": (c._base, c._is_view(), c[0]._base is c, c.t()._base is c),
         "a": (a._base, a._is_view()), "v": (v._base is a, v._is_view()),
         "view_of_view": (v[1]._base is a, v.t()[0]._base is a),
         "reshape": a.reshape(2, 6)._base is a, "strided_reshape": v.t().reshape(12)._base,
@@ -148,3 +152,44 @@ def _base_facts(lib) -> dict:
 def test_base_and_is_view_match_torch():
     t, r = _base_facts(torch), _base_facts(rg)
     assert t == r
+
+
+# ------------------------------------------------------------------ Tensor.as_strided_
+
+def _as_strided_inplace(lib) -> list:
+    out = []
+    a = lib.arange(12.0)
+    r = a.as_strided_((3, 3), (3, 1), 1)
+    out += [r is a, tuple(a.shape), a.tolist(), a._base, a[1]._base is a]
+    b = lib.arange(12.0)
+    v = b.view(3, 4)
+    v.as_strided_((2, 2), (4, 1), 2)
+    v.mul_(10)  # writes through to b
+    out += [v.tolist(), v._base is b, b.tolist()]
+    x = lib.arange(6.0, dtype=lib.float64, requires_grad=True)
+    y = x * 1
+    z = y.as_strided_((2, 2), (1, 2), 1)
+    (z * lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)).sum().backward()
+    out += [z is y, z.grad_fn is not None, z.tolist(), x.grad.tolist()]
+    x = lib.arange(6.0, dtype=lib.float64, requires_grad=True)
+    y = x * 1
+    w = y.view(2, 3)
+    w.as_strided_((2, 2), (1, 2), 1)
+    w.mul_(2)  # through the strided view into y
+    (y * lib.arange(6.0, dtype=lib.float64)).sum().backward()
+    out += [w.tolist(), y.tolist(), x.grad.tolist()]
+    return out
+
+
+def test_as_strided_inplace_matches_torch():
+    assert _as_strided_inplace(torch) == _as_strided_inplace(rg)
+
+
+def test_as_strided_inplace_refusals_match_torch():
+    for lib in (torch, rg):
+        with pytest.raises(RuntimeError):
+            lib.arange(6.0, requires_grad=True).as_strided_((2,), (1,))
+        for size, stride, offset in (((3, 3), (3, 1), 4), ((2,), (1, 1), 0), ((2,), (-1,), 0),
+                                     ((2,), (1,), -1)):
+            with pytest.raises(RuntimeError):
+                lib.arange(12.0).as_strided_(size, stride, offset)

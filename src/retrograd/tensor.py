@@ -21,6 +21,13 @@ from .grad_mode import state
 from .size import Shape, Size
 
 _SCALARS = (int, float, complex)
+
+_HIDDEN_ROOTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_HIDDEN_OWNERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+"""By id: the stand-ins an in-place view op (`t_`, `as_strided_`, ...) makes for a tensor's
+former self, root of its view chain from then on, and that tensor (their owner). No
+tensor the user holds, so `_base` names the owner instead: None for the owner itself
+(PyTorch's `x.t_()` leaves `x._base` None), the owner for views taken of it since."""
 _new = object.__new__
 
 
@@ -316,6 +323,11 @@ class Tensor:
         if v is None or any(op.name == "bitcast" for op, _ in v[1]):
             return None
         root = v[0]
+        if _HIDDEN_ROOTS.get(id(root)) is root:
+            owner = _HIDDEN_OWNERS.get(id(root))
+            if owner is None or owner is self:
+                return None
+            root = owner
         vc = getattr(self, "_vc", None)
         return root if vc is not None and vc is getattr(root, "_vc", None) else None
 

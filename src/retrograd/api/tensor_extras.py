@@ -26,7 +26,7 @@ from .. import devices, engine, ops, sharing
 from .._values import values_of
 from ..grad_mode import state
 from ..primitive import ArgumentError as _ArgumentError
-from ..tensor import Tensor, _HookHandle
+from ..tensor import _HIDDEN_OWNERS, _HIDDEN_ROOTS, Tensor, _HookHandle
 
 
 def _inplace_view(name: str, fn: Callable) -> Callable:
@@ -75,6 +75,8 @@ def _rebind_views(self: Tensor, old: Tensor, res: Tensor) -> None:
         self._view = (mine[0], mine[1] + rv[1])
         return
     self._view = rv
+    _HIDDEN_ROOTS[id(old)] = old
+    _HIDDEN_OWNERS[id(old)] = self
     views, self._views = getattr(self, "_views", None), None
     keep = [weakref.ref(self)]
     for ref in views or ():
