@@ -193,3 +193,28 @@ def test_as_strided_inplace_refusals_match_torch():
                                      ((2,), (1,), -1)):
             with pytest.raises(RuntimeError):
                 lib.arange(12.0).as_strided_(size, stride, offset)
+
+
+# ------------------------------------------------------------------ topk(sorted=False)
+
+def test_topk_unsorted_order_matches_torch_cpu():
+    """torch's CPU order with sorted=False: a partial sort (sorted) where k * 64 <= n, else
+    the order libstdc++'s nth_element leaves; values, indices and the values' gradient."""
+    rng = np.random.default_rng(0)
+    cases = [((10,), 3, -1), ((100,), 50, -1), ((1000,), 10, -1), ((1000,), 300, -1),
+             ((20, 7), 5, 0), ((3, 40), 40, 1), ((4, 30), 7, -1)]
+    for shape, k, dim in cases:
+        for largest in (True, False):
+            x = rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float64)
+            if shape == (4, 30):
+                x = rng.integers(0, 4, shape).astype(np.float64)  # ties
+                x[0, 3] = np.nan
+            got = []
+            for lib in (torch, rg):
+                xt = lib.tensor(x, requires_grad=True)
+                v, i = xt.topk(k, dim, largest=largest, sorted=False)
+                (v * lib.arange(float(v.numel()), dtype=lib.float64).reshape(v.shape)).sum() \
+                    .backward()
+                got.append((v, i, xt.grad))
+            for a, b in zip(*got):
+                _same(a, b, f"{shape} {k} {dim} {largest}")
