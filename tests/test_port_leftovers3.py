@@ -218,3 +218,64 @@ def test_topk_unsorted_order_matches_torch_cpu():
                 got.append((v, i, xt.grad))
             for a, b in zip(*got):
                 _same(a, b, f"{shape} {k} {dim} {largest}")
+
+
+# ------------------------------------------------------- in-place writes into views in vmap
+
+def _vmap_view_writes(lib) -> list:
+    def mul_col(x):
+        y = x.clone()
+        y[..., 0].mul_(2)
+        return y
+
+    def add_flat(x):
+        y = x.clone()
+        y.view(-1).add_(1)
+        return y
+
+    def view_of_view(x):
+        y = x.clone()
+        y.view(-1)[2:5].sin_()
+        return y
+
+    def root_with_view(x):
+        y = x.clone()
+        v = y[1]
+        y.mul_(3)
+        return v * 1 + y.sum()
+
+    def augmented(x):
+        y = x.clone()
+        y[:, 1] += x[:, 0]
+        d = y.diagonal()
+        d.add_(x[0])
+        return y.exp()
+
+    xs = lib.tensor(np.arange(18.0).reshape(2, 3, 3) / 7)
+    out = []
+    for f in (mul_col, add_flat, view_of_view, root_with_view, augmented):
+        out.append(lib.func.vmap(f)(xs))
+        out.append(lib.func.vmap(lib.func.grad(lambda v, f=f: f(v).sum()))(xs))
+        out.append(lib.func.jvp(f, (xs[0],), (lib.ones_like(xs[0]),))[1])
+        out.append(lib.func.vmap(lib.func.vmap(f))(xs[None].expand(2, 2, 3, 3).clone()))
+        xg = xs.clone().requires_grad_(True)
+        lib.func.vmap(f)(xg).pow(2).sum().backward()
+        out.append(xg.grad)
+    return out
+
+
+def test_inplace_writes_into_views_inside_vmap_and_jvp_match_torch():
+    for a, b in zip(_vmap_view_writes(torch), _vmap_view_writes(rg)):
+        _same(a, b)
+
+
+def test_inplace_write_into_a_view_of_an_unbatched_tensor_is_refused_as_torch():
+    def f(lib):
+        def g(x):
+            y = lib.zeros(3, 3, dtype=x.dtype)
+            y[0].add_(x[0])
+            return y
+        return g
+    for lib in (torch, rg):
+        with pytest.raises(RuntimeError):
+            lib.func.vmap(f(lib))(lib.ones(2, 3, 3, dtype=lib.float64))

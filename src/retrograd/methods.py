@@ -471,10 +471,14 @@ class _Methods:
                 f"a leaf tensor that requires grad (shape {self.shape}) is being used in an "
                 f"in-place operation ('{op.name}'); wrap it in rg.no_grad() or use an "
                 "out-of-place op")
+        carried = state.forward is not None and state.forward.check_inplace(self, other, op)
+        if carried == "view":  # a write into a view (or a viewed tensor) carrying tangents
+            engine.mark_inplace()
+            return state.forward.write_view_inplace(self, other, op, attrs)
         rebase = _view_rebase(self, f"in-place '{op.name}'") if recording else None
         if state.tracer is not None:  # rg.jit: the write becomes part of the program
             state.tracer.node_of(self)
-        if state.forward is not None and state.forward.check_inplace(self, other, op):
+        if carried:
             engine.mark_inplace()
             return state.forward.write_inplace(self, other, op, attrs)
         if recording:

@@ -197,7 +197,7 @@ _prelu_gx_op = defop(
      lambda m, g, out, go, x, w: _zeros(m, x),
      lambda m, g, out, go, x, w: _neg_side(m, x, go * g)),
     (lambda m, t, out, go, x, w: m.where(x >= 0, t, t * w),
-     None,
+     lambda m, t, out, go, x, w: _zeros(m, go),
      lambda m, t, out, go, x, w: _neg_side(m, x, go * t)),
     broadcast=True, smooth=False, fresh=True)
 _prelu_gw_op = defop(
@@ -207,5 +207,5 @@ _prelu_gw_op = defop(
      lambda m, g, out, go, x, w: _zeros(m, w)),
     (lambda m, t, out, go, x, w: _neg_side(m, x, t * x),
      lambda m, t, out, go, x, w: _neg_side(m, x, go * t),
-     None),
+     lambda m, t, out, go, x, w: _zeros(m, go)),
     broadcast=True, smooth=False, fresh=True)
