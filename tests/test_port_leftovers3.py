@@ -1,5 +1,9 @@
 """Known gaps left from earlier porting rounds, each compared with torch computed here:
-prelu's derivatives at 0 in each order, ..."""
+prelu's derivatives at 0 in each order (and leaky_relu's, eval rrelu's), the 0-norm's
+missing gradient, `Tensor._base` / `_is_view()`, `Tensor.as_strided_`, topk's order with
+sorted=False, in-place writes into views inside vmap and jvp; and three small programs
+(a PReLU MLP trained, a gradient penalty through it, per-sample gradients with in-place
+feature writes) that guard them end to end."""
 
 from __future__ import annotations
 
@@ -279,3 +283,75 @@ def test_inplace_write_into_a_view_of_an_unbatched_tensor_is_refused_as_torch():
     for lib in (torch, rg):
         with pytest.raises(RuntimeError):
             lib.func.vmap(f(lib))(lib.ones(2, 3, 3, dtype=lib.float64))
+
+
+# ------------------------------------------------------------------ whole programs
+
+def _copy_weights(src, dst) -> None:
+    dst.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in src.state_dict().items()})
+
+
+def _prelu_mlp(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.PReLU(6, init=0.2), nn.Linear(6, 3),
+                         nn.PReLU()).double()
+
+
+def test_prelu_mlp_training_steps_match_torch():
+    """ReLU feeds PReLU exact zeros: the gradients there are torch's (negative side)."""
+    torch.manual_seed(0)
+    tm = _prelu_mlp(torch)
+    rm = _prelu_mlp(rg)
+    _copy_weights(tm, rm)
+    x = np.random.default_rng(1).standard_normal((8, 4))
+    y = np.random.default_rng(2).standard_normal((8, 3))
+    losses = []
+    for lib, m in ((torch, tm), (rg, rm)):
+        opt = lib.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        row = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = lib.nn.functional.mse_loss(m(lib.tensor(x)), lib.tensor(y))
+            loss.backward()
+            opt.step()
+            row.append(loss.item())
+        losses.append((row, [p.detach() for p in m.parameters()]))
+    np.testing.assert_allclose(losses[1][0], losses[0][0], rtol=1e-12)
+    for a, b in zip(losses[0][1], losses[1][1]):
+        _same(a, b)
+
+
+def test_prelu_gradient_penalty_matches_torch():
+    """A WGAN-GP style penalty (a gradient of the input gradient) through PReLU at 0."""
+    torch.manual_seed(0)
+    tm = _prelu_mlp(torch)
+    rm = _prelu_mlp(rg)
+    _copy_weights(tm, rm)
+    x = np.random.default_rng(3).standard_normal((5, 4))
+    grads = []
+    for lib, m in ((torch, tm), (rg, rm)):
+        xi = lib.tensor(x, requires_grad=True)
+        g, = lib.autograd.grad(m(xi).sum(), xi, create_graph=True)
+        ((g.norm(2, dim=1) - 1) ** 2).mean().backward()
+        grads.append([p.grad for p in m.parameters()])
+    for a, b in zip(*grads):
+        _same(a, b)
+
+
+def test_per_sample_grads_with_inplace_positional_encoding_match_torch():
+    """vmap(grad) of a loss whose features are written in place into views of a clone."""
+    rng = np.random.default_rng(4)
+    xs, ws = rng.standard_normal((6, 5, 4)), rng.standard_normal((4, 2))
+    res = []
+    for lib in (torch, rg):
+        pos = lib.arange(5.0, dtype=lib.float64)[:, None]
+
+        def loss(w, x, lib=lib, pos=pos):
+            h = x.clone()
+            h[:, 0::2] += lib.sin(pos)
+            h[:, 1::2].mul_(lib.cos(pos))
+            return lib.tanh(h @ w).pow(2).mean()
+
+        res.append(lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(lib.tensor(ws),
+                                                                            lib.tensor(xs)))
+    _same(res[0], res[1])
