@@ -355,3 +355,17 @@ def test_per_sample_grads_with_inplace_positional_encoding_match_torch():
         res.append(lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(lib.tensor(ws),
                                                                             lib.tensor(xs)))
     _same(res[0], res[1])
+
+
+def test_as_strided_offset_of_a_view_counts_from_its_base_as_torch():
+    """torch's storage_offset is the storage's (the base's), not the view's: an explicit one
+    counts from the base's first element, None keeps the view's own."""
+    got = []
+    for lib in (torch, rg):
+        y = lib.arange(12.0)
+        w, v = y[2:], y.view(3, 4)[1:]
+        z = lib.arange(12.0)[4:]
+        z.as_strided_((2, 2), (1, 2), 5)
+        got.append([w.as_strided((2,), (1,)).tolist(), w.as_strided((2,), (1,), 3).tolist(),
+                    v.as_strided((2, 2), (4, 1), 5).tolist(), z.tolist()])
+    assert got[0] == got[1]

@@ -1193,7 +1193,7 @@ from .api import tensor_extras as _tensor_extras  # noqa: E402
 # resize_, as_strided, the unsafe_* splits, post-accumulate-grad hooks, apply_/map_, flags.
 for _name in "squeeze unsqueeze t transpose swapaxes swapdims".split():
     setattr(Tensor, _name + "_", _tensor_extras._inplace_view(_name + "_", getattr(Tensor, _name)))
-Tensor.as_strided_ = _tensor_extras._inplace_view("as_strided_", _tensor_extras.as_strided)
+Tensor.as_strided_ = _tensor_extras.as_strided_
 for _name in ("resize_ resize_as_ as_strided new_empty_strided register_post_accumulate_grad_hook "
               "apply_ map_ is_inference is_conj is_neg resolve_neg share_memory_ pin_memory "
               "is_shared is_pinned").split():
