@@ -13,4 +13,8 @@ TWINS = {
     "hardtanh": lambda x, min_val, max_val: F.hardtanh(x, min_val, max_val),
     "hardsigmoid": F.hardsigmoid, "hardswish": F.hardswish, "softsign": F.softsign,
     "threshold": lambda x, threshold, value: F.threshold(x, threshold, value),
+    # PyTorch's _prelu_kernel and its backward, written out (the samples keep x off 0)
+    "prelu": lambda x, w: torch.where(x > 0, x, x * w),
+    "_prelu_gx": lambda g, x, w: torch.where(x > 0, g, g * w) + 0 * x,  # x: zero, connected
+    "_prelu_gw": lambda g, x, w: torch.where(x > 0, 0.0, x * g) + 0 * w,
 }

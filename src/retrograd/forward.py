@@ -191,10 +191,17 @@ class Stack:
         live = [lv for lv in self.levels if any(fw is not None and lv in fw for fw in fws)]
         if not live:
             return False
+        batched = all(not lv.vmap or (fws[0] is not None and lv in fws[0]) for lv in live)
         if getattr(target, "_view", None) is None and not getattr(target, "_views", None) \
-                and target.data.dtype.kind in "fc" \
-                and all(not lv.vmap or (fws[0] is not None and lv in fws[0]) for lv in live):
+                and target.data.dtype.kind in "fc" and batched:
             return True
+        if batched and state.tracer is None and target.data.dtype.kind in "fc":
+            # a view of a root made inside the transform: the root has a value at each level
+            # where the view has one (not a vmap/jvp input, a view of the caller's tensor)
+            vw = _view_write(target)
+            if vw is not None and all(lv in (vw[0]._fw or ()) or lv not in (fws[0] or ())
+                                      for lv in live):
+                return "view"
         for t in (target, other):
             fw = getattr(t, "_fw", None)
             if fw is not None and any(lv.vmap and lv in fw for lv in self.levels):
@@ -234,6 +241,53 @@ class Stack:
         return target
 
 
+    def write_view_inplace(self, target: Tensor, other, op, attrs: dict) -> Tensor:
+        """An in-place op on a view, or a viewed tensor, that carries tangents or batched
+        values (`x[..., 0].mul_(2)`, `x.view(-1).add_(1)` inside vmap or jvp): the root's
+        new value computed out of place, its old value with the view's new elements put in
+        (recorded ops, so tangents, batched values and gradients follow), written into the
+        root's memory; the root and each of its views take the new value's tangents and
+        history, as PyTorch's views see their base's in-place writes."""
+        from .api._args import promote
+        from .api.inplace import through
+
+        root, chain, flat = _view_write(target)
+        if state.enabled and root.requires_grad and root.grad_fn is None:
+            raise RuntimeError(f"in-place '{op.name}': a view (shape {target.shape}) of a leaf "
+                               f"tensor that requires grad (shape {root.shape}) is being used "
+                               "in an in-place operation; clone() it first")
+        old_root = Tensor._wrap(root.data.copy())
+        old_root.grad_fn, old_root.requires_grad = root.grad_fn, root.requires_grad
+        if root._fw:
+            old_root._fw = dict(root._fw)
+        old = through(old_root, chain)
+        if op is not ops.setitem:
+            old, other = promote(old, other, floating=op is ops.div)
+        result = apply(op, old, other, **attrs)
+        if result.data.dtype != target.data.dtype:
+            result = result.to(target.data.dtype)
+        if chain:
+            new = apply(ops.setitem, apply(ops.reshape, old_root, shape=(-1,)),
+                        apply(ops.reshape, result, shape=(-1,)), idx=flat)
+            new = apply(ops.reshape, new, shape=root.shape)
+        else:
+            new = result
+        root.data[...] = new.data
+        root._cell()[0] += 1
+        views = [r() for r in getattr(root, "_views", None) or ()]
+        for t, sub in [(root, ())] + [(w, w._view[1]) for w in views + [target]
+                                      if w is not None and w is not root
+                                      and getattr(w, "_view", None) is not None
+                                      and w._view[0] is root
+                                      and np.may_share_memory(w.data, root.data)]:
+            made = new if not sub else through(root, sub)
+            if made.requires_grad and made.grad_fn is not None:
+                t.grad_fn, t.requires_grad = made.grad_fn, True
+            t._fw = None
+            for lv, v in (made._fw or {}).items():
+                _set(t, lv, v)
+        return target
+
     def check_read(self, t, what: str) -> None:
         """Refuse to read a batched tensor's values in Python inside vmap (the values seen
         would be one batch element's, and the function's branches would follow them)."""
@@ -265,6 +319,31 @@ class Stack:
             if lv.vmap and lv in self.levels:
                 value = value.detach()
                 set_tangent(dst, value if value.dtype == dst.dtype else value.to(dst.dtype), lv)
+
+
+_REBASED = frozenset({"reshape", "permute", "getitem", "diagonal", "expand", "unfold_view",
+                      "as_strided_view"})
+
+
+def _view_write(t: Tensor):
+    """(root, view ops, flat indices of the root's elements t shows) for a write into t,
+    a view sharing its root's memory on the host (no ops: t is the root, with views),
+    through view ops that select elements; else None."""
+    v = getattr(t, "_view", None)
+    if v is None:
+        return (t, (), None) if getattr(t, "_views", None) else None
+    root, chain = v
+    if getattr(root, "_view", None) is not None or t.data.__class__ is not np.ndarray \
+            or root.data.__class__ is not np.ndarray \
+            or not np.may_share_memory(t.data, root.data) or t.dtype != root.dtype \
+            or any(op.name not in _REBASED for op, _ in chain):
+        return None
+    idx = np.arange(root.data.size).reshape(root.data.shape)
+    for op, attrs in chain:
+        idx = op.forward(idx, **attrs)
+    if idx.shape != t.shape:
+        return None
+    return root, chain, np.ascontiguousarray(idx).reshape(-1)
 
 
 def _batch_grad(inputs, pairs) -> bool:

@@ -474,10 +474,14 @@ class _Methods:
                 f"a leaf tensor that requires grad (shape {self.shape}) is being used in an "
                 f"in-place operation ('{op.name}'); wrap it in rg.no_grad() or use an "
                 "out-of-place op")
+        carried = state.forward is not None and state.forward.check_inplace(self, other, op)
+        if carried == "view":  # a write into a view (or a viewed tensor) carrying tangents
+            engine.mark_inplace()
+            return state.forward.write_view_inplace(self, other, op, attrs)
         rebase = _view_rebase(self, f"in-place '{op.name}'") if recording else None
         if state.tracer is not None:  # rg.jit: the write becomes part of the program
             state.tracer.node_of(self)
-        if state.forward is not None and state.forward.check_inplace(self, other, op):
+        if carried:
             engine.mark_inplace()
             return state.forward.write_inplace(self, other, op, attrs)
         if recording:
@@ -1254,6 +1258,7 @@ from .api import tensor_extras as _tensor_extras  # noqa: E402
 # resize_, as_strided, the unsafe_* splits, post-accumulate-grad hooks, apply_/map_, flags.
 for _name in "squeeze unsqueeze t transpose swapaxes swapdims".split():
     setattr(Tensor, _name + "_", _tensor_extras._inplace_view(_name + "_", getattr(Tensor, _name)))
+Tensor.as_strided_ = _tensor_extras.as_strided_
 for _name in ("resize_ resize_as_ as_strided new_empty_strided register_post_accumulate_grad_hook "
               "apply_ map_ is_inference is_conj is_neg resolve_neg share_memory_ pin_memory "
               "is_shared is_pinned").split():

@@ -21,6 +21,13 @@ from .grad_mode import state
 from .size import Shape, Size
 
 _SCALARS = (int, float, complex)
+
+_HIDDEN_ROOTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_HIDDEN_OWNERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+"""By id: the stand-ins an in-place view op (`t_`, `as_strided_`, ...) makes for a tensor's
+former self, root of its view chain from then on, and that tensor (their owner). No
+tensor the user holds, so `_base` names the owner instead: None for the owner itself
+(PyTorch's `x.t_()` leaves `x._base` None), the owner for views taken of it since."""
 _new = object.__new__
 
 
@@ -304,6 +311,29 @@ class Tensor:
     @property
     def _version(self) -> int:
         return 0 if self._vc is None else self._vc[0]
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (for a view of a view, the first tensor that is
+        not a view), or None: PyTorch's `Tensor._base`. A view op whose result is a copy
+        (a reshape of a strided tensor, advanced indexing) makes no view. A dtype view
+        (`view(dtype)`) is not one in PyTorch: None there, and for views of it too (PyTorch
+        names the dtype view their base; the chain kept here does not hold it)."""
+        v = getattr(self, "_view", None)
+        if v is None or any(op.name == "bitcast" for op, _ in v[1]):
+            return None
+        root = v[0]
+        if _HIDDEN_ROOTS.get(id(root)) is root:
+            owner = _HIDDEN_OWNERS.get(id(root))
+            if owner is None or owner is self:
+                return None
+            root = owner
+        vc = getattr(self, "_vc", None)
+        return root if vc is not None and vc is getattr(root, "_vc", None) else None
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (`_base` is not None), as PyTorch's."""
+        return self._base is not None
 
     def dim(self) -> int:
         return self.data.ndim

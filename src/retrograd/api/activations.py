@@ -6,7 +6,8 @@ Most are one node of the op table (`ops/activations.py`); `celu`, `selu` and
 `tanhshrink` are short compositions. `inplace=True` writes the result into the
 input (through `copy_`, so autograd sees the write, as PyTorch's does).
 
-`prelu`, `rrelu`, `hardshrink`, `softshrink` and `gumbel_softmax` are compositions
+`prelu` is one node (`ops.prelu`, with PyTorch's derivatives at 0 in each order);
+`rrelu`, `hardshrink`, `softshrink` and `gumbel_softmax` are compositions
 of recorded ops (`where`, `*`, `softmax`), written so that values, NaNs and
 gradients agree with PyTorch's kernels; the trailing-underscore spellings
 (`relu_`, `elu_`, ...) are the in-place forms torch.nn.functional has.
@@ -265,7 +266,7 @@ def prelu(input, weight) -> Tensor:
         w = w.reshape((channels,) + (1,) * (x.ndim - 2))
     elif w.ndim and x.ndim < w.ndim:
         w = w.reshape(())
-    return where(x > 0, x, w * x)
+    return apply(ops.prelu, x, w)
 
 
 def _bounds(lower: float, upper: float) -> tuple:

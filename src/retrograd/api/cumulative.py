@@ -170,8 +170,10 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
         raise ArgumentError(f"topk(): selected index k out of range: k ({k!r}) must be in "
                             f"[0, {n}], the length of dimension {dim} of shape "
                             f"{_t(input).shape}")
-    # in order (sorted=False too); among ties, torch's order
-    idx = apply(ops.topk_index, x, axis=ax, k=int(k), largest=bool(largest))
+    # in order; among ties, torch's order. sorted=False: torch's CPU order (its
+    # nth_element's where k * 64 > n, replayed up to a size, else sorted)
+    attrs = {} if sorted else {"sorted": False}
+    idx = apply(ops.topk_index, x, axis=ax, k=int(k), largest=bool(largest), **attrs)
     vals = apply(ops.gather, x, idx, axis=ax)
     if zero_d and k == 1:
         vals, idx = reshape(vals, ()), reshape(idx, ())

@@ -123,6 +123,8 @@ def own_history(self: Tensor) -> Tensor:
     if v is None or not (self.data.__class__ is np.ndarray
                          and np.may_share_memory(self.data, v[0].data)):
         return self
+    if state.forward is not None and self._fw:  # its tangents or batched values are its
+        return self                              # own (a snapshot would drop them)
     return through(snapshot(v[0]), v[1])
 
 
@@ -169,7 +171,8 @@ def check_target(self: Tensor, fn: str) -> None:
         raise RuntimeError(f"{fn}: a leaf tensor that requires grad (shape {self.shape}) is "
                            "being used in an in-place operation; wrap it in rg.no_grad() or "
                            "use the out-of-place op")
-    view_rebase(self, fn)
+    if state.forward is None:  # else `_inplace` decides: a view carrying tangents or batched
+        view_rebase(self, fn)  # values is written through its root's new value there
 
 
 def write_into(self: Tensor, result: Tensor, fn: str) -> Tensor:

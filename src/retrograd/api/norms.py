@@ -284,9 +284,10 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
         count = sum((x != 0).to(x.dtype), ax, keepdim)
         if not x.requires_grad:
             return count
-        # PyTorch's count is differentiable, with a zero gradient: add a recorded zero
-        never = apply(ops.zeros_like, x.detach()) != 0
-        return count + sum(where(never, x, 0.0), ax, keepdim)
+        # PyTorch's count is recorded (requires_grad, a grad_fn) but its backward returns
+        # no gradient (undefined, not zeros): `.grad` stays None, autograd.grad calls x
+        # unused. A recorded zeros_like of x (no vjp rule) does the same here.
+        return count + sum(apply(ops.zeros_like, x), ax, keepdim)
     if p < 0:  # (sum |x|^p)^(1/p), a "norm" PyTorch computes too (0 where any x is 0)
         reduced = range(x.ndim) if ax is None else ax if isinstance(ax, tuple) else (ax,)
         if any(x.shape[a] == 0 for a in reduced):

@@ -60,6 +60,8 @@ def flatten(input, start_dim=0, end_dim=-1) -> Tensor:  # noqa: A002 - PyTorch's
     if s > e:
         raise ShapeError(f"flatten(): start_dim {start_dim} comes after end_dim {end_dim} for a "
                          f"tensor of shape {x.shape}")
+    if s == e:  # nothing to merge: the tensor itself, as PyTorch (no view, no new node)
+        return x
     shape = x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:]
     return reshape(x, shape)
 

@@ -26,7 +26,7 @@ from .. import devices, engine, ops, sharing
 from .._values import values_of
 from ..grad_mode import state
 from ..primitive import ArgumentError as _ArgumentError
-from ..tensor import Tensor, _HookHandle
+from ..tensor import _HIDDEN_OWNERS, _HIDDEN_ROOTS, Tensor, _HookHandle
 
 
 def _inplace_view(name: str, fn: Callable) -> Callable:
@@ -75,6 +75,8 @@ def _rebind_views(self: Tensor, old: Tensor, res: Tensor) -> None:
         self._view = (mine[0], mine[1] + rv[1])
         return
     self._view = rv
+    _HIDDEN_ROOTS[id(old)] = old
+    _HIDDEN_OWNERS[id(old)] = self
     views, self._views = getattr(self, "_views", None), None
     keep = [weakref.ref(self)]
     for ref in views or ():
@@ -132,18 +134,37 @@ def resize_as_(self, tensor: Tensor, memory_format=None) -> Tensor:
     return resize_(self, tensor.shape)
 
 
-def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
-    """The elements at `storage_offset + sum(i_k * stride_k)` of self read in row-major order,
-    shaped `size`: a differentiable strided view (writes through it reach self). Like
-    `torch.Tensor.as_strided` on a contiguous tensor (a non-contiguous one is refused)."""
+def _offset_in_base(self) -> int:
+    """Where self starts in its base's elements (PyTorch's storage offset of a view of a
+    contiguous base); 0 for a tensor that is no view."""
+    base = self._base
+    d = self.data
+    if base is None or not base.data.flags.c_contiguous or d.__class__ is not np.ndarray:
+        return 0
+    return (d.__array_interface__["data"][0]
+            - base.data.__array_interface__["data"][0]) // d.itemsize
+
+
+def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+    """The elements at `storage_offset + sum(i_k * stride_k)` of the storage, shaped `size`:
+    a differentiable strided view (writes through it reach self). Like
+    `torch.Tensor.as_strided` on a contiguous tensor (a non-contiguous one is refused): the
+    storage is self's elements in row-major order, for a view of a contiguous base its
+    base's (`storage_offset` counts from the base's first element; None: self's own
+    offset), of which only those from self's first element on can be read here."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    storage_offset = int(storage_offset)
+    start = _offset_in_base(self)
+    storage_offset = 0 if storage_offset is None else int(storage_offset) - start
+    if storage_offset < 0 <= storage_offset + start:
+        raise RuntimeError(f"as_strided(): storage offset {storage_offset + start} lies before "
+                           f"this view's first element (its offset in its base is {start}); "
+                           "call as_strided on the base instead")
     if len(size) != len(stride):
         raise RuntimeError(f"as_strided(): mismatch in length of strides and shape: size {size}, "
                            f"stride {stride}")
-    if any(s < 0 for s in size) or any(s < 0 for s in stride) or storage_offset < 0:
+    if any(s < 0 for s in size) or any(s < 0 for s in stride) or storage_offset + start < 0:
         raise RuntimeError(f"as_strided(): size {size}, stride {stride} and storage offset "
-                           f"{storage_offset} must be non-negative")
+                           f"{storage_offset + start} must be non-negative")
     d = self.data
     if not d.flags.c_contiguous:  # torch would read the storage behind the view
         raise RuntimeError(f"as_strided(): supported on contiguous tensors only (shape "
@@ -156,6 +177,17 @@ def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor:
                            f"of {d.size}")
     return engine.apply(ops.as_strided_view, self, size=size, stride=stride,
                         offset=storage_offset)
+
+
+def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor:
+    """`as_strided` in place: self becomes the strided view (PyTorch's
+    `Tensor.as_strided_`; `storage_offset` counts from self's base's first element)."""
+    if storage_offset is not None:  # the in-place machinery applies it to a stand-in for
+        storage_offset = int(storage_offset) - _offset_in_base(self)  # self, no view: relative
+        if storage_offset < 0:
+            raise RuntimeError(f"as_strided_(): storage offset {storage_offset} lies before "
+                               "this view's first element; call it on the base instead")
+    return _AS_STRIDED_INPLACE(self, size, stride, storage_offset)
 
 
 def new_empty_strided(self, size, stride, dtype=None, device=None,
@@ -327,3 +359,6 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     out = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
     out[:len(idx)] = idx
     return Tensor._wrap(out)
+
+
+_AS_STRIDED_INPLACE = _inplace_view("as_strided_", as_strided)

@@ -77,7 +77,7 @@ unfold_copy = _copied("unfold_copy", lambda x, dimension, size, step: x.unfold(d
 detach_copy = _copied("detach_copy", lambda x: x.detach())
 alias_copy = _copied("alias_copy", lambda x: x)
 narrow_copy = _copied("narrow_copy", lambda x, dim, start, length: x.narrow(dim, start, length))
-def as_strided(input: Tensor, size, stride, storage_offset: int = 0) -> Tensor:  # noqa: A002
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:  # noqa: A002
     """`input.as_strided(size, stride, storage_offset)` (PyTorch's top-level form)."""
     return _tensor(input, "as_strided").as_strided(size, stride, storage_offset)
 

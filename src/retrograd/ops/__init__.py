@@ -17,6 +17,7 @@ from .activations import (
     leaky_relu,
     logsigmoid,
     mish,
+    prelu,
     silu,
     softplus,
     softsign,

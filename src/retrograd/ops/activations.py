@@ -1,7 +1,8 @@
 """Activation functions, one node each: `gelu` (its row is in `fused_activations.py`),
 `silu`, `mish`, `softplus`, `logsigmoid`, `elu` (also `celu` and `selu`, by its
 attributes), `leaky_relu`, `hardtanh` (also `relu6`), `hardsigmoid`, `hardswish`,
-`softsign`, `threshold`.
+`softsign`, `threshold`; `prelu` (two inputs) with its backward as two ops of its own,
+`_prelu_gx` and `_prelu_gw`, so that derivatives of its gradient are PyTorch's.
 
 The forwards are numerically stable: `softplus`, `logsigmoid` and `mish` go
 through `logaddexp`, so they neither overflow nor lose the tail for large |x|.
@@ -9,7 +10,9 @@ Gradients at the kinks are PyTorch's: `hardtanh` (and so `relu6`) and
 `hardsigmoid` pass nothing at their bounds, `hardswish` passes 0 at -3 and `g`
 at 3, `leaky_relu` and `elu` take their negative side at 0, `threshold` passes
 nothing at the threshold, `softplus` switches to the identity where
-`beta * x > threshold`.
+`beta * x > threshold`. `prelu` is PyTorch's `_prelu_kernel`: its first reverse-mode
+derivative takes the negative side at 0 (x > 0), but its forward mode and the derivatives
+of its backward (`_prelu_kernel_backward`'s) take the positive side there (x >= 0).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..primitive import NUMPY, elementwise
+from ..primitive import NUMPY, defop, elementwise
 from ._special import erfc as _erfc
 from .elementwise import _sigmoid
 
@@ -156,3 +159,56 @@ hardswish = elementwise("hardswish", _hardswish, _hardswish_d, fresh=True)
 softsign = elementwise("softsign", lambda x: x / (np.abs(x) + 1.0), _softsign_d, fresh=True)
 threshold = elementwise("threshold", _threshold, lambda m, g, out, x, *, threshold, value:
                         m.where(x > threshold, g, 0.0), smooth=False, fresh=True)
+
+
+def _prelu(x, w):
+    return np.where(x > 0, x, x * w)
+
+
+def _prelu_gx(g, x, w):
+    """PyTorch's prelu backward, grad_input: g where x > 0, else w * g."""
+    return np.where(x > 0, g, g * w)
+
+
+def _prelu_gw(g, x, w):
+    """PyTorch's prelu backward, grad_weight (before the sum to w's shape): 0 where x > 0,
+    else x * g."""
+    return np.where(x > 0, np.result_type(g, x).type(0), x * g)
+
+
+def _zeros(m, x):
+    """Zeros of x's shape: a connected but zero derivative (PyTorch's zeros_like(self) in
+    `_prelu_kernel_backward`'s derivative), not None."""
+    return m.zeros_like(x)
+
+
+def _neg_side(m, x, v):
+    """v where x < 0 (or NaN), 0 where x >= 0: PyTorch's where(self >= 0, 0, v)."""
+    return m.where(x >= 0, 0.0, v)
+
+
+prelu = defop(
+    "prelu", _prelu,
+    (lambda m, g, out, x, w: m._prelu_gx(g, x, w),
+     lambda m, g, out, x, w: m._prelu_gw(g, x, w)),
+    (lambda m, t, out, x, w: m.where(x >= 0, t, t * w),
+     lambda m, t, out, x, w: _neg_side(m, x, t * x)),
+    broadcast=True, smooth=False, fresh=True)
+_prelu_gx_op = defop(
+    "_prelu_gx", _prelu_gx,
+    (lambda m, g, out, go, x, w: m.where(x >= 0, g, g * w),
+     lambda m, g, out, go, x, w: _zeros(m, x),
+     lambda m, g, out, go, x, w: _neg_side(m, x, go * g)),
+    (lambda m, t, out, go, x, w: m.where(x >= 0, t, t * w),
+     lambda m, t, out, go, x, w: _zeros(m, go),
+     lambda m, t, out, go, x, w: _neg_side(m, x, go * t)),
+    broadcast=True, smooth=False, fresh=True)
+_prelu_gw_op = defop(
+    "_prelu_gw", _prelu_gw,
+    (lambda m, g, out, go, x, w: _neg_side(m, x, g * x),
+     lambda m, g, out, go, x, w: _neg_side(m, x, go * g),
+     lambda m, g, out, go, x, w: _zeros(m, w)),
+    (lambda m, t, out, go, x, w: _neg_side(m, x, t * x),
+     lambda m, t, out, go, x, w: _neg_side(m, x, go * t),
+     lambda m, t, out, go, x, w: _zeros(m, go)),
+    broadcast=True, smooth=False, fresh=True)

@@ -279,12 +279,25 @@ def _kth_index(x, *, axis, k):
     return np.moveaxis(idx, -1, axis)
 
 
-def _topk_index(x, *, axis, k, largest):
+_UNSORTED_REPLAY_LIMIT = 1 << 18
+"""Most elements `topk(sorted=False)` replays PyTorch's selection on (about 0.4 s); beyond,
+the sorted order."""
+
+
+def _topk_index(x, *, axis, k, largest, sorted=True):  # noqa: A002 - PyTorch's name
     """Indices of the k largest (smallest) entries along `axis`, in order; among equal
     entries in PyTorch's order (its libstdc++ selection, replayed on the rows where a tie
-    within the first k + 1 makes the order ambiguous)."""
+    within the first k + 1 makes the order ambiguous). Not `sorted`: PyTorch's CPU order,
+    which is sorted where k * 64 <= n (a partial sort) and otherwise the order its
+    nth_element leaves (replayed, up to `_UNSORTED_REPLAY_LIMIT` elements)."""
     xs = np.moveaxis(x, axis, -1)
     n = xs.shape[-1]
+    if not sorted and 0 < k and k * 64 > n and xs.size <= _UNSORTED_REPLAY_LIMIT \
+            and isinstance(xs, np.ndarray):
+        rows = xs.reshape(-1, n)
+        flat = np.array([_stl_sort.topk_row(r.tolist(), k, largest, sorted_=False)
+                         for r in rows], dtype=np.int64).reshape(xs.shape[:-1] + (k,))
+        return np.moveaxis(flat, -1, axis)
     order = _argsort(xs, axis=-1, descending=largest)
     idx = np.ascontiguousarray(order[..., :k])
     if 0 < k and n > 1:
@@ -335,8 +348,8 @@ cum_extreme_index = defop("cum_extreme_index", lambda x, *, axis, largest: _cum_
     x, axis=axis, largest=largest).astype(np.int64))
 median_index = defop("median_index", lambda x, *, axis: _median_index(
     x, axis=axis).astype(np.int64))
-topk_index = defop("topk_index", lambda x, *, axis, k, largest: _topk_index(
-    x, axis=axis, k=k, largest=largest).astype(np.int64))
+topk_index = defop("topk_index", lambda x, *, axis, k, largest, sorted=True: _topk_index(  # noqa: A006
+    x, axis=axis, k=k, largest=largest, sorted=sorted).astype(np.int64))
 kth_index = defop("kth_index", lambda x, *, axis, k: _kth_index(
     x, axis=axis, k=k).astype(np.int64))
 mode_index = defop("mode_index", lambda x, *, axis: _mode_index(x, axis=axis).astype(np.int64))

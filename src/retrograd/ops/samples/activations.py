@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import SHAPES
+from . import SHAPES, _valid_pairs
 
 
 def _away(rng, shape, lo, hi, kinks, gap=0.1):
@@ -48,6 +48,18 @@ def _hardtanh(rng):
     return out
 
 
+def _prelu(n_grad: int):
+    """(x away from 0, w) over broadcasting pairs, after `n_grad` cotangents of their shape."""
+    def cases(rng):
+        out = []
+        for a, b in _valid_pairs():
+            x, w = _away(rng, a, -2, 2, (0.0,)), rng.uniform(-1, 1, b)
+            g = rng.uniform(-1, 1, np.broadcast_shapes(a, b))
+            out.append(([g] * n_grad + [x, w], {}))
+        return out
+    return cases
+
+
 SAMPLES = {
     "gelu": _unary(-3, 3, variants=({"approximate": "none"}, {"approximate": "tanh"})),
     "silu": _unary(-4, 4), "mish": _unary(-4, 4), "logsigmoid": _unary(-4, 4),
@@ -61,4 +73,5 @@ SAMPLES = {
     "hardsigmoid": _unary(-5, 5, (-3.0, 3.0)), "hardswish": _unary(-5, 5, (-3.0, 3.0)),
     "softsign": _unary(-3, 3, (0.0,)),
     "threshold": _unary(-2, 2, (0.5,), ({"threshold": 0.5, "value": -1.0},)),
+    "prelu": _prelu(0), "_prelu_gx": _prelu(1), "_prelu_gw": _prelu(1),
 }
