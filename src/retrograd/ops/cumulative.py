@@ -279,9 +279,9 @@ def _kth_index(x, *, axis, k):
     return np.moveaxis(idx, -1, axis)
 
 
-_UNSORTED_REPLAY_LIMIT = 1 << 18
-"""Most elements `topk(sorted=False)` replays PyTorch's selection on (about 0.4 s); beyond,
-the sorted order."""
+_UNSORTED_REPLAY_LIMIT = _TIE_REPLAY_LIMIT
+"""Most elements `topk(sorted=False)` replays PyTorch's selection on (the ties' bound, about
+40 ms); beyond, the sorted order."""
 
 
 def _topk_index(x, *, axis, k, largest, sorted=True):  # noqa: A002 - PyTorch's name
