@@ -126,6 +126,22 @@ def test_zero_norm_backward_gives_no_gradient_as_torch():
             _same(a, b)
 
 
+def test_pdist_and_cdist_at_p0_give_zero_gradients_as_torch():
+    """Unlike the 0-norm, torch's pdist and cdist at p = 0 have a backward: zeros, not None."""
+    xn = np.random.default_rng(3).standard_normal((4, 3))
+    xn[1, 2] = xn[0, 2]
+    got = []
+    for lib in (torch, rg):
+        x, y = lib.tensor(xn, requires_grad=True), lib.tensor(xn[:3] + 1, requires_grad=True)
+        d = lib.nn.functional.pdist(x, 0)
+        (gx,) = lib.autograd.grad(d.sum(), x)
+        c = lib.cdist(x, y, 0)
+        cx, cy = lib.autograd.grad(c.sum(), (x, y))
+        got.append((d, gx, c, cx, cy))
+    for a, b in zip(*got):
+        _same(a, b)
+
+
 # ------------------------------------------------------------------ Tensor._base, _is_view
 
 def _base_facts(lib) -> dict:

@@ -414,6 +414,17 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6,
     return vector_norm(a - b + eps, p, -1, keepdim)
 
 
+def _count_with_zero_gradient(diff: Tensor) -> Tensor:
+    """The number of nonzero coordinates of each row of `diff`, with a zero gradient: the
+    0-"distance" of pdist and cdist, whose backward in PyTorch gives zeros (vector_norm's
+    0-norm gives none)."""
+    count = sum((diff.detach() != 0).to(diff.dtype), -1)
+    if not diff.requires_grad:
+        return count
+    never = apply(ops.zeros_like, diff.detach()) != 0
+    return count + sum(where(never, diff, 0.0), -1)
+
+
 def pdist(input, p: float = 2.0) -> Tensor:
     """The p-norm distance between every pair of rows of a 2-D input (N, M): the upper
     triangle of `cdist(input, input)` row by row, N * (N - 1) / 2 values. Like
@@ -429,6 +440,8 @@ def pdist(input, p: float = 2.0) -> Tensor:
     i, j = np.triu_indices(x.shape[0], 1)
     rows = (Tensor(devices.const_like(k.astype(np.int64), x.data)) for k in (i, j))
     diff = index_select(x, 0, next(rows)) - index_select(x, 0, next(rows))
+    if p == 0:
+        return _count_with_zero_gradient(diff)
     if p != math.inf:
         return vector_norm(diff, p, -1)
     mag = _abs(diff)
@@ -474,7 +487,7 @@ def cdist(x1, x2, p: float = 2.0,
         return _chebyshev(a, b)
     diff = a.unsqueeze(-2) - b.unsqueeze(-3)
     if p == 0:  # torch's kernel sums min(ceil(|d|), 1): a NaN coordinate makes it NaN
-        return where(diff.detach().isnan().any(-1), math.nan, vector_norm(diff, p, -1))
+        return where(diff.detach().isnan().any(-1), math.nan, _count_with_zero_gradient(diff))
     return vector_norm(diff, p, -1)
 
 
