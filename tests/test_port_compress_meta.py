@@ -1,0 +1,133 @@
+"""Ports of model-compression and meta-learning code (pruning, parametrizations, LoRA,
+distillation, fake quantisation, MAML/Reptile, model ensembling) compared with PyTorch,
+computed here in both libraries from the same weights and inputs."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from port_compare import close
+
+import retrograd as rg
+
+
+def _both(f):
+    """f(torch) and f(rg): the same value, or the same kind of exception."""
+    try:
+        ref = f(torch)
+    except Exception as e:  # noqa: BLE001 - any of torch's exceptions is the reference
+        with pytest.raises(type(e)):
+            f(rg)
+        return None
+    out = f(rg)
+    return out, ref
+
+
+# ---- fake quantisation (torch.fake_quantize_per_tensor_affine / _per_channel_affine) ----
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_fake_quantize_per_tensor_values_and_ste_grad(dtype):
+    rs = np.random.RandomState(0)
+    for scale, zp, qmin, qmax in [(0.1, 0, -128, 127), (0.05, 10, 0, 255), (1 / 3, -3, -8, 7),
+                                  (-0.1, 3, -20, 30), (0.3, 50, 22, 76)]:
+        x = (rs.randn(40) * 4).astype(dtype)
+        x[:6] = [0.05, 0.15, 0.25, -0.05, -0.0, 1e4]
+        for lib_scale in ("number", "tensor"):
+            def f(T, x=x, scale=scale, zp=zp, qmin=qmin, qmax=qmax, lib_scale=lib_scale):
+                xt = T.tensor(x, requires_grad=True)
+                s, z = (scale, zp) if lib_scale == "number" else (
+                    T.tensor(scale, dtype=T.float32), T.tensor(zp, dtype=T.int32))
+                y = T.fake_quantize_per_tensor_affine(xt, s, z, qmin, qmax)
+                (y * T.arange(40.0, dtype=xt.dtype)).sum().backward()
+                return y, xt.grad
+            (y, g), (ty, tg) = _both(f)
+            close(y, ty, f"values {scale} {zp}", tol=0)
+            np.testing.assert_array_equal(np.signbit(y.detach().numpy()),
+                                          np.signbit(ty.detach().numpy()))
+            close(g, tg, "ste grad", tol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("zdtype", ["int32", "float32"])
+def test_fake_quantize_per_channel_values_and_ste_grad(dtype, zdtype):
+    rs = np.random.RandomState(1)
+    x = (rs.randn(6, 4, 3) * 3).astype(dtype)
+    sc = np.array([0.1, 0.05, 1 / 3, 0.3], np.float32)
+    zp = (np.array([0, 1, -3, 2]) + (0.5 if zdtype == "float32" else 0)).astype(zdtype)
+
+    def f(T):
+        xt = T.tensor(x, requires_grad=True)
+        y = T.fake_quantize_per_channel_affine(xt, T.tensor(sc), T.tensor(zp), 1, -8, 7)
+        (y ** 2).sum().backward()
+        return y, xt.grad
+    (y, g), (ty, tg) = _both(f)
+    close(y, ty, "values", tol=0)
+    close(g, tg, "grad", tol=0)
+
+
+def test_fake_quantize_nonfinite_and_huge():
+    v = [np.nan, np.inf, -np.inf, 1e30, -1e30, 0.26]
+    for dtype in ("float32", "float64"):
+        r = _both(lambda T, dtype=dtype: T.fake_quantize_per_tensor_affine(
+            T.tensor(v, dtype=getattr(T, dtype)), 0.1, 0, -8, 7))
+        close(*r, "per tensor", tol=0)
+        r = _both(lambda T, dtype=dtype: T.fake_quantize_per_channel_affine(
+            T.tensor([v], dtype=getattr(T, dtype)).T, T.tensor([0.1]),
+            T.tensor([0], dtype=T.int32), 1, -8, 7))
+        close(*r, "per channel", tol=0)
+
+
+_X = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+_SC = np.array([0.1, 0.2, 0.3], np.float32)
+_ZP = np.array([0, 1, 2], np.int32)
+
+
+def _pc(x=None, sc=None, zp=None, axis=1, qmin=-8, qmax=7):
+    def f(T):
+        return T.fake_quantize_per_channel_affine(
+            T.tensor(_X if x is None else x), T.tensor(_SC if sc is None else sc),
+            T.tensor(_ZP if zp is None else zp), axis, qmin, qmax)
+    return f
+
+
+def _pt(scale=0.1, zp=0, qmin=-128, qmax=127, x=None):
+    def f(T):
+        s = scale(T) if callable(scale) else scale
+        z = zp(T) if callable(zp) else zp
+        return T.fake_quantize_per_tensor_affine(T.tensor(_X if x is None else x), s, z, qmin,
+                                                 qmax)
+    return f
+
+
+@pytest.mark.parametrize("case", [
+    _pc(zp=_ZP.astype(np.int64)), _pc(sc=_SC.astype(np.float64)), _pc(x=_X.astype(np.int64)),
+    _pc(axis=-1), _pc(axis=0), _pc(axis=2), _pc(qmin=8), _pc(zp=np.array([0, 1, 20], np.int32)),
+    _pc(sc=_SC[:2], zp=_ZP[:2]), _pc(zp=_ZP[:2]), _pc(sc=_SC.reshape(3, 1)), _pc(axis=1.0),
+    _pc(zp=_ZP.astype(np.float16)), _pc(x=_X.astype(np.float64), zp=_ZP.astype(np.float32)),
+    _pt(zp=200), _pt(qmin=5, qmax=3), _pt(lambda T: T.tensor([0.1, 0.2]), lambda T: T.tensor(0)),
+    _pt(lambda T: T.tensor(0.1), lambda T: T.tensor(500)), _pt(x=_X.astype(np.int64)),
+    _pt(lambda T: T.tensor(0.1, requires_grad=True), lambda T: T.tensor(0)),
+    _pt(lambda T: T.tensor(0.1, dtype=T.float64), lambda T: T.tensor(1.7), qmax=2),
+    _pt(zp=0.5), _pt(qmin=-128.0), _pt(lambda T: T.tensor(0.1), 1, qmax=2),
+    _pt(0.1, lambda T: T.tensor(500), qmax=2), _pt(lambda T: T.tensor(0.1), 0.5),
+    _pt(lambda T: T.tensor([0.1]), 1), _pt(0.0), _pt(-0.1, 3), _pt(1),
+    _pt(0.1, 0, -2 ** 40, 2 ** 40), _pt(x=_X.astype(np.float16)),
+])
+def test_fake_quantize_arguments_and_errors(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = _both(case)
+    if r is not None:
+        close(*r, "value", tol=0)
+
+
+def test_fake_quantize_vmap_grad():
+    def run(T):
+        def f(x):
+            return T.fake_quantize_per_tensor_affine(x, 0.1, 0, -8, 7).pow(2).sum()
+        x = T.tensor(np.random.RandomState(0).randn(3, 4))
+        return T.func.vmap(T.func.grad(f))(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        close(*_both(run), "vmap(grad)", tol=0)
