@@ -131,3 +131,41 @@ def test_fake_quantize_vmap_grad():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         close(*_both(run), "vmap(grad)", tol=0)
+
+
+# ---- torch.nn.utils.prune ----
+
+def _prune_lib(T):
+    import importlib
+    return importlib.import_module(f"{T.__name__}.nn.utils.prune")
+
+
+def test_prune_failed_mask_rolls_back_to_the_plain_parameter():
+    def run(T):
+        prune = _prune_lib(T)
+        m = T.nn.Linear(3, 4)
+        with pytest.raises(IndexError):
+            prune.ln_structured(m, "weight", amount=0.1, n=2, dim=5)
+        out = [n for n, _ in m.named_parameters()], [n for n, _ in m.named_buffers()]
+        prune.l1_unstructured(m, "weight", amount=0.5)  # usable again
+        return out, [n for n, _ in m.named_parameters()], int(m.weight_mask.sum())
+    ours, ref = _both(run)
+    assert ours == ref
+
+
+@pytest.mark.parametrize("case", ["custom_mask", "importance", "prune_method"])
+def test_prune_shape_mismatches_raise_assertion_error(case):
+    def run(T):
+        prune = _prune_lib(T)
+        m = T.nn.Linear(3, 4)
+        if case == "custom_mask":
+            prune.custom_from_mask(m, "bias", mask=T.ones(3))
+        elif case == "importance":
+            prune.l1_unstructured(m, "weight", amount=0.5, importance_scores=T.ones(3, 4))
+        else:
+            prune.L1Unstructured(amount=0.5).prune(m.weight.detach(),
+                                                   importance_scores=T.ones(4))
+    with pytest.raises(AssertionError):
+        run(torch)
+    with pytest.raises(AssertionError):
+        run(rg)
