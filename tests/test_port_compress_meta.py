@@ -169,3 +169,50 @@ def test_prune_shape_mismatches_raise_assertion_error(case):
         run(torch)
     with pytest.raises(AssertionError):
         run(rg)
+
+
+# ---- torch.nn.utils.parametrize ----
+
+def _parametrize_lib(T):
+    import importlib
+    return importlib.import_module(f"{T.__name__}.nn.utils.parametrize")
+
+
+def test_transfer_parametrizations_and_params():
+    w = np.random.RandomState(0).randn(4, 4)
+    x = np.random.RandomState(2).randn(3, 4)
+
+    def run(T):
+        P = _parametrize_lib(T)
+
+        class Sym(T.nn.Module):
+            def forward(self, X):
+                return X.triu() + X.triu(1).transpose(-1, -2)
+
+        class Sum(T.nn.Module):
+            def forward(self, X, Y):
+                return X + Y
+
+            def right_inverse(self, Z):
+                return Z, T.zeros_like(Z)
+
+        a = T.nn.Linear(4, 4).double()
+        with T.no_grad():
+            a.weight.copy_(T.tensor(w))
+            a.bias.zero_()
+        P.register_parametrization(a, "weight", Sym())
+        P.register_parametrization(a, "bias", Sum())
+        b = T.nn.Linear(4, 4).double()
+        assert P.transfer_parametrizations_and_params(a, b) is b
+        assert b.parametrizations.weight.original is a.parametrizations.weight.original
+        assert b.parametrizations.bias.original1 is a.parametrizations.bias.original1
+
+        class Empty(T.nn.Module):
+            pass
+        e = P.transfer_parametrizations_and_params(a, Empty(), "weight")
+        return ([n for n, _ in b.named_parameters()], [n for n, _ in e.named_parameters()],
+                b(T.tensor(x)).detach().numpy(), e.weight.detach().numpy())
+    ours, ref = _both(run)
+    assert ours[:2] == ref[:2]
+    close(ours[2], ref[2], "forward")
+    close(ours[3], ref[3], "weight")
