@@ -216,3 +216,89 @@ def test_transfer_parametrizations_and_params():
     assert ours[:2] == ref[:2]
     close(ours[2], ref[2], "forward")
     close(ours[3], ref[3], "weight")
+
+
+# ---- meta-learning ----
+
+def test_module_registry_writes_reach_forward():
+    """`m._parameters[k] = t` (learn2learn's clone_module / update_module) changes what
+    forward uses, and a replaced registry dict is followed, as in torch."""
+    w = np.random.RandomState(0).randn(2, 3)
+
+    def run(T):
+        m = T.nn.Sequential(T.nn.Linear(3, 2).double())
+        with T.no_grad():
+            m[0].weight.copy_(T.tensor(w))
+            m[0].bias.zero_()
+        x = T.tensor(np.ones((1, 3)))
+        clone = m.__new__(type(m))
+        clone.__dict__ = m.__dict__.copy()
+        clone._modules = clone._modules.copy()
+        inner = m[0].__new__(type(m[0]))
+        inner.__dict__ = m[0].__dict__.copy()
+        inner._parameters = inner._parameters.copy()
+        inner._parameters["weight"] = m[0].weight * 2
+        clone._modules["0"] = inner
+        y = clone(x)
+        y.sum().backward()
+        del inner._parameters["bias"]
+        return y, m[0].weight.grad, m(x), hasattr(inner, "bias"), hasattr(m[0], "bias")
+    ours, ref = _both(run)
+    for a, b, what in zip(ours[:3], ref[:3], ("clone", "grad", "original")):
+        close(a, b, what)
+    assert ours[3:] == ref[3:]
+
+
+def _l2l_maml(T):
+    """learn2learn's MAML: clone_module, then update_module writing `_parameters`."""
+    F = T.nn.functional
+
+    def clone_module(module, memo):
+        clone = module.__new__(type(module))
+        clone.__dict__ = module.__dict__.copy()
+        clone._parameters = clone._parameters.copy()
+        clone._buffers = clone._buffers.copy()
+        clone._modules = clone._modules.copy()
+        for k, p in module._parameters.items():
+            if p is not None:
+                clone._parameters[k] = memo.setdefault(id(p), p.clone())
+        for k in clone._modules:
+            clone._modules[k] = clone_module(module._modules[k], memo)
+        return clone
+
+    def update_module(module, updates):
+        for k, p in module._parameters.items():
+            if p is not None and id(p) in updates:
+                module._parameters[k] = p + updates[id(p)]
+        for k in module._modules:
+            update_module(module._modules[k], updates)
+        return module
+
+    model = T.nn.Sequential(T.nn.Linear(2, 8), T.nn.Tanh(), T.nn.Linear(8, 1)).double()
+    rs = np.random.RandomState(0)
+    with T.no_grad():
+        for p in model.parameters():
+            p.copy_(T.tensor(rs.randn(*p.shape)))
+    x, y = T.tensor(rs.randn(5, 2)), T.tensor(rs.randn(5, 1))
+    opt = T.optim.Adam(model.parameters(), lr=0.01)
+    out = []
+    for _ in range(2):
+        learner = clone_module(model, {})
+        for _ in range(2):
+            loss = F.mse_loss(learner(x), y)
+            params = list(learner.parameters())
+            grads = T.autograd.grad(loss, params, create_graph=True)
+            learner = update_module(learner, {id(p): -0.1 * g for p, g in zip(params, grads)})
+        eloss = F.mse_loss(learner(2 * x), y)
+        opt.zero_grad()
+        eloss.backward()
+        opt.step()
+        out.append([eloss] + [p.grad.clone() for p in model.parameters()])
+    return out + [list(model.parameters())]
+
+
+def test_learn2learn_style_maml_second_order():
+    ours, ref = _both(_l2l_maml)
+    for i, (a, b) in enumerate(zip(ours, ref)):
+        for j, (u, v) in enumerate(zip(a, b)):
+            close(u, v, f"step {i} item {j}")
