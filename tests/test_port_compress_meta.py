@@ -302,3 +302,23 @@ def test_learn2learn_style_maml_second_order():
     for i, (a, b) in enumerate(zip(ours, ref)):
         for j, (u, v) in enumerate(zip(a, b)):
             close(u, v, f"step {i} item {j}")
+
+
+def test_tensors_take_user_attributes():
+    """learn2learn's update_module tags each (non-leaf, after one step) parameter with
+    `p.update = g`; torch tensors take such attributes, and copies keep them."""
+    import copy
+    import pickle
+
+    def run(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.update = -0.1 * y
+        z = y + y.update
+        leaf = T.tensor([3.0])
+        leaf.tag = "kept"
+        return (z, getattr(y, "update", None) is not None, copy.deepcopy(leaf).tag,
+                pickle.loads(pickle.dumps(leaf)).tag)
+    ours, ref = _both(run)
+    close(ours[0], ref[0], "value")
+    assert ours[1:] == ref[1:]

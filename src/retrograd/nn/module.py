@@ -46,7 +46,7 @@ class Parameter(Tensor):
     S4 mark parameters for their optimizer groups).
     """
 
-    __slots__ = ("__dict__",)
+    __slots__ = ()  # (user attributes: the __dict__ of Tensor)
 
     def __init__(self, data=None, requires_grad: bool = True):
         Tensor.__init__(self, _shared_array(data))
