@@ -322,3 +322,131 @@ def test_tensors_take_user_attributes():
     ours, ref = _both(run)
     close(ours[0], ref[0], "value")
     assert ours[1:] == ref[1:]
+
+
+# ---- whole programs ----
+
+def _init(m, T, seed=0, scale=0.5):
+    rs = np.random.RandomState(seed)
+    with T.no_grad():
+        for p in m.parameters():
+            p.copy_(T.tensor(rs.randn(*p.shape) * scale))
+    return m
+
+
+def _pruning_program(T):
+    """The pruning tutorial: custom mask, iterative l1/ln pruning (a PruningContainer),
+    global pruning, a few SGD steps through the masks, then remove."""
+    prune = _prune_lib(T)
+    nn, F = T.nn, T.nn.functional
+    m = _init(nn.Sequential(nn.Conv2d(1, 3, 3), nn.ReLU(), nn.Flatten(),
+                            nn.Linear(3 * 4 * 4, 4)).double(), T)
+    x = T.tensor(np.random.RandomState(1).randn(4, 1, 6, 6))
+    prune.custom_from_mask(m[0], "weight", T.tensor(np.random.RandomState(2).rand(3, 1, 3, 3)
+                                                    > 0.3))
+    prune.ln_structured(m[0], "weight", amount=1, n=2, dim=0)
+    prune.l1_unstructured(m[0], "bias", amount=1)
+    prune.global_unstructured([(m[0], "weight"), (m[3], "weight")],
+                              pruning_method=prune.L1Unstructured, amount=0.3)
+    hook = next(h for h in m[0]._forward_pre_hooks.values() if h._tensor_name == "weight")
+    kinds = [type(h).__name__ for h in hook]
+    names = [n for n, _ in m.named_parameters()] + [n for n, _ in m.named_buffers()]
+    opt = T.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), T.tensor([0, 1, 2, 3]))
+        loss.backward()
+        opt.step()
+    grads = [p.grad for p in m.parameters()]
+    for mod, name in [(m[0], "weight"), (m[0], "bias"), (m[3], "weight")]:
+        prune.remove(mod, name)
+    return kinds, names, [loss, *grads, m(x), *m.state_dict().values()]
+
+
+def test_pruning_program():
+    ours, ref = _both(_pruning_program)
+    assert ours[:2] == ref[:2]
+    for i, (a, b) in enumerate(zip(ours[2], ref[2])):
+        close(a, b, f"value {i}")
+
+
+def _maml_ensemble_program(T):
+    """Second-order MAML with functional_call, then torch.func per-sample gradients and a
+    stack_module_state + vmap ensemble of the adapted models."""
+    nn, F, func = T.nn, T.nn.functional, T.func
+    model = _init(nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1)).double(), T)
+    rs = np.random.RandomState(3)
+    tasks = [tuple(T.tensor(rs.uniform(-2, 2, (6, 1))) for _ in range(2)) for _ in range(2)]
+    meta_opt = T.optim.Adam(model.parameters(), lr=1e-2)
+    meta_opt.zero_grad()
+    total = 0.0
+    for xs, xq in tasks:
+        params = dict(model.named_parameters())
+        for _ in range(2):
+            loss = F.mse_loss(func.functional_call(model, params, (xs,)), T.sin(xs))
+            grads = T.autograd.grad(loss, list(params.values()), create_graph=True)
+            params = {n: p - 0.1 * g for (n, p), g in zip(params.items(), grads)}
+        total = total + F.mse_loss(func.functional_call(model, params, (xq,)), T.sin(xq))
+    total.backward()
+    meta_grads = [p.grad.clone() for p in model.parameters()]
+    meta_opt.step()
+    detached = {k: v.detach() for k, v in model.named_parameters()}
+
+    def sample_loss(p, x, y):
+        return F.mse_loss(func.functional_call(model, p, (x.unsqueeze(0),)), y.unsqueeze(0))
+    xs = tasks[0][0]
+    per_sample = func.vmap(func.grad(sample_loss), in_dims=(None, 0, 0))(detached, xs, T.sin(xs))
+    members = [_init(nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1)).double(), T, s)
+               for s in (4, 5, 6)]
+    params, buffers = func.stack_module_state(members)
+
+    def fmodel(p, b, x):
+        return func.functional_call(members[0], (p, b), (x,))
+    ens = func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, xs)
+    return [total, *meta_grads, *model.parameters(), *per_sample.values(), ens]
+
+
+def test_maml_per_sample_grads_and_ensemble_program():
+    ours, ref = _both(_maml_ensemble_program)
+    for i, (a, b) in enumerate(zip(ours, ref)):
+        close(a, b, f"value {i}")
+
+
+def _qat_distillation_program(T):
+    """Quantisation-aware training of a student (per-channel weights, per-tensor
+    activations, fake-quantised with straight-through gradients) distilled from a teacher:
+    KL on temperature-softened logits (batchmean, times T^2) plus cross-entropy."""
+    nn, F = T.nn, T.nn.functional
+
+    class QLinear(nn.Linear):
+        def forward(self, x):
+            w = self.weight
+            scale = (w.detach().abs().amax(1) / 7).float().clamp_min(1e-8)
+            wq = T.fake_quantize_per_channel_affine(
+                w, scale, T.zeros(w.shape[0], dtype=T.int32), 0, -8, 7)
+            xq = T.fake_quantize_per_tensor_affine(x, 0.05, 0, -128, 127)
+            return F.linear(xq, wq, self.bias)
+    teacher = _init(nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 5)).double(), T, 7)
+    student = _init(nn.Sequential(QLinear(6, 8), nn.ReLU(), QLinear(8, 5)).double(), T, 8)
+    rs = np.random.RandomState(9)
+    x, y = T.tensor(rs.randn(10, 6)), T.tensor(rs.randint(0, 5, 10))
+    opt = T.optim.AdamW(student.parameters(), lr=1e-2)
+    temp = 3.0
+    for _ in range(3):
+        with T.no_grad():
+            t_logits = teacher(x)
+        s_logits = student(x)
+        soft = F.kl_div(F.log_softmax(s_logits / temp, dim=-1),
+                        F.log_softmax(t_logits / temp, dim=-1), reduction="batchmean",
+                        log_target=True) * temp * temp
+        loss = 0.7 * soft + 0.3 * F.cross_entropy(s_logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return [loss, s_logits, *(p.grad for p in student.parameters()), *student.parameters()]
+
+
+def test_qat_distillation_program():
+    ours, ref = _both(_qat_distillation_program)
+    for i, (a, b) in enumerate(zip(ours, ref)):
+        close(a, b, f"value {i}", tol=1e-7)
