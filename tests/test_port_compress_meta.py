@@ -122,15 +122,33 @@ def test_fake_quantize_arguments_and_errors(case):
         close(*r, "value", tol=0)
 
 
+def _per_row_grads(T, f, *args):
+    """vmap(grad(f)) over the rows of args[-2:] (args[:-2] shared); torch's reference is a
+    loop of autograd.grad (torch.func.grad's first call costs seconds of imports)."""
+    if T is rg:
+        in_dims = (None,) * (len(args) - 2) + (0, 0)
+        return rg.func.vmap(rg.func.grad(f), in_dims=in_dims)(*args)
+    shared, xs, ys = args[:-2], args[-2], args[-1]
+    rows = []
+    for x, y in zip(xs, ys):
+        if shared:
+            p = {k: v.detach().requires_grad_(True) for k, v in shared[0].items()}
+            rows.append(dict(zip(p, torch.autograd.grad(f(p, x, y), list(p.values())))))
+        else:
+            x = x.detach().requires_grad_(True)
+            rows.append(torch.autograd.grad(f(x, y), x)[0])
+    if shared:
+        return {k: torch.stack([r[k] for r in rows]) for k in rows[0]}
+    return torch.stack(rows)
+
+
 def test_fake_quantize_vmap_grad():
     def run(T):
-        def f(x):
-            return T.fake_quantize_per_tensor_affine(x, 0.1, 0, -8, 7).pow(2).sum()
-        x = T.tensor(np.random.RandomState(0).randn(3, 4))
-        return T.func.vmap(T.func.grad(f))(x)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        close(*_both(run), "vmap(grad)", tol=0)
+        def f(x, y):
+            return (T.fake_quantize_per_tensor_affine(x, 0.1, 0, -8, 7) * y).pow(2).sum()
+        rs = np.random.RandomState(0)
+        return _per_row_grads(T, f, T.tensor(rs.randn(3, 4)), T.tensor(rs.randn(3, 4)))
+    close(*_both(run), "vmap(grad)", tol=0)
 
 
 # ---- torch.nn.utils.prune ----
@@ -395,7 +413,7 @@ def _maml_ensemble_program(T):
     def sample_loss(p, x, y):
         return F.mse_loss(func.functional_call(model, p, (x.unsqueeze(0),)), y.unsqueeze(0))
     xs = tasks[0][0]
-    per_sample = func.vmap(func.grad(sample_loss), in_dims=(None, 0, 0))(detached, xs, T.sin(xs))
+    per_sample = _per_row_grads(T, sample_loss, detached, xs, T.sin(xs))
     members = [_init(nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1)).double(), T, s)
                for s in (4, 5, 6)]
     params, buffers = func.stack_module_state(members)
