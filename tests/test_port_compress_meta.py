@@ -468,3 +468,26 @@ def test_qat_distillation_program():
     ours, ref = _both(_qat_distillation_program)
     for i, (a, b) in enumerate(zip(ours, ref)):
         close(a, b, f"value {i}", tol=1e-7)
+
+
+def test_parametrized_module_refuses_pickle_but_deepcopies():
+    import copy
+    import pickle
+
+    def run(T):
+        P = _parametrize_lib(T)
+
+        class Double(T.nn.Module):
+            def forward(self, X):
+                return X * 2
+        m = T.nn.Sequential(T.nn.Linear(2, 2).double())
+        P.register_parametrization(m[0], "weight", Double())
+        with pytest.raises(RuntimeError):
+            pickle.dumps(m)
+        c = copy.deepcopy(m)
+        with T.no_grad():
+            c[0].parametrizations.weight.original.zero_()
+        return (type(c[0]).__name__, float(c[0].weight.detach().abs().sum()),
+                bool(m[0].weight.detach().abs().sum()))
+    ours, ref = _both(run)
+    assert ours == ref

@@ -10,6 +10,7 @@ stores `P.right_inverse(X)` in the original.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from contextlib import contextmanager
 
@@ -160,7 +161,24 @@ class ParametrizationList(ModuleList):
 def _inject_new_class(module: Module) -> None:
     """Give `module` a class of its own (`Parametrized<Name>`) to hold the properties."""
     cls = module.__class__
-    param_cls = type(f"Parametrized{cls.__name__}", (cls,), {})
+
+    def default_deepcopy(self, memo):
+        obj = memo.get(id(self))
+        if obj is not None:
+            return obj
+        replica = self.__new__(self.__class__)
+        memo[id(self)] = replica
+        replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+        return replica
+
+    def getstate(self):
+        raise RuntimeError("Serialization of parametrized modules is only supported through "
+                           "state_dict().")
+
+    dct = {"__getstate__": getstate}  # as torch: pickling the module itself is refused
+    if not hasattr(cls, "__deepcopy__"):
+        dct["__deepcopy__"] = default_deepcopy
+    param_cls = type(f"Parametrized{cls.__name__}", (cls,), dct)
     module.__class__ = param_cls
 
 
