@@ -289,6 +289,9 @@ class Module:
                     isinstance(value, _Registry) and value.owner is self):
                 # a registry replaced (learn2learn's `clone._parameters = ....copy()`):
                 # this module's attributes follow the new one's entries
+                for stale in d.get(name, ()):  # names the new registry lacks go
+                    if stale not in value:
+                        d.pop(stale, None)
                 value = _Registry(self, value)
                 d.update(value)
         object.__setattr__(self, name, value)
