@@ -196,7 +196,9 @@ class _Registry(dict):
     def copy(self) -> dict:
         return dict(self)
 
-    __ior__ = None  # (|= would bypass the mirror; update() is the way)
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
 
 _REGISTRY_NAMES = frozenset(("_parameters", "_buffers", "_modules"))
