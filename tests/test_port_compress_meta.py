@@ -2,6 +2,7 @@
 distillation, fake quantisation, MAML/Reptile, model ensembling) compared with PyTorch,
 computed here in both libraries from the same weights and inputs."""
 
+import importlib
 import warnings
 
 import numpy as np
@@ -491,3 +492,19 @@ def test_parametrized_module_refuses_pickle_but_deepcopies():
                 bool(m[0].weight.detach().abs().sum()))
     ours, ref = _both(run)
     assert ours == ref
+
+
+def test_parameter_assigned_over_a_parametrized_tensor_is_refused():
+    """fuse_conv_bn_eval of a weight-normed conv assigns `fused.weight = Parameter(...)`:
+    torch refuses it (KeyError) instead of building a broken module."""
+    def run(T):
+        PZ = importlib.import_module(f"{T.__name__}.nn.utils.parametrizations")
+        conv = T.nn.Conv2d(3, 4, 3).double()
+        PZ.weight_norm(conv)
+        conv.eval()
+        bn = T.nn.BatchNorm2d(4).double().eval()
+        T.nn.utils.fuse_conv_bn_eval(conv, bn)
+    with pytest.raises(KeyError):
+        run(torch)
+    with pytest.raises(KeyError):
+        run(rg)

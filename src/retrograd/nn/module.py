@@ -248,6 +248,9 @@ class Module:
             return
         if isinstance(value, Parameter):
             params, modules, buffers = self._registries()
+            if name not in params and isinstance(getattr(type(self), name, None), property):
+                # a parametrized tensor's property (torch's register_parameter refuses it)
+                raise KeyError(f"attribute '{name}' already exists")
             modules.pop(name, None)
             buffers.pop(name, None)
             if _hooks._global_parameter_registration_hooks:
