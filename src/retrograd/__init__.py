@@ -302,6 +302,10 @@ from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
 )
 from .api.scatter_views import as_strided_scatter  # api/scatter_views.py
 from .api.hashing import hash_tensor  # api/hashing.py
+from .api.fake_quant import (  # api/fake_quant.py
+    fake_quantize_per_channel_affine,
+    fake_quantize_per_tensor_affine,
+)
 from .api.rng_extras import binomial  # api/rng_extras.py
 from .api.control_flow import while_loop  # api/control_flow.py
 from .api.lobpcg import lobpcg  # api/lobpcg.py

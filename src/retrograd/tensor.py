@@ -133,7 +133,9 @@ class Tensor:
     """
 
     __slots__ = ("data", "_grad", "grad_fn", "requires_grad", "_vc", "_hooks", "_fw",
-                 "_view", "_views", "__weakref__")
+                 "_view", "_views", "__weakref__", "__dict__")
+    # __dict__: the user's own attributes, as torch tensors take them (learn2learn's
+    # `p.update = g` on a non-leaf parameter); made on first use, so tensors cost nothing
     # None on most tensors (read with getattr(t, name, None), as a copy or a subclass may
     # leave them unset): _view, on a view op's output,
     # the root tensor it views and the view ops from there, ((op, attrs), ...), so an

@@ -175,8 +175,7 @@ class ModuleDict(Module):
         self.add_module(key, module)
 
     def __delitem__(self, key: str) -> None:
-        del self._modules[key]
-        object.__delattr__(self, key)
+        del self._modules[key]  # (the registry drops the attribute too)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -275,8 +274,7 @@ class ParameterDict(Module):
         self.register_parameter(key, _as_parameter(value))
 
     def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
-        object.__delattr__(self, key)
+        del self._parameters[key]  # (the registry drops the attribute too)
 
     def __len__(self) -> int:
         return len(self._parameters)

@@ -46,7 +46,7 @@ class Parameter(Tensor):
     S4 mark parameters for their optimizer groups).
     """
 
-    __slots__ = ("__dict__",)
+    __slots__ = ()  # (user attributes: the __dict__ of Tensor)
 
     def __init__(self, data=None, requires_grad: bool = True):
         Tensor.__init__(self, _shared_array(data))
@@ -142,6 +142,68 @@ def _hook_table(name: str) -> property:
     return property(get, put, doc=f"The module's `{name}` (PyTorch's private hook dict).")
 
 
+class _Registry(dict):
+    """A module's `_parameters`, `_buffers` or `_modules`. Attributes are read from the
+    instance `__dict__` (no `__getattr__` on the hot path), so this dict's writes also set
+    (or delete) the owner's attribute of that name: code that writes the registry itself,
+    as PyTorch's users do (`m._parameters["weight"] = w - lr * g` in learn2learn's
+    `update_module`, `clone_module`), is then seen by `forward`, as in PyTorch."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner, items=()) -> None:
+        dict.__init__(self, items)
+        self.owner = owner
+
+    def _attrs(self) -> dict:
+        """The owner's attributes; a scratch dict while unpickling (pickle fills the items
+        before it sets `owner`, and the owner's own state holds the attributes then)."""
+        owner = getattr(self, "owner", None)
+        return {} if owner is None else owner.__dict__
+
+    def __setitem__(self, name, value) -> None:
+        dict.__setitem__(self, name, value)
+        self._attrs()[name] = value
+
+    def __delitem__(self, name) -> None:
+        dict.__delitem__(self, name)
+        self._attrs().pop(name, None)
+
+    def pop(self, name, *default):
+        if name in self:
+            self._attrs().pop(name, None)
+        return dict.pop(self, name, *default)
+
+    def popitem(self):
+        name, value = dict.popitem(self)
+        self._attrs().pop(name, None)
+        return name, value
+
+    def setdefault(self, name, default=None):
+        if name not in self:
+            self[name] = default
+        return dict.__getitem__(self, name)
+
+    def update(self, *args, **kwargs) -> None:
+        for name, value in dict(*args, **kwargs).items():
+            self[name] = value
+
+    def clear(self) -> None:
+        for name in list(self):
+            self._attrs().pop(name, None)
+        dict.clear(self)
+
+    def copy(self) -> dict:
+        return dict(self)
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+
+_REGISTRY_NAMES = frozenset(("_parameters", "_buffers", "_modules"))
+
+
 class Module:
     """Base class of layers and models: subclass, assign layers in `__init__`, write `forward`."""
 
@@ -163,10 +225,10 @@ class Module:
     def __init__(self) -> None:
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = {}
-        d["_buffers"] = {}
+        d["_parameters"] = _Registry(self)
+        d["_buffers"] = _Registry(self)
         d["_non_persistent"] = set()
-        d["_modules"] = {}
+        d["_modules"] = _Registry(self)
 
     # ------------------------------------------------------------ registration
 
@@ -186,6 +248,9 @@ class Module:
             return
         if isinstance(value, Parameter):
             params, modules, buffers = self._registries()
+            if name not in params and isinstance(getattr(type(self), name, None), property):
+                # a parametrized tensor's property (torch's register_parameter refuses it)
+                raise KeyError(f"attribute '{name}' already exists")
             modules.pop(name, None)
             buffers.pop(name, None)
             if _hooks._global_parameter_registration_hooks:
@@ -225,11 +290,20 @@ class Module:
                     value = _registration_hooks(_hooks._global_buffer_registration_hooks, self,
                                                 name, value)
                 d["_buffers"][name] = value
+            elif name in _REGISTRY_NAMES and isinstance(value, dict) and not (
+                    isinstance(value, _Registry) and value.owner is self):
+                # a registry replaced (learn2learn's `clone._parameters = ....copy()`):
+                # this module's attributes follow the new one's entries
+                for stale in d.get(name, ()):  # names the new registry lacks go
+                    if stale not in value:
+                        d.pop(stale, None)
+                value = _Registry(self, value)
+                d.update(value)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         for reg in ("_parameters", "_modules", "_buffers"):
-            self.__dict__.get(reg, {}).pop(name, None)
+            dict.pop(self.__dict__.get(reg, {}), name, None)
         self.__dict__.get("_non_persistent", set()).discard(name)
         object.__delattr__(self, name)
 

@@ -168,6 +168,7 @@ from .pooling import (
     pool_scatter,
     unpool,
 )
+from .quantize import fake_quantize, fake_quantize_mask
 from .reductions import (
     argmax,
     argmin,

@@ -10,6 +10,7 @@ stores `P.right_inverse(X)` in the original.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from contextlib import contextmanager
 
@@ -20,7 +21,8 @@ from ..containers import ModuleDict, ModuleList
 from ..module import Module, Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
-           "remove_parametrizations", "type_before_parametrizations"]
+           "remove_parametrizations", "type_before_parametrizations",
+           "transfer_parametrizations_and_params"]
 
 _cache_enabled = 0
 _cache: dict = {}
@@ -159,7 +161,24 @@ class ParametrizationList(ModuleList):
 def _inject_new_class(module: Module) -> None:
     """Give `module` a class of its own (`Parametrized<Name>`) to hold the properties."""
     cls = module.__class__
-    param_cls = type(f"Parametrized{cls.__name__}", (cls,), {})
+
+    def default_deepcopy(self, memo):
+        obj = memo.get(id(self))
+        if obj is not None:
+            return obj
+        replica = self.__new__(self.__class__)
+        memo[id(self)] = replica
+        replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+        return replica
+
+    def getstate(self):
+        raise RuntimeError("Serialization of parametrized modules is only supported through "
+                           "state_dict().")
+
+    dct = {"__getstate__": getstate}  # as torch: pickling the module itself is refused
+    if not hasattr(cls, "__deepcopy__"):
+        dct["__deepcopy__"] = default_deepcopy
+    param_cls = type(f"Parametrized{cls.__name__}", (cls,), dct)
     module.__class__ = param_cls
 
 
@@ -263,3 +282,28 @@ def type_before_parametrizations(module: Module) -> type:
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)
+
+
+def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
+                                         tensor_name: str | None = None) -> Module:
+    """Register on `to_module` the parametrizations of `from_module` (all, or those of
+    `tensor_name`), sharing their `original` tensors (the same objects, as in PyTorch), and
+    creating the parameter on `to_module` first where it lacks it. Returns `to_module`."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        plist = from_module.parametrizations[name]
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
+        for func in plist:
+            register_parametrization(to_module, name, func)
+        target = to_module.parametrizations[name]
+        if "original" in plist._parameters or "original" in plist._buffers:
+            target.original = plist.original
+        else:
+            num = 0
+            while hasattr(plist, f"original{num}"):
+                setattr(target, f"original{num}", getattr(plist, f"original{num}"))
+                num += 1
+    return to_module

@@ -51,8 +51,9 @@ class BasePruningMethod(ABC):
         hooks = module.__dict__.get("_forward_pre_hooks", {})
         old = [(k, h) for k, h in hooks.items()
                if isinstance(h, BasePruningMethod) and h._tensor_name == name]
-        if len(old) > 1:
-            raise RuntimeError(f"more than one pruning hook on the same tensor {name!r}")
+        if len(old) > 1:  # AssertionError, as torch's
+            raise AssertionError(f"more than one pruning hook on the same tensor {name!r}; use "
+                                 "a PruningContainer")
         for k, _ in old:
             del hooks[k]
         method = cls(*args, **kwargs)
@@ -64,9 +65,10 @@ class BasePruningMethod(ABC):
             method = container
         orig = getattr(module, name)
         if importance_scores is not None:
-            if tuple(importance_scores.shape) != tuple(orig.shape):
-                raise ArgumentError(f"importance_scores should have the same shape as parameter "
-                                    f"{name} of {module}")
+            if tuple(importance_scores.shape) != tuple(orig.shape):  # torch's kind of error
+                raise AssertionError(f"importance_scores should have the same shape as "
+                                     f"parameter {name} of {module}, got "
+                                     f"{tuple(importance_scores.shape)} vs {tuple(orig.shape)}")
         else:
             importance_scores = orig
         if not isinstance(method, PruningContainer):
@@ -75,16 +77,26 @@ class BasePruningMethod(ABC):
             default_mask = creation.ones_like(orig)
         else:
             default_mask = getattr(module, name + "_mask").detach().clone()
-        mask = method.compute_mask(importance_scores.detach(), default_mask=default_mask)
-        module.register_buffer(name + "_mask", mask)
-        setattr(module, name, method.apply_mask(module))
-        module.register_forward_pre_hook(method)
+        try:
+            mask = method.compute_mask(importance_scores.detach(), default_mask=default_mask)
+            module.register_buffer(name + "_mask", mask)
+            setattr(module, name, method.apply_mask(module))
+            module.register_forward_pre_hook(method)
+        except Exception:
+            if not isinstance(method, PruningContainer):  # roll back to the plain parameter
+                orig = getattr(module, name + "_orig")
+                delattr(module, name + "_orig")
+                module.register_parameter(name, orig)
+            raise
         return method
 
     def prune(self, t: Tensor, default_mask: Tensor | None = None,
               importance_scores: Tensor | None = None) -> Tensor:
         """`t` pruned (a new tensor), without touching any module."""
         scores = importance_scores if importance_scores is not None else t
+        if tuple(scores.shape) != tuple(t.shape):
+            raise AssertionError(f"importance_scores should have the same shape as tensor t, "
+                                 f"got {tuple(scores.shape)} vs {tuple(t.shape)}")
         default_mask = default_mask if default_mask is not None else creation.ones_like(t)
         return t * self.compute_mask(scores, default_mask=default_mask)
 
@@ -295,8 +307,8 @@ class CustomFromMask(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         if tuple(default_mask.shape) != tuple(self.mask.shape):
-            raise ArgumentError(f"the mask has shape {tuple(self.mask.shape)} but the tensor "
-                                f"{tuple(default_mask.shape)}")
+            raise AssertionError(f"default_mask shape {tuple(default_mask.shape)} must match "
+                                 f"self.mask shape {tuple(self.mask.shape)}")  # as torch
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
