@@ -696,6 +696,8 @@ CASES.update({
 NO_TENSORS |= {"rg.tril_indices", "rg.triu_indices", "rg.logspace"}
 REFUSES.update({"rg.geqrf": "use rg.linalg.qr", "rg.svd_lowrank": "random numbers",
                 "rg.pca_lowrank": "random numbers"})
+# the channels' zero points are validated and truncated in Python (their values, not ops)
+REFUSES["rg.fake_quantize_per_channel_affine"] = "numpy() of a traced tensor"
 
 
 # ---- reductions, sets, statistics, number functions and index writes
@@ -979,6 +981,16 @@ CASES.update({
     "rg.sparse_csr_tensor": C(lambda v: rg.sparse_csr_tensor([0, 1, 3], [2, 0, 1], v, (2, 3)),
                               fl(3)),
     "rg.spmm": C(rg.spmm, X, fl(4, 2)),
+})
+
+# api/fake_quant.py: quantise-dequantise with a straight-through gradient
+CASES.update({
+    "rg.fake_quantize_per_tensor_affine": C(
+        lambda x: rg.fake_quantize_per_tensor_affine(x, 0.05, 3, -128, 127), X),
+    "rg.fake_quantize_per_channel_affine": C(
+        lambda x: rg.fake_quantize_per_channel_affine(
+            x, rg.tensor([0.05, 0.1, 0.02]), rg.tensor([0, 2, -1], dtype=rg.int32), 0, -128,
+            127), X),
 })
 
 # api/inplace_functions.py: torch.sin_ and its kin, in-place writes as F.relu_'s case
