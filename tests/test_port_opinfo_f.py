@@ -45,3 +45,34 @@ def test_int_addr_still_refuses_float_coefficients():
         torch.addr(torch.ones(2, 2, dtype=torch.int64), v, v, beta=0.5)
     with pytest.raises(RuntimeError):
         rg.addr(rg.ones(2, 2, dtype=rg.int64), _rg(v), _rg(v), beta=0.5)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 3, 4)])
+def test_batch_norm_empty_input_is_a_copy(shape):
+    c = shape[1] if len(shape) > 1 else 0
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(c, dtype=torch.float64, requires_grad=True) if c else None
+    b = torch.randn(c, dtype=torch.float64, requires_grad=True) if c else None
+    e = torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
+    e.sum().backward()
+    xr = _rg(x).requires_grad_()
+    wr = _rg(w).requires_grad_() if c else None
+    br = _rg(b).requires_grad_() if c else None
+    a = rg.nn.functional.batch_norm(xr, None, None, wr, br, training=True)
+    a.sum().backward()
+    _close(a, e)
+    if c:
+        _close(wr.grad, w.grad)
+        _close(br.grad, b.grad)
+
+
+def test_batchnorm_module_on_an_empty_batch_keeps_statistics():
+    m = torch.nn.BatchNorm1d(3).double()
+    mr = rg.nn.BatchNorm1d(3).double()
+    x = torch.zeros(0, 3, dtype=torch.float64)
+    e = m(x)
+    a = mr(_rg(x))
+    _close(a, e)
+    _close(mr.running_mean, m.running_mean)
+    _close(mr.running_var, m.running_var)
+    assert int(mr.num_batches_tracked.item()) == int(m.num_batches_tracked.item())
