@@ -76,3 +76,26 @@ def test_batchnorm_module_on_an_empty_batch_keeps_statistics():
     _close(mr.running_mean, m.running_mean)
     _close(mr.running_var, m.running_var)
     assert int(mr.num_batches_tracked.item()) == int(m.num_batches_tracked.item())
+
+
+@pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.1}, {"weight": True}])
+def test_float16_class_losses_mean_stays_float16(kw):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, 4, generator=g).half()
+    t = torch.randint(0, 3, (2, 4), generator=g)
+    t[0, 0] = -100
+    if kw.get("weight"):
+        kw = {"weight": torch.rand(3, generator=g).half()}
+    rk = {k: _rg(v) if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    for name in ("cross_entropy", "nll_loss"):
+        if name == "nll_loss" and "label_smoothing" in kw:
+            continue
+        e = getattr(torch.nn.functional, name)(x, t, **kw)
+        a = getattr(rg.nn.functional, name)(_rg(x), _rg(t), **rk)
+        assert np.asarray(a.numpy()).dtype == np.float16
+        np.testing.assert_allclose(a.numpy().astype(np.float64), e.double().numpy(),
+                                   rtol=2e-3, atol=2e-3)
+    ignored = torch.full((2, 4), -100)
+    e = torch.nn.functional.nll_loss(x, ignored)
+    a = rg.nn.functional.nll_loss(_rg(x), _rg(ignored))
+    assert np.asarray(a.numpy()).dtype == np.float16 and np.isnan(a.item()) and e.isnan()
