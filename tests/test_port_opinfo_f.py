@@ -99,3 +99,43 @@ def test_float16_class_losses_mean_stays_float16(kw):
     e = torch.nn.functional.nll_loss(x, ignored)
     a = rg.nn.functional.nll_loss(_rg(x), _rg(ignored))
     assert np.asarray(a.numpy()).dtype == np.float16 and np.isnan(a.item()) and e.isnan()
+
+
+def _f16_close(a: rg.Tensor, e: torch.Tensor) -> None:
+    an = np.asarray(a.detach().numpy())
+    assert an.dtype == np.float16 and an.shape == tuple(e.shape)
+    en = e.detach().numpy()
+    ulp = np.spacing(np.abs(en)).astype(np.float64)
+    assert np.max(np.abs(an.astype(np.float64) - en) / ulp) <= 1  # torch rounds once
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+def test_float16_addcmul_addcdiv_round_once(name):
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(5, 5, generator=g).half()
+    t1 = torch.randn(5, 5, 1, generator=g).half()
+    t2 = torch.rand(1, 5, generator=g).half() + 0.5
+    e = getattr(torch, name)(x, t1, t2, value=3.14)
+    a = getattr(rg, name)(_rg(x), _rg(t1), _rg(t2), value=3.14)
+    _f16_close(a, e)
+
+
+@pytest.mark.parametrize("nd", [1, 2])
+def test_float16_conv_transpose_accumulates_in_float32(nd):
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn((2, 3) + (5,) * nd, generator=g).half().requires_grad_()
+    w = torch.randn((3, 4) + (3,) * nd, generator=g).half().requires_grad_()
+    b = torch.randn(4, generator=g).half().requires_grad_()
+    f = getattr(torch.nn.functional, f"conv_transpose{nd}d")
+    e = f(x, w, b, stride=2, padding=1, output_padding=1)
+    xr, wr, br = (_rg(t).requires_grad_() for t in (x, w, b))
+    a = getattr(rg.nn.functional, f"conv_transpose{nd}d")(xr, wr, br, stride=2, padding=1,
+                                                          output_padding=1)
+    _f16_close(a, e)
+    c = torch.randn(e.shape, generator=g).half()
+    e.backward(c)
+    a.backward(_rg(c))
+    for r, t in ((xr, x), (wr, w), (br, b)):
+        assert np.asarray(r.grad.numpy()).dtype == np.float16
+        np.testing.assert_allclose(r.grad.numpy().astype(np.float64),
+                                   t.grad.double().numpy(), rtol=4e-3, atol=4e-3)
