@@ -139,3 +139,23 @@ def test_float16_conv_transpose_accumulates_in_float32(nd):
         assert np.asarray(r.grad.numpy()).dtype == np.float16
         np.testing.assert_allclose(r.grad.numpy().astype(np.float64),
                                    t.grad.double().numpy(), rtol=4e-3, atol=4e-3)
+
+
+def test_complex_cov_with_fweights_and_corrcoef():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 4, dtype=torch.complex128, generator=g, requires_grad=True)
+    fw = torch.tensor([1, 2, 1, 3], dtype=torch.int32)
+    aw = torch.rand(4, dtype=torch.float64, generator=g)
+    xr = _rg(x).requires_grad_()
+    for kw in ({"correction": 0, "fweights": fw}, {"fweights": fw, "aweights": aw}):
+        e = torch.cov(x, **kw)
+        a = rg.cov(xr, **{k: _rg(v) for k, v in kw.items() if k != "correction"},
+                   correction=kw.get("correction", 1))
+        _close(a, e)
+    e = torch.corrcoef(x)
+    a = rg.corrcoef(xr)
+    _close(a, e)
+    w = torch.randn(3, 3, dtype=torch.complex128, generator=g)
+    (e * w).real.sum().backward()
+    (a * _rg(w)).real.sum().backward()
+    _close(xr.grad, x.grad)
