@@ -159,3 +159,63 @@ def test_complex_cov_with_fweights_and_corrcoef():
     (e * w).real.sum().backward()
     (a * _rg(w)).real.sum().backward()
     _close(xr.grad, x.grad)
+
+
+# ---------------------------------------------------------------- whole programs
+
+
+def _load(dst, src) -> None:
+    dst.load_state_dict({k: _rg(v) for k, v in src.state_dict().items()})
+
+
+def _decoder(nn):
+    return nn.Sequential(nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1),
+                         nn.BatchNorm2d(3), nn.ReLU(), nn.Conv2d(3, 5, 1))
+
+
+def test_program_float16_decoder_step_with_an_empty_batch():
+    torch.manual_seed(0)
+    mt = _decoder(torch.nn).half()
+    mr = _decoder(rg.nn).half()
+    _load(mr, mt)
+    ot = torch.optim.SGD(mt.parameters(), lr=0.1, momentum=0.9)
+    orr = rg.optim.SGD(mr.parameters(), lr=0.1, momentum=0.9)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(2):
+        x = torch.randn(2, 4, 3, 3, generator=g).half()
+        y = torch.randint(0, 5, (2, 6, 6), generator=g)
+        lt = torch.nn.functional.cross_entropy(mt(x), y)
+        lr = rg.nn.functional.cross_entropy(mr(_rg(x)), _rg(y))
+        assert np.asarray(lr.numpy()).dtype == np.float16
+        np.testing.assert_allclose(float(lr.item()), float(lt.item()), rtol=5e-3)
+        ot.zero_grad()
+        orr.zero_grad()
+        lt.backward()
+        lr.backward()
+        ot.step()
+        orr.step()
+    for (name, pt), pr in zip(mt.named_parameters(), mr.parameters()):
+        np.testing.assert_allclose(pr.detach().numpy().astype(np.float64),
+                                   pt.detach().double().numpy(), rtol=2e-2, atol=2e-2,
+                                   err_msg=name)
+    empty = torch.zeros(0, 4, 3, 3).half()  # a data loader's empty last batch
+    _close(mr(_rg(empty)), mt(empty))
+    np.testing.assert_allclose(mr[1].running_mean.numpy().astype(np.float64),
+                               mt[1].running_mean.double().numpy(), rtol=2e-3, atol=1e-4)
+
+
+def test_program_integer_and_complex_statistics():
+    g = torch.Generator().manual_seed(6)
+    counts = torch.randint(0, 9, (4, 5), generator=g)
+    proj = torch.randint(-3, 4, (5, 3), generator=g)
+    acc = torch.randint(-5, 5, (4, 3), generator=g)
+    e = torch.addmm(acc, counts, proj, beta=0.5, alpha=2.7)
+    a = rg.addmm(_rg(acc), _rg(counts), _rg(proj), beta=0.5, alpha=2.7)
+    _close(a, e)
+    z = torch.fft.fft(torch.randn(3, 8, dtype=torch.float64, generator=g))
+    fw = torch.randint(1, 4, (8,), generator=g)
+    aw = torch.rand(8, dtype=torch.float64, generator=g)
+    zr = _rg(z)
+    _close(rg.cov(zr, fweights=_rg(fw), aweights=_rg(aw)), torch.cov(z, fweights=fw, aweights=aw))
+    _close(rg.corrcoef(zr), torch.corrcoef(z))
+    _close(rg.corrcoef(zr.real), torch.corrcoef(z.real))
