@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -231,12 +230,9 @@ def vdot(input, other) -> Tensor:  # noqa: A002
     return apply(ops.matmul, a, b)
 
 
-def _coefficient(name: str, arg: str, value, dtype: np.dtype, truncate: bool = False):
+def _coefficient(name: str, arg: str, value, dtype: np.dtype):
     """beta, alpha or value as a Python number fit for `dtype` (PyTorch's checks: no
-    floating coefficient for integer tensors, no complex one for real tensors). With
-    `truncate` (addmm, addmv, addbmm, baddbmm, whose CPU kernels cast the scalars to the
-    tensors' integer type) a float coefficient for integer tensors is truncated toward zero
-    instead of refused, as in PyTorch."""
+    floating coefficient for integer tensors, no complex one for real tensors)."""
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"{name}(): {arg} must be a number, got a tensor of shape "
@@ -248,8 +244,6 @@ def _coefficient(name: str, arg: str, value, dtype: np.dtype, truncate: bool = F
         return int(value)
     if not isinstance(value, (int, float, complex)):
         raise TypeError(f"{name}(): {arg} must be a number, got {type(value).__name__}")
-    if truncate and dtype.kind in "iu" and isinstance(value, float) and math.isfinite(value):
-        return int(value)
     if dtype.kind in "biu" and isinstance(value, (float, complex)):
         raise RuntimeError(f"{name}(): for integral input tensors, argument {arg} must not be a "
                            f"floating point number, got {arg}={value!r}")
@@ -268,9 +262,8 @@ def _scaled_sum(name: str, input: Tensor, product: Tensor, beta, alpha) -> Tenso
         raise RuntimeError(f"{name}(): input of shape {input.shape} cannot be broadcast to the "
                            f"product's shape {shape}")
     dt = product.data.dtype
-    truncate = name != "addr"  # torch.addr refuses float coefficients for integer tensors
-    beta = _coefficient(name, "beta", beta, dt, truncate)
-    alpha = _coefficient(name, "alpha", alpha, dt, truncate)
+    beta = _coefficient(name, "beta", beta, dt)
+    alpha = _coefficient(name, "alpha", alpha, dt)
     if dt.kind == "b":
         from .math import logical_and, logical_or
         out = product if alpha else logical_and(product, False)
