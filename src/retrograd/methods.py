@@ -1108,7 +1108,8 @@ def _cast(name: str, dtype):
 
 for _name, _dt in (("float", np.float32), ("double", np.float64), ("long", np.int64),
                    ("bool", np.bool_), ("int", np.int32), ("half", np.float16),
-                   ("short", np.int16), ("char", np.int8), ("byte", np.uint8)):
+                   ("short", np.int16), ("char", np.int8), ("byte", np.uint8),
+                   ("cfloat", np.complex64), ("cdouble", np.complex128)):
     setattr(Tensor, _name, _cast(_name, _dt))
 Tensor.bfloat16 = _cast("bfloat16", bfloat16)  # refused with a TypeError saying why
 Tensor.norm = _norms.norm

@@ -16,6 +16,7 @@ from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _t, broadcasts_into, promote
 from ._errors import DtypeError, ShapeError
+from ._opmath import float16_in_float32
 
 
 def _sublist_letters(sub, where: str) -> str:
@@ -355,6 +356,7 @@ def _old_value_form(name: str, tensor1, tensor2, rest: tuple, value) -> tuple:
     return tensor2, rest[0], tensor1
 
 
+@float16_in_float32("input", "tensor1", "tensor2")  # rounded once, as torch's opmath
 def addcmul(input, tensor1, tensor2, *rest, value=_UNSET) -> Tensor:  # noqa: A002
     """input + value * tensor1 * tensor2, broadcast and promoted, as `torch.addcmul` (a
     floating `value` with integer tensors is refused: PyTorch truncates it)."""
@@ -367,6 +369,7 @@ def addcmul(input, tensor1, tensor2, *rest, value=_UNSET) -> Tensor:  # noqa: A0
     return i + (prod if value == 1 else prod * value)
 
 
+@float16_in_float32("input", "tensor1", "tensor2")
 def addcdiv(input, tensor1, tensor2, *rest, value=_UNSET) -> Tensor:  # noqa: A002
     """input + value * tensor1 / tensor2, broadcast and promoted, as `torch.addcdiv`: integer
     tensor1 and tensor2 together are refused (PyTorch no longer divides them)."""

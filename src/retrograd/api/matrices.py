@@ -235,7 +235,8 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor: 
         norm = float(n - correction)
         norm = Tensor(np.asarray(max(norm, 0.0), x.dtype))
     else:
-        w = w.to(x.dtype) if w.dtype.kind in "iu" else w
+        if w.dtype.kind in "iu":  # real weights for complex input too (the norm is compared)
+            w = w.to(x.dtype if x.dtype.kind != "c" else np.dtype(x.dtype.char.lower()))
         w_sum = sum(w)
         avg = sum(x * w, 1) / w_sum
         if correction == 0:
@@ -264,6 +265,10 @@ def corrcoef(input) -> Tensor:  # noqa: A002
     s = sqrt(diagonal(c, 0, 0, 1))
     c = c / apply(ops.reshape, s, shape=(s.shape[0], 1))
     c = c / apply(ops.reshape, s, shape=(1, s.shape[0]))
+    if c.dtype.kind == "c":  # as torch: the real and imaginary parts clipped separately
+        from .complex import complex as _complex
+        from .complex import imag, real
+        return _complex(clamp(real(c), -1.0, 1.0), clamp(imag(c), -1.0, 1.0))
     return clamp(c, -1.0, 1.0)
 
 

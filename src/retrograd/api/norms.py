@@ -175,6 +175,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     otherwise."""
     x = _t(input)
     _floating(x, "batch_norm")
+    if x.size == 0:  # PyTorch: a copy (times weight[0], plus bias[0]), statistics untouched
+        y = x.clone()
+        if weight is not None:
+            y = y * _t(weight)[0]
+        if bias is not None:
+            y = y + _t(bias)[0]
+        return y
     if x.ndim < 2:
         raise ShapeError(f"batch_norm: expected an input of shape (N, C, *), got {x.shape}")
     c = x.shape[1]

@@ -366,8 +366,6 @@ def bind(cls) -> None:
                                                 "arrays on the host or a CUDA device."))
     cls.hardshrink = activations.hardshrink
     cls.prelu = activations.prelu
-    cls.cfloat = lambda self: self.to(np.complex64)
-    cls.cdouble = lambda self: self.to(np.complex128)
     cls.to_dense = lambda self, dtype=None, *, masked_grad=None: \
         self if dtype is None else self.to(dtype)
     rng.bind(cls)

@@ -29,6 +29,7 @@ from ..tensor import Tensor
 from ._args import _t, int_arg
 from ._errors import IndexRangeError, ShapeError
 from ._fresh import fresh, row_major
+from ._opmath import float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import where
 from .indexing import flip, gather
@@ -220,6 +221,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
+@float16_in_float32("input", "weight", "bias")  # the phases' sums in float32, as torch
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, fn):
     x, w = _t(input), _t(weight)
     if w.ndim != nd + 2:

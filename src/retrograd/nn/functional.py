@@ -334,7 +334,9 @@ def _mean_by(total: Tensor, weight_sum: Tensor) -> Tensor:
     """total / weight_sum, as PyTorch's losses give it: nan when the weights sum to 0 (every
     target ignored), with a zero gradient rather than 0 * inf."""
     none = weight_sum == 0
-    return total / _f.where(none, 1.0, weight_sum) + _f.where(none, float("nan"), 0.0)
+    ratio = total / _f.where(none, 1.0, weight_sum)
+    # the nan term in the ratio's dtype: a float32 scalar would widen a float16 loss
+    return ratio + _f.where(none, float("nan"), 0.0).to(ratio.dtype)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
