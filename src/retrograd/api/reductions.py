@@ -433,11 +433,14 @@ def sum_to_size(input, *size) -> Tensor:
     """Tensor.sum_to_size: `input` summed down to `size`, which must broadcast to input's
     shape (the reverse of `expand`: leading dims summed away, size-1 dims kept)."""
     x = _t(input)
+    if not size:
+        raise TypeError("sum_to_size() missing the argument 'size'")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    if not size and x.ndim:
-        raise TypeError("sum_to_size() missing the argument 'size'")
     size = tuple(int(s) for s in size)
+    if not size:
+        # PyTorch's sum_to: an empty size is a full sum (a new tensor; bool and ints -> int64)
+        return sum(x)
     lead = x.ndim - len(size)
     if lead < 0 or any(s not in (1, n) for s, n in zip(size, x.shape[lead:])):
         raise ArgumentError(f"sum_to_size(): size {size} is not expandable to the input's "
