@@ -1,0 +1,110 @@
+"""Gaps found by running PyTorch's OpInfo sample inputs (op_db, ops 'r' to 'z') on
+retrograd: each case rebuilds the sample by hand and compares values, dtypes, shapes and
+float64 gradients with torch computed here (or the exception type torch raises)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from port_compare import close
+
+import retrograd as rg
+
+
+def _pair(shape, seed: int = 0, requires_grad: bool = True):
+    """The same float64 values as a torch and a retrograd tensor."""
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return (torch.tensor(x, requires_grad=requires_grad),
+            rg.tensor(x.copy(), requires_grad=requires_grad))
+
+
+def _same(f_t, f_r, *shapes, seed: int = 0) -> None:
+    """f_t on torch tensors and f_r on retrograd ones agree, and so do their vjps with a
+    fixed cotangent w.r.t. every input."""
+    pairs = [_pair(s, seed + k) for k, s in enumerate(shapes)]
+    e, a = f_t(*[p[0] for p in pairs]), f_r(*[p[1] for p in pairs])
+    close(a, e)
+    c = np.random.default_rng(99).standard_normal(tuple(e.shape))
+    ge = torch.autograd.grad(e, [p[0] for p in pairs], torch.tensor(c))
+    ga = rg.autograd.grad(a, [p[1] for p in pairs], rg.tensor(c))
+    for x, y in zip(ge, ga):
+        close(y, x)
+
+
+# --------------------------------------------------------------- sum_to_size(())
+
+@pytest.mark.parametrize("dtype", ["bool", "float64", "int32"])
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+def test_sum_to_size_empty_size_is_a_full_sum(dtype, shape):
+    """An explicit empty size sums everything, as torch.sum (bool and ints -> int64), even
+    for a 0-d input; with no size at all, both raise TypeError."""
+    x = np.arange(int(np.prod(shape))).reshape(shape) % 2
+    t, r = torch.tensor(x.astype(dtype)), rg.tensor(x.astype(dtype))
+    for size in ([], ()):
+        close(r.sum_to_size(size), t.sum_to_size(size))
+    for T, v in ((torch, t), (rg, r)):
+        with pytest.raises(TypeError):
+            v.sum_to_size()
+
+
+def test_sum_to_size_empty_size_gradient():
+    _same(lambda x: x.sum_to_size(()), lambda x: x.sum_to_size(()), ())
+
+
+# --------------------------------------------------------------- take_along_dim wraps
+
+def test_take_along_dim_wraps_indices_along_dim():
+    """With a dim, torch 2.13 takes indices modulo the dim's size (-1 is the last entry,
+    -6 and 5 wrap too); values and gradients match."""
+    idx = np.array([[-5, -1, 0, 4, 2, -6, 5, 12]])
+    for dim, i in ((1, idx), (0, idx.T)):
+        _same(lambda x: torch.take_along_dim(x, torch.tensor(i), dim),
+              lambda x: rg.take_along_dim(x, rg.tensor(i), dim), (5, 5))
+
+
+def test_take_along_dim_flat_still_refuses_negative():
+    """Without a dim, torch gathers the flattened input and refuses -1."""
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError):
+            T.take_along_dim(T.arange(6.0).reshape(2, 3), T.tensor([-1, 2]))
+
+
+# --------------------------------------------------------------- linalg shapes
+
+@pytest.mark.parametrize("shapes,dims", [
+    (((1, 1, 1), (2, 1, 2)), [[0, 1], [2, 0]]),
+    (((2, 4, 3), (1, 3, 5)), [[1, 2], [0, 1]]),
+    (((2, 1, 3), (4, 3, 5)), 2),
+])
+def test_tensordot_size_one_contracted_dims_broadcast(shapes, dims):
+    """A contracted pair of sizes 1 and n: torch sums the size-n side over that dim."""
+    _same(lambda a, b: torch.tensordot(a, b, dims=dims),
+          lambda a, b: rg.tensordot(a, b, dims=dims), *shapes)
+
+
+def test_tensordot_mismatched_contracted_dims_still_raise():
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError):
+            T.tensordot(T.ones(2, 2), T.ones(3, 3), dims=[[0], [1]])
+
+
+def test_vander_of_a_0d_tensor_is_one_row():
+    _same(lambda x: torch.linalg.vander(x, N=3), lambda x: rg.linalg.vander(x, N=3), ())
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError):  # N defaults to 1 element: too few
+            T.linalg.vander(T.tensor(2.0))
+
+
+@pytest.mark.parametrize("a,b,dims", [((2, 3, 6), (2, 3), [0, 2]), ((2, 3, 6), (3, 2), None)])
+def test_tensorsolve_checks_element_counts_only(a, b, dims):
+    """A's leading dims need only hold as many elements as B (torch reshapes both)."""
+    _same(lambda x, y: torch.linalg.tensorsolve(x, y, dims=dims),
+          lambda x, y: rg.linalg.tensorsolve(x, y, dims=dims), a, b, seed=3)
+
+
+@pytest.mark.parametrize("a,b", [((2, 3, 6), (6,)), ((6, 6), (2, 3))])
+def test_tensorsolve_wrong_counts_raise(a, b):
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError):
+            T.linalg.tensorsolve(T.ones(*a, dtype=T.float64), T.ones(*b, dtype=T.float64))
