@@ -108,3 +108,33 @@ def test_tensorsolve_wrong_counts_raise(a, b):
     for T in (torch, rg):
         with pytest.raises(RuntimeError):
             T.linalg.tensorsolve(T.ones(*a, dtype=T.float64), T.ones(*b, dtype=T.float64))
+
+
+# --------------------------------------------------------------- Tensor.to, __rdiv__
+
+def test_to_takes_non_blocking_and_copy_positionally():
+    """torch's overloads to(device, dtype, non_blocking, copy), to(dtype, non_blocking,
+    copy) and to(other, non_blocking, copy): positional copy=True gives a new tensor."""
+    for T in (torch, rg):
+        x = T.ones(2, 3)
+        close(x.to("cpu", T.float64, True, True), torch.ones(2, 3, dtype=torch.float64))
+        assert x.to("cpu", T.float32, False, True) is not x
+        assert x.to("cpu", T.float32, False, False) is x
+        assert x.to(T.float32, False, True) is not x
+        assert x.to(x, True) is x and x.to(x, True, True) is not x
+        assert x.to(None, T.float64, True).dtype == T.float64
+        assert T.nn.Linear(2, 2).to("cpu", T.float64, True).weight.dtype == T.float64
+        with pytest.raises(TypeError):
+            x.to("cpu", T.float64, True, True, True)
+
+
+def test_python2_division_dunders():
+    """torch.Tensor keeps __div__, __rdiv__ and __idiv__ (OpInfo tests __rdiv__)."""
+    _same(lambda x: x.__rdiv__(3.0) + x.__div__(2.0), lambda x: x.__rdiv__(3.0) + x.__div__(2.0),
+          (4,))
+    t, r = torch.tensor([1, 2, 4]), rg.tensor([1, 2, 4])
+    close(r.__rdiv__(rg.tensor(3.0)), t.__rdiv__(torch.tensor(3.0)))
+    tf, rf = t.double(), r.double()
+    tf.__idiv__(2)
+    rf.__idiv__(2)
+    close(rf, tf)
