@@ -138,3 +138,29 @@ def test_python2_division_dunders():
     tf.__idiv__(2)
     rf.__idiv__(2)
     close(rf, tf)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int16", "bool"])
+def test_sum_to_size_reduction_promotes_integers(dtype):
+    """Where sum_to_size sums, its dtype is torch.sum's (int64 for every integer and bool);
+    where it sums nothing, the input comes back unchanged."""
+    x = (np.arange(10).reshape(2, 5) % 3).astype(dtype)
+    t, r = torch.tensor(x), rg.tensor(x)
+    for size in ((1, 5), (5,), (2, 1), (2, 5)):
+        close(r.sum_to_size(*size), t.sum_to_size(*size))
+
+
+# --------------------------------------------------------------- softmin(dtype=)
+
+def test_softmin_with_dtype_negates_before_the_cast():
+    """torch's softmin is (-input).softmax(dim, dtype=dtype): a uint8 input wraps when
+    negated, and a bool one is refused (negating a bool tensor)."""
+    x = np.array([[5, 1, 6, 0, 200], [4, 2, 5, 9, 255]], dtype=np.uint8)
+    for dt in ("uint8", "int64", "float32"):
+        close(rg.nn.functional.softmin(rg.tensor(x.astype(dt)), 1, dtype=rg.float64),
+              torch.nn.functional.softmin(torch.tensor(x.astype(dt)), 1, dtype=torch.float64))
+    _same(lambda v: torch.nn.functional.softmin(v, 0, dtype=torch.float64),
+          lambda v: rg.nn.functional.softmin(v, 0, dtype=rg.float64), (3, 2))
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError):
+            T.nn.functional.softmin(T.tensor([True, False]), 0, dtype=T.float64)

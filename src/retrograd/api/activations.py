@@ -225,11 +225,13 @@ def _implicit_dim(ndim: int, name: str) -> int:
 
 
 def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """softmax(-x) along `dim`."""
-    x = _float(input, "softmin") if dtype is None else _t(input).to(dtype)
+    """softmax(-x) along `dim`. With `dtype`, x is negated in its own dtype before the cast,
+    as PyTorch's `(-input).softmax(dim, dtype=dtype)`: uint8 wraps, bool is refused."""
+    x = _float(input, "softmin") if dtype is None else (-_t(input)).to(dtype)
     if dim is None:
         dim = _implicit_dim(x.ndim, "softmin")
-    return softmax(-x, _dims(dim, None, x.ndim, "softmin"))
+    d = _dims(dim, None, x.ndim, "softmin")
+    return softmax(-x, d) if dtype is None else softmax(x, d)
 
 
 def glu(input, dim: int = -1) -> Tensor:

@@ -449,5 +449,5 @@ def sum_to_size(input, *size) -> Tensor:
         zip(size, x.shape[lead:])) if s == 1 and n != 1)
     if not axes:
         return x
-    out = apply(ops.sum, x, axis=axes, keepdims=True)
+    out = sum(x, axes, keepdim=True)  # torch.sum's dtype: bool and every int -> int64
     return apply(ops.reshape, out, shape=size) if lead else out
