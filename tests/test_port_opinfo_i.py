@@ -164,3 +164,46 @@ def test_softmin_with_dtype_negates_before_the_cast():
     for T in (torch, rg):
         with pytest.raises(RuntimeError):
             T.nn.functional.softmin(T.tensor([True, False]), 0, dtype=T.float64)
+
+
+# --------------------------------------------------------------- complex activations
+
+def _cpair(shape, seed: int):
+    g = np.random.default_rng(seed)
+    z = g.standard_normal(shape) + 1j * g.standard_normal(shape)
+    return torch.tensor(z, requires_grad=True), rg.tensor(z.copy(), requires_grad=True)
+
+
+@pytest.mark.parametrize("name", ["softsign", "tanhshrink", "rms_norm"])
+def test_complex_inputs_torch_accepts(name):
+    """softsign, tanhshrink and rms_norm take complex tensors in torch (OpInfo's complex
+    samples): values and complex vjps (torch's conjugate convention) match."""
+    (t, r), (tw, rw) = _cpair((2, 3), 0), _cpair((3,), 1)
+    if name == "rms_norm":
+        e, a = (torch.nn.functional.rms_norm(t, [3], tw, eps=0.5),
+                rg.nn.functional.rms_norm(r, [3], rw, eps=0.5))
+        leaves_t, leaves_r = [t, tw], [r, rw]
+    else:
+        e, a = getattr(torch.nn.functional, name)(t), getattr(rg.nn.functional, name)(r)
+        leaves_t, leaves_r = [t], [r]
+    close(a, e)
+    c = np.random.default_rng(2).standard_normal((2, 3)) * (1 + 0.5j)
+    for x, y in zip(torch.autograd.grad(e, leaves_t, torch.tensor(c)),
+                    rg.autograd.grad(a, leaves_r, rg.tensor(c))):
+        close(y, x)
+
+
+def test_complex_silu_values_only():
+    """torch's silu takes complex values but has no complex derivative: a complex input
+    that requires grad is refused (RuntimeError), with no_grad it computes."""
+    t, r = _cpair((5,), 3)
+    close(rg.nn.functional.silu(r.detach()), torch.nn.functional.silu(t.detach()))
+    with torch.no_grad(), rg.no_grad():
+        close(rg.nn.functional.silu(r), torch.nn.functional.silu(t))
+    for T, v in ((torch, t), (rg, r)):
+        with pytest.raises(RuntimeError):
+            T.nn.functional.silu(v)
+    tc, rc = t.detach().clone(), r.detach().clone()
+    torch.nn.functional.silu(tc, inplace=True)
+    rg.nn.functional.silu(rc, inplace=True)
+    close(rc, tc)
