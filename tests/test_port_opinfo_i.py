@@ -207,3 +207,77 @@ def test_complex_silu_values_only():
     torch.nn.functional.silu(tc, inplace=True)
     rg.nn.functional.silu(rc, inplace=True)
     close(rc, tc)
+
+
+# --------------------------------------------------------------- whole sweeps (r to z)
+
+def _sweep(cases) -> None:
+    """Each (call, shapes) run on the same float64 inputs in both libraries: values,
+    dtypes, shapes, and the vjp with a fixed cotangent w.r.t. every input."""
+    for k, (call, shapes) in enumerate(cases):
+        pairs = [_pair(s, 10 * k + j) for j, s in enumerate(shapes)]
+        outs = []
+        for L, side in ((torch, 0), (rg, 1)):
+            out = call(L, *[p[side] for p in pairs])
+            outs.append(list(out) if isinstance(out, (tuple, list)) else [out])
+        (e, a) = outs
+        assert len(e) == len(a), k
+        for x, y in zip(e, a):
+            close(y, x, what=str(k))
+        diff = [(x, y) for x, y in zip(e, a) if x.requires_grad]
+        cots = [np.random.default_rng(k).standard_normal(tuple(x.shape)) for x, _ in diff]
+        ge = torch.autograd.grad([x for x, _ in diff], [p[0] for p in pairs],
+                                 [torch.tensor(c) for c in cots], allow_unused=True)
+        ga = rg.autograd.grad([y for _, y in diff], [p[1] for p in pairs],
+                              [rg.tensor(c) for c in cots], allow_unused=True)
+        for x, y, (pt, _) in zip(ge, ga, pairs):
+            close(np.zeros(pt.shape) if y is None else y,
+                  np.zeros(pt.shape) if x is None else x, what=f"grad {k}")
+
+
+def test_sweep_float_ops_r_to_z():
+    """OpInfo-style argument forms of ops r..z, float64 with gradients."""
+    idx = np.array([[0, 4, -1], [2, -3, 1]])
+    _sweep([
+        (lambda L, x: L.roll(x, (1, -2), (0, 1)), [(3, 4)]),
+        (lambda L, x: L.rot90(x, -3, [1, 0]), [(3, 4)]),
+        (lambda L, x: x.repeat_interleave(L.tensor([1, 0, 2]), dim=0), [(3, 2)]),
+        (lambda L, x: L.renorm(x, 2, -1, 0.5), [(3, 4, 2)]),
+        (lambda L, x: L.rsqrt(x.abs() + 0.1) + L.sinc(x) + L.round(x, decimals=2), [(5,)]),
+        (lambda L, x, y: L.remainder(x, y.abs() + 0.5) + L.xlogy(x, y.abs()), [(4,), (4,)]),
+        (lambda L, x, s: L.select_scatter(x, s, 1, -1), [(3, 4), (3,)]),
+        (lambda L, x, s: L.slice_scatter(x, s, 1, 0, 4, 2), [(3, 4), (3, 2)]),
+        (lambda L, x: L.std_mean(x, dim=(0, 2), correction=0, keepdim=True), [(2, 3, 4)]),
+        (lambda L, x: L.var_mean(x, 1, unbiased=False), [(2, 3)]),
+        (lambda L, x: L.softmax(x, -1, dtype=L.float64) + L.nn.functional.softmin(x, 0),
+         [(3, 4)]),
+        (lambda L, x: L.take_along_dim(x, L.tensor(idx), 1), [(2, 5)]),
+        (lambda L, x: L.take(x, L.tensor([[0, -1], [5, 2]])), [(2, 3)]),
+        (lambda L, x, y: L.tensordot(x, y, dims=([0, 2], [1, 0])), [(4, 2, 1), (3, 4, 5)]),
+        (lambda L, x, y: L.trapezoid(x, y, dim=0) + L.trace(x[:2, :2]), [(3, 2), (3, 2)]),
+        (lambda L, x: L.tril(x, -1) - L.triu(x, 2), [(4, 5)]),
+        (lambda L, x: x.unfold(1, 2, 1).unflatten(0, (1, 2)), [(2, 4)]),
+        (lambda L, x, y: L.vdot(x, y) + x.sum_to_size(()), [(5,), (5,)]),
+        (lambda L, x, y: L.where(x > 0, x, y) + L.vstack([x, y]).sum(0), [(3,), (3,)]),
+        (lambda L, x: L.linalg.vander(x, N=4), [(3,)]),
+        (lambda L, x, y: L.linalg.tensorsolve(x, y), [(2, 3, 6), (3, 2)]),
+        (lambda L, x: L.split(x, [1, 3], 1) + L.unbind(x, 0), [(2, 4)]),
+    ])
+
+
+def test_sweep_integer_and_bool_forms_r_to_z():
+    """The same ops on int32/uint8/bool samples (no gradients): dtypes follow torch's
+    promotion (sums to int64, true division to float)."""
+    g = np.random.default_rng(5)
+    x = g.integers(0, 9, (3, 4))
+    for dt in ("int32", "uint8", "bool", "int64"):
+        v = x.astype(dt)
+        for call in (lambda L, t: t.sum_to_size(1, 4), lambda L, t: t.sum_to_size(()),
+                     lambda L, t: L.roll(t, 1), lambda L, t: L.rot90(t),
+                     lambda L, t: L.take_along_dim(t, L.tensor([[-1], [0], [5]]), 1),
+                     lambda L, t: L.tril(t) if dt != "bool" else L.triu(t),
+                     lambda L, t: L.nn.functional.softmin(t, 1, dtype=L.float64)
+                     if dt != "bool" else t.to(L.float64),
+                     lambda L, t: L.where(t > 2, t, 0 if dt != "bool" else False),
+                     lambda L, t: t.to("cpu", L.float64, False, True)):
+            close(call(rg, rg.tensor(v)), call(torch, torch.tensor(v)), what=dt)
