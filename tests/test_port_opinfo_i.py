@@ -43,7 +43,7 @@ def test_sum_to_size_empty_size_is_a_full_sum(dtype, shape):
     t, r = torch.tensor(x.astype(dtype)), rg.tensor(x.astype(dtype))
     for size in ([], ()):
         close(r.sum_to_size(size), t.sum_to_size(size))
-    for T, v in ((torch, t), (rg, r)):
+    for v in (t, r):
         with pytest.raises(TypeError):
             v.sum_to_size()
 
@@ -59,8 +59,8 @@ def test_take_along_dim_wraps_indices_along_dim():
     -6 and 5 wrap too); values and gradients match."""
     idx = np.array([[-5, -1, 0, 4, 2, -6, 5, 12]])
     for dim, i in ((1, idx), (0, idx.T)):
-        _same(lambda x: torch.take_along_dim(x, torch.tensor(i), dim),
-              lambda x: rg.take_along_dim(x, rg.tensor(i), dim), (5, 5))
+        _same(lambda x, i=i, dim=dim: torch.take_along_dim(x, torch.tensor(i), dim),
+              lambda x, i=i, dim=dim: rg.take_along_dim(x, rg.tensor(i), dim), (5, 5))
 
 
 def test_take_along_dim_flat_still_refuses_negative():
@@ -272,12 +272,13 @@ def test_sweep_integer_and_bool_forms_r_to_z():
     x = g.integers(0, 9, (3, 4))
     for dt in ("int32", "uint8", "bool", "int64"):
         v = x.astype(dt)
+        b = dt == "bool"
         for call in (lambda L, t: t.sum_to_size(1, 4), lambda L, t: t.sum_to_size(()),
                      lambda L, t: L.roll(t, 1), lambda L, t: L.rot90(t),
                      lambda L, t: L.take_along_dim(t, L.tensor([[-1], [0], [5]]), 1),
-                     lambda L, t: L.tril(t) if dt != "bool" else L.triu(t),
-                     lambda L, t: L.nn.functional.softmin(t, 1, dtype=L.float64)
-                     if dt != "bool" else t.to(L.float64),
-                     lambda L, t: L.where(t > 2, t, 0 if dt != "bool" else False),
+                     lambda L, t, b=b: L.triu(t) if b else L.tril(t),
+                     lambda L, t, b=b: t.to(L.float64) if b else
+                     L.nn.functional.softmin(t, 1, dtype=L.float64),
+                     lambda L, t, b=b: L.where(t > 2, t, False if b else 0),
                      lambda L, t: t.to("cpu", L.float64, False, True)):
             close(call(rg, rg.tensor(v)), call(torch, torch.tensor(v)), what=dt)
