@@ -209,6 +209,32 @@ def test_complex_silu_values_only():
     close(rc, tc)
 
 
+# --------------------------------------------------------------- refusals (error_inputs)
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.reshape(L.ones(0, 5), (0, -1)),
+    lambda L: L.ones(0, 5).view(0, -1),
+    lambda L: L.ones(0, 5).reshape(2, 0, -1),
+    lambda L: L.trace(L.ones(3, 4, 5)),
+    lambda L: L.ones(3, 4, 5).trace(),
+    lambda L: L.trace(L.ones(3)),
+])
+def test_refusals_torch_raises_runtime_error(call):
+    """OpInfo's error_inputs: -1 beside a 0 in a shape is ambiguous (was NumPy's
+    ValueError, not a RuntimeError); trace of a batch is refused (was a batched sum)."""
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(RuntimeError):
+        call(rg)
+
+
+def test_reshape_and_trace_forms_that_work():
+    for T in (torch, rg):
+        assert T.ones(0, 5).reshape(-1).shape == (0,)
+    _same(lambda x: torch.trace(x) + x[:, :2].trace(), lambda x: rg.trace(x) + x[:, :2].trace(),
+          (3, 4))
+
+
 # --------------------------------------------------------------- whole sweeps (r to z)
 
 def _sweep(cases) -> None:

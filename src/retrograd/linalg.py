@@ -659,11 +659,13 @@ def _chain_order(dims):
 
 
 def trace(input, offset: int = 0) -> Tensor:
-    """Sum of the diagonal of each matrix (the last two dims)."""
+    """Sum of the diagonal of a matrix (`torch.trace`: exactly 2-D, a batch is refused as
+    there; NumPy's `offset=` taken)."""
     from .api.indexing import diagonal
     input = _t(input)
-    if input.ndim < 2:
-        raise LinAlgShapeError(f"trace: expected a matrix, got shape {input.shape}")
+    if input.ndim != 2:
+        raise LinAlgShapeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
+                               f"(shape {input.shape})")
     if input.dtype.kind in "biu":
         input = input.to(np.int64)
     d = diagonal(input, offset, -2, -1)
