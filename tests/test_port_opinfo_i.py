@@ -209,6 +209,26 @@ def test_complex_silu_values_only():
     close(rc, tc)
 
 
+# --------------------------------------------------------------- threshold keeps NaN
+
+def test_threshold_keeps_nan_and_its_gradient():
+    """torch's threshold is `x <= threshold ? value : x`: NaN stays NaN and its gradient
+    passes (OpInfo's reference inputs); F.threshold, threshold_ and nn.Threshold agree."""
+    x = np.array([np.inf, -np.inf, np.nan, 0.5, 0.1, -1.0, 0.15])
+    t, r = torch.tensor(x, requires_grad=True), rg.tensor(x.copy(), requires_grad=True)
+    e, a = torch.nn.functional.threshold(t, 0.15, -9.0), rg.nn.functional.threshold(r, 0.15, -9.0)
+    close(a, e)
+    e.sum().backward()
+    a.sum().backward()
+    close(r.grad, t.grad)
+    close(rg.nn.Threshold(0.15, -9.0)(rg.tensor(x)),
+          torch.nn.Threshold(0.15, -9.0)(torch.tensor(x)))
+    tt, rr = torch.tensor(x), rg.tensor(x.copy())
+    torch.nn.functional.threshold_(tt, 0.15, -9.0)
+    rg.nn.functional.threshold_(rr, 0.15, -9.0)
+    close(rr, tt)
+
+
 # --------------------------------------------------------------- refusals (error_inputs)
 
 @pytest.mark.parametrize("call", [
