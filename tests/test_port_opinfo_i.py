@@ -229,6 +229,21 @@ def test_threshold_keeps_nan_and_its_gradient():
     close(rr, tt)
 
 
+# --------------------------------------------------------------- float32 linear resampling
+
+@pytest.mark.parametrize("shape,kw", [
+    ((1, 2, 999), {"size": [731], "mode": "linear"}),
+    ((1, 2, 345, 456), {"size": [270, 270], "mode": "bilinear"}),
+    ((1, 2, 100, 37), {"scale_factor": 1.7, "mode": "bilinear"}),
+])
+def test_float32_linear_interpolate_coordinates_as_torch(shape, kw):
+    """torch computes float32 source coordinates in float32 with a fused multiply-add
+    (OpInfo's large upsample_bilinear reference input): were float64, off by up to 2e-3."""
+    x = (np.random.default_rng(0).standard_normal(shape) * 9).astype(np.float32)
+    close(rg.nn.functional.interpolate(rg.tensor(x), **kw),
+          torch.nn.functional.interpolate(torch.tensor(x), **kw), tol=1e-6)
+
+
 # --------------------------------------------------------------- refusals (error_inputs)
 
 @pytest.mark.parametrize("call", [
