@@ -659,11 +659,13 @@ def _chain_order(dims):
 
 
 def trace(input, offset: int = 0) -> Tensor:
-    """Sum of the diagonal of each matrix (the last two dims)."""
+    """Sum of the diagonal of a matrix (`torch.trace`: exactly 2-D, a batch is refused as
+    there; NumPy's `offset=` taken)."""
     from .api.indexing import diagonal
     input = _t(input)
-    if input.ndim < 2:
-        raise LinAlgShapeError(f"trace: expected a matrix, got shape {input.shape}")
+    if input.ndim != 2:
+        raise LinAlgShapeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
+                               f"(shape {input.shape})")
     if input.dtype.kind in "biu":
         input = input.to(np.int64)
     d = diagonal(input, offset, -2, -1)
@@ -724,9 +726,17 @@ def tensordot(a, b, dims=2, *, axes=None) -> Tensor:
         da, db = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
                   [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
         da, db = [d % a.ndim for d in da], [d % b.ndim for d in db]
-    if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db)):
+    if len(da) != len(db) or any(a.shape[i] != b.shape[j] and 1 not in (a.shape[i], b.shape[j])
+                                 for i, j in zip(da, db)):
         raise LinAlgShapeError(f"tensordot: contracted dims {da} of {a.shape} and {db} of "
                                f"{b.shape} do not match")
+    # as PyTorch: a contracted pair of sizes 1 and n sums the size-n side over that dim first
+    sum_a = tuple(i for i, j in zip(da, db) if a.shape[i] != b.shape[j] and b.shape[j] == 1)
+    sum_b = tuple(j for i, j in zip(da, db) if a.shape[i] != b.shape[j] and a.shape[i] == 1)
+    if sum_a:
+        a = apply(ops.sum, a, axis=sum_a, keepdims=True)
+    if sum_b:
+        b = apply(ops.sum, b, axis=sum_b, keepdims=True)
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     sa = [next(letters) for _ in range(a.ndim)]
     sb = [next(letters) for _ in range(b.ndim)]
@@ -1017,9 +1027,8 @@ def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
     defaults to its length, at least 2), by a cumulative product: right at x = 0 too."""
     from .api.cumulative import cumprod
     x = _t(x)
-    if x.ndim == 0:
-        raise LinAlgShapeError("linalg.vander: x must have at least one dimension, got a 0-d "
-                               "tensor")
+    if x.ndim == 0:  # PyTorch reads a 0-d x as one element: one row of powers
+        x = _reshape(x, (1,))
     N = x.shape[-1] if N is None else N
     if not isinstance(N, (int, np.integer)) or N <= 1:
         raise LinAlgValueError(f"linalg.vander: N must be greater than 1, got {N!r}")
@@ -1047,17 +1056,17 @@ def tensorinv(input, ind: int = 2) -> Tensor:
 
 def tensorsolve(input, other, dims=None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B: the dims `dims` of A moved to the end first, A's
-    leading dims are B's shape and its trailing dims X's."""
+    leading B.ndim dims hold B's elements (in order) and its trailing dims are X's shape."""
     input, other = _float(input, "tensorsolve", True), _float(other, "tensorsolve", True)
     if dims is not None:
         d = [int(k) % input.ndim for k in dims]
         rest = tuple(k for k in range(input.ndim) if k not in d)
         input = apply(ops.permute, input, axes=rest + tuple(d))
     rows, cols = math.prod(input.shape[:other.ndim]), math.prod(input.shape[other.ndim:])
-    if input.shape[:other.ndim] != other.shape or rows != cols:
-        raise LinAlgShapeError(f"linalg.tensorsolve: A's leading dims must be B's shape "
-                               f"{other.shape} and hold as many elements as its trailing ones, got "
-                               f"A of shape {input.shape}")
+    if rows != other.numel() or cols != other.numel():  # PyTorch checks element counts only
+        raise LinAlgShapeError(f"linalg.tensorsolve: A's leading dims must hold as many elements "
+                               f"as B of shape {other.shape} and as its trailing ones, got A of "
+                               f"shape {input.shape}")
     input, other = _promote(input, other)
     X = solve(_reshape(input, (rows, cols)), _reshape(other, (rows,)))
     return _reshape(X, input.shape[other.ndim:])

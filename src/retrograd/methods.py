@@ -233,7 +233,8 @@ class _Methods:
         devices and between float dtypes), or self when nothing changes."""
         if len(args) == 1 and not kwargs and _is_dtype(args[0]):
             return _to_dtype(self, args[0])
-        copy = bool(kwargs.get("copy", False))
+        flags = _to_flags(args)
+        copy = bool(kwargs.get("copy", False)) or (len(flags) == 2 and flags[1])
         target, dtype = _to_args(args, kwargs)
         t = self
         if target is not None and target != self.device:
@@ -310,6 +311,8 @@ class _Methods:
     __rmul__ = _binop(ops.mul, reflected=True)
     __truediv__ = _binop(ops.div, true_div=True)
     __rtruediv__ = _binop(ops.div, reflected=True, true_div=True)
+    __div__ = __truediv__  # Python 2's names, still on torch.Tensor (old code calls them)
+    __rdiv__ = __rtruediv__
     __pow__ = _binop(ops.pow)
     __rpow__ = _binop(ops.pow, reflected=True)
 
@@ -589,6 +592,8 @@ class _Methods:
 
     def __itruediv__(self, other) -> Tensor:
         return self.div_(other)
+
+    __idiv__ = __itruediv__
 
     def __ipow__(self, other) -> Tensor:
         if self.data.dtype.kind in "iu" and isinstance(other, (int, np.integer)) \
@@ -1059,8 +1064,23 @@ def _check_viewable(data, new) -> None:
                            f"instead, to view {tuple(new)}")
 
 
+def _to_flags(args) -> tuple:
+    """The trailing positional bools of `to(device, dtype, non_blocking, copy)` (or
+    `to(dtype, non_blocking, copy)`, `to(other, ...)`): (non_blocking, copy), at most two."""
+    k = len(args)
+    while k and isinstance(args[k - 1], (bool, np.bool_)):
+        k -= 1
+    flags = tuple(bool(a) for a in args[k:])
+    if len(flags) > 2 or (flags and k == 0):
+        raise TypeError(f"to() received an invalid combination of arguments: {args!r}; "
+                        "expected (device, dtype, non_blocking, copy) or (dtype, non_blocking, "
+                        "copy)")
+    return flags
+
+
 def _to_args(args, kwargs):
     """(device or None, dtype or None) from `to`'s arguments, PyTorch's forms."""
+    args = args[:len(args) - len(_to_flags(args))]
     target = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)

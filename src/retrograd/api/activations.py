@@ -23,6 +23,7 @@ from .. import creation, ops
 from ..devices import namespace_of
 from ..dtypes import get_default_dtype
 from ..engine import apply, apply1
+from ..grad_mode import state
 from ..tensor import Tensor
 from ._args import _dims, _t
 from ._errors import ArgumentError, DtypeError, ShapeError
@@ -53,13 +54,13 @@ def _float(input, name: str) -> Tensor:
 
 
 def _real(input, name: str) -> Tensor:
-    """`input`, and an integer one as a tensor of the default float dtype (PyTorch's
-    result dtype for `softsign` and `tanhshrink` of integers); bool refused."""
+    """`input` (float or complex), and an integer one as a tensor of the default float dtype
+    (PyTorch's result dtype for `softsign` and `tanhshrink` of integers); bool refused."""
     x = _t(input)
     kind = x.data.dtype.kind
     if kind in "iu":
         return x.to(get_default_dtype())
-    return x if kind == "f" else _float(x, name)
+    return x if kind in "fc" else _float(x, name)
 
 
 def _int_limit(v, x: Tensor, arg: str, name: str) -> int:
@@ -108,7 +109,14 @@ def gelu(input, approximate: str = "none") -> Tensor:
 
 
 def silu(input, inplace: bool = False) -> Tensor:
-    """x * sigmoid(x) (swish)."""
+    """x * sigmoid(x) (swish). Complex x as PyTorch: values only (torch has no complex
+    derivative for silu, so a complex input that requires grad is refused)."""
+    x = _t(input)
+    if x.data.dtype.kind == "c":
+        if x.requires_grad and state.enabled:
+            raise RuntimeError("silu does not support automatic differentiation for outputs "
+                               "with complex dtype.")
+        return _run(x, inplace, lambda v: v * sigmoid(v))
     return _run(_float(input, "silu"), inplace, lambda v: apply1(ops.silu, v))
 
 
@@ -190,8 +198,11 @@ def hardswish(input, inplace: bool = False) -> Tensor:
 
 
 def softsign(input) -> Tensor:
-    """x / (1 + |x|)."""
-    return apply1(ops.softsign, _real(input, "softsign"))
+    """x / (1 + |x|) (complex x too, as PyTorch, by composition)."""
+    x = _real(input, "softsign")
+    if x.data.dtype.kind == "c":
+        return x / (1 + x.abs())
+    return apply1(ops.softsign, x)
 
 
 def logsigmoid(input) -> Tensor:
@@ -225,11 +236,13 @@ def _implicit_dim(ndim: int, name: str) -> int:
 
 
 def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """softmax(-x) along `dim`."""
-    x = _float(input, "softmin") if dtype is None else _t(input).to(dtype)
+    """softmax(-x) along `dim`. With `dtype`, x is negated in its own dtype before the cast,
+    as PyTorch's `(-input).softmax(dim, dtype=dtype)`: uint8 wraps, bool is refused."""
+    x = _float(input, "softmin") if dtype is None else (-_t(input)).to(dtype)
     if dim is None:
         dim = _implicit_dim(x.ndim, "softmin")
-    return softmax(-x, _dims(dim, None, x.ndim, "softmin"))
+    d = _dims(dim, None, x.ndim, "softmin")
+    return softmax(-x, d) if dtype is None else softmax(x, d)
 
 
 def glu(input, dim: int = -1) -> Tensor:

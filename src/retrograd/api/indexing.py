@@ -24,6 +24,7 @@ from ._args import _dims, _t, dim_alias, int_arg
 from ._errors import DtypeError, IndexDtypeError, IndexRangeError, ShapeError, scalar_as
 from ._fresh import fresh, row_major
 from .elementwise import where
+from .math import remainder
 from .pieces import joined
 from .shape import cat, expand, permute, reshape
 
@@ -104,7 +105,8 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
 
 def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     """Pick values along `dim` at `indices`, broadcasting input and indices elsewhere;
-    with no `dim`, index the flattened input."""
+    with no `dim`, index the flattened input. Along `dim`, indices wrap modulo its size
+    as in PyTorch (negative ones count from the end)."""
     x = _t(input)
     idx = _index_arg(indices, "take_along_dim", "indices")
     if dim is None:
@@ -123,6 +125,10 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     except ValueError:
         raise ShapeError(f"take_along_dim(): input of shape {x.shape} and indices of shape "
                          f"{idx.shape} do not broadcast outside dimension {d}") from None
+    if x.shape[d]:
+        # PyTorch 2.13 wraps indices along `dim` modulo its size (-1 is the last entry);
+        # the flattened form above refuses negative indices as gather does
+        idx = remainder(idx, x.shape[d])
     _check_range(idx, x.shape[d], d, "take_along_dim", "indices")
     xs = rest[:d] + (x.shape[d],) + rest[d + 1:]
     js = rest[:d] + (idx.shape[d],) + rest[d + 1:]

@@ -124,7 +124,8 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> 
     x = _t(input)
     shape = _shape_arg(normalized_shape)
     _check_trailing(x, shape, "rms_norm")
-    _floating(x, "rms_norm")
+    if x.dtype.kind != "c":  # complex x as PyTorch: mean(x^2) (not |x|^2), complex rsqrt
+        _floating(x, "rms_norm")
     w = _param(weight, shape, "rms_norm", "weight")
     if eps is None:
         eps = float(np.finfo(x.dtype).eps)

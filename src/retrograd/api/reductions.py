@@ -433,11 +433,14 @@ def sum_to_size(input, *size) -> Tensor:
     """Tensor.sum_to_size: `input` summed down to `size`, which must broadcast to input's
     shape (the reverse of `expand`: leading dims summed away, size-1 dims kept)."""
     x = _t(input)
+    if not size:
+        raise TypeError("sum_to_size() missing the argument 'size'")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    if not size and x.ndim:
-        raise TypeError("sum_to_size() missing the argument 'size'")
     size = tuple(int(s) for s in size)
+    if not size:
+        # PyTorch's sum_to: an empty size is a full sum (a new tensor; bool and ints -> int64)
+        return sum(x)
     lead = x.ndim - len(size)
     if lead < 0 or any(s not in (1, n) for s, n in zip(size, x.shape[lead:])):
         raise ArgumentError(f"sum_to_size(): size {size} is not expandable to the input's "
@@ -446,5 +449,5 @@ def sum_to_size(input, *size) -> Tensor:
         zip(size, x.shape[lead:])) if s == 1 and n != 1)
     if not axes:
         return x
-    out = apply(ops.sum, x, axis=axes, keepdims=True)
+    out = sum(x, axes, keepdim=True)  # torch.sum's dtype: bool and every int -> int64
     return apply(ops.reshape, out, shape=size) if lead else out

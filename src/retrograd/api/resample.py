@@ -145,10 +145,27 @@ def _source(n_in, n_out, scale, align_corners, cubic):
     return src if cubic else np.maximum(src, 0.0)
 
 
-def _linear_taps(n_in, n_out, scale, align_corners):
-    src = _source(n_in, n_out, scale, align_corners, False)
+def _source32(n_in, n_out, scale, align_corners):
+    """`_source` in float32 arithmetic, as PyTorch's CPU kernels compute it for float32
+    input (its opmath type), with its fused multiply-add (one rounding of s * (d + 0.5) -
+    0.5, emulated exactly in float64): on large sizes the rounded coordinates move the
+    weights by up to 1e-4 relative."""
+    f = np.float32
+    dst = np.arange(n_out, dtype=f)
+    if align_corners:
+        s = f(n_in - 1) / f(n_out - 1) if n_out > 1 else f(0.0)
+        return s * dst
+    s = f(1.0 / scale) if scale is not None and scale > 0 else f(n_in) / f(n_out)
+    src = (np.float64(s) * (dst + f(0.5)).astype(np.float64) - 0.5).astype(f)
+    return np.maximum(src, f(0.0))
+
+
+def _linear_taps(n_in, n_out, scale, align_corners, single: bool = False):
+    """Indices and weights of linear interpolation; `single`: float32 coordinates."""
+    src = (_source32 if single else
+           lambda *a: _source(*a, False))(n_in, n_out, scale, align_corners)
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-    lam = src - i0
+    lam = src - i0.astype(src.dtype)
     i1 = np.minimum(i0 + 1, n_in - 1)
     return np.stack([i0, i1], 1), np.stack([1.0 - lam, lam], 1)
 
@@ -389,7 +406,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         else:
             if n == o:  # as PyTorch: a dimension whose size stays is copied, whatever
                 continue  # its scale_factor
-            idx, w = _linear_taps(n, o, sc, bool(align_corners))
+            idx, w = _linear_taps(n, o, sc, bool(align_corners), x.dtype == np.float32)
             x = apply(ops.resample, x, axis=axis, index=_on(x, idx), weight=_on(x, w))
     return x
 

@@ -45,6 +45,10 @@ def reshape(input, *sizes, shape=None) -> Tensor:  # noqa: A002 - PyTorch's name
     target = shape
     if shape.count(-1) == 1 and known and x.size % known == 0:
         target = tuple(x.size // known if s == -1 else s for s in shape)
+    if -1 in shape and not known:  # PyTorch: -1 beside a 0 is ambiguous, even for 0 elements
+        raise ShapeError(f"cannot reshape a tensor of {x.size} elements into shape {shape} "
+                         "because the unspecified dimension size -1 can be any value and is "
+                         "ambiguous")
     if shape.count(-1) > 1 or any(s < -1 for s in shape) or math.prod(target) != x.size:
         raise ShapeError(f"cannot reshape a tensor of shape {x.shape} (size {x.size}) into "
                          f"shape {shape}")

@@ -142,7 +142,8 @@ def _softsign_d(m, g, out, x):
 
 
 def _threshold(x, *, threshold, value):
-    return np.where(x > threshold, x, x.dtype.type(value))
+    """PyTorch's `x <= threshold ? value : x`: NaN is not <= anything, so it stays NaN."""
+    return np.where(x <= threshold, x.dtype.type(value), x)
 
 
 silu = elementwise("silu", _silu, _silu_d, fresh=True)
@@ -158,7 +159,7 @@ hardsigmoid = elementwise("hardsigmoid", _hardsigmoid, lambda m, g, out, x: m.wh
 hardswish = elementwise("hardswish", _hardswish, _hardswish_d, fresh=True)
 softsign = elementwise("softsign", lambda x: x / (np.abs(x) + 1.0), _softsign_d, fresh=True)
 threshold = elementwise("threshold", _threshold, lambda m, g, out, x, *, threshold, value:
-                        m.where(x > threshold, g, 0.0), smooth=False, fresh=True)
+                        m.where(x <= threshold, 0.0, g), smooth=False, fresh=True)
 
 
 def _prelu(x, w):
