@@ -312,6 +312,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1,  # noqa
         raise RuntimeError(f"gradient(): only edge_order 1 and 2 are supported, got "
                            f"{edge_order}")
     dims = _dims(dim, input.ndim)
+    if spacing is None:  # torch's default spelled out
+        spacing = 1
     if isinstance(spacing, (int, float, np.number)) or (isinstance(spacing, Tensor)
                                                         and spacing.ndim == 0):
         spacing = [spacing] * len(dims)
@@ -531,8 +533,13 @@ def fill(input: Tensor, value) -> Tensor:  # noqa: A002
             raise RuntimeError(f"fill(): only a 0-dimension value tensor is supported, got "
                                f"shape {value.shape}")
         v = value if value.dtype == input.dtype else value.to(input.dtype)
-        return v.expand(input.shape).clone()
-    return input.new_full(input.shape, value)
+        out = v.expand(input.shape).clone()
+    else:
+        out = input.new_full(input.shape, value)
+    if state.enabled and input.requires_grad:  # as torch's FillBackward: a zero gradient
+        from . import where
+        out = where(Tensor(np.zeros((), np.bool_)), input, out)
+    return out
 
 
 def range(start: float = 0, end: float | None = None, step: float = 1, *, dtype=None,  # noqa: A001

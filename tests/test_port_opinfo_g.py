@@ -1,0 +1,86 @@
+"""Gaps found by running PyTorch's OpInfo sample inputs (ops d..k) against retrograd: each
+case rebuilt by hand and compared with torch computed here, in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from port_compare import close
+
+import retrograd as rg
+
+
+def _pair(shape, seed=0, grad=False):
+    """The same random float64 values as a torch and a retrograd tensor."""
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return (torch.tensor(x, requires_grad=grad), rg.tensor(x.copy(), requires_grad=grad))
+
+
+# ---------------------------------------------------------------- diff with n = 0
+
+def test_diff_order_zero_ignores_prepend_append():
+    """torch.diff(x, 0, 0, prepend, append) returns a copy of x alone (prepend/append are
+    only checked), not x with the extra rows concatenated; the gradient flows to x."""
+    xt, xr = _pair((5, 5), grad=True)
+    pt, pr = _pair((1, 5), 1)
+    at, ar = _pair((2, 5), 2)
+    yt, yr = torch.diff(xt, 0, 0, pt, at), rg.diff(xr, 0, 0, pr, ar)
+    close(yr, yt, "diff n=0")
+    c = np.random.default_rng(3).standard_normal((5, 5))
+    yt.backward(torch.tensor(c))
+    yr.backward(rg.tensor(c))
+    close(xr.grad, xt.grad, "diff n=0 grad")
+
+
+# ---------------------------------------------------------------- gradient(spacing=None)
+
+def test_gradient_accepts_explicit_none_spacing_and_dim():
+    """torch.gradient(x, dim=None, spacing=None, edge_order=1): None is the default spelled
+    out (unit spacing over every dim)."""
+    xt, xr = _pair((4, 5))
+    for kw in ({"spacing": None}, {"dim": None, "spacing": None, "edge_order": 1},
+               {"dim": 1, "spacing": None, "edge_order": 2}):
+        et, er = torch.gradient(xt, **kw), rg.gradient(xr, **kw)
+        assert len(et) == len(er)
+        for a, b in zip(er, et):
+            close(a, b, f"gradient {kw}")
+
+
+# ---------------------------------------------------------------- fill keeps the graph
+
+@pytest.mark.parametrize("value", [True, 2.5, "tensor"])
+def test_fill_output_requires_grad_with_zero_input_gradient(value):
+    """torch.fill(x, v) of an x that requires grad is recorded (FillBackward0): the output
+    requires grad and x receives a zero gradient (a number v) or v the summed gradient."""
+    xt, xr = _pair((3, 4), grad=True)
+    xt.data[0, 0] = float("inf")  # the zero gradient must not turn into nan
+    xr.data[0, 0] = np.inf
+    if value == "tensor":
+        vt, vr = torch.tensor(1.5, dtype=torch.float64), rg.tensor(1.5)
+    else:
+        vt = vr = value
+    yt, yr = torch.fill(xt, vt), rg.fill(xr, vr)
+    assert yr.requires_grad == yt.requires_grad
+    close(yr, yt, "fill")
+    c = np.random.default_rng(1).standard_normal((3, 4))
+    yt.backward(torch.tensor(c))
+    yr.backward(rg.tensor(c))
+    close(xr.grad, xt.grad, "fill grad")
+
+
+# ---------------------------------------------------------------- fractional max pool, N=0
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool_empty_batch(nd):
+    """A batch of zero samples pools to an empty output of the right shape, as torch's."""
+    shape = (0, 1, 4, 5, 4)[: 2 + nd]
+    xt, xr = _pair(shape)
+    ft = getattr(F, f"fractional_max_pool{nd}d")
+    fr = getattr(rg.nn.functional, f"fractional_max_pool{nd}d")
+    k = [2, 2, 1][:nd]
+    ot, it = ft(xt, k, output_size=2, return_indices=True)
+    orr, ir = fr(xr, k, output_size=2, return_indices=True)
+    assert orr.shape == tuple(ot.shape) and ir.shape == tuple(it.shape)
+    assert str(orr.dtype) == "float64" and str(ir.dtype) == "int64"
