@@ -84,3 +84,26 @@ def test_fractional_max_pool_empty_batch(nd):
     orr, ir = fr(xr, k, output_size=2, return_indices=True)
     assert orr.shape == tuple(ot.shape) and ir.shape == tuple(it.shape)
     assert str(orr.dtype) == "float64" and str(ir.dtype) == "int64"
+
+
+# ---------------------------------------------------------------- istft, complex window
+
+@pytest.mark.parametrize("learnt", [False, True])
+def test_istft_complex_window_divides_by_window_squared(learnt):
+    """With a complex window (return_complex=True) torch divides the overlap-add by the
+    overlap-added window**2 (complex), not |window|**2; gradients to the spectrogram and a
+    learnt window follow."""
+    g = np.random.default_rng(0)
+    x = g.standard_normal((10, 6)) + 1j * g.standard_normal((10, 6))
+    w = g.standard_normal(8) + 1j * g.standard_normal(8)
+    xt, xr = torch.tensor(x, requires_grad=True), rg.tensor(x.copy(), requires_grad=True)
+    wt, wr = torch.tensor(w, requires_grad=learnt), rg.tensor(w.copy(), requires_grad=learnt)
+    kw = {"n_fft": 10, "win_length": 8, "center": True, "return_complex": True}
+    yt, yr = torch.istft(xt, window=wt, **kw), rg.istft(xr, window=wr, **kw)
+    close(yr, yt, "istft complex window")
+    c = g.standard_normal(tuple(yt.shape)) + 1j * g.standard_normal(tuple(yt.shape))
+    yt.backward(torch.tensor(c))
+    yr.backward(rg.tensor(c))
+    close(xr.grad, xt.grad, "istft grad input")
+    if learnt:
+        close(wr.grad, wt.grad, "istft grad window")
