@@ -296,6 +296,8 @@ def _dims(dim, ndim: int) -> list[int]:
         if not -ndim <= d < ndim:
             raise IndexError(f"gradient(): dim {d} is out of range for a tensor of {ndim} "
                              "dimensions")
+        if int(d) % ndim in out:
+            raise RuntimeError(f"dim {int(d) % ndim} appears multiple times in the list of dims")
         out.append(int(d) % ndim)
     return out
 
