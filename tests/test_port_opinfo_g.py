@@ -107,3 +107,59 @@ def test_istft_complex_window_divides_by_window_squared(learnt):
     close(xr.grad, xt.grad, "istft grad input")
     if learnt:
         close(wr.grad, wt.grad, "istft grad window")
+
+
+# ---------------------------------------------------------------- refusals (OpInfo error_inputs)
+
+def _raises_like(ft, fr):
+    """torch raises; retrograd must raise an exception of torch's type."""
+    with pytest.raises(Exception) as et:
+        ft()
+    with pytest.raises(type(et.value)):
+        fr()
+
+
+@pytest.mark.parametrize("dim", [[1, 1], [1, -1], (0, 0)])
+def test_gradient_repeated_dim_is_refused(dim):
+    """torch.gradient(x, dim=[1, 1]): RuntimeError 'dim 1 appears multiple times'."""
+    xt, xr = _pair((3, 3))
+    _raises_like(lambda: torch.gradient(xt, dim=dim), lambda: rg.gradient(xr, dim=dim))
+
+
+@pytest.mark.parametrize("args", [(-1,), (-7, 42), (0, -3)])
+def test_eye_negative_size_is_runtime_error(args):
+    """torch.eye with a negative n or m raises RuntimeError (NumPy's is a ValueError)."""
+    _raises_like(lambda: torch.eye(*args), lambda: rg.eye(*args))
+
+
+@pytest.mark.parametrize("nbins", [5, 7])
+def test_histogramdd_bins_list_of_wrong_length_is_refused(nbins):
+    """One bin count per column: a short list raised IndexError, a long one silently
+    dropped counts; torch raises RuntimeError for both."""
+    x = np.random.default_rng(0).random((5, 6)).astype(np.float32)
+    _raises_like(lambda: torch.histogramdd(torch.tensor(x), [1] * nbins),
+                 lambda: rg.histogramdd(rg.tensor(x), [1] * nbins))
+
+
+@pytest.mark.parametrize("name", ["gather", "index_select", "index_add", "index_copy",
+                                  "index_reduce", "inverse"])
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_same_dtype_out_refuses_other_dtype(name):
+    """These kernels write only into an `out=` of the result's dtype: a float64 out for a
+    float32 input raises RuntimeError in torch (no silent cast); the right dtype works."""
+    x = np.random.default_rng(0).random((3, 3)).astype(np.float32) + 2 * np.eye(3, dtype=np.float32)
+
+    def args(T):
+        a, idx = T.tensor(x), T.tensor([0, 1])
+        return {"gather": (a, 1, T.tensor([[0, 1, 2], [1, 0, 2], [2, 2, 0]])),
+                "index_select": (a, 0, idx), "index_add": (a, 0, idx, a[:2]),
+                "index_copy": (a, 0, idx, a[:2]), "index_reduce": (a, 0, idx, a[:2], "prod"),
+                "inverse": (a,)}[name]
+
+    ft, fr = getattr(torch, name), getattr(rg, name)
+    _raises_like(lambda: ft(*args(torch), out=torch.empty(0, dtype=torch.float64)),
+                 lambda: fr(*args(rg), out=rg.empty(0, dtype=rg.float64)))
+    ot, orr = torch.empty(0), rg.empty(0)
+    ft(*args(torch), out=ot)
+    fr(*args(rg), out=orr)
+    close(orr, ot, f"{name} out=", tol=1e-5)
