@@ -163,3 +163,17 @@ def test_same_dtype_out_refuses_other_dtype(name):
     ft(*args(torch), out=ot)
     fr(*args(rg), out=orr)
     close(orr, ot, f"{name} out=", tol=1e-5)
+
+
+# ---------------------------------------------------------------- igamma with a NaN argument
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_igamma_nan_against_special_values_follows_torch(name):
+    """torch's branch order answers igamma(inf, nan) = 0, igamma(nan, 0) = 0 and
+    igamma(nan, inf) = 1 (igammac the complements), where SciPy gives NaN."""
+    vals = [0.0, 1.0, 2.5, -1.0, np.inf, -np.inf, np.nan]
+    a, x = (np.array(v) for v in zip(*[(p, q) for p in vals for q in vals]))
+    for dt in (np.float64, np.float32):
+        et = getattr(torch, name)(torch.tensor(a.astype(dt)), torch.tensor(x.astype(dt)))
+        er = getattr(rg, name)(rg.tensor(a.astype(dt)), rg.tensor(x.astype(dt)))
+        close(er, et, name, tol=1e-9 if dt == np.float64 else 1e-6)
