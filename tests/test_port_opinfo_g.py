@@ -46,6 +46,9 @@ def test_gradient_accepts_explicit_none_spacing_and_dim():
         assert len(et) == len(er)
         for a, b in zip(er, et):
             close(a, b, f"gradient {kw}")
+    # torch has no overload taking spacing=None with a list of dims
+    _raises_like(lambda: torch.gradient(xt, spacing=None, dim=[0, 1]),
+                 lambda: rg.gradient(xr, spacing=None, dim=[0, 1]))
 
 
 # ---------------------------------------------------------------- fill keeps the graph
@@ -177,3 +180,66 @@ def test_igamma_nan_against_special_values_follows_torch(name):
         et = getattr(torch, name)(torch.tensor(a.astype(dt)), torch.tensor(x.astype(dt)))
         er = getattr(rg, name)(rg.tensor(a.astype(dt)), rg.tensor(x.astype(dt)))
         close(er, et, name, tol=1e-9 if dt == np.float64 else 1e-6)
+
+
+# ---------------------------------------------------------------- whole programs
+
+def test_program_learnt_complex_window_istft_sgd():
+    """Fit a complex synthesis window so that istft of a fixed spectrogram matches a target
+    signal: losses and the window after three SGD steps match torch's."""
+    g = np.random.default_rng(5)
+    spec = g.standard_normal((2, 10, 7)) + 1j * g.standard_normal((2, 10, 7))
+    w0 = 1.0 + 0.1 * (g.standard_normal(10) + 1j * g.standard_normal(10))
+    kw = {"n_fft": 10, "hop_length": 3, "center": True, "return_complex": True}
+    runs = {}
+    for T in (torch, rg):
+        w = T.tensor(w0.copy(), requires_grad=True)
+        s = T.tensor(spec.copy())
+        opt = (torch.optim if T is torch else rg.optim).SGD([w], lr=0.05)
+        losses = []
+        for _ in range(3):
+            y = T.istft(s, window=w, **kw)
+            istft_len = y.shape[-1]
+            target = np.sin(np.arange(istft_len) / 3.0)
+            loss = ((y - T.tensor(target)).abs() ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs[T.__name__] = (losses, w.detach())
+    np.testing.assert_allclose(runs["retrograd"][0], runs["torch"][0], rtol=1e-9)
+    close(runs["retrograd"][1], runs["torch"][1], "window after SGD")
+
+
+def test_program_finite_difference_features_adam():
+    """Finite-difference features of a small field (gradient with explicit None spacing,
+    diff with prepend at order 1 and 0, a constant fill that keeps the graph) through a
+    linear head, trained three Adam steps: losses and weights match torch's."""
+    g = np.random.default_rng(6)
+    field = g.standard_normal((4, 6, 5))
+    w0, b0 = g.standard_normal((3, 5)) * 0.3, g.standard_normal(3) * 0.1
+    runs = {}
+    for T in (torch, rg):
+        nn = torch.nn if T is torch else rg.nn
+        lin = nn.Linear(5, 3).double()
+        with T.no_grad():
+            lin.weight.copy_(T.tensor(w0))
+            lin.bias.copy_(T.tensor(b0))
+        x = T.tensor(field.copy(), requires_grad=True)
+        opt = (torch.optim if T is torch else rg.optim).Adam(list(lin.parameters()) + [x],
+                                                              lr=0.01)
+        losses = []
+        for _ in range(3):
+            gx, gy, gz = T.gradient(x, spacing=None, dim=None, edge_order=2)
+            d1 = T.diff(x, 1, 1, prepend=x[:, :1])
+            d0 = T.diff(x, 0, 1, prepend=x[:, :1])
+            feat = gx + gy + gz + d1 + 0.5 * d0 + T.fill(x, 0.25)
+            loss = lin(feat).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs[T.__name__] = (losses, lin.weight.detach(), x.detach())
+    np.testing.assert_allclose(runs["retrograd"][0], runs["torch"][0], rtol=1e-9)
+    close(runs["retrograd"][1], runs["torch"][1], "weight")
+    close(runs["retrograd"][2], runs["torch"][2], "field")

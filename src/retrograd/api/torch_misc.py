@@ -314,7 +314,10 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1,  # noqa
         raise RuntimeError(f"gradient(): only edge_order 1 and 2 are supported, got "
                            f"{edge_order}")
     dims = _dims(dim, input.ndim)
-    if spacing is None:  # torch's default spelled out
+    if spacing is None:  # torch's default spelled out, in its overloads with one dim or none
+        if isinstance(dim, (list, tuple)):
+            raise TypeError("gradient(): spacing=None is accepted only with dim None or an "
+                            "int (as torch's overloads); omit spacing to pass a list of dims")
         spacing = 1
     if isinstance(spacing, (int, float, np.number)) or (isinstance(spacing, Tensor)
                                                         and spacing.ndim == 0):
