@@ -243,3 +243,31 @@ def test_program_finite_difference_features_adam():
     np.testing.assert_allclose(runs["retrograd"][0], runs["torch"][0], rtol=1e-9)
     close(runs["retrograd"][1], runs["torch"][1], "weight")
     close(runs["retrograd"][2], runs["torch"][2], "field")
+
+
+@pytest.mark.parametrize("name", ["gather", "index_select", "take", "take_along_dim",
+                                  "index_add", "masked_select", "cat"])
+def test_out_overlapping_an_input_is_refused(name):
+    """These kernels refuse an `out=` that shares memory with an input (torch's
+    RuntimeError 'unsupported operation: ... refer to a single memory location') rather
+    than writing a result computed from a copy; an unrelated out still works (`take`
+    gains its out= too). Elementwise ops keep accepting out=input."""
+    base = np.arange(6.0).reshape(2, 3)
+
+    def call(T, x, out):
+        return {"gather": lambda: T.gather(x, 1, T.tensor([[1, 0, 2], [0, 1, 2]]), out=out),
+                "index_select": lambda: T.index_select(x, 0, T.tensor([1, 0]), out=out),
+                "take": lambda: T.take(x, T.tensor([[1, 0, 2], [3, 4, 5]]), out=out),
+                "take_along_dim": lambda: T.take_along_dim(
+                    x, T.tensor([[1, 0, 2], [0, 1, 2]]), 1, out=out),
+                "index_add": lambda: T.index_add(x, 0, T.tensor([0]), x[:1], out=out),
+                "masked_select": lambda: T.masked_select(x, x > -1, out=out.reshape(-1)),
+                "cat": lambda: T.cat([x[:1], x[1:]], out=out)}[name]()
+
+    xt, xr = torch.tensor(base), rg.tensor(base.copy())
+    _raises_like(lambda: call(torch, xt, xt), lambda: call(rg, xr, xr))
+    ot, orr = torch.empty(2, 3, dtype=torch.float64), rg.empty(2, 3, dtype=rg.float64)
+    close(call(rg, xr, orr), call(torch, xt, ot), f"{name} out=")
+    close(orr, ot, f"{name} out")
+    yt, yr = torch.add(xt, 1, out=xt), rg.add(xr, 1, out=xr)
+    close(yr, yt, "add out=input")
