@@ -471,6 +471,9 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False,
         device=None) -> Tensor:
     """The `n x m` identity matrix. Like `torch.eye`: `rg.eye(2)`."""
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:  # torch's RuntimeError, not NumPy's ValueError
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = _dt(dtype)
     return _make(_create(device, lambda xp: xp.eye(n, m, dtype=dt)), requires_grad)
 

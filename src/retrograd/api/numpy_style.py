@@ -298,6 +298,8 @@ def diff(input, n: int = 1, axis: int = -1, prepend=None, append=None, *, dim=No
             raise ArgumentError(f"diff(): '{name}' must be a scalar or have {x.ndim} dimensions, "
                                 f"got shape {e.shape}")
         parts.append(e)
+    if n == 0:  # PyTorch checks prepend/append but returns a copy of the input alone
+        return x.clone()
     if parts[0] is not None or parts[1] is not None:
         x = cat([p for p in (parts[0], x, parts[1]) if p is not None], ax)
     for _ in range(n):

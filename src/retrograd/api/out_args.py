@@ -14,6 +14,8 @@ import functools
 import inspect
 import math
 
+import numpy as np
+
 from ..tensor import Tensor
 from .torch_names import _into
 
@@ -36,7 +38,7 @@ logit logsumexp lu_solve lu_unpack masked_select matrix_power maximum minimum mm
 msort mv mvlgamma nan_to_num nanmean nanquantile nextafter nonzero ormqr outer polar
 polygamma qr quantile rad2deg reciprocal remainder renorm round row_stack rsqrt
 searchsorted sgn sigmoid sign signbit sin sinc sinh sort sqrt square stack std_mean svd
-take_along_dim tan tanh topk triangular_solve tril triu true_divide trunc var_mean vdot
+take take_along_dim tan tanh topk triangular_solve tril triu true_divide trunc var_mean vdot
 vstack where xlogy
 """.split()
 
@@ -65,6 +67,26 @@ OUT_METHODS = ("max", "min", "sum", "prod", "mean", "std", "var", "norm", "nansu
 _OUT_AS_DTYPE = frozenset({"sum", "prod", "nansum", "cumsum", "cumprod", "mean"})
 
 
+# Kernels that refuse an `out=` overlapping one of their inputs (torch's assert_no_overlap:
+# "unsupported operation: some elements of the input tensor and the written-to tensor refer
+# to a single memory location"); elementwise ops and the others accept out=input.
+_NO_OVERLAP = frozenset({"gather", "index_select", "take", "take_along_dim", "index_add",
+                         "masked_select", "cat", "concat", "concatenate"})
+
+
+def _check_no_overlap(name: str, out, args, kwargs) -> None:
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
+            if isinstance(o, Tensor)]
+    ins = [a for v in (*args, *kwargs.values())
+           for a in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(a, Tensor)]
+    for o in outs:
+        if any(np.may_share_memory(o.data, a.data) for a in ins):
+            raise RuntimeError(f"{name}(): unsupported operation: some elements of the input "
+                               "tensor and the written-to tensor refer to a single memory "
+                               "location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
 def _takes_out(fn) -> bool:
     try:
         params = inspect.signature(fn, follow_wrapped=False).parameters
@@ -79,6 +101,8 @@ def with_out(fn, name: str):
     def call(*args, out=None, **kwargs):
         if name in _OUT_AS_DTYPE and isinstance(out, Tensor) and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
+        if out is not None and name in _NO_OVERLAP:
+            _check_no_overlap(name, out, args, kwargs)
         result = fn(*args, **kwargs)
         if out is None:
             return result

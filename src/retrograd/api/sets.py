@@ -281,6 +281,9 @@ def histogramdd(input, bins, *, range=None, weight=None, density: bool = False):
         edges = [b.detach() for b in bins]
     else:
         counts = [bins] * dims if isinstance(bins, (int, np.integer)) else list(bins)
+        if len(counts) != dims:  # a short list would index past its end, a long one drop some
+            raise ArgumentError("histogramdd: The size of bins must be equal to the innermost "
+                                f"dimension of the input ({dims}), got {len(counts)}")
         counts = [_bins_arg(b, "histogramdd") for b in counts]
         if range is not None and len(range) != 2 * dims:
             raise ArgumentError(f"histogramdd(): range should have {2 * dims} elements, got "

@@ -215,9 +215,9 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
     zeros = Tensor(np.zeros(flat.shape[:-1] + (expected,), dtype=flat.dtype))
     from .indexing import index_add
     y = index_add(zeros, -1, Tensor(idx), flat)
-    envelope = np.zeros(expected)
-    np.add.at(envelope, idx, np.tile(np.abs(wd) ** 2 if wd.dtype.kind == "c" else wd ** 2,
-                                     n_frames))
+    # PyTorch divides by the overlap-added window**2, complex for a complex window (not |w|^2)
+    envelope = np.zeros(expected, dtype=np.complex128 if wd.dtype.kind == "c" else np.float64)
+    np.add.at(envelope, idx, np.tile(wd ** 2, n_frames))
     start = n_fft // 2 if center else 0
     if length is not None:
         end = start + _int(length, "length", "istft")
@@ -233,12 +233,12 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
     if w is not None and (w.requires_grad or w._fw is not None):
         # a learnt window (or one with a tangent): the overlap-added squared window divides
         # in the graph too, so the window's derivative has both terms, as in PyTorch
-        sq = w.abs() ** 2 if w.dtype.kind == "c" else w * w
+        sq = w * w
         env_t = index_add(Tensor(np.zeros(expected, dtype=sq.dtype)), 0, Tensor(idx),
                           sq.repeat(n_frames))
         y = y / env_t[start:stop]
     else:
-        y = y / Tensor(env.astype(np.finfo(y.dtype).dtype))
+        y = y / Tensor(env.astype(y.dtype if env.dtype.kind == "c" else np.finfo(y.dtype).dtype))
     if end > expected:
         warnings.warn("istft: the signal is shorter than `length`; the result is padded with "
                       "zeros in the tail", UserWarning, stacklevel=2)

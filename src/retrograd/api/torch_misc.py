@@ -296,6 +296,8 @@ def _dims(dim, ndim: int) -> list[int]:
         if not -ndim <= d < ndim:
             raise IndexError(f"gradient(): dim {d} is out of range for a tensor of {ndim} "
                              "dimensions")
+        if int(d) % ndim in out:
+            raise RuntimeError(f"dim {int(d) % ndim} appears multiple times in the list of dims")
         out.append(int(d) % ndim)
     return out
 
@@ -312,6 +314,11 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1,  # noqa
         raise RuntimeError(f"gradient(): only edge_order 1 and 2 are supported, got "
                            f"{edge_order}")
     dims = _dims(dim, input.ndim)
+    if spacing is None:  # torch's default spelled out, in its overloads with one dim or none
+        if isinstance(dim, (list, tuple)):
+            raise TypeError("gradient(): spacing=None is accepted only with dim None or an "
+                            "int (as torch's overloads); omit spacing to pass a list of dims")
+        spacing = 1
     if isinstance(spacing, (int, float, np.number)) or (isinstance(spacing, Tensor)
                                                         and spacing.ndim == 0):
         spacing = [spacing] * len(dims)
@@ -531,8 +538,13 @@ def fill(input: Tensor, value) -> Tensor:  # noqa: A002
             raise RuntimeError(f"fill(): only a 0-dimension value tensor is supported, got "
                                f"shape {value.shape}")
         v = value if value.dtype == input.dtype else value.to(input.dtype)
-        return v.expand(input.shape).clone()
-    return input.new_full(input.shape, value)
+        out = v.expand(input.shape).clone()
+    else:
+        out = input.new_full(input.shape, value)
+    if state.enabled and input.requires_grad:  # as torch's FillBackward: a zero gradient
+        from . import where
+        out = where(Tensor(np.zeros((), np.bool_)), input, out)
+    return out
 
 
 def range(start: float = 0, end: float | None = None, step: float = 1, *, dtype=None,  # noqa: A001

@@ -83,6 +83,7 @@ abs absolute addmm amax amin bitwise_not bmm bucketize ceil complex conj_physica
 diag dot fix floor frac heaviside histc inner isneginf isposinf masked_select matmul mm
 msort mv nan_to_num neg negative nonzero norm polar round searchsorted sgn sign signbit
 trunc vdot where
+gather index_add index_copy index_reduce index_select inverse
 """.split())
 
 

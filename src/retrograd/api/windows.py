@@ -775,7 +775,8 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
         flat = coord if flat is None else flat * sizes[d] + coord
     kk, p = math.prod(k), math.prod(outs)
     flat = flat.reshape(batch, channels, p * kk)
-    cols = gather(x.reshape(batch, channels, -1), -1, flat).reshape(batch, channels, p, kk)
+    rows = x.reshape(batch, channels, math.prod(sizes))  # not -1: the batch may be empty
+    cols = gather(rows, -1, flat).reshape(batch, channels, p, kk)
     flat = flat.reshape(batch, channels, p, kk)
     # the element PyTorch keeps: the first maximum, or the last NaN (a NaN replaces it)
     v = cols.detach()

@@ -258,9 +258,28 @@ def _no_grad_in_a(name: str):
     return rule
 
 
-gammainc = elementwise("gammainc", _scipy("gammainc"), _no_grad_in_a("gammainc"),
+def _gamma_inc(name: str, at_zero: float):
+    """SciPy's regularized incomplete gamma, with PyTorch's answers where one argument is
+    NaN but its branch order decides first: a = inf with x NaN and x = 0 with a NaN give
+    the x = 0 value (`at_zero`: 0 for P, 1 for Q), x = inf with a NaN the other one."""
+    base = _scipy(name)
+
+    def forward(a, x):
+        r = base(a, x)
+        with np.errstate(invalid="ignore"):
+            nan_a = a != a
+            low = ((a == np.inf) & (x != x)) | (nan_a & (x == 0))
+            high = nan_a & (x == np.inf)
+        if low.any() or high.any():
+            r = _as(np.where(low, at_zero, np.where(high, 1.0 - at_zero, r)), r.dtype)
+        return r
+    forward.__name__ = name
+    return forward
+
+
+gammainc = elementwise("gammainc", _gamma_inc("gammainc", 0.0), _no_grad_in_a("gammainc"),
                        _gammainc_dx, fresh=True)
-gammaincc = elementwise("gammaincc", _scipy("gammaincc"), _no_grad_in_a("gammaincc"),
+gammaincc = elementwise("gammaincc", _gamma_inc("gammaincc", 1.0), _no_grad_in_a("gammaincc"),
                         _gammaincc_dx, fresh=True)
 
 
