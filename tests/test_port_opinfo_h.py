@@ -224,3 +224,33 @@ def test_program_group_norm_statistics_regulariser():
     for a, e in zip(la, le):
         close(a, e, "loss", 1e-8)
     close(rconv.weight, tconv.weight, "weight", 1e-8)
+
+
+# ---------------------------------------------------------------- nll_loss dtype
+
+@pytest.mark.parametrize("case", ["nll_f16", "nll_f32_default64", "ce_weight_default64",
+                                  "ce_smooth_default64"])
+def test_mean_reduced_class_losses_keep_the_input_dtype(case):
+    """'mean' divides by the total weight; the result keeps the input's dtype, not the
+    default dtype's."""
+    F, G = torch.nn.functional, rg.nn.functional
+    old_t, old_r = torch.get_default_dtype(), rg.get_default_dtype()
+    dt = torch.float16 if case == "nll_f16" else torch.float32
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(14)).to(dt)
+    t = torch.tensor([0, 2, 1, -100])
+    try:
+        if case != "nll_f16":
+            torch.set_default_dtype(torch.float64)
+            rg.set_default_dtype(rg.float64)
+        if case.startswith("nll"):
+            e, a = F.nll_loss(x, t), G.nll_loss(_r(x), _r(t))
+        elif case == "ce_weight_default64":
+            w = torch.tensor([0.2, 1.0, 3.0], dtype=dt)
+            e, a = F.cross_entropy(x, t, weight=w), G.cross_entropy(_r(x), _r(t), weight=_r(w))
+        else:
+            e = F.cross_entropy(x, t, label_smoothing=0.1)
+            a = G.cross_entropy(_r(x), _r(t), label_smoothing=0.1)
+    finally:
+        torch.set_default_dtype(old_t)
+        rg.set_default_dtype(old_r)
+    close(a, e, case, 2e-3 if dt == torch.float16 else 1e-6)

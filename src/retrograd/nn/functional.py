@@ -334,7 +334,8 @@ def _mean_by(total: Tensor, weight_sum: Tensor) -> Tensor:
     """total / weight_sum, as PyTorch's losses give it: nan when the weights sum to 0 (every
     target ignored), with a zero gradient rather than 0 * inf."""
     none = weight_sum == 0
-    return total / _f.where(none, 1.0, weight_sum) + _f.where(none, float("nan"), 0.0)
+    nan = _f.where(none, float("nan"), 0.0).to(weight_sum.dtype)  # not the default dtype
+    return total / _f.where(none, 1.0, weight_sum) + nan
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
