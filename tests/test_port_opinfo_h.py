@@ -254,3 +254,26 @@ def test_mean_reduced_class_losses_keep_the_input_dtype(case):
         torch.set_default_dtype(old_t)
         rg.set_default_dtype(old_r)
     close(a, e, case, 2e-3 if dt == torch.float16 else 1e-6)
+
+
+# ---------------------------------------------------------------- lerp
+
+def test_lerp_float16_rounds_once_like_torch():
+    g = torch.Generator().manual_seed(15)
+    x, y = torch.randn(200, generator=g).half(), torch.randn(200, generator=g).half()
+    w = torch.rand(200, generator=g).half()
+    close(rg.lerp(_r(x), _r(y), _r(w)), torch.lerp(x, y, w), "tensor weight", 0)
+    close(rg.lerp(_r(x), _r(y[:1].reshape(())), 0.4), torch.lerp(x, y[:1].reshape(()), 0.4),
+          "number weight", 0)
+
+
+def test_lerp_complex_number_weight():
+    g = torch.Generator().manual_seed(16)
+    x = torch.randn(3, 4, dtype=torch.complex128, generator=g)
+    y = torch.randn(3, 4, dtype=torch.complex128, generator=g)
+    close(rg.lerp(_r(x), _r(y), 0.4j), torch.lerp(x, y, 0.4j))
+    close(rg.lerp(_r(x), _r(y), 0.3 + 0.6j), torch.lerp(x, y, 0.3 + 0.6j))
+    with pytest.raises(RuntimeError):
+        torch.lerp(x.real, y.real, 0.4j)
+    with pytest.raises(RuntimeError):
+        rg.lerp(_r(x.real), _r(y.real), 0.4j)
