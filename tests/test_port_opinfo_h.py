@@ -4,6 +4,7 @@ lstsq's 'gels' driver and its singular values' gradient, tensor tolerances of
 matrix_rank and pinv, nextafter's gradient, normal's layout keyword, native_group_norm
 on an empty batch and its differentiable statistics; plus small whole programs."""
 
+import numpy as np
 import pytest
 import torch
 from port_compare import close
@@ -277,3 +278,36 @@ def test_lerp_complex_number_weight():
         torch.lerp(x.real, y.real, 0.4j)
     with pytest.raises(RuntimeError):
         rg.lerp(_r(x.real), _r(y.real), 0.4j)
+
+
+# ---------------------------------------------------------------- complex forms
+
+def _cpair(*shape, seed=0, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(*shape, dtype=torch.complex128, generator=g) * scale
+    return t.clone().requires_grad_(True), _r(t).requires_grad_(True)
+
+
+@pytest.mark.parametrize("name", ["ldexp", "logaddexp", "l1_loss"])
+def test_complex_inputs_like_torch(name):
+    tx, rx = _cpair(3, 4, seed=17, scale=2.0)
+    ty, ry = _cpair(3, 4, seed=18, scale=2.0)
+    if name == "l1_loss":
+        e, a = torch.nn.functional.l1_loss(tx, ty), rg.nn.functional.l1_loss(rx, ry)
+    else:
+        e, a = getattr(torch, name)(tx, ty), getattr(rg, name)(rx, ry)
+    close(a, e, name, 1e-12)
+    c = torch.randn(e.shape, dtype=e.dtype, generator=torch.Generator().manual_seed(19))
+    ge = torch.autograd.grad(e, [tx, ty], c)
+    ga = rg.autograd.grad(a, [rx, ry], _r(c))
+    for x, y in zip(ga, ge):
+        close(x, y, "grad", 1e-10)
+
+
+def test_complex_logaddexp_edge_values():
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([complex(-inf, 1), complex(inf, 0), complex(1, 2), complex(nan, 0)])
+    y = torch.tensor([complex(-inf, 2), complex(1, 1), complex(1, -1), complex(1, 0)])
+    a, e = rg.logaddexp(_r(x), _r(y)).numpy(), torch.logaddexp(x, y).numpy()
+    assert a.dtype == e.dtype
+    np.testing.assert_allclose(a, e, rtol=1e-12, equal_nan=True)

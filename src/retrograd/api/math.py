@@ -181,8 +181,24 @@ def copysign(input, other) -> Tensor:
 
 
 def logaddexp(input, other) -> Tensor:
-    """log(exp(x) + exp(y)), without overflow."""
-    return apply(ops.logaddexp, *_operands("logaddexp", input, other, floating=True))
+    """log(exp(x) + exp(y)), without overflow; complex tensors too, as PyTorch's."""
+    x, y = _operands("logaddexp", input, other, floating=True, real=False)
+    if _dtype(x).kind == "c" or _dtype(y).kind == "c":
+        return _logaddexp_complex(_t(x), _t(y))
+    return apply(ops.logaddexp, x, y)
+
+
+def _logaddexp_complex(x: Tensor, y: Tensor) -> Tensor:
+    """PyTorch's complex logaddexp: with hi the operand of larger real part (x on a tie),
+    hi + log1p(exp(lo - hi)); both real parts -inf gives lo. Composed of ops: the
+    gradient is 1 / (1 + exp(other - self)), conjugated, as PyTorch's."""
+    from .elementwise import where
+    first = x.real >= y.real
+    hi, lo = where(first, x, y), where(first, y, x)
+    both_neg_inf = (lo.real == -np.inf) & (hi.real == -np.inf)
+    # no -inf - -inf (nan, and NumPy's warning) in the branch not taken
+    d = where(both_neg_inf, 0.0, lo) - where(both_neg_inf, 0.0, hi)
+    return where(both_neg_inf, lo, hi + d.exp().log1p())
 
 
 def logaddexp2(input, other) -> Tensor:

@@ -144,7 +144,6 @@ def ldexp(input, other) -> Tensor:
     """`input * 2 ** other` (integer inputs give the default float dtype). Like
     `torch.ldexp`, and differentiable in both (as its composition in PyTorch)."""
     x, o = _t(input), _t(other)
-    _no_complex(o, "ldexp")
     dt = result_type(x, o)  # torch: the promoted dtype, made floating (float16 stays)
     if dt.kind not in "fc":
         dt = get_default_dtype()
