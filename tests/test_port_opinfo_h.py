@@ -311,3 +311,64 @@ def test_complex_logaddexp_edge_values():
     a, e = rg.logaddexp(_r(x), _r(y)).numpy(), torch.logaddexp(x, y).numpy()
     assert a.dtype == e.dtype
     np.testing.assert_allclose(a, e, rtol=1e-12, equal_nan=True)
+
+
+# ---------------------------------------------------------------- refusals (error inputs)
+
+def _same_refusal(tf, rf):
+    """torch raises; retrograd raises an exception of the same type."""
+    with pytest.raises(Exception) as te:
+        tf()
+    with pytest.raises(type(te.value)):
+        rf()
+
+
+@pytest.mark.parametrize("case", ["float_steps", "bool_steps", "negative_steps",
+                                  "float_tensor_steps", "1d_start", "1d_end"])
+@pytest.mark.parametrize("fn", ["linspace", "logspace"])
+def test_space_refusals(fn, case):
+    def call(L):
+        f = getattr(L, fn)
+        if case == "float_steps":
+            return f(0, 3, 1.0)
+        if case == "bool_steps":
+            return f(0, 3, True)
+        if case == "negative_steps":
+            return f(0, 3, -1)
+        if case == "float_tensor_steps":
+            return f(0, 3, L.tensor(2.0))
+        if case == "1d_start":
+            return f(L.zeros(2), L.tensor(3.0), 4)
+        return f(L.tensor(0.0), L.ones(1), 4)
+    _same_refusal(lambda: call(torch), lambda: call(rg))
+
+
+def test_space_still_takes_0d_tensors():
+    e = torch.linspace(torch.tensor(0.5), torch.tensor(3), 5)
+    a = rg.linspace(rg.tensor(0.5), rg.tensor(3), rg.tensor(5))
+    close(a, e)
+
+
+@pytest.mark.parametrize("start", ["vector", "bool", "float"])
+def test_narrow_tensor_start_must_be_0d_integral(start):
+    x = torch.randn(4, 5)
+    s = {"vector": torch.tensor([2]), "bool": torch.tensor(True),
+         "float": torch.tensor(2.0)}[start]
+    _same_refusal(lambda: x.narrow(1, s, 2), lambda: _r(x).narrow(1, _r(s), 2))
+    close(_r(x).narrow(1, rg.tensor(2), 2), x.narrow(1, torch.tensor(2), 2))
+
+
+@pytest.mark.parametrize("fn,shape", [("max_pool1d", (0, 10)), ("max_pool1d", (2, 0, 10)),
+                                      ("avg_pool1d", (0, 10)), ("max_pool2d", (1, 0, 4, 4)),
+                                      ("avg_pool2d", (1, 2, 0, 4)), ("max_pool3d", (0, 1, 2, 10)),
+                                      ("avg_pool3d", (1, 0, 1, 2, 2))])
+def test_pools_refuse_empty_channels_or_planes(fn, shape):
+    x = torch.randn(*shape)
+    _same_refusal(lambda: getattr(torch.nn.functional, fn)(x, 1),
+                  lambda: getattr(rg.nn.functional, fn)(_r(x), 1))
+
+
+def test_pools_take_an_empty_batch():
+    x = torch.randn(0, 2, 4, 4)
+    close(rg.nn.functional.max_pool2d(_r(x), 2), torch.nn.functional.max_pool2d(x, 2))
+    close(rg.nn.functional.avg_pool2d(_r(x), 2), torch.nn.functional.avg_pool2d(x, 2))

@@ -424,6 +424,19 @@ def _torch_linspace(start, end, steps: int, dt) -> np.ndarray:
         return np.where(np.isfinite(out), out, naive)
 
 
+def _check_space_args(fn: str, start, end, steps) -> None:
+    """PyTorch's refusals for linspace/logspace: `steps` not an int (a float, a bool) is a
+    TypeError, a negative one a RuntimeError; start and end tensors must be 0-d."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"{fn}(): steps must be an int, got {steps!r}")
+    if steps < 0:
+        raise ArgumentError(f"{fn}(): number of steps must be non-negative, got {steps}")
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.ndim:
+            raise RuntimeError(f"{fn} only supports 0-dimensional start and end tensors, but "
+                               f"got {name} with {v.ndim} dimension(s)")
+
+
 @_torch_keywords
 @_takes_out
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
@@ -436,8 +449,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     """
     dt = _dt(dtype)
     steps = _index_size(steps, zero_d=True)  # linspace(0.5, H_ - 0.5, H_), H_ a 0-d tensor
-    if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ArgumentError(f"linspace(): steps must be a non-negative int, got {steps!r}")
+    _check_space_args("linspace", start, end, steps)
     if dt == np.bool_:
         raise TypeError("linspace() does not support dtype bool")
     start, end = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (start, end))
