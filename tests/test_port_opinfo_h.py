@@ -372,3 +372,15 @@ def test_pools_take_an_empty_batch():
     x = torch.randn(0, 2, 4, 4)
     close(rg.nn.functional.max_pool2d(_r(x), 2), torch.nn.functional.max_pool2d(x, 2))
     close(rg.nn.functional.avg_pool2d(_r(x), 2), torch.nn.functional.avg_pool2d(x, 2))
+
+
+def test_multinomial_out():
+    p = torch.tensor([[0.2, 0.8], [0.5, 0.5]], dtype=torch.float64)
+    for shape in [(2, 2), (1, 2)]:  # the right shape, and one resized
+        oe, oa = torch.empty(*shape, dtype=torch.int64), rg.empty(*shape, dtype=rg.int64)
+        e, a = torch.multinomial(p, 2, out=oe), rg.multinomial(_r(p), 2, out=oa)
+        assert e is oe and a is oa
+        assert tuple(oa.shape) == tuple(oe.shape) and oa.dtype == rg.int64
+        assert sorted(oa.numpy()[0].tolist()) == [0, 1]  # without replacement
+    _same_refusal(lambda: torch.multinomial(p, 2, out=torch.empty(2, 2, dtype=torch.float64)),
+                  lambda: rg.multinomial(_r(p), 2, out=rg.empty(2, 2, dtype=rg.float64)))

@@ -195,16 +195,20 @@ def _takes_out(fn):
                                "requires grad")
         if kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
-        res = fn(*args, **kwargs)
-        if res.shape == out.shape:
-            with no_grad():
-                out.copy_(res)
-        else:
-            out.data = devices.to(res.data, out.device)
-            out._cell()[0] += 1
-        return out
+        return _into(out, fn(*args, **kwargs))
 
     return creating
+
+
+def _into(out: Tensor, res: Tensor) -> Tensor:
+    """`res` written into `out` (resized when the shapes differ, as PyTorch does)."""
+    if res.shape == out.shape:
+        with no_grad():
+            out.copy_(res)
+    else:
+        out.data = devices.to(res.data, out.device)
+        out._cell()[0] += 1
+    return out
 
 
 def _make(arr, requires_grad) -> Tensor:
@@ -627,11 +631,18 @@ def randperm(n: int, dtype=None, requires_grad: bool = False, device=None,
 
 
 def multinomial(input, num_samples: int, replacement: bool = False, *,
-                generator=None) -> Tensor:
+                generator=None, out=None) -> Tensor:
     """Draw `num_samples` category indices per row from the (unnormalised, non-negative)
     weights `input`, (C,) or (N, C); without replacement each index appears at most once.
     On a device the draw is made on the host (one row at a time, as here) and the indices
-    moved back."""
+    moved back. `out`, an int64 tensor, receives the indices (resized), as PyTorch's."""
+    if out is not None:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"multinomial(): argument 'out' must be a Tensor, not "
+                            f"{type(out).__name__}")
+        if out.dtype != np.int64:
+            raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype}")
+        return _into(out, multinomial(input, num_samples, replacement, generator=generator))
     data = _like(input)
     if data.dtype.kind != "f":
         raise ArgumentError(f"multinomial only supports floating-point dtypes for input, "

@@ -182,7 +182,7 @@ def _matrix_rank_tensor_tol(A: Tensor, hermitian: bool, atol, rtol) -> Tensor:
     a = _t(0.0 if atol is None else atol).detach().to(real)
     if rtol is None:
         eps = max(A.shape[-2:]) * np.finfo(A.dtype).eps
-        r = Tensor(np.where(a.numpy() > 0, 0.0, eps).astype(real))
+        r = (a <= 0).to(real) * eps  # ops: stays on a's device
     else:
         r = _t(rtol).detach().to(real)
     if hermitian:
@@ -191,7 +191,7 @@ def _matrix_rank_tensor_tol(A: Tensor, hermitian: bool, atol, rtol) -> Tensor:
         S = svdvals(A.detach())
     a, r = _reshape(a, a.shape + (1,)), _reshape(r, r.shape + (1,))
     if not S.shape[-1]:
-        largest = Tensor(np.zeros(S.shape[:-1] + (1,), real))
+        largest = S.new_zeros(S.shape[:-1] + (1,))
     else:
         largest = apply(ops.max, S, axis=-1, keepdims=True)
     tol = apply(ops.maximum, largest * r, a)

@@ -967,13 +967,18 @@ qr = defop("qr", _qr, (_qr_vjp,), (_qr_jvp,), save_out=True, fresh=True)
 def _pinv_cut(smax, A, atol, rtol):
     """max(atol, rtol * smax); the tolerances a number or (nested tuples) one per matrix,
     broadcast against the batch; rtol left out is 0 where atol > 0, else max(m, n) * eps."""
-    a = np.asarray(0.0 if atol is None else atol, dtype=np.float64)
-    a = a[..., None] if a.ndim else a
+    xp = _ns(smax)
+
+    def per_matrix(v):  # a number stays a Python float (no host array meets a device one)
+        if not isinstance(v, tuple):
+            return float(v)
+        return xp.asarray(np.asarray(v, dtype=np.float64)[..., None])
+    a = per_matrix(0.0 if atol is None else atol)
     if rtol is None:
-        r = np.where(a > 0, 0.0, max(A.shape[-2:]) * np.finfo(A.dtype).eps)
+        eps = max(A.shape[-2:]) * np.finfo(A.dtype).eps
+        r = (0.0 if a > 0 else eps) if isinstance(a, float) else xp.where(a > 0, 0.0, eps)
     else:
-        r = np.asarray(rtol, dtype=np.float64)
-        r = r[..., None] if r.ndim else r
+        r = per_matrix(rtol)
     return np.maximum(a, r * smax)
 
 
