@@ -12,6 +12,7 @@ TWINS = {
     "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
     "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv,
     "atan2": torch.atan2, "hypot": torch.hypot, "copysign": torch.copysign,
+    "nextafter": torch.nextafter,
     "logaddexp": torch.logaddexp, "logaddexp2": torch.logaddexp2, "xlogy": torch.xlogy,
     "lerp": torch.lerp, "fmod": torch.fmod, "remainder": torch.remainder,
     "floor_divide": lambda x, y: torch.div(x, y, rounding_mode="floor"),

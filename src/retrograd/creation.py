@@ -195,16 +195,20 @@ def _takes_out(fn):
                                "requires grad")
         if kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
-        res = fn(*args, **kwargs)
-        if res.shape == out.shape:
-            with no_grad():
-                out.copy_(res)
-        else:
-            out.data = devices.to(res.data, out.device)
-            out._cell()[0] += 1
-        return out
+        return _into(out, fn(*args, **kwargs))
 
     return creating
+
+
+def _into(out: Tensor, res: Tensor) -> Tensor:
+    """`res` written into `out` (resized when the shapes differ, as PyTorch does)."""
+    if res.shape == out.shape:
+        with no_grad():
+            out.copy_(res)
+    else:
+        out.data = devices.to(res.data, out.device)
+        out._cell()[0] += 1
+    return out
 
 
 def _make(arr, requires_grad) -> Tensor:
@@ -424,6 +428,19 @@ def _torch_linspace(start, end, steps: int, dt) -> np.ndarray:
         return np.where(np.isfinite(out), out, naive)
 
 
+def _check_space_args(fn: str, start, end, steps) -> None:
+    """PyTorch's refusals for linspace/logspace: `steps` not an int (a float, a bool) is a
+    TypeError, a negative one a RuntimeError; start and end tensors must be 0-d."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"{fn}(): steps must be an int, got {steps!r}")
+    if steps < 0:
+        raise ArgumentError(f"{fn}(): number of steps must be non-negative, got {steps}")
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.ndim:
+            raise RuntimeError(f"{fn} only supports 0-dimensional start and end tensors, but "
+                               f"got {name} with {v.ndim} dimension(s)")
+
+
 @_torch_keywords
 @_takes_out
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
@@ -436,8 +453,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     """
     dt = _dt(dtype)
     steps = _index_size(steps, zero_d=True)  # linspace(0.5, H_ - 0.5, H_), H_ a 0-d tensor
-    if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ArgumentError(f"linspace(): steps must be a non-negative int, got {steps!r}")
+    _check_space_args("linspace", start, end, steps)
     if dt == np.bool_:
         raise TypeError("linspace() does not support dtype bool")
     start, end = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (start, end))
@@ -618,11 +634,18 @@ def randperm(n: int, dtype=None, requires_grad: bool = False, device=None,
 
 
 def multinomial(input, num_samples: int, replacement: bool = False, *,
-                generator=None) -> Tensor:
+                generator=None, out=None) -> Tensor:
     """Draw `num_samples` category indices per row from the (unnormalised, non-negative)
     weights `input`, (C,) or (N, C); without replacement each index appears at most once.
     On a device the draw is made on the host (one row at a time, as here) and the indices
-    moved back."""
+    moved back. `out`, an int64 tensor, receives the indices (resized), as PyTorch's."""
+    if out is not None:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"multinomial(): argument 'out' must be a Tensor, not "
+                            f"{type(out).__name__}")
+        if out.dtype != np.int64:
+            raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype}")
+        return _into(out, multinomial(input, num_samples, replacement, generator=generator))
     data = _like(input)
     if data.dtype.kind != "f":
         raise ArgumentError(f"multinomial only supports floating-point dtypes for input, "

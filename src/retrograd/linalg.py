@@ -156,6 +156,8 @@ def matrix_rank(input, tol=None, hermitian: bool = False, *, atol=None,  # noqa:
     older `tol` is an absolute tolerance (atol=tol, rtol=0), as there."""
     atol, rtol = _old_tolerance("matrix_rank", "tol", tol, atol, rtol, absolute=True)
     input = _matrix(input, "matrix_rank", complex_ok=True)
+    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):
+        return _matrix_rank_tensor_tol(input, hermitian, atol, rtol)
     if rtol is None:
         rtol = 0.0 if atol else max(input.shape[-2:]) * np.finfo(input.dtype).eps
     if hermitian:  # |eigenvalues| of the matrix its lower triangle describes, as PyTorch
@@ -170,6 +172,29 @@ def matrix_rank(input, tol=None, hermitian: bool = False, *, atol=None,  # noqa:
         return apply(ops.sum, (S > 0.0).to(np.int64), axis=-1, keepdims=False)
     largest = apply(ops.getitem, S, idx=(Ellipsis, slice(0, 1)))
     tol = apply(ops.maximum, largest * float(rtol), float(atol or 0.0))
+    return apply(ops.sum, (S > tol).to(np.int64), axis=-1, keepdims=False)
+
+
+def _matrix_rank_tensor_tol(A: Tensor, hermitian: bool, atol, rtol) -> Tensor:
+    """matrix_rank with tensor tolerances, one per matrix, broadcast against the batch
+    shape (torch); rtol left out is 0 where atol > 0, else max(m, n) * eps."""
+    real = np.finfo(A.dtype).dtype
+    a = _t(0.0 if atol is None else atol).detach().to(real)
+    if rtol is None:
+        eps = max(A.shape[-2:]) * np.finfo(A.dtype).eps
+        r = (a <= 0).to(real) * eps  # ops: stays on a's device
+    else:
+        r = _t(rtol).detach().to(real)
+    if hermitian:
+        S = eigvalsh(_square(A.detach(), "matrix_rank", complex_ok=True)).abs()
+    else:
+        S = svdvals(A.detach())
+    a, r = _reshape(a, a.shape + (1,)), _reshape(r, r.shape + (1,))
+    if not S.shape[-1]:
+        largest = S.new_zeros(S.shape[:-1] + (1,))
+    else:
+        largest = apply(ops.max, S, axis=-1, keepdims=True)
+    tol = apply(ops.maximum, largest * r, a)
     return apply(ops.sum, (S > tol).to(np.int64), axis=-1, keepdims=False)
 
 
@@ -400,19 +425,33 @@ def pinv(input, rcond=None, hermitian: bool = False, *, atol=None,  # noqa: A002
     Complex input too (V S^+ U^H)."""
     atol, rtol = _old_tolerance("pinv", "rcond", rcond, atol, rtol, absolute=False)
     input = _matrix(input, "pinv", complex_ok=True)
+    atol, rtol = _tol_attr(atol), _tol_attr(rtol)
     if hermitian:  # from eigh (the lower triangle), as PyTorch; the gradient is pinv's own
         return apply(ops.pinv, _square(input, "pinv", complex_ok=True),
-                     atol=None if atol is None else float(atol),
-                     rtol=None if rtol is None else float(rtol), hermitian=True)
-    return apply(ops.pinv, input, atol=None if atol is None else float(atol),
-                 rtol=None if rtol is None else float(rtol))
+                     atol=atol, rtol=rtol, hermitian=True)
+    return apply(ops.pinv, input, atol=atol, rtol=rtol)
+
+
+def _tol_attr(v):
+    """A tolerance as an op attribute: None, a float, or nested tuples (a tensor of
+    tolerances, one per matrix, as torch takes them)."""
+    if v is None:
+        return None
+    arr = np.asarray(v.detach().numpy() if isinstance(v, Tensor) else v, dtype=np.float64)
+    if arr.ndim == 0:
+        return float(arr)
+
+    def tup(a):
+        return tuple(tup(x) for x in a) if a.ndim > 1 else tuple(float(x) for x in a)
+    return tup(arr)
 
 
 def lstsq(input, b, rcond=None, *, driver=None):
     """Least-squares solution of A X = B, as PyTorch's named tuple (solution, residuals,
     rank, singular_values); as on PyTorch's CPU, the default driver 'gelsy' leaves residuals
     and singular values empty, 'gelsd'/'gelss' compute them (residuals when m > n and A has
-    full rank). The solution is pinv(A) B, differentiable in A and B."""
+    full rank); 'gels' (QR, full rank assumed) gives no rank nor singular values and the
+    residuals whenever m > n. The solution is pinv(A) B, differentiable in A and B."""
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise ArgumentError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
                             f"gelsd, gelss), got {driver!r}")
@@ -436,8 +475,15 @@ def lstsq(input, b, rcond=None, *, driver=None):
     rows, cols = input.shape[-2:]
     empty = Tensor(np.zeros((0,), np.finfo(input.dtype).dtype))  # real, complex A too
     residuals, sv = empty, empty
-    if driver in ("gelsd", "gelss"):
-        sv = svdvals(A0)
+    if driver == "gels":  # QR, full rank assumed: no rank; residuals whenever m > n (torch)
+        rank = Tensor(np.zeros((0,), np.int64))
+        if rows > cols:
+            r = apply(ops.matmul, input, X) - b
+            if r.dtype.kind == "c":
+                r = apply1(ops.cabs, r)
+            residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
+    elif driver in ("gelsd", "gelss"):
+        sv = svdvals(A0.detach())  # torch's singular values here carry no gradient
         if rows > cols and bool(np.all(values_of(
                 rank, f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
                 "use the default driver and compute the residuals from the solution")

@@ -657,6 +657,8 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
         raise ShapeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _dim(dim, x.ndim, "narrow")
     n = x.shape[d]
+    if isinstance(start, Tensor) and (start.ndim or start.dtype.kind not in "iu"):
+        raise RuntimeError("narrow(): start must be an 0-dim integral Tensor.")  # as torch
     s = int(start)
     if not -n <= s <= n:
         raise IndexError(f"narrow(): start {start} is out of range for dimension {d} of size "

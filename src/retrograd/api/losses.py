@@ -35,6 +35,7 @@ from ._loss_args import (
     float_pair,
     floating,
     legacy_reduction,
+    same_shape,
 )
 from ._loss_args import (
     reduce as _reduce,
@@ -118,10 +119,16 @@ def _weighted(loss: Tensor, weight, x: Tensor, reduction: str, fn: str, by_weigh
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
             weight=None) -> Tensor:
     """|input - target| (subgradient 0 at equality); with `weight`, 'mean' is the
-    weighted mean sum(w |d|) / sum(w), as in PyTorch."""
+    weighted mean sum(w |d|) / sum(w), as in PyTorch. Complex tensors too (a real loss,
+    the modulus of the difference, as PyTorch's)."""
     fn = "l1_loss"
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
-    x, y = float_pair(input, target, fn)
+    x, y = _t(input), _t(target)
+    if x.dtype.kind == "c" or y.dtype.kind == "c":
+        same_shape(x, y, fn)
+        x, y = promote(x, y)
+    else:
+        x, y = float_pair(x, y, fn)
     loss = _abs(x - y)
     if weight is not None:
         return _weighted(loss, weight, x, reduction, fn, by_weight=True)

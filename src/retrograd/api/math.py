@@ -16,6 +16,7 @@ from ..primitive import ArgumentError
 from ..tensor import Tensor
 from ._args import _dims, _keep, _t, promote
 from ._errors import ArgumentTypeError, DtypeError, check_broadcast
+from ._opmath import float16_in_float32
 
 __all__ = [
     "floor", "ceil", "trunc", "fix", "round", "frac", "log2", "log10", "exp2", "expm1",
@@ -180,8 +181,24 @@ def copysign(input, other) -> Tensor:
 
 
 def logaddexp(input, other) -> Tensor:
-    """log(exp(x) + exp(y)), without overflow."""
-    return apply(ops.logaddexp, *_operands("logaddexp", input, other, floating=True))
+    """log(exp(x) + exp(y)), without overflow; complex tensors too, as PyTorch's."""
+    x, y = _operands("logaddexp", input, other, floating=True, real=False)
+    if _dtype(x).kind == "c" or _dtype(y).kind == "c":
+        return _logaddexp_complex(_t(x), _t(y))
+    return apply(ops.logaddexp, x, y)
+
+
+def _logaddexp_complex(x: Tensor, y: Tensor) -> Tensor:
+    """PyTorch's complex logaddexp: with hi the operand of larger real part (x on a tie),
+    hi + log1p(exp(lo - hi)); both real parts -inf gives lo. Composed of ops: the
+    gradient is 1 / (1 + exp(other - self)), conjugated, as PyTorch's."""
+    from .elementwise import where
+    first = x.real >= y.real
+    hi, lo = where(first, x, y), where(first, y, x)
+    both_neg_inf = (lo.real == -np.inf) & (hi.real == -np.inf)
+    # no -inf - -inf (nan, and NumPy's warning) in the branch not taken
+    d = where(both_neg_inf, 0.0, lo) - where(both_neg_inf, 0.0, hi)
+    return where(both_neg_inf, lo, hi + d.exp().log1p())
 
 
 def logaddexp2(input, other) -> Tensor:
@@ -194,8 +211,11 @@ def xlogy(input, other) -> Tensor:
     return apply(ops.xlogy, *_operands("xlogy", input, other, floating=True))
 
 
+@float16_in_float32("input", "end", "weight")
 def lerp(input, end, weight) -> Tensor:
-    """input + weight * (end - input), with PyTorch's formula for weights >= 1/2."""
+    """input + weight * (end - input), with PyTorch's formula for weights >= 1/2; float16
+    computed in float32 and rounded once, as PyTorch's; a complex number weights complex
+    tensors."""
     s, e = _t(input), _t(end)
     if e.data.dtype != s.data.dtype:  # PyTorch: RuntimeError
         raise ArgumentTypeError(f"lerp(): 'input' and 'end' must be floating tensors of one "
@@ -209,8 +229,12 @@ def lerp(input, end, weight) -> Tensor:
             raise ArgumentTypeError(f"lerp(): 'weight' must have dtype {s.dtype}, got "
                                     f"{weight.dtype}")
     elif isinstance(weight, (int, float, np.integer, np.floating)) and \
-            not isinstance(weight, bool):
+            not isinstance(weight, bool) or \
+            isinstance(weight, (complex, np.complexfloating)) and s.data.dtype.kind == "c":
         weight = np.array(weight, s.data.dtype)
+    elif isinstance(weight, (complex, np.complexfloating)):  # PyTorch: RuntimeError too
+        raise RuntimeError(f"lerp(): a complex weight {weight!r} for {s.dtype} tensors cannot "
+                           f"be converted to a real number")
     else:
         raise TypeError(f"lerp(): 'weight' must be a number or a tensor, got {weight!r}")
     return apply(ops.lerp, s, e, weight)

@@ -163,9 +163,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None,
     """`steps` values base^e, e evenly spaced from `start` to `end` (both included), as
     `torch.logspace`; computed in float64, then cast (truncated for an integer dtype)."""
     steps = creation._index_size(steps, zero_d=True)  # a 0-d integer tensor counts, as in torch
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise RuntimeError(f"logspace(): number of steps must be a non-negative int, got "
-                           f"{steps!r}")
+    creation._check_space_args("logspace", start, end, steps)
     dt = creation.get_default_dtype() if dtype is None else np.dtype(dtype)
     if dt.kind == "b":
         raise TypeError("logspace() does not support dtype bool")

@@ -46,8 +46,9 @@ def native_layer_norm(input, normalized_shape: Sequence[int], weight, bias,  # n
 
 def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int,  # noqa: A002, N803
                       eps: float) -> tuple[Tensor, Tensor, Tensor]:
-    """(F.group_norm(input, group, ...), mean, rstd), the statistics of shape (N, group).
-    Like `torch.native_group_norm` (N, C, HxW must describe input's shape)."""
+    """(F.group_norm(input, group, ...), mean, rstd), the statistics of shape (N, group),
+    differentiable as in PyTorch. Like `torch.native_group_norm` (N, C, HxW must describe
+    input's shape)."""
     x = _t(input)
     if x.ndim < 2 or x.shape[0] != N or x.shape[1] != C or x.size != N * C * HxW:
         raise RuntimeError(f"native_group_norm(): N={N}, C={C}, HxW={HxW} do not describe an "
@@ -56,8 +57,10 @@ def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int,
         raise RuntimeError(f"native_group_norm(): expected the number of channels ({C}) to be "
                            f"divisible by the number of groups ({group})")
     out = group_norm(x, group, weight, bias, eps)
-    grouped = x.reshape(N, group, -1)
-    mean, rstd = _stats(grouped, (2,), eps)
+    grouped = x.reshape(N, group, (C // group) * HxW)  # explicit: N may be 0
+    # unlike the other native norms', these statistics carry a gradient in PyTorch
+    mean = grouped.mean(2, keepdim=True)
+    rstd = (((grouped - mean) ** 2).mean(2, keepdim=True) + eps).rsqrt()
     return out, mean.reshape(N, group), rstd.reshape(N, group)
 
 

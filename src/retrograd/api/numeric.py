@@ -6,8 +6,8 @@ integer arithmetic (`rg.gcd`, `rg.lcm`) and `rg.nextafter`.
 The differentiable ones are compositions of existing ops (sgn of a complex number
 is `x / |x|`, ldexp is `x * 2**other`, frexp's mantissa is `x` times a power of
 two), so their gradients are PyTorch's and `rg.jit`, vmap and jvp see only ops;
-gcd, lcm, nextafter and frexp's exponent are rows without a gradient
-(`ops/discrete.py`).
+gcd, lcm and frexp's exponent are rows without a gradient, nextafter a row whose
+gradient passes to `input` (`ops/discrete.py`).
 """
 
 from __future__ import annotations
@@ -144,7 +144,6 @@ def ldexp(input, other) -> Tensor:
     """`input * 2 ** other` (integer inputs give the default float dtype). Like
     `torch.ldexp`, and differentiable in both (as its composition in PyTorch)."""
     x, o = _t(input), _t(other)
-    _no_complex(o, "ldexp")
     dt = result_type(x, o)  # torch: the promoted dtype, made floating (float16 stays)
     if dt.kind not in "fc":
         dt = get_default_dtype()
@@ -193,12 +192,12 @@ def lcm(input, other) -> Tensor:
 
 
 def nextafter(input, other) -> Tensor:
-    """The next floating-point value after `input` towards `other`, element-wise (no
-    gradient). Like `torch.nextafter`."""
+    """The next floating-point value after `input` towards `other`, element-wise; as in
+    PyTorch, `input`'s gradient passes through unchanged and `other`'s is zero. Like
+    `torch.nextafter`."""
     x, y = promote(_t(input), other)
     for v in (x, y):
         dt = v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype
         if dt.kind != "f":
             raise DtypeError(f"nextafter(): needs floating tensors, got {dt}")
-    return apply(discrete.nextafter, *(v.detach() if isinstance(v, Tensor) else v
-                                       for v in (x, y)))  # no gradient
+    return apply(discrete.nextafter, x, y)

@@ -28,6 +28,7 @@ from .. import creation, devices
 from ..dtypes import get_default_dtype
 from ..generator import numpy_generator
 from ..grad_mode import state
+from ..layouts import check_keywords
 from ..tensor import Tensor
 from ._errors import ArgumentError, DtypeError, ShapeError
 from .elementwise import where
@@ -295,12 +296,13 @@ def _on(arr: np.ndarray, ref) -> Tensor:
     return Tensor._wrap(arr)
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad: bool = False) -> Tensor:
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
+           device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Samples of N(mean, std**2) with PyTorch's overloads: `mean` and/or `std` tensors
     (broadcast; the result has the dtype of the tensor mean, else of std), or two
     numbers and a `size`. A result from tensors that require grad requires grad, with a
     zero gradient. Like `torch.normal`: `rg.normal(0.0, 1.0, size=(2, 3))`."""
+    check_keywords("normal", layout, None, pin_memory)  # rg.strided only, as torch's dense
     m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not m_t and not s_t:
         m, s = _number("normal()", "mean", mean), _number("normal()", "std", std)

@@ -85,6 +85,13 @@ def _batched(x: Tensor, nd: int, fn: str) -> tuple[Tensor, bool]:
     return x, False
 
 
+def _nonempty_planes(x: Tensor, fn: str) -> None:
+    """PyTorch's pools take an empty batch but no empty channel or spatial dimension."""
+    if 0 in x.shape[1:]:
+        raise RuntimeError(f"{fn}: expected an input with non-zero channel and spatial sizes "
+                           f"(an empty batch is allowed), got shape {x.shape}")
+
+
 def _unbatch(out: Tensor, squeeze: bool) -> Tensor:
     return out.reshape(out.shape[1:]) if squeeze else out
 
@@ -344,6 +351,7 @@ def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, nd, fn):
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, fn):
     x, squeeze = _batched(_t(input), nd, fn)
+    _nonempty_planes(x, fn)
     # PyTorch's CPU kernels also take integer inputs in 2-D and 3-D (say, downsampling a
     # label volume), and in 1-D with return_indices; bool, and integers in 1-D without
     # indices, are NotImplementedError there.
@@ -404,6 +412,7 @@ def _avg_divisor(sizes, k, s, p, outs, count_include_pad, divisor_override, dtyp
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, nd, fn):
     x, squeeze = _batched(_t(input), nd, fn)
+    _nonempty_planes(x, fn)
     # PyTorch's CPU kernels also take int64 (other integers and bool are
     # NotImplementedError there): the window sum divided by the count, rounded toward zero.
     if x.dtype.kind != "f" and x.dtype != np.int64 or (nd == 3 and x.dtype == np.float16):

@@ -1,6 +1,6 @@
 """Ops with no gradient whose results are counts, positions, memberships or integer
-arithmetic: gcd/lcm, nextafter, frexp's exponent, searchsorted, isin and the histogram
-counts.
+arithmetic: gcd/lcm, frexp's exponent, searchsorted, isin and the histogram
+counts; and nextafter (one ulp away: x's gradient passes through, as PyTorch's).
 
 They are rows of the table (not NumPy calls in the public functions) so that
 `rg.jit` traces them and replays them on each call's values, and `rg.func.vmap`
@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..devices import namespace_of as _ns
-from ..primitive import defop
+from ..primitive import defop, elementwise
+from .elementwise import zero_grad
 
 gcd = defop("gcd", np.gcd, fresh=True)
 
@@ -29,7 +30,9 @@ def _lcm(a, b):
 
 
 lcm = defop("lcm", _lcm, fresh=True)
-nextafter = defop("nextafter", np.nextafter, fresh=True)
+# nextafter moves x by one ulp: PyTorch passes the gradient to x unchanged and gives y zeros.
+nextafter = elementwise("nextafter", np.nextafter, lambda m, g, out, x, y: g, zero_grad,
+                        reads=(), fresh=True)
 frexp_exponent = defop("frexp_exponent", lambda x: np.frexp(x)[1].astype(np.int32),
                        fresh=True)
 

@@ -964,21 +964,35 @@ qr = defop("qr", _qr, (_qr_vjp,), (_qr_jvp,), save_out=True, fresh=True)
 
 # ---------------------------------------------------------------- pinv
 
-def _pinv(A, *, atol=None, rtol=None, hermitian=False):
+def _pinv_cut(smax, A, atol, rtol):
+    """max(atol, rtol * smax); the tolerances a number or (nested tuples) one per matrix,
+    broadcast against the batch; rtol left out is 0 where atol > 0, else max(m, n) * eps."""
+    xp = _ns(smax)
+
+    def per_matrix(v):  # a number stays a Python float (no host array meets a device one)
+        if not isinstance(v, tuple):
+            return float(v)
+        return xp.asarray(np.asarray(v, dtype=np.float64)[..., None])
+    a = per_matrix(0.0 if atol is None else atol)
     if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else \
-            max(A.shape[-2:]) * np.finfo(A.dtype).eps
+        eps = max(A.shape[-2:]) * np.finfo(A.dtype).eps
+        r = (0.0 if a > 0 else eps) if isinstance(a, float) else xp.where(a > 0, 0.0, eps)
+    else:
+        r = per_matrix(rtol)
+    return np.maximum(a, r * smax)
+
+
+def _pinv(A, *, atol=None, rtol=None, hermitian=False):
     if hermitian:  # from eigh of the lower triangle, as PyTorch: V diag(1/L) V^H
         L, V = np.linalg.eigh(A)
         S = np.abs(L)
         smax = S.max(axis=-1, keepdims=True) if S.shape[-1] else S
-        keep = S > np.maximum(atol or 0.0, rtol * smax)
+        keep = S > _pinv_cut(smax, A, atol, rtol)
         Linv = np.where(keep, 1.0 / np.where(keep, L, 1.0), 0.0).astype(L.dtype)
         return np.matmul(V * Linv[..., None, :], np.conj(np.swapaxes(V, -1, -2)))
     U, S, Vh = np.linalg.svd(A, full_matrices=False)
     smax = S[..., :1] if S.shape[-1] else S
-    cut = np.maximum(atol or 0.0, rtol * smax)
-    keep = S > cut
+    keep = S > _pinv_cut(smax, A, atol, rtol)
     Sinv = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(S.dtype)
     if A.dtype.kind == "c":  # V S^+ U^H
         return np.matmul(np.conj(np.swapaxes(Vh, -1, -2)) * Sinv[..., None, :],

@@ -74,7 +74,8 @@ SAMPLES = {
     "atanh": _interval(-0.9, 0.9),
     "erf": _interval(-3.0, 3.0), "erfc": _interval(-3.0, 3.0), "erfinv": _interval(-0.95, 0.95),
     "atan2": binary("nonzero", "nonzero"), "hypot": binary("nonzero", "nonzero"),
-    "copysign": binary("nonzero", "nonzero"), "logaddexp": binary(), "logaddexp2": binary(),
+    "copysign": binary("nonzero", "nonzero"), "nextafter": binary("nonzero", "nonzero"),
+    "logaddexp": binary(), "logaddexp2": binary(),
     "xlogy": binary("nonzero", "pos"), "lerp": _lerp,
     "binary_cross_entropy": lambda rng: [([rng.uniform(0.1, 0.9, a), rng.uniform(0, 1, b)], {})
                                          for a, b in _valid_pairs()],
