@@ -222,10 +222,7 @@ class Stack:
         tangents and node moved onto the target."""
         from .api._args import promote
 
-        old = Tensor._wrap(target.data.copy())
-        old.grad_fn, old.requires_grad = target.grad_fn, target.requires_grad
-        if target._fw:
-            old._fw = dict(target._fw)
+        old = _old_value(target)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
         result = apply(op, old, other, **attrs)
@@ -233,11 +230,7 @@ class Stack:
             result = result.to(target.data.dtype)
         target.data[...] = result.data
         target._cell()[0] += 1
-        if result.requires_grad and result.grad_fn is not None:
-            target.grad_fn, target.requires_grad = result.grad_fn, True
-        target._fw = None
-        for lv, t in (result._fw or {}).items():
-            _set(target, lv, t)
+        _take_history(target, result)
         return target
 
 
@@ -256,10 +249,7 @@ class Stack:
             raise RuntimeError(f"in-place '{op.name}': a view (shape {target.shape}) of a leaf "
                                f"tensor that requires grad (shape {root.shape}) is being used "
                                "in an in-place operation; clone() it first")
-        old_root = Tensor._wrap(root.data.copy())
-        old_root.grad_fn, old_root.requires_grad = root.grad_fn, root.requires_grad
-        if root._fw:
-            old_root._fw = dict(root._fw)
+        old_root = _old_value(root)
         old = through(old_root, chain)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
@@ -280,12 +270,7 @@ class Stack:
                                       and getattr(w, "_view", None) is not None
                                       and w._view[0] is root
                                       and np.may_share_memory(w.data, root.data)]:
-            made = new if not sub else through(root, sub)
-            if made.requires_grad and made.grad_fn is not None:
-                t.grad_fn, t.requires_grad = made.grad_fn, True
-            t._fw = None
-            for lv, v in (made._fw or {}).items():
-                _set(t, lv, v)
+            _take_history(t, new if not sub else through(root, sub))
         return target
 
     def check_read(self, t, what: str) -> None:
@@ -323,6 +308,25 @@ class Stack:
 
 _REBASED = frozenset({"reshape", "permute", "getitem", "diagonal", "expand", "unfold_view",
                       "as_strided_view"})
+
+
+def _old_value(t: Tensor) -> Tensor:
+    """A copy of t's values that keeps its history and tangents: the input an in-place
+    op under vmap/jvp is computed from, out of place."""
+    old = Tensor._wrap(t.data.copy())
+    old.grad_fn, old.requires_grad = t.grad_fn, t.requires_grad
+    if t._fw:
+        old._fw = dict(t._fw)
+    return old
+
+
+def _take_history(t: Tensor, made: Tensor) -> None:
+    """t, written in place with `made`'s values, takes its node and tangents."""
+    if made.requires_grad and made.grad_fn is not None:
+        t.grad_fn, t.requires_grad = made.grad_fn, True
+    t._fw = None
+    for lv, v in (made._fw or {}).items():
+        _set(t, lv, v)
 
 
 def _view_write(t: Tensor):
