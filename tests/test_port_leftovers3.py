@@ -313,12 +313,17 @@ def _prelu_mlp(lib):
                          nn.PReLU()).double()
 
 
+def _prelu_twins():
+    """The PReLU MLP in torch and in retrograd, with the same (torch-drawn) weights."""
+    torch.manual_seed(0)
+    tm, rm = _prelu_mlp(torch), _prelu_mlp(rg)
+    _copy_weights(tm, rm)
+    return tm, rm
+
+
 def test_prelu_mlp_training_steps_match_torch():
     """ReLU feeds PReLU exact zeros: the gradients there are torch's (negative side)."""
-    torch.manual_seed(0)
-    tm = _prelu_mlp(torch)
-    rm = _prelu_mlp(rg)
-    _copy_weights(tm, rm)
+    tm, rm = _prelu_twins()
     x = np.random.default_rng(1).standard_normal((8, 4))
     y = np.random.default_rng(2).standard_normal((8, 3))
     losses = []
@@ -339,10 +344,7 @@ def test_prelu_mlp_training_steps_match_torch():
 
 def test_prelu_gradient_penalty_matches_torch():
     """A WGAN-GP style penalty (a gradient of the input gradient) through PReLU at 0."""
-    torch.manual_seed(0)
-    tm = _prelu_mlp(torch)
-    rm = _prelu_mlp(rg)
-    _copy_weights(tm, rm)
+    tm, rm = _prelu_twins()
     x = np.random.default_rng(3).standard_normal((5, 4))
     grads = []
     for lib, m in ((torch, tm), (rg, rm)):
