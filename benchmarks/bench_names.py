@@ -30,7 +30,9 @@ Mix one-thread and two-thread variants in one run with care: after a two-thread
 block, the idle BLAS and OpenMP threads of that library keep spinning for a while and
 are charged to (and slow) the next variant in the process, so torch-1t's CPU time
 read 35 ms beside torch-2t and 25 ms alone. Compare one-thread variants with
-`--variants torch-1t,rg,rg-jit`, and time two-thread variants one per run.
+`--variants torch-1t,rg,rg-jit`, and time two-thread variants one per process:
+`--processes R` runs each listed variant alone in a fresh process, the variants taking
+turns for R rounds, and reports each against the best PyTorch time of the same round.
 
 Measured on the 2-core Zen 5 host (AVX-512; NumPy's OpenBLAS held to its AVX2 kernels
 by the environment's OPENBLAS_CORETYPE=Haswell, while PyTorch's CPU kernels use
@@ -194,7 +196,11 @@ def main(argv=None) -> int:
     ap.add_argument("--block", type=int, default=10, help="steps per timed block")
     ap.add_argument("--variants", default="torch-1t,torch-2t,rg,rg-jit")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--processes", type=int, default=0, metavar="R",
+                    help="time each variant alone in its own process, R rounds taking turns")
     args = ap.parse_args(argv)
+    if args.processes:
+        return alternate(args)
 
     items = M.read_items(M.default_data())
     vocab = M.Vocabulary.of(items)
@@ -252,6 +258,48 @@ def main(argv=None) -> int:
                 print(f"step {stop}: " + "  ".join(f"{v.name} {v.curve[-1][1]:.4f}"
                                                    for v in variants), file=sys.stderr)
     report(variants, args)
+    return 0
+
+
+def alternate(args) -> int:
+    """Each variant alone in a fresh process, the variants taking turns for R rounds.
+
+    No variant shares a process with another (so no spinning threads are charged across),
+    and a change of load on the host falls on neighbouring runs alike: per round, each
+    variant's time is divided by the best PyTorch time of the same round, and the median
+    of those paired ratios is reported.
+    """
+    import subprocess
+    import tempfile
+
+    names = args.variants.split(",")
+    runs: dict[str, list[float]] = {n: [] for n in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.processes):
+            for n in names[r % len(names):] + names[:r % len(names)]:
+                out = f"{tmp}/{n}-{r}.json"
+                subprocess.run([sys.executable, __file__, "--variants", n, "--steps",
+                                str(args.steps), "--eval-every", str(args.steps), "--block",
+                                str(args.block), "--json", out], check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                with open(out) as f:
+                    runs[n].append(json.load(f)["ms_per_step"][n][0])
+            print(f"round {r + 1}: " + "  ".join(f"{n} {runs[n][-1]:.1f}" for n in names),
+                  file=sys.stderr)
+    torch_names = [n for n in names if n.startswith("torch")]
+    print(f"\n{args.processes} rounds, one process per variant and round, {args.steps} steps "
+          "each; wall ms per step (median over blocks of the run):")
+    print(f"{'variant':12} " + " ".join(f"{f'round {r + 1}':>9}" for r in range(args.processes))
+          + f" {'median':>8} {'/ best torch, paired':>21}")
+    for n in names:
+        paired = [runs[n][r] / min(runs[t][r] for t in torch_names)
+                  for r in range(args.processes)] if torch_names else []
+        ratio = f"{statistics.median(paired):.2f}x" if paired else "-"
+        print(f"{n:12} " + " ".join(f"{t:9.1f}" for t in runs[n])
+              + f" {statistics.median(runs[n]):8.1f} {ratio:>21}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"steps": args.steps, "rounds": runs}, f, indent=2)
     return 0
 
 

@@ -1486,6 +1486,21 @@ def test_train_py_distributed_imports():
         init_process_group(backend='nccl')
 
 
+def test_collectives_without_a_process_group_refuse_as_torch():
+    """Utility code (`reduce_tensor`, `get_rank() == 0`) calls the collectives; without a
+    process group torch raises ValueError before touching the tensor, and so do we."""
+    for T in (_torch, rg):
+        d, x = T.distributed, T.ones(2)
+        assert d.ReduceOp.SUM != d.ReduceOp.MAX
+        calls = [(d.get_rank, ()), (d.get_world_size, ()), (d.broadcast, (x, 0)),
+                 (d.all_reduce, (x, d.ReduceOp.SUM)), (d.all_gather, ([x, x], x)),
+                 (d.reduce, (x, 0))]
+        for fn, args in calls:
+            with pytest.raises(ValueError, match="process group has not been initialized"):
+                fn(*args)
+        assert x.tolist() == [1.0, 1.0]
+
+
 def test_topk_bad_k_raises_as_torch():
     """generate's torch.topk(logits, top_k) with top_k above the vocabulary: torch raises
     RuntimeError (minGPT and makemore do not clamp k as nanoGPT does)."""

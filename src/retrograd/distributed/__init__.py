@@ -17,13 +17,21 @@ not import mpi4py; `init()` does, and only when a launcher started the process.
 from .optimizer import DistributedOptimizer
 from .params import broadcast_parameters, check_replicas
 from .process_group import (
+    ReduceOp,
+    all_gather,
+    all_reduce,
+    broadcast,
     destroy_process_group,
+    get_rank,
+    get_world_size,
     init_process_group,
     is_available,
     is_initialized,
+    reduce,
 )
 from .world import World, allreduce, barrier, init, launcher_size, rank, size
 
 __all__ = ["World", "init", "rank", "size", "barrier", "allreduce", "broadcast_parameters",
            "check_replicas", "DistributedOptimizer", "launcher_size", "init_process_group",
-           "destroy_process_group", "is_initialized", "is_available"]
+           "destroy_process_group", "is_initialized", "is_available", "ReduceOp", "get_rank",
+           "get_world_size", "all_reduce", "all_gather", "broadcast", "reduce"]

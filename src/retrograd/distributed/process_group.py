@@ -8,7 +8,28 @@ refused with a pointer to `init()` rather than silently training one replica.
 
 from __future__ import annotations
 
-__all__ = ["is_initialized", "is_available", "init_process_group", "destroy_process_group"]
+import enum
+
+__all__ = ["is_initialized", "is_available", "init_process_group", "destroy_process_group",
+           "ReduceOp", "get_rank", "get_world_size", "all_reduce", "all_gather", "broadcast",
+           "reduce"]
+
+_NO_GROUP = ("Default process group has not been initialized, please make sure to call "
+             "init_process_group. (retrograd has no PyTorch process groups: under mpiexec, "
+             "use rg.distributed.init(), rank(), size() and allreduce())")
+
+
+class ReduceOp(enum.Enum):
+    """PyTorch's reduction names, for code that names them before checking for a group."""
+
+    SUM = "sum"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+    BAND = "band"
+    BOR = "bor"
+    BXOR = "bxor"
+    AVG = "avg"
 
 
 def is_available() -> bool:
@@ -33,3 +54,34 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
 def destroy_process_group(group=None) -> None:
     """As PyTorch without an initialized group: AssertionError."""
     raise AssertionError("Process group cannot be None")
+
+
+def get_rank(group=None) -> int:
+    """As PyTorch without an initialized group: ValueError (see `rg.distributed.rank`)."""
+    raise ValueError(_NO_GROUP)
+
+
+def get_world_size(group=None) -> int:
+    """As PyTorch without an initialized group: ValueError (see `rg.distributed.size`)."""
+    raise ValueError(_NO_GROUP)
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """As PyTorch without an initialized group: ValueError (see `rg.distributed.allreduce`)."""
+    raise ValueError(_NO_GROUP)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
+    """As PyTorch without an initialized group: ValueError."""
+    raise ValueError(_NO_GROUP)
+
+
+def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=None):
+    """As PyTorch without an initialized group: ValueError (see `broadcast_parameters`)."""
+    raise ValueError(_NO_GROUP)
+
+
+def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False,
+           group_dst=None):
+    """As PyTorch without an initialized group: ValueError."""
+    raise ValueError(_NO_GROUP)
