@@ -93,3 +93,54 @@ def test_reverse_mode_refuses_integer_outputs_with_runtime_error(how):
         run(torch)
     with pytest.raises(RuntimeError):
         run(rg)
+
+
+# ------------------------------------------------- in-place writes into the primals
+
+def test_jvp_function_mutating_its_primal_matches_torch():
+    """f may write into its inputs under torch.func.jvp (the write reaches the caller's
+    tensor; the tangent follows it); retrograd refused writes into the dual (a view)."""
+    def f(lib):
+        def g(a):
+            a.mul_(0.5)
+            a[1:3].add_(a[:2] * 3)
+            return a * 1
+        return g
+
+    xe, xa = torch.tensor(_A[0]), rg.tensor(_A[0])
+    t = np.arange(5.0)
+    e = torch.func.jvp(f(torch), (xe,), (torch.tensor(t),))
+    a = rg.func.jvp(f(rg), (xa,), (rg.tensor(t),))
+    for x, y in zip(e, a):
+        _same(x, y)
+    _same(xe, xa, "the caller's tensor")
+
+
+def test_batch_norm_training_running_stats_as_primals():
+    """F.batch_norm in training mode updates running_mean/var in place: with them as jvp
+    primals (carrying tangents) torch works; retrograd raised."""
+    g = np.random.default_rng(1)
+    x, rm, rv, w = g.standard_normal((6, 4)), g.standard_normal(4), g.random(4) + 0.5, g.random(4)
+
+    def f(lib):
+        return lambda x, rm, rv, w: lib.nn.functional.batch_norm(
+            x, rm, rv, w, None, training=True, momentum=0.3)
+
+    _jvp_both(f(torch), f(rg), [x, rm, rv, w])
+
+
+def test_forward_ad_make_dual_in_place():
+    """fwAD.make_dual's result written in place: primal and tangent as torch's, and the
+    primal tensor's memory shared."""
+    res = []
+    for lib in (torch, rg):
+        fwAD = lib.autograd.forward_ad
+        x = lib.tensor(_A[1])
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, lib.tensor(_A[2]))
+            d.mul_(lib.tensor(_A[0]))  # (d.mul_(d) differs: torch's tangent reads the new d)
+            d.sub_(d.exp())
+            p, t = fwAD.unpack_dual(d)
+            res.append((p * 1, t * 1, x * 1))
+    for x, y in zip(*res):
+        _same(x, y)
