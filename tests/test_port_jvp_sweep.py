@@ -144,3 +144,24 @@ def test_forward_ad_make_dual_in_place():
             res.append((p * 1, t * 1, x * 1))
     for x, y in zip(*res):
         _same(x, y)
+
+
+@pytest.mark.parametrize("how", ["jvp", "jvp_pair", "vjp", "jacfwd", "jacrev"])
+def test_transforms_refuse_non_tensor_outputs(how):
+    """A number or array returned by f (`.item()` inside it) has no derivative: torch.func
+    raises RuntimeError; retrograd returned a zero tangent/Jacobian (and float32)."""
+    def run(lib):
+        x, F = lib.tensor(_A[0]), lib.func
+        calls = {
+            "jvp": lambda: F.jvp(lambda v: v.sum().item(), (x,), (x,)),
+            "jvp_pair": lambda: F.jvp(lambda v: (v.sin(), 3), (x,), (x,)),
+            "vjp": lambda: F.vjp(lambda v: float(v.sum()), x),
+            "jacfwd": lambda: F.jacfwd(lambda v: 2.0)(x),
+            "jacrev": lambda: F.jacrev(lambda v: np.ones(3))(x),
+        }
+        return calls[how]()
+
+    with pytest.raises(RuntimeError):
+        run(torch)
+    with pytest.raises(RuntimeError, match="only tensors"):
+        run(rg)

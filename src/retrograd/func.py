@@ -147,8 +147,8 @@ class _Tree:
 
 
 class OutputDtypeError(TypeError, RuntimeError):
-    """A non-floating output of a reverse-mode transform (vjp, jacrev): a TypeError (the
-    contract) and PyTorch's RuntimeError for it."""
+    """An output of `f` that cannot be differentiated (not a tensor; for vjp/jacrev, not
+    floating): a TypeError (the contract) and PyTorch's RuntimeError for it."""
 
 
 def _outputs(out, what: str, integral_ok: bool = False) -> tuple[list[Tensor], bool]:
@@ -164,10 +164,14 @@ def _outputs(out, what: str, integral_ok: bool = False) -> tuple[list[Tensor], b
         outs = [out] if single else list(out)
     res = []
     for k, o in enumerate(outs):
-        o = _as_tensor(o, f"{what}: output {k}")
+        if not isinstance(o, Tensor):  # a number or array has no tangent/graph: it would
+            raise OutputDtypeError(     # silently get a zero derivative (PyTorch refuses)
+                f"{what}: expected f(*primals) to return only tensors, got output {k} of type "
+                f"{type(o).__name__} (a .item(), float() or .numpy() inside f cuts the "
+                "derivative; return tensors)")
         if o.dtype.kind not in "fc" and not integral_ok:
-            raise OutputDtypeError(f"{what}: output {k} has dtype {o.dtype}; only floating outputs "
-                            "can be differentiated")
+            raise OutputDtypeError(f"{what}: output {k} has dtype {o.dtype}; only floating "
+                                   "outputs can be differentiated")
         res.append(o)
     return res, single
 
