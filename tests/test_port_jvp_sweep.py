@@ -165,3 +165,77 @@ def test_transforms_refuse_non_tensor_outputs(how):
         run(torch)
     with pytest.raises(RuntimeError, match="only tensors"):
         run(rg)
+
+
+# ------------------------------------------------------------- whole programs
+
+def _linear_pair(seed=3):
+    """A float64 nn.Linear(5, 5) in each library with the same weights, and its tangents."""
+    g = np.random.default_rng(seed)
+    w, b, tw, tb = g.standard_normal((5, 5)), g.standard_normal(5), g.random((5, 5)), g.random(5)
+    mods = []
+    for lib in (torch, rg):
+        m = lib.nn.Linear(5, 5).double()
+        m.load_state_dict({"weight": lib.tensor(w), "bias": lib.tensor(b)})
+        mods.append((lib, m, {"weight": lib.tensor(tw), "bias": lib.tensor(tb)}))
+    return mods
+
+
+def test_program_forward_ad_tutorial():
+    """The forward-mode AD tutorial: dual inputs, a module's parameters made dual (setattr
+    and functional_call), a custom Function's jvp, unpack_dual after the level exits."""
+    x = np.random.default_rng(4).standard_normal((7, 5))
+    res = []
+    for lib, model, tangents in _linear_pair():
+        fwAD, r = lib.autograd.forward_ad, []
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor(x), lib.tensor(x[::-1].copy()))
+            out = d ** 2 + lib.tensor(x).sin()
+            r += [fwAD.unpack_dual(out).tangent * 1]
+            dual = {n: fwAD.make_dual(p, tangents[n]) for n, p in model.named_parameters()}
+            r += [fwAD.unpack_dual(lib.func.functional_call(model, dual, (lib.tensor(x),)))[1]]
+
+            class Exp(lib.autograd.Function):
+                @staticmethod
+                def forward(ctx, a):
+                    ctx.result = a.exp()
+                    return ctx.result
+
+                @staticmethod
+                def jvp(ctx, g_in):
+                    return g_in * ctx.result
+
+            r += [fwAD.unpack_dual(Exp.apply(d)).tangent * 1]
+            for name, p in list(model.named_parameters()):
+                delattr(model, name)
+                setattr(model, name, fwAD.make_dual(p.detach(), tangents[name]))
+            r += list(fwAD.unpack_dual(model(lib.tensor(x)).relu()))
+        assert fwAD.unpack_dual(out).tangent is None
+        res.append([v.detach() for v in r])
+    for k, (e, a) in enumerate(zip(*res)):
+        _same(e, a, f"result {k}")
+
+
+def test_program_jvp_topk_pooling_and_batch_norm():
+    """A top-k pooling head after a training-mode batch norm (functional, running stats
+    updated in place), pushed through func.jvp and jacfwd w.r.t. input and weights: the
+    indices come back with zero tangents, the running stats as torch's."""
+    g = np.random.default_rng(5)
+    x, t = g.standard_normal((6, 5)), g.standard_normal((6, 5))
+    res = []
+    for lib, model, tangents in _linear_pair():
+        rm, rv = lib.zeros(5, dtype=lib.float64), lib.ones(5, dtype=lib.float64)
+
+        def head(inp, w, lib=lib, rm=rm, rv=rv, model=model):
+            h = lib.func.functional_call(model, {"weight": w, "bias": model.bias}, (inp,))
+            h = lib.nn.functional.batch_norm(h, rm, rv, training=True, momentum=0.2)
+            vals, idx = h.tanh().topk(2, dim=1)
+            return vals.sum(1), idx
+
+        w = model.weight.detach()
+        (o, i), (to, ti) = lib.func.jvp(head, (lib.tensor(x), w),
+                                        (lib.tensor(t), tangents["weight"]))
+        jac_o, jac_i = lib.func.jacfwd(head, argnums=1)(lib.tensor(x[:3]), w)
+        res.append([o, i, to, ti, jac_o, jac_i, rm, rv])
+    for k, (e, a) in enumerate(zip(*res)):
+        _same(e, a, f"result {k}")
