@@ -239,3 +239,12 @@ def test_program_jvp_topk_pooling_and_batch_norm():
         res.append([o, i, to, ti, jac_o, jac_i, rm, rv])
     for k, (e, a) in enumerate(zip(*res)):
         _same(e, a, f"result {k}")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_make_dual_refuses_integer_tangent_with_value_error(dtype):
+    """An integer/bool tangent: PyTorch raises ValueError (retrograd: TypeError)."""
+    for lib in (torch, rg):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level(), pytest.raises(ValueError):
+            fwAD.make_dual(lib.tensor(_A[0]), lib.ones(5, dtype=getattr(lib, dtype)))
