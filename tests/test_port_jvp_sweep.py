@@ -1,7 +1,10 @@
 """Forward-mode gaps found by running PyTorch's OpInfo samples through torch.func.jvp and
 rg.func.jvp (primals and tangents compared), each compared here with torch computed in
-the test: integer outputs of jvp/jacfwd (zero tangents), ...; and small whole programs
-(dual numbers under forward_ad, jvp through a model) that guard the port end to end."""
+the test: integer outputs of jvp/jacfwd (zero tangents; vjp/jacrev refuse them as
+RuntimeError), outputs that are not tensors (refused), functions that write into their
+jvp inputs or dual tensors (F.batch_norm's running stats), make_dual's integer tangents;
+and two small whole programs (the forward-mode AD tutorial, a top-k head after batch norm
+through jvp and jacfwd) that guard the port end to end."""
 
 from __future__ import annotations
 
