@@ -488,9 +488,18 @@ class level:
 def make_dual(x: Tensor, tangent: Tensor, lv: Level) -> Tensor:
     """A fresh tensor equal to `x` (same graph, same outer tangents) with `tangent` at `lv`.
 
-    Fresh, so that `x` itself, if also closed over, stays without a tangent at `lv`.
+    Fresh, so that `x` itself, if also closed over, stays without a tangent at `lv`. It
+    shares `x`'s memory and version counter but is a root of its own for view tracking:
+    an in-place write into it (torch.func.jvp lets `f` mutate its inputs, as
+    F.batch_norm does its running stats) changes `x`'s values, never `x`'s tangents.
     """
     d = apply(ops.reshape, x, shape=x.shape)
+    v = getattr(d, "_view", None)
+    if v is not None:
+        d._view = None
+        views = getattr(v[0], "_views", None)
+        if views:
+            views[:] = [r for r in views if r() is not d]
     expect = lv.batch + x.shape
     if tangent.shape != expect:
         raise ArgumentError(f"tangent of shape {tangent.shape} for a primal of shape {x.shape}")

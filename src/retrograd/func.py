@@ -146,7 +146,16 @@ class _Tree:
         return False
 
 
-def _outputs(out, what: str) -> tuple[list[Tensor], bool]:
+class OutputDtypeError(TypeError, RuntimeError):
+    """An output of `f` that cannot be differentiated (not a tensor; for vjp/jacrev, not
+    floating): a TypeError (the contract) and PyTorch's RuntimeError for it."""
+
+
+def _outputs(out, what: str, integral_ok: bool = False) -> tuple[list[Tensor], bool]:
+    """The outputs of `f` as a flat list of tensors and how to pack them back. Forward mode
+    (`integral_ok`) lets integer/bool outputs through (their tangent is zero, as in
+    torch.func.jvp/jacfwd: `jvp(torch.max(x, 1))` gives the indices a zero tangent);
+    reverse mode refuses them, as PyTorch does."""
     if isinstance(out, dict) or (isinstance(out, (tuple, list)) and _trees.is_tree(out)):
         outs, spec = _trees.flatten(out)
         single = _Tree(spec)
@@ -155,10 +164,14 @@ def _outputs(out, what: str) -> tuple[list[Tensor], bool]:
         outs = [out] if single else list(out)
     res = []
     for k, o in enumerate(outs):
-        o = _as_tensor(o, f"{what}: output {k}")
-        if o.dtype.kind not in "fc":
-            raise TypeError(f"{what}: output {k} has dtype {o.dtype}; only floating outputs "
-                            "can be differentiated")
+        if not isinstance(o, Tensor):  # a number or array has no tangent/graph: it would
+            raise OutputDtypeError(     # silently get a zero derivative (PyTorch refuses)
+                f"{what}: expected f(*primals) to return only tensors, got output {k} of type "
+                f"{type(o).__name__} (a .item(), float() or .numpy() inside f cuts the "
+                "derivative; return tensors)")
+        if o.dtype.kind not in "fc" and not integral_ok:
+            raise OutputDtypeError(f"{what}: output {k} has dtype {o.dtype}; only floating "
+                                   "outputs can be differentiated")
         res.append(o)
     return res, single
 
@@ -426,7 +439,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = F
     with forward.level() as lv:
         duals = [forward.make_dual(x, t, lv) for x, t in zip(xs, ts)]
         out, aux = _split_aux(_call(f, duals, {}), has_aux, "jvp")
-        outs, single = _outputs(out, "jvp")
+        outs, single = _outputs(out, "jvp", integral_ok=True)
         touts = [forward.tangent_of(o, lv) for o in outs]
     touts = [t if t is not None else _zeros(o) for t, o in zip(touts, outs)]
     if not _needs_graph(xs + ts, outs + touts, caller):
@@ -497,7 +510,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                     seed = seed.reshape(batch + x.shape)
                     call[i] = forward.make_dual(x, Tensor._wrap(seed), lv)
                 out, aux = _split_aux(_call(f, call, kwargs), has_aux, "jacfwd")
-                outs, single_out = _outputs(out, "jacfwd")
+                outs, single_out = _outputs(out, "jacfwd", integral_ok=True)
                 ts = [forward.tangent_of(o, lv) for o in outs]
             ts = [t if t is not None else _zeros(o, batch) for t, o in zip(ts, outs)]
             if loop:

@@ -81,6 +81,10 @@ def _level(level: int | None, what: str):
     return _stack[level].level
 
 
+class TangentDtypeError(TypeError, ValueError):
+    """An integer or bool tangent: a TypeError (as before) and PyTorch's ValueError."""
+
+
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A dual tensor: a view of `tensor` (gradients flow through it) carrying `tangent` at
     the level (the innermost by default). Like `torch.autograd.forward_ad.make_dual`."""
@@ -98,8 +102,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         # PyTorch takes any floating or complex tangent; here it is cast to the primal's
         # dtype (the rules assume one dtype), except where that would drop an imaginary part
         if tangent.dtype.kind not in "fc":
-            raise TypeError(f"make_dual(): expected the tangent to be floating point or "
-                            f"complex, got dtype {tangent.dtype}")
+            raise TangentDtypeError(f"make_dual(): expected the tangent to be floating point "
+                                    f"or complex, got dtype {tangent.dtype}")
         if tangent.dtype.kind == "c" and tensor.dtype.kind != "c":
             raise RuntimeError(f"make_dual(): a complex tangent (dtype {tangent.dtype}) for a "
                                f"real primal (dtype {tensor.dtype}) is not supported")
