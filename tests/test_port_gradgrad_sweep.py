@@ -68,3 +68,23 @@ def test_prod_reduce_single_zero_first_order_unchanged():
     x = np.array([[1.5, 2.0], [0.0, -3.0]])
     src = np.array([[2.0, 0.5], [-1.0, 4.0], [3.0, 2.0]])
     _same2(lambda lib, x, s: x.index_reduce(0, lib.tensor([0, 1, 1]), s, "prod"), x, src)
+
+
+# ------------------------------------------------- gather with an empty index
+
+@pytest.mark.parametrize("shape,dtype", [((2, 0), "uint8"), ((0, 3), "int64"),
+                                         ((2, 0), "float64")])
+def test_gather_empty_index_of_any_rank(shape, dtype):
+    """torch checks only `dim` for an empty index: an empty result of its shape, still on
+    the input's graph (a zero gradient), where we refused the rank or the dtype."""
+    x = np.random.default_rng(0).standard_normal(5)
+    res = []
+    for lib in (torch, rg):
+        xt = lib.tensor(x, requires_grad=True)
+        out = lib.gather(xt, 0, lib.zeros(shape, dtype=getattr(lib, dtype)))
+        assert out.requires_grad
+        res.append((out, lib.autograd.grad(out.sum(), xt)[0]))
+    close(res[1][0], res[0][0])
+    close(res[1][1], res[0][1])
+    with pytest.raises(IndexError):
+        rg.gather(rg.tensor(x), 1, rg.zeros((2, 0), dtype=rg.int64))
