@@ -88,3 +88,25 @@ def test_gather_empty_index_of_any_rank(shape, dtype):
     close(res[1][1], res[0][1])
     with pytest.raises(IndexError):
         rg.gather(rg.tensor(x), 1, rg.zeros((2, 0), dtype=rg.int64))
+
+
+# ------------------------------------------------- lstsq's empty residuals
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd"])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_lstsq_empty_residuals_are_on_the_graph(driver, dtype):
+    """Where torch leaves the residuals empty (m <= n, or gelsy), they still require grad
+    (a second differentiable output, real for complex A), and a loss using them works."""
+    gen = np.random.default_rng(1)
+    a, b = gen.standard_normal((2, 3)), gen.standard_normal((2, 2))
+    res = []
+    for lib in (torch, rg):
+        A = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        B = lib.tensor(b, dtype=getattr(lib, dtype))
+        sol, resid, _, _ = lib.linalg.lstsq(A, B, driver=driver)
+        assert resid.requires_grad and tuple(resid.shape) == (0,)
+        res.append((resid, lib.autograd.grad(sol.abs().sum() + resid.sum(), A)[0]))
+        with lib.no_grad():
+            assert not lib.linalg.lstsq(A, B, driver=driver)[1].requires_grad
+    close(res[1][0], res[0][0])
+    close(res[1][1], res[0][1], tol=1e-8)
