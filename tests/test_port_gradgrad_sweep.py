@@ -110,3 +110,117 @@ def test_lstsq_empty_residuals_are_on_the_graph(driver, dtype):
             assert not lib.linalg.lstsq(A, B, driver=driver)[1].requires_grad
     close(res[1][0], res[0][0])
     close(res[1][1], res[0][1], tol=1e-8)
+
+
+# ------------------------------------------------- whole programs
+
+def _sgd(lib, params, lr: float) -> None:
+    with lib.no_grad():
+        for p in params:
+            p.sub_(lr * p.grad)
+
+
+def _critic(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(4, 16), nn.LayerNorm(16), nn.LeakyReLU(0.2),
+                         nn.Linear(16, 16), nn.Softplus(), nn.Linear(16, 1)).double()
+
+
+def test_wgan_gp_critic_steps_match_torch():
+    """WGAN-GP: the gradient penalty's double backward through Linear/LayerNorm/LeakyReLU/
+    Softplus, three SGD steps of the critic (by hand: torch.optim's first import is slow)."""
+    tD, rD = _critic(torch), _critic(rg)
+    rD.load_state_dict({k: rg.tensor(v.detach().numpy().copy())
+                        for k, v in tD.state_dict().items()})
+    gen = np.random.default_rng(0)
+    for _ in range(3):
+        arrays = gen.standard_normal((8, 4)), gen.standard_normal((8, 4)), gen.random((8, 1))
+        losses = []
+        for lib, D in ((torch, tD), (rg, rD)):
+            real, fake, eps = (lib.tensor(a) for a in arrays)
+            D.zero_grad()
+            inter = (eps * real + (1 - eps) * fake).requires_grad_(True)
+            d_int = D(inter)
+            g, = lib.autograd.grad(d_int, inter, lib.ones_like(d_int), create_graph=True)
+            gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+            loss = D(fake).mean() - D(real).mean() + 10.0 * gp
+            loss.backward()
+            _sgd(lib, D.parameters(), 1e-2)
+            losses.append(loss)
+        close(losses[1], losses[0])
+    for (k, p), (_, q) in zip(tD.named_parameters(), rD.named_parameters()):
+        close(q, p, k)
+
+
+def test_complex_network_sgd_steps_match_torch():
+    """Complex weights, FFT filtering, modReLU, angle and |z|: complex gradients of a real
+    loss (torch's conjugate-Wirtinger convention) and three SGD steps."""
+    gen = np.random.default_rng(0)
+
+    def c(*shape):
+        return gen.standard_normal(shape) + 1j * gen.standard_normal(shape)
+    init = [c(8, 6) / 3, c(8), c(8), c(3, 8) / 3]
+    X, Y = c(5, 6), gen.standard_normal((5, 3))
+
+    def run(lib):
+        ps = [lib.tensor(a.copy(), requires_grad=True) for a in init]
+        x, y = lib.tensor(X), lib.tensor(Y)
+        grads = []
+        for _ in range(3):
+            w1, b, f, w2 = ps
+            h = lib.fft.ifft(lib.fft.fft(x @ w1.T + b, dim=-1) * f, dim=-1)
+            mag = h.abs()
+            h = h * (lib.nn.functional.relu(mag - 0.5) / (mag + 1e-6))
+            z = h @ w2.T
+            logits = z.real + lib.angle(z) + (z * z.conj()).real.sqrt()
+            loss = ((logits - y) ** 2).mean() + 1e-3 * sum((p.abs() ** 2).sum() for p in ps)
+            loss.backward()
+            grads += [p.grad.clone() for p in ps]
+            _sgd(lib, ps, 1e-2)
+            for p in ps:
+                p.grad = None
+        return grads + ps
+
+    for i, (e, a) in enumerate(zip(run(torch), run(rg))):
+        close(a, e, f"tensor {i}", tol=1e-12)
+
+
+def test_second_order_maml_and_hessian_match_torch():
+    """Second-order MAML (two inner steps with create_graph) through SiLU/ELU, then a
+    Hessian and an hvp of a task loss w.r.t. a bias (autograd.functional)."""
+    gen = np.random.default_rng(0)
+    init = [gen.standard_normal((16, 1)) * 0.5, np.zeros(16),
+            gen.standard_normal((16, 16)) * 0.25, np.zeros(16),
+            gen.standard_normal((1, 16)) * 0.25, np.zeros(1)]
+    tasks = []
+    for _ in range(2):
+        a, ph = gen.uniform(0.1, 5), gen.uniform(0, np.pi)
+        xs, xq = gen.uniform(-5, 5, (5, 1)), gen.uniform(-5, 5, (5, 1))
+        tasks.append((xs, a * np.sin(xs + ph), xq, a * np.sin(xq + ph)))
+
+    def run(lib):
+        F = lib.nn.functional
+        ps = [lib.tensor(p.copy(), requires_grad=True) for p in init]
+
+        def net(x, w):
+            h = F.silu(F.linear(x, w[0], w[1]))
+            return F.linear(F.elu(F.linear(h, w[2], w[3])), w[4], w[5])
+        meta = 0
+        for xs, ys, xq, yq in tasks:
+            xs, ys, xq, yq = (lib.tensor(v) for v in (xs, ys, xq, yq))
+            fast = ps
+            for _ in range(2):
+                g = lib.autograd.grad(F.mse_loss(net(xs, fast), ys), fast, create_graph=True)
+                fast = [w - 0.01 * gi for w, gi in zip(fast, g)]
+            meta = meta + F.mse_loss(net(xq, fast), yq)
+        meta.backward()
+        xs, ys = lib.tensor(tasks[0][0]), lib.tensor(tasks[0][1])
+
+        def f(b):
+            return F.mse_loss(net(xs, [ps[0], b] + ps[2:]), ys)
+        H = lib.autograd.functional.hessian(f, ps[1].detach())
+        _, hv = lib.autograd.functional.hvp(f, ps[1].detach(), lib.ones(16, dtype=lib.float64))
+        return [meta] + [p.grad for p in ps] + [H, hv]
+
+    for i, (e, a) in enumerate(zip(run(torch), run(rg))):
+        close(a, e, f"result {i}", tol=1e-12)
