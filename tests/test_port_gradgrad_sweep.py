@@ -224,3 +224,28 @@ def test_second_order_maml_and_hessian_match_torch():
 
     for i, (e, a) in enumerate(zip(run(torch), run(rg))):
         close(a, e, f"result {i}", tol=1e-12)
+
+
+# ------------------------------------------------- complex pow, first and second order
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 0 ** y and log(0): NaN, as torch
+def test_complex_pow_double_backward_and_zero_base():
+    """The exponent's derivative tests "y >= 0" where the base is 0; for a complex y torch
+    means real and >= 0. Tensors refused the comparison under create_graph, and NumPy's
+    lexicographic order gave 0 where torch gives NaN (0 ** (1+1j))."""
+    xs = np.array([0, 0, 0, 1.5 - 0.5j, -2 + 1j, 0.3j])
+    ys = np.array([1 + 1j, 2 + 0j, -1 + 0j, 0.5 + 2j, 3 + 0j, -0.5 + 0.2j])
+    gen = np.random.default_rng(0)
+    v, w = (gen.standard_normal(6) + 1j * gen.standard_normal(6) for _ in range(2))
+
+    def run(lib):
+        x, y = (lib.tensor(a, requires_grad=True) for a in (xs, ys))
+        vt = lib.tensor(v, requires_grad=True)
+        gx, gy = lib.autograd.grad(x ** y, (x, y), vt, create_graph=True)
+        s = sum((g * lib.tensor(w).conj()).real.sum() for g in (gx, gy))
+        return [gx, gy] + list(lib.autograd.grad(s, (x, y, vt)))
+
+    for i, (e, a) in enumerate(zip(run(torch), run(rg))):
+        e, a = e.detach().numpy(), a.detach().numpy()
+        assert a.dtype == e.dtype
+        np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-12, err_msg=f"result {i}")
