@@ -492,6 +492,9 @@ def lstsq(input, b, rcond=None, *, driver=None):
             if r.dtype.kind == "c":  # |r|^2, real as in PyTorch
                 r = apply1(ops.cabs, r)
             residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
+    if residuals is empty and X.requires_grad:  # torch's empty residuals are on the graph
+        flat = _reshape(X, (int(np.prod(X.shape)),))[:0]
+        residuals = apply1(ops.cabs, flat) if flat.dtype.kind == "c" else flat
     if vector:
         X = _reshape(X, X.shape[:-1])
     return lstsq_result(X, residuals, rank, sv)

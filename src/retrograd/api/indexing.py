@@ -88,6 +88,11 @@ def _back(out: Tensor, zero_d: bool) -> Tensor:
 def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     """`out[i][j][k] = input[i][index[i][j][k]][k]` along `dim` (PyTorch's gather)."""
     x = _t(input)
+    if isinstance(index, Tensor) and index.size == 0:
+        # PyTorch checks nothing but `dim` for an empty index (any rank or dtype): the
+        # result is empty, of the index's shape, on input's graph
+        _dim(dim, x.ndim, "gather")
+        return reshape(reshape(x, -1)[:0], index.shape)
     idx = _index_arg(index, "gather")
     zero_d = x.ndim == 0 and idx.ndim == 0
     d = _dim(dim, x.ndim, "gather")

@@ -293,8 +293,11 @@ def _pow_dx(m, g, out, x, y, *, number=False):
 
 def _pow_dy(m, g, out, x, y, *, number=False):
     """d/dy x**y = x**y log x, and 0 where x == 0 and y >= 0 (so 0**y with y < 0 gives
-    -inf), PyTorch's formula."""
-    return g * m.where(m.logical_and(x == 0, y >= 0), 0.0, out * m.log(x))
+    -inf), PyTorch's formula; a complex y counts as >= 0 when real and >= 0, as there (complex
+    numbers have no order: NumPy's lexicographic one disagrees, and Tensors refuse it)."""
+    nonneg = (m.logical_and(m.imag(y) == 0, m.real(y) >= 0) if y.dtype.kind == "c"
+              else y >= 0)
+    return g * m.where(m.logical_and(x == 0, nonneg), 0.0, out * m.log(x))
 
 
 def _power_into(x, y, *, number: bool = False, out=None):

@@ -194,20 +194,26 @@ def _sr_factors(m, out, x, index, src, axis, reduce, include_self, reverse=False
             m.zeros_like(x), index, es, axis=axis)
         inv = 1.0 / (count + _mask(m, count == 0, x))
         return tie * self_in * inv, (inv, es)
-    # prod: each element's derivative is the product of the others at its position
+    # prod: each element's derivative is the product of the others at its position: out / a
+    # for a nonzero a; for a zero, the product P of the nonzero participants when it is the
+    # only zero, else P times the other zeros (0 in value, but its derivative in the other
+    # zero is P where exactly two meet, which second derivatives need; three or more give 0
+    # to second order). Written with differentiable pieces, so that double backward is exact.
     xp = x * self_in + (1.0 - self_in)       # a non-participating x counts as 1
     zx = _mask(m, xp == 0, x)
     zs = _mask(m, srct == 0, srct)
     nz = zx + m.scatter_add_dim(m.zeros_like(x), index, zs, axis=axis)
-    p = m.scatter_reduce(xp + zx, index, srct + zs, axis=axis, reduce="prod",
-                         include_self=True)   # product of the nonzero participants
-    one = _mask(m, nz == 1, x)
-    none = _mask(m, nz == 0, x)
-    fx = p * (zx * one + (1.0 - zx) * none / (xp + zx)) * self_in
-    g_one = m.gather(one, index, axis=axis)
-    g_none = m.gather(none, index, axis=axis)
-    fs = zs * g_one + (1.0 - zs) * g_none / (srct + zs)
-    return fx, (p, fs)
+    xm = xp * (1.0 - zx) + zx                  # zeros replaced by 1, cut from the graph
+    sm = srct * (1.0 - zs) + zs
+    P = m.scatter_reduce(xm, index, sm, axis=axis, reduce="prod", include_self=True)
+    two = _mask(m, nz == 2, x)
+    p1 = P * _mask(m, nz == 1, x)
+    p2 = P * two
+    zsum = m.scatter_add_dim(xp * zx, index, srct * zs, axis=axis)  # the zeros, summed
+    fx = ((1.0 - zx) * out / xm + zx * (p1 + p2 * (zsum - xp))) * self_in
+    fs = (1.0 - zs) * m.gather(out, index, axis=axis) / sm + zs * (
+        m.gather(p1 + p2 * zsum, index, axis=axis) - m.gather(p2, index, axis=axis) * srct)
+    return fx, (None, fs)
 
 
 def _sr_vjp_x(m, g, out, x, index, src, *, axis, reduce, include_self=True):
