@@ -47,3 +47,21 @@ def test_mvlgamma_takes_x_below_its_old_domain(p):
     rx = _r(x)
     (ga,) = rg.autograd.grad(rg.mvlgamma(rx, p), rx, _r(g))
     close(ga, ge)
+
+
+# ---------------------------------------------------------------- local_response_norm
+
+@pytest.mark.parametrize("shape", [(2, 6, 3), (1, 5, 3, 4)])
+def test_local_response_norm_of_int64_as_torch(shape):
+    """torch takes an int64 input (its avg_pool averages the integer squares with integer
+    division) and gives the default float dtype; retrograd refused it."""
+    x = torch.randint(-9, 10, shape, generator=torch.Generator().manual_seed(0))
+    for size in (2, 3):
+        e = torch.nn.functional.local_response_norm(x, size, alpha=0.3, beta=0.6, k=1.5)
+        a = rg.nn.functional.local_response_norm(_r(x), size, alpha=0.3, beta=0.6, k=1.5)
+        close(a, e, 1e-6)
+    xi = torch.ones(1, 3, 2, dtype=torch.int32)
+    with pytest.raises(NotImplementedError):
+        torch.nn.functional.local_response_norm(xi, 2)
+    with pytest.raises(NotImplementedError):
+        rg.nn.functional.local_response_norm(_r(xi), 2)
