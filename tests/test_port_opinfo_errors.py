@@ -65,3 +65,69 @@ def test_local_response_norm_of_int64_as_torch(shape):
         torch.nn.functional.local_response_norm(xi, 2)
     with pytest.raises(NotImplementedError):
         rg.nn.functional.local_response_norm(_r(xi), 2)
+
+
+# ---------------------------------------------------------------- out= dtypes
+
+OUT_SAME_DTYPE = {  # torch's kernels that write only into an out of the result's dtype
+    "aminmax": lambda m, x, **o: m.aminmax(x, dim=0, **o),
+    "sort": lambda m, x, **o: m.sort(x, 1, **o),
+    "topk": lambda m, x, **o: m.topk(x, 2, **o),
+    "kthvalue": lambda m, x, **o: m.kthvalue(x, 2, **o),
+    "mode": lambda m, x, **o: m.mode(x, 1, **o),
+    "cummax": lambda m, x, **o: m.cummax(x, 1, **o),
+    "cummin": lambda m, x, **o: m.cummin(x, 0, **o),
+    "logcumsumexp": lambda m, x, **o: m.logcumsumexp(x, 1, **o),
+    "tril": lambda m, x, **o: m.tril(x, **o),
+    "triu": lambda m, x, **o: m.triu(x, 1, **o),
+    "frexp": lambda m, x, **o: m.frexp(x, **o),
+    "renorm": lambda m, x, **o: m.renorm(x, 2, 0, 1.0, **o),
+    "quantile": lambda m, x, **o: m.quantile(x, 0.3, dim=1, **o),
+    "take": lambda m, x, **o: m.take(x, m.tensor([0, 5]), **o),
+    "take_along_dim": lambda m, x, **o: m.take_along_dim(x, m.tensor([[0], [2], [1]]), 1, **o),
+    "qr": lambda m, x, **o: m.qr(x, **o),
+    "addmv": lambda m, x, **o: m.addmv(x[:, 0], x, x[0], **o),
+    "baddbmm": lambda m, x, **o: m.baddbmm(x[None], x[None], x[None], **o),
+    "float_power": lambda m, x, **o: m.float_power(x, 2, **o),
+}
+
+
+def _outs(m, res, dt):
+    """Empty out tensors for `res`: `dt` for floating fields, the index fields' own."""
+    if isinstance(res, tuple):
+        return tuple(_outs(m, r, dt) for r in res)
+    return m.empty(0, dtype=dt if str(res.dtype).split(".")[-1][0] in "fc" else res.dtype)
+
+
+@pytest.mark.parametrize("name", sorted(OUT_SAME_DTYPE))
+def test_out_of_another_dtype_is_refused_as_torch(name):
+    """An `out=` of another floating dtype than the result's: torch raises RuntimeError for
+    these kernels (no cast); retrograd cast the result into it. An out of the result's
+    dtype still works, with torch's values."""
+    fn = OUT_SAME_DTYPE[name]
+    x = torch.randn(3, 3, generator=torch.Generator().manual_seed(3)).abs() + 0.5
+    e, a = fn(torch, x), fn(rg, _r(x))
+    other = torch.float32 if name == "float_power" else torch.float64
+    with pytest.raises(RuntimeError):
+        fn(torch, x, out=_outs(torch, e, other))
+    with pytest.raises(RuntimeError):
+        fn(rg, _r(x), out=_outs(rg, a, getattr(rg, str(other)[6:])))
+    got = fn(rg, _r(x), out=_outs(rg, a, a[0].dtype if isinstance(a, tuple) else a.dtype))
+    ref = fn(torch, x, out=_outs(torch, e, e[0].dtype if isinstance(e, tuple) else e.dtype))
+    for g, r in zip(got if isinstance(got, tuple) else (got,),
+                    ref if isinstance(ref, tuple) else (ref,)):
+        close(g, r, 1e-5)
+
+
+@pytest.mark.parametrize("name", ["lerp", "addcmul", "addcdiv"])
+def test_out_on_float16_in_float32_functions(name):
+    """lerp/addcmul/addcdiv (float16 computed in float32) took no out=: their wrapper's
+    (*args, **kwargs) hid that from the out= binding. torch casts into a float64 out."""
+    x = torch.randn(4, generator=torch.Generator().manual_seed(1)).abs() + 0.5
+    args = (x, x * 2, 0.25) if name == "lerp" else (x, x * 2, x + 1)
+    e = getattr(torch, name)(*args, out=torch.empty(4, dtype=torch.float64))
+    ra = tuple(_r(v) if isinstance(v, torch.Tensor) else v for v in args)
+    o = rg.empty(4, dtype=rg.float64)
+    a = getattr(rg, name)(*ra, out=o)
+    assert a is o
+    close(a, e)
