@@ -131,3 +131,48 @@ def test_out_on_float16_in_float32_functions(name):
     a = getattr(rg, name)(*ra, out=o)
     assert a is o
     close(a, e)
+
+
+def _raise_type(call):
+    """The exception a call raises (None when it returns)."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001
+        return exc
+    return None
+
+
+# ---------------------------------------------------------------- cross, conv biases
+
+@pytest.mark.parametrize("shapes", [((5, 3), (5, 1)), ((1, 3), (4, 1))])
+def test_cross_does_not_broadcast_along_its_dim(shapes):
+    """A length-1 cross dimension broadcast to 3 gave zeros; torch refuses it (the other
+    dimensions still broadcast)."""
+    a, b = torch.ones(shapes[0]), torch.ones(shapes[1])
+    for call in (lambda m, x, y: m.linalg.cross(x, y), lambda m, x, y: m.cross(x, y, dim=1)):
+        assert isinstance(_raise_type(lambda c=call: c(torch, a, b)), RuntimeError)
+        assert isinstance(_raise_type(lambda c=call: c(rg, _r(a), _r(b))), RuntimeError)
+    x, y = torch.randn(4, 3, dtype=torch.float64), torch.randn(1, 3, dtype=torch.float64)
+    close(rg.linalg.cross(_r(x), _r(y)), torch.linalg.cross(x, y))
+
+
+@pytest.mark.parametrize("name", ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"])
+@pytest.mark.parametrize("dts", [("float32", "float64"), ("float64", "float32"),
+                                 ("int64", "float64"), ("float32", "int64"),
+                                 ("float16", "float32")])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_conv_bias_of_another_dtype_as_torch(name, dts, batch):
+    """conv refuses a bias of another dtype than the input (retrograd promoted the result
+    to it); conv_transpose refuses it for float16 and for batched float32 (torch's mkldnn
+    path) and otherwise adds it in place, in the input's dtype."""
+    nd = int(name[-2])
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn((batch, 2) + (4,) * nd, generator=g) * 3).to(getattr(torch, dts[0]))
+    w = (torch.randn((2, 2) + (2,) * nd, generator=g) * 3).to(x.dtype)
+    b = (torch.randn(2, generator=g) * 3).to(getattr(torch, dts[1]))
+    tf, rf = getattr(torch.nn.functional, name), getattr(rg.nn.functional, name)
+    te = _raise_type(lambda: tf(x, w, b))
+    if te is not None:
+        assert isinstance(_raise_type(lambda: rf(_r(x), _r(w), _r(b))), type(te))
+        return
+    close(rf(_r(x), _r(w), _r(b)), tf(x, w, b), 1e-6)
