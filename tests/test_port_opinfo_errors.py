@@ -176,3 +176,24 @@ def test_conv_bias_of_another_dtype_as_torch(name, dts, batch):
         assert isinstance(_raise_type(lambda: rf(_r(x), _r(w), _r(b))), type(te))
         return
     close(rf(_r(x), _r(w), _r(b)), tf(x, w, b), 1e-6)
+
+
+# ---------------------------------------------------------------- arange
+
+@pytest.mark.parametrize("args", [(0, float("inf"), 2), (-float("inf"), 1, 2), (0, float("nan")),
+                                  (0, 5, float("nan")), (0, 1e300, 1e-300), (0, 5, float("inf")),
+                                  (5, 0, -float("inf")), (0, 5, -float("inf"))])
+def test_arange_of_non_finite_bounds_and_steps(args):
+    """Infinite/NaN bounds, a NaN step and a length past int64 raise torch's RuntimeError
+    (NumPy's ValueError before); an infinite step gives torch's empty result (NumPy's one
+    element)."""
+    te = _raise_type(lambda: torch.arange(*args))
+    if te is not None:
+        assert isinstance(_raise_type(lambda: rg.arange(*args)), type(te))
+    else:
+        close(rg.arange(*args), torch.arange(*args))
+    te = _raise_type(lambda: torch.arange(*args, dtype=torch.int64))
+    if te is not None:
+        assert isinstance(_raise_type(lambda: rg.arange(*args, dtype=rg.int64)), type(te))
+    else:
+        close(rg.arange(*args, dtype=rg.int64), torch.arange(*args, dtype=torch.int64))
