@@ -197,3 +197,18 @@ def test_arange_of_non_finite_bounds_and_steps(args):
         assert isinstance(_raise_type(lambda: rg.arange(*args, dtype=rg.int64)), type(te))
     else:
         close(rg.arange(*args, dtype=rg.int64), torch.arange(*args, dtype=torch.int64))
+
+
+# ---------------------------------------------------------------- gather
+
+@pytest.mark.parametrize("shapes", [((5,), (2, 0)), ((3, 4), (0,)), ((3, 4), (0, 7, 2))])
+def test_gather_with_an_empty_index_of_another_rank(shapes):
+    """torch checks no shapes for an empty index: the result is empty, of the index's
+    shape, with a zero gradient; retrograd refused the rank."""
+    x = torch.ones(shapes[0], dtype=torch.float64, requires_grad=True)
+    idx = torch.zeros(shapes[1], dtype=torch.int64)
+    e = torch.gather(x, 0, idx)
+    rx = _r(x)
+    a = rg.gather(rx, 0, _r(idx))
+    close(a, e)
+    close(rg.autograd.grad(a.sum(), rx)[0], torch.autograd.grad(e.sum(), x)[0])
