@@ -228,3 +228,63 @@ def test_matrix_exp_float32_rounded_once():
         assert a.dtype == rg.float32
         scale = float(ref.abs().max())
         np.testing.assert_allclose(a.numpy(), ref.numpy(), rtol=0, atol=1e-7 * scale)
+
+
+# ---------------------------------------------------------------- whole programs
+
+def _alexnet_block(nn):
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.LocalResponseNorm(3),
+                         nn.MaxPool2d(2), nn.ConvTranspose2d(8, 4, 2, stride=2), nn.Tanh(),
+                         nn.Flatten(), nn.Linear(4 * 8 * 8, 5))
+
+
+def test_program_lrn_conv_block_trains_as_torch():
+    """An AlexNet-style block (conv, LRN, pool, transposed conv, linear) in float64: loss,
+    every gradient and three SGD-with-momentum steps as torch's."""
+    torch.manual_seed(0)
+    tm = _alexnet_block(torch.nn).double()
+    rm = _alexnet_block(rg.nn).to(rg.float64)
+    rm.load_state_dict({k: _r(v) for k, v in tm.state_dict().items()})
+    x = torch.randn(4, 3, 8, 8, dtype=torch.float64)
+    y = torch.tensor([0, 3, 1, 4])
+    ro = rg.optim.SGD(rm.parameters(), lr=0.05, momentum=0.9)
+    bufs = [None] * len(list(tm.parameters()))  # torch.optim.SGD's update by hand (its
+    for _ in range(3):                           # first import alone takes seconds)
+        tm.zero_grad()
+        ro.zero_grad()
+        le = torch.nn.functional.cross_entropy(tm(x), y)
+        la = rg.nn.functional.cross_entropy(rm(_r(x)), _r(y))
+        le.backward()
+        la.backward()
+        close(la, le.detach())
+        for p, q in zip(tm.parameters(), rm.parameters()):
+            close(q.grad, p.grad, 1e-9)
+        with torch.no_grad():
+            for i, p in enumerate(tm.parameters()):
+                bufs[i] = p.grad.clone() if bufs[i] is None else bufs[i].mul_(0.9).add_(p.grad)
+                p.add_(bufs[i], alpha=-0.05)
+        ro.step()
+    for p, q in zip(tm.parameters(), rm.parameters()):
+        close(q.detach(), p.detach(), 1e-9)
+
+
+def test_program_preallocated_outputs_as_torch():
+    """Code that reuses buffers through out=: an EMA with lerp(out=), per-row top-k and sort
+    into preallocated pairs, a running aminmax; the same buffers and values as torch's."""
+    g = torch.Generator().manual_seed(1)
+    xs = [torch.randn(6, 5, generator=g) for _ in range(3)]
+    bufs = {}
+    for m, conv in ((torch, lambda t: t), (rg, _r)):
+        ema = m.zeros(6, 5)
+        vals, idx = m.empty(0), m.empty(0, dtype=m.int64)
+        sv, si = m.empty(0), m.empty(0, dtype=m.int64)
+        lo, hi = m.empty(0), m.empty(0)
+        for x in xs:
+            x = conv(x)
+            m.lerp(ema, x, 0.1, out=ema)
+            m.topk(ema, 2, dim=1, out=(vals, idx))
+            m.sort(x, dim=0, descending=True, out=(sv, si))
+            m.aminmax(ema, dim=1, out=(lo, hi))
+        bufs[m.__name__] = (ema, vals, idx, sv, si, lo, hi)
+    for a, e in zip(bufs["retrograd"], bufs["torch"]):
+        close(a, e, 1e-6)
