@@ -288,3 +288,35 @@ def test_program_preallocated_outputs_as_torch():
         bufs[m.__name__] = (ema, vals, idx, sv, si, lo, hi)
     for a, e in zip(bufs["retrograd"], bufs["torch"]):
         close(a, e, 1e-6)
+
+
+# ---------------------------------------------------------------- out= overlapping an input
+
+@pytest.mark.parametrize("name", ["kthvalue", "cross", "outer", "kron"])
+def test_out_overlapping_the_input_is_refused(name):
+    """torch refuses an out= that is the input for these kernels; retrograd wrote (resized)
+    the input through it."""
+    calls = {"kthvalue": lambda m, x: m.kthvalue(x, 2, out=(x, m.empty(0, dtype=m.int64))),
+             "cross": lambda m, x: m.cross(x, x.flip(0), dim=0, out=x),
+             "outer": lambda m, x: m.outer(x, x, out=x),
+             "kron": lambda m, x: m.kron(x, x, out=x)}
+    x = torch.tensor([1.0, 2.0, 4.0])
+    assert isinstance(_raise_type(lambda: calls[name](torch, x.clone())), RuntimeError)
+    rx = _r(x)
+    assert isinstance(_raise_type(lambda: calls[name](rg, rx)), RuntimeError)
+    close(rx, x)  # left as it was
+
+
+def test_index_add_out_is_its_input():
+    """index_add(x, ..., out=x) is torch's in-place form and works; an out overlapping the
+    source is still refused."""
+    res = {}
+    for m in (torch, rg):
+        x = m.ones(3, 4)
+        src = m.arange(8.0).reshape(2, 4)
+        assert m.index_add(x, 0, m.tensor([0, 2]), src, alpha=2, out=x) is x
+        res[m.__name__] = x
+        y = m.ones(3, 4)
+        assert isinstance(_raise_type(lambda m=m, y=y: m.index_add(y, 0, m.tensor([0, 2]), y[:2],
+                                                               out=y)), RuntimeError)
+    close(res["retrograd"], res["torch"])
