@@ -158,8 +158,10 @@ def test_multigammaln_matches_torch():
         np.testing.assert_allclose(ours[1], ref[1], rtol=1e-8)
         trigamma = sum(sc.polygamma(1, x - j / 2) for j in range(p))
         np.testing.assert_allclose(ours[1], trigamma, rtol=1e-13)
-    with pytest.raises(ValueError, match=r"greater than \(p - 1\) / 2 = 1.5"):
-        S.multigammaln(rg.tensor([1.2, 3.0]), 4)
+    low = np.array([1.2, 0.3, -0.7, 1.0, 0.0])  # torch 2.13 no longer refuses x <= (p - 1) / 2
+    np.testing.assert_allclose(S.multigammaln(rg.tensor(low), 4).data,
+                               torch.special.multigammaln(torch.tensor(low), 4).numpy(),
+                               rtol=1e-13)
     with pytest.raises(ValueError, match="'p' must be >= 1"):
         S.multigammaln(rg.tensor([1.2]), 0)
 

@@ -344,12 +344,22 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False,
     if dtype is not None and _dt(dtype) == np.int64:
         # PyTorch reads the bounds and the step as int64 first (truncated toward zero):
         # arange(0, 5.5, 1, dtype=int64) stops at 4, arange(0, 2, 0.5, dtype=int64) raises
+        if not all(math.isfinite(v) for v in (start, end, step)):
+            raise ArgumentError(f"arange(): value cannot be converted to type int64_t without "
+                                f"overflow ({start}, {end}, {step})")
         start, end, step = int(start), int(end), int(step)
-    if step == 0:
-        raise ArgumentError("arange(): step must not be zero")
+    if step == 0 or step != step:
+        raise ArgumentError(f"arange(): step must be nonzero, got {step}")
+    if not all(math.isfinite(v) for v in (start, end)):  # NumPy: ValueError/OverflowError
+        raise ArgumentError(f"arange(): unsupported range: {start} -> {end}")
     if (end - start) * step < 0:  # PyTorch refuses rather than give an empty tensor
         raise ArgumentError(f"arange(): upper bound and lower bound inconsistent with step "
                             f"sign (start {start}, end {end}, step {step})")
+    if math.isinf(step):  # torch's length ceil((end - start) / step) is 0 (NumPy's 1)
+        end = start
+    if abs((end - start) / step) >= 2 ** 63:
+        raise ArgumentError(f"arange(): invalid size, possible overflow? ({start} -> {end} by "
+                            f"{step})")
     if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, end, step)):
         dtype = np.int64
     dt = _dt(dtype)

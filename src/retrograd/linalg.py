@@ -638,7 +638,7 @@ def cross(input, other, *, dim: int = -1) -> Tensor:  # noqa: A002
     if not -max(len(shape), 1) <= dim < max(len(shape), 1) or not shape:
         raise _CrossDimError(f"linalg.cross: dimension {dim} out of range for shapes {a.shape} "
                              f"and {b.shape}")
-    if shape[dim] != 3:
+    if a.shape[dim] != 3 or b.shape[dim] != 3:  # both: torch does not broadcast along dim
         raise LinAlgShapeError(f"linalg.cross: inputs dimension {dim} must have length 3, got "
                                f"shapes {a.shape} and {b.shape}")
     a, b = _expand(a, shape), _expand(b, shape)

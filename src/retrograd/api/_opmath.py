@@ -51,5 +51,6 @@ def float16_in_float32(*names: str, follow_input: bool = False) -> Callable:
                 if v.dtype == HALF:
                     bound.arguments[name] = v.to(np.float32)
             return _to_half(fn(*bound.args, **bound.kwargs))
+        wrapper.__signature__ = sig  # fn's own parameters: out_args sees it takes no out=
         return wrapper
     return decorate

@@ -599,7 +599,8 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
                         k: float = 1.0) -> Tensor:
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta, the window
     zero-padded at the channel ends (size // 2 before, (size - 1) // 2 after), for
-    (N, C, *) inputs. Like `torch.nn.functional.local_response_norm`."""
+    (N, C, *) inputs. Like `torch.nn.functional.local_response_norm`; an int64 input
+    averages its squares with integer division, as torch's, and gives the default float."""
     x = _t(input)
     if x.ndim < 3:
         raise ShapeError(f"local_response_norm: expected 3D or higher dimensionality input "
@@ -608,9 +609,9 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
         raise ArgumentError(f"local_response_norm: size must be a positive int, got {size!r}")
     if x.size == 0:
         return x
-    if x.dtype.kind != "f":  # PyTorch averages integer squares with integer division
-        raise DtypeError(f"local_response_norm: expected a floating input, got {x.dtype} "
-                         "(convert with .float())")
+    if x.dtype.kind != "f" and x.dtype != np.int64:  # torch's avg_pool takes int64 too
+        raise DtypeError(f"local_response_norm: expected a floating or int64 input, got "
+                         f"{x.dtype} (convert with .float())")
     sq = x * x
     before, after = size // 2, (size - 1) // 2
     if x.ndim == 3:

@@ -71,7 +71,8 @@ _OUT_AS_DTYPE = frozenset({"sum", "prod", "nansum", "cumsum", "cumprod", "mean"}
 # "unsupported operation: some elements of the input tensor and the written-to tensor refer
 # to a single memory location"); elementwise ops and the others accept out=input.
 _NO_OVERLAP = frozenset({"gather", "index_select", "take", "take_along_dim", "index_add",
-                         "masked_select", "cat", "concat", "concatenate"})
+                         "masked_select", "cat", "concat", "concatenate", "kthvalue", "cross",
+                         "outer", "kron"})
 
 
 def _check_no_overlap(name: str, out, args, kwargs) -> None:
@@ -80,7 +81,9 @@ def _check_no_overlap(name: str, out, args, kwargs) -> None:
     ins = [a for v in (*args, *kwargs.values())
            for a in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(a, Tensor)]
     for o in outs:
-        if any(np.may_share_memory(o.data, a.data) for a in ins):
+        # index_add(x, ..., out=x) is torch's in-place form: only the other inputs count
+        if any(np.may_share_memory(o.data, a.data) for a in ins
+               if not (name == "index_add" and a is o and args and a is args[0])):
             raise RuntimeError(f"{name}(): unsupported operation: some elements of the input "
                                "tensor and the written-to tensor refer to a single memory "
                                "location. Please clone() the tensor before performing the "

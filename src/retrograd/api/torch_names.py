@@ -84,6 +84,9 @@ diag dot fix floor frac heaviside histc inner isneginf isposinf masked_select ma
 msort mv nan_to_num neg negative nonzero norm polar round searchsorted sgn sign signbit
 trunc vdot where
 gather index_add index_copy index_reduce index_select inverse
+addbmm addmv aminmax baddbmm cummax cummin frexp histogram kthvalue logcumsumexp lu_solve
+lu_unpack mode nanquantile ormqr qr quantile renorm sort svd take take_along_dim topk
+float_power triangular_solve tril triu
 """.split())
 
 

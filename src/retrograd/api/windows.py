@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import creation, devices, ops
 from .._values import every_value
+from ..dtypes import can_cast, result_type
 from ..engine import apply
 from ..ops.pooling import pool_geometry
 from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
@@ -159,6 +160,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
         bias = _t(bias)
         if bias.shape != (o,):
             raise ArgumentError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
+        if bias.dtype != x.dtype:  # torch adds no promotion here: it refuses
+            raise DtypeError(f"{fn}: Input type ({x.dtype}) and bias type ({bias.dtype}) "
+                             "should be the same")
     padded = tuple(a + 2 * b for a, b in zip(x.shape[2:], p)) if uneven is None else \
         tuple(a + b + e for a, (b, e) in zip(x.shape[2:], uneven))
     eff = tuple(dd * (k - 1) + 1 for dd, k in zip(d, kernel))
@@ -228,8 +232,16 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
-@float16_in_float32("input", "weight", "bias")  # the phases' sums in float32, as torch
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, fn):
+    if isinstance(input, Tensor) and isinstance(bias, Tensor):  # before float16 -> float32
+        _conv_t_bias_dtype(input, bias, input.shape[0] if input.ndim == nd + 2 else 1, fn)
+    return _conv_t_float(input, weight, bias, stride, padding, output_padding, groups,
+                         dilation, nd, fn)
+
+
+@float16_in_float32("input", "weight", "bias")  # the phases' sums in float32, as torch
+def _conv_t_float(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
+                  fn):
     x, w = _t(input), _t(weight)
     if w.ndim != nd + 2:
         raise ArgumentError(f"{fn}: weight must have shape (in_channels, out_channels/groups, "
@@ -297,9 +309,23 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
         out = apply(ops.phase_fold_bias, cols, bias, **geo)
     else:
         out = apply(ops.phase_fold, cols, **geo)
-        if bias is not None:
-            out = out + bias.reshape((1, o) + (1,) * nd)
+        if bias is not None:  # torch's out.add_(bias): computed promoted, kept in x's dtype
+            out = (out + bias.reshape((1, o) + (1,) * nd)).to(x.dtype)
     return _dense(_unbatch(out, squeeze))
+
+
+def _conv_t_bias_dtype(x: Tensor, bias: Tensor, batch: int, fn: str) -> None:
+    """A bias of another dtype than the input, as torch's CPU paths: float16, and float32
+    with more than one sample (its mkldnn kernel), refuse; the others add the bias in place
+    (`out.add_(bias)`: cast into x's dtype, refused from a higher category)."""
+    if bias.dtype == x.dtype:
+        return
+    if x.dtype == np.float16 or (x.dtype == np.float32 and batch > 1):
+        raise DtypeError(f"{fn}: Input type ({x.dtype}) and bias type ({bias.dtype}) should "
+                         "be the same")
+    if not can_cast(result_type(x, bias), x.dtype):
+        raise DtypeError(f"{fn}: result type {result_type(x, bias)} can't be cast to the "
+                         f"desired output type {x.dtype} (the bias is {bias.dtype})")
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
