@@ -175,6 +175,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     running = (1 - momentum) * running + momentum * batch), by the running statistics
     otherwise."""
     x = _t(input)
+    if training and eps <= 0.0:  # PyTorch's F.batch_norm refuses these (torch.batch_norm not)
+        raise ArgumentError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ArgumentError(f"batch_norm eps must be non-negative, but got {eps}")
     _floating(x, "batch_norm")
     if x.size == 0:  # PyTorch: a copy (times weight[0], plus bias[0]), statistics untouched
         y = x.clone()
