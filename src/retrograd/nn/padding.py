@@ -29,6 +29,12 @@ class _Pad(Module):
         self.value = value
 
     def forward(self, input):
+        if self._mode == "circular" and getattr(input, "ndim", None) not in (self._nd + 1,
+                                                                              self._nd + 2):
+            # PyTorch's CircularPadNd checks the input itself (ValueError), F.pad does not
+            raise ArgumentError(f"{type(self).__name__}: expected {self._nd + 1}D or "
+                                f"{self._nd + 2}D input (got {getattr(input, 'ndim', None)}D "
+                                f"input)")
         if self._mode == "constant":
             return F.pad(input, self.padding, "constant", self.value)
         return F.pad(input, self.padding, self._mode)
