@@ -6,6 +6,9 @@ built the way module_db builds them."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -144,6 +147,28 @@ def test_circular_pad_layer_checks_the_input_rank(nd, shape):
     """CircularPad{n}d takes (n+1)- or (n+2)-D inputs and says so with ValueError (F.pad
     itself refuses others with NotImplementedError)."""
     _raise_alike(lambda L: getattr(L.nn, f"CircularPad{nd}d")(1)(L.zeros(*shape)), ValueError)
+
+
+# --------------------------------------------------- pickling after a view
+
+def test_a_tensor_that_was_viewed_pickles():
+    """A tensor some view (a slice, .view) was taken of pickles and deep-copies, as in torch:
+    FractionalMaxPool2d slices its _random_samples in forward, and module_db's pickle test
+    (and a DataLoader worker) pickles the module or the data afterwards."""
+    for lib in (torch, rg):
+        t = lib.arange(6.0).reshape(3, 2)
+        views = (t[:, 0], t.view(6))
+        for x in (t, views[0]):
+            for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x)):
+                np.testing.assert_array_equal(y.numpy(), x.numpy())
+    u = np.random.default_rng(0).random((1, 3, 2))
+    xt, xr = _pair((1, 3, 5, 7), requires_grad=False)
+    outs = []
+    for lib, x in ((torch, xt), (rg, xr)):
+        m = lib.nn.FractionalMaxPool2d(2, output_ratio=0.5, _random_samples=lib.tensor(u))
+        m(x)
+        outs.append(pickle.loads(pickle.dumps(m))(x))
+    close(outs[1], outs[0])
 
 
 # --------------------------------------------------- whole programs (module_db style)
