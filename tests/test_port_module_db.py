@@ -301,3 +301,25 @@ def test_recurrent_stack_trains_like_torch():
     ct, cr = _pair((4, 2, 6), 2, requires_grad=False)
     _train(tm, rm, lambda: run(tm, torch, xt, ht, ct), lambda: run(rm, rg, xr, hr, cr),
            )
+
+
+# --------------------------------------------------- reprs and attributes
+
+@pytest.mark.parametrize("build", [
+    lambda L: L.nn.AvgPool1d(2), lambda L: L.nn.AvgPool1d(3, 1, 1),
+    lambda L: L.nn.RNNCell(5, 10, nonlinearity="relu"),
+    lambda L: L.nn.RNNCell(5, 10, bias=False, nonlinearity="relu"),
+    lambda L: L.nn.ZeroPad2d(1), lambda L: L.nn.ConstantPad1d(1, 2.5),
+    lambda L: L.nn.ConstantPad3d((1, 0, 2, 0, 1, 1), 3), lambda L: L.nn.ReflectionPad1d(2),
+    lambda L: L.nn.Conv2d(4, 5, 3, padding="same"), lambda L: L.nn.Conv1d(4, 5, 3, padding="valid"),
+    lambda L: L.nn.LinearCrossEntropyLoss(5, 4, reduction="sum")])
+def test_module_reprs_match(build):
+    """module_db's modules print as torch's (the pooling sizes as tuples, RNNCell's relu,
+    ConstantPad's padding=, ZeroPad's padding alone, padding=same unquoted)."""
+    assert repr(build(rg)) == repr(build(torch))
+
+
+def test_avg_pool1d_keeps_its_sizes_as_tuples():
+    for lib in (torch, rg):
+        m = lib.nn.AvgPool1d(3, padding=1)
+        assert (m.kernel_size, m.stride, m.padding) == ((3,), (3,), (1,))

@@ -17,6 +17,7 @@ __all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2
 class _Pad(Module):
     _nd = 1
     _mode = "constant"
+    _zero = False
 
     def __init__(self, padding, value: float = 0.0) -> None:
         super().__init__()
@@ -39,8 +40,10 @@ class _Pad(Module):
             return F.pad(input, self.padding, "constant", self.value)
         return F.pad(input, self.padding, self._mode)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+    def extra_repr(self) -> str:  # PyTorch's: ZeroPad and the others the padding alone
+        if self._mode == "constant" and not self._zero:
+            return f"padding={self.padding}, value={self.value}"
+        return f"{self.padding}"
 
 
 def _layer(name, nd, mode, constant_value=None):
@@ -49,7 +52,8 @@ def _layer(name, nd, mode, constant_value=None):
     else:  # ZeroPad: no value argument
         def __init__(self, padding):
             _Pad.__init__(self, padding, constant_value)
-        cls = type(name, (_Pad,), {"_nd": nd, "_mode": mode, "__init__": __init__})
+        cls = type(name, (_Pad,), {"_nd": nd, "_mode": mode, "_zero": True,
+                                   "__init__": __init__})
     cls.__doc__ = f"Pad the last {nd} dimension{'s' * (nd > 1)} ({mode})."
     cls.__module__ = __name__
     return cls

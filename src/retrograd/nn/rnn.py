@@ -610,6 +610,10 @@ class RNNCell(RNNCellBase):
                         self.bias_hh)
         return out.squeeze(0) if unbatched else out
 
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        return s if self.nonlinearity == "tanh" else f"{s}, nonlinearity={self.nonlinearity}"
+
 
 class LSTMCell(RNNCellBase):
     """One LSTM step; returns (h', c')."""
