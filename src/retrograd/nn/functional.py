@@ -265,7 +265,8 @@ def _same_batch(x: Tensor, target: Tensor) -> None:
     batch, else ValueError."""
     if target.ndim and target.shape[0] != x.shape[0]:
         raise LossShapeError(f"Expected input batch_size ({x.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}).")
+                             f"batch_size ({target.shape[0]}): input of shape {x.shape}, "
+                             f"target of shape {target.shape}")
 
 
 def _classes_last(x: Tensor) -> Tensor:
