@@ -264,9 +264,10 @@ def _same_batch(x: Tensor, target: Tensor) -> None:
     """PyTorch's first check of class targets (before their dtype): as many as the input's
     batch, else ValueError."""
     if target.ndim and target.shape[0] != x.shape[0]:
-        raise LossShapeError(f"Expected input batch_size ({x.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}): input of shape {x.shape}, "
-                             f"target of shape {target.shape}")
+        raise LossShapeError(f"target of shape {target.shape} does not fit input of shape "
+                             f"{x.shape}: Expected input batch_size ({x.shape[0]}) to match "
+                             f"target batch_size ({target.shape[0]}) (class indices of shape "
+                             f"{(x.shape[0],) + x.shape[2:]})")
 
 
 def _classes_last(x: Tensor) -> Tensor:
