@@ -323,3 +323,9 @@ def test_avg_pool1d_keeps_its_sizes_as_tuples():
     for lib in (torch, rg):
         m = lib.nn.AvgPool1d(3, padding=1)
         assert (m.kernel_size, m.stride, m.padding) == ((3,), (3,), (1,))
+
+
+def test_relu6_has_hardtanh_bounds():
+    for lib in (torch, rg):
+        m = lib.nn.ReLU6()
+        assert (m.min_val, m.max_val) == (0.0, 6.0)
