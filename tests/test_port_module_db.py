@@ -90,6 +90,22 @@ def test_batch_norm_eps_in_eval():
                                                       eps=-1.0), ValueError)
 
 
+def test_aten_batch_norm_takes_any_eps():
+    """torch.batch_norm and torch.native_batch_norm (ATen) do not check eps: only
+    F.batch_norm does."""
+    x = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 5.0]])
+    rm, rv = np.zeros(3), np.ones(3)
+    outs = []
+    for L in (torch, rg):
+        t = L.tensor(x)
+        outs.append([L.batch_norm(t, None, None, None, None, True, 0.1, 0.0, False),
+                     L.native_batch_norm(t, None, None, None, None, True, 0.1, 0.0)[0],
+                     L.batch_norm(t, None, None, L.tensor(rm), L.tensor(rv), False, 0.1, -0.5,
+                                  False)])
+    for a, e in zip(*outs[::-1]):
+        close(a, e)
+
+
 # --------------------------------------------------- class targets
 
 @pytest.mark.parametrize("ignore_index", [0, 1, 3])
