@@ -343,3 +343,27 @@ def test_relu6_has_hardtanh_bounds():
     for lib in (torch, rg):
         m = lib.nn.ReLU6()
         assert (m.min_val, m.max_val) == (0.0, 6.0)
+
+
+# --------------------------------------------------- lazy modules
+
+@pytest.mark.parametrize("make,shape", [(lambda L: L.nn.LazyLinear(3), (4, 5)),
+                                        (lambda L: L.nn.LazyConv2d(2, 3), (1, 2, 5, 5)),
+                                        (lambda L: L.nn.LazyBatchNorm1d(
+                                            track_running_stats=False), (4, 5))])
+def test_lazy_module_deepcopies_before_its_first_call(make, shape):
+    """A lazy layer deep-copies before its first call (a copy of the placeholders that
+    materialises on its own first call, the original untouched), as in torch."""
+    shapes = []
+    for L in (torch, rg):
+        m = make(L)
+        c = copy.deepcopy(m)
+        c(L.ones(*shape))
+        assert type(m.weight).__name__ == "UninitializedParameter"
+        assert type(c).__name__ == type(m).__name__[4:]
+        shapes.append([tuple(p.shape) for p in c.parameters()])
+    assert shapes[0] == shapes[1]
+
+
+def test_lazy_norm_with_running_stats_refuses_deepcopy_before_its_first_call():
+    _raise_alike(lambda L: copy.deepcopy(L.nn.LazyBatchNorm1d()), ValueError)
