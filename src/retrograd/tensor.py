@@ -125,6 +125,21 @@ def _values_for_numpy(values, ufunc, untracked: bool = False):
         out.append(v)
     return tuple(out)
 
+
+def _plain_reduce(t, protocol: int) -> tuple:
+    """`object.__reduce_ex__` without the view bookkeeping (`_view`, `_views`): weak
+    references cannot be pickled (a tensor some view was taken of could not be saved or sent
+    to a DataLoader worker), and a copy's data no longer aliases the copied root, so the
+    copy is an ordinary tensor, as PyTorch's."""
+    red = object.__reduce_ex__(t, protocol)
+    state = red[2] if len(red) > 2 else None
+    if isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict) \
+            and (state[1].get("_view") is not None or state[1].get("_views") is not None):
+        slots = dict(state[1], _view=None, _views=None)
+        red = red[:2] + ((state[0], slots),) + red[3:]
+    return red
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -230,7 +245,7 @@ class Tensor:
         the shared file, so the receiving process maps the same memory (as PyTorch's)."""
         path = sharing.shared_path(self.data)
         if path is None:
-            return object.__reduce_ex__(self, protocol)
+            return _plain_reduce(self, protocol)
         return (_rebuild_shared, (type(self), path, self.data.dtype.str, self.data.shape,
                                   self.requires_grad))
 
@@ -244,7 +259,7 @@ class Tensor:
                 "deepcopy protocol at the moment. If you were attempting to deepcopy a "
                 "module, this may be because of a torch.nn.utils.weight_norm usage (or a "
                 "pruned module built with grad enabled); detach() the tensor first")
-        return copy._reconstruct(self, memo, *object.__reduce_ex__(self, 4))
+        return copy._reconstruct(self, memo, *_plain_reduce(self, 4))
 
     @staticmethod
     def _wrap(arr: np.ndarray) -> Tensor:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._args import _t
-from .norms import batch_norm, group_norm, layer_norm
+from .norms import batch_norm_any_eps, group_norm, layer_norm
 
 __all__ = ["native_layer_norm", "native_group_norm", "native_batch_norm", "native_dropout"]
 
@@ -83,7 +83,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var,  # noqa: A
         mean, rstd = mean.reshape(-1), rstd.reshape(-1)
     else:
         mean = rstd = x.new_zeros((0,)).detach()
-    out = batch_norm(x, running_mean, running_var, weight, bias, bool(training), momentum, eps)
+    out = batch_norm_any_eps(x, running_mean, running_var, weight, bias, bool(training),
+                             momentum, eps)
     return out, mean, rstd
 
 

@@ -174,6 +174,19 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     statistics in place, when given, with the unbiased variance:
     running = (1 - momentum) * running + momentum * batch), by the running statistics
     otherwise."""
+    if training and eps <= 0.0:  # PyTorch's F.batch_norm refuses these (torch.batch_norm not)
+        raise ArgumentError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ArgumentError(f"batch_norm eps must be non-negative, but got {eps}")
+    return batch_norm_any_eps(input, running_mean, running_var, weight, bias, training,
+                              momentum, eps)
+
+
+def batch_norm_any_eps(input, running_mean, running_var, weight=None, bias=None,
+                       training: bool = False, momentum: float = 0.1,
+                       eps: float = 1e-5) -> Tensor:
+    """`batch_norm` without F.batch_norm's eps checks: ATen's `torch.batch_norm` and
+    `torch.native_batch_norm` take any eps."""
     x = _t(input)
     _floating(x, "batch_norm")
     if x.size == 0:  # PyTorch: a copy (times weight[0], plus bias[0]), statistics untouched

@@ -19,7 +19,7 @@ from ._args import _t
 from .activations import rrelu as _rrelu
 from .dropout import _check_p, _drop
 from .embedding import embedding as _embedding
-from .norms import batch_norm as _batch_norm
+from .norms import batch_norm_any_eps as _batch_norm
 from .norms import group_norm as _group_norm
 from .norms import instance_norm as _instance_norm
 from .norms import layer_norm as _layer_norm

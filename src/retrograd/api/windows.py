@@ -791,10 +791,15 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
         samples = Tensor(u)
     else:
         samples = _t(_random_samples)
-        if samples.shape != (batch, channels, nd) or samples.dtype != x.dtype:
-            raise ShapeError(f"{fn}: _random_samples must have shape {(batch, channels, nd)} "
-                             f"and the input's dtype {x.dtype}, got {samples.shape} "
+        # as PyTorch: at least `batch` rows (the first `batch` are used; an unbatched
+        # input is a batch of one)
+        if (samples.ndim != 3 or samples.shape[0] < batch or samples.shape[1:] != (channels, nd)
+                or samples.dtype != x.dtype):
+            raise ShapeError(f"{fn}: _random_samples must have shape (>= {batch}, {channels}, "
+                             f"{nd}) and the input's dtype {x.dtype}, got {samples.shape} "
                              f"{samples.dtype}")
+        if samples.shape[0] != batch:
+            samples = samples[:batch]
     # the samples run over the dimensions last to first for 2-D, first to last for 3-D,
     # as in PyTorch's kernels
     order = (1, 0) if nd == 2 else (0, 1, 2)

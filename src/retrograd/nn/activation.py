@@ -150,6 +150,7 @@ class ReLU6(_Inplace):
     """Applies `F.relu6` (`retrograd.nn.functional.relu6`) to its input, with the
     same arguments. Like `torch.nn.ReLU6`: `rg.nn.ReLU6()(x)`."""
     _fn = staticmethod(F.relu6)
+    min_val, max_val = 0.0, 6.0  # PyTorch's ReLU6 is a Hardtanh(0, 6): code reads these
 
 
 class Hardswish(_Inplace):

@@ -234,6 +234,7 @@ def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> T
     rg.jit, where the values are an example) the range, ignore_index allowed."""
     y = target.data
     want = (x.shape[0],) + x.shape[2:]
+    _same_batch(x, target)
     if y.dtype.kind in "iu" and y.dtype != np.int64 and not (y.dtype == np.uint8 and x.ndim <= 2):
         raise LossTargetDtypeError(  # PyTorch takes int64 (and uint8 for (N, C) inputs) only
             f"{name}: expected target dtype to be int64 (Long), but got {y.dtype}; convert it "
@@ -257,6 +258,16 @@ def _class_targets(x: Tensor, target: Tensor, name: str, ignore_index: int) -> T
                              f"{n_classes} classes, so targets must be in "
                              f"[0, {n_classes - 1}] (or ignore_index={ignore_index})")
     return target
+
+
+def _same_batch(x: Tensor, target: Tensor) -> None:
+    """PyTorch's first check of class targets (before their dtype): as many as the input's
+    batch, else ValueError."""
+    if target.ndim and target.shape[0] != x.shape[0]:
+        raise LossShapeError(f"target of shape {target.shape} does not fit input of shape "
+                             f"{x.shape}: Expected input batch_size ({x.shape[0]}) to match "
+                             f"target batch_size ({target.shape[0]}) (class indices of shape "
+                             f"{(x.shape[0],) + x.shape[2:]})")
 
 
 def _classes_last(x: Tensor) -> Tensor:
@@ -378,8 +389,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     if x.ndim == 0:
         raise ArgumentError("cross_entropy: input must have shape (N, C) or (N, C, d1, ...)")
     if target.dtype.kind == "f" and target.shape == x.shape:
+        if ignore_index >= 0:  # PyTorch: only a negative ignore_index (none) with probabilities
+            raise ArgumentError("cross_entropy: ignore_index is not supported for floating "
+                                f"point target, got ignore_index={ignore_index}")
         return _soft_cross_entropy(x, target, weight, reduction, label_smoothing)
     if target.dtype.kind == "f" and target.shape != x.shape:
+        _same_batch(x, target)
         raise LossTargetDtypeError(
                         f"cross_entropy: target must hold integer class indices (int64) of "
                         f"shape {(x.shape[0],) + x.shape[2:]}, got dtype {target.dtype} and shape "

@@ -54,6 +54,7 @@ class _Uninitialized:
         return f"<{type(self).__name__}>"
 
 
+
 class UninitializedParameter(_Uninitialized, Parameter):
     """A parameter whose shape is not known yet (a lazy layer's weight before its first
     call). Like `torch.nn.UninitializedParameter`."""
@@ -63,6 +64,16 @@ class UninitializedParameter(_Uninitialized, Parameter):
 
     def __init__(self, requires_grad: bool = True, dtype=None) -> None:
         Parameter.__init__(self, np.empty(0, dtype=_dtype(dtype)), requires_grad)
+
+    def __deepcopy__(self, memo: dict) -> UninitializedParameter:
+        """A new placeholder of the same dtype (and device), so `copy.deepcopy` of a lazy
+        layer before its first call works, as torch's (Parameter's copy passes values)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self)(self.requires_grad, self.data.dtype)
+        new.data = self.data.copy()
+        memo[id(self)] = new
+        return new
 
 
 class UninitializedBuffer(_Uninitialized, Tensor):
@@ -76,6 +87,12 @@ class UninitializedBuffer(_Uninitialized, Tensor):
         Tensor.__init__(self, np.empty(0, dtype=_dtype(dtype)))
         if requires_grad:
             self.requires_grad_(True)
+
+    def __deepcopy__(self, memo: dict):
+        """Refused, as torch refuses it (a lazy norm layer with running statistics cannot
+        be deep-copied before its first call)."""
+        raise ValueError("Attempted to deepcopy an UninitializedBuffer: call the lazy "
+                         "module with a dummy batch to initialize it first")
 
 
 def _placeholders(module: Module):

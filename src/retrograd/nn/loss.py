@@ -369,4 +369,4 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
                 f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
                 f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
-                f"label_smoothing={self.label_smoothing}")
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

@@ -17,6 +17,7 @@ __all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2
 class _Pad(Module):
     _nd = 1
     _mode = "constant"
+    _zero = False
 
     def __init__(self, padding, value: float = 0.0) -> None:
         super().__init__()
@@ -29,12 +30,20 @@ class _Pad(Module):
         self.value = value
 
     def forward(self, input):
+        if self._mode == "circular" and getattr(input, "ndim", None) not in (self._nd + 1,
+                                                                              self._nd + 2):
+            # PyTorch's CircularPadNd checks the input itself (ValueError), F.pad does not
+            raise ArgumentError(f"{type(self).__name__}: expected {self._nd + 1}D or "
+                                f"{self._nd + 2}D input (got {getattr(input, 'ndim', None)}D "
+                                f"input)")
         if self._mode == "constant":
             return F.pad(input, self.padding, "constant", self.value)
         return F.pad(input, self.padding, self._mode)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+    def extra_repr(self) -> str:  # PyTorch's: ZeroPad and the others the padding alone
+        if self._mode == "constant" and not self._zero:
+            return f"padding={self.padding}, value={self.value}"
+        return f"{self.padding}"
 
 
 def _layer(name, nd, mode, constant_value=None):
@@ -43,7 +52,8 @@ def _layer(name, nd, mode, constant_value=None):
     else:  # ZeroPad: no value argument
         def __init__(self, padding):
             _Pad.__init__(self, padding, constant_value)
-        cls = type(name, (_Pad,), {"_nd": nd, "_mode": mode, "__init__": __init__})
+        cls = type(name, (_Pad,), {"_nd": nd, "_mode": mode, "_zero": True,
+                                   "__init__": __init__})
     cls.__doc__ = f"Pad the last {nd} dimension{'s' * (nd > 1)} ({mode})."
     cls.__module__ = __name__
     return cls

@@ -80,6 +80,10 @@ class AvgPool1d(_AvgPool):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+        # PyTorch keeps these as 1-tuples here (`m.kernel_size[0]`), unlike MaxPool1d
+        self.kernel_size, self.stride, self.padding = (
+            v if isinstance(v, tuple) else tuple(v) if isinstance(v, list) else (v,)
+            for v in (self.kernel_size, self.stride, self.padding))
 
 
 class AvgPool2d(_AvgPool):

@@ -203,6 +203,9 @@ class RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None) -> None:
         super().__init__()
         name = type(self).__name__
+        for arg, v in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(v, bool):  # PyTorch refuses 0/1 and strings too
+                raise TypeError(f"{name}: {arg} should be of type bool, got: {type(v).__name__}")
         for arg, v in (("input_size", input_size), ("hidden_size", hidden_size),
                        ("num_layers", num_layers)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
@@ -606,6 +609,10 @@ class RNNCell(RNNCellBase):
         out = _rnn_step(mode, _linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
                         self.bias_hh)
         return out.squeeze(0) if unbatched else out
+
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        return s if self.nonlinearity == "tanh" else f"{s}, nonlinearity={self.nonlinearity}"
 
 
 class LSTMCell(RNNCellBase):

@@ -25,6 +25,13 @@ class _PretrainedShapeError(ArgumentError, AssertionError):
     ValueError / RuntimeError of a bad argument."""
 
 
+def _check_sizes(name: str, num_embeddings: int, embedding_dim: int) -> None:
+    """PyTorch's refusal (RuntimeError, from creating the weight) of a negative size."""
+    if num_embeddings < 0 or embedding_dim < 0:
+        raise ArgumentError(f"{name}: Trying to create tensor with negative dimension: "
+                            f"[{num_embeddings}, {embedding_dim}]")
+
+
 class Embedding(Module):
     """A table of `num_embeddings` vectors of size `embedding_dim`, looked up by index.
 
@@ -47,6 +54,7 @@ class Embedding(Module):
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
+            _check_sizes("Embedding", num_embeddings, embedding_dim)
             self.weight = Parameter(np.empty((num_embeddings, embedding_dim),
                                              dtype=_dtype(dtype)), requires_grad=not _freeze)
             self.reset_parameters()
@@ -115,6 +123,7 @@ class EmbeddingBag(Module):
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
         if _weight is None:
+            _check_sizes("EmbeddingBag", num_embeddings, embedding_dim)
             self.weight = Parameter(np.empty((num_embeddings, embedding_dim),
                                              dtype=_dtype(dtype)))
             self.reset_parameters()
