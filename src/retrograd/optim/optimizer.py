@@ -224,11 +224,18 @@ class Optimizer:
             raise TypeError(f"a param group must be a dict, got {type(param_group).__name__}")
         group = dict(param_group)
         params = group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
-        if params and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
-                          for p in params):  # model.named_parameters(), as torch 2.13 takes
-            group["param_names"] = [n for n, _ in params]
-            params = [p for _, p in params]
+        named = [isinstance(p, tuple) for p in params]
+        if any(named):  # model.named_parameters(), as torch 2.13 takes: all named or none
+            if not all(named):
+                raise ArgumentError("all optimizer params should be with/without names. Some "
+                                    "param names are missing")
+            group["param_names"] = [p[0] for p in params]
+            params = [p[1] for p in params]
         for k, p in enumerate(params):
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but parameter {k} is a "
@@ -243,6 +250,10 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
                           "future, this will cause an error", UserWarning, stacklevel=3)
         for other in self.param_groups:
+            if ("param_names" in group) != ("param_names" in other):
+                kind = "with names" if "param_names" in group else "without names"
+                raise ArgumentError("all optimizer param groups should be with/without names. "
+                                    f"cannot add param group {kind} to the optimizer")
             if ids & {id(p) for p in other["params"]}:
                 raise ArgumentError("some parameters appear in more than one parameter group")
         group["params"] = params
@@ -365,7 +376,8 @@ class Optimizer:
 
     def _loaded_entry(self, k: str, v, p: Tensor, i: int):
         """One loaded state entry, by PyTorch's rule: a step count as it is; any other tensor
-        in the parameter's dtype (a floating parameter's) and on its device, the loaded tensor
+        in the parameter's dtype if the parameter is real floating (a complex one's keeps its
+        own dtype: ASGD's float32 `eta` stays real) and on its device, the loaded tensor
         itself when it already is; other values as they are."""
         if not isinstance(v, (Tensor, np.ndarray)):
             return v
@@ -375,7 +387,7 @@ class Optimizer:
         if v.ndim and tuple(v.shape) != tuple(shape):
             raise ArgumentError(f"state '{k}' for parameter {i} has shape {tuple(v.shape)}, "
                                 f"the parameter has shape {p.shape}")
-        dt = p.dtype if p.dtype.kind in "fc" else v.dtype
+        dt = p.dtype if p.dtype.kind == "f" else v.dtype
         if isinstance(v, Tensor) and v.dtype == dt and v.device == p.device:
             return v  # PyTorch keeps the loaded tensor itself when nothing changes
         arr = np.array(devices.host(v.data if isinstance(v, Tensor) else v))
@@ -419,6 +431,18 @@ def real_view(a):
     raise NotImplementedError("an optimizer step on a complex parameter, gradient or state "
                               "that is not row-major is not supported: make the parameter "
                               "contiguous")
+
+
+def _check_tensor_lr(lr, foreach: bool | None = None, capturable: bool = False) -> None:
+    """PyTorch's first constructor checks of a Tensor lr: one element, and (Adam, AdamW)
+    not with foreach=True unless capturable, which its foreach kernels cannot read."""
+    if not isinstance(lr, Tensor):
+        return
+    if foreach and not capturable:
+        raise ArgumentError("lr as a Tensor is not supported for capturable=False and "
+                            "foreach=True")
+    if lr.numel() != 1:
+        raise ArgumentError(f"Tensor lr must be 1-element (got shape {lr.shape})")
 
 
 def lr_value(group: dict) -> float:
@@ -590,10 +614,14 @@ class Adam(Optimizer):
                  maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
+        _check_tensor_lr(lr, foreach, capturable)
         if not 0.0 <= eps:
             raise ArgumentError(f"Invalid epsilon value: {eps}")
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
             raise ArgumentError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
+        if all(isinstance(b, Tensor) for b in betas) and foreach and not capturable:
+            raise ArgumentError("betas[0] as a Tensor is not supported for capturable=False "
+                                "and foreach=True")
         if all(isinstance(b, Tensor) for b in betas):  # read as floats by the fused step
             raise TypeError(f"betas given as tensors ({betas!r}) are not supported: pass "
                             "floats, e.g. betas=(float(b1), float(b2))")

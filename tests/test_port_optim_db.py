@@ -1,0 +1,179 @@
+"""Gaps found by running PyTorch's OptimizerInfo database (optim_db: every optimizer with its
+argument combinations and its bad arguments) and the LR schedulers on retrograd: each case
+is rebuilt by hand and compared with torch computed here (parameters, state, exception
+types)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+
+
+def _params(lib, complex_: bool = True):
+    """The same float64 parameters in torch or retrograd: a matrix, a vector, a 0-d one and
+    (optionally) a complex one."""
+    rs = np.random.RandomState(0)
+    arrs = [rs.randn(3, 4), rs.randn(5), np.array(rs.randn())]
+    if complex_:
+        arrs.append(rs.randn(2, 3) + 1j * rs.randn(2, 3))
+    if lib is torch:
+        return [torch.nn.Parameter(torch.tensor(a)) for a in arrs]
+    return [rg.nn.Parameter(rg.tensor(a)) for a in arrs]
+
+
+def _loss(lib, params, k: int):
+    """A smooth loss whose gradient changes with the step k (real and complex parts)."""
+    tot = 0
+    for i, p in enumerate(params):
+        c = 0.3 * (i + 1) * (-1) ** k + 0.1 * k
+        if p.is_complex():
+            tot = tot + ((p * p.conj()).real * (1 + 0.1 * i)).sum() + (p.real * c).sum()
+        else:
+            tot = tot + (lib.sin(p) * c).sum() + 0.5 * (p * p).sum()
+    return tot
+
+
+def _steps(lib, opt, params, ks, closure: bool = False) -> None:
+    for k in ks:
+        def clos(k=k):
+            opt.zero_grad()
+            lo = _loss(lib, params, k)
+            lo.backward()
+            return lo
+        if closure:
+            opt.step(clos)
+        else:
+            clos()
+            opt.step()
+
+
+def _to_rg(x):
+    """A torch state_dict (or part) with its tensors as retrograd tensors."""
+    if isinstance(x, torch.Tensor):
+        return rg.tensor(x.detach().numpy().copy())
+    if isinstance(x, dict):
+        return {k: _to_rg(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_rg(v) for v in x)
+    return x
+
+
+def _same_params(tp, rp, rtol: float = 1e-9) -> None:
+    for a, b in zip(tp, rp):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=rtol,
+                                   atol=1e-12)
+
+
+# --------------------------------------------- load_state_dict into a complex parameter
+
+@pytest.mark.parametrize("name", ["ASGD", "NAdam"])
+def test_loading_real_state_into_complex_param_keeps_its_dtype(name):
+    """PyTorch casts loaded state to the parameter's dtype only for a real floating
+    parameter: a complex one keeps ASGD's float32 eta/mu and NAdam's mu_product real (they
+    were cast to complex128, and the next step failed with float() of a complex)."""
+    tp, rp = _params(torch), _params(rg)
+    to = getattr(torch.optim, name)(tp, lr=0.01)
+    _steps(torch, to, tp, range(3))
+    sd = to.state_dict()
+    tp2 = [torch.nn.Parameter(p.detach().clone()) for p in tp]
+    rp2 = [rg.nn.Parameter(rg.tensor(p.detach().numpy().copy())) for p in tp]
+    del rp
+    to2 = getattr(torch.optim, name)(tp2, lr=0.01)
+    ro2 = getattr(rg.optim, name)(rp2, lr=0.01)
+    to2.load_state_dict(sd)
+    ro2.load_state_dict(_to_rg(sd))
+    for k, v in to2.state[tp2[3]].items():
+        assert str(ro2.state[rp2[3]][k].dtype) == str(v.dtype).split(".")[1], k
+    _steps(torch, to2, tp2, range(3, 5))
+    _steps(rg, ro2, rp2, range(3, 5))
+    _same_params(tp2, rp2)
+
+
+# -------------------------------------------------------------------- Tensor lr
+
+def test_lbfgs_takes_a_tensor_lr():
+    """LBFGS(lr=tensor) works in torch (it was refused): same steps, and the step size t in
+    the state is a Tensor as torch's."""
+    tp, rp = _params(torch, False), _params(rg, False)
+    to = torch.optim.LBFGS(tp, lr=torch.tensor(0.5), max_iter=4)
+    ro = rg.optim.LBFGS(rp, lr=rg.tensor(0.5), max_iter=4)
+    _steps(torch, to, tp, range(2), closure=True)
+    _steps(rg, ro, rp, range(2), closure=True)
+    _same_params(tp, rp, rtol=1e-7)
+    t_t, t_r = to.state[tp[0]]["t"], ro.state[rp[0]]["t"]
+    assert isinstance(t_t, torch.Tensor) and isinstance(t_r, rg.Tensor)
+    assert str(t_r.dtype) == "float32" and float(t_r) == pytest.approx(float(t_t))
+
+
+@pytest.mark.parametrize("name", ["SparseAdam", "Adafactor"])
+def test_tensor_lr_accepted_by_constructor(name):
+    """SparseAdam and Adafactor take a 1-element Tensor lr, as torch's (they refused it)."""
+    to = getattr(torch.optim, name)(_params(torch, False), lr=torch.tensor(0.01))
+    ro = getattr(rg.optim, name)(_params(rg, False), lr=rg.tensor(0.01))
+    assert float(ro.param_groups[0]["lr"]) == pytest.approx(float(to.param_groups[0]["lr"]))
+
+
+def test_adafactor_tensor_lr_steps_as_torch():
+    tp, rp = _params(torch, False), _params(rg, False)
+    to = torch.optim.Adafactor(tp, lr=torch.tensor(0.01, dtype=torch.float64))
+    ro = rg.optim.Adafactor(rp, lr=rg.tensor(0.01, dtype=rg.float64))
+    _steps(torch, to, tp, range(3))
+    _steps(rg, ro, rp, range(3))
+    _same_params(tp, rp)
+
+
+@pytest.mark.parametrize("name", ["Muon", "Adafactor", "SparseAdam", "LBFGS"])
+def test_two_element_tensor_lr_is_a_value_error(name):
+    """A Tensor lr with 2 elements: torch's ValueError (Muon raised a RuntimeError from
+    bool())."""
+    lr_t = torch.tensor([1e-3, 1e-3])
+    with pytest.raises(ValueError, match="1-element"):
+        getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(2, 2))], lr=lr_t)
+    with pytest.raises(ValueError, match="1-element"):
+        getattr(rg.optim, name)([rg.nn.Parameter(rg.ones(2, 2))], lr=rg.tensor([1e-3, 1e-3]))
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_tensor_lr_or_betas_with_foreach_refused(name):
+    """Adam/AdamW refuse a Tensor lr (or Tensor betas) with foreach=True and capturable=False
+    with ValueError, as torch (a Tensor lr was accepted; Tensor betas gave a TypeError)."""
+    for kw_t, kw_r in [(dict(lr=torch.tensor(1e-3)), dict(lr=rg.tensor(1e-3))),
+                       (dict(betas=(torch.tensor(0.9), torch.tensor(0.99))),
+                        dict(betas=(rg.tensor(0.9), rg.tensor(0.99))))]:
+        with pytest.raises(ValueError, match="foreach=True") as et:
+            getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(2))], foreach=True, **kw_t)
+        with pytest.raises(ValueError, match="foreach=True") as er:
+            getattr(rg.optim, name)([rg.nn.Parameter(rg.ones(2))], foreach=True, **kw_r)
+        assert str(er.value).split(" as a")[0] == str(et.value).split(" as a")[0]
+
+
+# ----------------------------------------------------------------- named parameters
+
+def test_named_and_unnamed_params_mixed_is_a_value_error():
+    for lib in (torch, rg):
+        w, b = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(2))
+        with pytest.raises(ValueError, match="Some param names are missing"):
+            lib.optim.SGD([("weight", w), b], lr=0.1)
+
+
+def test_param_groups_with_and_without_names_refused():
+    """A group with names added to an optimizer whose groups have none (and the reverse):
+    torch's ValueError (retrograd accepted both)."""
+    for lib in (torch, rg):
+        w, b = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(2))
+        with pytest.raises(ValueError, match="cannot add param group with names"):
+            lib.optim.Adam([{"params": [w], "lr": 0.01}, {"params": [("bias", b)]}])
+        w, b = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([("weight", w)], lr=0.1)
+        with pytest.raises(ValueError, match="cannot add param group without names"):
+            opt.add_param_group({"params": [b]})
+
+
+def test_param_group_params_as_a_set_is_a_type_error():
+    """A group's params given as a set (unordered): torch's TypeError."""
+    for lib in (torch, rg):
+        with pytest.raises(TypeError, match="ordered collections"):
+            lib.optim.SGD([{"params": {lib.nn.Parameter(lib.ones(2))}}], lr=0.1)
