@@ -108,6 +108,28 @@ def test_lbfgs_takes_a_tensor_lr():
     assert str(t_r.dtype) == "float32" and float(t_r) == pytest.approx(float(t_t))
 
 
+@pytest.mark.parametrize("max_iter", [1, 3])
+@pytest.mark.parametrize("lr", [1, 0.5])
+def test_lbfgs_step_size_state_type_as_torch(lr, max_iter):
+    """LBFGS's saved step size `t`: a 0-d Tensor after the first iteration's
+    min(1, 1/|g|_1) * lr (retrograd saved a float), the plain lr later, as torch's."""
+    got = []
+    for lib in (torch, rg):
+        p = lib.nn.Parameter(lib.tensor([3.0, -6.0, 1.5], dtype=lib.float64))
+        opt = lib.optim.LBFGS([p], lr=lr, max_iter=max_iter)
+
+        def clos(opt=opt, p=p):
+            opt.zero_grad()
+            lo = ((p - 1) ** 4).sum() + (p ** 2).sum()
+            lo.backward()
+            return lo
+        opt.step(clos)
+        t = opt.state[p]["t"]
+        got.append((type(t).__name__, str(getattr(t, "dtype", "")).replace("torch.", ""),
+                    float(t)))
+    assert got[1][:2] == got[0][:2] and got[1][2] == pytest.approx(got[0][2], rel=1e-12)
+
+
 @pytest.mark.parametrize("name", ["SparseAdam", "Adafactor"])
 def test_tensor_lr_accepted_by_constructor(name):
     """SparseAdam and Adafactor take a 1-element Tensor lr, as torch's (they refused it)."""

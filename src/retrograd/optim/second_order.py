@@ -308,9 +308,9 @@ class LBFGS(Optimizer):
                 break
 
         st["d"] = _tensor(d)
-        if isinstance(t, np.floating):  # a Tensor lr makes PyTorch's step size a Tensor
-            t = Tensor._wrap(np.array(t)) if isinstance(group["lr"], Tensor) else float(t)
-        st["t"] = t
+        # PyTorch's step size is a 0-d Tensor where it came from Tensor arithmetic (the first
+        # iteration's min(1, 1/|g|_1) * lr, or a Tensor lr): a NumPy scalar here
+        st["t"] = Tensor._wrap(np.array(t)) if isinstance(t, np.floating) else t
         st["old_dirs"] = _tensor(old_dirs)
         st["old_stps"] = _tensor(old_stps)
         st["ro"] = _tensor(ro)
