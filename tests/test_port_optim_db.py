@@ -172,6 +172,35 @@ def test_adam_tensor_lr_or_betas_with_foreach_refused(name):
         assert str(er.value).split(" as a")[0] == str(et.value).split(" as a")[0]
 
 
+@pytest.mark.parametrize("kw", [dict(), dict(amsgrad=True), dict(weight_decay=0.1),
+                                dict(fused=True), dict(maximize=True)])
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+@pytest.mark.parametrize("bdtype", ["float32", "float64"])
+def test_adam_tensor_betas_step_as_torch(name, kw, bdtype):
+    """Tensor betas (torch takes them; retrograd raised TypeError): float32 ones make the bias
+    corrections float32 (the cube as b*b*b, lr / bc as reciprocal * lr), as torch's
+    single-tensor step; its fused step reads them as doubles. Kept as 0-d Tensors."""
+    tp, rp = _params(torch, not kw.get("fused")), _params(rg, not kw.get("fused"))
+    to = getattr(torch.optim, name)(tp, lr=0.01, betas=(
+        torch.tensor([0.9], dtype=getattr(torch, bdtype)),
+        torch.tensor(0.999, dtype=getattr(torch, bdtype))), **kw)
+    ro = getattr(rg.optim, name)(rp, lr=0.01, betas=(
+        rg.tensor([0.9], dtype=bdtype), rg.tensor(0.999, dtype=bdtype)), **kw)
+    _steps(torch, to, tp, range(4))
+    _steps(rg, ro, rp, range(4))
+    _same_params(tp, rp, rtol=1e-13)
+    b = ro.param_groups[0]["betas"]
+    assert isinstance(b[0], rg.Tensor) and b[0].shape == () and str(b[0].dtype) == bdtype
+
+
+def test_adam_two_element_tensor_beta_is_a_runtime_error():
+    """torch's range check on a 2-element beta fails as bool() of a Tensor: RuntimeError."""
+    for lib in (torch, rg):
+        with pytest.raises(RuntimeError):
+            lib.optim.Adam([lib.nn.Parameter(lib.ones(2))],
+                           betas=(lib.tensor([0.9, 0.9]), lib.tensor(0.99)))
+
+
 # ----------------------------------------------------------------- named parameters
 
 def test_named_and_unnamed_params_mixed_is_a_value_error():

@@ -458,6 +458,21 @@ def lr_value(group: dict) -> float:
     return lr
 
 
+def _betas_value(group: dict) -> tuple:
+    """Adam's betas as numbers: Tensor betas (PyTorch allows them) as NumPy scalars of their
+    dtype, so that the bias corrections 1 - beta^t are computed in it (float32 for
+    torch.tensor(0.9)), as PyTorch's single-tensor step does; its fused step reads them as
+    doubles. Refused inside rg.jit, like a Tensor lr."""
+    betas = group["betas"]
+    if not any(isinstance(b, Tensor) for b in betas):
+        return betas
+    if state.tracer is not None:
+        raise NotImplementedError("Tensor betas in a traced (rg.jit) Adam step are not "
+                                  "supported: pass floats")
+    vals = tuple(b.data.reshape(())[()] if isinstance(b, Tensor) else b for b in betas)
+    return tuple(float(b) for b in vals) if group.get("fused") else vals
+
+
 class _Values:
     """How an update sees a tensor: its NumPy array in eager mode (a complex one as its real
     and imaginary parts, `real_view`), the Tensor itself while rg.jit traces (so every
@@ -622,10 +637,12 @@ class Adam(Optimizer):
         if all(isinstance(b, Tensor) for b in betas) and foreach and not capturable:
             raise ArgumentError("betas[0] as a Tensor is not supported for capturable=False "
                                 "and foreach=True")
-        if all(isinstance(b, Tensor) for b in betas):  # read as floats by the fused step
-            raise TypeError(f"betas given as tensors ({betas!r}) are not supported: pass "
-                            "floats, e.g. betas=(float(b1), float(b2))")
-        if not all(isinstance(b, float) for b in betas):  # torch refuses betas=(0, 0.99)
+        if all(isinstance(b, Tensor) for b in betas):  # 1-element, kept 0-d (torch's _to_scalar)
+            for k, b in enumerate(betas):
+                if b.numel() != 1:
+                    raise ArgumentError(f"Tensor betas[{k}] must be 1-element")
+            betas = tuple(b.reshape(()) if b.ndim else b for b in betas)
+        elif not all(isinstance(b, float) for b in betas):  # torch refuses betas=(0, 0.99)
             raise ValueError("betas must be either both floats or both Tensors, got "
                              f"{tuple(type(b).__name__ for b in betas)}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
@@ -649,7 +666,7 @@ class Adam(Optimizer):
         _check_fused(self, group)
         state = self.state
         lr = lr_value(group)
-        beta1, beta2 = group["betas"]
+        beta1, beta2 = _betas_value(group)
         eps = group["eps"]
         wd = group["weight_decay"]
         amsgrad = group["amsgrad"]
