@@ -280,3 +280,25 @@ def test_swa_multi_avg_fn_weight_as_torch():
             avg.update_parameters(m)
         out[lib] = avg.module.weight.detach().numpy()
     np.testing.assert_allclose(out[rg], out[torch], rtol=0, atol=1e-15)
+
+
+# ------------------------------------------------------------- a number "step" loaded
+
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "NAdam", "Adagrad", "Rprop"])
+def test_loaded_number_step_becomes_a_float32_tensor(name):
+    """An old checkpoint's "step" saved as a number: torch's __setstate__ makes it a 0-d
+    float32 Tensor on load (retrograd kept the number until the next step)."""
+    got = []
+    for lib in (torch, rg):
+        p = lib.nn.Parameter(lib.tensor(np.arange(4.0)))
+        opt = getattr(lib.optim, name)([p], lr=0.01)
+        _steps(lib, opt, [p], range(2))
+        sd = opt.state_dict()
+        st = {k: (float(v) if k == "step" else v) for k, v in sd["state"][0].items()}
+        sd = {"state": {0: st}, "param_groups": sd["param_groups"]}
+        p2 = lib.nn.Parameter(lib.tensor(np.arange(4.0)))
+        opt2 = getattr(lib.optim, name)([p2], lr=0.01)
+        opt2.load_state_dict(sd)
+        s = opt2.state_dict()["state"][0]["step"]
+        got.append((type(s).__name__, str(s.dtype).replace("torch.", ""), float(s)))
+    assert got[1] == got[0]

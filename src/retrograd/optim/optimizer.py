@@ -138,6 +138,8 @@ def _with_step_hooks(step: Callable) -> Callable:
 class Optimizer:
     """Base class: parameter groups, per-parameter state, `zero_grad`, `state_dict`."""
 
+    _tensor_step = False  # built-in optimizers keep "step" as a 0-d Tensor (a loaded number too)
+
     def register_step_pre_hook(self, hook: Callable):
         """`hook(optimizer, args, kwargs)` before this optimizer's step (may return new
         (args, kwargs)); returns a handle whose `remove()` unregisters it."""
@@ -379,6 +381,9 @@ class Optimizer:
         in the parameter's dtype if the parameter is real floating (a complex one's keeps its
         own dtype: ASGD's float32 `eta` stays real) and on its device, the loaded tensor
         itself when it already is; other values as they are."""
+        if k == "step" and self._tensor_step and isinstance(v, (int, float)) \
+                and not isinstance(v, bool):  # torch's __setstate__: a number step -> Tensor
+            return _new_step(float(v))
         if not isinstance(v, (Tensor, np.ndarray)):
             return v
         if k == "step":
@@ -623,6 +628,7 @@ class Adam(Optimizer):
     """
 
     _decoupled = False
+    _tensor_step = True
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
