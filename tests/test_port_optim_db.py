@@ -108,6 +108,28 @@ def test_lbfgs_takes_a_tensor_lr():
     assert str(t_r.dtype) == "float32" and float(t_r) == pytest.approx(float(t_t))
 
 
+def test_lbfgs_tensor_lr_with_scheduler_as_torch():
+    """With a Tensor lr, torch's LBFGS saves t = lr, the lr Tensor itself, so the scheduler's
+    in-place update of the lr shows in the next step's curvature pair s = d * t: retrograd
+    saved a copy, and the runs parted after the first scheduler step."""
+    seqs = []
+    for lib in (torch, rg):
+        p = lib.nn.Parameter(lib.tensor([1.5, -2.0, 0.7], dtype=lib.float64))
+        opt = lib.optim.LBFGS([p], lr=lib.tensor(1.0), max_iter=5)
+        sched = lib.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        for k in range(3):
+            def clos(k=k, opt=opt, p=p, lib=lib):
+                opt.zero_grad()
+                lo = ((p - 1) ** 4).sum() + (lib.sin(p) * (k + 1)).sum()
+                lo.backward()
+                return lo
+            opt.step(clos)
+            sched.step()
+        assert opt.state[p]["t"] is opt.param_groups[0]["lr"]
+        seqs.append(p.detach().numpy().copy())
+    np.testing.assert_allclose(seqs[1], seqs[0], rtol=1e-10)
+
+
 @pytest.mark.parametrize("max_iter", [1, 3])
 @pytest.mark.parametrize("lr", [1, 0.5])
 def test_lbfgs_step_size_state_type_as_torch(lr, max_iter):

@@ -309,8 +309,13 @@ class LBFGS(Optimizer):
 
         st["d"] = _tensor(d)
         # PyTorch's step size is a 0-d Tensor where it came from Tensor arithmetic (the first
-        # iteration's min(1, 1/|g|_1) * lr, or a Tensor lr): a NumPy scalar here
-        st["t"] = Tensor._wrap(np.array(t)) if isinstance(t, np.floating) else t
+        # iteration's min(1, 1/|g|_1) * lr, or a Tensor lr): a NumPy scalar here. After
+        # t = lr it is the lr Tensor itself, so a scheduler's in-place update of the lr shows
+        # in the next step's s = d * t, as in PyTorch
+        if t is lr and isinstance(group["lr"], Tensor):
+            st["t"] = group["lr"]
+        else:
+            st["t"] = Tensor._wrap(np.array(t)) if isinstance(t, np.floating) else t
         st["old_dirs"] = _tensor(old_dirs)
         st["old_stps"] = _tensor(old_stps)
         st["ro"] = _tensor(ro)
