@@ -324,3 +324,152 @@ def test_loaded_number_step_becomes_a_float32_tensor(name):
         s = opt2.state_dict()["state"][0]["step"]
         got.append((type(s).__name__, str(s.dtype).replace("torch.", ""), float(s)))
     assert got[1] == got[0]
+
+
+# ------------------------------------------------------------ whole-program comparisons
+
+def _sd_close(a, b) -> None:
+    """A torch optimizer/scheduler state (or part) and retrograd's: same structure, types
+    and values."""
+    if isinstance(a, torch.Tensor):
+        assert isinstance(b, rg.Tensor) and tuple(a.shape) == tuple(b.shape)
+        assert str(a.dtype).split(".")[1] == str(b.dtype)
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-9, atol=1e-12)
+    elif isinstance(a, dict):
+        assert set(a) == set(b), (sorted(map(str, a)), sorted(map(str, b)))
+        for k in a:
+            _sd_close(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _sd_close(x, y)
+    elif isinstance(a, float):
+        assert isinstance(b, float) and b == pytest.approx(a, rel=1e-9, abs=1e-15)
+    else:
+        assert type(a) is type(b) and a == b, (a, b)
+
+
+_DB = [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
+       ("Adam", dict(amsgrad=True, weight_decay=0.1)), ("AdamW", dict(lr=0.01)),
+       ("RMSprop", dict(centered=True, momentum=0.1)), ("Adagrad", dict(lr_decay=0.5)),
+       ("Adamax", dict(maximize=True)), ("NAdam", dict(decoupled_weight_decay=True,
+                                                       weight_decay=0.1)),
+       ("RAdam", dict(weight_decay=0.1)), ("Adadelta", dict(rho=0.95)),
+       ("Rprop", dict(etas=(0.5, 1.5))), ("ASGD", dict(t0=2)), ("Adafactor", dict(lr=0.01))]
+
+
+@pytest.mark.parametrize("name,kw", _DB, ids=[n for n, _ in _DB])
+def test_optim_db_program_steps_state_and_round_trip(name, kw):
+    """optim_db in miniature: matrix, vector, 0-d and complex parameters in two groups, 4
+    steps, the whole state_dict, then torch's state_dict loaded into a fresh retrograd
+    optimizer and 2 more steps."""
+    cplx = name != "Adafactor"
+    tp, rp = _params(torch, cplx), _params(rg, cplx)
+
+    def groups(ps):
+        return [{"params": ps[:2]}, {"params": ps[2:], "lr": 0.05}]
+    to = getattr(torch.optim, name)(groups(tp), **kw)
+    ro = getattr(rg.optim, name)(groups(rp), **kw)
+    _steps(torch, to, tp, range(4))
+    _steps(rg, ro, rp, range(4))
+    _same_params(tp, rp)
+    _sd_close(to.state_dict(), ro.state_dict())
+    rp2 = [rg.nn.Parameter(rg.tensor(p.detach().numpy().copy())) for p in tp]
+    ro2 = getattr(rg.optim, name)(groups(rp2), **kw)
+    ro2.load_state_dict(_to_rg(to.state_dict()))
+    _steps(torch, to, tp, range(4, 6))
+    _steps(rg, ro2, rp2, range(4, 6))
+    _same_params(tp, rp2)
+
+
+def test_training_loop_param_groups_schedulers_program():
+    """A GPT-style loop: AdamW with a no-decay group, linear warmup then cosine
+    (SequentialLR), gradient clipping; losses, lrs, weights and the scheduler's state."""
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    tm = tm.double()
+    rm = rg.nn.Sequential(rg.nn.Linear(4, 8), rg.nn.Tanh(), rg.nn.Linear(8, 3)).double()
+    rm.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    rs = np.random.RandomState(1)
+    x, y = rs.randn(16, 4), rs.randint(0, 3, 16)
+    out = {}
+    for lib, m in ((torch, tm), (rg, rm)):
+        decay = [p for n, p in m.named_parameters() if n.endswith("weight")]
+        no_decay = [p for n, p in m.named_parameters() if n.endswith("bias")]
+        opt = lib.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                               {"params": no_decay, "weight_decay": 0.0}], lr=3e-2,
+                              betas=(0.9, 0.95))
+        sched = lib.optim.lr_scheduler.SequentialLR(opt, [
+            lib.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=3),
+            lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=7, eta_min=1e-3)],
+            milestones=[3])
+        xs, ys = lib.tensor(x), lib.tensor(y)
+        losses, lrs = [], []
+        for _ in range(10):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(m(xs), ys)
+            loss.backward()
+            lib.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            lrs.append(sched.get_last_lr())
+        sd = sched.state_dict()
+        out[lib] = (losses, lrs, [p.detach().numpy() for p in m.parameters()],
+                    {k: v for k, v in sd.items() if k != "_schedulers"}, sd["_schedulers"])
+    (tl, tlr, tw, tsd, tsub), (rl, rlr, rw, rsd, rsub) = out[torch], out[rg]
+    np.testing.assert_allclose(rl, tl, rtol=1e-10)
+    np.testing.assert_allclose(rlr, tlr, rtol=1e-12)
+    for a, b in zip(tw, rw):
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+    _sd_close(tsd, rsd)
+    _sd_close(tsub, rsub)
+
+
+def test_swa_ema_program():
+    """The torch docs' SWA recipe plus an EMA copy: SGD with CosineAnnealingLR, then SWALR
+    and AveragedModel (running mean via get_swa_multi_avg_fn, EMA with buffers), update_bn,
+    and the averaged models' outputs and state."""
+    torch.manual_seed(0)
+
+    def build(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 2))
+    tm = build(torch).double()
+    rm = build(rg).double()
+    rm.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    rs = np.random.RandomState(2)
+    x, y = rs.randn(24, 4), rs.randint(0, 2, 24)
+    out = {}
+    for lib, m in ((torch, tm), (rg, rm)):
+        su = lib.optim.swa_utils
+        swa = su.AveragedModel(m, multi_avg_fn=su.get_swa_multi_avg_fn())
+        ema = su.AveragedModel(m, multi_avg_fn=su.get_ema_multi_avg_fn(0.9), use_buffers=True)
+        opt = lib.optim.SGD(m.parameters(), lr=0.2, momentum=0.9)
+        cos = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6)
+        swalr = su.SWALR(opt, swa_lr=0.05, anneal_epochs=2, anneal_strategy="linear")
+        xs, ys = lib.tensor(x), lib.tensor(y)
+        lrs = []
+        for epoch in range(7):
+            for b in range(0, 24, 8):
+                opt.zero_grad()
+                lib.nn.functional.cross_entropy(m(xs[b:b + 8]), ys[b:b + 8]).backward()
+                opt.step()
+                ema.update_parameters(m)
+            if epoch >= 3:
+                swa.update_parameters(m)
+                swalr.step()
+            else:
+                cos.step()
+            lrs.append(opt.param_groups[0]["lr"])
+        su.update_bn([(xs[b:b + 8], ys[b:b + 8]) for b in range(0, 24, 8)], swa)
+        swa.eval()
+        ema.eval()
+        out[lib] = (lrs, swa(xs).detach().numpy(), ema(xs).detach().numpy(),
+                    swa.state_dict(), ema.state_dict())
+    (tl, ts, te, tsd, ted), (rl, rs_, re_, rsd, red) = out[torch], out[rg]
+    np.testing.assert_allclose(rl, tl, rtol=1e-12)
+    np.testing.assert_allclose(rs_, ts, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(re_, te, rtol=1e-9, atol=1e-12)
+    _sd_close(tsd, rsd)
+    _sd_close(ted, red)
