@@ -304,6 +304,30 @@ def test_swa_multi_avg_fn_weight_as_torch():
     np.testing.assert_allclose(out[rg], out[torch], rtol=0, atol=1e-15)
 
 
+# --------------------------------------------------- load_state_dict's param groups
+
+def test_loaded_groups_are_copies_of_the_saved_ones():
+    """torch's load_state_dict deep-copies the saved groups: a Tensor lr (or betas) is not
+    shared with the optimizer saved, so a scheduler stepping that one leaves the loaded one
+    alone (retrograd shared them), and a key the saved group lacks is dropped."""
+    got = []
+    for lib in (torch, rg):
+        p, q = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(2))
+        kw = dict(lr=lib.tensor(0.01), betas=(lib.tensor(0.9), lib.tensor(0.99)))
+        o1 = lib.optim.Adam([p], **kw)
+        o2 = lib.optim.Adam([q], lr=lib.tensor(0.02))
+        o2.param_groups[0]["custom"] = 1
+        o2.load_state_dict(o1.state_dict())
+        sched = lib.optim.lr_scheduler.StepLR(o1, 1, 0.5)
+        p.grad = lib.ones(2)
+        o1.step()
+        sched.step()
+        g1, g2 = o1.param_groups[0], o2.param_groups[0]
+        got.append((float(g1["lr"]), float(g2["lr"]), g2["lr"] is g1["lr"],
+                    g2["betas"][0] is g1["betas"][0], "custom" in g2, sorted(g2)))
+    assert got[1] == got[0]
+
+
 # ------------------------------------------------------------- a number "step" loaded
 
 @pytest.mark.parametrize("name", ["Adam", "RMSprop", "NAdam", "Adagrad", "Rprop"])

@@ -17,6 +17,7 @@ written with Tensor ops and in-place updates is traced the same way.
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections import OrderedDict, defaultdict
@@ -368,12 +369,24 @@ class Optimizer:
                 entry[k] = self._loaded_entry(k, v, p, i)
             new_state[p] = entry
         for mine, saved in zip(self.param_groups, saved_groups):
+            # as torch's: each group becomes a deep copy of the saved one (a Tensor lr or
+            # betas is not shared with the optimizer saved, whose scheduler would change
+            # both; keys the saved group lacks go, a built-in setting then gets its default)
+            # with its own params (and param_names unless the saved group has some)
+            new = {"params": mine["params"]}
+            if "param_names" in mine:
+                new["param_names"] = mine["param_names"]
             for k, v in saved.items():
                 if k != "params":
+                    v = copy.deepcopy(v)
                     # a list where the group holds a tuple (betas from a JSON-like
                     # checkpoint) becomes one; param_names stays the list it is
-                    mine[k] = tuple(v) if isinstance(v, list) and isinstance(mine.get(k), tuple) \
+                    new[k] = tuple(v) if isinstance(v, list) and isinstance(mine.get(k), tuple) \
                         else v
+            for k, v in self.defaults.items():
+                new.setdefault(k, v)
+            mine.clear()
+            mine.update(new)
         self.state = defaultdict(dict, new_state)
 
     def _loaded_entry(self, k: str, v, p: Tensor, i: int):
