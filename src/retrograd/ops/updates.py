@@ -66,6 +66,7 @@ def _k():
 
 def lerp_(m, d, weight: float, out) -> None:
     """out = torch.lerp(m, d, weight) (weight a Python float), branch for branch."""
+    weight = float(weight)  # a float32 NumPy scalar (Tensor betas): torch's double weight
     low = weight < 0.5
     f = weight if low else 1.0 - weight
     K = _k()
@@ -84,9 +85,9 @@ def lerp_(m, d, weight: float, out) -> None:
 
 def square_avg_(v, d, beta: float, out) -> None:
     """out = v beta + (1 - beta) d d (Adam's second moment)."""
-    w = 1.0 - beta
+    w = 1.0 - beta  # (in float32 for a float32 NumPy beta, as torch's 1 - beta Tensor)
     K = _k()
-    if _compiled(K.square_avg_, out, v, d):
+    if isinstance(beta, float) and _compiled(K.square_avg_, out, v, d):
         if out is not v:
             np.copyto(out, v)
         K.square_avg_(out, d, beta)
@@ -103,14 +104,20 @@ def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
     + eps)): eager Adam's update (in place on x) and the op's."""
     out = x if out is None else out
     K = _k()
-    if isinstance(lr, (float, int)) and _compiled(K.adam_apply_, out, x, m, v):
+    if isinstance(lr, (float, int)) and type(beta1) is float and type(beta2) is float \
+            and _compiled(K.adam_apply_, out, x, m, v):
         # (a float32 lr, from a Tensor lr: the step size is rounded to float32, as torch)
         if out is not x:
             np.copyto(out, x)
         K.adam_apply_(out, m, v, t, lr, beta1, beta2, eps, decay)
         return
-    step_size = lr / (1 - beta1 ** t)
-    bc2_sqrt = math.sqrt(1 - beta2 ** t)
+    bc1 = 1 - _pow(beta1, t)
+    if isinstance(bc1, np.floating) and isinstance(lr, (float, int)):
+        step_size = (1 / bc1) * lr  # torch's number / Tensor is reciprocal() * number
+    else:
+        step_size = lr / bc1
+    bc2 = 1 - _pow(beta2, t)  # float32 for a float32 NumPy beta2 (Tensor betas), as torch's
+    bc2_sqrt = math.sqrt(bc2) if isinstance(bc2, float) else np.sqrt(bc2)
     if decay != 1.0:
         _ns(out).multiply(x, decay, out=out)
     elif out is not x:
@@ -121,6 +128,14 @@ def adam_update_(x, m, v, t: float, *, lr: float, beta1: float, beta2: float,
     _ns(m).divide(m, denom, out=denom)
     denom *= step_size
     out -= denom
+
+
+def _pow(b, t: float):
+    """b ** t; for a NumPy scalar b (a Tensor beta) as torch's Tensor ** number, whose
+    kernel computes the cube as b * b * b (two roundings in float32)."""
+    if isinstance(b, np.floating) and t == 3.0:
+        return b * b * b
+    return b ** t
 
 
 def _like(a):
@@ -163,7 +178,8 @@ def adam_step_(x, d, m, v, t: float, *, lr: float, beta1: float, beta2: float, e
     `lerp_` and `square_avg_`, then `adam_update_`); one compiled pass when it can."""
     K = _k()
     if _compiled(K.adam_step_, x, x, m, v, d) and _disjoint(m, v, d) \
-            and isinstance(lr, (float, int)):  # x: by _compiled; float32 lr: see above
+            and isinstance(lr, (float, int)) and type(beta1) is float \
+            and type(beta2) is float:  # x: by _compiled; Tensor lr or betas: see above
         K.adam_step_(x, d, m, v, t, lr, beta1, beta2, eps, decay)
         return
     lerp_(m, d, 1.0 - beta1, m)

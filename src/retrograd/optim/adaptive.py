@@ -49,6 +49,8 @@ def _check(name: str, value, low: float = 0.0, below: float | None = None) -> No
 class _Stepper(Optimizer):
     """`step()` shared by these optimizers: one `_update(group, values)` per group."""
 
+    _tensor_step = True
+
     def step(self, closure: Callable | None = None) -> Any:
         loss = None if closure is None else self._closure(closure)
         values = _Values()

@@ -16,7 +16,7 @@ import numpy as np
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _Stepper
-from .optimizer import _bump, _new_step, _step_count, _Values, lr_value
+from .optimizer import _bump, _check_tensor_lr, _new_step, _step_count, _Values, lr_value
 
 __all__ = ["Adafactor"]
 
@@ -39,7 +39,8 @@ class Adafactor(_Stepper):
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach: bool | None = None,
                  maximize: bool = False) -> None:
-        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not 0.0 <= lr:
+        _check_tensor_lr(lr)
+        if not isinstance(lr, (int, float, Tensor)) or isinstance(lr, bool) or not 0.0 <= lr:
             raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:
             raise ArgumentError(f"beta2_decay should be <= 0 but is: {beta2_decay}")

@@ -17,6 +17,7 @@ written with Tensor ops and in-place updates is traced the same way.
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections import OrderedDict, defaultdict
@@ -138,6 +139,8 @@ def _with_step_hooks(step: Callable) -> Callable:
 class Optimizer:
     """Base class: parameter groups, per-parameter state, `zero_grad`, `state_dict`."""
 
+    _tensor_step = False  # built-in optimizers keep "step" as a 0-d Tensor (a loaded number too)
+
     def register_step_pre_hook(self, hook: Callable):
         """`hook(optimizer, args, kwargs)` before this optimizer's step (may return new
         (args, kwargs)); returns a handle whose `remove()` unregisters it."""
@@ -224,11 +227,18 @@ class Optimizer:
             raise TypeError(f"a param group must be a dict, got {type(param_group).__name__}")
         group = dict(param_group)
         params = group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
-        if params and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
-                          for p in params):  # model.named_parameters(), as torch 2.13 takes
-            group["param_names"] = [n for n, _ in params]
-            params = [p for _, p in params]
+        named = [isinstance(p, tuple) for p in params]
+        if any(named):  # model.named_parameters(), as torch 2.13 takes: all named or none
+            if not all(named):
+                raise ArgumentError("all optimizer params should be with/without names. Some "
+                                    "param names are missing")
+            group["param_names"] = [p[0] for p in params]
+            params = [p[1] for p in params]
         for k, p in enumerate(params):
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but parameter {k} is a "
@@ -243,6 +253,10 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
                           "future, this will cause an error", UserWarning, stacklevel=3)
         for other in self.param_groups:
+            if ("param_names" in group) != ("param_names" in other):
+                kind = "with names" if "param_names" in group else "without names"
+                raise ArgumentError("all optimizer param groups should be with/without names. "
+                                    f"cannot add param group {kind} to the optimizer")
             if ids & {id(p) for p in other["params"]}:
                 raise ArgumentError("some parameters appear in more than one parameter group")
         group["params"] = params
@@ -355,18 +369,34 @@ class Optimizer:
                 entry[k] = self._loaded_entry(k, v, p, i)
             new_state[p] = entry
         for mine, saved in zip(self.param_groups, saved_groups):
+            # as torch's: each group becomes a deep copy of the saved one (a Tensor lr or
+            # betas is not shared with the optimizer saved, whose scheduler would change
+            # both; keys the saved group lacks go, a built-in setting then gets its default)
+            # with its own params (and param_names unless the saved group has some)
+            new = {"params": mine["params"]}
+            if "param_names" in mine:
+                new["param_names"] = mine["param_names"]
             for k, v in saved.items():
                 if k != "params":
+                    v = copy.deepcopy(v)
                     # a list where the group holds a tuple (betas from a JSON-like
                     # checkpoint) becomes one; param_names stays the list it is
-                    mine[k] = tuple(v) if isinstance(v, list) and isinstance(mine.get(k), tuple) \
+                    new[k] = tuple(v) if isinstance(v, list) and isinstance(mine.get(k), tuple) \
                         else v
+            for k, v in self.defaults.items():
+                new.setdefault(k, v)
+            mine.clear()
+            mine.update(new)
         self.state = defaultdict(dict, new_state)
 
     def _loaded_entry(self, k: str, v, p: Tensor, i: int):
         """One loaded state entry, by PyTorch's rule: a step count as it is; any other tensor
-        in the parameter's dtype (a floating parameter's) and on its device, the loaded tensor
+        in the parameter's dtype if the parameter is real floating (a complex one's keeps its
+        own dtype: ASGD's float32 `eta` stays real) and on its device, the loaded tensor
         itself when it already is; other values as they are."""
+        if k == "step" and self._tensor_step and isinstance(v, (int, float)) \
+                and not isinstance(v, bool):  # torch's __setstate__: a number step -> Tensor
+            return _new_step(float(v))
         if not isinstance(v, (Tensor, np.ndarray)):
             return v
         if k == "step":
@@ -375,7 +405,7 @@ class Optimizer:
         if v.ndim and tuple(v.shape) != tuple(shape):
             raise ArgumentError(f"state '{k}' for parameter {i} has shape {tuple(v.shape)}, "
                                 f"the parameter has shape {p.shape}")
-        dt = p.dtype if p.dtype.kind in "fc" else v.dtype
+        dt = p.dtype if p.dtype.kind == "f" else v.dtype
         if isinstance(v, Tensor) and v.dtype == dt and v.device == p.device:
             return v  # PyTorch keeps the loaded tensor itself when nothing changes
         arr = np.array(devices.host(v.data if isinstance(v, Tensor) else v))
@@ -421,6 +451,18 @@ def real_view(a):
                               "contiguous")
 
 
+def _check_tensor_lr(lr, foreach: bool | None = None, capturable: bool = False) -> None:
+    """PyTorch's first constructor checks of a Tensor lr: one element, and (Adam, AdamW)
+    not with foreach=True unless capturable, which its foreach kernels cannot read."""
+    if not isinstance(lr, Tensor):
+        return
+    if foreach and not capturable:
+        raise ArgumentError("lr as a Tensor is not supported for capturable=False and "
+                            "foreach=True")
+    if lr.numel() != 1:
+        raise ArgumentError(f"Tensor lr must be 1-element (got shape {lr.shape})")
+
+
 def lr_value(group: dict) -> float:
     """The group's learning rate as a number: a Tensor lr (PyTorch allows one, which a
     scheduler then fills in place) is read at each step, so it is refused inside rg.jit,
@@ -432,6 +474,21 @@ def lr_value(group: dict) -> float:
         return lr.data.reshape(())[()]  # a NumPy scalar: PyTorch's arithmetic on it is
         # in the lr's own dtype (Adam's lr / bias correction, AdamW's 1 - lr * wd)
     return lr
+
+
+def _betas_value(group: dict) -> tuple:
+    """Adam's betas as numbers: Tensor betas (PyTorch allows them) as NumPy scalars of their
+    dtype, so that the bias corrections 1 - beta^t are computed in it (float32 for
+    torch.tensor(0.9)), as PyTorch's single-tensor step does; its fused step reads them as
+    doubles. Refused inside rg.jit, like a Tensor lr."""
+    betas = group["betas"]
+    if not any(isinstance(b, Tensor) for b in betas):
+        return betas
+    if state.tracer is not None:
+        raise NotImplementedError("Tensor betas in a traced (rg.jit) Adam step are not "
+                                  "supported: pass floats")
+    vals = tuple(b.data.reshape(())[()] if isinstance(b, Tensor) else b for b in betas)
+    return tuple(float(b) for b in vals) if group.get("fused") else vals
 
 
 class _Values:
@@ -584,20 +641,27 @@ class Adam(Optimizer):
     """
 
     _decoupled = False
+    _tensor_step = True
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
                  maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
+        _check_tensor_lr(lr, foreach, capturable)
         if not 0.0 <= eps:
             raise ArgumentError(f"Invalid epsilon value: {eps}")
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
             raise ArgumentError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
-        if all(isinstance(b, Tensor) for b in betas):  # read as floats by the fused step
-            raise TypeError(f"betas given as tensors ({betas!r}) are not supported: pass "
-                            "floats, e.g. betas=(float(b1), float(b2))")
-        if not all(isinstance(b, float) for b in betas):  # torch refuses betas=(0, 0.99)
+        if all(isinstance(b, Tensor) for b in betas) and foreach and not capturable:
+            raise ArgumentError("betas[0] as a Tensor is not supported for capturable=False "
+                                "and foreach=True")
+        if all(isinstance(b, Tensor) for b in betas):  # 1-element, kept 0-d (torch's _to_scalar)
+            for k, b in enumerate(betas):
+                if b.numel() != 1:
+                    raise ArgumentError(f"Tensor betas[{k}] must be 1-element")
+            betas = tuple(b.reshape(()) if b.ndim else b for b in betas)
+        elif not all(isinstance(b, float) for b in betas):  # torch refuses betas=(0, 0.99)
             raise ValueError("betas must be either both floats or both Tensors, got "
                              f"{tuple(type(b).__name__ for b in betas)}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
@@ -621,7 +685,7 @@ class Adam(Optimizer):
         _check_fused(self, group)
         state = self.state
         lr = lr_value(group)
-        beta1, beta2 = group["betas"]
+        beta1, beta2 = _betas_value(group)
         eps = group["eps"]
         wd = group["weight_decay"]
         amsgrad = group["amsgrad"]

@@ -18,7 +18,7 @@ import numpy as np
 from ..primitive import ArgumentError
 from ..tensor import Tensor
 from .adaptive import _Stepper
-from .optimizer import _bump, _Values, lr_value
+from .optimizer import _bump, _check_tensor_lr, _Values, lr_value
 
 __all__ = ["Muon"]
 
@@ -119,6 +119,7 @@ class Muon(_Stepper):
                  ns_coefficients: tuple[float, float, float] = (_A, _B, _C),
                  eps: float = 1e-7, ns_steps: int = 5,
                  adjust_lr_fn: str | None = None) -> None:
+        _check_tensor_lr(lr)
         if not 0.0 <= lr:
             raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 <= momentum:

@@ -148,7 +148,9 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn: str | None = None) -> None:
-        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
+        if isinstance(lr, Tensor):  # PyTorch takes a 1-element Tensor lr (checked by the base)
+            pass
+        elif not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
             raise ArgumentError(f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
@@ -306,7 +308,14 @@ class LBFGS(Optimizer):
                 break
 
         st["d"] = _tensor(d)
-        st["t"] = float(t) if isinstance(t, np.floating) else t
+        # PyTorch's step size is a 0-d Tensor where it came from Tensor arithmetic (the first
+        # iteration's min(1, 1/|g|_1) * lr, or a Tensor lr): a NumPy scalar here. After
+        # t = lr it is the lr Tensor itself, so a scheduler's in-place update of the lr shows
+        # in the next step's s = d * t, as in PyTorch
+        if t is lr and isinstance(group["lr"], Tensor):
+            st["t"] = group["lr"]
+        else:
+            st["t"] = Tensor._wrap(np.array(t)) if isinstance(t, np.floating) else t
         st["old_dirs"] = _tensor(old_dirs)
         st["old_stps"] = _tensor(old_stps)
         st["ro"] = _tensor(ro)

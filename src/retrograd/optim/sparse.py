@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..primitive import ArgumentError
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = ["SparseAdam"]
@@ -19,7 +20,12 @@ class SparseAdam(Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, maximize: bool = False) -> None:
-        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not 0.0 < lr:
+        if isinstance(lr, Tensor):  # PyTorch takes a 1-element Tensor lr
+            if lr.numel() != 1:
+                raise ArgumentError(f"Tensor lr must be 1-element (got shape {lr.shape})")
+            if not 0.0 < float(lr.data.reshape(())):
+                raise ArgumentError(f"Invalid learning rate: {lr} (must be > 0)")
+        elif not isinstance(lr, (int, float)) or isinstance(lr, bool) or not 0.0 < lr:
             raise ArgumentError(f"Invalid learning rate: {lr} (must be > 0)")
         if not 0.0 < eps:
             raise ArgumentError(f"Invalid epsilon value: {eps} (must be > 0)")

@@ -81,10 +81,12 @@ def get_swa_multi_avg_fn() -> Callable:
     """`multi_avg_fn` for the running mean, updating lists of floating tensors in place."""
     def swa_update(averaged_param_list: list, current_param_list: list, num_averaged) -> None:
         with no_grad():
-            n = float(num_averaged)
+            # as torch's 1 / (num_averaged + 1): AveragedModel's int64 count gives the weight
+            # in the default dtype (float32: 1/3 rounded), a Python count a float64 one
+            weight = float(1 / (num_averaged + 1))
             if averaged_param_list and averaged_param_list[0].dtype.kind in "fc":
                 for p_avg, p_model in zip(averaged_param_list, current_param_list, strict=True):
-                    p_avg.lerp_(p_model, 1 / (n + 1))
+                    p_avg.lerp_(p_model, weight)
             elif averaged_param_list:  # torch's foreach path refuses integer tensors too
                 raise RuntimeError("get_swa_multi_avg_fn: integer tensors cannot hold the "
                                    "running mean in place (torch refuses them as well); "
@@ -196,15 +198,29 @@ class SWALR(LRScheduler):
         for lr, group in zip(swa_lrs, optimizer.param_groups, strict=True):
             group["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
-            raise ArgumentError("anneal_strategy must by one of 'cos' or 'linear', instead got "
+            raise ArgumentError("anneal_strategy must be one of 'cos' or 'linear', instead got "
                                 f"{anneal_strategy}")
-        self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else \
-            self._linear_anneal
+        self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ArgumentError(f"anneal_epochs must be equal or greater than 0, got "
                                 f"{anneal_epochs}")
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
+
+    def _set_anneal_func(self, anneal_strategy: str) -> None:
+        self._anneal_strategy = anneal_strategy
+        self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else \
+            self._linear_anneal
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every attribute but the optimizer and `anneal_func` (a function, which a
+        checkpoint cannot hold): the strategy is saved by name, as PyTorch's."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "anneal_func")}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state and the annealing function of the saved strategy."""
+        self.__dict__.update(state_dict)
+        self._set_anneal_func(self._anneal_strategy)
 
     @staticmethod
     def _linear_anneal(t: float) -> float:
