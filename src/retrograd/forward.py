@@ -192,10 +192,12 @@ class Stack:
         if not live:
             return False
         batched = all(not lv.vmap or (fws[0] is not None and lv in fws[0]) for lv in live)
+        # an integer or bool target carries batched values at vmap levels (no tangents)
+        kind_ok = target.data.dtype.kind in "fc" or all(lv.vmap for lv in live)
         if getattr(target, "_view", None) is None and not getattr(target, "_views", None) \
-                and target.data.dtype.kind in "fc" and batched:
+                and kind_ok and batched:
             return True
-        if batched and state.tracer is None and target.data.dtype.kind in "fc":
+        if batched and state.tracer is None and kind_ok:
             # a view of a root made inside the transform: the root has a value at each level
             # where the view has one (not a vmap/jvp input, a view of the caller's tensor)
             vw = _view_write(target)

@@ -91,6 +91,9 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     idx = _index_arg(index, "gather")
     zero_d = x.ndim == 0 and idx.ndim == 0
     d = _dim(dim, x.ndim, "gather")
+    if idx.numel() == 0 and idx.ndim != builtins.max(x.ndim, 1) and not zero_d:
+        # PyTorch returns an empty index's shape before checking its dimensions
+        return reshape(apply(ops.getitem, reshape(x, -1), idx=slice(0, 0)), idx.shape)
     if idx.ndim != builtins.max(x.ndim, 1) and not zero_d:
         raise ShapeError(f"gather(): index of shape {idx.shape} must have as many dimensions "
                          f"as input of shape {x.shape}")
@@ -147,6 +150,8 @@ def _scatter_args(input, dim, index, src, fn):
         else:
             src = as_tensor(src)
     _same_dtype(x, src, fn)
+    if idx.numel() == 0 and not (idx.ndim == x.ndim == src.ndim):
+        return x, None, src, d  # PyTorch writes nothing and checks no shapes: a copy of x
     if not (idx.ndim == x.ndim == src.ndim):
         raise ShapeError(f"{fn}(): index {idx.shape}, input {x.shape} and src {src.shape} "
                          "must have the same number of dimensions")
@@ -170,6 +175,8 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
         raise TypeError("scatter(): pass exactly one of src and value")
     src = value if src is None else src
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter")
+    if idx is None:
+        return x.clone()
     if x.ndim == 0:
         x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     if reduce is None:
@@ -185,6 +192,8 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
 def scatter_add(input, dim: int, index, src) -> Tensor:
     """A copy of `input` with `src` added at `index` along `dim` (repeats accumulate)."""
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_add")
+    if idx is None:
+        return x.clone()
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     return _back(apply(ops.scatter_add_dim, x, idx, src, axis=d - x.ndim), zero_d)
@@ -203,6 +212,8 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_reduce")
     if reduce == "mean" and x.dtype == np.bool_:
         raise DtypeError("scatter_reduce(): reduce='mean' is not implemented for bool tensors")
+    if idx is None:
+        return x.clone()
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     # 'max'/'min': PyTorch's forward takes them for amax/amin, its derivatives refuse them

