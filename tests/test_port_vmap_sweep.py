@@ -62,17 +62,16 @@ _EMPTY = [((5,), (2, 0), 0), ((5, 3), (2, 0, 4), 0), ((5, 3), (0,), 1), ((), (2,
 def test_empty_index_of_other_rank(fn, xs, isz, dim):
     """An empty index whose rank differs from the input's: PyTorch checks no shapes
     (gather gives the index's empty shape, the scatters a copy of the input)."""
+    calls = {"gather": lambda lib, x, i, s: lib.gather(x, dim, i),
+             "scatter": lambda lib, x, i, s: x.scatter(dim, i, s),
+             "scatter_value": lambda lib, x, i, s: x.scatter(dim, i, 2.0),
+             "scatter_add": lambda lib, x, i, s: x.scatter_add(dim, i, s),
+             "scatter_reduce": lambda lib, x, i, s: x.scatter_reduce(dim, i, s, "amax"),
+             "scatter_": lambda lib, x, i, s: (x * 1).scatter_(dim, i, s)}
     out = []
     for lib in (torch, rg):
         x = lib.ones(xs, dtype=lib.float64, requires_grad=True)
-        i = lib.zeros(isz, dtype=lib.int64)
-        s = lib.zeros(isz, dtype=lib.float64)
-        r = {"gather": lambda: lib.gather(x, dim, i),
-             "scatter": lambda: x.scatter(dim, i, s),
-             "scatter_value": lambda: x.scatter(dim, i, 2.0),
-             "scatter_add": lambda: x.scatter_add(dim, i, s),
-             "scatter_reduce": lambda: x.scatter_reduce(dim, i, s, "amax"),
-             "scatter_": lambda: (x * 1).scatter_(dim, i, s)}[fn]()
+        r = calls[fn](lib, x, lib.zeros(isz, dtype=lib.int64), lib.zeros(isz, dtype=lib.float64))
         out.append((r, lib.autograd.grad(r.sum(), x)[0]))
     for a, b in zip(*out):
         _same(a, b, fn)
