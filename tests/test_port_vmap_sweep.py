@@ -109,3 +109,50 @@ def test_vmap_inplace_on_integer_and_bool_tensors(name, dtype):
             pytest.skip("torch refuses these for bool (as retrograd)")
     f = _INPLACE[name]
     _same(torch.func.vmap(f)(y), rg.func.vmap(f)(_rg(y)), name)
+
+
+# ------------------------------------------------------------------ NumPy-computed ops in vmap
+
+def _both(tf, rf, *args, in_dims=0):
+    """torch.func.vmap(tf) and rg.func.vmap(rf) on the same inputs, compared output by
+    output."""
+    e = torch.func.vmap(tf, in_dims=in_dims)(*args)
+    a = rg.func.vmap(rf, in_dims=in_dims)(*[_rg(x) for x in args])
+    e, a = (e, a) if isinstance(e, tuple) else ((e,), (a,))
+    assert len(e) == len(a)
+    for x, y in zip(e, a):
+        _same(x, y)
+
+
+def _sym(n=5):
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(3, n, n, dtype=torch.float64, generator=g)
+    return A, A + A.mT, torch.randn(3, n, 2, dtype=torch.float64, generator=g)
+
+
+def test_vmap_geqrf_and_ldl_per_element():
+    """geqrf, ldl_factor(_ex) and ldl_solve read their inputs' values in NumPy: inside
+    vmap each batch element's (torch.func.vmap's fallback loop), not a refusal."""
+    A, S, B = _sym()
+    _both(torch.geqrf, rg.geqrf, A)
+    _both(torch.geqrf, rg.geqrf, A, in_dims=-1)
+    _both(torch.linalg.ldl_factor, rg.linalg.ldl_factor, S)
+    _both(torch.linalg.ldl_factor_ex, rg.linalg.ldl_factor_ex, S)
+    LD, piv = torch.linalg.ldl_factor(S)
+    _both(torch.linalg.ldl_solve, rg.linalg.ldl_solve, LD, piv, B)
+    _both(lambda b: torch.linalg.ldl_solve(LD[0], piv[0], b),
+          lambda b: rg.linalg.ldl_solve(_rg(LD[0]), _rg(piv[0]), b), B)
+
+
+def test_vmap_nonzero_static_and_bincount_per_element():
+    v = torch.tensor([[1, 2, 3], [0, 0, 1], [4, 4, 4]])
+    w = torch.rand(3, 3, dtype=torch.float64)
+    _both(lambda x: torch.nonzero_static(x, size=4), lambda x: rg.nonzero_static(x, size=4), v)
+    _both(lambda x: torch.bincount(x, minlength=6), lambda x: rg.bincount(x, minlength=6), v)
+    _both(lambda x, y: torch.bincount(x, y, minlength=6),
+          lambda x, y: rg.bincount(x, y, minlength=6), v, w)
+    # lengths that differ per element: torch's fallback cannot stack them, nor can we
+    with pytest.raises(RuntimeError):
+        torch.func.vmap(torch.bincount)(v)
+    with pytest.raises(RuntimeError):
+        rg.func.vmap(rg.bincount)(_rg(v))

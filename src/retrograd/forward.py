@@ -511,3 +511,48 @@ def tangent_of(x, lv: Level) -> Tensor | None:
     """`x`'s tangent at `lv`, or None where it has none (a zero tangent)."""
     fw = getattr(x, "_fw", None)
     return None if fw is None else fw.get(lv)
+
+
+def per_element(fn, *args):
+    """`fn(*args)` inside `rg.func.vmap` for library code that computes with its tensor
+    arguments' values in NumPy and gives no derivative (geqrf, ldl_factor, bincount, ...):
+    `fn` once per batch element on plain tensors, each output's results stacked as its
+    batched value, as torch.func.vmap's fallback loops over the batch. None (the caller
+    then refuses as before) unless exactly one vmap level batches the arguments and none
+    of them requires grad; results of different shapes raise as in torch."""
+    st = state.forward
+    if st is None or state.tracer is not None:
+        return None
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    live = [lv for lv in st.levels if any(t._fw is not None and lv in t._fw for t in tensors)]
+    if len(live) != 1 or not live[0].vmap or (
+            state.enabled and any(t.requires_grad for t in tensors)):
+        return None
+    lv = live[0]
+    values = [a._fw[lv] if isinstance(a, Tensor) and a._fw is not None and lv in a._fw
+              else None for a in args]
+    if any(v is not None and (v._fw or v.requires_grad) for v in values):
+        return None
+    rows = []
+    state.forward = None  # plain tensors, computed outside the transform
+    try:
+        for b in range(lv.batch[0]):
+            rows.append(fn(*[a if v is None else Tensor._wrap(v.data[b])
+                             for a, v in zip(args, values)]))
+    finally:
+        state.forward = st
+    one = not isinstance(rows[0], tuple)
+    cols = [[r] if one else list(r) for r in rows]
+    outs = []
+    for k, first in enumerate(cols[0]):
+        parts = [c[k].data for c in cols]
+        if any(p.shape != parts[0].shape for p in parts):
+            raise RuntimeError(f"vmap: stack expects each tensor to be equal size, but got "
+                               f"{list(parts[0].shape)} at entry 0 and "
+                               f"{list(next(p.shape for p in parts if p.shape != parts[0].shape))}"
+                               " at another (the batch elements' results differ in shape)")
+        set_tangent(first, Tensor._wrap(np.stack(parts)), lv)
+        outs.append(first)
+    if one:
+        return outs[0]
+    return type(rows[0])(*outs) if hasattr(rows[0], "_fields") else type(rows[0])(outs)
