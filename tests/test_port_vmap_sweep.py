@@ -156,3 +156,23 @@ def test_vmap_nonzero_static_and_bincount_per_element():
         torch.func.vmap(torch.bincount)(v)
     with pytest.raises(RuntimeError):
         rg.func.vmap(rg.bincount)(_rg(v))
+
+
+@pytest.mark.parametrize("fn", ["linspace", "logspace"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_vmap_linspace_logspace_batched_tensor_ends(fn, dtype):
+    """linspace/logspace with 0-d tensor ends batched by vmap (they read them with item()):
+    each element's values, as torch's own loop gives them (torch.func.vmap's decomposition
+    differs from its kernel in the last bit, and does not truncate int ends first)."""
+    s = torch.tensor([0.0, 1.0, 2.5], dtype=torch.float64)
+    e = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64)
+    tdt, rdt = getattr(torch, dtype), getattr(rg, dtype)
+    tf, rf = getattr(torch, fn), getattr(rg, fn)
+    loop = torch.stack([tf(a, b, 7, dtype=tdt) for a, b in zip(s, e)])
+    got = rg.func.vmap(lambda a, b: rf(a, b, 7, dtype=rdt))(_rg(s), _rg(e))
+    _same(loop, got)
+    if dtype != "int64":
+        batched = torch.func.vmap(lambda a, b: tf(a, b, 7, dtype=tdt))(s, e)
+        np.testing.assert_allclose(_np(got), _np(batched), rtol=1e-6)
+    got = rg.func.vmap(lambda a: rf(a, 3.0, 4, dtype=rdt))(_rg(s))
+    _same(torch.stack([tf(a, 3.0, 4, dtype=tdt) for a in s]), got)

@@ -8,6 +8,8 @@ import math
 import numpy as np
 
 from . import devices
+from ._values import batched as _batched
+from ._values import per_element as _per_element
 from .dtypes import (
     default_complex_dtype,
     float_in_range,
@@ -456,6 +458,11 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     _check_space_args("linspace", start, end, steps)
     if dt == np.bool_:
         raise TypeError("linspace() does not support dtype bool")
+    if _batched(start, end):  # tensor ends batched by vmap: each element's, as torch's
+        r = _per_element(lambda s, e: linspace(s, e, steps, dtype=dt, device=device,
+                                               requires_grad=requires_grad), start, end)
+        if r is not None:
+            return r
     start, end = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (start, end))
     if dt in (np.float32, np.float64) and steps > 1 and all(
             isinstance(v, (int, float, np.integer, np.floating)) for v in (start, end)):
