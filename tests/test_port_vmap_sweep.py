@@ -176,3 +176,24 @@ def test_vmap_linspace_logspace_batched_tensor_ends(fn, dtype):
         np.testing.assert_allclose(_np(got), _np(batched), rtol=1e-6)
     got = rg.func.vmap(lambda a: rf(a, 3.0, 4, dtype=rdt))(_rg(s))
     _same(torch.stack([tf(a, 3.0, 4, dtype=tdt) for a in s]), got)
+
+
+@pytest.mark.parametrize("driver", ["gelss", "gelsd"])
+@pytest.mark.parametrize("deficient", [False, True])
+def test_vmap_lstsq_residuals_at_full_rank(driver, deficient):
+    """lstsq(driver='gelss'/'gelsd') inside vmap gives residuals where every batch
+    element has full rank (it read one element's rank in Python and refused), and
+    per-sample gradients through them."""
+    g = torch.Generator().manual_seed(1)
+    A = torch.randn(3, 4, 3, dtype=torch.float64, generator=g)
+    B = torch.randn(3, 4, 2, dtype=torch.float64, generator=g)
+    if deficient:
+        A[1, :, 2] = A[1, :, 1]
+    _both(lambda a, b: torch.linalg.lstsq(a, b, driver=driver),
+          lambda a, b: rg.linalg.lstsq(a, b, driver=driver), A, B)
+    if not deficient:
+        e = torch.func.vmap(torch.func.grad(
+            lambda a, b: torch.linalg.lstsq(a, b, driver=driver).residuals.sum()))(A, B)
+        r = rg.func.vmap(rg.func.grad(
+            lambda a, b: rg.linalg.lstsq(a, b, driver=driver).residuals.sum()))(_rg(A), _rg(B))
+        np.testing.assert_allclose(_np(r), _np(e), rtol=1e-9, atol=1e-11)

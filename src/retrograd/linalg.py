@@ -23,7 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import ops
-from ._values import by_ops, values_of
+from ._values import by_ops, every_value, jit_error, tracing, values_of
 from .api import linalg as _products
 from .api import norms as _norms
 from .api._args import _t
@@ -484,10 +484,12 @@ def lstsq(input, b, rcond=None, *, driver=None):
             residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
     elif driver in ("gelsd", "gelss"):
         sv = svdvals(A0.detach())  # torch's singular values here carry no gradient
-        if rows > cols and bool(np.all(values_of(
-                rank, f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
-                "use the default driver and compute the residuals from the solution")
-                == cols)):
+        if rows > cols and tracing():
+            raise jit_error(f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
+                            "use the default driver and compute the residuals from the "
+                            "solution")
+        # inside vmap, every batch element's rank: residuals where all are full (as torch)
+        if rows > cols and bool(np.all(every_value(rank) == cols)):
             r = apply(ops.matmul, input, X) - b
             if r.dtype.kind == "c":  # |r|^2, real as in PyTorch
                 r = apply1(ops.cabs, r)
