@@ -197,3 +197,38 @@ def test_vmap_lstsq_residuals_at_full_rank(driver, deficient):
         r = rg.func.vmap(rg.func.grad(
             lambda a, b: rg.linalg.lstsq(a, b, driver=driver).residuals.sum()))(_rg(A), _rg(B))
         np.testing.assert_allclose(_np(r), _np(e), rtol=1e-9, atol=1e-11)
+
+
+def test_vmap_argwhere_per_element():
+    """argwhere inside vmap: each element's rows where the counts agree (torch's fallback
+    loop), torch's RuntimeError where they differ; nonzero refuses in both."""
+    x = torch.tensor([[1.0, 0.0, 2.0], [0.0, 3.0, 4.0], [5.0, 0.0, 6.0]])
+    _both(torch.argwhere, rg.argwhere, x)
+    y = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
+    for lib, t in ((torch, y), (rg, _rg(y))):
+        with pytest.raises(RuntimeError):
+            lib.func.vmap(lib.argwhere)(t)
+        with pytest.raises(RuntimeError):
+            lib.func.vmap(lib.nonzero)(t)
+
+
+_LIST_INDEX = {
+    "lists+tensor": lambda a, j: a[[0, 2, 3], [1, 3, 3], j],
+    "slice,list,tensor": lambda a, j: a[:, [0, 1, 4], j],
+    "nested list,tensor": lambda a, j: a[[[0], [2]], j],
+    "list,slice,tensor": lambda a, j: a[[1, 2, 0], :, j],
+}
+
+
+@pytest.mark.parametrize("name", list(_LIST_INDEX))
+@pytest.mark.parametrize("in_dims", [(0, 0), (None, 0)])
+def test_vmap_getitem_lists_with_batched_index_tensor(name, in_dims):
+    """Integer lists next to a batched index tensor are index tensors too (they were
+    refused as unbatchable)."""
+    g = torch.Generator().manual_seed(2)
+    A = torch.randn(3, 5, 5, 5, dtype=torch.float64, generator=g)
+    i = torch.randint(0, 5, (3, 3), generator=g)
+    A = A if in_dims[0] == 0 else A[0]
+    f = _LIST_INDEX[name]
+    _same(torch.func.vmap(f, in_dims=in_dims)(A, i),
+          rg.func.vmap(f, in_dims=in_dims)(_rg(A), _rg(i)))

@@ -55,7 +55,7 @@ REFUSES = {
 }
 REFUSES.update({  # reductions, sets and index writes: lengths that depend on the values
     "rg.unique": VALUES, "rg.unique_consecutive": VALUES,
-    "rg.argwhere": VALUES, "rg.index_put_": INPLACE,
+    "rg.index_put_": INPLACE,
 })
 REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place forms, statistics
     **{k: RANDOM for k in [

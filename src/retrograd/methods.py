@@ -713,6 +713,19 @@ def _batched_index(idx, plain: bool) -> bool:
                and i.dtype != np.uint8 and getattr(i, "_fw", None) for i in items)
 
 
+def _int_list_index(i):
+    """A list (or NumPy array) of integers among the indices: the int64 index tensor
+    PyTorch makes of it; anything else unchanged."""
+    if isinstance(i, (list, np.ndarray)):
+        try:
+            a = np.asarray(i)
+        except ValueError:
+            return i
+        if a.dtype.kind in "iu" and a.size:
+            return Tensor(a.astype(np.int64))
+    return i
+
+
 def _vmap_index_range(t: Tensor, n: int, d: int) -> None:
     """Every batch element's entries of the index tensor `t` in [-n, n), else PyTorch's
     IndexError (take_along_dim, which does the gathering, would wrap them silently)."""
@@ -736,6 +749,7 @@ def _vmap_getitem(x: Tensor, idx) -> Tensor:
     else in front. A bool mask, None or a list among them, or a batched 0-d index (an int,
     whose value PyTorch reads) into a batched tensor, is refused as before."""
     items = list(idx) if idx.__class__ in (tuple, list) else [idx]
+    items = [_int_list_index(i) for i in items]  # [0, 2] among them: an index tensor
     if any(i is None or isinstance(i, (list, bool, np.ndarray)) or (
             isinstance(i, Tensor) and (i.dtype.kind not in "iu" or i.dtype == np.uint8 or (
                 i.ndim == 0 and getattr(i, "_fw", None) and x._fw is not None)))

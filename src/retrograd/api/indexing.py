@@ -16,7 +16,15 @@ import math
 import numpy as np
 
 from .. import ops
-from .._values import every_value, jit_error, jit_error_type, refuse, refuse_batched
+from .._values import (
+    batched,
+    every_value,
+    jit_error,
+    jit_error_type,
+    per_element,
+    refuse,
+    refuse_batched,
+)
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -384,7 +392,12 @@ def nonzero(input, *, as_tuple: bool = False):
 
 def argwhere(input) -> Tensor:
     """The indices of the nonzero entries, one row per entry: `nonzero(input)`. Like
-    `torch.argwhere`."""
+    `torch.argwhere`. Inside vmap, each batch element's rows (torch.func.vmap's fallback
+    loop; equal counts only), where `nonzero` refuses as torch's does."""
+    if batched(input):
+        r = per_element(argwhere, input)
+        if r is not None:
+            return r
     return nonzero(input)
 
 
