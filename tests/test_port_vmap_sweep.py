@@ -178,6 +178,17 @@ def test_vmap_linspace_logspace_batched_tensor_ends(fn, dtype):
     _same(torch.stack([tf(a, 3.0, 4, dtype=tdt) for a in s]), got)
 
 
+def _lstsq_grad_loop(A, B, driver):
+    """torch's per-problem gradients of lstsq's residuals, by a loop (torch.func's lstsq
+    backward imports torch._dynamo: seconds on first use)."""
+    rows = []
+    for a, b in zip(A, B):
+        a = a.clone().requires_grad_()
+        rows.append(torch.autograd.grad(torch.linalg.lstsq(a, b, driver=driver)
+                                        .residuals.sum(), a)[0])
+    return torch.stack(rows)
+
+
 @pytest.mark.parametrize("driver", ["gelss", "gelsd"])
 @pytest.mark.parametrize("deficient", [False, True])
 def test_vmap_lstsq_residuals_at_full_rank(driver, deficient):
@@ -192,8 +203,7 @@ def test_vmap_lstsq_residuals_at_full_rank(driver, deficient):
     _both(lambda a, b: torch.linalg.lstsq(a, b, driver=driver),
           lambda a, b: rg.linalg.lstsq(a, b, driver=driver), A, B)
     if not deficient:
-        e = torch.func.vmap(torch.func.grad(
-            lambda a, b: torch.linalg.lstsq(a, b, driver=driver).residuals.sum()))(A, B)
+        e = _lstsq_grad_loop(A, B, driver)
         r = rg.func.vmap(rg.func.grad(
             lambda a, b: rg.linalg.lstsq(a, b, driver=driver).residuals.sum()))(_rg(A), _rg(B))
         np.testing.assert_allclose(_np(r), _np(e), rtol=1e-9, atol=1e-11)
@@ -232,3 +242,126 @@ def test_vmap_getitem_lists_with_batched_index_tensor(name, in_dims):
     f = _LIST_INDEX[name]
     _same(torch.func.vmap(f, in_dims=in_dims)(A, i),
           rg.func.vmap(f, in_dims=in_dims)(_rg(A), _rg(i)))
+
+
+# ------------------------------------------------------------------ whole programs
+
+def _mlp_twins():
+    """A seeded torch MLP and its retrograd copy (same weights)."""
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 4))
+    tm = tm.double()
+    rm = rg.nn.Sequential(rg.nn.Linear(6, 8), rg.nn.Tanh(), rg.nn.Linear(8, 4)).double()
+    rm.load_state_dict({k: _rg(v) for k, v in tm.state_dict().items()})
+    return tm, rm
+
+
+def _loss(lib, model):
+    """A loss that picks the gold logit with a (batched) index, adds a transition score
+    indexed by integer lists beside a (batched) tag tensor, and counts the hits with an
+    in-place integer update."""
+    trans = lib.arange(16, dtype=lib.float64).reshape(4, 4) / 10
+
+    def loss(p, xi, yi, ti):
+        logits = lib.func.functional_call(model, p, (xi[None],))[0]
+        logp = lib.log_softmax(logits, -1)
+        gold = logp[yi[None]].sum() + trans[[0, 1, 2], ti].sum()
+        count = lib.zeros_like(yi)
+        count.add_((logits.argmax() == yi).long())
+        return -gold + 0.0 * count
+
+    return loss
+
+
+def _per_sample_rg(model, x, y, tags):
+    """Per-sample losses and gradients: functional_call + vmap(grad)."""
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    loss = _loss(rg, model)
+    grads = rg.func.vmap(rg.func.grad(loss), in_dims=(None, 0, 0, 0))(params, x, y, tags)
+    return rg.func.vmap(loss, in_dims=(None, 0, 0, 0))(params, x, y, tags), grads
+
+
+def _per_sample_torch(model, x, y, tags):
+    """The same with torch: vmap for the losses, a loop for the gradients (torch.func.grad
+    imports torch._dynamo on first use, seconds)."""
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    loss = _loss(torch, model)
+    losses = torch.func.vmap(loss, in_dims=(None, 0, 0, 0))(params, x, y, tags)
+    grads = {k: [] for k in params}
+    for i in range(len(x)):
+        p = {k: v.clone().requires_grad_() for k, v in params.items()}
+        g = torch.autograd.grad(loss(p, x[i], y[i], tags[i]), list(p.values()))
+        for k, gk in zip(p, g):
+            grads[k].append(gk)
+    return losses, {k: torch.stack(v) for k, v in grads.items()}
+
+
+def test_program_per_sample_gradients_with_batched_indices():
+    tm, rm = _mlp_twins()
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(5, 6, dtype=torch.float64, generator=g)
+    y = torch.randint(0, 4, (5,), generator=g)
+    tags = torch.randint(0, 4, (5, 3), generator=g)
+    le, ge = _per_sample_torch(tm, x, y, tags)
+    la, ga = _per_sample_rg(rm, _rg(x), _rg(y), _rg(tags))
+    _same(le, la, "losses")
+    assert set(ge) == set(ga)
+    for k in ge:
+        np.testing.assert_allclose(_np(ga[k]), _np(ge[k]), rtol=1e-10, atol=1e-12, err_msg=k)
+    bad = tags.clone()
+    bad[2, 1] = 4  # out of range in one batch element only
+    with pytest.raises(IndexError):
+        _per_sample_torch(tm, x, y, bad)
+    with pytest.raises(IndexError):
+        _per_sample_rg(rm, _rg(x), _rg(y), _rg(bad))
+
+
+def test_program_vmapped_least_squares_and_histograms():
+    """A batch of small regression problems solved under vmap (gelsd residuals, their
+    per-problem gradients), bucket counts per problem with bincount, and the pivot-free
+    LDL solve of each normal equation."""
+    g = torch.Generator().manual_seed(4)
+    A = torch.randn(4, 6, 3, dtype=torch.float64, generator=g)
+    b = torch.randn(4, 6, 1, dtype=torch.float64, generator=g)
+    out = []
+    for lib, AA, bb in ((torch, A, b), (rg, _rg(A), _rg(b))):
+        def fit(a, y, lib=lib):
+            sol = lib.linalg.lstsq(a, y, driver="gelsd")
+            n = a.mT @ a
+            ld, piv = lib.linalg.ldl_factor(n.detach())
+            x2 = lib.linalg.ldl_solve(ld, piv, (a.mT @ y).detach())
+            buckets = lib.bucketize(y[:, 0].detach(), lib.tensor([-1.0, 0.0, 1.0],
+                                                                 dtype=lib.float64))
+            counts = lib.bincount(buckets, minlength=4)
+            return sol.solution, sol.residuals, x2, counts
+
+        res = lib.func.vmap(fit)(AA, bb)
+        out.append(list(res))
+    # per-problem gradients of the residuals: vmap(grad) here, torch's own loop there
+    out[0].append(_lstsq_grad_loop(A, b, "gelsd"))
+    out[1].append(rg.func.vmap(rg.func.grad(lambda a, y: rg.linalg.lstsq(
+        a, y, driver="gelsd").residuals.sum()))(_rg(A), _rg(b)))
+    for k, (e, a) in enumerate(zip(*out)):
+        np.testing.assert_allclose(_np(a), _np(e), rtol=1e-9, atol=1e-11, err_msg=str(k))
+        assert _np(a).dtype == _np(e).dtype and _np(a).shape == _np(e).shape
+
+
+_LIKE = {
+    "zeros_like += ": lambda lib, v: (lambda a: (a.add_(v * 2), a)[1])(lib.zeros_like(v)),
+    "ones_like setitem": lambda lib, v: (lambda a: (a.__setitem__(0, v.sum()), a)[1])(
+        lib.ones_like(v)),
+    "full_like mul_": lambda lib, v: lib.full_like(v, 3.0).mul_(v),
+    "empty_like copy_": lambda lib, v: lib.empty_like(v).copy_(v.exp()),
+    "zeros_like int count": lambda lib, v: (lambda c: (c.add_((v > 0).long()), c)[1])(
+        lib.zeros_like(v, dtype=lib.int64)),
+}
+
+
+@pytest.mark.parametrize("name", list(_LIKE))
+def test_vmap_like_tensors_take_batched_writes(name):
+    """zeros_like/ones_like/full_like/empty_like of a batched tensor are batched inside
+    vmap (as torch's), so in-place writes of batched values into them batch (they were
+    refused as writes of batched values into an unbatched tensor)."""
+    x = torch.randn(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    f = _LIKE[name]
+    _same(torch.func.vmap(lambda v: f(torch, v))(x), rg.func.vmap(lambda v: f(rg, v))(_rg(x)))

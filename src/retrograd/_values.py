@@ -134,3 +134,11 @@ def per_element(fn, *args):
     from .forward import per_element as _per_element
 
     return _per_element(fn, *args)
+
+
+def batch_like(out, like):
+    """`out` (made by a `*_like` function) batched wherever `like` is inside vmap (see
+    `forward.batch_like`)."""
+    from .forward import batch_like as _batch_like
+
+    return _batch_like(out, like)

@@ -556,3 +556,22 @@ def per_element(fn, *args):
     if one:
         return outs[0]
     return type(rows[0])(*outs) if hasattr(rows[0], "_fields") else type(rows[0])(outs)
+
+
+def batch_like(out: Tensor, like) -> Tensor:
+    """`out`, a fresh tensor made like `like` (zeros_like, ones_like, full_like,
+    empty_like), batched wherever `like` is inside `rg.func.vmap`, as torch's `*_like`
+    gives a batched tensor there: in-place writes of batched values into it then batch
+    (`acc = zeros_like(x); acc += f(x)`) instead of refusing. One vmap level only (else
+    unchanged, as before)."""
+    st = state.forward
+    fw = getattr(like, "_fw", None)
+    if st is None or not st.vmapped or fw is None or out.requires_grad:
+        return out
+    levels = [lv for lv in st.levels if lv in fw]
+    if len(levels) != 1 or not levels[0].vmap:
+        return out
+    lv = levels[0]
+    xp = namespace_of(out.data)
+    set_tangent(out, Tensor._wrap(xp.broadcast_to(out.data, lv.batch + out.shape).copy()), lv)
+    return out
