@@ -365,3 +365,27 @@ def test_vmap_like_tensors_take_batched_writes(name):
     x = torch.randn(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
     f = _LIKE[name]
     _same(torch.func.vmap(lambda v: f(torch, v))(x), rg.func.vmap(lambda v: f(rg, v))(_rg(x)))
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 3), (3, 3, 5)])
+def test_vmap_svd_full_matrices_non_square(shape):
+    """svd(full_matrices=True) of non-square matrices inside vmap: the completing columns
+    per batch element (refused before); torch's shapes and singular values, orthonormal
+    factors that rebuild A, the same factors as the unbatched call, per-sample gradients."""
+    A = torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(6))
+    e = torch.func.vmap(lambda a: torch.linalg.svd(a, full_matrices=True))(A)
+    r = rg.func.vmap(lambda a: rg.linalg.svd(a, full_matrices=True))(_rg(A))
+    for x, y in zip(rg.linalg.svd(_rg(A), full_matrices=True), r):
+        _same(x, y)
+    assert [tuple(x.shape) for x in e] == [tuple(y.shape) for y in r]
+    np.testing.assert_allclose(_np(r.S), _np(e.S), rtol=1e-12)
+    U, S, Vh = (_np(t) for t in r)
+    k = S.shape[-1]
+    np.testing.assert_allclose(U[..., :k] * S[:, None, :] @ Vh[..., :k, :], A.numpy(), atol=1e-12)
+    for Q in (U, Vh):
+        np.testing.assert_allclose(Q @ np.swapaxes(Q, -1, -2), np.broadcast_to(
+            np.eye(Q.shape[-1]), Q.shape), atol=1e-12)
+    g = rg.func.vmap(rg.func.grad(lambda a: rg.linalg.svd(a, full_matrices=True).S.sum()))
+    loop = [torch.autograd.grad(torch.linalg.svd(a, full_matrices=True).S.sum(), a)[0]
+            for a in A.clone().requires_grad_()]
+    np.testing.assert_allclose(_np(g(_rg(A))), np.stack([_np(t) for t in loop]), atol=1e-12)

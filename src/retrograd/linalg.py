@@ -23,7 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import ops
-from ._values import by_ops, every_value, jit_error, tracing, values_of
+from ._values import batched, by_ops, every_value, jit_error, per_element, tracing, values_of
 from .api import linalg as _products
 from .api import norms as _norms
 from .api._args import _t
@@ -401,13 +401,20 @@ def svd(A, full_matrices: bool = True, *, driver=None):
     S = S.contiguous()  # row-major, as torch's (a ported S.view(-1) works)
     Vh = _mH(_slice(P, slice(rows + 1, rows + 1 + cols)))
     if full_matrices and rows != cols:
-        Uf, _, Vhf = np.linalg.svd(values_of(A, "linalg.svd() of a non-square matrix with "
-                                             "full_matrices=True (the completing columns)",
-                                             "pass full_matrices=False"), full_matrices=True)
+        def completing(a):  # U's (or Vh's) columns beyond k, constants (no gradient)
+            Uf, _, Vhf = np.linalg.svd(a, full_matrices=True)
+            return np.ascontiguousarray(Uf[..., :, k:] if rows > k else Vhf[..., k:, :])
+
+        extra = per_element(lambda a: Tensor(completing(a.data)), A.detach()) \
+            if batched(A) else None  # inside vmap: each batch element's
+        if extra is None:
+            extra = Tensor(completing(values_of(
+                A, "linalg.svd() of a non-square matrix with full_matrices=True (the "
+                "completing columns)", "pass full_matrices=False")))
         if rows > k:
-            U = apply(ops.cat, U, Tensor(np.ascontiguousarray(Uf[..., :, k:])), axis=-1)
+            U = apply(ops.cat, U, extra, axis=-1)
         else:
-            Vh = apply(ops.cat, Vh, Tensor(np.ascontiguousarray(Vhf[..., k:, :])), axis=-2)
+            Vh = apply(ops.cat, Vh, extra, axis=-2)
     return svd_result(U, S, Vh)
 
 
