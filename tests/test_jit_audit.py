@@ -437,7 +437,8 @@ CASES: dict[str, Case] = {
                                  lower(3), fl(3, 2)),
     "linalg.cholesky": C(linalg.cholesky, spd(3)),
     "linalg.qr": C(linalg.qr, fl(4, 3)),
-    "linalg.qr[complete]": C(lambda a: linalg.qr(a, mode="complete"), fl(4, 3)),
+    "linalg.qr[complete]": C(lambda a: linalg.qr(a, mode="complete"), fl(4, 3),
+                             grad=False),  # no derivative (as in PyTorch)
     "linalg.eigh": C(linalg.eigh, sym(3)),
     "linalg.eigvalsh": C(linalg.eigvalsh, sym(3)),
     "linalg.svd": C(lambda a: linalg.svd(a, full_matrices=False)[1], fl(4, 3)),

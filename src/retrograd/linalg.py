@@ -277,6 +277,10 @@ def qr(A, mode: str = "reduced"):
     A = _matrix(A, "qr", complex_ok=True)
     rows, cols = A.shape[-2:]
     if mode == "complete" and rows > cols:
+        if batched(A):  # inside vmap: each batch element's (no gradient: refused below)
+            r = per_element(lambda a: qr(a, mode="complete"), A)
+            if r is not None:
+                return r
         Q, R = np.linalg.qr(values_of(A.detach(), "linalg.qr(mode='complete') with more rows "
                                       "than columns", "use mode='reduced'"), mode="complete")
         Q, R = Tensor(Q), Tensor(R)
