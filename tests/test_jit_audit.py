@@ -437,7 +437,8 @@ CASES: dict[str, Case] = {
                                  lower(3), fl(3, 2)),
     "linalg.cholesky": C(linalg.cholesky, spd(3)),
     "linalg.qr": C(linalg.qr, fl(4, 3)),
-    "linalg.qr[complete]": C(lambda a: linalg.qr(a, mode="complete"), fl(4, 3)),
+    "linalg.qr[complete]": C(lambda a: linalg.qr(a, mode="complete"), fl(4, 3),
+                             grad=False),  # no derivative (as in PyTorch)
     "linalg.eigh": C(linalg.eigh, sym(3)),
     "linalg.eigvalsh": C(linalg.eigvalsh, sym(3)),
     "linalg.svd": C(lambda a: linalg.svd(a, full_matrices=False)[1], fl(4, 3)),
@@ -652,7 +653,7 @@ CASES.update({
                              lower(3)),
     "rg.nuclear_norm": C(rg.nuclear_norm, fl(3, 3)),
     "rg.frobenius_norm": C(lambda x: rg.frobenius_norm(x, (0, 1)), X),
-    "rg.geqrf": C(rg.geqrf, fl(4, 3)),
+    "rg.geqrf": C(rg.geqrf, fl(4, 3), grad=False),  # no derivative (as in PyTorch)
     "rg.orgqr": C(rg.orgqr, fl(4, 3), fl(2)),
     "rg.ormqr": C(rg.ormqr, fl(4, 3), fl(3), fl(4, 2)),
     "rg.block_diag": C(lambda a, b: rg.block_diag(a, b), fl(2, 2), fl(3)),

@@ -45,10 +45,9 @@ REFUSES = {
     "rg.nonzero": VALUES, "rg.nonzero[as_tuple]": VALUES, "rg.nonzero[0d]": VALUES,
     "rg.repeat_interleave[tensor]@all": VALUES, "rg.repeat_interleave[tensor]@last": VALUES,
     "F.one_hot[infer]": VALUES, "rg.allclose": VALUES, "rg.allclose[near]": VALUES,
-    "linalg.lstsq[gelsd]@all": VALUES, "linalg.lstsq[gelsd]@first": VALUES,
     # values computed outside the op table
-    "linalg.qr[complete]": VALUES, "linalg.svd[full]": VALUES,
-    "rg.geqrf": VALUES,  # LAPACK's geqrf by NumPy, no op (and not differentiable)
+    # per batch element (one vmap level), but not requiring grad nor nested
+    "linalg.qr[complete]@requires_grad": VALUES, "linalg.qr[complete]@nested": VALUES,
     "rg.svd_lowrank": RANDOM, "rg.pca_lowrank": RANDOM,
     "rg.addmv_": INPLACE,
     # running statistics (and max_norm's rows) are updated in place with batched values
@@ -56,8 +55,10 @@ REFUSES = {
     "F.embedding[max_norm]": INPLACE,
 }
 REFUSES.update({  # reductions, sets and index writes: lengths that depend on the values
-    "rg.unique": VALUES, "rg.unique_consecutive": VALUES, "rg.bincount": VALUES,
-    "rg.argwhere": VALUES, "rg.index_put_": INPLACE,
+    "rg.unique": VALUES, "rg.unique_consecutive": VALUES,
+    "rg.index_put_": INPLACE,
+    # per batch element, as torch.func.vmap's fallback: these draws give unequal counts
+    "rg.argwhere": "results differ in shape",
 })
 REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place forms, statistics
     **{k: RANDOM for k in [
@@ -71,7 +72,7 @@ REFUSES.update({  # more layers (test_layers_more.py): random draws, in-place fo
 })
 REFUSES.update({  # view copies and the torch_misc additions that read values in Python
     "rg.cond@all": VALUES, "rg.cond@first": VALUES, "rg.cond@requires_grad": VALUES,
-    "rg.nonzero_static": VALUES, "rg.to_dlpack": VALUES,
+    "rg.to_dlpack": VALUES,
 })
 REFUSES.update({  # torch.sin_ and its kin (api/inplace_functions.py): in-place writes
     f"rg.{n}": INPLACE for n in __import__("retrograd.api.inplace_functions",
@@ -92,14 +93,16 @@ REFUSES.update({"F.grouped_mm[offs]@all": VALUES,  # api/grouped_mm.py: offs rea
 REFUSES.update({"rg.while_loop@all": VALUES, "rg.while_loop@first": VALUES,
                 "rg.while_loop@requires_grad": VALUES})  # the loop's count per element
 REFUSES["rg.native_dropout[train]"] = RANDOM  # api/native_norms.py
-REFUSES.update({  # api/linalg_ldl.py: LAPACK through SciPy on the values, no op
-    "linalg.ldl_factor": VALUES, "linalg.ldl_factor_ex": VALUES,
-    "linalg.ldl_solve@all": VALUES, "linalg.ldl_solve@first": VALUES,
-    "linalg.ldl_solve@last": VALUES,
+REFUSES.update({  # api/linalg_ldl.py: LAPACK through SciPy on the values, no op; inside
+    # vmap once per batch element (forward.per_element), unless an input requires grad
+    "linalg.ldl_factor@requires_grad": VALUES, "linalg.ldl_factor_ex@requires_grad": VALUES,
+    "linalg.ldl_solve@requires_grad": VALUES,
 })
 
 
 def _refusal(key: str, mode: str) -> str | None:
+    if f"{key}@{mode}" in REFUSES:  # "@requires_grad": refuses only then
+        return REFUSES[f"{key}@{mode}"]
     mode = "all" if mode == "requires_grad" else mode
     return REFUSES.get(f"{key}@{mode}", REFUSES.get(key))
 
@@ -253,7 +256,8 @@ def test_vmap_of_each_public_function_equals_a_loop_or_refuses(key, mode):
 
 
 def test_every_refusal_names_a_case():
-    names = {f"{k}@{m}" for k, m in _case_modes()} | set(CASES)
+    names = {f"{k}@{m}" for k, m in _case_modes()} | set(CASES) | {f"{k}@nested"
+                                                                      for k in NESTED}
     assert not set(REFUSES) - names
 
 
@@ -420,7 +424,7 @@ def test_nested_vmap_equals_a_double_loop_or_refuses(key):
                for k in range(n)]
     rows = [_flat(case.fn)(*[rg.tensor(a.copy()) for a in d]) for d in draws]
     want = _stacked(rows, key)
-    refusal = _refusal(key, "all")
+    refusal = REFUSES.get(f"{key}@nested") or _refusal(key, "all")
     try:
         got = tuple(_leaves(rg.func.vmap(rg.func.vmap(case.fn))(*batched)))
     except Exception as e:  # noqa: BLE001 - the message decides

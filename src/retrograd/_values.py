@@ -126,3 +126,19 @@ def every_values(*tensors) -> list:
 def every_value(t):
     """The values of every batch element of `t` (see `every_values`), for a check."""
     return every_values(t)[0]
+
+
+def per_element(fn, *args):
+    """`fn(*args)` run once per batch element inside `rg.func.vmap`, the results stacked
+    (see `forward.per_element`); None where that does not apply (refuse then)."""
+    from .forward import per_element as _per_element
+
+    return _per_element(fn, *args)
+
+
+def batch_like(out, like):
+    """`out` (made by a `*_like` function) batched wherever `like` is inside vmap (see
+    `forward.batch_like`)."""
+    from .forward import batch_like as _batch_like
+
+    return _batch_like(out, like)

@@ -8,6 +8,9 @@ import math
 import numpy as np
 
 from . import devices
+from ._values import batch_like as _batch_like
+from ._values import batched as _batched
+from ._values import per_element as _per_element
 from .dtypes import (
     default_complex_dtype,
     float_in_range,
@@ -319,8 +322,9 @@ def zeros_like(input, dtype=None, requires_grad: bool = False, device=None) -> T
     """Zeros with the shape (and by default dtype and device) of `t`. Like `torch.zeros_like`."""
     data = _like(input)
     dt = dtype or data.dtype
-    return _make(_create(_like_device(data, device), lambda xp: xp.zeros(data.shape, dtype=dt)),
-                 requires_grad)
+    return _batch_like(_make(_create(_like_device(data, device),
+                                     lambda xp: xp.zeros(data.shape, dtype=dt)), requires_grad),
+                       input)
 
 
 @_torch_keywords
@@ -328,8 +332,9 @@ def ones_like(input, dtype=None, requires_grad: bool = False, device=None) -> Te
     """Ones with the shape (and by default dtype and device) of `t`. Like `torch.ones_like`."""
     data = _like(input)
     dt = dtype or data.dtype
-    return _make(_create(_like_device(data, device), lambda xp: xp.ones(data.shape, dtype=dt)),
-                 requires_grad)
+    return _batch_like(_make(_create(_like_device(data, device),
+                                     lambda xp: xp.ones(data.shape, dtype=dt)), requires_grad),
+                       input)
 
 
 @_torch_keywords
@@ -466,6 +471,11 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False,
     _check_space_args("linspace", start, end, steps)
     if dt == np.bool_:
         raise TypeError("linspace() does not support dtype bool")
+    if _batched(start, end):  # tensor ends batched by vmap: each element's, as torch's
+        r = _per_element(lambda s, e: linspace(s, e, steps, dtype=dt, device=device,
+                                               requires_grad=requires_grad), start, end)
+        if r is not None:
+            return r
     start, end = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (start, end))
     if dt in (np.float32, np.float64) and steps > 1 and all(
             isinstance(v, (int, float, np.integer, np.floating)) for v in (start, end)):
@@ -564,8 +574,9 @@ def full_like(input, fill_value, dtype=None, requires_grad: bool = False, device
         fill_value = int_in_range(int(fill_value), dt, "full_like")  # -1 wraps in uint8
     elif dt.kind in "iu" and isinstance(fill_value, (float, np.floating)):
         floats_in_int_range(fill_value, dt, "full_like")
-    return _make(_create(_like_device(data, device),
-                         lambda xp: xp.full(data.shape, fill_value, dtype=dt)), requires_grad)
+    return _batch_like(_make(_create(_like_device(data, device),
+                                     lambda xp: xp.full(data.shape, fill_value, dtype=dt)),
+                             requires_grad), input)
 
 
 @_torch_keywords

@@ -192,10 +192,12 @@ class Stack:
         if not live:
             return False
         batched = all(not lv.vmap or (fws[0] is not None and lv in fws[0]) for lv in live)
+        # an integer or bool target carries batched values at vmap levels (no tangents)
+        kind_ok = target.data.dtype.kind in "fc" or all(lv.vmap for lv in live)
         if getattr(target, "_view", None) is None and not getattr(target, "_views", None) \
-                and target.data.dtype.kind in "fc" and batched:
+                and kind_ok and batched:
             return True
-        if batched and state.tracer is None and target.data.dtype.kind in "fc":
+        if batched and state.tracer is None and kind_ok:
             # a view of a root made inside the transform: the root has a value at each level
             # where the view has one (not a vmap/jvp input, a view of the caller's tensor)
             vw = _view_write(target)
@@ -518,3 +520,67 @@ def tangent_of(x, lv: Level) -> Tensor | None:
     """`x`'s tangent at `lv`, or None where it has none (a zero tangent)."""
     fw = getattr(x, "_fw", None)
     return None if fw is None else fw.get(lv)
+
+
+def per_element(fn, *args):
+    """`fn(*args)` inside `rg.func.vmap` for library code that computes with its tensor
+    arguments' values in NumPy and gives no derivative (geqrf, ldl_factor, bincount, ...):
+    `fn` once per batch element on plain tensors, each output's results stacked as its
+    batched value, as torch.func.vmap's fallback loops over the batch. None (the caller
+    then refuses as before) unless exactly one vmap level batches the arguments and none
+    of them requires grad; results of different shapes raise as in torch."""
+    st = state.forward
+    if st is None or state.tracer is not None:
+        return None
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    live = [lv for lv in st.levels if any(t._fw is not None and lv in t._fw for t in tensors)]
+    if len(live) != 1 or not live[0].vmap or (
+            state.enabled and any(t.requires_grad for t in tensors)):
+        return None
+    lv = live[0]
+    values = [a._fw[lv] if isinstance(a, Tensor) and a._fw is not None and lv in a._fw
+              else None for a in args]
+    if any(v is not None and (v._fw or v.requires_grad) for v in values):
+        return None
+    rows = []
+    state.forward = None  # plain tensors, computed outside the transform
+    try:
+        for b in range(lv.batch[0]):
+            rows.append(fn(*[a if v is None else Tensor._wrap(v.data[b])
+                             for a, v in zip(args, values)]))
+    finally:
+        state.forward = st
+    one = not isinstance(rows[0], tuple)
+    cols = [[r] if one else list(r) for r in rows]
+    outs = []
+    for k, first in enumerate(cols[0]):
+        parts = [c[k].data for c in cols]
+        if any(p.shape != parts[0].shape for p in parts):
+            raise RuntimeError(f"vmap: stack expects each tensor to be equal size, but got "
+                               f"{list(parts[0].shape)} at entry 0 and "
+                               f"{list(next(p.shape for p in parts if p.shape != parts[0].shape))}"
+                               " at another (the batch elements' results differ in shape)")
+        set_tangent(first, Tensor._wrap(np.stack(parts)), lv)
+        outs.append(first)
+    if one:
+        return outs[0]
+    return type(rows[0])(*outs) if hasattr(rows[0], "_fields") else type(rows[0])(outs)
+
+
+def batch_like(out: Tensor, like) -> Tensor:
+    """`out`, a fresh tensor made like `like` (zeros_like, ones_like, full_like,
+    empty_like), batched wherever `like` is inside `rg.func.vmap`, as torch's `*_like`
+    gives a batched tensor there: in-place writes of batched values into it then batch
+    (`acc = zeros_like(x); acc += f(x)`) instead of refusing. One vmap level only (else
+    unchanged, as before)."""
+    st = state.forward
+    fw = getattr(like, "_fw", None)
+    if st is None or not st.vmapped or fw is None or out.requires_grad:
+        return out
+    levels = [lv for lv in st.levels if lv in fw]
+    if len(levels) != 1 or not levels[0].vmap:
+        return out
+    lv = levels[0]
+    xp = namespace_of(out.data)
+    set_tangent(out, Tensor._wrap(xp.broadcast_to(out.data, lv.batch + out.shape).copy()), lv)
+    return out

@@ -23,7 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import ops
-from ._values import by_ops, values_of
+from ._values import batched, by_ops, every_value, jit_error, per_element, tracing, values_of
 from .api import linalg as _products
 from .api import norms as _norms
 from .api._args import _t
@@ -277,6 +277,10 @@ def qr(A, mode: str = "reduced"):
     A = _matrix(A, "qr", complex_ok=True)
     rows, cols = A.shape[-2:]
     if mode == "complete" and rows > cols:
+        if batched(A):  # inside vmap: each batch element's (no gradient: refused below)
+            r = per_element(lambda a: qr(a, mode="complete"), A)
+            if r is not None:
+                return r
         Q, R = np.linalg.qr(values_of(A.detach(), "linalg.qr(mode='complete') with more rows "
                                       "than columns", "use mode='reduced'"), mode="complete")
         Q, R = Tensor(Q), Tensor(R)
@@ -401,13 +405,20 @@ def svd(A, full_matrices: bool = True, *, driver=None):
     S = S.contiguous()  # row-major, as torch's (a ported S.view(-1) works)
     Vh = _mH(_slice(P, slice(rows + 1, rows + 1 + cols)))
     if full_matrices and rows != cols:
-        Uf, _, Vhf = np.linalg.svd(values_of(A, "linalg.svd() of a non-square matrix with "
-                                             "full_matrices=True (the completing columns)",
-                                             "pass full_matrices=False"), full_matrices=True)
+        def completing(a):  # U's (or Vh's) columns beyond k, constants (no gradient)
+            Uf, _, Vhf = np.linalg.svd(a, full_matrices=True)
+            return np.ascontiguousarray(Uf[..., :, k:] if rows > k else Vhf[..., k:, :])
+
+        extra = per_element(lambda a: Tensor(completing(a.data)), A.detach()) \
+            if batched(A) else None  # inside vmap: each batch element's
+        if extra is None:
+            extra = Tensor(completing(values_of(
+                A, "linalg.svd() of a non-square matrix with full_matrices=True (the "
+                "completing columns)", "pass full_matrices=False")))
         if rows > k:
-            U = apply(ops.cat, U, Tensor(np.ascontiguousarray(Uf[..., :, k:])), axis=-1)
+            U = apply(ops.cat, U, extra, axis=-1)
         else:
-            Vh = apply(ops.cat, Vh, Tensor(np.ascontiguousarray(Vhf[..., k:, :])), axis=-2)
+            Vh = apply(ops.cat, Vh, extra, axis=-2)
     return svd_result(U, S, Vh)
 
 
@@ -484,10 +495,12 @@ def lstsq(input, b, rcond=None, *, driver=None):
             residuals = apply(ops.sum, r * r, axis=-2, keepdims=False)
     elif driver in ("gelsd", "gelss"):
         sv = svdvals(A0.detach())  # torch's singular values here carry no gradient
-        if rows > cols and bool(np.all(values_of(
-                rank, f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
-                "use the default driver and compute the residuals from the solution")
-                == cols)):
+        if rows > cols and tracing():
+            raise jit_error(f"linalg.lstsq(driver={driver!r}) (residuals only at full rank)",
+                            "use the default driver and compute the residuals from the "
+                            "solution")
+        # inside vmap, every batch element's rank: residuals where all are full (as torch)
+        if rows > cols and bool(np.all(every_value(rank) == cols)):
             r = apply(ops.matmul, input, X) - b
             if r.dtype.kind == "c":  # |r|^2, real as in PyTorch
                 r = apply1(ops.cabs, r)

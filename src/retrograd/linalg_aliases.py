@@ -17,7 +17,7 @@ import numpy as np
 
 from . import linalg as _la
 from . import ops
-from ._values import values_of
+from ._values import batched, per_element, values_of
 from .api._args import _t
 from .api.indexing import tril, triu
 from .engine import apply
@@ -233,6 +233,10 @@ def geqrf(input):  # noqa: A002
     if A.requires_grad and _state.enabled:
         raise NotImplementedError("geqrf(): the derivative of geqrf is not implemented (as in "
                                   "PyTorch); pass input.detach(), or use rg.linalg.qr")
+    if batched(A):  # inside vmap: each batch element's, as torch.func.vmap's fallback
+        r = per_element(geqrf, A)
+        if r is not None:
+            return r
     a = values_of(A, "geqrf()", "use rg.linalg.qr")
     m, n = a.shape[-2:]
     h, tau = np.linalg.qr(np.asarray(a), mode="raw")

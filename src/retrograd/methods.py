@@ -713,6 +713,33 @@ def _batched_index(idx, plain: bool) -> bool:
                and i.dtype != np.uint8 and getattr(i, "_fw", None) for i in items)
 
 
+def _int_list_index(i):
+    """A list (or NumPy array) of integers among the indices: the int64 index tensor
+    PyTorch makes of it; anything else unchanged."""
+    if isinstance(i, (list, np.ndarray)):
+        try:
+            a = np.asarray(i)
+        except ValueError:
+            return i
+        if a.dtype.kind in "iu" and a.size:
+            return Tensor(a.astype(np.int64))
+    return i
+
+
+def _vmap_index_range(t: Tensor, n: int, d: int) -> None:
+    """Every batch element's entries of the index tensor `t` in [-n, n), else PyTorch's
+    IndexError (take_along_dim, which does the gathering, would wrap them silently)."""
+    from ._values import every_value
+
+    if t.numel() == 0:
+        return
+    values = every_value(t)
+    lo, hi = int(values.min()), int(values.max())
+    if lo < -n or hi >= n:
+        bad = lo if lo < -n else hi
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+
+
 def _vmap_getitem(x: Tensor, idx) -> Tensor:
     """`x[idx]` inside rg.func.vmap with batched integer index tensors (a CRF's gold score
     `emissions[arange(T), tags]`), as torch.func.vmap's batching rule computes it: ints and
@@ -722,6 +749,7 @@ def _vmap_getitem(x: Tensor, idx) -> Tensor:
     else in front. A bool mask, None or a list among them, or a batched 0-d index (an int,
     whose value PyTorch reads) into a batched tensor, is refused as before."""
     items = list(idx) if idx.__class__ in (tuple, list) else [idx]
+    items = [_int_list_index(i) for i in items]  # [0, 2] among them: an index tensor
     if any(i is None or isinstance(i, (list, bool, np.ndarray)) or (
             isinstance(i, Tensor) and (i.dtype.kind not in "iu" or i.dtype == np.uint8 or (
                 i.ndim == 0 and getattr(i, "_fw", None) and x._fw is not None)))
@@ -748,10 +776,10 @@ def _vmap_getitem(x: Tensor, idx) -> Tensor:
     rest = [d for d in range(y.ndim) if d not in adv]
     y = y.permute(*rest, *adv).reshape(*[y.shape[d] for d in rest], -1)
     lin, stride = None, 1
-    for t, n in reversed(list(zip(tensors, sizes))):
+    for t, n, d in reversed(list(zip(tensors, sizes, adv))):
+        _vmap_index_range(t, n, d)
         t = t.long()
         t = t + (t < 0).long() * n
-        F.take_along_dim(_creation.zeros(n), t.reshape(-1), 0)  # bounds, for every element
         part = t * stride
         lin = part if lin is None else lin + part
         stride *= n

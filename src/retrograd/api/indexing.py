@@ -16,7 +16,15 @@ import math
 import numpy as np
 
 from .. import ops
-from .._values import every_value, jit_error, jit_error_type, refuse, refuse_batched
+from .._values import (
+    batched,
+    every_value,
+    jit_error,
+    jit_error_type,
+    per_element,
+    refuse,
+    refuse_batched,
+)
 from ..engine import apply
 from ..grad_mode import state
 from ..tensor import Tensor, as_tensor
@@ -96,6 +104,9 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     idx = _index_arg(index, "gather")
     zero_d = x.ndim == 0 and idx.ndim == 0
     d = _dim(dim, x.ndim, "gather")
+    if idx.numel() == 0 and idx.ndim != builtins.max(x.ndim, 1) and not zero_d:
+        # PyTorch returns an empty index's shape before checking its dimensions
+        return reshape(apply(ops.getitem, reshape(x, -1), idx=slice(0, 0)), idx.shape)
     if idx.ndim != builtins.max(x.ndim, 1) and not zero_d:
         raise ShapeError(f"gather(): index of shape {idx.shape} must have as many dimensions "
                          f"as input of shape {x.shape}")
@@ -152,6 +163,8 @@ def _scatter_args(input, dim, index, src, fn):
         else:
             src = as_tensor(src)
     _same_dtype(x, src, fn)
+    if idx.numel() == 0 and not (idx.ndim == x.ndim == src.ndim):
+        return x, None, src, d  # PyTorch writes nothing and checks no shapes: a copy of x
     if not (idx.ndim == x.ndim == src.ndim):
         raise ShapeError(f"{fn}(): index {idx.shape}, input {x.shape} and src {src.shape} "
                          "must have the same number of dimensions")
@@ -175,6 +188,8 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
         raise TypeError("scatter(): pass exactly one of src and value")
     src = value if src is None else src
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter")
+    if idx is None:
+        return x.clone()
     if x.ndim == 0:
         x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     if reduce is None:
@@ -190,6 +205,8 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
 def scatter_add(input, dim: int, index, src) -> Tensor:
     """A copy of `input` with `src` added at `index` along `dim` (repeats accumulate)."""
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_add")
+    if idx is None:
+        return x.clone()
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     return _back(apply(ops.scatter_add_dim, x, idx, src, axis=d - x.ndim), zero_d)
@@ -208,6 +225,8 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     x, idx, src, d = _scatter_args(input, dim, index, src, "scatter_reduce")
     if reduce == "mean" and x.dtype == np.bool_:
         raise DtypeError("scatter_reduce(): reduce='mean' is not implemented for bool tensors")
+    if idx is None:
+        return x.clone()
     zero_d = x.ndim == 0
     x, idx, src = _as_1d(x), _as_1d(idx), _as_1d(src)
     # 'max'/'min': PyTorch's forward takes them for amax/amin, its derivatives refuse them
@@ -378,7 +397,12 @@ def nonzero(input, *, as_tuple: bool = False):
 
 def argwhere(input) -> Tensor:
     """The indices of the nonzero entries, one row per entry: `nonzero(input)`. Like
-    `torch.argwhere`."""
+    `torch.argwhere`. Inside vmap, each batch element's rows (torch.func.vmap's fallback
+    loop; equal counts only), where `nonzero` refuses as torch's does."""
+    if batched(input):
+        r = per_element(argwhere, input)
+        if r is not None:
+            return r
     return nonzero(input)
 
 

@@ -22,7 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import devices
-from .._values import values_of
+from .._values import batched, per_element, values_of
 from ..ops.linalg_decomp import LinAlgError
 from ..tensor import Tensor
 from ._args import _t
@@ -84,6 +84,11 @@ def ldl_factor_ex(input, *, hermitian: bool = False, check_errors: bool = False
     ldl_factor_ex`. A zero pivot is reported in `info` (int32, A's batch shape), raised as
     LinAlgError only with `check_errors`."""
     input = _matrices(input, "ldl_factor_ex")
+    if batched(input):  # inside vmap: each batch element's, as torch.func.vmap's fallback
+        r = per_element(lambda x: ldl_factor_ex(x, hermitian=hermitian,
+                                                check_errors=check_errors), input)
+        if r is not None:
+            return r
     a = devices.host(values_of(input, "linalg.ldl_factor_ex()", "factorise outside the function"))
     n = a.shape[-1]
     batch = a.shape[:-2]
@@ -156,6 +161,10 @@ def ldl_solve(LD, pivots, B, *, hermitian: bool = False) -> Tensor:
     except ValueError:
         raise RuntimeError(f"torch.linalg.ldl_solve: the batch dimensions of LD "
                            f"{LD.shape[:-2]} and B {B.shape[:-2]} do not broadcast") from None
+    if batched(LD, piv, B):  # inside vmap: each batch element's, as torch.func.vmap's
+        r = per_element(lambda ld, p, b: ldl_solve(ld, p, b, hermitian=hermitian), LD, piv, B)
+        if r is not None:
+            return r
     instead = "solve outside the function"
     ld = devices.host(values_of(LD, "linalg.ldl_solve()", instead))
     p = devices.host(values_of(piv, "linalg.ldl_solve()", instead))

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import creation, ops
-from .._values import by_ops
+from .._values import batched, by_ops, per_element
 from ..engine import apply
 from ..ops.checks import check_within
 from ..tensor import Tensor
@@ -167,6 +167,11 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None,
     dt = creation.get_default_dtype() if dtype is None else np.dtype(dtype)
     if dt.kind == "b":
         raise TypeError("logspace() does not support dtype bool")
+    if batched(start, end):  # tensor ends batched by vmap: each element's, as torch's
+        r = per_element(lambda s, e: logspace(s, e, steps, base, dtype=dt, device=device,
+                                              requires_grad=requires_grad), start, end)
+        if r is not None:
+            return r
     lo, hi = (float(v.item() if isinstance(v, Tensor) else v) for v in (start, end))
     if dt.kind in "iu" and steps != 1:
         # PyTorch truncates start and end to integers first, then steps in float64 from

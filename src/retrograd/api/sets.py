@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import devices, ops
-from .._values import every_value, refuse, values_of
+from .._values import batched, every_value, per_element, refuse, values_of
 from ..dtypes import result_type
 from ..engine import apply
 from ..ops import discrete
@@ -160,6 +160,10 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     if w is not None and w.shape != x.shape:
         raise ArgumentError(f"bincount(): weights of shape {w.shape} must be 1-d and as long "
                             f"as input, of shape {x.shape}")
+    if batched(x, w):  # inside vmap: each element's; torch's fallback too, equal lengths only
+        r = per_element(lambda a, ww: bincount(a, ww, minlength), x, w)
+        if r is not None:
+            return r
     refuse("bincount() (the result's length is the largest value + 1)",
            "use scatter_add or index_add into a tensor of a fixed length, or call it outside",
            x, *([] if w is None else [w]))

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import devices, engine, ops, sharing
-from .._values import values_of
+from .._values import batched, per_element, values_of
 from ..grad_mode import state
 from ..primitive import ArgumentError as _ArgumentError
 from ..tensor import _HIDDEN_OWNERS, _HIDDEN_ROOTS, Tensor, _HookHandle
@@ -354,6 +354,10 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
         raise _ArgumentError(f"nonzero_static: 'size' must be an non-negative integer, got "
                             f"{size!r}")
+    if batched(input):  # inside vmap: each batch element's, as torch.func.vmap's fallback
+        r = per_element(lambda x: nonzero_static(x, size=size, fill_value=fill_value), input)
+        if r is not None:
+            return r
     values = values_of(input, "nonzero_static", "compare with a mask instead")
     idx = np.argwhere(devices.host(values))[:size]
     out = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
