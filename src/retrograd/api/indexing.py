@@ -104,9 +104,6 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     idx = _index_arg(index, "gather")
     zero_d = x.ndim == 0 and idx.ndim == 0
     d = _dim(dim, x.ndim, "gather")
-    if idx.numel() == 0 and idx.ndim != builtins.max(x.ndim, 1) and not zero_d:
-        # PyTorch returns an empty index's shape before checking its dimensions
-        return reshape(apply(ops.getitem, reshape(x, -1), idx=slice(0, 0)), idx.shape)
     if idx.ndim != builtins.max(x.ndim, 1) and not zero_d:
         raise ShapeError(f"gather(): index of shape {idx.shape} must have as many dimensions "
                          f"as input of shape {x.shape}")
