@@ -153,10 +153,13 @@ def test_istft_gradient_with_respect_to_a_learnt_window(win, length, onesided):
 
 def test_log_prob_of_a_python_number_raises_while_validating_as_torch():
     for T in (torch, rg):
+        # torch validates by default until torch._dynamo loads (torch.optim, torch.func do
+        # that), which turns the default off for the process: ask torch for it explicitly
+        kw = {"validate_args": True} if T is torch else {}
         with pytest.raises(ValueError, match="must be a Tensor"):
-            T.distributions.Normal(0.0, 1.0).log_prob(0.5)
+            T.distributions.Normal(0.0, 1.0, **kw).log_prob(0.5)
         with pytest.raises(ValueError, match="must be a Tensor"):
-            T.distributions.NegativeBinomial(3.0, probs=0.5).log_prob(2.0)
+            T.distributions.NegativeBinomial(3.0, probs=0.5, **kw).log_prob(2.0)
     # without validation a number is taken, as torch's arithmetic takes it
     t = torch.distributions.Normal(0.0, 1.0, validate_args=False).log_prob(0.5)
     r = rg.distributions.Normal(0.0, 1.0, validate_args=False).log_prob(0.5)

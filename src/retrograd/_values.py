@@ -16,7 +16,11 @@ a batched tensor too; code that has an ops route for the same result takes it wh
 
 from __future__ import annotations
 
+import numpy as np
+
+from .devices import namespace_of
 from .grad_mode import state
+from .tensor import Tensor
 
 
 def tracing() -> bool:
@@ -128,17 +132,74 @@ def every_value(t):
     return every_values(t)[0]
 
 
+def _attach(x, tangent, lv) -> None:
+    """`tangent` as `x`'s batched value at vmap level `lv` (forward.set_tangent's effect,
+    here so that the library's modules need not import the transforms)."""
+    if x._fw is None:
+        x._fw = {}
+    x._fw[lv] = tangent
+    lv._track(x)
+
+
 def per_element(fn, *args):
-    """`fn(*args)` run once per batch element inside `rg.func.vmap`, the results stacked
-    (see `forward.per_element`); None where that does not apply (refuse then)."""
-    from .forward import per_element as _per_element
+    """`fn(*args)` inside `rg.func.vmap` for library code that computes with its tensor
+    arguments' values in NumPy and gives no derivative (geqrf, ldl_factor, bincount, ...):
+    `fn` once per batch element on plain tensors, each output's results stacked as its
+    batched value, as torch.func.vmap's fallback loops over the batch. None (the caller
+    then refuses as before) unless exactly one vmap level batches the arguments and none
+    of them requires grad; results of different shapes raise as in torch."""
+    st = state.forward
+    if st is None or state.tracer is not None:
+        return None
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    live = [lv for lv in st.levels if any(t._fw is not None and lv in t._fw for t in tensors)]
+    if len(live) != 1 or not live[0].vmap or (
+            state.enabled and any(t.requires_grad for t in tensors)):
+        return None
+    lv = live[0]
+    values = [a._fw[lv] if isinstance(a, Tensor) and a._fw is not None and lv in a._fw
+              else None for a in args]
+    if any(v is not None and (v._fw or v.requires_grad) for v in values):
+        return None
+    rows = []
+    state.forward = None  # plain tensors, computed outside the transform
+    try:
+        for b in range(lv.batch[0]):
+            rows.append(fn(*[a if v is None else Tensor._wrap(v.data[b])
+                             for a, v in zip(args, values)]))
+    finally:
+        state.forward = st
+    one = not isinstance(rows[0], tuple)
+    cols = [[r] if one else list(r) for r in rows]
+    outs = []
+    for k, first in enumerate(cols[0]):
+        parts = [c[k].data for c in cols]
+        if any(p.shape != parts[0].shape for p in parts):
+            raise RuntimeError(f"vmap: stack expects each tensor to be equal size, but got "
+                               f"{list(parts[0].shape)} at entry 0 and "
+                               f"{list(next(p.shape for p in parts if p.shape != parts[0].shape))}"
+                               " at another (the batch elements' results differ in shape)")
+        _attach(first, Tensor._wrap(np.stack(parts)), lv)
+        outs.append(first)
+    if one:
+        return outs[0]
+    return type(rows[0])(*outs) if hasattr(rows[0], "_fields") else type(rows[0])(outs)
 
-    return _per_element(fn, *args)
 
-
-def batch_like(out, like):
-    """`out` (made by a `*_like` function) batched wherever `like` is inside vmap (see
-    `forward.batch_like`)."""
-    from .forward import batch_like as _batch_like
-
-    return _batch_like(out, like)
+def batch_like(out: Tensor, like) -> Tensor:
+    """`out`, a fresh tensor made like `like` (zeros_like, ones_like, full_like,
+    empty_like), batched wherever `like` is inside `rg.func.vmap`, as torch's `*_like`
+    gives a batched tensor there: in-place writes of batched values into it then batch
+    (`acc = zeros_like(x); acc += f(x)`) instead of refusing. One vmap level only (else
+    unchanged, as before)."""
+    st = state.forward
+    fw = getattr(like, "_fw", None)
+    if st is None or not st.vmapped or fw is None or out.requires_grad:
+        return out
+    levels = [lv for lv in st.levels if lv in fw]
+    if len(levels) != 1 or not levels[0].vmap:
+        return out
+    lv = levels[0]
+    xp = namespace_of(out.data)
+    _attach(out, Tensor._wrap(xp.broadcast_to(out.data, lv.batch + out.shape).copy()), lv)
+    return out

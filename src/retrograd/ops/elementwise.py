@@ -295,8 +295,8 @@ def _pow_dy(m, g, out, x, y, *, number=False):
     """d/dy x**y = x**y log x, and 0 where x == 0 and y >= 0 (so 0**y with y < 0 gives
     -inf), PyTorch's formula; a complex y counts as >= 0 when real and >= 0, as there (complex
     numbers have no order: NumPy's lexicographic one disagrees, and Tensors refuse it)."""
-    nonneg = (m.logical_and(m.imag(y) == 0, m.real(y) >= 0) if y.dtype.kind == "c"
-              else y >= 0)
+    complex_y = getattr(y, "dtype", None) is not None and y.dtype.kind == "c"  # (rg.sym: real)
+    nonneg = m.logical_and(m.imag(y) == 0, m.real(y) >= 0) if complex_y else y >= 0
     return g * m.where(m.logical_and(x == 0, nonneg), 0.0, out * m.log(x))
 
 
