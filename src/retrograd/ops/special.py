@@ -348,7 +348,10 @@ airy_ai = defop("airy_ai", _airy_ai, fresh=True)  # no gradient, as in PyTorch
 # ---------------------------------------------------------------- orthogonal polynomials
 # Values only (PyTorch has no gradient for them either): the three-term recurrence in
 # float64, vectorised over x and the degree n (truncated to an integer, as PyTorch casts
-# it; 0 for n < 0). The shifted Chebyshev polynomials are the plain ones at 2x - 1.
+# it; 0 for n < 0), with PyTorch's shortcuts (closed forms, edge values) where it takes
+# them. The shifted Chebyshev polynomials are the plain ones at 2x - 1.
+
+_CHEBYSHEV = ("t", "u", "v", "w")
 
 _FIRST = {"t": lambda x: x, "u": lambda x: 2.0 * x, "v": lambda x: 2.0 * x - 1.0,
           "w": lambda x: 2.0 * x + 1.0, "h": lambda x: 2.0 * x, "he": lambda x: x,
@@ -368,6 +371,39 @@ def _step(kind, k, x, p1, p0):
     return ((2.0 * k + 1.0) * x * p1 - k * p0) / (k + 1.0)  # Legendre
 
 
+def _chebyshev_shortcuts(kind, x, deg):
+    """PyTorch's closed forms for the Chebyshev kinds: the values at x = +-1, and for
+    |x| < 1 past a small degree (6 for T, 8 for U, V, W) the trigonometric form instead
+    of the recurrence (its rounding, and no loop up to a huge degree). Returns the values
+    and where they apply."""
+    n = deg.astype(np.float64)
+    even = deg % 2 == 0
+    pos = x > 0
+    two_n1 = n + n + 1.0
+    edge = {"t": lambda: np.where(pos | even, 1.0, -1.0),
+            "u": lambda: np.where(pos | even, n + 1.0, -(n + 1.0)),
+            "v": lambda: np.where(pos, 1.0, np.where(even, two_n1, -two_n1)),
+            "w": lambda: np.where(pos, two_n1, np.where(even, 1.0, -1.0))}[kind]()
+    closed = (deg > (6 if kind == "t" else 8)) & (np.abs(x) < 1.0)
+    a = np.arccos(np.where(closed, x, 0.0))
+    if kind == "t":
+        c = np.cos(n * a)
+    elif kind == "u":
+        s = np.sin(a)
+        c = np.where(s != 0.0, np.sin((n + 1.0) * a) / np.where(s != 0.0, s, 1.0),
+                     (n + 1.0) * np.cos((n + 1.0) * a) / np.where(x != 0.0, x, 1.0))
+    elif kind == "v":
+        ok = np.sin(a / 2.0) != 1.0
+        c = np.where(ok, np.cos((n + 0.5) * a) / np.where(ok, np.cos(a / 2.0), 1.0),
+                     np.where(even, two_n1, -two_n1))
+    else:
+        ok = np.cos(a / 2.0) != 1.0
+        c = np.where(ok, np.sin((n + 0.5) * a) / np.where(ok, np.sin(a / 2.0), 1.0),
+                     np.where(pos, two_n1, np.where(even, 1.0, -1.0)))
+    at_one = np.abs(x) == 1.0
+    return np.where(at_one, edge, c), (at_one | closed) & (deg >= 0)
+
+
 def _orthopoly(x, n, *, kind):
     dtype = _float_type(x, n)
     nd = np.asarray(n)
@@ -377,15 +413,37 @@ def _orthopoly(x, n, *, kind):
         if kind.startswith("shifted_"):
             kind = kind[len("shifted_"):]
             xd = 2.0 * xd - 1.0
-        p0 = np.ones_like(xd)
-        p1 = _FIRST[kind](xd)
-        out = np.where(deg == 0, p0, p1)
-        top = int(deg.max()) if deg.size else 0
-        for k in range(1, top):
-            p0, p1 = p1, _step(kind, k, xd, p1, p0)
-            out = np.where(deg == k + 1, p1, out)
+        xd, deg = np.ravel(xd), np.ravel(deg)
+        out = np.where(deg == 0, 1.0, _FIRST[kind](xd))
+        settled = deg <= 1
+        if kind in _CHEBYSHEV:
+            value, where = _chebyshev_shortcuts(kind, xd, deg)
+            out = np.where(where, value, out)
+            settled |= where
+        elif kind == "p":  # Legendre at +-1: 1 or (-1)^n, as the recurrence gives exactly
+            one = (np.abs(xd) == 1.0) & ~settled
+            out = np.where(one, np.where((xd > 0) | (deg % 2 == 0), 1.0, -1.0), out)
+            settled |= one
+        elif kind == "l":  # Laguerre at 0: 1
+            settled |= xd == 0.0
+            out = np.where(xd == 0.0, 1.0, out)
+        # the recurrence, on the elements still short of their degree; one that turns NaN
+        # stays NaN, so it leaves the loop at once (as PyTorch's loop stops)
+        idx = np.flatnonzero(~settled)
+        xa, da = xd[idx], deg[idx]
+        p0, p1 = np.ones_like(xa), _FIRST[kind](xa)
+        k = 1
+        while idx.size:
+            p0, p1 = p1, _step(kind, k, xa, p1, p0)
+            k += 1
+            done = (da == k) | np.isnan(p1)
+            if done.any():
+                out[idx[done]] = p1[done]
+                keep = ~done
+                idx, xa, da, p0, p1 = idx[keep], xa[keep], da[keep], p0[keep], p1[keep]
         out = np.where(deg < 0, 0.0, out)
-    return np.asarray(out, dtype=dtype)
+    shape = np.broadcast_shapes(np.shape(x), np.shape(n))
+    return np.asarray(out.reshape(shape), dtype=dtype)
 
 
 orthopoly = defop("orthopoly", _orthopoly, fresh=True)  # no gradient, as in PyTorch
