@@ -4,19 +4,47 @@ retrograd: a sweep for gaps, not a test (it needs `expecttest`, in the `test` ex
     OMP_NUM_THREADS=1 .venv/bin/python scripts/opinfo_sweep.py --from a --to f --grad
     .venv/bin/python scripts/opinfo_sweep.py --ops abs,add --dtypes float64,complex128
     .venv/bin/python scripts/opinfo_sweep.py --from r --to z --mode err   # error_inputs
+    .venv/bin/python scripts/opinfo_sweep.py --ops sort,gather --mode vmap --grad
+    .venv/bin/python scripts/opinfo_sweep.py --from a --to c --mode jvp   # or --jvp
 
 For every OpInfo whose name falls in [from, to] (first letter of the last dotted part, or
 the --ops list), each sample input is converted to retrograd (values copied), the op is
 called in both libraries and the results compared: values (allclose, NaN equal), dtype,
-shape; where torch raises, retrograd must raise too. With --grad, float64 samples are also
-differentiated (vjp with a fixed random cotangent w.r.t. every input tensor); `--mode ref`
-uses the larger reference_inputs, `--mode err` the error_inputs (exception types). Prints
-one line per op with counts and the first mismatch of each kind (a reproducer). Some
-reports are the harness's own artifacts or PyTorch quirks: check each by hand.
+shape; where torch raises, retrograd must raise too. The modes (--mode M; jvp and the
+ones after it also as the flag --M, `--jvp --fwad` meaning fwad):
+
+  sample     (default) the sample_inputs, in each of --dtypes; with --grad, float64
+             samples are also differentiated (vjp with a fixed random cotangent w.r.t.
+             every input tensor, through the op's gradcheck_wrapper and the sample's
+             output_process_fn_grad).
+  ref        the same on the larger reference_inputs.
+  err        the error_inputs (float64 only): retrograd must raise, of the same type.
+  vmap       the samples batched (three perturbed copies of each tensor, kept sorted or
+             symmetric where the sample is), torch.func.vmap vs rg.func.vmap, in_dims all 0,
+             first at -1 (others unbatched), first unbatched (others 0); with --grad also
+             vmap(grad(sum of the first float output)) per sample, one sample per op.
+  jvp        forward mode: torch.func.jvp vs rg.func.jvp, random tangents for every float
+             or complex tensor (primal outputs and tangents compared), for the ops with
+             supports_forward_ad.
+  fwad       the same through dual numbers (autograd.forward_ad make_dual/unpack_dual).
+  jacfwd     torch.func.jacfwd vs rg.func.jacfwd w.r.t. all of them (samples of at most
+             150 input elements).
+  gradgrad   second order, float64: vjp with create_graph=True, then the grad of
+             <vjp, w> w.r.t. the inputs and the cotangent (ops with supports_gradgrad).
+  complex    complex128: the forward samples, and vjps with complex cotangents v (in
+             torch's convention the grads of L = sum(real(out * conj(v)))) where
+             complex128 backward is supported.
+  cgradgrad  gradgrad on complex128 samples.
+
+Lambda entries of the table are rerun with `torch` bound to retrograd. Prints one line per
+op with counts and the first mismatch of each kind (a reproducer; with -v also the first
+sample torch itself refuses). Some reports are the harness's own artifacts or PyTorch
+quirks: check each by hand.
 """
 import argparse
 import sys
 import traceback
+import types
 import warnings
 
 import numpy as np
@@ -27,7 +55,9 @@ import retrograd as rg
 
 warnings.filterwarnings("ignore")
 
-MODE = "sample"
+MODES = ("sample", "ref", "err", "vmap", "jvp", "fwad", "jacfwd", "gradgrad", "complex",
+         "cgradgrad")
+FLAG_MODES = ("jvp", "fwad", "jacfwd", "gradgrad", "complex", "cgradgrad")
 ERRT = {}
 
 DT = {"float64": torch.float64, "float32": torch.float32, "int64": torch.int64,
@@ -35,19 +65,43 @@ DT = {"float64": torch.float64, "float32": torch.float32, "int64": torch.int64,
       "uint8": torch.uint8, "float16": torch.float16}
 
 
+# Keyed by op name or name.variant; the table's other lambdas are rebound (_rebind).
 SPECIAL = {
     "zero_": lambda x: rg.zero_(x.clone()),
     "svd_lowrank": lambda a, b, **k: rg.svd_lowrank(a @ b.mT, **k),
+    "pca_lowrank": lambda a, b, **k: rg.pca_lowrank(a @ b.mT, **k),
     "where": lambda self, c, other, **k: rg.where(c, self, other, **k),
     "to": lambda x, *a, **k: x.to(*a, **k),
-    "short": lambda x, *a, **k: x.short(*a, **k),
+    "linalg.pinv.singular": lambda a, b, **k: rg.linalg.pinv(a @ b.mT, **k),
+    "linalg.lstsq.grad_oriented":
+        lambda a, b, driver=None: rg.linalg.lstsq(a, b, driver=driver)[:2],
 }
+NO_REBIND = ("bernoulli", "svd_lowrank", "pca_lowrank")
+
+
+def _rebind(fn):
+    """`fn` (a lambda of the OpInfo table) rerun with `torch` bound to retrograd; functions
+    it closes over are rebound too, and so are the ones it creates when called."""
+    cells = None
+    if fn.__closure__:
+        cells = tuple(types.CellType(_rebind(c.cell_contents) if isinstance(
+            c.cell_contents, types.FunctionType) else c.cell_contents) for c in fn.__closure__)
+    g = dict(fn.__globals__)
+    g["torch"] = rg
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
+
+
+def label_of(op):
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
 
 
 def rg_callable(op):
     name = op.name
-    if name in SPECIAL:
-        return SPECIAL[name]
+    for key in (label_of(op), name):
+        if key in SPECIAL:
+            return SPECIAL[key]
+    if getattr(op.op, "__name__", "") == "<lambda>" and name not in NO_REBIND:
+        return _rebind(op.op)
     if name.startswith("__r") or name.startswith("__"):
         meth = name
         return lambda x, *a, **k: getattr(x, meth)(*a, **k)
@@ -62,6 +116,18 @@ def rg_callable(op):
     if len(parts) == 1 and hasattr(rg.Tensor, name):
         return lambda x, *a, **k: getattr(x, name)(*a, **k)
     return None
+
+
+def wrapped(op, f_rg):
+    """Both libraries' callables through the op's gradcheck_wrapper (hermitian, triangular,
+    ctc_loss's log_softmax, ...), the retrograd one rebound; the masked and seeded wrappers
+    are left out (retrograd has no torch.masked)."""
+    w = op.gradcheck_wrapper
+    wn = getattr(w, "__name__", "")
+    if "masked" in wn or wn == "wrapper_set_seed":
+        return op, f_rg
+    w_rg = _rebind(w)
+    return (lambda *a, **k: w(op, *a, **k)), (lambda *a, **k: w_rg(f_rg, *a, **k))
 
 
 def to_rg(x):
@@ -92,6 +158,70 @@ def flat(x):
     return [x]
 
 
+def _leaves(tree, pred):
+    """The leaves of (input, args, kwargs)-like trees that satisfy `pred`, in order."""
+    if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
+        return [y for v in tree for y in _leaves(v, pred)]
+    if isinstance(tree, dict):
+        return [y for v in tree.values() for y in _leaves(v, pred)]
+    return [tree] if pred(tree) else []
+
+
+def _subst(tree, pred, it):
+    """`tree` with its `pred` leaves replaced, in order, by the items of `it`."""
+    if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
+        return type(tree)(_subst(v, pred, it) for v in tree)
+    if isinstance(tree, dict):
+        return {k: _subst(v, pred, it) for k, v in tree.items()}
+    return next(it) if pred(tree) else tree
+
+
+def _plugged(f, tree, pred, kw=None, post=None):
+    """`f` on `tree` = [input, args] or [input, args, kwargs] (plus the fixed `kw`), its
+    `pred` leaves replaced, in order, by the arguments; `post` applied to the result."""
+    def g(*ts):
+        inp, args, *k = _subst(tree, pred, iter(ts))
+        out = f(inp, *args, **(k[0] if k else {}), **(kw or {}))
+        return post(out) if post else out
+    return g
+
+
+def _is_t(x):
+    return isinstance(x, torch.Tensor)
+
+
+def _is_r(x):
+    return isinstance(x, rg.Tensor)
+
+
+def _is_diff_t(x):
+    return _is_t(x) and (x.dtype.is_floating_point or x.dtype.is_complex)
+
+
+def _is_diff_r(x):
+    return _is_r(x) and x.dtype.kind in "fc"
+
+
+def _kind(o):
+    return "c" if o.is_complex() else "f" if o.is_floating_point() else "i"
+
+
+def grad_leaves(lib, s_in, s_args, s_kw):
+    T = torch.Tensor if lib is torch else rg.Tensor
+    return [x for x in flat([s_in, list(s_args), list(s_kw.values())])
+            if isinstance(x, T) and x.requires_grad]
+
+
+def _diffable(lib, out, kinds="fc"):
+    T = torch.Tensor if lib is torch else rg.Tensor
+    return [o for o in flat(out) if isinstance(o, T) and o.requires_grad and _kind(o) in kinds]
+
+
+def _rnd(gen, shape, cplx):
+    r = gen.standard_normal(shape)
+    return r + 1j * gen.standard_normal(shape) if cplx else r
+
+
 def as_np(x):
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:
@@ -105,13 +235,13 @@ def as_np(x):
 def compare(e, a, rtol, atol):
     fe, fa = flat(e), flat(a)
     if len(fe) != len(fa):
-        return f"{len(fe)} outputs vs torch's {len(fe)}"
+        return f"{len(fa)} outputs vs torch's {len(fe)}"
     for i, (x, y) in enumerate(zip(fe, fa)):
         if isinstance(x, torch.Tensor):
             if not isinstance(y, rg.Tensor):
                 return f"output {i}: {type(y).__name__}, torch gives a Tensor"
             xn, yn = as_np(x), as_np(y)
-            if str(x.dtype).split(".")[1] != str(yn.dtype).replace("bool", "bool"):
+            if str(x.dtype).split(".")[1] != str(yn.dtype):
                 if not (x.dtype == torch.bool and yn.dtype == np.bool_):
                     return f"output {i}: dtype {yn.dtype}, torch {x.dtype}"
             if xn.shape != yn.shape:
@@ -122,11 +252,31 @@ def compare(e, a, rtol, atol):
                     return f"output {i}: values differ (max abs diff {d:.3g})"
             elif not np.array_equal(yn, xn):
                 return f"output {i}: values differ"
-        elif isinstance(x, (int, float, bool, complex)) and not isinstance(x, torch.Tensor):
+        elif isinstance(x, (int, float, bool, complex)):
             yv = y.item() if isinstance(y, rg.Tensor) else y
             if not (x == yv or (x != x and yv != yv)) and not np.isclose(x, yv, rtol, atol):
                 return f"output {i}: {yv!r}, torch {x!r}"
     return None
+
+
+def _cmp_grads(ge, ga, shapes, rtol=1e-6, atol=1e-8):
+    """Gradients (None = zeros) against torch's."""
+    for i, (x, y) in enumerate(zip(ge, ga)):
+        if x is None and y is None:
+            continue
+        xn = np.zeros(shapes[i]) if x is None else as_np(x)
+        yn = np.zeros(shapes[i]) if y is None else as_np(y)
+        if xn.shape != yn.shape:
+            return f"grad {i}: shape {yn.shape}, torch {xn.shape}"
+        if not np.allclose(yn, xn, rtol, atol, equal_nan=True):
+            d = np.nanmax(np.abs(yn - xn)) if xn.size else 0
+            return f"grad {i} differs (max abs diff {d:.3g})"
+    return None
+
+
+def _tol(dn):
+    return ((1e-7, 1e-9) if dn in ("float64", "complex128")
+            else (2e-3, 1e-3) if dn == "float16" else (1e-4, 1e-5))
 
 
 def describe(s):
@@ -140,22 +290,25 @@ def describe(s):
     return f"input={d(s.input)} args={d(list(s.args))} kwargs={kwargs}"
 
 
-def run_op(op, dtypes, grad, verbose):
-    f_rg = rg_callable(op)
-    label = op.name + ("." + op.variant_test_name if op.variant_test_name else "")
-    if f_rg is None:
-        print(f"{label}: MISSING in retrograd")
-        return
-    stats = {"ok": 0, "mismatch": 0, "rg_raises": 0, "rg_missing_raise": 0, "both_raise": 0}
-    first = {}
-    for dn in dtypes:
-        dt = DT[dn]
-        if dt not in op.supported_dtypes("cpu"):
-            continue
+def _samples(op, dt, requires_grad=False):
+    try:
+        return list(op.sample_inputs("cpu", dt, requires_grad=requires_grad))
+    except Exception:
+        return []
+
+
+def _dtypes(op, dtypes):
+    return [(dn, DT[dn]) for dn in dtypes if DT[dn] in op.supported_dtypes("cpu")]
+
+
+# ------------------------------------------------------------ sample / ref / err
+
+def check_forward(op, f_rg, mode, dtypes, stats, first):
+    for dn, dt in _dtypes(op, dtypes):
         try:
-            if MODE == "ref":
+            if mode == "ref":
                 samples = list(op.reference_inputs("cpu", dt, requires_grad=False))
-            elif MODE == "err":
+            elif mode == "err":
                 samples = []
                 if dn == "float64":
                     for ei in op.error_inputs("cpu"):
@@ -190,9 +343,7 @@ def run_op(op, dtypes, grad, verbose):
             elif ta is not None:
                 key, msg = "rg_raises", f"{type(ta).__name__}: {str(ta)[:160]}"
             else:
-                tol = ((1e-7, 1e-9) if dn in ("float64", "complex128")
-                       else (2e-3, 1e-3) if dn == "float16" else (1e-4, 1e-5))
-                m = compare(e, a, *tol)
+                m = compare(e, a, *_tol(dn))
                 if m:
                     key, msg = "mismatch", m
             if key is None:
@@ -200,61 +351,379 @@ def run_op(op, dtypes, grad, verbose):
             else:
                 stats[key] += 1
                 first.setdefault(key, f"[{dn}] {describe(s)} -> {msg}")
-        if grad and dn == "float64" and op.supports_autograd:
+
+
+def check_vjp(op, f_rg, stats, first, dt=torch.float64):
+    """vjp with a fixed random cotangent w.r.t. every input tensor; for complex128, the
+    grads of the real loss L = sum(real(out * conj(v)))."""
+    ft, fr = wrapped(op, f_rg)
+    tag = "cx" if dt == torch.complex128 else "grad"
+    for s in _samples(op, dt, requires_grad=True):
+        leaves_t = grad_leaves(torch, s.input, s.args, s.kwargs)
+        if not leaves_t:
+            continue
+        gen = np.random.default_rng(0)
+        try:
+            e = s.output_process_fn_grad(ft(s.input, *s.args, **s.kwargs))
+            outs = _diffable(torch, e)
+            if not outs:
+                continue
+            cots = [_rnd(gen, o.shape, o.is_complex()) for o in outs]
+            ge = torch.autograd.grad(outs, leaves_t, [torch.tensor(c) for c in cots],
+                                     allow_unused=True)
+        except Exception:
+            continue
+        rin, rargs, rkw = to_rg(s.input), to_rg(s.args), to_rg(s.kwargs)
+        leaves_r = grad_leaves(rg, rin, rargs, rkw)
+        try:
+            a = s.output_process_fn_grad(fr(rin, *rargs, **rkw))
+            outs_r = _diffable(rg, a)
+            if len(outs_r) != len(outs):
+                raise RuntimeError(f"{len(outs_r)} differentiable outputs, torch {len(outs)}")
+            bad = compare(outs, outs_r, 1e-7, 1e-9)
+            if bad:
+                stats["mismatch"] += 1
+                first.setdefault(f"{tag}_value", f"[{tag}] {describe(s)} -> {bad}")
+                continue
+            ga = rg.autograd.grad(outs_r, leaves_r, [rg.tensor(c) for c in cots],
+                                  allow_unused=True)
+        except Exception as exc:
+            stats["rg_raises"] += 1
+            first.setdefault(f"{tag}_raises", f"[{tag}] {describe(s)} -> "
+                             f"{type(exc).__name__}: {str(exc)[:160]}")
+            continue
+        bad = _cmp_grads(ge, ga, [x.shape for x in leaves_t])
+        if bad:
+            stats["mismatch"] += 1
+            first.setdefault(f"{tag}_mismatch", f"[{tag}] {describe(s)} -> {bad}")
+        else:
+            stats["ok"] += 1
+
+
+def check_gradgrad(op, f_rg, stats, first, dt=torch.float64):
+    """vjp with create_graph=True, then grad of <vjp, w> w.r.t. inputs and cotangent."""
+    ft, fr = wrapped(op, f_rg)
+    kinds = "fc" if dt == torch.complex128 else "f"
+
+    def inner(lib, gi, w):
+        wt = lib.tensor(w)
+        return (gi * wt.conj()).real.sum() if gi.is_complex() else (gi * wt).sum()
+    for s in _samples(op, dt, requires_grad=True):
+        leaves_t = grad_leaves(torch, s.input, s.args, s.kwargs)
+        if not leaves_t:
+            continue
+        gen = np.random.default_rng(0)
+        try:
+            e = s.output_process_fn_grad(ft(s.input, *s.args, **s.kwargs))
+            outs = _diffable(torch, e, kinds)
+            if not outs:
+                continue
+            cots = [_rnd(gen, o.shape, o.is_complex()) for o in outs]
+            ws = [_rnd(gen, x.shape, x.is_complex()) for x in leaves_t]
+            vt = [torch.tensor(c, requires_grad=True) for c in cots]
+            g = torch.autograd.grad(outs, leaves_t, vt, create_graph=True, allow_unused=True)
+            terms = [inner(torch, gi, w) for gi, w in zip(g, ws)
+                     if gi is not None and gi.requires_grad]
+            if not terms:
+                continue
+            ge = torch.autograd.grad(sum(terms), leaves_t + vt, allow_unused=True)
+        except Exception:
+            continue
+        rin, rargs, rkw = to_rg(s.input), to_rg(s.args), to_rg(s.kwargs)
+        leaves_r = grad_leaves(rg, rin, rargs, rkw)
+        try:
+            a = s.output_process_fn_grad(fr(rin, *rargs, **rkw))
+            outs_r = _diffable(rg, a, kinds)
+            if len(outs_r) != len(outs):
+                raise RuntimeError(f"{len(outs_r)} differentiable outputs, torch {len(outs)}")
+            vr = [rg.tensor(c, requires_grad=True) for c in cots]
+            gr = rg.autograd.grad(outs_r, leaves_r, vr, create_graph=True, allow_unused=True)
+            first_cmp = _cmp_grads([x.detach() if x is not None else None for x in g],
+                                   [x.detach() if x is not None else None for x in gr],
+                                   [x.shape for x in leaves_t])
+            if first_cmp:
+                stats["mismatch"] += 1
+                first.setdefault("gg_first_order", f"[gg] {describe(s)} -> {first_cmp}")
+                continue
+            terms_r = [inner(rg, gi, w) for gi, w in zip(gr, ws)
+                       if gi is not None and gi.requires_grad]
+            if not terms_r:
+                ga = [None] * len(ge)
+            else:
+                ga = rg.autograd.grad(sum(terms_r), leaves_r + vr, allow_unused=True)
+        except Exception as exc:
+            stats["rg_raises"] += 1
+            first.setdefault("gg_raises", f"[gg] {describe(s)} -> "
+                             f"{type(exc).__name__}: {str(exc)[:160]}")
+            continue
+        bad = _cmp_grads(ge, ga, [x.shape for x in leaves_t] + [v.shape for v in vt])
+        if bad:
+            stats["mismatch"] += 1
+            first.setdefault("gg_mismatch", f"[gg] {describe(s)} -> {bad}")
+        else:
+            stats["ok"] += 1
+
+
+# ------------------------------------------------------------ jvp / fwad / jacfwd
+
+def _fwad_jvp(lib):
+    """jvp by dual numbers (autograd.forward_ad): tangents of tensor outputs, zeros where
+    an output carries none."""
+    fwAD = lib.autograd.forward_ad
+
+    def jvp(f, prims, tans):
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(p, t) for p, t in zip(prims, tans)]
+            out = f(*duals)
+
+            def unpack(o):
+                if isinstance(o, (list, tuple)):
+                    vals = [unpack(v) for v in o]
+                    return [v[0] for v in vals], [v[1] for v in vals]
+                if isinstance(o, lib.Tensor):
+                    p, t = fwAD.unpack_dual(o)
+                    return p, lib.zeros_like(p) if t is None else t
+                return o, None
+            p, t = unpack(out)
+        return p, t
+    return jvp
+
+
+def check_forward_ad(op, f_rg, mode, dtypes, stats, first):
+    wt, wr = wrapped(op, f_rg)
+    for dn, dt in _dtypes(op, dtypes):
+        for si, s in enumerate(_samples(op, dt)):
+            kw = dict(s.kwargs)
+            fixed = {}
+            if any(n in op.name for n in ("nll_loss", "cross_entropy")) and "weight" in kw:
+                fixed["weight"] = kw.pop("weight")  # torch: not differentiable (zero tangent)
+            tree_t = [s.input, list(s.args), kw]
+            prim_t = [x.detach() for x in _leaves(tree_t, _is_diff_t)]
+            if not prim_t:
+                continue
+            fixed_r = to_rg(fixed)
+            gen = np.random.default_rng(si)
+            tans = [_rnd(gen, p.shape, p.dtype.is_complex).astype(as_np(p).dtype)
+                    for p in prim_t]
+            tree_r = to_rg(tree_t)
+            prim_r = _leaves(tree_r, _is_diff_r)
+
+            ft = _plugged(wt, tree_t, _is_diff_t, fixed, s.output_process_fn_grad)
+            fr = _plugged(wr, tree_r, _is_diff_r, fixed_r, s.output_process_fn_grad)
+            where = f"[{dn}] {describe(s)}"
+            if mode == "jacfwd" and sum(p.numel() for p in prim_t) > 150:
+                continue
+            nums = tuple(range(len(prim_t)))
             try:
-                samples = list(op.sample_inputs("cpu", dt, requires_grad=True))
+                if mode == "jacfwd":
+                    eo = torch.func.jacfwd(ft, argnums=nums)(*prim_t)
+                else:
+                    jvp_t = _fwad_jvp(torch) if mode == "fwad" else torch.func.jvp
+                    eo, et = jvp_t(ft, tuple(prim_t), tuple(torch.tensor(v) for v in tans))
+            except Exception as exc:
+                stats["torch_raises"] += 1
+                first.setdefault("torch_raises", f"{where} -> {type(exc).__name__}: "
+                                 f"{str(exc)[:100]}")
+                continue
+            try:
+                if len(prim_r) != len(prim_t):
+                    raise RuntimeError(f"harness: {len(prim_r)} rg primals vs {len(prim_t)}")
+                if mode == "jacfwd":
+                    ao = rg.func.jacfwd(fr, argnums=nums)(*prim_r)
+                else:
+                    jvp_r = _fwad_jvp(rg) if mode == "fwad" else rg.func.jvp
+                    ao, at = jvp_r(fr, tuple(prim_r), tuple(rg.tensor(v) for v in tans))
+            except Exception as exc:
+                stats["rg_raises"] += 1
+                first.setdefault("rg_raises", f"{where} -> {type(exc).__name__}: "
+                                 f"{str(exc)[:160]}")
+                continue
+            if mode == "jacfwd":
+                m = compare(eo, ao, 1e-6, 1e-8)
+                m = m and "jac " + m
+            else:
+                m = compare(eo, ao, 1e-7, 1e-9)
+                if m:
+                    m = "primal " + m
+                else:
+                    m = compare(et, at, 1e-6, 1e-8)
+                    m = m and "tangent " + m
+            if m:
+                stats["mismatch"] += 1
+                first.setdefault("mismatch", f"{where} -> {m}")
+            else:
+                stats["ok"] += 1
+
+
+# ------------------------------------------------------------ vmap
+
+def _perturb(x, gen, k):
+    """A copy of `x` with other values of the same kind (k = which copy)."""
+    if x.numel() == 0:
+        return x.clone()
+    if x.is_floating_point() or x.is_complex():
+        u = torch.tensor(gen.uniform(-1, 1, size=tuple(x.shape)), dtype=torch.float64)
+        y = x.detach().to(torch.complex128 if x.is_complex() else torch.float64)
+        z = y * (1 + 0.05 * k * u)
+        if x.ndim >= 2 and x.shape[-1] == x.shape[-2] and torch.allclose(y, y.mH):
+            z = (z + z.mH) / 2  # keep symmetric/Hermitian samples so
+    else:
+        flat_ = x.detach().reshape(-1)
+        perm = torch.tensor(gen.permutation(flat_.numel()))
+        z = flat_[perm].reshape(x.shape).clone()
+    if x.ndim >= 1 and x.dtype != torch.bool and not x.is_complex() and x.shape[-1] > 1 \
+            and bool((x.diff(dim=-1) >= 0).all()):
+        z = z.sort(dim=-1).values  # keep sorted samples sorted (searchsorted, bucketize)
+    return z.to(x.dtype)
+
+
+def _batch(copies, d):
+    st = torch.stack(copies, 0)
+    return st if d in (0, None) else st.movedim(0, d).contiguous()
+
+
+def check_vmap(op, f_rg, dtypes, grad, stats, first):
+    gen = np.random.default_rng(0)
+    for dn, dt in _dtypes(op, dtypes):
+        samples = _samples(op, dt)
+        for s in samples:
+            pos = [s.input, list(s.args)]   # the positional tensors are batched
+            tens = _leaves(pos, _is_t)
+            if not tens:
+                continue
+            call_t = _plugged(op, pos, _is_t, s.kwargs)
+            pert = [[t, _perturb(t, gen, 1), _perturb(t, gen, 2)] for t in tens]
+            try:  # the perturbed copies must be valid inputs (each copy run alone)
+                for b in range(3):
+                    call_t(*[c[b] for c in pert])
             except Exception:
-                samples = []
-            for s in samples:
-                leaves_t = [x for x in flat([s.input, list(s.args), list(s.kwargs.values())])
-                            if isinstance(x, torch.Tensor) and x.requires_grad]
-                if not leaves_t:
-                    continue
+                pert = [[t, t.clone(), t.clone()] for t in tens]
+            # in_dims cases: all at 0; first at -1 (others None); first None (others at 0)
+            cases = [[0] * len(tens)]
+            if tens[0].ndim >= 1:
+                cases.append([-1] + [None] * (len(tens) - 1))
+            elif len(tens) > 1 and tens[1].ndim >= 1:
+                cases.append([None, 1] + [None] * (len(tens) - 2))
+            if len(tens) > 1:
+                cases.append([None] + [0] * (len(tens) - 1))
+            call_r = _plugged(f_rg, to_rg(pos), _is_r, to_rg(s.kwargs))
+            for dims in cases:
+                args_t = [(_batch(c, d) if d is not None else t)
+                          for t, c, d in zip(tens, pert, dims)]
                 try:
-                    e = op(s.input, *s.args, **s.kwargs)
-                    outs = [o for o in flat(e) if isinstance(o, torch.Tensor) and o.requires_grad]
-                    if not outs:
-                        continue
-                    gen = np.random.default_rng(0)
-                    cots = [gen.standard_normal(o.shape) for o in outs]
-                    ge = torch.autograd.grad(outs, leaves_t, [torch.tensor(c) for c in cots],
-                                             allow_unused=True)
+                    e = torch.func.vmap(call_t, in_dims=tuple(dims))(*args_t)
+                    te = None
+                except Exception as exc:
+                    te = exc
+                try:
+                    a = rg.func.vmap(call_r, in_dims=tuple(dims))(*[to_rg(x) for x in args_t])
+                    ta = None
+                except Exception as exc:
+                    ta = exc
+                key = None
+                where = f"[{dn} in_dims={dims}] {describe(s)}"
+                if te is not None and ta is not None:
+                    stats["both_raise"] += 1
+                    continue
+                if te is not None:
+                    stats["torch_raises"] += 1
+                    first.setdefault("torch_raises", f"{where} -> torch {type(te).__name__}: "
+                                     f"{str(te)[:100]}")
+                    continue
+                if ta is not None:
+                    key, msg = "rg_raises", f"{type(ta).__name__}: {str(ta)[:160]}"
+                else:
+                    msg = compare(e, a, *_tol(dn))
+                    if msg:
+                        key = "mismatch"
+                if key is None:
+                    stats["ok"] += 1
+                else:
+                    stats[key] += 1
+                    first.setdefault(key, f"{where} -> {msg}")
+        if grad and dn == "float64" and op.supports_autograd:
+            for s in samples:  # per-sample gradients: vmap(grad), one sample per op
+                if not (isinstance(s.input, torch.Tensor) and s.input.is_floating_point()):
+                    continue
+                x = s.input
+                xb = _batch([x, _perturb(x, gen, 1), _perturb(x, gen, 2)], 0)
+
+                def gt(xx, s=s):
+                    o = op(xx, *s.args, **s.kwargs)
+                    return [v for v in flat(o) if _is_t(v) and v.is_floating_point()][0].sum()
+                try:
+                    e = torch.func.vmap(torch.func.grad(gt))(xb)
                 except Exception:
                     continue
-                rin, rargs, rkw = to_rg(s.input), to_rg(s.args), to_rg(s.kwargs)
-                leaves_r = [x for x in flat([rin, list(rargs), list(rkw.values())])
-                            if isinstance(x, rg.Tensor) and x.requires_grad]
+                rargs, rkw = to_rg(s.args), to_rg(s.kwargs)
+
+                def gr(xx, rargs=rargs, rkw=rkw):
+                    o = f_rg(xx, *rargs, **rkw)
+                    return [v for v in flat(o) if _is_r(v) and v.dtype.kind == "f"][0].sum()
                 try:
-                    a = f_rg(rin, *rargs, **rkw)
-                    outs_r = [o for o in flat(a) if isinstance(o, rg.Tensor) and o.requires_grad]
-                    if len(outs_r) != len(outs):
-                        raise RuntimeError(f"{len(outs_r)} differentiable outputs, "
-                                           f"torch {len(outs)}")
-                    ga = rg.autograd.grad(outs_r, leaves_r, [rg.tensor(c) for c in cots],
-                                          allow_unused=True)
+                    a = rg.func.vmap(rg.func.grad(gr))(to_rg(xb))
                 except Exception as exc:
                     stats["rg_raises"] += 1
-                    first.setdefault("grad_raises", f"[grad] {describe(s)} -> "
+                    first.setdefault("grad_raises", f"[vmap(grad)] {describe(s)} -> "
                                      f"{type(exc).__name__}: {str(exc)[:160]}")
-                    continue
-                bad = None
-                for i, (x, y) in enumerate(zip(ge, ga)):
-                    if x is None and y is None:
-                        continue
-                    xn = np.zeros(leaves_t[i].shape) if x is None else as_np(x)
-                    yn = np.zeros(leaves_t[i].shape) if y is None else as_np(y)
-                    if xn.shape != yn.shape or not np.allclose(yn, xn, 1e-6, 1e-8, equal_nan=True):
-                        bad = f"grad of input {i} differs"
-                        break
-                if bad:
+                    break
+                m = compare(e, a, 1e-6, 1e-8)
+                if m:
                     stats["mismatch"] += 1
-                    first.setdefault("grad_mismatch", f"[grad] {describe(s)} -> {bad}")
+                    first.setdefault("grad_mismatch", f"[vmap(grad)] {describe(s)} -> {m}")
                 else:
                     stats["ok"] += 1
-    n_bad = stats["mismatch"] + stats["rg_raises"] + stats["rg_missing_raise"]
-    print(f"{label}: {stats}" if n_bad or verbose else f"{label}: ok {stats['ok']}")
+                break
+
+
+# ------------------------------------------------------------ driver
+
+def run_op(op, mode, dtypes, grad, verbose):
+    label = label_of(op)
+    if mode in ("jvp", "fwad", "jacfwd") and not op.supports_forward_ad:
+        return
+    if mode in ("gradgrad", "cgradgrad") and not (op.supports_autograd
+                                                  and op.supports_gradgrad):
+        return
+    if mode == "cgradgrad" and torch.complex128 not in op.supported_backward_dtypes("cpu"):
+        return
+    f_rg = rg_callable(op)
+    if f_rg is None:
+        print(f"{label}: MISSING in retrograd")
+        return
+    if mode in ("jvp", "fwad", "jacfwd"):
+        stats = {"ok": 0, "mismatch": 0, "rg_raises": 0, "torch_raises": 0}
+    else:
+        stats = {"ok": 0, "mismatch": 0, "rg_raises": 0, "rg_missing_raise": 0,
+                 "both_raise": 0}
+        if mode == "vmap":
+            stats["torch_raises"] = 0
+    first = {}
+    if mode in ("sample", "ref", "err"):
+        check_forward(op, f_rg, mode, dtypes, stats, first)
+        if grad and "float64" in dtypes and op.supports_autograd \
+                and torch.float64 in op.supported_dtypes("cpu"):
+            check_vjp(op, f_rg, stats, first)
+    elif mode == "complex":
+        if torch.complex128 in op.supported_dtypes("cpu"):
+            check_forward(op, f_rg, "sample", ["complex128"], stats, first)
+        if op.supports_autograd and torch.complex128 in op.supported_backward_dtypes("cpu"):
+            check_vjp(op, f_rg, stats, first, torch.complex128)
+    elif mode == "gradgrad":
+        check_gradgrad(op, f_rg, stats, first)
+    elif mode == "cgradgrad":
+        check_gradgrad(op, f_rg, stats, first, torch.complex128)
+    elif mode == "vmap":
+        check_vmap(op, f_rg, dtypes, grad, stats, first)
+    else:
+        check_forward_ad(op, f_rg, mode, dtypes, stats, first)
+    n_bad = stats["mismatch"] + stats["rg_raises"] + stats.get("rg_missing_raise", 0)
+    tr = stats.get("torch_raises", 0)
+    print(f"{label}: {stats}" if n_bad or verbose else f"{label}: ok {stats['ok']}"
+          + (f" (torch raises {tr})" if tr else ""))
     for k, v in first.items():
-        print(f"    {k}: {v}")
+        if k != "torch_raises" or verbose:
+            print(f"    {k}: {v}")
     sys.stdout.flush()
 
 
@@ -266,10 +735,17 @@ def main():
     ap.add_argument("--dtypes", default="float64,float32,int64,bool")
     ap.add_argument("--grad", action="store_true")
     ap.add_argument("-v", action="store_true")
-    ap.add_argument("--mode", default="sample")
+    ap.add_argument("--mode", default="sample", choices=MODES)
+    for m in FLAG_MODES:
+        ap.add_argument(f"--{m}", action="store_true", help=f"the same as --mode {m}")
     args = ap.parse_args()
-    global MODE
-    MODE = args.mode
+    flags = [m for m in FLAG_MODES if getattr(args, m)]
+    if args.fwad or args.jacfwd:  # as in `--jvp --fwad`: the variant names the mode
+        flags = [m for m in flags if m != "jvp"]
+    if len(flags) > 1 or (flags and args.mode != "sample"):
+        ap.error("one mode at a time")
+    mode = flags[0] if flags else args.mode
+    dtypes = args.dtypes.split(",")
     names = set(args.ops.split(",")) if args.ops else None
     for op in op_db:
         last = op.name.split(".")[-1].lstrip("_")
@@ -279,7 +755,7 @@ def main():
         elif not (args.lo <= last[:1] <= args.hi):
             continue
         try:
-            run_op(op, args.dtypes.split(","), args.grad, args.v)
+            run_op(op, mode, dtypes, args.grad, args.v)
         except Exception:
             print(f"{op.name}: HARNESS ERROR\n" + traceback.format_exc(limit=2))
 
