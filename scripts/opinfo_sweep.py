@@ -515,11 +515,7 @@ def check_forward_ad(op, f_rg, mode, dtypes, stats, first):
                 continue
             nums = tuple(range(len(prim_t)))
             try:
-                if mode == "jacfwd":
-                    eo = torch.func.jacfwd(ft, argnums=nums)(*prim_t)
-                else:
-                    jvp_t = _fwad_jvp(torch) if mode == "fwad" else torch.func.jvp
-                    eo, et = jvp_t(ft, tuple(prim_t), tuple(torch.tensor(v) for v in tans))
+                eo, et = _forward_call(torch, mode, ft, prim_t, tans, nums)
             except Exception as exc:
                 stats["torch_raises"] += 1
                 first.setdefault("torch_raises", f"{where} -> {type(exc).__name__}: "
@@ -528,11 +524,7 @@ def check_forward_ad(op, f_rg, mode, dtypes, stats, first):
             try:
                 if len(prim_r) != len(prim_t):
                     raise RuntimeError(f"harness: {len(prim_r)} rg primals vs {len(prim_t)}")
-                if mode == "jacfwd":
-                    ao = rg.func.jacfwd(fr, argnums=nums)(*prim_r)
-                else:
-                    jvp_r = _fwad_jvp(rg) if mode == "fwad" else rg.func.jvp
-                    ao, at = jvp_r(fr, tuple(prim_r), tuple(rg.tensor(v) for v in tans))
+                ao, at = _forward_call(rg, mode, fr, prim_r, tans, nums)
             except Exception as exc:
                 stats["rg_raises"] += 1
                 first.setdefault("rg_raises", f"{where} -> {type(exc).__name__}: "
@@ -553,6 +545,15 @@ def check_forward_ad(op, f_rg, mode, dtypes, stats, first):
                 first.setdefault("mismatch", f"{where} -> {m}")
             else:
                 stats["ok"] += 1
+
+
+def _forward_call(lib, mode, f, prims, tans, nums):
+    """(outputs, tangents) of `f` at `prims` in `lib` (torch or rg): jacfwd's Jacobians
+    (tangents None), or jvp through func.jvp or dual numbers (fwad)."""
+    if mode == "jacfwd":
+        return lib.func.jacfwd(f, argnums=nums)(*prims), None
+    jvp = _fwad_jvp(lib) if mode == "fwad" else lib.func.jvp
+    return jvp(f, tuple(prims), tuple(lib.tensor(v) for v in tans))
 
 
 # ------------------------------------------------------------ vmap
