@@ -240,10 +240,10 @@ def test_nn_init_random_fill_of_the_data_array():
 # ---------------------------------------------------------------- whole programs
 
 
-def _run(make, loss_fn, data, dtype, opt, steps=3):
+def _run(make, loss_fn, data, dtype, opt, steps=3, tol32=2e-4):
     """Build on both libraries (torch's weights loaded into retrograd), then per step:
     outputs, loss, every gradient and the optimizer step compared."""
-    tol = 1e-9 if dtype == "float64" else 2e-4
+    tol = 1e-9 if dtype == "float64" else tol32
     torch.manual_seed(0)
     tm = make(torch).to(getattr(torch, dtype))
     rm = make(rg).to(getattr(rg, dtype))
@@ -335,8 +335,11 @@ def _gnn_loss(T, m, d):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_program_gnn(dtype):
+    # float32: torch's sums run in another order on AVX2 than on AVX-512 hosts, and the
+    # normalisations here amplify that to ~1e-3 in a few gradients (float64 checks 1e-9)
     _run(_gnn, _gnn_loss, GRAPH, dtype,
-         lambda T, m: T.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4))
+         lambda T, m: T.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4),
+         tol32=2e-3)
 
 
 POINTS = dict(x=np.random.default_rng(1).standard_normal((2, 3, 16)))

@@ -208,9 +208,14 @@ def test_adam_tensor_betas_step_as_torch(name, kw, bdtype):
         torch.tensor(0.999, dtype=getattr(torch, bdtype))), **kw)
     ro = getattr(rg.optim, name)(rp, lr=0.01, betas=(
         rg.tensor([0.9], dtype=bdtype), rg.tensor(0.999, dtype=bdtype)), **kw)
-    _steps(torch, to, tp, range(4))
-    _steps(rg, ro, rp, range(4))
-    _same_params(tp, rp, rtol=1e-13)
+    _steps(torch, to, tp, range(1))  # step 1: beta ** 1 is exact on every CPU
+    _steps(rg, ro, rp, range(1))
+    _same_params(tp, rp, rtol=1e-13)  # float64 bias corrections would be ~1e-9 off here
+    # later steps: torch's float32 beta ** step is its vectorised pow, whose last bit
+    # depends on the CPU (0.999 ** 3 differs by an ulp between AVX2 and AVX-512 hosts)
+    _steps(torch, to, tp, range(1, 4))
+    _steps(rg, ro, rp, range(1, 4))
+    _same_params(tp, rp, rtol=1e-13 if bdtype == "float64" else 1e-7)
     b = ro.param_groups[0]["betas"]
     assert isinstance(b[0], rg.Tensor) and b[0].shape == () and str(b[0].dtype) == bdtype
 
