@@ -1,6 +1,7 @@
 """PyTorch's import spellings that ported code uses, each importing retrograd's
 counterpart: `torch.cpu` (and `torch.cpu.amp`), `torch.types`, `torch.nn.common_types`,
-`torch.autograd.gradcheck` as a module, and `torch.GradScaler`."""
+`torch.autograd.gradcheck` as a module, `torch.GradScaler`, the per-optimizer modules
+(`torch.optim.adam`), `torch.autograd.variable` and `torch.functional`."""
 
 import importlib
 import warnings
@@ -18,7 +19,33 @@ IMPORTS = [
     ("types", "Device"), ("nn.common_types", "_size_2_t"), ("nn.common_types", "_ratio_any_t"),
     ("nn.parameter", "Parameter"), ("optim.optimizer", "Optimizer"),
     ("utils.data.dataloader", "default_collate"), ("autograd.function", "once_differentiable"),
+    ("autograd.variable", "Variable"), ("functional", "einsum"),
 ]
+
+# torch.optim's per-optimizer modules, each with its class
+OPTIM_MODULES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop",
+                 "adagrad": "Adagrad", "adamax": "Adamax", "nadam": "NAdam", "radam": "RAdam",
+                 "adadelta": "Adadelta", "rprop": "Rprop", "asgd": "ASGD", "lbfgs": "LBFGS",
+                 "sparse_adam": "SparseAdam"}
+
+
+@pytest.mark.parametrize("module", sorted(OPTIM_MODULES))
+def test_optim_submodule_holds_its_optimizer(module):
+    cls = OPTIM_MODULES[module]
+    assert getattr(importlib.import_module("torch.optim." + module), cls) is \
+        getattr(torch.optim, cls)
+    mod = importlib.import_module("retrograd.optim." + module)
+    assert getattr(mod, cls) is getattr(rg.optim, cls)
+    assert getattr(rg.optim, module) is mod
+    assert mod.Optimizer is rg.optim.Optimizer
+
+
+def test_functional_holds_torch_functional_names():
+    import torch.functional
+    for name in torch.functional.__all__:
+        assert getattr(rg.functional, name) is getattr(rg, name), name
+    a, b = rg.tensor([[1.0, 2.0]]), rg.tensor([[3.0], [4.0]])
+    assert float(rg.functional.einsum("ij,jk->ik", a, b)) == 11.0
 
 
 @pytest.mark.parametrize(("module", "name"), IMPORTS)

@@ -454,6 +454,7 @@ from . import meta as _meta  # noqa: I001,F401  (the "meta" device: shapes witho
 from . import amp  # noqa: I001  (rg.amp: autocast refuses when enabled, GradScaler)
 from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled  # noqa: I001
 from . import compiler, cpu, types  # noqa: I001  (torch.compiler's, torch.cpu's, torch.types')
+from . import functional  # noqa: I001  (torch.functional's names: einsum, split, stft, ...)
 from . import quasirandom  # noqa: I001  (torch.quasirandom's SobolEngine, on SciPy)
 from . import multiprocessing  # noqa: I001  (torch.multiprocessing's: spawn, shared tensors)
 from . import signal  # noqa: I001  (torch.signal.windows)
@@ -574,7 +575,7 @@ globals().update(_TORCH_SPELLINGS)  # rg.float, rg.int, rg.bool, rg.cfloat, ...:
 from .api import foreach as _foreach  # noqa: E402,I001
 globals().update({k: getattr(_foreach, k) for k in _foreach.__all__})  # rg._foreach_lerp_, ...
 from .api import out_args as _out_args  # noqa: E402,I001
-_out_args.bind(globals(), special)  # torch's out= on top-level functions; rg.pi, rg.e, rg.nan
+_out_args.bind(globals(), special, functional)  # torch's out= on top-level functions; rg.pi, ...
 
 from . import version  # noqa: E402,I001  (rg.version, as torch.version)
 from .version import __version__  # noqa: E402

@@ -126,8 +126,8 @@ def with_out(fn, name: str):
 
 def bind(namespace: dict, *shared) -> None:
     """Give the functions of `namespace` (the package's) that lack it an `out=`, and add
-    the constants. A function that the modules in `shared` (rg.special) hold too is
-    replaced there as well, so `rg.sinc is rg.special.sinc` stays true."""
+    the constants. A function that the modules in `shared` (rg.special, rg.functional)
+    hold too is replaced there as well, so `rg.sinc is rg.special.sinc` stays true."""
     wrapped = {}
     todo = [(namespace, name) for name in OUT_NAMES + list(OUT_METHODS)]
     todo += [(vars(m), name) for m in shared for name in SPECIAL_OUT_NAMES]

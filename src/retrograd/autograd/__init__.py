@@ -7,6 +7,7 @@ switches, `gradcheck`, and the legacy `Variable`.
 from __future__ import annotations
 
 import sys
+import types
 
 from .. import engine
 from .. import gradcheck as _gradcheck_module
@@ -113,3 +114,9 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(requires_grad)
+
+
+# `from torch.autograd.variable import Variable`: a module of that name holding it
+variable = types.ModuleType(__name__ + ".variable")
+variable.Variable = Variable
+sys.modules.setdefault(variable.__name__, variable)

@@ -13,7 +13,13 @@
                      MultiplicativeLR, PolynomialLR, CosineAnnealingWarmRestarts, CyclicLR,
                      ChainedScheduler
     swa_utils.py     AveragedModel (SWA / EMA weight averaging), update_bn, SWALR
+
+torch's per-optimizer module names (`from torch.optim.adam import Adam`) are registered
+as small modules holding that class and `Optimizer`.
 """
+
+import sys as _sys
+import types as _types
 
 from . import lr_scheduler, swa_utils
 from .adaptive import Adagrad, Adamax, NAdam, RMSprop
@@ -27,3 +33,23 @@ from .sparse import SparseAdam
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
            "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS", "Adafactor", "Muon", "SparseAdam",
            "lr_scheduler", "swa_utils"]
+
+
+_SUBMODULES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop",
+               "adagrad": "Adagrad", "adamax": "Adamax", "nadam": "NAdam", "radam": "RAdam",
+               "adadelta": "Adadelta", "rprop": "Rprop", "asgd": "ASGD", "lbfgs": "LBFGS",
+               "sparse_adam": "SparseAdam"}
+
+
+def _register_submodules() -> None:
+    here = globals()
+    for name, cls in _SUBMODULES.items():
+        mod = _types.ModuleType(f"{__name__}.{name}")
+        mod.__all__ = [cls]
+        setattr(mod, cls, here[cls])
+        mod.Optimizer = Optimizer
+        _sys.modules[mod.__name__] = mod
+        here[name] = mod
+
+
+_register_submodules()
