@@ -77,6 +77,8 @@ def int_arg(a):
 
 
 def _dims(dim, axis, ndim, name):
+    if dim.__class__ is int and axis is None and -ndim <= dim < ndim:  # the common call
+        return dim % ndim
     if dim is not None and axis is not None:
         raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
     d = int_arg(dim if dim is not None else axis)

@@ -29,6 +29,11 @@ def _by_keyword(fn: str, args: tuple, given, name: str) -> tuple:
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    for s in shape:
+        if s.__class__ is not int:
+            break
+    else:  # plain ints: nothing to read or check
+        return shape
     out = tuple(int_arg(s) for s in shape)
     for s in out:  # PyTorch refuses floats and bools as sizes or dims (TypeError)
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
