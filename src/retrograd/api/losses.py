@@ -75,7 +75,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if x.shape != t.shape:
         raise ArgumentError(f"{fn}: target of shape {tuple(t.shape)} must have the same shape "
                             f"as input {tuple(x.shape)}")
-    if t.dtype != x.dtype and x.dtype.kind == "f":  # torch: "Found dtype Long but expected Float"
+    floating(x, fn)  # integer or bool probabilities: PyTorch raises, never promotes them
+    if t.dtype != x.dtype:  # torch: "Found dtype Long but expected Float"
         raise MixedDtypeError(f"{fn}: found target dtype {t.dtype} but expected {x.dtype} "
                               "(the input's): convert the target with .to(input.dtype)")
     x, t = promote(x, t)
@@ -124,6 +125,9 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     fn = "l1_loss"
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), fn)
     x, y = _t(input), _t(target)
+    if x.dtype == np.bool_ or y.dtype == np.bool_:  # PyTorch: no `-` with a bool tensor
+        raise ArgumentTypeError(f"{fn}: input and target must not be bool (PyTorch has no "
+                                f"subtraction of bool tensors), got {x.dtype} and {y.dtype}")
     if x.dtype.kind == "c" or y.dtype.kind == "c":
         same_shape(x, y, fn)
         x, y = promote(x, y)
@@ -164,6 +168,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
     check_reduction(reduction, fn)
     if delta <= 0:
         raise LossValueError(f"{fn}: delta must be positive, got {delta}")
+    floating(_t(input), fn)  # PyTorch casts the loss to the input's dtype: no integer one
     x, y = float_pair(input, _in_input_dtype(input, target), fn)
     d = x - y
     z = _abs(d)

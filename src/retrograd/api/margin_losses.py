@@ -129,7 +129,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         w = _t(weight)
         broadcast_shape(fn, input=x, weight=w)
         loss = loss * w
-    loss = sum(loss, -1) / loss.shape[-1]
+    # PyTorch sums dim input.ndim - 1 of the loss and divides by the input's class count:
+    # the same axis as the last one unless target or weight broadcast the loss to more dims
+    loss = sum(loss, x.ndim - 1) / x.shape[-1]
     return _reduce(loss, check_reduction(reduction, fn))
 
 
@@ -184,9 +186,12 @@ def _class_range(y: Tensor, lo: int, hi: int, fn: str) -> Tensor:
 
 
 def _int_target(y: Tensor, fn: str) -> None:
-    if y.dtype.kind not in "iu":
+    """int64 class indices only: PyTorch's margin kernels refuse every other dtype, the
+    narrower integers and bool included ("expected scalar type Long")."""
+    if y.dtype != np.int64:
+        hint = "; convert it with target.long()" if y.dtype.kind in "iub" else ""
         raise LossDtypeError(f"{fn}: target must hold integer class indices (int64), got "
-                             f"{y.dtype}")
+                             f"{y.dtype}{hint}")
 
 
 def _empty_mean(loss: Tensor, reduction: str) -> Tensor:

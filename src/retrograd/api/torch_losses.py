@@ -63,10 +63,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if broadcast_shape(fn, **named) != x.shape:
         shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in named.items())
         raise LossShapeError(f"{fn}: {shapes}: each must broadcast to the input's shape")
+    floating(x, fn)  # first, as PyTorch: "log_sigmoid" not implemented for 'Long'
     if t.dtype.kind != "f":
         raise LossTargetDtypeError(f"{fn}: target must be a floating tensor (0/1 labels or "
                                    f"probabilities), got {t.dtype}; convert it with .float()")
-    floating(x, fn)
     # PyTorch builds the loss in place on (1 - target): the result has the target's
     # dtype (a float32 target of a float64 input gives a float32 loss), each step
     # rounded to it, and weight and pos_weight never widen it

@@ -278,6 +278,17 @@ def _classes_last(x: Tensor) -> Tensor:
     return _f.reshape(_f.permute(x, perm), -1, x.shape[1])
 
 
+def _one_class_index(target: Tensor, name: str) -> Tensor:
+    """The class index of an unbatched (C,) input: PyTorch takes it 0-d or as a 1-D
+    target of one element (read as the 0-d one); a longer 1-D target is a ValueError."""
+    if target.ndim != 1:
+        return target
+    if target.shape[0] != 1:
+        raise ArgumentError(f"{name}: For 1D input, 1D target must have size 1, but got "
+                            f"target size: {target.shape[0]}")
+    return _f.reshape(target, ())
+
+
 def _unbatched(x: Tensor, target: Tensor) -> tuple:
     """A (C,) input and its target given a batch dimension of 1 (ops: the target's
     gradient, for probabilities, comes back through them)."""
@@ -294,6 +305,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     if x.dtype.kind not in "fc":  # PyTorch: NotImplementedError ("not implemented for 'Long'")
         raise DtypeError(f"nll_loss: input must hold floating log-probabilities, got {x.dtype}")
     if x.ndim == 1:  # unbatched (C,) with a 0-d target
+        target = _one_class_index(target, "nll_loss")
         out = nll_loss(*_unbatched(x, target), weight, ignore_index=ignore_index,
                        reduction=reduction)
         return _f.reshape(out, ()) if reduction == "none" else out
@@ -383,6 +395,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     if x.dtype.kind not in "fc":
         raise DtypeError(f"cross_entropy: input must hold floating scores, got {x.dtype}")
     if x.ndim == 1:  # unbatched
+        if not (target.dtype.kind == "f" and target.shape == x.shape):  # not probabilities
+            target = _one_class_index(target, "cross_entropy")
         out = cross_entropy(*_unbatched(x, target), weight, ignore_index=ignore_index,
                             reduction=reduction, label_smoothing=label_smoothing)
         return _f.reshape(out, ()) if reduction == "none" else out
