@@ -1,0 +1,147 @@
+"""Gaps found by sweeping PyTorch's old-style nn module test database
+(`torch.testing._internal.common_nn.module_tests + get_new_module_tests()`, 234 entries; the
+184 that are not losses nor `*_no_reduce*`): each module built in torch and in rg.nn from
+the entry's constructor (its torch functionals mapped to rg's), torch's state_dict loaded
+into rg, then forward values, dtypes and shapes, float64 gradients of a random cotangent
+for the input and every parameter, and double backward (with respect to the input, the
+parameters and the cotangent) where the entry's check_gradgrad is not False; also float32,
+eval mode, pickling and reprs. All matched but CrossMapLRN2d, missing from rg.nn: these
+tests cover it.
+
+PyTorch's CrossMapLRN2d (a Python autograd.Function ported from Lua Torch) has a forward
+whose channel windows keep channel 0 from channel (size + 1) // 2 on, and a hand-written
+backward that is not the derivative of that forward (it fails gradcheck; it is off by
+1e-6 relative on the database's own entry). rg matches the forward and gives the exact
+derivative, checked here against finite differences of torch's forward and against
+torch's backward where that one is right."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from port_compare import close
+
+import retrograd as rg
+
+
+def _pair(shape, seed: int = 0, dtype=np.float64):
+    """The same values as a torch and a retrograd tensor, both requiring grad."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return (torch.tensor(x, requires_grad=True), rg.tensor(x.copy(), requires_grad=True))
+
+
+# (channels, size, alpha, beta, k): the database's entry, windows cut at both channel
+# ends, the cases where PyTorch's windows keep channel 0, even sizes, size 1
+_CASES = [(3, 5, 5e-3, 1e-3, 2.0), (3, 5, 0.5, 0.75, 2.0), (8, 5, 0.5, 0.75, 1.0),
+          (8, 3, 1e-4, 0.75, 1.0), (7, 4, 0.3, 0.6, 1.5), (6, 2, 0.5, 0.75, 1.0),
+          (5, 1, 0.5, 0.75, 1.0), (1, 5, 0.5, 0.75, 1.0), (4, 9, 1.0, 0.5, 0.5)]
+
+
+@pytest.mark.parametrize("c,size,alpha,beta,k", _CASES)
+def test_cross_map_lrn2d_values_match_torch(c, size, alpha, beta, k):
+    """Forward values, dtype and shape as torch.nn.CrossMapLRN2d's, window quirk included."""
+    xt, xr = _pair((2, c, 3, 4))
+    close(rg.nn.CrossMapLRN2d(size, alpha, beta, k)(xr),
+          torch.nn.CrossMapLRN2d(size, alpha, beta, k)(xt), tol=1e-12)
+
+
+def test_cross_map_lrn2d_float32_and_empty_batch():
+    """float32 stays float32 (values to float32 rounding: PyTorch sums its windows by a
+    running add and subtract); an empty batch gives an empty result, as torch's."""
+    xt, xr = _pair((2, 6, 5, 5), 1, np.float32)
+    tm, rm = torch.nn.CrossMapLRN2d(3, 0.5, 0.75, 1.0), rg.nn.CrossMapLRN2d(3, 0.5, 0.75, 1.0)
+    close(rm(xr), tm(xt), tol=1e-5)
+    close(rm(rg.zeros(0, 6, 2, 2)), tm(torch.zeros(0, 6, 2, 2)))
+
+
+def _numeric_grad(size, alpha, beta, k, x: np.ndarray, cot: np.ndarray) -> np.ndarray:
+    """d(sum(cot * torch_forward(x)))/dx by central differences of torch's forward."""
+    m = torch.nn.CrossMapLRN2d(size, alpha, beta, k)
+    f = lambda a: float((m(torch.tensor(a)) * torch.tensor(cot)).sum())  # noqa: E731
+    g, eps = np.zeros_like(x), 1e-6
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("c,size,alpha,beta,k", [_CASES[0], _CASES[1], _CASES[2], _CASES[4]])
+def test_cross_map_lrn2d_gradient_is_the_derivative_of_torchs_forward(c, size, alpha, beta, k):
+    """The input gradient equals central differences of torch's forward values (where
+    torch's own backward differs from them: its windows are shifted by one channel)."""
+    xt, xr = _pair((2, c, 2, 2), 2)
+    cot = np.random.default_rng(3).standard_normal(xt.shape)
+    (g,) = rg.autograd.grad(rg.nn.CrossMapLRN2d(size, alpha, beta, k)(xr), xr, rg.tensor(cot))
+    close(g, _numeric_grad(size, alpha, beta, k, xt.detach().numpy(), cot), tol=1e-7)
+
+
+@pytest.mark.parametrize("c,size", [(1, 3), (1, 5), (2, 4), (3, 6)])
+def test_cross_map_lrn2d_gradient_matches_torch_where_torchs_backward_is_right(c, size):
+    """Where torch's backward passes its own gradcheck (few channels for the size), the
+    gradients agree to rounding."""
+    xt, xr = _pair((3, c, 4, 4), 4)
+    cot = np.random.default_rng(5).standard_normal(xt.shape)
+    assert torch.autograd.gradcheck(lambda a: torch.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.0)(a),
+                                    (xt[:1, :, :2, :2].detach().clone().requires_grad_(),))
+    yt = torch.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.0)(xt)
+    yr = rg.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.0)(xr)
+    close(rg.autograd.grad(yr, xr, rg.tensor(cot))[0],
+          torch.autograd.grad(yt, xt, torch.tensor(cot))[0], tol=1e-10)
+
+
+def test_cross_map_lrn2d_double_backward():
+    """The gradient is itself differentiable (torch's CrossMapLRN2d has no double backward:
+    the database marks check_gradgrad=False), checked by finite differences."""
+    _, xr = _pair((1, 5, 2, 2), 6)
+    m = rg.nn.CrossMapLRN2d(3, 0.5, 0.75, 1.0)
+    assert rg.autograd.gradgradcheck(m, (xr,))
+
+
+def test_cross_map_lrn2d_module_surface():
+    """repr, pickling, the torch.nn.modules.normalization path, no parameters or state."""
+    tm, rm = torch.nn.CrossMapLRN2d(5, 5e-3, 1e-3, 2), rg.nn.CrossMapLRN2d(5, 5e-3, 1e-3, 2)
+    assert repr(rm) == repr(tm)
+    assert repr(rg.nn.CrossMapLRN2d(3)) == repr(torch.nn.CrossMapLRN2d(3))
+    assert rg.nn.modules.normalization.CrossMapLRN2d is rg.nn.CrossMapLRN2d
+    assert list(rm.state_dict()) == list(tm.state_dict()) == []
+    xt, xr = _pair((2, 3, 6, 6))
+    close(pickle.loads(pickle.dumps(rm))(xr), tm(xt), tol=1e-12)
+
+
+@pytest.mark.parametrize("make,exc", [
+    (lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(3, 2, 2)), ValueError),      # not 4-D
+    (lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(1, 2, 2, 2, 2)), ValueError),
+    (lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(1, 3, 2, 2, dtype=lib.int64)), RuntimeError),
+    (lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(1, 0, 2, 2)), IndexError),    # no channels
+    (lambda lib: lib.nn.CrossMapLRN2d(0)(lib.ones(1, 3, 2, 2)), ZeroDivisionError),
+])
+def test_cross_map_lrn2d_refuses_what_torch_refuses(make, exc):
+    """The exception types torch raises."""
+    for lib in (torch, rg):
+        with pytest.raises(exc):
+            make(lib)
+
+
+def test_cross_map_lrn2d_runs_on_a_stand_in_gpu_as_on_the_host():
+    """On fake_device's CuPy stand-in (which refuses any silent host copy): the window
+    matrix is made on the input's device; outputs and gradients are the host's."""
+    import fake_device
+
+    x = np.random.default_rng(7).standard_normal((2, 6, 3, 3))
+    results = []
+    fake_device.install()
+    try:
+        for device in ("cpu", "cuda"):
+            xr = rg.tensor(x).to(device).requires_grad_()
+            out = rg.nn.CrossMapLRN2d(3, 0.5, 0.75, 1.0)(xr)
+            assert out.device.startswith(device)
+            out.sum().backward()
+            results.append((out.cpu().numpy(), xr.grad.cpu().numpy()))
+    finally:
+        fake_device.uninstall()
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
