@@ -145,3 +145,16 @@ def test_cross_map_lrn2d_runs_on_a_stand_in_gpu_as_on_the_host():
         fake_device.uninstall()
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ Unflatten
+
+@pytest.mark.parametrize("size", [[2, 2], [2, -1]])
+def test_unflatten_keeps_its_size_as_given(size):
+    """`unflattened_size` and the repr show the size as passed (a list stays a list), as
+    torch's (database entry 'Unflatten_no_batch_dim' passes a torch.Size)."""
+    tm, rm = torch.nn.Unflatten(-2, size), rg.nn.Unflatten(-2, size)
+    assert repr(rm) == repr(tm)
+    assert type(rm.unflattened_size) is type(tm.unflattened_size)
+    xt, xr = _pair((3, 4, 5))
+    close(rm(xr), tm(xt))
