@@ -158,3 +158,56 @@ def test_unflatten_keeps_its_size_as_given(size):
     assert type(rm.unflattened_size) is type(tm.unflattened_size)
     xt, xr = _pair((3, 4, 5))
     close(rm(xr), tm(xt))
+
+
+# ----------------------------------------------------- empty inputs (the entries' shapes, emptied)
+
+@pytest.mark.parametrize("shape,dim", [((0,), -1), ((0, 3), 0), ((3, 0), -1), ((2, 0, 4), 1)])
+def test_glu_halves_an_empty_dimension(shape, dim):
+    """GLU of an empty halving dimension is empty, as torch's (it raised: split's chunk
+    size was 0)."""
+    xt, xr = _pair(shape)
+    yt, yr = torch.nn.GLU(dim)(xt), rg.nn.GLU(dim)(xr)
+    close(yr, yt)
+    close(rg.autograd.grad(yr.sum(), xr)[0], torch.autograd.grad(yt.sum(), xt)[0])
+
+
+@pytest.mark.parametrize("mode,shape", [("nearest", (2, 0, 4)), ("linear", (2, 0, 4)),
+                                        ("bilinear", (2, 0, 4, 4)), ("bicubic", (1, 0, 3, 3)),
+                                        ("nearest-exact", (2, 0, 4, 4)),
+                                        ("trilinear", (2, 0, 3, 3, 3))])
+def test_interpolate_refuses_zero_channels_with_samples(mode, shape):
+    """torch's upsampling kernels take an empty batch but refuse zero channels (rg gave an
+    empty result); an empty batch still gives one, and 1-D and 2-D 'area' take both."""
+    size = (5,) * (len(shape) - 2)
+    for lib in (torch, rg):
+        with pytest.raises(RuntimeError):
+            lib.nn.functional.interpolate(lib.zeros(*shape), size=size, mode=mode)
+    empty = (0, 2) + shape[2:]
+    close(rg.nn.functional.interpolate(rg.zeros(*empty), size=size, mode=mode),
+          torch.nn.functional.interpolate(torch.zeros(*empty), size=size, mode=mode))
+    if len(shape) < 5:  # (torch's 3-D area, adaptive_avg_pool3d, refuses zero channels)
+        close(rg.nn.functional.interpolate(rg.zeros(*shape), size=size, mode="area"),
+              torch.nn.functional.interpolate(torch.zeros(*shape), size=size, mode="area"))
+
+
+@pytest.mark.parametrize("fn,shape,wshape,pad", [
+    ("conv2d", (2, 2, 4, 0), (3, 2, 3, 3), 2), ("conv2d", (2, 2, 0, 0), (3, 2, 3, 3), 2),
+    ("conv1d", (3, 0), (4, 3, 1), 1), ("conv3d", (1, 2, 4, 4, 0), (3, 2, 3, 3, 3), 2),
+    ("conv_transpose2d", (2, 2, 4, 0), (2, 3, 3, 3), 0),
+    ("conv_transpose1d", (1, 3, 0), (3, 3, 3), 0)])
+def test_conv_refuses_an_input_emptied_by_a_spatial_dimension(fn, shape, wshape, pad):
+    """torch refuses an empty input with samples and channels ('Only zero batch or zero
+    channel inputs are supported'), where rg returned a result of padding and bias; an
+    empty batch still gives an empty result."""
+    bias = wshape[1] if "transpose" in fn else wshape[0]
+    for lib in (torch, rg):
+        f = getattr(lib.nn.functional, fn)
+        with pytest.raises(RuntimeError):
+            f(lib.zeros(*shape), lib.zeros(*wshape), lib.zeros(bias), padding=pad)
+    empty = (0,) + shape[1:] if len(shape) == len(wshape) else (0,) + shape
+    empty = empty[:2] + (4,) * (len(wshape) - 2)
+    close(getattr(rg.nn.functional, fn)(rg.zeros(*empty), rg.zeros(*wshape), rg.zeros(bias),
+                                        padding=pad),
+          getattr(torch.nn.functional, fn)(torch.zeros(*empty), torch.zeros(*wshape),
+                                           torch.zeros(bias), padding=pad))
