@@ -5,8 +5,10 @@ the entry's constructor (its torch functionals mapped to rg's), torch's state_di
 into rg, then forward values, dtypes and shapes, float64 gradients of a random cotangent
 for the input and every parameter, and double backward (with respect to the input, the
 parameters and the cotangent) where the entry's check_gradgrad is not False; also float32,
-eval mode, pickling and reprs. All matched but CrossMapLRN2d, missing from rg.nn: these
-tests cover it.
+eval mode, pickling, reprs, forward-mode tangents, int64 convolutions, and each entry's
+input reshaped (unbatched, an extra batch dim, one more channel or column, an emptied last
+dim) for torch's values or exception types. Found: CrossMapLRN2d missing from rg.nn,
+Unflatten's repr, and (from the emptied inputs) GLU, interpolate and conv on empty inputs.
 
 PyTorch's CrossMapLRN2d (a Python autograd.Function ported from Lua Torch) has a forward
 whose channel windows keep channel 0 from channel (size + 1) // 2 on, and a hand-written
@@ -85,12 +87,11 @@ def test_cross_map_lrn2d_gradient_matches_torch_where_torchs_backward_is_right(c
     gradients agree to rounding."""
     xt, xr = _pair((3, c, 4, 4), 4)
     cot = np.random.default_rng(5).standard_normal(xt.shape)
-    assert torch.autograd.gradcheck(lambda a: torch.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.0)(a),
-                                    (xt[:1, :, :2, :2].detach().clone().requires_grad_(),))
     yt = torch.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.0)(xt)
     yr = rg.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.0)(xr)
     close(rg.autograd.grad(yr, xr, rg.tensor(cot))[0],
-          torch.autograd.grad(yt, xt, torch.tensor(cot))[0], tol=1e-10)
+          # a scalar, not grad_outputs: torch's first grad_outputs imports sympy (a second)
+          torch.autograd.grad((yt * torch.tensor(cot)).sum(), xt)[0], tol=1e-10)
 
 
 def test_cross_map_lrn2d_double_backward():
@@ -199,12 +200,14 @@ def test_interpolate_refuses_zero_channels_with_samples(mode, shape):
 def test_conv_refuses_an_input_emptied_by_a_spatial_dimension(fn, shape, wshape, pad):
     """torch refuses an empty input with samples and channels ('Only zero batch or zero
     channel inputs are supported'), where rg returned a result of padding and bias; an
-    empty batch still gives an empty result."""
+    empty batch still gives an empty result (checked for conv)."""
     bias = wshape[1] if "transpose" in fn else wshape[0]
     for lib in (torch, rg):
         f = getattr(lib.nn.functional, fn)
         with pytest.raises(RuntimeError):
             f(lib.zeros(*shape), lib.zeros(*wshape), lib.zeros(bias), padding=pad)
+    if "transpose" in fn:  # (its first call loads compiled kernels: a third of a second)
+        return
     empty = (0,) + shape[1:] if len(shape) == len(wshape) else (0,) + shape
     empty = empty[:2] + (4,) * (len(wshape) - 2)
     close(getattr(rg.nn.functional, fn)(rg.zeros(*empty), rg.zeros(*wshape), rg.zeros(bias),
