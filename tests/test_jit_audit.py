@@ -1570,6 +1570,7 @@ LAYERS.update({  # more of torch.nn's layers (tests/test_layers_more.py)
                        [fl(2, 3, 2, 2)]),
     "InstanceNorm3d": (lambda: nn.InstanceNorm3d(2), [fl(2, 2, 2, 2, 2)]),
     "LocalResponseNorm": (lambda: nn.LocalResponseNorm(2), [fl(2, 4, 3)]),
+    "CrossMapLRN2d": (lambda: nn.CrossMapLRN2d(3, 0.5, 0.75, 1.0), [fl(2, 5, 2, 3)]),
     "CosineSimilarity": (lambda: nn.CosineSimilarity(), [X, Y]),
     "PairwiseDistance": (lambda: nn.PairwiseDistance(), [X, Y]),
     "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d(2), [fl(1, 2, 3, 3, 3)]),

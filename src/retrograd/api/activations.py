@@ -254,7 +254,7 @@ def glu(input, dim: int = -1) -> Tensor:
     n = x.shape[d]
     if n % 2:
         raise ArgumentError(f"glu(): halving dimension must be even, but dimension {d} is size {n}")
-    a, b = split(x, n // 2, d)
+    a, b = split(x, [n // 2, n // 2], d)  # sizes, not a chunk size: an empty dim halves too
     return a * sigmoid(b)
 
 

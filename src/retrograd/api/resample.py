@@ -383,6 +383,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         return _adaptive_avg(x, outs, nd, "interpolate")
     if any(n == 0 for n in sizes):
         raise ArgumentError(f"interpolate: input of shape {x.shape} has an empty spatial dimension")
+    if x.size == 0 and 0 in x.shape[1:]:  # PyTorch's upsampling kernels take an empty batch only
+        raise ArgumentError(f"interpolate: expected a non-empty {x.ndim}-D input (an empty batch "
+                            f"is allowed), got shape {x.shape}")
     if x.dtype == np.uint8 and mode in ("bilinear", "bicubic"):
         return _u8_resize(x, outs, scales, bool(align_corners), antialias, mode)
     for i, (n, o, sc) in enumerate(zip(sizes, outs, scales)):

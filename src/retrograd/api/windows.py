@@ -93,6 +93,14 @@ def _nonempty_planes(x: Tensor, fn: str) -> None:
                            f"(an empty batch is allowed), got shape {x.shape}")
 
 
+def _nonempty_or_no_samples(x: Tensor, fn: str) -> None:
+    """PyTorch's convolutions take an empty batch or no channels, but refuse an input
+    emptied by a spatial dimension (rather than return a result of padding and bias)."""
+    if x.size == 0 and x.shape[0] and x.shape[1]:
+        raise ArgumentError(f"{fn}: only an empty batch or zero channels are supported in an "
+                            f"empty input, got shape {x.shape}")
+
+
 def _unbatch(out: Tensor, squeeze: bool) -> Tensor:
     return out.reshape(out.shape[1:]) if squeeze else out
 
@@ -170,6 +178,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: s
         raise ArgumentError(f"{fn}: kernel of size {tuple(kernel)} (dilation {d}, so {eff}) is "
                             f"larger than the padded input {padded} (input shape {x.shape}, "
                             f"padding {p if uneven is None else uneven})")
+    _nonempty_or_no_samples(x, fn)
     if uneven is not None:
         x = apply(ops.pad_constant, x, pads=uneven)
     k_total = cg * math.prod(kernel)
@@ -280,6 +289,7 @@ def _conv_t_float(input, weight, bias, stride, padding, output_padding, groups, 
         bias = _t(bias)
         if bias.shape != (o,):
             raise ArgumentError(f"{fn}: bias must have shape ({o},), got {bias.shape}")
+    _nonempty_or_no_samples(x, fn)
     ins = x.shape[2:]
     outs = tuple((i - 1) * ss - 2 * pp + dd * (k - 1) + a + 1
                  for i, ss, pp, dd, k, a in zip(ins, s, p, d, kernel, op_))

@@ -15,7 +15,7 @@ This file only re-exports; each kind of module lives in the file named for it:
     flatten.py     Flatten, Unflatten
     dropout.py     Dropout, Dropout1d/2d/3d, AlphaDropout, FeatureAlphaDropout
     normalization.py  LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d,
-                   LocalResponseNorm
+                   LocalResponseNorm, CrossMapLRN2d
     distance.py    CosineSimilarity, PairwiseDistance
     sparse.py      Embedding, EmbeddingBag
     lazy.py        LazyLinear, LazyConv*, LazyBatchNorm*, LazyInstanceNorm*, Uninitialized*
@@ -196,6 +196,7 @@ from .lazy import (  # noqa: E402
 )
 from .linear import Bilinear  # noqa: E402
 from .normalization import (  # noqa: E402
+    CrossMapLRN2d,
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
@@ -223,6 +224,7 @@ __all__ += [
     "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
     "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "UninitializedParameter", "UninitializedBuffer", "FractionalMaxPool2d", "FractionalMaxPool3d",
+    "CrossMapLRN2d",
 ]
 
 # sequence models: the rest of torch.nn's recurrent and transformer layers

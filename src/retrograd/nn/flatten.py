@@ -22,7 +22,9 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    """Split dimension `dim` into `unflattened_size` (one entry may be -1)."""
+    """Split dimension `dim` into `unflattened_size` (one entry may be -1). The size is
+    kept as given (a list stays a list, an rg.Size an rg.Size), as PyTorch keeps it: its
+    repr shows it that way."""
 
     def __init__(self, dim: int, unflattened_size) -> None:
         super().__init__()
@@ -30,7 +32,7 @@ class Unflatten(Module):
                 isinstance(s, int) for s in unflattened_size):
             raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got "
                             f"{unflattened_size!r}")
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+        self.dim, self.unflattened_size = dim, unflattened_size
 
     def forward(self, input):
         return input.unflatten(self.dim, self.unflattened_size)

@@ -1,5 +1,5 @@
 """Normalisation layers: `LayerNorm`, `RMSNorm`, `GroupNorm`, `BatchNorm1d/2d/3d`,
-`InstanceNorm1d/2d/3d`, `LocalResponseNorm`.
+`InstanceNorm1d/2d/3d`, `LocalResponseNorm`, `CrossMapLRN2d`.
 
 PyTorch's parameter names, initialisation (weight ones, bias zeros) and, for
 batch and instance norm, its buffers: `running_mean`, `running_var` and
@@ -9,18 +9,21 @@ batch and instance norm, its buffers: `running_mean`, `running_var` and
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 
 import numpy as np
 
+from .. import creation, devices
 from ..grad_mode import no_grad
-from ..primitive import ArgumentError
+from ..primitive import ArgumentError, DtypeError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from ._utils import _dtype
 from .module import Module, Parameter
 
 __all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+           "CrossMapLRN2d"]
 
 
 def _shape(normalized_shape) -> tuple:
@@ -339,6 +342,70 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+@lru_cache(maxsize=64)
+def _cross_map_window(channels: int, size: int) -> np.ndarray:
+    """(channels, channels) 0/1 matrix: row c marks the channels whose squares make up
+    CrossMapLRN2d's scale for channel c. Built by replaying PyTorch's running-sum loop
+    (torch.nn.modules._functions.CrossMapLRN2d), so the windows are PyTorch's exactly:
+    c - size // 2 ... c + size // 2 for odd sizes, and, from channel (size + 1) // 2 on,
+    channel 0 as well (that loop never subtracts channel 0's square again)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    w = np.zeros((channels, channels))
+    w[0, :min(pre_pad, channels)] = 1.0
+    for c in range(1, channels):
+        w[c] = w[c - 1]
+        if c < channels - pre_pad + 1:
+            w[c, c + pre_pad - 1] += 1.0
+        if c > pre_pad:
+            w[c, c - pre_pad] -= 1.0
+    w.flags.writeable = False
+    return w
+
+
+def _cross_map_lrn2d(x: Tensor, size: int, alpha: float, beta: float, k: float) -> Tensor:
+    """x / (k + alpha / size * sum of x^2 over the channel window)^beta for (N, C, H, W),
+    from differentiable ops: the gradient (and its own gradients) is the exact one of
+    these values. PyTorch's hand-written backward is not (it fails gradcheck)."""
+    if x.ndim != 4:
+        raise ShapeError(f"CrossMapLRN2d: Expected input to be 4D, got {x.ndim}D instead.")
+    if x.dtype.kind not in "fc":
+        raise DtypeError(f"CrossMapLRN2d: expected a floating input, got {x.dtype} "
+                         f"(convert with .float())")
+    n, c, h, w = x.shape
+    if c == 0:
+        raise IndexError("CrossMapLRN2d: the input has no channels (shape "
+                         f"{tuple(x.shape)})")
+    # on the input's device before wrapping (rg.tensor(device=) assigns .data, which rg.jit
+    # refuses while tracing)
+    win = creation.tensor(devices.to(_cross_map_window(c, size).astype(x.dtype), x.device))
+    sums = (win @ (x * x).reshape(n, c, h * w)).reshape(n, c, h, w)
+    return (sums * (alpha / size) + k) ** -beta * x
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalisation across channels of (N, C, H, W) inputs, Lua Torch's
+    SpatialCrossMapLRN as PyTorch keeps it: each value divided by (k + alpha / size *
+    sum of squares over its channel window)^beta. Like `torch.nn.CrossMapLRN2d`, whose
+    values it matches; its gradient is the exact one, where PyTorch's is not."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1) -> None:
+        super().__init__()
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise ArgumentError(f"CrossMapLRN2d: size must be an int, got {size!r}")
+        if size == 0:  # PyTorch divides alpha by it
+            raise ZeroDivisionError("CrossMapLRN2d: size must be positive, got 0")
+        if size < 0:
+            raise ArgumentError(f"CrossMapLRN2d: size must be positive, got {size}")
+        self.size, self.alpha, self.beta, self.k = int(size), alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

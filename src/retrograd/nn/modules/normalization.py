@@ -1,6 +1,7 @@
 """PyTorch's `torch.nn.modules.normalization` path: its layers, re-exported from retrograd.nn."""
 
 from ..normalization import (  # noqa: F401
+    CrossMapLRN2d,
     GroupNorm,
     LayerNorm,
     LocalResponseNorm,
@@ -8,5 +9,5 @@ from ..normalization import (  # noqa: F401
 )
 
 __all__ = [
-    "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
+    "CrossMapLRN2d", "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
 ]
