@@ -69,3 +69,18 @@ def test_out_of_range_index_is_refused_not_written():
     index[2] = 3
     with kernels.use("numba", min_size=0), pytest.raises(IndexError):
         IX._index_add(x, index, src, axis=-2)
+
+
+def test_float16_stays_on_the_numpy_path_once_the_kernel_is_compiled():
+    """The loop is compiled for float32/float64 only: a float16 index_add after it has
+    been compiled in the process raised NotImplementedError (an EmbeddingBag's
+    backward in float16)."""
+    x, index, src = _case(np.float32)
+    with kernels.use("numba", min_size=0):
+        IX._index_add(x, index, src, axis=-2)  # compiled now
+        x16, src16 = x.astype(np.float16), np.nan_to_num(src).astype(np.float16)
+        got = rg.tensor(x16).index_add(0, rg.tensor(index), rg.tensor(src16))
+    want = torch.from_numpy(x16).index_add(0, torch.from_numpy(index), torch.from_numpy(src16))
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want.double().numpy(),
+                               rtol=2e-3, atol=2e-3)

@@ -258,7 +258,8 @@ def _along(ndim, axis, index):
 def _index_add(x, index, src, *, axis):
     out = x.copy()
     where = _along(out.ndim, axis, _nonnegative(index))
-    if (out.ndim == 2 and out.ndim + axis == 0 and index.ndim == 1 and out.dtype.kind == "f"
+    if (out.ndim == 2 and out.ndim + axis == 0 and index.ndim == 1
+            and out.dtype in (np.float32, np.float64)  # (the kernel's; float16 is NumPy's)
             and index.dtype.kind in "iu" and out.__class__ is np.ndarray
             and src.__class__ is np.ndarray and src.shape == (len(index), out.shape[1])
             and src.dtype == out.dtype):
