@@ -94,6 +94,19 @@ def test_captured_weights_are_read_at_every_call():
     assert f.trace_count == 1
 
 
+def test_tensor_made_on_the_inputs_device_inside_jit():
+    """`rg.tensor(data, device=x.device)` (a constant placed beside the input, common in
+    ported code) was refused as an assignment of `.data`; on its own device nothing moves."""
+    def f(x):
+        return (x * rg.tensor([1.0, 2.0], device=x.device)).sum()
+
+    j = rg.jit(f)
+    for _ in range(2):
+        x = rg.randn(3, 2)
+        assert float(j(x)) == float(f(x))
+    assert j.trace_count == 1
+
+
 def test_cnn_step_equals_eager():
     from retrograd.api import conv2d, max_pool2d
     w = rg.tensor(rng.standard_normal((4, 1, 3, 3)) * 0.3, requires_grad=True)

@@ -250,7 +250,9 @@ def share_tensor(data, requires_grad: bool = False, dtype=None, device=None, *,
         data = data.copy()  # a conversion to another dtype copies anyway
     t = Tensor(data, requires_grad=requires_grad, dtype=dtype)
     if device is not None:
-        t.data = devices.to(t.data, device)
+        moved = devices.to(t.data, device)
+        if moved is not t.data:  # (already there: nothing to assign, so rg.jit traces it)
+            t.data = moved
     if state.tracer is not None:
         state.tracer.constant(t)
     return t
