@@ -476,6 +476,7 @@ class Function:
         outs = [o if isinstance(o, Tensor) else Tensor(o) for o in outs]
         needs = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
         dirty = {id(t) for t in ctx._dirty}
+        given = args  # a dirty input's tangents are read from the caller's tensor itself
         if dirty:
             args = _dirty_inputs(cls, ctx, args, outs, bool(state.enabled and needs))
         # fresh tensors, no history (a dirty input comes back as itself)
@@ -513,8 +514,24 @@ class Function:
                 ctx._packed = (state.packing,
                                [None if t is None else state.packing.pack(t) for t in ctx.to_save])
         if state.forward is not None:
-            state.forward.push_function(cls, ctx, args, outs)
+            _push_tangents(ctx, cls, given, outs, result if not single else (result,))
         return outs[0] if single else tuple(outs)
+
+
+def _push_tangents(ctx: FunctionCtx, cls, args: tuple, outs: list, made: tuple) -> None:
+    """The outputs' tangents from the Function's `jvp`. An output it saved with
+    `save_for_forward` reads as the caller's output (its graph and its tangents at outer
+    levels, set before an inner level's `jvp` runs), so that differentiating the `jvp`
+    (jacrev(jacfwd(f)), jacfwd(jacfwd(f))) sees how it depends on the inputs; held only
+    during the call, so the graph keeps no cycle."""
+    kept = ctx._for_forward
+    if kept is not None:
+        live = {id(m): o for m, o in zip(made, outs)}
+        ctx._for_forward = tuple(None if t is None else live.get(id(t), t) for t in kept)
+    try:
+        state.forward.push_function(cls, ctx, args, outs)
+    finally:
+        ctx._for_forward = kept
 
 
 def _bind_args(cls, args: tuple, kwargs: dict, split: bool) -> tuple:
