@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+import pytest
 import torch
 import torch.testing._internal.autograd_function_db as _afdb
 
@@ -86,3 +87,114 @@ def test_saved_output_in_jvp_is_differentiable():
     one = rg.ones_like(x_r)
     d1 = lambda v: rg.func.jvp(lambda u: R["NumpyCube"].apply(u)[1], (v,), (one,))[1]  # noqa: E731
     _same(torch.full((2,), 6.0, dtype=torch.float64), rg.func.jvp(d1, (x_r,), (one,))[1])
+
+
+# ------------------------------------------------------------------ vmap
+
+_GEN = ["CubeGenVmap", "MulGenVmap", "SortGenVmap", "SelectGenVmap", "ScaleGradGenVmap",
+        "ZeroGradientsGenVmap"]
+
+
+def _gen_case(lib, ns, name):
+    """(function of the batched float inputs, batched inputs, in_dims) for a GenVmap entry."""
+    g = np.random.default_rng(len(name))
+    mk = lambda *s: lib.tensor(g.uniform(0.9, 2, s))  # noqa: E731
+    F = ns[name]
+    if name in ("CubeGenVmap", "ScaleGradGenVmap"):
+        return (lambda x: F.apply(x)), (mk(2, 1),)
+    if name in ("MulGenVmap", "ZeroGradientsGenVmap"):
+        return (lambda x, y: F.apply(x, y)), (mk(2, 4), mk(2, 3, 4))
+    if name == "SortGenVmap":
+        return (lambda x: F.apply(x, 1)), (mk(2, 3, 5),)
+    return (lambda x: F.apply(x, 2)), (mk(2, 3, 5),)
+
+
+@pytest.mark.parametrize("name", _GEN)
+def test_generate_vmap_rule(name):
+    """A Function with generate_vmap_rule = True runs under vmap (it raised), through its own
+    forward, backward and jvp: vmap, vmap(grad), grad(vmap) and nested vmap as torch.func."""
+    res = []
+    for lib, ns in ((torch, T), (rg, R)):
+        f, xs = _gen_case(lib, ns, name)
+
+        def loss(*a, f=f, lib=lib):
+            out = f(*a)
+            out = out if isinstance(out, tuple) else (out,)
+            return sum((o * (k + 1.5)).sum() for k, o in enumerate(out) if o.dtype == lib.float64)
+
+        got = list(lib.func.vmap(f)(*xs))
+        got += list(lib.func.vmap(lib.func.grad(loss, argnums=tuple(range(len(xs)))))(*xs))
+        got.append(lib.func.grad(lambda x, xs=xs, loss=loss, lib=lib: lib.func.vmap(
+            loss)(x, *xs[1:]).sin().sum())(xs[0]))
+        nested = [lib.stack([x, x * 0.5]) for x in xs]
+        got += list(lib.func.vmap(lib.func.vmap(f))(*nested))
+        res.append(got)
+    assert len(res[0]) == len(res[1])
+    for a, b in zip(*res):
+        _same(a, b)
+
+
+def test_generate_vmap_rule_with_vmap_staticmethod_raises():
+    """Both generate_vmap_rule = True and a vmap staticmethod: torch's RuntimeError."""
+    for lib in (torch, rg):
+        class Both(lib.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def vmap(info, in_dims, x):
+                return x * 2, in_dims[0]
+
+        with pytest.raises(RuntimeError, match="both generate_vmap_rule=True"):
+            lib.func.vmap(Both.apply)(lib.ones(2, 3))
+
+
+def _two_outputs(lib):
+    """CubeGenVmap's shape with a vmap staticmethod: its backward adds 6 * dinput, a term
+    that does not scale with the cotangents."""
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, outputs):
+            ctx.save_for_backward(inputs[0], outputs[1])
+
+        @staticmethod
+        def backward(ctx, grad_output, grad_saved):
+            _, dinput = ctx.saved_tensors
+            return grad_output * dinput + 6 * dinput + grad_saved
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return Cube.apply(x), (in_dims[0], in_dims[0])
+
+    return Cube
+
+
+def test_grad_inside_vmap_calls_backward_once_with_every_cotangent():
+    """vmap(grad(f)) through a two-output Function: its backward gets both cotangents in
+    one call, as torch (it was called once per output with a zero for the other, which
+    counted the term that does not scale with the cotangents twice)."""
+    res = []
+    for lib in (torch, rg):
+        F = _two_outputs(lib)
+
+        def loss(v, F=F):
+            a, b = F.apply(v)
+            return (a * 1.5).sum() + (b * 2.5).sum()
+
+        res.append(lib.func.vmap(lib.func.grad(loss))(_x(lib, 1.3, 0.9).reshape(2, 1)))
+    _same(*res)

@@ -164,9 +164,8 @@ class Stack:
                     f"{cls.__name__} (an rg.autograd.Function) cannot run inside rg.func.vmap on "
                     "a batched input: its forward runs once, on unbatched values, and its jvp "
                     "is a derivative, not a batching rule; define its vmap staticmethod "
-                    "(used where no grad inside the vmap differentiates through it; "
-                    "generate_vmap_rule is not supported), vmap a function written with rg "
-                    "ops, or loop over the batch")
+                    "or set generate_vmap_rule = True, vmap a function written with rg ops, "
+                    "or loop over the batch")
             if getattr(cls, "jvp", None) is None:  # NotImplementedError, as torch
                 raise NotImplementedError(
                     f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "
