@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 import torch.testing._internal.autograd_function_db as _afdb
+import torch.testing._internal.custom_op_db as _codb
 
 import retrograd as rg
 
@@ -32,6 +33,23 @@ def _build(lib) -> dict:
 
 
 T, R = _build(torch), _build(rg)
+
+
+def _build_ops() -> dict:
+    """torch's custom_op_db operators, from its source, made with rg.library."""
+    from collections.abc import Sequence
+
+    src = inspect.getsource(_codb)
+    body = src[src.index("def to_numpy"):src.index("custom_op_db = [")]
+    body = body.replace("torch.library.custom_op(", "rg.library.custom_op(")
+    ns = {"torch": rg, "rg": rg, "np": np, "functools": None, "make_tensor": None,
+          "SampleInput": None, "Tensor": rg.Tensor, "Number": float, "Sequence": Sequence,
+          "List": list}
+    exec(compile(body, "<custom_op_db for retrograd>", "exec"), ns)
+    return ns
+
+
+OPS_T, OPS_R = _codb.__dict__, _build_ops()
 
 
 def _np(t):
@@ -198,3 +216,69 @@ def test_grad_inside_vmap_calls_backward_once_with_every_cotangent():
 
         res.append(lib.func.vmap(lib.func.grad(loss))(_x(lib, 1.3, 0.9).reshape(2, 1)))
     _same(*res)
+
+
+# ------------------------------------------------------------------ rg.library (custom_op_db)
+
+def _grads(lib, f, xs, seed=0):
+    """Gradients of f(*xs)'s floating outputs against fixed random cotangents."""
+    xs = [lib.tensor(np.asarray(x)).requires_grad_() for x in xs]
+    out = f(*xs)
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))]
+    cots = [lib.tensor(np.random.default_rng(seed + k).standard_normal(tuple(o.shape)))
+            for k, o in enumerate(outs)]
+    return [*outs, *lib.autograd.grad(outs, xs, cots)]
+
+
+_R3 = np.random.default_rng(5)
+
+
+@pytest.mark.parametrize("case", ["mul_scalar", "cat", "split_copy", "split_copy_with_int"])
+def test_custom_op_structured_arguments_backward(case):
+    """Keyword-only arguments (setup_context(ctx, inputs, keyword_only_inputs, output): it
+    was called with three arguments), a list of tensors as input (numpy_cat: refused) and
+    as output (numpy_split_copy: a ValueError; its backward gets a list of gradients), as
+    torch.library."""
+    a, b, c = (_R3.uniform(0.9, 2, s) for s in ((2, 3), (4, 3), (1, 3)))
+    fs = {
+        "mul_scalar": (lambda o: (lambda x: o["numpy_mul_scalar"](x, scalar=3.14)), [a]),
+        "cat": (lambda o: (lambda x, y, z: o["numpy_cat"]([x, y, z], 0)), [a, b, c]),
+        "split_copy": (lambda o: (lambda x: tuple(o["numpy_split_copy"](x, [1, 2], 1))), [a]),
+        "split_copy_with_int": (
+            lambda o: (lambda x: tuple(o["numpy_split_copy_with_int"](x, [1], 0)[0])), [b]),
+    }
+    make, xs = fs[case]
+    for want, got in zip(_grads(torch, make(OPS_T), xs), _grads(rg, make(OPS_R), xs),
+                         strict=True):
+        _same(want, got)
+    n = OPS_R["numpy_split_copy_with_int"](rg.tensor(b), [1], 0)[1]
+    assert n == 1 and type(n) is int
+
+
+@pytest.mark.parametrize("name", ["numpy_cube", "numpy_mul", "numpy_sort", "numpy_view_copy"])
+def test_custom_op_register_vmap_is_used(name):
+    """rg.func.vmap runs a custom op through the rule given to register_vmap (it ran the
+    NumPy kernel on a batched tensor and refused)."""
+    x = _R3.uniform(0.9, 2, (3, 2, 4))
+    res = []
+    for lib, o in ((torch, OPS_T), (rg, OPS_R)):
+        f = {"numpy_cube": lambda v, o=o: o["numpy_cube"](v),
+             "numpy_mul": lambda v, o=o: o["numpy_mul"](v, v[0]),
+             "numpy_sort": lambda v, o=o: o["numpy_sort"](v, 1),
+             "numpy_view_copy": lambda v, o=o: o["numpy_view_copy"](v, [8])}[name]
+        out = lib.func.vmap(f)(lib.tensor(x))
+        res.append(out if isinstance(out, tuple) else (out,))
+    for a, b in zip(*res, strict=True):
+        _same(a, b)
+
+
+def test_custom_op_forward_mode_without_rule_raises():
+    """Forward mode through a custom op has no rule (torch.library registers none here):
+    retrograd raises NotImplementedError. torch.func.jvp returns a zero tangent (silently
+    wrong); retrograd used to as well, its NumPy kernel dropping the tangent."""
+    x = rg.tensor([1.3, 0.5])
+    for f in (lambda v: OPS_R["numpy_mul"](v, v), lambda v: OPS_R["numpy_cube"](v)[0]):
+        with pytest.raises(NotImplementedError, match="no jvp"):
+            rg.func.jvp(f, (x,), (rg.ones_like(x),))
+        with pytest.raises(NotImplementedError, match="no jvp"):
+            rg.func.jacfwd(f)(x)
