@@ -282,3 +282,29 @@ def test_custom_op_forward_mode_without_rule_raises():
             rg.func.jvp(f, (x,), (rg.ones_like(x),))
         with pytest.raises(NotImplementedError, match="no jvp"):
             rg.func.jacfwd(f)(x)
+
+
+@pytest.mark.parametrize("name", ["NumpyCube", "NumpyMul", "NumpySort", "NumpyExp_", "Select",
+                                  "CubeGenVmap", "MulGenVmap", "SortGenVmap"])
+def test_jvp_inside_vmap_through_function(name):
+    """vmap(jvp(f)) through a Function: its batching rule gives the outputs' batched values
+    and its jvp, run batched, the tangents (it raised: the vmap level reached the jvp)."""
+    g = np.random.default_rng(3)
+    x, y = g.uniform(0.9, 2, (2, 3, 4)), g.uniform(0.9, 2, (2, 3, 4))
+    res = []
+    for lib, ns in ((torch, T), (rg, R)):
+        F = ns[name]
+        f = {"NumpyCube": lambda v, F=F: F.apply(v),
+             "CubeGenVmap": lambda v, F=F: F.apply(v),
+             "NumpyMul": lambda v, F=F: F.apply(v, v * 2),
+             "MulGenVmap": lambda v, F=F: F.apply(v, v * 2),
+             "NumpySort": lambda v, F=F: F.apply(v, 1)[0],
+             "SortGenVmap": lambda v, F=F: F.apply(v, 1)[0],
+             "NumpyExp_": lambda v, F=F: F.apply(v.clone()),
+             "Select": lambda v, F=F: F.apply(v, 2)}[name]
+        j = lambda a, t, f=f, lib=lib: lib.func.jvp(f, (a,), (t,))  # noqa: E731
+        out, tan = lib.func.vmap(j)(lib.tensor(x), lib.tensor(y))
+        res.append([*(out if isinstance(out, tuple) else (out,)),
+                    *(tan if isinstance(tan, tuple) else (tan,))])
+    for a, b in zip(*res, strict=True):
+        _same(a, b)

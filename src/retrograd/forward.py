@@ -150,14 +150,22 @@ class Stack:
             if acc is not None:
                 _set(out, lv, acc)
 
-    def push_function(self, cls, ctx, args, outs) -> None:
-        """Tangents for the outputs of a custom `rg.autograd.Function`, from its `jvp`."""
+    def push_function(self, cls, ctx, args, outs, vmap_rule=None) -> None:
+        """Tangents for the outputs of a custom `rg.autograd.Function`, from its `jvp`; at a
+        vmap level (a jvp inside the vmap: `vmap(jvp(f))`), the outputs' batched values
+        from `vmap_rule(k)` (the Function's batching rule at level k), before the inner
+        levels' jvp, which then runs batched."""
         if not any(getattr(a, "_fw", None) is not None for a in args):
             return
         st = state
         for k, lv in enumerate(self.levels):
             ts = [a._fw.get(lv) if getattr(a, "_fw", None) is not None else None for a in args]
             if all(t is None for t in ts):
+                continue
+            if lv.vmap and vmap_rule is not None:
+                for o, b in zip(outs, vmap_rule(k)):
+                    if b is not None:
+                        _set(o, lv, b)
                 continue
             if lv.vmap:  # its jvp would carry the batch as if the Function were linear
                 raise RuntimeError(

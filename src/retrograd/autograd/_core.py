@@ -358,8 +358,10 @@ def _apply_vmap_rule(cls, args):
     Reverse mode over the vmap (`grad(vmap(f))`, `.backward()` of its result) runs through
     the batched outputs. A grad inside the vmap (`vmap(grad(f))`, per-sample gradients)
     walks the per-element outputs' own node (`_GradInsideVmap`).
-    NotImplemented (then `apply` refuses, as before) where the innermost level with a
-    batched argument is not a vmap level (a jvp inside the vmap)."""
+    NotImplemented where the innermost level with a batched argument is not a vmap level
+    (a jvp inside the vmap): `apply` then runs the Function on the per-element values,
+    its batching rule giving the outputs' batched values and its jvp the tangents
+    (`_push_tangents`)."""
     from .. import forward
 
     fw = state.forward
@@ -369,36 +371,13 @@ def _apply_vmap_rule(cls, args):
     if k is None or not fw.levels[k].vmap:
         return NotImplemented
     lv = fw.levels[k]
-    full = [a._fw.get(lv) if isinstance(a, Tensor) and a._fw is not None else None
-            for a in args]
     guard = [a for a in tensors if a.requires_grad] if state.enabled else []
-    in_dims = tuple(None if f is None else 0 for f in full)
-    call = [a if f is None else f for a, f in zip(args, full)]
-    rule = cls.vmap if cls.vmap is not Function.vmap else functools.partial(_generated_rule, cls)
-    saved, state.forward = state.forward, fw.outers[k]
-    try:
-        res = rule(_VmapInfo(lv.batch[0], lv.randomness), in_dims, *call)
-    finally:
-        state.forward = saved
-    if not (isinstance(res, tuple) and len(res) == 2):
-        raise RuntimeError(f"{cls.__name__}.vmap must return (outputs, out_dims), got "
-                           f"{type(res).__name__}")
-    outs, out_dims = res
-    single = not isinstance(outs, tuple)
-    outs = (outs,) if single else outs
-    dims = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
-    if len(dims) != len(outs):
-        raise RuntimeError(f"{cls.__name__}.vmap returned {len(outs)} outputs but "
-                           f"{len(dims)} out_dims")
+    single, full, batched = _rule_outputs(cls, args, k)
     res, full_out = [], {}  # per output: its per-element sample; batched value by position
-    for o, d in zip(outs, dims):
-        if d is None or not isinstance(o, Tensor):
-            res.append(o)
+    for value, o in batched:
+        if o is None:
+            res.append(value)
             continue
-        if not -o.ndim <= d < o.ndim or o.shape[d] != lv.batch[0]:
-            raise RuntimeError(f"{cls.__name__}.vmap: out_dim {d} of an output of shape "
-                               f"{o.shape} is not a batch dimension of size {lv.batch[0]}")
-        o = o.movedim(d, 0) if d % o.ndim else o
         full_out[len(res)] = o
         res.append(engine.apply(ops.getitem, o, idx=0))
     pos = tuple(i for i in full_out if res[i].dtype.kind in "fc")
@@ -417,6 +396,45 @@ def _apply_vmap_rule(cls, args):
     for i, o in full_out.items():
         forward.set_tangent(res[i], o, lv)
     return res[0] if single else tuple(res)
+
+
+def _rule_outputs(cls, args, k: int):
+    """Run the Function's batching rule (its vmap staticmethod, or the generated one) on
+    the batched values of `args` at forward level `k`, a vmap level, with the levels
+    outside it active. Returns (single output?, the arguments' batched values, per output
+    (value, None) where it is not batched or (None, its batched value, batch first))."""
+    fw = state.forward
+    lv = fw.levels[k]
+    full = [a._fw.get(lv) if isinstance(a, Tensor) and a._fw is not None else None
+            for a in args]
+    in_dims = tuple(None if f is None else 0 for f in full)
+    call = [a if f is None else f for a, f in zip(args, full)]
+    rule = cls.vmap if cls.vmap is not Function.vmap else functools.partial(_generated_rule, cls)
+    saved, state.forward = state.forward, fw.outers[k]
+    try:
+        res = rule(_VmapInfo(lv.batch[0], lv.randomness), in_dims, *call)
+    finally:
+        state.forward = saved
+    if not (isinstance(res, tuple) and len(res) == 2):
+        raise RuntimeError(f"{cls.__name__}.vmap must return (outputs, out_dims), got "
+                           f"{type(res).__name__}")
+    outs, out_dims = res
+    single = not isinstance(outs, tuple)
+    outs = (outs,) if single else outs
+    dims = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
+    if len(dims) != len(outs):
+        raise RuntimeError(f"{cls.__name__}.vmap returned {len(outs)} outputs but "
+                           f"{len(dims)} out_dims")
+    batched = []
+    for o, d in zip(outs, dims):
+        if d is None or not isinstance(o, Tensor):
+            batched.append((o, None))
+            continue
+        if not -o.ndim <= d < o.ndim or o.shape[d] != lv.batch[0]:
+            raise RuntimeError(f"{cls.__name__}.vmap: out_dim {d} of an output of shape "
+                               f"{o.shape} is not a batch dimension of size {lv.batch[0]}")
+        batched.append((None, o.movedim(d, 0) if d % o.ndim else o))
+    return single, full, batched
 
 
 def _generated_rule(cls, info: _VmapInfo, in_dims: tuple, *args):
@@ -565,8 +583,12 @@ def _push_tangents(ctx: FunctionCtx, cls, args: tuple, outs: list, made: tuple) 
     if kept is not None:
         live = {id(m): o for m, o in zip(made, outs)}
         ctx._for_forward = tuple(None if t is None else live.get(id(t), t) for t in kept)
+    rule = None
+    if cls.vmap is not Function.vmap or cls.generate_vmap_rule:
+        def rule(k: int) -> list:  # the outputs' batched values at vmap level k
+            return [o for _, o in _rule_outputs(cls, args, k)[2]]
     try:
-        state.forward.push_function(cls, ctx, args, outs)
+        state.forward.push_function(cls, ctx, args, outs, rule)
     finally:
         ctx._for_forward = kept
 
