@@ -308,3 +308,25 @@ def test_jvp_inside_vmap_through_function(name):
                     *(tan if isinstance(tan, tuple) else (tan,))])
     for a, b in zip(*res, strict=True):
         _same(a, b)
+
+
+def test_grad_inside_vmap_through_mark_dirty_function():
+    """vmap(grad(f)) and vmap(vjp(f)) through NumpyExp_ (writes its input in place, with a
+    vmap staticmethod): the per-element reruns get copies of the batched values from
+    before the rule wrote them (a view of the batch was refused with mark_dirty)."""
+    x = np.random.default_rng(4).uniform(0.1, 1.5, (3, 2))
+    res = []
+    for lib, ns in ((torch, T), (rg, R)):
+        F = ns["NumpyExp_"]
+
+        def loss(v, F=F):
+            return (F.apply(v.clone()) * 1.5).sum()
+
+        def vjp(v, F=F, lib=lib):
+            o, fn = lib.func.vjp(lambda u: F.apply(u.clone()), v)
+            return fn(o * 0 + 2.0)[0]
+
+        res.append([lib.func.vmap(lib.func.grad(loss))(lib.tensor(x)),
+                    lib.func.vmap(vjp)(lib.tensor(x))])
+    for a, b in zip(*res, strict=True):
+        _same(a, b)

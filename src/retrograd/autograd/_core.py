@@ -372,7 +372,7 @@ def _apply_vmap_rule(cls, args):
         return NotImplemented
     lv = fw.levels[k]
     guard = [a for a in tensors if a.requires_grad] if state.enabled else []
-    single, full, batched = _rule_outputs(cls, args, k)
+    single, full, batched = _rule_outputs(cls, args, k, keep=bool(guard))
     res, full_out = [], {}  # per output: its per-element sample; batched value by position
     for value, o in batched:
         if o is None:
@@ -398,11 +398,14 @@ def _apply_vmap_rule(cls, args):
     return res[0] if single else tuple(res)
 
 
-def _rule_outputs(cls, args, k: int):
+def _rule_outputs(cls, args, k: int, keep: bool = False):
     """Run the Function's batching rule (its vmap staticmethod, or the generated one) on
     the batched values of `args` at forward level `k`, a vmap level, with the levels
     outside it active. Returns (single output?, the arguments' batched values, per output
-    (value, None) where it is not batched or (None, its batched value, batch first))."""
+    (value, None) where it is not batched or (None, its batched value, batch first)).
+    With `keep`, the batched values returned are copies taken before the rule ran (on
+    the graph), as a grad inside the vmap reruns the Function on them: a rule that writes
+    its input in place (mark_dirty) must not change them."""
     fw = state.forward
     lv = fw.levels[k]
     full = [a._fw.get(lv) if isinstance(a, Tensor) and a._fw is not None else None
@@ -412,6 +415,8 @@ def _rule_outputs(cls, args, k: int):
     rule = cls.vmap if cls.vmap is not Function.vmap else functools.partial(_generated_rule, cls)
     saved, state.forward = state.forward, fw.outers[k]
     try:
+        if keep:
+            full = [f if f is None else f.clone() for f in full]
         res = rule(_VmapInfo(lv.batch[0], lv.randomness), in_dims, *call)
     finally:
         state.forward = saved
@@ -671,10 +676,13 @@ class _GradInsideVmap(Function):
             per = [[] for _ in ctx.guard]
             with enable_grad():
                 for b in range(size):
-                    call = [a if f is None else f[b] for a, f in zip(args, srcs)]
-                    out = cls.apply(*call)
+                    elems = [a if f is None else f[b] for a, f in zip(args, srcs)]
+                    # each run gets copies: one that writes its input in place (mark_dirty)
+                    # changes neither the saved batch nor a view of it
+                    out = cls.apply(*[e if f is None else e.clone()
+                                      for e, f in zip(elems, srcs)])
                     out = out if isinstance(out, tuple) else (out,)
-                    wrt = [c for a, c in zip(args, call) if id(a) in ids]
+                    wrt = [e for a, e in zip(args, elems) if id(a) in ids]
                     roots = [(out[j], G[b]) for (j, _), G in zip(used, gfull)
                              if out[j].requires_grad]
                     got = grad([r for r, _ in roots], wrt, [c for _, c in roots],
