@@ -330,3 +330,17 @@ def test_grad_inside_vmap_through_mark_dirty_function():
                     lib.func.vmap(vjp)(lib.tensor(x))])
     for a, b in zip(*res, strict=True):
         _same(a, b)
+
+
+def test_grad_inside_vmap_result_has_no_graph():
+    """vmap(grad(f)) through a Function with a vmap staticmethod: the per-sample gradients
+    carry no graph where nothing outside differentiates them (torch's requires_grad False;
+    they had a grad_fn), and keep one where the batched input requires grad."""
+    x = np.random.default_rng(6).uniform(0.5, 1.5, (3, 4))
+    for leaf in (False, True):
+        flags = []
+        for lib, ns in ((torch, T), (rg, R)):
+            F = ns["NumpyMul"]
+            g = lib.func.vmap(lib.func.grad(lambda v, F=F: F.apply(v, v).sum()))
+            flags.append(g(lib.tensor(x).requires_grad_(leaf)).requires_grad)
+        assert flags[0] == flags[1] == leaf

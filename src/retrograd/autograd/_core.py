@@ -691,6 +691,11 @@ class _GradInsideVmap(Function):
                     for lst, gb, w in zip(per, got, wrt):
                         lst.append(gb if gb is not None else w.detach() * 0)
             batched = [stack_(lst) for lst in per]
+            if not (fw.outers[k] is not None or any(G.requires_grad for G in gfull) or any(
+                    isinstance(a, Tensor) and a.requires_grad if f is None else f.requires_grad
+                    for a, f in zip(args, full))):
+                # nothing outside the vmap differentiates them: no graph (as torch's)
+                batched = [G.detach() for G in batched]
         finally:
             state.forward = saved
         res = []
