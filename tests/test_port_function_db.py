@@ -12,44 +12,50 @@ same way in torch and in retrograd and compared (values, dtypes, shapes, gradien
 
 from __future__ import annotations
 
-import inspect
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-import torch.testing._internal.autograd_function_db as _afdb
-import torch.testing._internal.custom_op_db as _codb
 
 import retrograd as rg
 
 
+def _source(module: str, start: str, end: str) -> str:
+    """The text of torch's database module between two markers, read from its file (not
+    imported: importing it loads torch's OpInfo machinery, seconds)."""
+    src = Path(importlib.util.find_spec(module).origin).read_text()
+    return src[src.index(start):src.index(end)]
+
+
+_AFDB = _source("torch.testing._internal.autograd_function_db", "def to_numpy",
+                "autograd_function_db = [")
+# custom_op_db's operators under a namespace of this file's own, so that they never meet
+# torch's (the module, imported elsewhere, registers `_torch_testing`)
+_CODB = _source("torch.testing._internal.custom_op_db", "def to_numpy",
+                "custom_op_db = [").replace("_torch_testing", "_rg_port_function_db")
+
+
 def _build(lib) -> dict:
     """torch's autograd_function_db Functions, from its source, with `torch` bound to `lib`."""
-    src = inspect.getsource(_afdb)
-    body = src[src.index("def to_numpy"):src.index("autograd_function_db = [")]
     ns = {"torch": lib, "np": np, "partial": None, "make_tensor": None, "SampleInput": None}
-    exec(compile(body, f"<autograd_function_db for {lib.__name__}>", "exec"), ns)
+    exec(compile(_AFDB, f"<autograd_function_db for {lib.__name__}>", "exec"), ns)
+    return ns
+
+
+def _build_ops(lib) -> dict:
+    """torch's custom_op_db operators, from its source, made with `lib.library`."""
+    ns = {"torch": lib, "np": np, "functools": None, "make_tensor": None,
+          "SampleInput": None, "Tensor": lib.Tensor, "Number": float, "Sequence": Sequence,
+          "List": list}
+    exec(compile(_CODB, f"<custom_op_db for {lib.__name__}>", "exec"), ns)
     return ns
 
 
 T, R = _build(torch), _build(rg)
-
-
-def _build_ops() -> dict:
-    """torch's custom_op_db operators, from its source, made with rg.library."""
-    from collections.abc import Sequence
-
-    src = inspect.getsource(_codb)
-    body = src[src.index("def to_numpy"):src.index("custom_op_db = [")]
-    body = body.replace("torch.library.custom_op(", "rg.library.custom_op(")
-    ns = {"torch": rg, "rg": rg, "np": np, "functools": None, "make_tensor": None,
-          "SampleInput": None, "Tensor": rg.Tensor, "Number": float, "Sequence": Sequence,
-          "List": list}
-    exec(compile(body, "<custom_op_db for retrograd>", "exec"), ns)
-    return ns
-
-
-OPS_T, OPS_R = _codb.__dict__, _build_ops()
+OPS_T, OPS_R = _build_ops(torch), _build_ops(rg)
 
 
 def _np(t):
