@@ -284,9 +284,9 @@ def test_custom_op_forward_mode_without_rule_raises():
     wrong); retrograd used to as well, its NumPy kernel dropping the tangent."""
     x = rg.tensor([1.3, 0.5])
     for f in (lambda v: OPS_R["numpy_mul"](v, v), lambda v: OPS_R["numpy_cube"](v)[0]):
-        with pytest.raises(NotImplementedError, match="no jvp"):
+        with pytest.raises(NotImplementedError, match="_rg_port_function_db::numpy_.*no jvp"):
             rg.func.jvp(f, (x,), (rg.ones_like(x),))
-        with pytest.raises(NotImplementedError, match="no jvp"):
+        with pytest.raises(NotImplementedError, match="through a custom op"):
             rg.func.jacfwd(f)(x)
 
 

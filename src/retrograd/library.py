@@ -224,8 +224,15 @@ class CustomOpDef:
             res += [None] * (len(names) - npos)  # keyword-only arguments get none
             return tuple(_flatten_grads(in_spec, res))
 
+        def jvp(ctx, *tangents):
+            raise NotImplementedError(
+                f"{op._name}: forward-mode derivatives (rg.func.jvp, jacfwd, hessian, hvp) "
+                "through a custom op are not supported: it has no jvp rule (torch.library "
+                "registers none); write the function with rg ops, or as an "
+                "rg.autograd.Function with a jvp staticmethod")
+
         body = {"forward": staticmethod(forward), "backward": staticmethod(run_backward),
-                "setup_context": staticmethod(setup_context)}
+                "setup_context": staticmethod(setup_context), "jvp": staticmethod(jvp)}
         if vmap is not None:
             def run_vmap(info, in_dims, *flat):
                 values, dims = _unflatten(in_spec, flat), _unflatten(in_spec, in_dims)
