@@ -350,3 +350,34 @@ def test_grad_inside_vmap_result_has_no_graph():
             g = lib.func.vmap(lib.func.grad(lambda v, F=F: F.apply(v, v).sum()))
             flags.append(g(lib.tensor(x).requires_grad_(leaf)).requires_grad)
         assert flags[0] == flags[1] == leaf
+
+
+def _square_op(lib, name: str):
+    """A custom op with a NumPy kernel and a gradient but no vmap rule."""
+    def kernel(x):
+        return lib.tensor(x.numpy() ** 2)
+
+    kernel.__annotations__ = {"x": lib.Tensor, "return": lib.Tensor}  # resolved, per library
+    square = lib.library.custom_op(f"_rg_port_function_db::{name}", mutates_args=())(kernel)
+
+    def backward(ctx, g):
+        return 2 * g * ctx.saved_tensors[0]
+
+    square.register_autograd(backward, setup_context=lambda ctx, inputs, output:
+                             ctx.save_for_backward(inputs[0]))
+    return square
+
+
+def test_custom_op_without_vmap_rule_runs_per_element():
+    """A custom op without register_vmap runs under vmap once per batch element, as
+    torch's fallback loop (it refused); vmap(grad) through it uses its gradient (torch
+    refuses that one: checked against torch's autograd, element by element)."""
+    x = np.random.default_rng(7).uniform(0.5, 1.5, (3, 4))
+    sq_t, sq_r = _square_op(torch, "square_t"), _square_op(rg, "square_r")
+    _same(torch.func.vmap(sq_t)(torch.tensor(x)), rg.func.vmap(sq_r)(rg.tensor(x)))
+    want = []
+    for row in torch.tensor(x):
+        v = row.clone().requires_grad_()
+        want.append(torch.autograd.grad(sq_t(v).sin().sum(), v)[0])
+    got = rg.func.vmap(rg.func.grad(lambda v: sq_r(v).sin().sum()))(rg.tensor(x))
+    _same(torch.stack(want), got)

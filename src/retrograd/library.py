@@ -13,8 +13,9 @@ registered `backward` (an `rg.autograd.Function` made of `setup_context` and
 `backward`), and backward through an operator without one raises. An output may not
 alias an input; an argument named in `mutates_args` has its version bumped, so a
 gradient that saved it before refuses. `register_vmap`'s rule is what `rg.func.vmap`
-runs; forward mode (`rg.func.jvp`, `jacfwd`) through an operator refuses (torch.library
-has no forward rule; torch.func.jvp silently gives a zero tangent). Lists of tensors as
+runs (without one, the operator once per batch element, as torch's fallback); forward
+mode (`rg.func.jvp`, `jacfwd`) through an operator refuses (torch.library has no
+forward rule; torch.func.jvp silently gives a zero tangent). Lists of tensors as
 arguments and results, and keyword-only arguments, reach `setup_context` and `backward`
 as in torch. `register_fake` is kept but not used (retrograd has no fake tensors), and
 `register_kernel` for "cpu" replaces the body.
@@ -241,6 +242,8 @@ class CustomOpDef:
                 flat_out, op._out_spec = _flatten_out(out)
                 return flat_out, tuple(_flatten_dims(op._out_spec, out_dims))
             body["vmap"] = staticmethod(run_vmap)
+        else:  # torch's fallback: the operator once per batch element, results stacked
+            body["generate_vmap_rule"] = True
         fn = self._functions[key] = type(f"{self._opname}_Backward", (Function,), body)
         return fn
 
