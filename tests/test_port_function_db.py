@@ -381,3 +381,21 @@ def test_custom_op_without_vmap_rule_runs_per_element():
         want.append(torch.autograd.grad(sq_t(v).sin().sum(), v)[0])
     got = rg.func.vmap(rg.func.grad(lambda v: sq_r(v).sin().sum()))(rg.tensor(x))
     _same(torch.stack(want), got)
+
+
+def test_custom_op_returning_none_with_grad_input():
+    """A mutating custom op that returns None, called on an input that requires grad,
+    returns None and writes its output argument, as torch's (a TypeError: None was made
+    a tensor)."""
+    res = []
+    for lib in (torch, rg):
+        def kernel(x, out):
+            out.copy_(x * 2)
+
+        kernel.__annotations__ = {"x": lib.Tensor, "out": lib.Tensor, "return": None}
+        op = lib.library.custom_op(f"_rg_port_function_db::write_{lib.__name__}",
+                                   mutates_args=("out",))(kernel)
+        out = lib.zeros(3, dtype=lib.float64)
+        assert op(lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64).requires_grad_(), out) is None
+        res.append(out)
+    _same(*res)
