@@ -150,8 +150,11 @@ class Stack:
             if acc is not None:
                 _set(out, lv, acc)
 
-    def push_function(self, cls, ctx, args, outs) -> None:
-        """Tangents for the outputs of a custom `rg.autograd.Function`, from its `jvp`."""
+    def push_function(self, cls, ctx, args, outs, vmap_rule=None) -> None:
+        """Tangents for the outputs of a custom `rg.autograd.Function`, from its `jvp`; at a
+        vmap level (a jvp inside the vmap: `vmap(jvp(f))`), the outputs' batched values
+        from `vmap_rule(k)` (the Function's batching rule at level k), before the inner
+        levels' jvp, which then runs batched."""
         if not any(getattr(a, "_fw", None) is not None for a in args):
             return
         st = state
@@ -159,14 +162,18 @@ class Stack:
             ts = [a._fw.get(lv) if getattr(a, "_fw", None) is not None else None for a in args]
             if all(t is None for t in ts):
                 continue
+            if lv.vmap and vmap_rule is not None:
+                for o, b in zip(outs, vmap_rule(k)):
+                    if b is not None:
+                        _set(o, lv, b)
+                continue
             if lv.vmap:  # its jvp would carry the batch as if the Function were linear
                 raise RuntimeError(
                     f"{cls.__name__} (an rg.autograd.Function) cannot run inside rg.func.vmap on "
                     "a batched input: its forward runs once, on unbatched values, and its jvp "
                     "is a derivative, not a batching rule; define its vmap staticmethod "
-                    "(used where no grad inside the vmap differentiates through it; "
-                    "generate_vmap_rule is not supported), vmap a function written with rg "
-                    "ops, or loop over the batch")
+                    "or set generate_vmap_rule = True, vmap a function written with rg ops, "
+                    "or loop over the batch")
             if getattr(cls, "jvp", None) is None:  # NotImplementedError, as torch
                 raise NotImplementedError(
                     f"{cls.__name__} (an rg.autograd.Function) defines no jvp(ctx, *tangents), "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 
@@ -357,8 +358,10 @@ def _apply_vmap_rule(cls, args):
     Reverse mode over the vmap (`grad(vmap(f))`, `.backward()` of its result) runs through
     the batched outputs. A grad inside the vmap (`vmap(grad(f))`, per-sample gradients)
     walks the per-element outputs' own node (`_GradInsideVmap`).
-    NotImplemented (then `apply` refuses, as before) where the innermost level with a
-    batched argument is not a vmap level (a jvp inside the vmap)."""
+    NotImplemented where the innermost level with a batched argument is not a vmap level
+    (a jvp inside the vmap): `apply` then runs the Function on the per-element values,
+    its batching rule giving the outputs' batched values and its jvp the tangents
+    (`_push_tangents`)."""
     from .. import forward
 
     fw = state.forward
@@ -368,14 +371,53 @@ def _apply_vmap_rule(cls, args):
     if k is None or not fw.levels[k].vmap:
         return NotImplemented
     lv = fw.levels[k]
+    guard = [a for a in tensors if a.requires_grad] if state.enabled else []
+    single, full, batched = _rule_outputs(cls, args, k, keep=bool(guard))
+    res, full_out = [], {}  # per output: its per-element sample; batched value by position
+    for value, o in batched:
+        if o is None:
+            res.append(value)
+            continue
+        full_out[len(res)] = o
+        res.append(engine.apply(ops.getitem, o, idx=0))
+    pos = tuple(i for i in full_out if res[i].dtype.kind in "fc")
+    if guard and pos:  # one node for all the outputs: backward gets every cotangent at once
+        spec = (cls, args, full, lv, pos)
+        saved, state.forward = state.forward, None
+        try:
+            guarded = _GradInsideVmap.apply(spec, len(pos), *[res[i].detach() for i in pos],
+                                            *guard)
+        finally:
+            state.forward = saved
+        for i, new in zip(pos, guarded if isinstance(guarded, tuple) else (guarded,)):
+            for at, value in (res[i]._fw or {}).items():
+                forward.set_tangent(new, value, at)
+            res[i] = new
+    for i, o in full_out.items():
+        forward.set_tangent(res[i], o, lv)
+    return res[0] if single else tuple(res)
+
+
+def _rule_outputs(cls, args, k: int, keep: bool = False):
+    """Run the Function's batching rule (its vmap staticmethod, or the generated one) on
+    the batched values of `args` at forward level `k`, a vmap level, with the levels
+    outside it active. Returns (single output?, the arguments' batched values, per output
+    (value, None) where it is not batched or (None, its batched value, batch first)).
+    With `keep`, the batched values returned are copies taken before the rule ran (on
+    the graph), as a grad inside the vmap reruns the Function on them: a rule that writes
+    its input in place (mark_dirty) must not change them."""
+    fw = state.forward
+    lv = fw.levels[k]
     full = [a._fw.get(lv) if isinstance(a, Tensor) and a._fw is not None else None
             for a in args]
-    guard = [a for a in tensors if a.requires_grad] if state.enabled else []
     in_dims = tuple(None if f is None else 0 for f in full)
     call = [a if f is None else f for a, f in zip(args, full)]
+    rule = cls.vmap if cls.vmap is not Function.vmap else functools.partial(_generated_rule, cls)
     saved, state.forward = state.forward, fw.outers[k]
     try:
-        res = cls.vmap(_VmapInfo(lv.batch[0], lv.randomness), in_dims, *call)
+        if keep:
+            full = [f if f is None else f.clone() for f in full]
+        res = rule(_VmapInfo(lv.batch[0], lv.randomness), in_dims, *call)
     finally:
         state.forward = saved
     if not (isinstance(res, tuple) and len(res) == 2):
@@ -388,29 +430,41 @@ def _apply_vmap_rule(cls, args):
     if len(dims) != len(outs):
         raise RuntimeError(f"{cls.__name__}.vmap returned {len(outs)} outputs but "
                            f"{len(dims)} out_dims")
-    res = []
+    batched = []
     for o, d in zip(outs, dims):
         if d is None or not isinstance(o, Tensor):
-            res.append(o)
+            batched.append((o, None))
             continue
         if not -o.ndim <= d < o.ndim or o.shape[d] != lv.batch[0]:
             raise RuntimeError(f"{cls.__name__}.vmap: out_dim {d} of an output of shape "
                                f"{o.shape} is not a batch dimension of size {lv.batch[0]}")
-        o = o.movedim(d, 0) if d % o.ndim else o
-        sample = engine.apply(ops.getitem, o, idx=0)
-        if guard:
-            spec = (cls, args, full, lv, len(res))
-            saved, state.forward = state.forward, None
-            try:
-                guarded = _GradInsideVmap.apply(spec, sample.detach(), *guard)
-            finally:
-                state.forward = saved
-            for at, value in (sample._fw or {}).items():
-                forward.set_tangent(guarded, value, at)
-            sample = guarded
-        forward.set_tangent(sample, o, lv)
-        res.append(sample)
-    return res[0] if single else tuple(res)
+        batched.append((None, o.movedim(d, 0) if d % o.ndim else o))
+    return single, full, batched
+
+
+def _generated_rule(cls, info: _VmapInfo, in_dims: tuple, *args):
+    """The batching rule of a Function with `generate_vmap_rule = True`: `apply` on each
+    batch element (batched arguments sliced, the others as they are), the outputs stacked
+    along dim 0. Each element goes through the Function's own forward, backward and jvp,
+    so gradients are the ones it defines (torch runs forward on the batch; the results are
+    the same, at the cost of a Python loop over the batch)."""
+    from ..api.shape import stack as stack_
+
+    rows = []
+    for b in range(info.batch_size):
+        out = cls.apply(*[a if d is None else a[b] for a, d in zip(args, in_dims)])
+        rows.append(out)
+    single = not isinstance(rows[0], tuple)
+    cols = [rows] if single else [list(c) for c in zip(*rows)]
+    outs, dims = [], []
+    for col in cols:
+        if isinstance(col[0], Tensor):
+            outs.append(stack_(col))
+            dims.append(0)
+        else:  # a non-tensor output: the first element's (torch requires them equal)
+            outs.append(col[0])
+            dims.append(None)
+    return (outs[0], dims[0]) if single else (tuple(outs), tuple(dims))
 
 
 class Function:
@@ -438,7 +492,7 @@ class Function:
         ctx, and `setup_context(ctx, inputs, output)` saves what backward needs."""
         raise NotImplementedError("setup_context is not overridden")
 
-    generate_vmap_rule = False  # torch's flag; a generated rule is not supported here
+    generate_vmap_rule = False  # True: rg.func.vmap runs apply per batch element
 
     @staticmethod
     def vmap(info, in_dims, *args):
@@ -455,7 +509,13 @@ class Function:
         if kwargs or split:
             args = _bind_args(cls, args, kwargs, split)
         if (state.forward is not None and state.forward.vmapped
-                and cls.vmap is not Function.vmap):
+                and (cls.vmap is not Function.vmap or cls.generate_vmap_rule)):
+            if cls.generate_vmap_rule and cls.vmap is not Function.vmap:
+                raise RuntimeError(
+                    f"You tried to vmap over {cls.__name__}, but it has both "
+                    "generate_vmap_rule=True and an overridden vmap staticmethod. Please set "
+                    "generate_vmap_rule=False or delete the overridden vmap staticmethod to "
+                    "avoid ambiguity.")
             res = _apply_vmap_rule(cls, args)
             if res is not NotImplemented:
                 return res
@@ -476,6 +536,7 @@ class Function:
         outs = [o if isinstance(o, Tensor) else Tensor(o) for o in outs]
         needs = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
         dirty = {id(t) for t in ctx._dirty}
+        given = args  # a dirty input's tangents are read from the caller's tensor itself
         if dirty:
             args = _dirty_inputs(cls, ctx, args, outs, bool(state.enabled and needs))
         # fresh tensors, no history (a dirty input comes back as itself)
@@ -513,8 +574,28 @@ class Function:
                 ctx._packed = (state.packing,
                                [None if t is None else state.packing.pack(t) for t in ctx.to_save])
         if state.forward is not None:
-            state.forward.push_function(cls, ctx, args, outs)
+            _push_tangents(ctx, cls, given, outs, result if not single else (result,))
         return outs[0] if single else tuple(outs)
+
+
+def _push_tangents(ctx: FunctionCtx, cls, args: tuple, outs: list, made: tuple) -> None:
+    """The outputs' tangents from the Function's `jvp`. An output it saved with
+    `save_for_forward` reads as the caller's output (its graph and its tangents at outer
+    levels, set before an inner level's `jvp` runs), so that differentiating the `jvp`
+    (jacrev(jacfwd(f)), jacfwd(jacfwd(f))) sees how it depends on the inputs; held only
+    during the call, so the graph keeps no cycle."""
+    kept = ctx._for_forward
+    if kept is not None:
+        live = {id(m): o for m, o in zip(made, outs)}
+        ctx._for_forward = tuple(None if t is None else live.get(id(t), t) for t in kept)
+    rule = None
+    if cls.vmap is not Function.vmap or cls.generate_vmap_rule:
+        def rule(k: int) -> list:  # the outputs' batched values at vmap level k
+            return [o for _, o in _rule_outputs(cls, args, k)[2]]
+    try:
+        state.forward.push_function(cls, ctx, args, outs, rule)
+    finally:
+        ctx._for_forward = kept
 
 
 def _bind_args(cls, args: tuple, kwargs: dict, split: bool) -> tuple:
@@ -543,59 +624,78 @@ def _bind_args(cls, args: tuple, kwargs: dict, split: bool) -> tuple:
 
 
 class _GradInsideVmap(Function):
-    """The per-element output of a Function run by its vmap staticmethod, as a node of the
-    per-element graph that a grad inside the vmap (`vmap(grad(f))`) walks. Its backward
+    """The per-element floating outputs of a Function run by its vmap rule, as one node of
+    the per-element graph that a grad inside the vmap (`vmap(grad(f))`) walks. Its backward
     runs the Function once per batch element (slices of the batched arguments, the
     unbatched ones as they are) and differentiates each run with that element's
-    cotangent: the per-element gradients, batched. Those are differentiable through the
-    batched values (`grad(vmap(grad(f)))`); differentiating them again inside the vmap
-    (`vmap(grad(grad(f)))`) raises."""
+    cotangents, all outputs at once (the Function's backward is called once with every
+    cotangent, as torch calls it): the per-element gradients, batched. Those are
+    differentiable through the batched values (`grad(vmap(grad(f)))`); differentiating
+    them again inside the vmap (`vmap(grad(grad(f)))`) raises."""
 
     @staticmethod
-    def forward(ctx, spec, value, *guard):
-        ctx.spec, ctx.guard = spec, guard
-        return value.clone()
+    def forward(ctx, spec, n, *values_and_guard):
+        ctx.spec, ctx.n, ctx.guard = spec, n, values_and_guard[n:]
+        outs = tuple(v.clone() for v in values_and_guard[:n])
+        return outs[0] if n == 1 else outs
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, *gs):
         from .. import forward
         from ..api.shape import stack as stack_
 
-        cls, args, full, lv, j = ctx.spec
+        cls, args, full, lv, pos = ctx.spec
+        none = (None, None) + (None,) * (ctx.n + len(ctx.guard))
         fw = state.forward
         if fw is None or lv not in fw.levels:
             raise RuntimeError(f"{cls.__name__} (an rg.autograd.Function run through its vmap "
                                "staticmethod): its per-element output is differentiated "
                                "outside the vmap that made it")
-        if g is None:
-            return (None, None) + (None,) * len(ctx.guard)
+        used = [(j, g) for j, g in zip(pos, gs) if g is not None]
+        if not used:
+            return none
         k = fw.levels.index(lv)
-        if g._fw is not None and any(inner in g._fw for inner in fw.levels[k + 1:]):
+        if any(g._fw is not None and any(inner in g._fw for inner in fw.levels[k + 1:])
+               for _, g in used):
             raise RuntimeError(
                 f"{cls.__name__} (an rg.autograd.Function) ran inside rg.func.vmap through "
                 "its vmap staticmethod; a batched backward inside that vmap (jacrev, "
                 "vmap(vjp) or is_grads_batched within it) through it is not supported: "
                 "use grad per output, or write the function with rg ops")
         size = lv.batch[0]
-        gfull = forward.tangent_of(g, lv)
         ids = {id(a) for a in ctx.guard}
         saved, state.forward = fw, fw.outers[k]
         try:
-            if gfull is None:
-                gfull = g.unsqueeze(0).expand((size,) + tuple(g.shape))
+            gfull = []
+            for _, g in used:
+                G = forward.tangent_of(g, lv)
+                gfull.append(G if G is not None
+                             else g.unsqueeze(0).expand((size,) + tuple(g.shape)))
             srcs = [f if f is None or f.requires_grad or id(a) not in ids
                     else f.detach().requires_grad_() for a, f in zip(args, full)]
             per = [[] for _ in ctx.guard]
             with enable_grad():
                 for b in range(size):
-                    call = [a if f is None else f[b] for a, f in zip(args, srcs)]
-                    out = cls.apply(*call)
-                    out = out[j] if isinstance(out, tuple) else out
-                    wrt = [c for a, c in zip(args, call) if id(a) in ids]
-                    gs = grad(out, wrt, gfull[b], allow_unused=True, create_graph=True)
-                    for lst, gb, w in zip(per, gs, wrt):
+                    elems = [a if f is None else f[b] for a, f in zip(args, srcs)]
+                    # each run gets copies: one that writes its input in place (mark_dirty)
+                    # changes neither the saved batch nor a view of it
+                    out = cls.apply(*[e if f is None else e.clone()
+                                      for e, f in zip(elems, srcs)])
+                    out = out if isinstance(out, tuple) else (out,)
+                    wrt = [e for a, e in zip(args, elems) if id(a) in ids]
+                    roots = [(out[j], G[b]) for (j, _), G in zip(used, gfull)
+                             if out[j].requires_grad]
+                    got = grad([r for r, _ in roots], wrt, [c for _, c in roots],
+                               allow_unused=True, create_graph=True) if roots \
+                        else (None,) * len(wrt)
+                    for lst, gb, w in zip(per, got, wrt):
                         lst.append(gb if gb is not None else w.detach() * 0)
             batched = [stack_(lst) for lst in per]
+            if not (fw.outers[k] is not None or any(G.requires_grad for G in gfull) or any(
+                    isinstance(a, Tensor) and a.requires_grad if f is None else f.requires_grad
+                    for a, f in zip(args, full))):
+                # nothing outside the vmap differentiates them: no graph (as torch's)
+                batched = [G.detach() for G in batched]
         finally:
             state.forward = saved
         res = []
@@ -608,7 +708,7 @@ class _GradInsideVmap(Function):
                 state.forward = saved
             forward.set_tangent(sample, G, lv)
             res.append(sample)
-        return (None, None) + tuple(res)
+        return none[:2 + ctx.n] + tuple(res)
 
 
 class _NoGradOfGradInsideVmap(Function):
