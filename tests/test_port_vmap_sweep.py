@@ -358,12 +358,18 @@ _LIKE = {
     "empty_like copy_": lambda lib, v: lib.empty_like(v).copy_(v.exp()),
     "zeros_like int count": lambda lib, v: (lambda c: (c.add_((v > 0).long()), c)[1])(
         lib.zeros_like(v, dtype=lib.int64)),
+    "new_zeros +=": lambda lib, v: (lambda a: (a.add_(v[:2]), a)[1])(v.new_zeros(2)),
+    "new_ones setitem": lambda lib, v: (lambda a: (a.__setitem__(1, v.sum()), a)[1])(
+        v.new_ones(3)),
+    "new_full mul_": lambda lib, v: v.new_full((4,), 2.0).mul_(v),
+    "new_empty copy_": lambda lib, v: v.new_empty(4).copy_(v.sin()),
 }
 
 
 @pytest.mark.parametrize("name", list(_LIKE))
 def test_vmap_like_tensors_take_batched_writes(name):
-    """zeros_like/ones_like/full_like/empty_like of a batched tensor are batched inside
+    """zeros_like/ones_like/full_like/empty_like of a batched tensor (and its new_zeros,
+    new_ones, new_full, new_empty) are batched inside
     vmap (as torch's), so in-place writes of batched values into them batch (they were
     refused as writes of batched values into an unbatched tensor)."""
     x = torch.randn(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(5))

@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from .. import creation, devices, ops
+from .._values import batch_like
 from ..engine import apply
 from ..layouts import check_keywords
 from ..primitive import ArgumentError
@@ -255,7 +256,8 @@ def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad: b
     check_keywords("new_zeros", layout_=layout, pin_memory=pin_memory)
     dt, dev = _where_to(self, dtype, device)
     shape = _size("new_zeros", sizes if size is None else (size,))  # size=: torch's keyword
-    return creation.zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return batch_like(creation.zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad),
+                      self)
 
 
 def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
@@ -265,7 +267,8 @@ def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: bo
     check_keywords("new_ones", layout_=layout, pin_memory=pin_memory)
     dt, dev = _where_to(self, dtype, device)
     shape = _size("new_ones", sizes if size is None else (size,))  # size=: torch's keyword
-    return creation.ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return batch_like(creation.ones(shape, dtype=dt, device=dev, requires_grad=requires_grad),
+                      self)
 
 
 def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
@@ -285,8 +288,8 @@ def new_full(self, size, fill_value, *, dtype=None, device=None,
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full(): size must be a tuple of ints, not {type(size).__name__}")
     dt, dev = _where_to(self, dtype, device)
-    return creation.full(_size("new_full", (size,)), fill_value, dtype=dt, device=dev,
-                         requires_grad=requires_grad)
+    return batch_like(creation.full(_size("new_full", (size,)), fill_value, dtype=dt,
+                                    device=dev, requires_grad=requires_grad), self)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
