@@ -896,8 +896,12 @@ def conv_tbc(input, weight, bias, pad: int = 0) -> Tensor:
     if pad < 0:
         x = x[-pad:x.shape[0] + pad]
         pad = 0
-    if x.shape[0] + 2 * pad < w.shape[0]:
+    steps = x.shape[0] + 2 * pad - w.shape[0] + 1
+    if steps < 0:
         raise ShapeError(f"conv_tbc: kernel width {w.shape[0]} is longer than the padded "
-                         f"input ({x.shape[0]} steps, pad {pad})")
-    out = conv1d(permute(x, (1, 2, 0)), permute(w, (2, 1, 0)), b, padding=pad)
-    return permute(out, (2, 0, 1))
+                         f"input plus one ({x.shape[0]} steps, pad {pad})")
+    # the zeros padded here, not by conv1d, which takes neither an empty time axis nor an
+    # empty output as torch.conv_tbc does: one more step for an empty output, dropped after
+    xs = apply(ops.pad_constant, permute(x, (1, 2, 0)), pads=((pad, pad + (steps == 0)),))
+    out = conv1d(xs, permute(w, (2, 1, 0)), b)
+    return permute(out[..., :steps], (2, 0, 1))

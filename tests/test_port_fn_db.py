@@ -1,0 +1,92 @@
+"""Gaps found by sweeping PyTorch's `get_nn_functional_tests()` (torch.testing._internal.
+jit_metaprogramming_utils: 170 entries of torch.nn.functional calls with their inputs) on
+rg.nn.functional: each entry called in both libraries on the same float64 data (and float32,
+and with inputs that need no grad), comparing values, dtypes, shapes, which outputs require
+grad, gradients of every differentiable input for a random cotangent, in-place results and
+exception types; random ops (dropout*, alpha_dropout, rrelu, gumbel_softmax,
+fractional_max_pool) by shapes, dtypes, eval/p=0/p=1 identity and the mask's support. Then
+each entry again with its first input changed: float32 or integer, one more or one fewer
+dim, an empty first or last dim, non-contiguous. Each test rebuilds a failing case by hand
+and compares with torch computed here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from port_compare import close
+
+import retrograd as rg
+
+
+def _pair(shape, seed: int = 0, requires_grad: bool = True):
+    """The same float64 values as a torch and a retrograd tensor."""
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return (torch.tensor(x, requires_grad=requires_grad),
+            rg.tensor(x.copy(), requires_grad=requires_grad))
+
+
+def _raise_alike(f, exc) -> None:
+    """f(torch) and f(rg) both raise `exc` (torch's type: retrograd's errors subclass it)."""
+    for lib in (torch, rg):
+        with pytest.raises(exc):
+            f(lib)
+
+
+def _grads(e, a, ts, rs, seed: int = 5):
+    """Gradients of <out, cot> for a random cotangent, torch's and retrograd's, compared."""
+    cot = np.random.default_rng(seed).standard_normal(tuple(e.shape))
+    gt = torch.autograd.grad((e * torch.tensor(cot)).sum(), ts, allow_unused=True)
+    gr = rg.autograd.grad((a * rg.tensor(cot)).sum(), rs, allow_unused=True)
+    for t, r in zip(gt, gr):
+        close(r, t)
+
+
+# --------------------------------------------------- conv_tbc
+
+@pytest.mark.parametrize("t,k,pad", [(0, 5, 2), (0, 1, 0), (2, 3, 0), (0, 5, 3), (1, 2, 1)])
+def test_conv_tbc_takes_an_empty_time_axis_and_an_empty_output(t, k, pad):
+    """torch.conv_tbc gives time + 2 pad - k + 1 steps, zero included, and takes an empty
+    input (the bias alone where the padding reaches past the kernel); was refused."""
+    xt, xr = _pair((t, 2, 3))
+    wt, wr = _pair((k, 3, 4), 1)
+    bt, br = _pair((4,), 2)
+    e = torch.nn.functional.conv_tbc(xt, wt, bt, pad)
+    a = rg.nn.functional.conv_tbc(xr, wr, br, pad)
+    close(a, e)
+    assert a.requires_grad
+    _grads(e, a, [xt, wt, bt], [xr, wr, br])
+
+
+def test_conv_tbc_negative_output_length_raises():
+    _raise_alike(lambda L: L.nn.functional.conv_tbc(
+        L.zeros(1, 2, 3), L.zeros(5, 3, 4), L.zeros(4), 1), RuntimeError)
+
+
+# --------------------------------------------------- convolutions of empty planes
+
+@pytest.mark.parametrize("fn,xs,ws,kw", [
+    ("conv1d", (2, 3, 0), (4, 3, 1), dict(padding=1)),
+    ("conv2d", (2, 3, 4, 0), (4, 3, 1, 1), dict(padding=1)),
+    ("conv1d", (3, 0), (4, 3, 1), dict(padding=2)),
+    ("conv_transpose1d", (2, 3, 0), (3, 4, 5), {}),
+    ("conv_transpose2d", (2, 3, 3, 0), (3, 4, 3, 3), {}),
+    ("conv_transpose3d", (1, 3, 2, 0, 2), (3, 4, 2, 2, 2), {}),
+    ("conv_transpose1d", (3, 0), (3, 4, 5), {}),
+])
+def test_convolutions_refuse_an_empty_spatial_size(fn, xs, ws, kw):
+    """Only an empty batch or channel dim is taken: an empty spatial size raises in torch even
+    where padding or a transposed kernel would give an output (was a bias-only result)."""
+    _raise_alike(lambda L: getattr(L.nn.functional, fn)(
+        L.zeros(*xs, dtype=L.float64), L.ones(*ws, dtype=L.float64), **kw), RuntimeError)
+
+
+@pytest.mark.parametrize("fn,xs,ws", [("conv1d", (0, 3, 4), (2, 3, 2)),
+                                      ("conv_transpose2d", (0, 3, 2, 2), (3, 2, 2, 2))])
+def test_convolutions_still_take_an_empty_batch(fn, xs, ws):
+    xt, xr = _pair(xs)
+    wt, wr = _pair(ws, 1)
+    e = getattr(torch.nn.functional, fn)(xt, wt)
+    a = getattr(rg.nn.functional, fn)(xr, wr)
+    close(a, e)
+    _grads(e, a, [xt, wt], [xr, wr])
