@@ -90,3 +90,15 @@ def test_convolutions_still_take_an_empty_batch(fn, xs, ws):
     a = getattr(rg.nn.functional, fn)(xr, wr)
     close(a, e)
     _grads(e, a, [xt, wt], [xr, wr])
+
+
+# --------------------------------------------------- glu
+
+@pytest.mark.parametrize("shape,dim", [((4, 4, 0), -1), ((4, 0, 3), 1), ((0,), 0)])
+def test_glu_halves_an_empty_dim(shape, dim):
+    """An empty halving dim halves into two empty ones (was a split() error)."""
+    xt, xr = _pair(shape)
+    e = torch.nn.functional.glu(xt, dim)
+    a = rg.nn.functional.glu(xr, dim)
+    close(a, e)
+    _grads(e, a, [xt], [xr])
