@@ -102,3 +102,24 @@ def test_glu_halves_an_empty_dim(shape, dim):
     a = rg.nn.functional.glu(xr, dim)
     close(a, e)
     _grads(e, a, [xt], [xr])
+
+
+# --------------------------------------------------- soft_margin_loss dtypes
+
+@pytest.mark.parametrize("xd,yd", [("int64", "float64"), ("int32", "float32"),
+                                   ("bool", "float32")])
+def test_soft_margin_loss_refuses_an_integer_input_with_a_floating_target(xd, yd):
+    """It computes into the input's dtype: an integer input with a floating target raises
+    ("result type Double can't be cast to the desired output type Long"); was a float loss."""
+    _raise_alike(lambda L: L.nn.functional.soft_margin_loss(
+        L.ones(3, 4, dtype=getattr(L, xd)), L.ones(3, 4, dtype=getattr(L, yd)),
+        reduction="none"), RuntimeError)
+
+
+@pytest.mark.parametrize("yd", ["int64", "float64"])
+def test_soft_margin_loss_floating_input_keeps_its_dtype(yd):
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    y = np.sign(np.random.default_rng(1).standard_normal((3, 4))).astype(yd)
+    e = torch.nn.functional.soft_margin_loss(torch.tensor(x), torch.tensor(y))
+    a = rg.nn.functional.soft_margin_loss(rg.tensor(x), rg.tensor(y))
+    close(a, e, tol=1e-6)

@@ -105,6 +105,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None,
     if broadcast_shape(fn, input=x, target=y) != x.shape:
         raise LossShapeError(f"{fn}: target of shape {tuple(y.shape)} must broadcast to the "
                              f"input's shape {tuple(x.shape)}")
+    floating(x, fn)  # PyTorch computes into the input's dtype: never an integer or bool one
     if x.dtype.kind == "f" and y.dtype.kind == "f":  # the input's dtype, as PyTorch gives
         y = y.to(x.dtype)
     x, y = promote(x, y)
