@@ -123,3 +123,21 @@ def test_soft_margin_loss_floating_input_keeps_its_dtype(yd):
     e = torch.nn.functional.soft_margin_loss(torch.tensor(x), torch.tensor(y))
     a = rg.nn.functional.soft_margin_loss(rg.tensor(x), rg.tensor(y))
     close(a, e, tol=1e-6)
+
+
+# --------------------------------------------------- normalize(out=)
+
+def test_normalize_takes_out():
+    """F.normalize's `out` (torch.div(input, denom, out=out)): written there and returned,
+    cast into a float32 out, refused for an integer out or an input that requires grad."""
+    x = np.random.default_rng(0).random((3, 4))
+    for dt in ("float64", "float32"):
+        ot, orr = torch.zeros(3, 4, dtype=getattr(torch, dt)), rg.zeros(3, 4, dtype=getattr(rg, dt))
+        e = torch.nn.functional.normalize(torch.tensor(x), out=ot)
+        a = rg.nn.functional.normalize(rg.tensor(x), out=orr)
+        assert a is orr and e is ot
+        close(orr, ot)
+    _raise_alike(lambda L: L.nn.functional.normalize(
+        L.tensor(x), out=L.zeros(3, 4, dtype=L.int64)), RuntimeError)
+    _raise_alike(lambda L: L.nn.functional.normalize(
+        L.tensor(x, requires_grad=True), out=L.zeros(3, 4, dtype=L.float64)), RuntimeError)

@@ -29,6 +29,7 @@ from .elementwise import clamp, sqrt, where
 from .indexing import index_select
 from .reductions import _rdims, _welford_in_double, mean, std, sum, var
 from .resample import pad
+from .torch_names import _into
 from .windows import avg_pool2d, avg_pool3d
 
 __all__ = ["layer_norm", "group_norm", "batch_norm", "rms_norm", "normalize", "norm",
@@ -384,10 +385,11 @@ def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
 
 
 @float16_in_float32("input")
-def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """x / max(||x||_p, eps) along `dim`."""
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """x / max(||x||_p, eps) along `dim`; with `out`, written there as torch's
+    `torch.div(input, denom, out=out)` (so refused for inputs that require grad)."""
     x = _t(input)
-    return x / clamp(vector_norm(x, p, dim, keepdim=True), min=eps)
+    return _into("normalize", x / clamp(vector_norm(x, p, dim, keepdim=True), min=eps), out)
 
 
 def _clamped_norm(x: Tensor, d: int, eps: float) -> Tensor:
