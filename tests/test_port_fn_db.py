@@ -141,3 +141,27 @@ def test_normalize_takes_out():
         L.tensor(x), out=L.zeros(3, 4, dtype=L.int64)), RuntimeError)
     _raise_alike(lambda L: L.nn.functional.normalize(
         L.tensor(x, requires_grad=True), out=L.zeros(3, 4, dtype=L.float64)), RuntimeError)
+
+
+# --------------------------------------------------- embedding padding_idx, max_unpool indices
+
+@pytest.mark.parametrize("pi", [5, -6])
+def test_embedding_padding_idx_outside_the_table_is_an_assertion_error(pi):
+    """torch's F.embedding asserts (AssertionError; was a ShapeError only); its
+    embedding_bag raises RuntimeError, which the same error still is."""
+    _raise_alike(lambda L: L.nn.functional.embedding(
+        L.tensor([1, 2]), L.zeros(5, 3), padding_idx=pi), AssertionError)
+    _raise_alike(lambda L: L.nn.functional.embedding_bag(
+        L.tensor([1, 2]), L.zeros(5, 3), L.tensor([0]), padding_idx=pi), RuntimeError)
+
+
+@pytest.mark.parametrize("nd", [1, 2])
+@pytest.mark.parametrize("dt", ["int32", "int16", "bool", "float32"])
+def test_max_unpool_takes_int64_indices_only(nd, dt):
+    """torch: "elements in indices should be type int64" (RuntimeError) for every other
+    dtype; int32 indices were taken, a float's error was a TypeError."""
+    x, i = [[2.0, 4.0]], [[1, 0]]
+    for _ in range(nd):
+        x, i = [x], [i]
+    _raise_alike(lambda L: getattr(L.nn.functional, f"max_unpool{nd}d")(
+        L.tensor(x), L.tensor(i).to(getattr(L, dt)), 2, 2), RuntimeError)

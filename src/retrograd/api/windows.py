@@ -503,8 +503,9 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
     idx = _t(indices)
     if squeeze:
         idx = idx.reshape((1,) + idx.shape)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"{fn}: indices must be integers (int64), got {idx.dtype}")
+    if idx.dtype != np.int64:  # PyTorch: RuntimeError, the narrower integers included
+        raise DtypeError(f"{fn}: elements in indices should be type int64 but got "
+                         f"{idx.dtype}")
     if x.dtype.kind != "f":  # PyTorch's kernels: floating types only
         raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     if idx.shape != x.shape:
