@@ -165,3 +165,29 @@ def test_max_unpool_takes_int64_indices_only(nd, dt):
         x, i = [x], [i]
     _raise_alike(lambda L: getattr(L.nn.functional, f"max_unpool{nd}d")(
         L.tensor(x), L.tensor(i).to(getattr(L, dt)), 2, 2), RuntimeError)
+
+
+# --------------------------------------------------- instance_norm running statistics' dtype
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+@pytest.mark.parametrize("xd,rd", [("float64", "float32"), ("float32", "float64")])
+def test_instance_norm_takes_running_stats_of_another_dtype(xd, rd, use_input_stats):
+    """torch copies the running statistics: another floating dtype than the input's is taken
+    (the result in the input's dtype, the statistics updated in their own); was a
+    MixedDtypeError. A weight of another dtype is still refused, as torch does."""
+    xv = np.random.default_rng(0).standard_normal((3, 4, 5))
+    mv, vv = np.random.default_rng(1).random(4), np.random.default_rng(2).random(4) + 0.5
+    cot = np.random.default_rng(3).standard_normal((3, 4, 5))
+    res = []
+    for L in (torch, rg):
+        x = L.tensor(xv).to(getattr(L, xd)).requires_grad_()
+        rm, rv = L.tensor(mv).to(getattr(L, rd)), L.tensor(vv).to(getattr(L, rd))
+        y = L.nn.functional.instance_norm(x, rm, rv, use_input_stats=use_input_stats)
+        g, = L.autograd.grad((y * L.tensor(cot).to(y.dtype)).sum(), x)
+        res.append((y, g, rm, rv))
+    for a, e in zip(res[1], res[0]):
+        close(a, e, tol=1e-5)
+    _raise_alike(lambda L: L.nn.functional.instance_norm(
+        L.tensor(xv).to(getattr(L, xd)), L.tensor(mv).to(getattr(L, rd)),
+        L.tensor(vv).to(getattr(L, rd)), L.ones(4, dtype=getattr(L, rd)),
+        use_input_stats=use_input_stats), RuntimeError)

@@ -567,8 +567,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if rm is not None or rv is not None:
             _update_instance_stats(x32, rm, rv, momentum, tuple(range(2 - x.ndim, 0)))
         return y.to(HALF)
-    if _mixed("instance_norm", x, weight=w, bias=b, running_mean=rm, running_var=rv):
-        return instance_norm(x.float(), rm, rv, w, b, use_input_stats, momentum, eps).half()
+    # running statistics of another floating dtype are taken, as PyTorch's (which copies
+    # them): they normalise in x's dtype and are updated in their own
+    _mixed("instance_norm", x, weight=w, bias=b)
     spatial = tuple(range(2 - x.ndim, 0))
     if use_input_stats:
         if math.prod(x.shape[2:]) == 1:
@@ -587,6 +588,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if rm is None or rv is None:
             raise ArgumentError("instance_norm: expected running_mean and running_var to be "
                                 "defined when use_input_stats is false")
+        rm, rv = rm.to(x.dtype), rv.to(x.dtype)
         y = (x - _channel_view(rm, x.ndim)) * _channel_view(apply(ops.rsqrt, rv + eps), x.ndim)
     if w is not None:
         y = y * _channel_view(w, x.ndim)
