@@ -191,3 +191,38 @@ def test_instance_norm_takes_running_stats_of_another_dtype(xd, rd, use_input_st
         L.tensor(xv).to(getattr(L, xd)), L.tensor(mv).to(getattr(L, rd)),
         L.tensor(vv).to(getattr(L, rd)), L.ones(4, dtype=getattr(L, rd)),
         use_input_stats=use_input_stats), RuntimeError)
+
+
+# --------------------------------------------------- complex inputs torch's kernels refuse
+
+_C = np.random.default_rng(0).standard_normal((2, 3, 4, 4)) * (1 + 0.5j)
+
+_COMPLEX_REFUSED = {
+    "softmax": lambda L, x: L.nn.functional.softmax(x, 1),
+    "log_softmax": lambda L, x: L.nn.functional.log_softmax(x, 1),
+    "Tensor.softmax": lambda L, x: x.softmax(-1),
+    "dropout": lambda L, x: L.nn.functional.dropout(x, 0.5),
+    "dropout2d": lambda L, x: L.nn.functional.dropout2d(x, 0.5),
+    "alpha_dropout": lambda L, x: L.nn.functional.alpha_dropout(x, 0.5, True),
+    "nll_loss": lambda L, x: L.nn.functional.nll_loss(x[:, :, 0, 0], L.tensor([0, 2])),
+    "cross_entropy": lambda L, x: L.nn.functional.cross_entropy(x[:, :, 0, 0],
+                                                                L.tensor([0, 2])),
+    "adaptive_avg_pool2d": lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 2),
+    "adaptive_avg_pool1d": lambda L, x: L.nn.functional.adaptive_avg_pool1d(x[0], 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COMPLEX_REFUSED))
+def test_complex_inputs_torch_refuses_are_refused(name):
+    """NotImplementedError in torch ("... not implemented for 'ComplexDouble'"); each gave a
+    complex result."""
+    _raise_alike(lambda L: _COMPLEX_REFUSED[name](L, L.tensor(_C)), NotImplementedError)
+
+
+@pytest.mark.parametrize("name", ["eval dropout", "p=1 dropout", "adaptive_avg_pool2d 1"])
+def test_complex_inputs_torch_takes_still_work(name):
+    """Eval and p = 1 dropout draw no mask; an adaptive average to size 1 is a mean."""
+    f = {"eval dropout": lambda L, x: L.nn.functional.dropout(x, 0.5, False),
+         "p=1 dropout": lambda L, x: L.nn.functional.dropout(x, 1.0),
+         "adaptive_avg_pool2d 1": lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1)}[name]
+    close(f(rg, rg.tensor(_C)), f(torch, torch.tensor(_C)))

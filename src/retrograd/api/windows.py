@@ -596,6 +596,8 @@ def _adaptive_avg(input, output_size, nd, fn):
     if x.dtype.kind not in "fc":
         raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     outs = _adaptive_sizes(x, output_size, nd, fn)
+    if x.dtype.kind == "c" and any(o != 1 for o in outs):  # PyTorch: only its mean path
+        raise DtypeError(f"{fn}: complex input only with output size 1 (a mean), got {outs}")
     for i, (n, o) in enumerate(zip(x.shape[2:], outs)):
         if n == o:
             continue
