@@ -226,3 +226,23 @@ def test_complex_inputs_torch_takes_still_work(name):
          "p=1 dropout": lambda L, x: L.nn.functional.dropout(x, 1.0),
          "adaptive_avg_pool2d 1": lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1)}[name]
     close(f(rg, rg.tensor(_C)), f(torch, torch.tensor(_C)))
+
+
+# --------------------------------------------------- float16 inputs torch's kernels refuse
+
+_HALF_REFUSED = {
+    "pdist": lambda L: L.nn.functional.pdist(L.ones(3, 2, dtype=L.float16)),
+    "multilabel_margin_loss": lambda L: L.nn.functional.multilabel_margin_loss(
+        L.ones(1, 3, dtype=L.float16), L.tensor([[0, 1, -1]])),
+    "multi_margin_loss": lambda L: L.nn.functional.multi_margin_loss(
+        L.ones(2, 3, dtype=L.float16), L.tensor([0, 1])),
+    "ctc_loss": lambda L: L.nn.functional.ctc_loss(
+        L.zeros(4, 1, 3, dtype=L.float16), L.tensor([[1, 2]]), L.tensor([4]), L.tensor([2])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HALF_REFUSED))
+def test_float16_inputs_torch_refuses_are_refused(name):
+    """NotImplementedError in torch ("... not implemented for 'Half'", a dispatch refusal
+    on every CPU); each gave a float16 result."""
+    _raise_alike(_HALF_REFUSED[name], NotImplementedError)

@@ -456,8 +456,9 @@ def pdist(input, p: float = 2.0) -> Tensor:
     x = _t(input)
     if x.ndim != 2:
         raise ShapeError(f"pdist: only supports 2-D tensors (N, M), got shape {x.shape}")
-    if x.dtype.kind != "f":
-        raise DtypeError(f"pdist: only supports floating-point dtypes, got {x.dtype}")
+    if x.dtype.kind != "f" or x.dtype == HALF:  # PyTorch: "not implemented for 'Half'"
+        raise DtypeError(f"pdist: only supports floating-point dtypes float32 and float64, "
+                         f"got {x.dtype}")
     if not p >= 0:
         raise ArgumentError(f"pdist: only supports non-negative p values, got {p}")
     i, j = np.triu_indices(x.shape[0], 1)
