@@ -246,3 +246,17 @@ def test_float16_inputs_torch_refuses_are_refused(name):
     """NotImplementedError in torch ("... not implemented for 'Half'", a dispatch refusal
     on every CPU); each gave a float16 result."""
     _raise_alike(_HALF_REFUSED[name], NotImplementedError)
+
+
+@pytest.mark.parametrize("shape", [(5, 3, 0), (0, 3, 4), (2, 3, 0, 2)])
+@pytest.mark.parametrize("dt", ["float64", "float16"])
+def test_instance_norm_of_an_empty_input_keeps_the_running_stats(shape, dt):
+    """PyTorch's batch norm skips empty instances: the running statistics stay as they are
+    (they became NaN here, the mean of nothing); an empty batch gives NaN in both."""
+    res = []
+    for L in (torch, rg):
+        rm, rv = L.full((3,), 0.5, dtype=L.float32), L.full((3,), 2.0, dtype=L.float32)
+        y = L.nn.functional.instance_norm(L.zeros(*shape, dtype=getattr(L, dt)), rm, rv)
+        res.append((y, rm, rv))
+    for a, e in zip(res[1], res[0]):
+        close(a, e)

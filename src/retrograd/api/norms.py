@@ -565,7 +565,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             rm, rv = (None if v is None else v.to(np.float32) for v in (rm, rv))
             return instance_norm(x32, rm, rv, w, b, False, momentum, eps).to(HALF)
         y = instance_norm(x32, None, None, w, b, True, momentum, eps)
-        if rm is not None or rv is not None:
+        if (rm is not None or rv is not None) and _updates_stats(x):
             _update_instance_stats(x32, rm, rv, momentum, tuple(range(2 - x.ndim, 0)))
         return y.to(HALF)
     # running statistics of another floating dtype are taken, as PyTorch's (which copies
@@ -577,7 +577,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             raise ArgumentError(f"instance_norm: expected more than 1 spatial element when "
                                 f"training, got input of size {list(x.shape)}")
         y = apply(ops.standardize, x, axes=spatial, eps=float(eps))
-        if rm is not None or rv is not None:
+        if (rm is not None or rv is not None) and _updates_stats(x):
             if batched(x, rm, rv):
                 raise RuntimeError(
                     "rg.func.vmap: instance_norm with use_input_stats updates running_mean and "
@@ -596,6 +596,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if b is not None:
         y = y + _channel_view(b, x.ndim)
     return y
+
+
+def _updates_stats(x: Tensor) -> bool:
+    """Whether PyTorch's instance_norm moves the running statistics: not for empty instances
+    of a non-empty batch (its batch norm skips an empty input); an empty batch does, to
+    NaN (the mean over no instances), in PyTorch as here."""
+    return bool(x.size) or x.shape[0] == 0
 
 
 def _update_instance_stats(x: Tensor, rm, rv, momentum, spatial: tuple) -> None:
