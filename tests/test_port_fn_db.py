@@ -2,12 +2,15 @@
 jit_metaprogramming_utils: 170 entries of torch.nn.functional calls with their inputs) on
 rg.nn.functional: each entry called in both libraries on the same float64 data (and float32,
 and with inputs that need no grad), comparing values, dtypes, shapes, which outputs require
-grad, gradients of every differentiable input for a random cotangent, in-place results and
-exception types; random ops (dropout*, alpha_dropout, rrelu, gumbel_softmax,
+grad, the inputs after the call (running statistics), gradients of every differentiable
+input for a random cotangent, second-order gradients, forward-mode jvps, in-place results
+and exception types; random ops (dropout*, alpha_dropout, rrelu, gumbel_softmax,
 fractional_max_pool) by shapes, dtypes, eval/p=0/p=1 identity and the mask's support. Then
-each entry again with its first input changed: float32 or integer, one more or one fewer
-dim, an empty first or last dim, non-contiguous. Each test rebuilds a failing case by hand
-and compares with torch computed here."""
+each entry again with its first input changed: float32, float16, integer, bool, complex,
+one more or one fewer dim, 0-d, an empty first or last dim, non-contiguous; and parameter
+grids around the entries (interpolate, pools, grid_sample, pad, embedding(_bag), norms,
+convolutions) and ~190 error cases. Each test rebuilds a failing case by hand and compares
+with torch computed here."""
 
 from __future__ import annotations
 
