@@ -111,6 +111,14 @@ def floating(x: Tensor, fn: str, name: str = "input") -> Tensor:
     return x
 
 
+def no_half(x: Tensor, fn: str) -> None:
+    """Refuse float16, which PyTorch's CPU kernels of ctc_loss and the margin losses over
+    class indices lack ("not implemented for 'Half'")."""
+    if x.dtype == np.float16:
+        raise LossDtypeError(f"{fn}: not implemented for float16 (as PyTorch's kernel); "
+                             "convert the input with .float()")
+
+
 def float_pair(input, target, fn: str) -> tuple:
     """Input and target (of one shape, or PyTorch's warning), converted to PyTorch's
     result dtype, which must be floating."""

@@ -37,6 +37,7 @@ from ._loss_args import (
     LossTargetError,
     LossValueError,
     check_reduction,
+    no_half,
 )
 from .elementwise import clamp, where
 from .indexing import gather
@@ -65,6 +66,7 @@ def ctc(log_probs, targets, input_lengths, target_lengths, blank: int, reduction
     lp = _t(log_probs)
     if lp.dtype.kind != "f":
         raise LossDtypeError(f"{_FN}: log_probs must be floating, got {lp.dtype}")
+    no_half(lp, _FN)
     if lp.ndim not in (2, 3):
         raise LossShapeError(f"{_FN}: log_probs must be (T, N, C) or (T, C), got shape "
                              f"{tuple(lp.shape)}")

@@ -46,9 +46,9 @@ def _drop(x: Tensor, p: float, train: bool, inplace: bool, fn: str, feature: boo
     if feature and x.ndim < 2 - unbatched:
         raise ShapeError(f"{fn}: feature dropout requires at least 2 dimensions in the "
                            f"input, got shape {x.shape}")
-    if x.dtype.kind not in "fc":
-        raise DtypeError(f"{fn}: needs a floating input in training (the kept values "
-                                f"are rescaled), got {x.dtype}")
+    if x.dtype.kind != "f":  # complex too: PyTorch draws the mask in x's dtype (bernoulli_)
+        raise DtypeError(f"{fn}: needs a real floating input in training (the kept values "
+                         f"are rescaled), got {x.dtype}")
     if not feature:
         shape = x.shape
     elif unbatched:

@@ -45,11 +45,16 @@ def _weight(w: Tensor, fn: str) -> None:
                             f"embedding_dim), got shape {w.shape}")
 
 
+class PaddingIdxError(ShapeError, AssertionError):
+    """A padding_idx outside the table (PyTorch: AssertionError from embedding, RuntimeError
+    from embedding_bag)."""
+
+
 def _padding(padding_idx, n: int, fn: str):
     if padding_idx is None:
         return None
     if not -n <= padding_idx < n:
-        raise ShapeError(f"{fn}: padding_idx must be within the number of embeddings, {-n} "
+        raise PaddingIdxError(f"{fn}: padding_idx must be within the number of embeddings, {-n} "
                          f"through {n - 1}, but got {padding_idx}")
     return int(padding_idx) % n
 

@@ -33,6 +33,7 @@ from ._loss_args import (
     check_reduction,
     floating,
     legacy_reduction,
+    no_half,
 )
 from ._loss_args import reduce as _reduce
 from .activations import logsigmoid
@@ -105,6 +106,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None,
     if broadcast_shape(fn, input=x, target=y) != x.shape:
         raise LossShapeError(f"{fn}: target of shape {tuple(y.shape)} must broadcast to the "
                              f"input's shape {tuple(x.shape)}")
+    floating(x, fn)  # PyTorch computes into the input's dtype: never an integer or bool one
     if x.dtype.kind == "f" and y.dtype.kind == "f":  # the input's dtype, as PyTorch gives
         y = y.to(x.dtype)
     x, y = promote(x, y)
@@ -218,6 +220,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         raise LossShapeError(f"{fn}: expected a non-empty vector or matrix (N, C) with an "
                              f"optional 0-d batch size, got input of shape {tuple(x.shape)}")
     floating(x, fn)
+    no_half(x, fn)
     _int_target(y, fn)
     n = 1 if x.ndim <= 1 else x.shape[0]
     c = 1 if x.ndim == 0 else x.shape[-1]
@@ -261,6 +264,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
         raise LossShapeError(f"{fn}: expected a non-empty vector or matrix (N, C) with an "
                              f"optional 0-d batch size, got input of shape {tuple(x.shape)}")
     floating(x, fn)
+    no_half(x, fn)
     _int_target(y, fn)
     c = 1 if x.ndim == 0 else x.shape[-1]
     ok = (y.ndim <= 1 and y.size == c) if x.ndim <= 1 else y.shape == x.shape

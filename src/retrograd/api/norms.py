@@ -29,6 +29,7 @@ from .elementwise import clamp, sqrt, where
 from .indexing import index_select
 from .reductions import _rdims, _welford_in_double, mean, std, sum, var
 from .resample import pad
+from .torch_names import _into
 from .windows import avg_pool2d, avg_pool3d
 
 __all__ = ["layer_norm", "group_norm", "batch_norm", "rms_norm", "normalize", "norm",
@@ -384,10 +385,11 @@ def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
 
 
 @float16_in_float32("input")
-def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """x / max(||x||_p, eps) along `dim`."""
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """x / max(||x||_p, eps) along `dim`; with `out`, written there as torch's
+    `torch.div(input, denom, out=out)` (so refused for inputs that require grad)."""
     x = _t(input)
-    return x / clamp(vector_norm(x, p, dim, keepdim=True), min=eps)
+    return _into("normalize", x / clamp(vector_norm(x, p, dim, keepdim=True), min=eps), out)
 
 
 def _clamped_norm(x: Tensor, d: int, eps: float) -> Tensor:
@@ -454,8 +456,9 @@ def pdist(input, p: float = 2.0) -> Tensor:
     x = _t(input)
     if x.ndim != 2:
         raise ShapeError(f"pdist: only supports 2-D tensors (N, M), got shape {x.shape}")
-    if x.dtype.kind != "f":
-        raise DtypeError(f"pdist: only supports floating-point dtypes, got {x.dtype}")
+    if x.dtype.kind != "f" or x.dtype == HALF:  # PyTorch: "not implemented for 'Half'"
+        raise DtypeError(f"pdist: only supports floating-point dtypes float32 and float64, "
+                         f"got {x.dtype}")
     if not p >= 0:
         raise ArgumentError(f"pdist: only supports non-negative p values, got {p}")
     i, j = np.triu_indices(x.shape[0], 1)
@@ -562,18 +565,19 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             rm, rv = (None if v is None else v.to(np.float32) for v in (rm, rv))
             return instance_norm(x32, rm, rv, w, b, False, momentum, eps).to(HALF)
         y = instance_norm(x32, None, None, w, b, True, momentum, eps)
-        if rm is not None or rv is not None:
+        if (rm is not None or rv is not None) and _updates_stats(x):
             _update_instance_stats(x32, rm, rv, momentum, tuple(range(2 - x.ndim, 0)))
         return y.to(HALF)
-    if _mixed("instance_norm", x, weight=w, bias=b, running_mean=rm, running_var=rv):
-        return instance_norm(x.float(), rm, rv, w, b, use_input_stats, momentum, eps).half()
+    # running statistics of another floating dtype are taken, as PyTorch's (which copies
+    # them): they normalise in x's dtype and are updated in their own
+    _mixed("instance_norm", x, weight=w, bias=b)
     spatial = tuple(range(2 - x.ndim, 0))
     if use_input_stats:
         if math.prod(x.shape[2:]) == 1:
             raise ArgumentError(f"instance_norm: expected more than 1 spatial element when "
                                 f"training, got input of size {list(x.shape)}")
         y = apply(ops.standardize, x, axes=spatial, eps=float(eps))
-        if rm is not None or rv is not None:
+        if (rm is not None or rv is not None) and _updates_stats(x):
             if batched(x, rm, rv):
                 raise RuntimeError(
                     "rg.func.vmap: instance_norm with use_input_stats updates running_mean and "
@@ -585,12 +589,20 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if rm is None or rv is None:
             raise ArgumentError("instance_norm: expected running_mean and running_var to be "
                                 "defined when use_input_stats is false")
+        rm, rv = rm.to(x.dtype), rv.to(x.dtype)
         y = (x - _channel_view(rm, x.ndim)) * _channel_view(apply(ops.rsqrt, rv + eps), x.ndim)
     if w is not None:
         y = y * _channel_view(w, x.ndim)
     if b is not None:
         y = y + _channel_view(b, x.ndim)
     return y
+
+
+def _updates_stats(x: Tensor) -> bool:
+    """Whether PyTorch's instance_norm moves the running statistics: not for empty instances
+    of a non-empty batch (its batch norm skips an empty input); an empty batch does, to
+    NaN (the mean over no instances), in PyTorch as here."""
+    return bool(x.size) or x.shape[0] == 0
 
 
 def _update_instance_stats(x: Tensor, rm, rv, momentum, spatial: tuple) -> None:

@@ -287,14 +287,14 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Te
 
 
 def _softmax_input(x, dtype, name: str) -> Tensor:
-    """`x` cast to `dtype` when given; an integer or bool input is refused, as PyTorch's
-    kernels do (NumPy would give float64, or garbage in float16 for uint8)."""
+    """`x` cast to `dtype` when given; an integer, bool or complex input is refused, as
+    PyTorch's kernels do (NumPy would give float64, or garbage in float16 for uint8)."""
     x = _t(x)
     if dtype is not None:
         x = x.to(dtype)
-    if x.dtype.kind not in "fc":
-        raise DtypeError(f"{name}() needs a floating tensor, got {x.dtype}; pass dtype= or "
-                         "convert with .float()")
+    if x.dtype.kind != "f":
+        raise DtypeError(f"{name}() needs a real floating tensor, got {x.dtype}; pass dtype= "
+                         "or convert with .float()")
     return x
 
 

@@ -503,8 +503,9 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, f
     idx = _t(indices)
     if squeeze:
         idx = idx.reshape((1,) + idx.shape)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"{fn}: indices must be integers (int64), got {idx.dtype}")
+    if idx.dtype != np.int64:  # PyTorch: RuntimeError, the narrower integers included
+        raise DtypeError(f"{fn}: elements in indices should be type int64 but got "
+                         f"{idx.dtype}")
     if x.dtype.kind != "f":  # PyTorch's kernels: floating types only
         raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     if idx.shape != x.shape:
@@ -595,6 +596,8 @@ def _adaptive_avg(input, output_size, nd, fn):
     if x.dtype.kind not in "fc":
         raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     outs = _adaptive_sizes(x, output_size, nd, fn)
+    if x.dtype.kind == "c" and any(o != 1 for o in outs):  # PyTorch: only its mean path
+        raise DtypeError(f"{fn}: complex input only with output size 1 (a mean), got {outs}")
     for i, (n, o) in enumerate(zip(x.shape[2:], outs)):
         if n == o:
             continue
@@ -896,8 +899,12 @@ def conv_tbc(input, weight, bias, pad: int = 0) -> Tensor:
     if pad < 0:
         x = x[-pad:x.shape[0] + pad]
         pad = 0
-    if x.shape[0] + 2 * pad < w.shape[0]:
+    steps = x.shape[0] + 2 * pad - w.shape[0] + 1
+    if steps < 0:
         raise ShapeError(f"conv_tbc: kernel width {w.shape[0]} is longer than the padded "
-                         f"input ({x.shape[0]} steps, pad {pad})")
-    out = conv1d(permute(x, (1, 2, 0)), permute(w, (2, 1, 0)), b, padding=pad)
-    return permute(out, (2, 0, 1))
+                         f"input plus one ({x.shape[0]} steps, pad {pad})")
+    # the zeros padded here, not by conv1d, which takes neither an empty time axis nor an
+    # empty output as torch.conv_tbc does: one more step for an empty output, dropped after
+    xs = apply(ops.pad_constant, permute(x, (1, 2, 0)), pads=((pad, pad + (steps == 0)),))
+    out = conv1d(xs, permute(w, (2, 1, 0)), b)
+    return permute(out[..., :steps], (2, 0, 1))

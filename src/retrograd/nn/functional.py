@@ -302,8 +302,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     x, target = _t(input), _t(target)
-    if x.dtype.kind not in "fc":  # PyTorch: NotImplementedError ("not implemented for 'Long'")
-        raise DtypeError(f"nll_loss: input must hold floating log-probabilities, got {x.dtype}")
+    if x.dtype.kind != "f":  # PyTorch: NotImplementedError ("not implemented for 'Long'")
+        raise DtypeError(f"nll_loss: input must hold real floating log-probabilities, got "
+                         f"{x.dtype}")
     if x.ndim == 1:  # unbatched (C,) with a 0-d target
         target = _one_class_index(target, "nll_loss")
         out = nll_loss(*_unbatched(x, target), weight, ignore_index=ignore_index,
@@ -380,7 +381,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             and reduction in _REDUCTIONS and 0.0 <= label_smoothing <= 1.0:
         z, y = input.data, target.data
         if z.ndim == 2 and y.ndim == 1 and (y.dtype == np.int64 or y.dtype == np.uint8) \
-                and z.dtype.kind in "fc" \
+                and z.dtype.kind == "f" \
                 and len(y) == len(z) and len(y):
             try:  # the op checks the labels itself (so a jit replay does too)
                 return apply(ops.cross_entropy, input, target, reduction=reduction,
@@ -392,8 +393,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         raise LossValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                              f"{label_smoothing}")
     x, target = _t(input), _t(target)
-    if x.dtype.kind not in "fc":
-        raise DtypeError(f"cross_entropy: input must hold floating scores, got {x.dtype}")
+    if x.dtype.kind != "f":  # complex too: PyTorch's log_softmax refuses it
+        raise DtypeError(f"cross_entropy: input must hold real floating scores, got {x.dtype}")
     if x.ndim == 1:  # unbatched
         if not (target.dtype.kind == "f" and target.shape == x.shape):  # not probabilities
             target = _one_class_index(target, "cross_entropy")
