@@ -222,3 +222,23 @@ def test_instance_norm_of_an_empty_input_keeps_the_running_stats(shape, dt):
         res.append((y, rm, rv))
     for a, e in zip(res[1], res[0]):
         close(a, e)
+
+
+@pytest.mark.parametrize(("name", "shape", "out"), [
+    ("adaptive_max_pool1d", (2, 0, 4), 2), ("adaptive_max_pool2d", (2, 0, 4, 4), (2, 2)),
+    ("adaptive_max_pool3d", (2, 0, 4, 4, 4), 2), ("adaptive_avg_pool3d", (2, 0, 4, 4, 4), 2),
+    ("adaptive_avg_pool3d", (2, 0, 4, 4, 4), 1), ("adaptive_avg_pool2d", (2, 0, 4, 4), 2),
+    ("adaptive_max_pool2d", (0, 4, 4), 2), ("adaptive_avg_pool3d", (0, 4, 4, 4), 2),
+    ("adaptive_max_pool2d", (0, 0, 4, 4), 2)])
+def test_adaptive_pools_with_no_channels_as_torch(name, shape, out):
+    """A batched input with no channels: torch's max pools and its 3-D average pool (but
+    for a plain mean) refuse it; an unbatched input's first dim counts as its batch."""
+    x = torch.zeros(shape)
+    try:
+        want = getattr(torch.nn.functional, name)(x, out)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="non-zero size"):
+            getattr(rg.nn.functional, name)(rg.zeros(*shape), out)
+        return
+    got = getattr(rg.nn.functional, name)(rg.zeros(*shape), out)
+    assert tuple(got.shape) == tuple(want.shape)

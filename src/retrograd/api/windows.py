@@ -577,6 +577,15 @@ def _adaptive_sizes(x, output_size, nd, fn):
     return outs
 
 
+def _no_empty_channels(x, squeeze: bool, fn: str) -> None:
+    """PyTorch's adaptive max pools (and its 3-D average pool, but for a plain mean) refuse
+    a batched input with no channels; an unbatched one's first dim counts as its batch."""
+    if not squeeze and x.shape[1] == 0:
+        raise ArgumentError(f"{fn}(): Expected input to have non-zero size for non-batch "
+                            f"dimensions, but input has sizes {list(x.shape)} with dimension 1 "
+                            "being empty")
+
+
 def _adaptive_windows(n, o):
     """PyTorch's windows [floor(i n / o), ceil((i + 1) n / o)): gather indices (o, kmax), each
     row padded by repeating its last index, and the window lengths."""
@@ -598,6 +607,8 @@ def _adaptive_avg(input, output_size, nd, fn):
     outs = _adaptive_sizes(x, output_size, nd, fn)
     if x.dtype.kind == "c" and any(o != 1 for o in outs):  # PyTorch: only its mean path
         raise DtypeError(f"{fn}: complex input only with output size 1 (a mean), got {outs}")
+    if nd == 3 and any(o != 1 for o in outs):
+        _no_empty_channels(x, squeeze, fn)
     for i, (n, o) in enumerate(zip(x.shape[2:], outs)):
         if n == o:
             continue
@@ -627,6 +638,7 @@ def _adaptive_max(input, output_size, return_indices, nd, fn):
     if x.dtype.kind != "f":
         raise DtypeError(f"{fn}: input must be floating point, got {x.dtype}")
     outs = _adaptive_sizes(x, output_size, nd, fn)
+    _no_empty_channels(x, squeeze, fn)
     if 0 in outs:  # an empty output (PyTorch allows it), still on the graph
         for i, o in enumerate(outs):
             x = apply(ops.resample, x, axis=i - nd, index=_on(x, np.zeros((o, 1), np.int64)))
