@@ -1,8 +1,10 @@
 """Comparing a port with its PyTorch original, shared by the porting tests: values of
-either library as arrays, closeness relative to the reference's scale, and every
-parameter's gradient of two models with the same parameter names."""
+either library as arrays, closeness relative to the reference's scale, every
+parameter's gradient of two models with the same parameter names, the same inputs in
+both libraries, and errors raised alike."""
 
 import numpy as np
+import pytest
 
 
 def as_np(t):
@@ -35,3 +37,30 @@ def close_grads(tm, rm, what: str = "", tol: float = 1e-9) -> None:
             assert rp[k].grad is None, k
         else:
             close(rp[k].grad, p.grad, f"grad {k}{what}", tol, gs)
+
+
+def same(a, b, what: str = "", rtol: float = 1e-12) -> None:
+    """Same dtype, shape and values (to float64 rounding) of two tensors of either library."""
+    a, b = as_np(a), as_np(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
+    np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-12, err_msg=what)
+
+
+def pair(shape, seed: int = 0, requires_grad: bool = True):
+    """The same float64 values as a torch and a retrograd tensor."""
+    import torch
+
+    import retrograd as rg
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return (torch.tensor(x, requires_grad=requires_grad),
+            rg.tensor(x.copy(), requires_grad=requires_grad))
+
+
+def raise_alike(f, exc) -> None:
+    """f(torch) and f(rg) both raise `exc` (torch's type: retrograd's errors subclass it)."""
+    import torch
+
+    import retrograd as rg
+    for lib in (torch, rg):
+        with pytest.raises(exc):
+            f(lib)

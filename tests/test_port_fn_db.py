@@ -18,22 +18,10 @@ import numpy as np
 import pytest
 import torch
 from port_compare import close
+from port_compare import pair as _pair
+from port_compare import raise_alike as _raise_alike
 
 import retrograd as rg
-
-
-def _pair(shape, seed: int = 0, requires_grad: bool = True):
-    """The same float64 values as a torch and a retrograd tensor."""
-    x = np.random.default_rng(seed).standard_normal(shape)
-    return (torch.tensor(x, requires_grad=requires_grad),
-            rg.tensor(x.copy(), requires_grad=requires_grad))
-
-
-def _raise_alike(f, exc) -> None:
-    """f(torch) and f(rg) both raise `exc` (torch's type: retrograd's errors subclass it)."""
-    for lib in (torch, rg):
-        with pytest.raises(exc):
-            f(lib)
 
 
 def _grads(e, a, ts, rs, seed: int = 5):

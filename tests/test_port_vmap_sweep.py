@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from port_compare import same as _same
 
 import retrograd as rg
 
@@ -16,13 +17,6 @@ import retrograd as rg
 def _np(t):
     """A tensor of either library as a NumPy array."""
     return np.asarray(t.detach().numpy())
-
-
-def _same(a, b, what=""):
-    """Same dtype, shape and values (to float64 rounding)."""
-    a, b = _np(a), _np(b)
-    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
-    np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12, err_msg=what)
 
 
 def _rg(t: torch.Tensor) -> rg.Tensor:
