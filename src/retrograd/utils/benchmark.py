@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Timer", "Measurement", "TaskSpec", "Compare", "Language", "Colorize",
-           "select_unit", "trim_sigfig", "timer", "Number"]
+           "select_unit", "trim_sigfig"]
 
-Number = numbers.Number
+Number = numbers.Number  # (torch's module exports these two names too)
 timer = _timeit.default_timer
 
 _WARN, _GROSS = 0.1, 0.25 # IQR / median from which a measurement is flagged, and strongly
@@ -36,11 +36,15 @@ _UNITS = {-3: "ns", -2: "us", -1: "ms"}
 
 
 class Language(enum.Enum):
+    """The statement's language: Python (C++ is refused)."""
+
     PYTHON = 0
     CPP = 1
 
 
 class Colorize(enum.Enum):
+    """How `Compare` colours its cells: not at all, by column or by row."""
+
     NONE = "none"
     COLUMNWISE = "columnwise"
     ROWWISE = "rowwise"
@@ -120,18 +124,22 @@ class Measurement:
 
     @property
     def median(self) -> float:
+        """The median time per run, in seconds."""
         return self._quantile(0.5)
 
     @property
     def mean(self) -> float:
+        """The mean time per run, in seconds."""
         return math.fsum(self.times) / len(self.times)
 
     @property
     def iqr(self) -> float:
+        """The interquartile range of the times per run, in seconds."""
         return self._quantile(0.75) - self._quantile(0.25)
 
     @property
     def as_row_name(self) -> str:
+        """The name of its row in a `Compare` table."""
         return self.sub_label or self.stmt or "[Unknown]"
 
     def meets_confidence(self, threshold: float = _WARN) -> bool:
@@ -140,6 +148,7 @@ class Measurement:
 
     @property
     def has_warnings(self) -> bool:
+        """Whether the spread is 10% of the median or more (printed as a warning)."""
         return not self.meets_confidence(_WARN)
 
     @property
@@ -274,6 +283,7 @@ class Timer:
         return self._blocks(number, stop, callback)
 
     def collect_callgrind(self, *args, **kwargs):
+        """Not provided: Callgrind is torch's C++ tooling."""
         raise NotImplementedError("Timer.collect_callgrind: Callgrind is not supported by "
                                   "retrograd")
 
@@ -289,6 +299,7 @@ class Compare:
         self.extend_results(results)
 
     def extend_results(self, results: Iterable[Measurement]) -> None:
+        """Add Measurements to the tables."""
         results = list(results)
         for r in results:
             if not isinstance(r, Measurement):
@@ -297,15 +308,19 @@ class Compare:
         self._results.extend(results)
 
     def trim_significant_figures(self) -> None:
+        """Show each median only to the figures its spread supports."""
         self._trim = True
 
     def colorize(self, rowwise: bool = False) -> None:
+        """Highlight the best cell of each column (or row) in the terminal's colours."""
         self._colorize = Colorize.ROWWISE if rowwise else Colorize.COLUMNWISE
 
     def highlight_warnings(self) -> None:
+        """Mark noisy cells with their spread, as " (! 12%)"."""
         self._warnings = True
 
     def print(self) -> None:
+        """Print the tables."""
         print(str(self))
 
     def __str__(self) -> str:
