@@ -353,22 +353,30 @@ def check_forward(op, f_rg, mode, dtypes, stats, first):
                 first.setdefault(key, f"[{dn}] {describe(s)} -> {msg}")
 
 
-def check_vjp(op, f_rg, stats, first, dt=torch.float64):
-    """vjp with a fixed random cotangent w.r.t. every input tensor; for complex128, the
-    grads of the real loss L = sum(real(out * conj(v)))."""
-    ft, fr = wrapped(op, f_rg)
-    tag = "cx" if dt == torch.complex128 else "grad"
+def _grad_cases(op, ft, dt, kinds="fc"):
+    """Per sample that torch differentiates: (sample, torch's leaves, its differentiable
+    outputs, a random cotangent per output, the generator for any further draws)."""
     for s in _samples(op, dt, requires_grad=True):
         leaves_t = grad_leaves(torch, s.input, s.args, s.kwargs)
         if not leaves_t:
             continue
         gen = np.random.default_rng(0)
         try:
-            e = s.output_process_fn_grad(ft(s.input, *s.args, **s.kwargs))
-            outs = _diffable(torch, e)
-            if not outs:
-                continue
-            cots = [_rnd(gen, o.shape, o.is_complex()) for o in outs]
+            outs = _diffable(torch, s.output_process_fn_grad(ft(s.input, *s.args, **s.kwargs)),
+                             kinds)
+        except Exception:
+            continue
+        if outs:
+            yield s, leaves_t, outs, [_rnd(gen, o.shape, o.is_complex()) for o in outs], gen
+
+
+def check_vjp(op, f_rg, stats, first, dt=torch.float64):
+    """vjp with a fixed random cotangent w.r.t. every input tensor; for complex128, the
+    grads of the real loss L = sum(real(out * conj(v)))."""
+    ft, fr = wrapped(op, f_rg)
+    tag = "cx" if dt == torch.complex128 else "grad"
+    for s, leaves_t, outs, cots, _ in _grad_cases(op, ft, dt, "fc"):
+        try:
             ge = torch.autograd.grad(outs, leaves_t, [torch.tensor(c) for c in cots],
                                      allow_unused=True)
         except Exception:
@@ -408,17 +416,8 @@ def check_gradgrad(op, f_rg, stats, first, dt=torch.float64):
     def inner(lib, gi, w):
         wt = lib.tensor(w)
         return (gi * wt.conj()).real.sum() if gi.is_complex() else (gi * wt).sum()
-    for s in _samples(op, dt, requires_grad=True):
-        leaves_t = grad_leaves(torch, s.input, s.args, s.kwargs)
-        if not leaves_t:
-            continue
-        gen = np.random.default_rng(0)
+    for s, leaves_t, outs, cots, gen in _grad_cases(op, ft, dt, kinds):
         try:
-            e = s.output_process_fn_grad(ft(s.input, *s.args, **s.kwargs))
-            outs = _diffable(torch, e, kinds)
-            if not outs:
-                continue
-            cots = [_rnd(gen, o.shape, o.is_complex()) for o in outs]
             ws = [_rnd(gen, x.shape, x.is_complex()) for x in leaves_t]
             vt = [torch.tensor(c, requires_grad=True) for c in cots]
             g = torch.autograd.grad(outs, leaves_t, vt, create_graph=True, allow_unused=True)
