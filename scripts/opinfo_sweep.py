@@ -370,6 +370,17 @@ def _grad_cases(op, ft, dt, kinds="fc"):
             yield s, leaves_t, outs, [_rnd(gen, o.shape, o.is_complex()) for o in outs], gen
 
 
+def _rg_case(s, fr, n_outs: int, kinds: str = "fc"):
+    """retrograd's side of a `_grad_cases` sample: its leaves and differentiable outputs
+    (as many as torch's, else RuntimeError)."""
+    rin, rargs, rkw = to_rg(s.input), to_rg(s.args), to_rg(s.kwargs)
+    leaves_r = grad_leaves(rg, rin, rargs, rkw)
+    outs_r = _diffable(rg, s.output_process_fn_grad(fr(rin, *rargs, **rkw)), kinds)
+    if len(outs_r) != n_outs:
+        raise RuntimeError(f"{len(outs_r)} differentiable outputs, torch {n_outs}")
+    return leaves_r, outs_r
+
+
 def check_vjp(op, f_rg, stats, first, dt=torch.float64):
     """vjp with a fixed random cotangent w.r.t. every input tensor; for complex128, the
     grads of the real loss L = sum(real(out * conj(v)))."""
@@ -381,13 +392,8 @@ def check_vjp(op, f_rg, stats, first, dt=torch.float64):
                                      allow_unused=True)
         except Exception:
             continue
-        rin, rargs, rkw = to_rg(s.input), to_rg(s.args), to_rg(s.kwargs)
-        leaves_r = grad_leaves(rg, rin, rargs, rkw)
         try:
-            a = s.output_process_fn_grad(fr(rin, *rargs, **rkw))
-            outs_r = _diffable(rg, a)
-            if len(outs_r) != len(outs):
-                raise RuntimeError(f"{len(outs_r)} differentiable outputs, torch {len(outs)}")
+            leaves_r, outs_r = _rg_case(s, fr, len(outs))
             bad = compare(outs, outs_r, 1e-7, 1e-9)
             if bad:
                 stats["mismatch"] += 1
@@ -428,13 +434,8 @@ def check_gradgrad(op, f_rg, stats, first, dt=torch.float64):
             ge = torch.autograd.grad(sum(terms), leaves_t + vt, allow_unused=True)
         except Exception:
             continue
-        rin, rargs, rkw = to_rg(s.input), to_rg(s.args), to_rg(s.kwargs)
-        leaves_r = grad_leaves(rg, rin, rargs, rkw)
         try:
-            a = s.output_process_fn_grad(fr(rin, *rargs, **rkw))
-            outs_r = _diffable(rg, a, kinds)
-            if len(outs_r) != len(outs):
-                raise RuntimeError(f"{len(outs_r)} differentiable outputs, torch {len(outs)}")
+            leaves_r, outs_r = _rg_case(s, fr, len(outs), kinds)
             vr = [rg.tensor(c, requires_grad=True) for c in cots]
             gr = rg.autograd.grad(outs_r, leaves_r, vr, create_graph=True, allow_unused=True)
             first_cmp = _cmp_grads([x.detach() if x is not None else None for x in g],
