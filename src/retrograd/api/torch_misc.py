@@ -13,6 +13,7 @@ under torch.compile; call `rg.jit` yourself where it applies.
 from __future__ import annotations
 
 import builtins
+import ctypes
 import math
 import warnings
 from collections.abc import Callable
@@ -218,17 +219,58 @@ def set_default_tensor_type(t) -> None:
 
 
 def from_dlpack(ext_tensor) -> Tensor:
-    """A tensor sharing the memory of any object with `__dlpack__` (a NumPy array, a
-    PyTorch CPU tensor, ...). Like `torch.from_dlpack`."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor
-    return Tensor._wrap(np.from_dlpack(ext_tensor))
+    """A tensor sharing the memory of `ext_tensor`: an object with `__dlpack__` (a NumPy
+    array, a PyTorch CPU tensor, an rg tensor that does not require grad, ...) or a DLPack
+    capsule (`to_dlpack`'s, PyTorch's), which can be read once. Like `torch.from_dlpack`:
+    a new tensor (of the same memory), outside any graph."""
+    source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
+    try:
+        arr = np.from_dlpack(source)
+    except ValueError as e:  # not a capsule, or one read before
+        if source is ext_tensor:
+            raise
+        raise RuntimeError(f"from_dlpack received an invalid capsule: expected an object "
+                           f"with __dlpack__ or a DLPack capsule not read before (a capsule "
+                           f"can be read only once), got {type(ext_tensor).__name__}") from e
+    return Tensor._wrap(_writable(arr) if source is not ext_tensor else arr)
+
+
+class _Capsule:
+    """A bare DLPack capsule dressed as an exporter, for `np.from_dlpack`."""
+
+    def __init__(self, capsule) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple:
+        return (1, 0)  # kDLCPU: a device capsule is refused by NumPy itself
+
+
+def _writable(arr: np.ndarray) -> np.ndarray:
+    """NumPy marks an array from an unversioned capsule (PyTorch's `to_dlpack`) read-only;
+    such a capsule grants writes (PyTorch's tensor from it is writable), so the same memory
+    is viewed again, writable, through a buffer that keeps `arr` (the owner) alive."""
+    if arr.flags.writeable or arr.size == 0:
+        return arr
+    lo, hi = np.lib.array_utils.byte_bounds(arr)
+    buf = (ctypes.c_char * (hi - lo)).from_address(lo)
+    buf.owner = arr
+    return np.ndarray(arr.shape, arr.dtype, buf, arr.__array_interface__["data"][0] - lo,
+                      arr.strides)
 
 
 def to_dlpack(tensor: Tensor):
-    """A DLPack capsule of the tensor's memory (shared), for `from_dlpack` elsewhere."""
+    """A DLPack capsule of the tensor's memory (shared), for `from_dlpack` elsewhere (a
+    versioned capsule where the array can give one, so NumPy's reading is writable). Like
+    `torch.to_dlpack` (which also exports a tensor that requires grad)."""
     _need_tensor(tensor, "to_dlpack")
-    return values_of(tensor, "to_dlpack", "pass the tensor itself").__dlpack__()
+    arr = values_of(tensor, "to_dlpack", "pass the tensor itself")
+    try:
+        return arr.__dlpack__(max_version=(1, 0))
+    except TypeError:  # an array type without versioned capsules
+        return arr.__dlpack__()
 
 
 def cond(pred, true_fn: Callable, false_fn: Callable, operands=()):

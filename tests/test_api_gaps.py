@@ -1,0 +1,195 @@
+"""Small PyTorch API gaps ported code hits, each compared with torch: rg.utils.dlpack and
+the DLPack protocol on tensors, Tensor.as_subclass, Tensor.output_nr, the storage class
+names, Tensor.set_."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd as rg
+from retrograd.utils import dlpack as rg_dlpack
+
+# ---------------------------------------------------------------- dlpack
+
+
+def test_utils_dlpack_names_match_torch():
+    from torch.utils import dlpack as t_dlpack
+    assert {m.name: int(m) for m in rg_dlpack.DLDeviceType} == \
+        {m.name: int(m) for m in t_dlpack.DLDeviceType}
+    assert rg_dlpack.from_dlpack is rg.from_dlpack and rg_dlpack.to_dlpack is rg.to_dlpack
+    assert rg.utils.dlpack is rg_dlpack
+
+
+def test_capsule_round_trip_shares_writable_memory():
+    t = rg.arange(6.0).reshape(2, 3)
+    u = rg_dlpack.from_dlpack(rg_dlpack.to_dlpack(t))
+    assert u is not t and u.shape == t.shape and u.dtype == t.dtype
+    u[0, 1] = 9.0
+    assert t[0, 1].item() == 9.0
+    # torch's own capsule (the unversioned kind): writable, as torch's tensor from it
+    tt = torch.arange(6.0).reshape(2, 3)[:, 1:]
+    v = rg_dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(tt))
+    w = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(tt))
+    assert v.shape == tuple(w.shape) and v.stride() == w.stride()
+    np.testing.assert_array_equal(v.numpy(), w.numpy())
+    v[1, 0] = -1.0
+    assert tt[1, 0].item() == -1.0
+    # an rg capsule read by torch
+    t2 = rg.arange(4.0)
+    x = torch.utils.dlpack.from_dlpack(rg_dlpack.to_dlpack(t2))
+    x[2] = 7.0
+    assert t2[2].item() == 7.0
+
+
+def test_exporters_share_memory_both_ways():
+    a = np.arange(4.0)
+    t = rg.from_dlpack(a)
+    t[0] = 5.0
+    assert a[0] == 5.0
+    tt = torch.arange(4.0)
+    r = rg.from_dlpack(tt[::2])
+    assert r.stride() == tt[::2].stride()
+    r[1] = 3.0
+    assert tt[2].item() == 3.0
+    # an rg tensor is itself an exporter (torch.from_dlpack, np.from_dlpack)
+    g = rg.arange(3.0)
+    assert g.__dlpack_device__() == torch.arange(3.0).__dlpack_device__()
+    w = torch.from_dlpack(g)
+    w[1] = 8.0
+    assert g[1].item() == 8.0
+    np.testing.assert_array_equal(np.from_dlpack(g), g.numpy())
+    # rg tensor to rg: a new tensor of the same memory, as torch.from_dlpack(torch tensor)
+    s = rg.from_dlpack(g)
+    assert (s is g) == (torch.from_dlpack(tt) is tt) and s.data_ptr() == g.data_ptr()
+
+
+def test_dlpack_refusals_match_torch():
+    def kind(fn):
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - the type is what is compared
+            return type(e)
+        return None
+
+    for bad in ([1, 2], 5):
+        assert kind(lambda b=bad: rg.from_dlpack(b)) is kind(lambda b=bad: torch.from_dlpack(b))
+        assert kind(lambda b=bad: rg.from_dlpack(b)) is RuntimeError
+    c, tc = rg.to_dlpack(rg.ones(2)), torch.utils.dlpack.to_dlpack(torch.ones(2))
+    rg.from_dlpack(c)
+    torch.from_dlpack(tc)
+    assert kind(lambda: rg.from_dlpack(c)) is kind(lambda: torch.from_dlpack(tc)) is RuntimeError
+    # requires grad: __dlpack__ refuses (BufferError), to_dlpack exports, as torch
+    x, tx = rg.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    assert kind(lambda: rg.from_dlpack(x)) is kind(lambda: torch.from_dlpack(tx)) is BufferError
+    assert kind(lambda: torch.from_dlpack(x)) is BufferError
+    assert kind(lambda: rg.to_dlpack(x)) is kind(lambda: torch.to_dlpack(tx)) is None
+    with pytest.raises(TypeError):
+        rg.to_dlpack(np.ones(2))
+
+
+# ---------------------------------------------------------------- as_subclass
+
+
+class RgSub(rg.Tensor):
+    pass
+
+
+class TorchSub(torch.Tensor):
+    pass
+
+
+def test_as_subclass_is_a_view_that_keeps_the_history():
+    x, tx = rg.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    s, ts = x.as_subclass(RgSub), tx.as_subclass(TorchSub)
+    assert type(s) is RgSub and type(ts) is TorchSub
+    assert s.requires_grad == ts.requires_grad
+    assert s.is_leaf == ts.is_leaf
+    assert (s.grad_fn is None) == (ts.grad_fn is None)
+    assert (s._base is x) == (ts._base is tx)
+    assert s.data_ptr() == x.data_ptr()
+    (s * 2).sum().backward()
+    (ts * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    y, ty = x * 3, tx * 3
+    sy, tsy = y.as_subclass(RgSub), ty.as_subclass(TorchSub)
+    (sy ** 2).sum().backward()
+    (tsy ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_as_subclass_shares_memory_and_version():
+    z, tz = rg.ones(3), torch.ones(3)
+    s, ts = z.as_subclass(RgSub), tz.as_subclass(TorchSub)
+    s.add_(1)
+    ts.add_(1)
+    np.testing.assert_array_equal(z.numpy(), tz.numpy())
+    assert (z._version, s._version) == (tz._version, ts._version)
+    assert (s._base is z) == (ts._base is tz)
+    p, tp = rg.nn.Parameter(rg.ones(2)), torch.nn.Parameter(torch.ones(2))
+    q, tq = p.as_subclass(rg.Tensor), tp.as_subclass(torch.Tensor)
+    assert type(q) is rg.Tensor and type(tq) is torch.Tensor
+    assert q.requires_grad == tq.requires_grad and q.is_leaf == tq.is_leaf
+
+
+def test_as_subclass_refusals_match_torch():
+    x, tx = rg.ones(2), torch.ones(2)
+    for cls_rg, cls_t in ((int, int), (object, object)):
+        with pytest.raises(TypeError) as want:
+            tx.as_subclass(cls_t)
+        with pytest.raises(TypeError) as got:
+            x.as_subclass(cls_rg)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(TypeError) as want:
+        tx.as_subclass(3)
+    with pytest.raises(TypeError) as got:
+        x.as_subclass(3)
+    assert str(got.value) == str(want.value)
+
+
+# ---------------------------------------------------------------- output_nr
+
+
+def _nrs(out) -> list:
+    return [t.output_nr for t in out]
+
+
+@pytest.mark.parametrize("case", [
+    "split2", "split_sizes", "chunk", "unbind", "split_with_sizes", "tensor_split", "hsplit",
+    "vsplit", "max", "min", "sort", "topk", "kthvalue", "median", "mode", "aminmax",
+    "std_mean", "var_mean", "qr", "svd", "eigh", "slogdet", "eig"])
+def test_output_nr_matches_torch(case):
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    calls = {
+        "split2": lambda m, x: x.split(2), "split_sizes": lambda m, x: x.split([1, 3]),
+        "chunk": lambda m, x: m.chunk(x, 2), "unbind": lambda m, x: x.unbind(1),
+        "split_with_sizes": lambda m, x: m.split_with_sizes(x, [2, 2]),
+        "tensor_split": lambda m, x: m.tensor_split(x, 3), "hsplit": lambda m, x: m.hsplit(x, 3),
+        "vsplit": lambda m, x: m.vsplit(x, 2), "max": lambda m, x: x.max(1),
+        "min": lambda m, x: x.min(0), "sort": lambda m, x: x.sort(1),
+        "topk": lambda m, x: x.topk(2), "kthvalue": lambda m, x: x.kthvalue(2, 1),
+        "median": lambda m, x: x.median(1), "mode": lambda m, x: x.mode(1),
+        "aminmax": lambda m, x: m.aminmax(x, dim=1), "std_mean": lambda m, x: m.std_mean(x, 1),
+        "var_mean": lambda m, x: m.var_mean(x, 1), "qr": lambda m, x: m.linalg.qr(x),
+        "svd": lambda m, x: m.linalg.svd(x, full_matrices=False),
+        "eigh": lambda m, x: m.linalg.eigh(x[:3] @ x[:3].T),
+        "slogdet": lambda m, x: m.linalg.slogdet(x[:3]), "eig": lambda m, x: m.linalg.eig(x[:3]),
+    }
+    fn = calls[case]
+    want = _nrs(fn(torch, torch.tensor(a, requires_grad=True)))
+    assert _nrs(fn(rg, rg.tensor(a, requires_grad=True))) == want
+    # without recording, every output is output 0 (as torch)
+    assert _nrs(fn(rg, rg.tensor(a))) == _nrs(fn(torch, torch.tensor(a)))
+    with rg.no_grad(), torch.no_grad():
+        assert _nrs(fn(rg, rg.tensor(a, requires_grad=True))) == \
+            _nrs(fn(torch, torch.tensor(a, requires_grad=True)))
+
+
+def test_output_nr_of_leaves_and_later_ops():
+    x, tx = rg.ones(4, requires_grad=True), torch.ones(4, requires_grad=True)
+    assert x.output_nr == tx.output_nr and rg.ones(2).output_nr == torch.ones(2).output_nr
+    _, b = x.split(2)
+    _, tb = tx.split(2)
+    assert (b * 1).output_nr == (tb * 1).output_nr
+    assert b.output_nr == tb.output_nr
