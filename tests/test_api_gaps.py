@@ -4,6 +4,8 @@ names, Tensor.set_."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -193,3 +195,42 @@ def test_output_nr_of_leaves_and_later_ops():
     _, tb = tx.split(2)
     assert (b * 1).output_nr == (tb * 1).output_nr
     assert b.output_nr == tb.output_nr
+
+
+# ---------------------------------------------------------------- storage classes
+
+
+def test_storage_classes_match_torch():
+    t, tt = rg.arange(4.0), torch.arange(4.0)
+    u, tu = t.untyped_storage(), tt.untyped_storage()
+    assert isinstance(u, rg.UntypedStorage) == isinstance(tu, torch.UntypedStorage) is True
+    assert isinstance(u, rg.TypedStorage) == isinstance(tu, torch.TypedStorage) is False
+    with warnings.catch_warnings():  # torch's TypedStorage deprecation (warned once)
+        warnings.simplefilter("ignore")
+        ts = tt.storage()
+    s = t.storage()
+    assert isinstance(s, rg.TypedStorage) and isinstance(ts, torch.TypedStorage)
+    assert isinstance(s, rg.UntypedStorage) == isinstance(ts, torch.UntypedStorage)
+    assert (u.size(), u.nbytes(), s.size()) == (tu.size(), tu.nbytes(), ts.size())
+    assert rg.is_storage(u) == torch.is_storage(tu) and rg.is_storage(s) == torch.is_storage(ts)
+    assert rg.is_storage(t) == torch.is_storage(tt)
+    assert isinstance(s.untyped(), rg.UntypedStorage) and s.untyped().data_ptr() == t.data_ptr()
+    assert t[1:].untyped_storage().data_ptr() == t.data_ptr()
+
+
+def test_storage_constructors_match_torch():
+    for size in (0, 5):
+        a, b = rg.UntypedStorage(size), torch.UntypedStorage(size)
+        assert (a.size(), a.nbytes(), str(a.device)) == (b.size(), b.nbytes(), str(b.device))
+    assert rg.UntypedStorage().size() == torch.UntypedStorage().size()
+    assert rg.UntypedStorage([1, 2, 3]).tolist() == torch.UntypedStorage([1, 2, 3]).tolist()
+    with pytest.raises(RuntimeError):
+        torch.UntypedStorage("ab")
+    with pytest.raises(RuntimeError):
+        rg.UntypedStorage("ab")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = torch.TypedStorage(3)
+    s = rg.TypedStorage(3)
+    assert (s.size(), s.nbytes(), str(s.dtype)) == (ts.size(), ts.nbytes(),
+                                                    str(ts.dtype).replace("torch.", ""))

@@ -30,6 +30,7 @@ from ..tensor import PRINT_OPTIONS, Tensor
 from ._args import dim_alias
 from ._errors import ArgumentError, ArgumentTypeError
 from .tensor_extras import nonzero_static  # noqa: F401  (rg.nonzero_static)
+from .tensor_methods import TypedStorage, UntypedStorage
 
 __all__ = ["vmap", "compile", "set_printoptions", "get_default_device", "set_default_device",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -690,8 +691,9 @@ def _assert(condition, message: str) -> None:
 
 
 def is_storage(obj) -> bool:
-    """Always False: retrograd has no storage objects. Like `torch.is_storage`."""
-    return False
+    """Whether `obj` is a storage (`t.untyped_storage()`, `t.storage()`, an
+    `UntypedStorage` or `TypedStorage`). Like `torch.is_storage`."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def get_device(input: Tensor) -> int:  # noqa: A002
