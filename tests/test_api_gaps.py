@@ -234,3 +234,132 @@ def test_storage_constructors_match_torch():
     s = rg.TypedStorage(3)
     assert (s.size(), s.nbytes(), str(s.dtype)) == (ts.size(), ts.nbytes(),
                                                     str(ts.dtype).replace("torch.", ""))
+
+
+# ---------------------------------------------------------------- set_
+
+
+def _pair(a):
+    return rg.tensor(np.array(a, np.float32)), torch.tensor(np.array(a, np.float32))
+
+
+def _same(r, t) -> None:
+    # (an empty tensor's strides are left out: rg.zeros(0).stride() is (0,), torch's (1,))
+    assert r.shape == tuple(t.shape) and (r.stride() == t.stride() or not r.numel())
+    assert r.storage_offset() == t.storage_offset()
+    np.testing.assert_array_equal(r.numpy(), t.numpy())
+
+
+def test_set_to_a_tensor_matches_torch():
+    (a, ta), (b, tb) = _pair([0.0, 0.0, 0.0]), _pair(np.arange(6.0).reshape(2, 3))
+    assert a.set_(b) is a and ta.set_(tb) is ta
+    _same(a, ta)
+    assert a.data_ptr() == b.data_ptr()
+    assert (a._version, b._version) == (ta._version, tb._version)
+    a.add_(1)
+    ta.add_(1)
+    _same(b, tb)
+    assert (a._version, b._version) == (ta._version, tb._version)
+    # a view of the source: its offset in the block carries over
+    (c, tc), (d, td) = _pair([1.0]), _pair(np.arange(8.0))
+    c.set_(d[2:])
+    tc.set_(td[2:])
+    _same(c, tc)
+    assert (c._base is None) == (tc._base is None)
+
+
+def test_set_with_no_source_empties():
+    a, ta = _pair([[1.0, 2.0], [3.0, 4.0]])
+    a.set_()
+    ta.set_()
+    _same(a, ta)
+    assert a.dtype == np.float32 and a._version == ta._version
+
+
+@pytest.mark.parametrize("args", [(1, (2,), (2,)), (1, (2,)), (0, (2, 2), (1, 2)),
+                                  (3, (0,), (1,)), (0, (2, 3), (0, 1))])
+@pytest.mark.parametrize("src", ["tensor", "view", "storage", "typed"])
+def test_set_to_a_window_matches_torch(args, src):
+    b, tb = _pair(np.arange(10.0))
+
+    def source(x):
+        return {"tensor": x, "view": x[2:], "storage": x.untyped_storage(),
+                "typed": x[2:].storage()}[src]
+
+    a, ta = _pair([0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's TypedStorage deprecation
+        ta.set_(source(tb), *args)
+        a.set_(source(b), *args)
+    _same(a, ta)
+    if 0 in args[-1]:  # positions sharing an element: refused (torch writes through)
+        with pytest.raises(RuntimeError, match="read-only"):
+            a[(0,) * a.ndim] = -5.0
+    elif a.numel():
+        a[(0,) * a.ndim] = -5.0
+        ta[(0,) * ta.ndim] = -5.0
+        np.testing.assert_array_equal(b.numpy(), tb.numpy())
+
+
+def test_set_of_a_view_bumps_the_shared_version():
+    (z, tz), (b, tb) = _pair([0.0, 0.0]), _pair([1.0, 2.0, 3.0])
+    zz, tzz = z.view(2), tz.view(2)
+    z.set_(b)
+    tz.set_(tb)
+    _same(zz, tzz)
+    assert (zz._version, z._version) == (tzz._version, tz._version)
+
+
+def test_set_refusals_match_torch():
+    x, tx = rg.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad") as want:
+        tx.set_(torch.zeros(2))
+    with pytest.raises(RuntimeError) as got:
+        x.set_(rg.zeros(2))
+    assert str(got.value) == str(want.value)
+    with torch.no_grad():
+        tx.set_(torch.zeros(2))
+    with rg.no_grad():
+        x.set_(rg.zeros(2))
+    assert (x.shape, x.requires_grad, x.is_leaf) == (tuple(tx.shape), tx.requires_grad,
+                                                     tx.is_leaf)
+    for fn in (lambda m: m.zeros(2).set_(m.zeros(2, dtype=m.float64)),
+               lambda m: m.zeros(2).set_(m.arange(6.0), -1, (2,), (1,)),
+               lambda m: m.zeros(2).set_(m.arange(6.0), 0, (2, 3), (1,))):
+        with pytest.raises(RuntimeError):
+            fn(torch)
+        with pytest.raises(RuntimeError):
+            fn(rg)
+    for fn in (lambda m: m.zeros(2).set_(3), lambda m: m.zeros(2).set_(m.arange(6.0), 1)):
+        with pytest.raises(TypeError):
+            fn(torch)
+        with pytest.raises(TypeError):
+            fn(rg)
+
+
+def test_set_makes_saved_values_stale_as_torch():
+    x, tx = rg.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    loss, tloss = (x * x).sum(), (tx * tx).sum()
+    with torch.no_grad():
+        tx.set_(torch.zeros(3))
+    with rg.no_grad():
+        x.set_(rg.zeros(3))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        tloss.backward()
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()
+
+
+def test_set_refuses_what_it_cannot_do_clearly():
+    # torch grows the storage; numpy memory cannot grow in place
+    with pytest.raises(RuntimeError, match="cannot grow"):
+        rg.zeros(2).set_(rg.arange(6.0), 4, (3,), (1,))
+    # history: torch records a node whose backward raises
+    y = rg.ones(3, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="history"):
+        y.set_(rg.zeros(3))
+    with pytest.raises(RuntimeError, match="requires grad"):
+        rg.zeros(3).set_(rg.ones(2, requires_grad=True))
+    with pytest.raises(rg.jit.JitError if hasattr(rg.jit, "JitError") else Exception,
+                       match="set_"):
+        rg.jit(lambda t: rg.zeros(2).set_(t) * 1)(rg.ones(2))
