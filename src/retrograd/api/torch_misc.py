@@ -224,6 +224,13 @@ def from_dlpack(ext_tensor) -> Tensor:
     array, a PyTorch CPU tensor, an rg tensor that does not require grad, ...) or a DLPack
     capsule (`to_dlpack`'s, PyTorch's), which can be read once. Like `torch.from_dlpack`:
     a new tensor (of the same memory), outside any graph."""
+    if isinstance(ext_tensor, Tensor):  # as through __dlpack__, but traceable by rg.jit
+        if ext_tensor.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
+        out = ext_tensor.detach()
+        out._vc = None  # a version counter of its own, as PyTorch's
+        return out
     source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
     try:
         arr = np.from_dlpack(source)
