@@ -363,3 +363,43 @@ def test_set_refuses_what_it_cannot_do_clearly():
     with pytest.raises(rg.jit.JitError if hasattr(rg.jit, "JitError") else Exception,
                        match="set_"):
         rg.jit(lambda t: rg.zeros(2).set_(t) * 1)(rg.ones(2))
+
+
+# ---------------------------------------------------------------- utils.deterministic
+
+
+@pytest.fixture
+def deterministic():
+    from retrograd.utils import deterministic as rg_det
+    torch_det = torch.utils.deterministic
+    assert rg_det.fill_uninitialized_memory is torch_det.fill_uninitialized_memory is True
+    rg.use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield rg_det, torch_det
+    finally:
+        rg.use_deterministic_algorithms(False)
+        torch.use_deterministic_algorithms(False)
+        rg_det.fill_uninitialized_memory = torch_det.fill_uninitialized_memory = True
+
+
+def test_deterministic_empty_fills_as_torch(deterministic):
+    rg_det, torch_det = deterministic
+    for name in ("float16", "float64", "complex64", "int8", "uint8", "int32", "int64", "bool"):
+        want = torch.empty(2, dtype=getattr(torch, name)).numpy()
+        np.testing.assert_array_equal(rg.empty(2, dtype=getattr(rg, name)).numpy(), want)
+    makers = (lambda m: m.empty_like(m.zeros(2)), lambda m: m.zeros(1).new_empty(2),
+              lambda m: m.empty_strided((2,), (1,)), lambda m: m.empty_permuted((2, 2), (1, 0)),
+              lambda m: m.zeros(1).new_empty_strided((2,), (1,)),
+              lambda m: m.ones(3).resize_(5))
+    for make in makers:
+        np.testing.assert_array_equal(make(rg).numpy(), make(torch).numpy())
+    assert rg.empty(2, requires_grad=True).requires_grad
+    rg_det.fill_uninitialized_memory = torch_det.fill_uninitialized_memory = False
+    assert not rg.empty(2).isnan().any()  # unspecified values (zeros here), not the fill
+    with pytest.raises(RuntimeError) as want:
+        torch_det.fill_uninitialized_memory = 1
+    with pytest.raises(RuntimeError) as got:
+        rg_det.fill_uninitialized_memory = 1
+    assert str(got.value) == str(want.value)
+    assert rg_det.fill_uninitialized_memory is torch_det.fill_uninitialized_memory is False

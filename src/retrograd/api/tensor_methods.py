@@ -337,9 +337,9 @@ def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: b
               layout=None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of `size` (here: zeros), in self's dtype and on its device
     unless given. Like `torch.Tensor.new_empty`."""
-    return new_zeros(self, *sizes, size=size, dtype=dtype, device=device,
-                     requires_grad=requires_grad,
-                     layout=layout, pin_memory=pin_memory)
+    return creation.uninitialized(new_zeros(self, *sizes, size=size, dtype=dtype,
+                                            device=device, requires_grad=requires_grad,
+                                            layout=layout, pin_memory=pin_memory))
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None,

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import devices, dtypes
+from .. import creation, devices, dtypes
 from .._values import values_of
 from ..creation import tensor as _tensor
 from ..func import vmap
@@ -108,7 +108,7 @@ def set_default_device(device) -> None:
     _default_device[0] = "cpu"
 
 
-_deterministic = [False, False]
+_deterministic = creation.DETERMINISTIC  # (mode, warn_only, fill_uninitialized_memory)
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
@@ -117,7 +117,7 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     if not isinstance(mode, (bool, np.bool_)):
         raise TypeError(f"use_deterministic_algorithms(): 'mode' must be a bool, got "
                         f"{type(mode).__name__}")
-    _deterministic[:] = [bool(mode), bool(warn_only)]
+    _deterministic[:2] = [bool(mode), bool(warn_only)]
 
 
 def are_deterministic_algorithms_enabled() -> bool:
@@ -149,12 +149,12 @@ def set_deterministic_debug_mode(debug_mode) -> None:
     if debug_mode not in (0, 1, 2):
         raise ArgumentError(f"set_deterministic_debug_mode(): invalid value of debug_mode, "
                             f"expected 0, 1, or 2, but got {debug_mode}")
-    _deterministic[:] = [debug_mode > 0, debug_mode == 1]
+    _deterministic[:2] = [debug_mode > 0, debug_mode == 1]
 
 
 def get_deterministic_debug_mode() -> int:
     """0, 1 or 2 (see `set_deterministic_debug_mode`), from the current switches."""
-    on, warn_only = _deterministic
+    on, warn_only = _deterministic[:2]
     return 0 if not on else 1 if warn_only else 2
 
 
@@ -523,7 +523,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     if any(s < 0 for s in size):
         raise RuntimeError(f"empty_strided(): negative dimension in size {size}")
     dt = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
-    t = Tensor._wrap(np.zeros(size, dtype=dt))
+    t = creation.uninitialized(Tensor._wrap(np.zeros(size, dtype=dt)))
     if device is not None:
         t = t.to(device)
     return t.requires_grad_(True) if requires_grad else t
@@ -542,7 +542,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
         raise RuntimeError(f"empty_permuted(): negative dimension in size {size}")
     dt = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
     stored = np.zeros(tuple(size[p] for p in order), dtype=dt)
-    t = Tensor._wrap(stored.transpose(np.argsort(order)))
+    t = creation.uninitialized(Tensor._wrap(stored.transpose(np.argsort(order))))
     if device is not None:
         t = t.to(device)
     return t.requires_grad_(True) if requires_grad else t

@@ -2,8 +2,9 @@
 `rg.utils.data` (Dataset, DataLoader, samplers, default_collate) and
 `rg.utils.checkpoint` (activation checkpointing), `rg.utils.hooks` (RemovableHandle)
 and `rg.utils._pytree` (tree_flatten, tree_map, ...), `rg.utils.benchmark` (Timer),
-`rg.utils.dlpack` (to_dlpack, from_dlpack)."""
+`rg.utils.dlpack` (to_dlpack, from_dlpack), `rg.utils.deterministic`
+(fill_uninitialized_memory)."""
 
-from . import _pytree, benchmark, checkpoint, data, dlpack, hooks
+from . import _pytree, benchmark, checkpoint, data, deterministic, dlpack, hooks
 
-__all__ = ["benchmark", "checkpoint", "data", "dlpack", "hooks", "_pytree"]
+__all__ = ["benchmark", "checkpoint", "data", "deterministic", "dlpack", "hooks", "_pytree"]
