@@ -403,3 +403,56 @@ def test_deterministic_empty_fills_as_torch(deterministic):
         rg_det.fill_uninitialized_memory = 1
     assert str(got.value) == str(want.value)
     assert rg_det.fill_uninitialized_memory is torch_det.fill_uninitialized_memory is False
+
+
+# ---------------------------------------------------------------- utils.weak
+
+
+def _weak_story(m, weak):
+    """The same steps on torch's and rg's weak module; what each step observed."""
+    import gc
+    seen = []
+    t, u = m.ones(2), m.ones(2)
+    r, r2 = weak.WeakIdRef(t), weak.WeakIdRef(t)
+    seen += [r == r2, hash(r) == hash(r2) == id(t), r() is t, r == weak.WeakIdRef(u)]
+    d = weak.WeakIdKeyDictionary()
+    d[t], d[u] = 1, 2
+    seen += [len(d), d[t], d[u], t in d, m.ones(2) in d, 3 in d, d.get(m.ones(1), "none")]
+    seen.append(sorted(d.values()))
+    dead = weak.WeakIdRef(u)
+    del u
+    gc.collect()
+    seen += [len(d), [k is t for k in d], list(d.items())[0][1], dead() is None]
+    tw = weak.TensorWeakRef(t)
+    seen += [tw() is t, tw.ref() is t]
+    try:
+        weak.TensorWeakRef(3)
+    except Exception as e:  # noqa: BLE001 - its type is compared
+        seen.append(type(e).__name__)
+    try:
+        d[3] = 1
+    except Exception as e:  # noqa: BLE001
+        seen.append(type(e).__name__)
+    c = d.copy()
+    c[m.zeros(1)] = 5
+    seen += [len(c), len(d), weak.WeakTensorKeyDictionary is weak.WeakIdKeyDictionary]
+    e = weak.WeakIdKeyDictionary({t: 7})
+    seen.append(e.pop(t))
+    seen.append(len(e))
+    h = hash(r)
+    del t
+    gc.collect()
+    seen += [tw(), len(d), r(), r == r2, r == r, hash(r) == h]
+    return seen
+
+
+def test_utils_weak_matches_torch():
+    import torch.utils.weak as torch_weak
+
+    from retrograd.utils import weak as rg_weak
+    assert set(rg_weak.__all__) == set(torch_weak.__all__)
+    assert _weak_story(rg, rg_weak) == _weak_story(torch, torch_weak)
+    # (torch's `!=` of two WeakIdRefs falls back to weakref's, comparing the tensors
+    # elementwise; rg's is the negation of `==`)
+    t = rg.ones(2)
+    assert (rg_weak.WeakIdRef(t) != rg_weak.WeakIdRef(t)) is False

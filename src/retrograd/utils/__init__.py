@@ -3,8 +3,9 @@
 `rg.utils.checkpoint` (activation checkpointing), `rg.utils.hooks` (RemovableHandle)
 and `rg.utils._pytree` (tree_flatten, tree_map, ...), `rg.utils.benchmark` (Timer),
 `rg.utils.dlpack` (to_dlpack, from_dlpack), `rg.utils.deterministic`
-(fill_uninitialized_memory)."""
+(fill_uninitialized_memory), `rg.utils.weak` (weak references by identity)."""
 
-from . import _pytree, benchmark, checkpoint, data, deterministic, dlpack, hooks
+from . import _pytree, benchmark, checkpoint, data, deterministic, dlpack, hooks, weak
 
-__all__ = ["benchmark", "checkpoint", "data", "deterministic", "dlpack", "hooks", "_pytree"]
+__all__ = ["benchmark", "checkpoint", "data", "deterministic", "dlpack", "hooks", "weak",
+           "_pytree"]
