@@ -29,7 +29,7 @@ from .api import norms as _norms
 from .api._args import _t
 from .api._opmath import float16_in_float32
 from .api.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401 (exported)
-from .api.tensor_interop import number_outputs
+from .api.output_numbers import number_outputs
 from .engine import apply, apply1
 from .ops.linalg_decomp import LinAlgError
 from .primitive import ArgumentError

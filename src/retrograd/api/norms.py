@@ -27,9 +27,9 @@ from ._opmath import HALF, float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
 from .indexing import index_select
+from .output_numbers import number_outputs
 from .reductions import _rdims, _welford_in_double, mean, std, sum, var
 from .resample import pad
-from .tensor_interop import number_outputs
 from .torch_names import _into
 from .windows import avg_pool2d, avg_pool3d
 

@@ -22,7 +22,7 @@ from ..devices import namespace_of
 from ..engine import _NO_OUT, claim
 from ..grad_mode import state
 from ..primitive import NUMPY, OPS
-from .tensor_interop import number_outputs
+from .output_numbers import number_outputs
 
 _GETITEM = OPS["getitem"]
 

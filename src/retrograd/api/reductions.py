@@ -17,7 +17,7 @@ from ._args import _count, _dims, _keep, _t, dim_alias, keepdim_alias
 from ._errors import ArgumentError, DtypeError, empty_dim
 from ._opmath import HALF, float16_in_float32
 from .elementwise import maximum, minimum, sqrt, where
-from .tensor_interop import number_outputs
+from .output_numbers import number_outputs
 
 
 def _rdims(dim, axis, ndim, name):

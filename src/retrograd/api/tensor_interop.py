@@ -3,13 +3,11 @@ protocol (`__dlpack__`, `__dlpack_device__`, so `torch.from_dlpack(t)` and
 `np.from_dlpack(t)` share an rg tensor's memory), `as_subclass` (the same data, and the
 same history, as an instance of a Tensor subclass), `output_nr` (which output of its
 grad_fn a tensor is, in PyTorch's numbering) and `set_` (make a tensor use another's
-memory; `tensor_methods` holds the storage classes it also takes). `tensor_methods.bind`
-puts them on the class.
+memory; `tensor_methods` holds the storage classes it also takes). `methods.py` puts
+them on the class with `bind`; `output_nr` is computed in `api/output_numbers.py`.
 """
 
 from __future__ import annotations
-
-import weakref
 
 import numpy as np
 
@@ -17,6 +15,9 @@ from .. import devices, engine
 from .._values import jit_error_type, values_of
 from ..grad_mode import state
 from ..tensor import Tensor
+from .output_numbers import output_nr
+from .tensor_methods import _root, _Storage
+from .tensor_methods import storage_offset as tensor_storage_offset
 
 
 def dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -55,42 +56,6 @@ def as_subclass(self, cls) -> Tensor:
             raise TypeError(f"as_subclass(): {cls.__name__} adds __slots__ to Tensor's, so a "
                             f"tensor cannot be viewed as one ({e})") from None
     return out
-
-
-_NUMBERED: dict = {}
-"""id(tensor) -> (weak reference to it, to its grad_fn then, its output number): the
-outputs after the first of a function PyTorch records as one node with several outputs
-(split, chunk, unbind, aminmax, var_mean, linalg.qr, ...), where retrograd records one
-node per output."""
-
-
-def _forget(key: int):
-    def gone(ref) -> None:
-        if _NUMBERED.get(key, (None,))[0] is ref:
-            del _NUMBERED[key]
-    return gone
-
-
-def number_outputs(outs):
-    """`outs` (a tuple of tensors), each remembered as output k of one PyTorch node, for
-    `output_nr`; only outputs that were recorded (have a grad_fn) are numbered."""
-    for k, t in enumerate(outs):
-        if k and isinstance(t, Tensor) and t.grad_fn is not None:
-            key = id(t)
-            _NUMBERED[key] = (weakref.ref(t, _forget(key)), weakref.ref(t.grad_fn), k)
-    return outs
-
-
-def output_nr(self) -> int:
-    """Which output of its grad_fn this tensor is, numbered as PyTorch numbers them: k for
-    the k-th piece of split/chunk/unbind or the k-th result of aminmax, var_mean,
-    std_mean, linalg.qr/svd/eigh/eig/slogdet; 0 otherwise (a leaf, a one-output op, or
-    after an in-place op gave the tensor a new grad_fn). Like `torch.Tensor.output_nr`."""
-    entry = _NUMBERED.get(id(self))
-    node = self.grad_fn
-    if entry is None or node is None or entry[0]() is not self or entry[1]() is not node:
-        return 0
-    return entry[2]
 
 
 def set_(self, source=None, storage_offset=None, size=None, stride=None) -> Tensor:
@@ -134,8 +99,6 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None) -> Tens
 
 def _set_source(self, source, storage_offset, size, stride):
     """The array self takes in `set_`: checked against self's dtype and device."""
-    from .tensor_methods import _root, _Storage
-    from .tensor_methods import storage_offset as tensor_storage_offset
 
     if source is None:
         if storage_offset is not None or size is not None or stride is not None:

@@ -24,7 +24,7 @@ from ..engine import apply
 from ..layouts import check_keywords
 from ..primitive import ArgumentError
 from ..tensor import Tensor
-from . import activations, inplace, rng, sparse_dense, tensor_interop, torch_names
+from . import activations, inplace, rng, sparse_dense, torch_names
 from ._args import dim_alias
 from ._errors import DtypeError
 from .elementwise import where as _where
@@ -436,7 +436,6 @@ def bind(cls) -> None:
     rng.bind(cls)
     inplace.bind(cls)
     sparse_dense.bind(cls)  # to_sparse(): a dense copy
-    tensor_interop.bind(cls)
 
 
 def _false(self) -> bool:
