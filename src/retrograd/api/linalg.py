@@ -131,11 +131,12 @@ def matmul(input, other, *, out=None) -> Tensor:  # noqa: A002 - PyTorch's names
         from .torch_names import _into
         return _into("matmul", matmul(input, other), out)
     x, y = _t(input), _t(other)
-    if x.ndim == 0 or y.ndim == 0:
+    sx, sy = x.data.shape, y.data.shape
+    if not sx or not sy:
         raise ShapeError(f"matmul(): both operands need at least one dimension, got shapes "
                          f"{x.shape} and {y.shape}")
-    kx = x.shape[-1]
-    ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    kx = sx[-1]
+    ky = sy[-2] if len(sy) > 1 else sy[0]
     if kx != ky:
         raise ShapeError(f"matmul(): shapes {x.shape} and {y.shape} do not align "
                          f"({kx} != {ky})")
