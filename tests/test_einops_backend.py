@@ -253,6 +253,23 @@ def test_jit_traces_through_einops():
     assert fast.trace_count == 1  # traced once, then replayed
 
 
+def test_func_transforms_through_einops_match_torch():
+    a = _arrays((5, 2, 3))[0]
+
+    def pooled(x):
+        return einops.reduce(einops.rearrange(x, "a b -> b a"), "b a -> b", "max")
+
+    def energy(x):
+        return einops.repeat(x, "a b -> a b k", k=2).sin().sum()
+
+    def run(m):
+        x = m.tensor(a)
+        return [m.func.vmap(pooled)(x), m.func.vmap(m.func.grad(energy))(x)]
+
+    for got, want in zip(run(rg), run(torch)):
+        _close(got.numpy(), want.numpy())
+
+
 def test_layers_match_einops_torch_layers():
     from retrograd.integrations import einops_layers as rg_layers
     assert einops._backends.get_backend(rg.zeros(1)).layers() is rg_layers
