@@ -281,6 +281,26 @@ def test_backward_of_an_uncounted_forward_refused():
     assert fc.get_total_flops() == 0
 
 
+def test_autograd_grad_counts_the_wanted_gradients():
+    (ta, tb, tc), (ra, rb, rc) = _pair([(3, 4), (4, 5), (5, 2, 6)], (True, True, True))
+    x = np.ones((2, 3, 9, 9), np.float32)
+    tm, rm = _model_pair(lambda nn: nn.Conv2d(3, 4, 3))
+
+    def run(lib, a, b, c, model, x):
+        y = (a @ b).square().sum() + lib.einsum("ij,jkl->ikl", a @ b, c).sum()
+        lib.autograd.grad(y, a, retain_graph=True)
+        lib.autograd.grad(y, [a, c])
+        lib.autograd.grad(model(x).sum(), model.bias)
+    _same(lambda: run(torch, ta, tb, tc, tm, torch.tensor(x)),
+          lambda: run(rg, ra, rb, rc, rm, rg.tensor(x)))
+
+
+def test_double_backward_refused():
+    a = rg.randn(3, 4, requires_grad=True)
+    with FlopCounterMode(display=False), pytest.raises(NotImplementedError, match="create_graph"):
+        g, = rg.autograd.grad((a @ a.T).sum(), a, create_graph=True)
+
+
 def test_tensor_methods_counted():
     (ta, tb), (ra, rb) = _pair([(2, 3, 4), (2, 4, 5)], (True, True))
     _same(lambda: ta.bmm(tb).matmul(tb.transpose(1, 2)).sum().backward(),

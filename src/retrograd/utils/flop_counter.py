@@ -26,8 +26,10 @@ while counting is refused.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
+from operator import itemgetter
 
 from .. import engine as _engine
 from ..engine import _raw
@@ -36,8 +38,9 @@ from ..grad_mode import state
 __all__ = ["FlopCounterMode"]
 
 _FORMULAS: dict[str, Callable] = {}
-"""Counted calls by kind: `formula(*args, out=..., **kwargs)` -> (forward, backward), each
-a list of (op name, flops)."""
+"""Counted calls by kind: `formula(*args, out=..., **kwargs)` -> (forward, backward): a list
+of (op name, flops), and one of (op name, flops, operands): counted by a backward that
+wants the gradient of one of those operands."""
 
 
 _PRODUCT_OPS = frozenset(("matmul", "linear", "einsum", "attention", "conv_unit",
@@ -46,7 +49,13 @@ _PRODUCT_OPS = frozenset(("matmul", "linear", "einsum", "attention", "conv_unit"
 block is refused."""
 
 _SPANS: list[list] = []
-"""[first, last] node creation numbers of each counter's block (nodes recorded in one)."""
+"""[first, last] node creation numbers of each outermost counter's block, in order (nodes
+recorded in one)."""
+
+
+def _in_a_block(seq: int) -> bool:
+    i = bisect_right(_SPANS, seq, key=itemgetter(0)) - 1
+    return i >= 0 and seq < _SPANS[i][1]
 
 
 def _shape(x) -> tuple:
@@ -60,7 +69,7 @@ def _grad(x) -> bool:
 def _product(a, b, name: str, fwd_name: str | None = None, count: int | None = None):
     """A product counted as PyTorch's `name` op, its backward one `name` per operand that
     requires grad (each as much as the forward)."""
-    back = [(name, count)] * (_grad(a) + _grad(b))
+    back = [(name, count, (t,)) for t in (a, b) if _grad(t)]
     return [(fwd_name or name, count)], back
 
 
@@ -153,8 +162,29 @@ def _convolution(x, w, b, out, transposed: bool, groups: int):
         # the input's gradient is the adjoint convolution, as much work as the forward; the
         # weight's is counted as PyTorch counts it, a convolution over all the channels
         # (groups times the forward)
-        back = [("aten.convolution_backward", fwd * _grad(x) + fwd * groups * _grad(w))]
+        back = [("aten.convolution_backward", 0, (x, w, b))]  # (torch's key, even if
+        back += [("aten.convolution_backward", n, (t,))       # only the bias's is wanted)
+                 for t, n in ((x, fwd), (w, fwd * groups)) if _grad(t)]
     return [("aten.convolution", fwd)], back
+
+
+def _wanted(back) -> list:
+    """The backward's (op name, flops) that the running backward walk computes: those of
+    the operands whose gradients it wants (`autograd.grad(y, inputs)` wants only what
+    leads to its inputs)."""
+    walk = _engine.running_walk()
+    if walk is not None and walk[1]:
+        raise NotImplementedError(
+            "FlopCounterMode: a backward with create_graph=True is not counted (the products "
+            "it records would be missed by a later backward); count first-order backwards")
+    targets, live = (None, None) if walk is None else (walk[2], walk[6])
+    if targets is None:
+        return [(name, n) for name, n, _ in back]
+
+    def wanted(t) -> bool:
+        key = t.grad_fn if getattr(t, "grad_fn", None) is not None else t
+        return key in targets or key in live
+    return [(name, n) for name, n, ts in back if any(wanted(t) for t in ts if _grad(t))]
 
 
 class _Shaped:
@@ -174,7 +204,7 @@ def _sdpa(q, k, v, attn_mask=None, *args, out=None, **kwargs):
         "float16", "bfloat16", "rg.float16", "rg.bfloat16") else "efficient"
     name = f"aten._scaled_dot_product_{kind}_attention"
     fwd = 2 * batch * L * S * (E + Ev)
-    back = [(name + "_backward", 2 * batch * L * S * (3 * E + 2 * Ev))] \
+    back = [(name + "_backward", 2 * batch * L * S * (3 * E + 2 * Ev), (q, k, v))] \
         if _grad(q) or _grad(k) or _grad(v) else []
     return [(name, fwd)], back
 
@@ -194,17 +224,17 @@ def _einsum(spec, *operands, out=None):
         for c, s in zip(term, _shape(t)):
             size[c] = max(size.get(c, 1), s)
     fwd, back = [], []
-    left, left_grad = set(terms[0]), _grad(operands[0])
+    left, left_from = set(terms[0]), (operands[0],) if _grad(operands[0]) else ()
     for i in range(1, len(terms)):
-        right, right_grad = set(terms[i]), _grad(operands[i])
+        right, right_from = set(terms[i]), (operands[i],) if _grad(operands[i]) else ()
         needed = set(result).union(*terms[i + 1:])
         both = left & right
         kept = (left | right) & needed
         if math.prod(size[c] for c in both - needed) > 1:  # else a product, no bmm
             count = 2 * math.prod(size[c] for c in kept | both)
             fwd.append(("aten.bmm", count))
-            back += [("aten.bmm", count)] * (left_grad + right_grad)
-        left, left_grad = kept, left_grad or right_grad
+            back += [("aten.bmm", count, ts) for ts in (left_from, right_from) if ts]
+        left, left_from = kept, left_from + right_from
     return fwd, back
 
 
@@ -282,8 +312,10 @@ class FlopCounterMode:
         self.flop_counts.clear()
         self._saved = state.flops
         self._active = True
-        self._span = [next(_engine._counter), math.inf]
-        _SPANS.append(self._span)
+        self._span = None
+        if not _SPANS or _SPANS[-1][1] != math.inf:  # (a nested block is in its outer one's)
+            self._span = [next(_engine._counter), math.inf]
+            _SPANS.append(self._span)
         state.flops = self
         self._handles = [hooks.register_module_forward_pre_hook(self._enter_module),
                          hooks.register_module_forward_hook(self._leave_module,
@@ -296,7 +328,8 @@ class FlopCounterMode:
         self._handles = []
         state.flops = self._saved
         self._active = False
-        self._span[1] = next(_engine._counter)
+        if self._span is not None:
+            self._span[1] = next(_engine._counter)
         self._stack = []
         if self.display:
             print(self.get_table(self.depth))
@@ -329,9 +362,10 @@ class FlopCounterMode:
             c = c._saved
         if back and getattr(out, "requires_grad", False) and state.enabled:
             def count_backward(g):  # in the counters active now (as torch's modes)
+                items = _wanted(back)
                 c = state.flops
                 while c is not None:
-                    c._add(modules.get(c, ("Global",)), back)
+                    c._add(modules.get(c, ("Global",)), items)
                     c = c._saved
             out.register_hook(count_backward)
         return out
@@ -340,8 +374,7 @@ class FlopCounterMode:
         """Refuse a backward through products recorded while no counter was active: their
         gradients' work cannot be counted (run the forward inside the block too)."""
         for node in nodes:
-            if _raw(node.op).name in _PRODUCT_OPS and not any(
-                    a < node.seq < b for a, b in _SPANS):
+            if _raw(node.op).name in _PRODUCT_OPS and not _in_a_block(node.seq):
                 raise RuntimeError(
                     "FlopCounterMode: this backward runs through products (matmul, linear, "
                     "convolution, attention, einsum) whose forward ran outside any "
