@@ -230,23 +230,55 @@ def test_einsum(spec, shapes):
           lambda: rg.einsum(spec, *rs).sum().backward())
 
 
-def test_table_total_and_depth(capsys):
+def _table_rows(text):
+    """(name with its indent, flops, share) per row of a printed table."""
+    rows = []
+    for line in text.splitlines()[2:]:
+        name, flops, share = line.rsplit(None, 2)
+        rows.append((name.rstrip(), flops, share))
+    return rows
+
+
+def _torch_rows(counts, depth):
+    """The rows torch's get_table makes of these counts (torch needs tabulate to print
+    them, not installed here): its unit, sorting, depth, indents and Global rule."""
+    total = sum(counts.get("Global", {}).values())
+    unit = max(0, min(4, (len(str(total)) - 2) // 3))
+
+    def rows_of(mod, pad):
+        n = sum(counts[mod].values())
+        out = [(pad + mod, n)] + [(pad + " - " + k, v) for k, v in counts[mod].items()]
+        return [(name, tfc.convert_num_with_suffix(v, tfc.suffixes[unit]),
+                 tfc.convert_to_percent_str(v, total)) for name, v in out]
+    rows, whole = [], False
+    for mod in sorted(m for m in counts if m != "Global"):
+        if mod.count(".") + 1 <= depth:
+            rows += rows_of(mod, " " * mod.count("."))
+            whole |= sum(counts[mod].values()) >= total
+    if not whole:
+        rows = rows_of("Global", "") + [(" " + r[0], r[1], r[2]) for r in rows]
+    return rows
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_table_rows(capsys, depth):
     tm, rm = _model_pair(_mlp)
     x = np.ones((3, 8), np.float32)
-    want = _torch_counts(lambda: tm(torch.tensor(x)).sum().backward())
-    with FlopCounterMode(depth=1) as fc:
-        rm(rg.tensor(x)).sum().backward()
+    extra = np.ones((40, 50))
+
+    def run(lib, model, x):
+        model(x).sum().backward()
+        lib.mm(lib.tensor(extra), lib.tensor(extra.T))  # outside every module: Global shown
+    want = _torch_counts(lambda: run(torch, tm, torch.tensor(x)))
+    with FlopCounterMode(depth=depth) as fc:
+        run(rg, rm, rg.tensor(x))
     printed = capsys.readouterr().out
-    assert printed.strip() == fc.get_table(1)
-    rows = {line.split()[0]: line.split()[1] for line in printed.splitlines()[2:]
-            if not line.lstrip().startswith("-")}
-    total = sum(want["Global"].values())
-    digits = (len(str(total)) - 1) // 3
-    for mod in ("Global", "MLP"):
-        n = sum(want[mod].values())
-        assert rows[mod] == f"{n / 1000 ** digits:.3f}" + ("", "K", "M", "B", "T")[digits]
-    assert "MLP.fc1" not in rows and "MLP.fc1" in fc.get_table(2)
-    assert fc.get_total_flops() == total
+    assert printed.strip() == fc.get_table(depth)
+    assert _table_rows(printed) == _torch_rows(want, depth)
+    with FlopCounterMode(depth=depth) as fc:  # one module holds everything: no Global row
+        rm(rg.tensor(x)).sum().backward()
+    assert _table_rows(capsys.readouterr().out) == _torch_rows(
+        _torch_counts(lambda: tm(torch.tensor(x)).sum().backward()), depth)
 
 
 def test_outside_the_block_nothing_is_counted():

@@ -26,6 +26,7 @@ while counting is refused.
 from __future__ import annotations
 
 import math
+import warnings
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
@@ -248,7 +249,7 @@ class FlopCounterMode:
     `fc.get_total_flops()`, `fc.get_flop_counts()` ({"Global" or a module's name: {op name:
     flops}}) and `fc.get_table(depth)`; with `display=True` the table is printed at exit.
     Modules are named as torch's: the outermost by its class name, its children as
-    "Class.child". `mods` is ignored (deprecated in torch); a `custom_mapping` (torch's
+    "Class.child". `mods` is not needed (a warning, as torch's); a `custom_mapping` (torch's
     formulas take the arguments of its own aten ops) is refused."""
 
     def __init__(self, mods=None, depth: int = 2, display: bool = True,
@@ -256,12 +257,16 @@ class FlopCounterMode:
         self.depth = depth
         self.display = display
         self.flop_counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        if mods is not None:
+            warnings.warn("FlopCounterMode: the mods argument is not needed (modules are "
+                          "found as they run)", stacklevel=2)
         if custom_mapping:
             raise NotImplementedError(
                 "FlopCounterMode: custom_mapping is not supported (torch's formulas take the "
                 "arguments of its aten ops, which retrograd does not have)")
         self._stack: list[str] = []
-        self._names: dict[int, str] = {}
+        self._names: dict[int, tuple] = {}  # id -> (module, name): the modules are held
+        self._named: set[int] = set()       # so that their ids stay theirs
         self._handles: list = []
         self._saved = None
         self._active = False
@@ -276,29 +281,36 @@ class FlopCounterMode:
         return {mod: dict(ops) for mod, ops in self.flop_counts.items()}
 
     def get_table(self, depth: int | None = None) -> str:
-        """The counts as a table: a row per module (to `depth` levels of nesting) with its
-        total and share, and under it a row per op."""
+        """The counts as torch's table: a row per module (to `depth` levels of nesting, by
+        name) with its total and share, under it a row per op; "Global" first unless one
+        module holds every flop. Numbers in the unit (K, M, B, T) fitting the total."""
         depth = self.depth if depth is None else depth
         total = self.get_total_flops()
-        digits = min((len(str(total)) - 1) // 3, 4)
-        suffix = ("", "K", "M", "B", "T")[digits]
+        unit = max(0, min(4, (len(str(total)) - 2) // 3))
 
         def num(n: int) -> str:
-            return f"{n / 1000 ** digits:.3f}{suffix}"
+            return f"{n / 1000 ** unit:.3f}" + ("", "K", "M", "B", "T")[unit]
 
         def pct(n: int) -> str:
             return "0%" if total == 0 else f"{n / total:.2%}"
 
-        rows = [("Module", "FLOP", "% Total")]
-        for mod, ops in self.flop_counts.items():
-            level = 0 if mod == "Global" else mod.count(".") + 1
-            if level > depth:
-                continue
-            indent = " " * level
+        def rows_of(mod: str, indent: str) -> list:
+            ops = self.flop_counts[mod]
             n = sum(ops.values())
-            rows.append((indent + mod, num(n), pct(n)))
-            for op, f in ops.items():
-                rows.append((indent + " - " + op, num(f), pct(f)))
+            return [[indent + mod, num(n), pct(n)]] + [
+                [indent + " - " + op, num(f), pct(f)] for op, f in ops.items()]
+
+        rows, whole = [], False
+        for mod in sorted(m for m in self.flop_counts if m != "Global"):
+            level = mod.count(".") + 1
+            if level <= (999999 if depth is None else depth):
+                rows += rows_of(mod, " " * (level - 1))
+                whole = whole or sum(self.flop_counts[mod].values()) >= total
+        if "Global" in self.flop_counts and not whole:
+            rows = rows_of("Global", "") + [[" " + r[0], r[1], r[2]] for r in rows]
+        if not rows:
+            rows = [["Global", "0", "0%"]]
+        rows.insert(0, ["Module", "FLOP", "% Total"])
         widths = [max(len(r[i]) for r in rows) for i in range(3)]
         lines = [f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}" for r in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
@@ -335,12 +347,18 @@ class FlopCounterMode:
             print(self.get_table(self.depth))
 
     def _enter_module(self, module, args) -> None:
-        name = self._names.get(id(module))
-        if name is None:
-            name = self._names[id(module)] = type(module).__name__
-        for child, sub in module.named_children():
-            self._names.setdefault(id(sub), f"{name}.{child}")
-        self._stack.append(name)
+        self._stack.append(self._name_of(module))
+
+    def _name_of(self, module) -> str:
+        """torch's names: a module first met by its class's name, and then (once) all the
+        modules under it by their paths from it."""
+        name = self._names.setdefault(id(module), (module, type(module).__name__))[1]
+        if id(module) not in self._named:
+            self._named.add(id(module))
+            for child, sub in module.named_children():
+                self._names[id(sub)] = (sub, f"{name}.{child}")
+                self._name_of(sub)
+        return name
 
     def _leave_module(self, module, args, output) -> None:
         if self._stack:
