@@ -17,10 +17,17 @@ a matrix is one folded "aten.mm", a matrix-vector product counts nothing, as the
 
 How it sees the work: the public products, `F.linear`, the convolutions,
 `scaled_dot_product_attention` and `einsum` check one global (`grad_mode.state.flops`)
-and, while a counter is active, run through it; a call's backward is counted when the
-gradient reaches its output (a tensor hook), and attributed to the modules the forward
-ran in. A function compiled by `rg.jit` replays without those calls, so calling one
-while counting is refused.
+and, while a counter is active, run through it. A call's backward is counted when the
+gradient reaches its output (a tensor hook), by the counters active then (as torch's
+modes), the one of its forward under the modules the forward ran in, and only for the
+operands whose gradients the walk computes (`autograd.grad` of some inputs).
+
+What is refused rather than miscounted: calling a function compiled by `rg.jit` (a replay
+runs none of those calls); a backward through products recorded while no counter was
+active (their backward cannot be counted); a backward with `create_graph=True` (the
+products it records would be missed by the next one). Not counted, unlike torch: the
+products inside other functions (`rg.linalg.matrix_power`, `multi_dot`, ..., the
+recurrent layers RNN and GRU).
 """
 
 from __future__ import annotations
