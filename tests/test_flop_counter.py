@@ -100,12 +100,15 @@ def test_cnn_per_module(input_grad):
     _check_model(_cnn13, (2, 2, 9), input_grad)
 
 
-def test_conv_unbatched_and_only_bias_grad():
-    tm, rm = _model_pair(lambda nn: nn.Conv2d(2, 3, 2))
+@pytest.mark.parametrize("trainable,input_grad,layer", [
+    ("bias", False, "Conv2d"), ("nothing", True, "Conv2d"), ("nothing", True, "ConvTranspose2d")])
+def test_conv_unbatched_and_frozen(trainable, input_grad, layer):
+    tm, rm = _model_pair(lambda nn: getattr(nn, layer)(2, 3, 2))
     x = np.ones((2, 5, 5), np.float32)
     for p in (*tm.parameters(), *rm.parameters()):
-        p.requires_grad_(p.ndim == 1)  # only the bias
-    _same(lambda: tm(torch.tensor(x)).sum().backward(), lambda: rm(rg.tensor(x)).sum().backward())
+        p.requires_grad_(trainable == "bias" and p.ndim == 1)
+    _same(lambda: tm(torch.tensor(x, requires_grad=input_grad)).sum().backward(),
+          lambda: rm(rg.tensor(x, requires_grad=input_grad)).sum().backward())
 
 
 def _block(nn):
