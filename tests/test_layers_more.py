@@ -975,3 +975,42 @@ def test_layers_run_on_a_stand_in_gpu_as_on_the_host(name):
         fake_device.uninstall()
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("which", ["instance_norm", "batch_norm"])
+def test_batch_norm_kernels_with_eps_0_give_0_on_a_constant_channel(which, dtype):
+    # PyTorch's batch-norm kernel (instance_norm; torch.batch_norm in training) takes the
+    # inverse deviation as 0 where var + eps is 0: output and gradients 0 there, not NaN
+    x = np.ones((4, 3, 5), dtype)
+    x[:, 1] = np.arange(20).reshape(4, 5)
+    x[1, 2] = np.arange(5)
+    gy = np.random.default_rng(1).standard_normal(x.shape).astype(dtype)
+
+    def run(lib, a, g):
+        if which == "instance_norm":
+            return lib.nn.functional.instance_norm(a, eps=0.0) * g
+        return lib.batch_norm(a, None, None, None, None, True, 0.1, 0.0, False) * g
+
+    tx = torch.tensor(x, requires_grad=True)
+    t = run(torch, tx, torch.tensor(gy))
+    (tg,) = torch.autograd.grad(t.sum(), tx, create_graph=True)
+    (tgg,) = torch.autograd.grad((tg * tg).sum(), tx)
+    rx = rg.tensor(x, requires_grad=True)
+    r = run(rg, rx, rg.tensor(gy))
+    (rgr,) = rg.autograd.grad(r.sum(), rx, create_graph=True)
+    (rgg,) = rg.autograd.grad((rgr * rgr).sum(), rx)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    assert not np.isnan(t.detach().numpy()).any()
+    for a, b in ((r, t), (rgr, tg), (rgg, tgg)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+    # forward mode and rg.jit take the same rule
+    v = np.random.default_rng(2).standard_normal(x.shape).astype(dtype)
+    _, tj = torch.func.jvp(lambda a: run(torch, a, torch.tensor(gy)), (torch.tensor(x),),
+                           (torch.tensor(v),))
+    _, rj = rg.func.jvp(lambda a: run(rg, a, rg.tensor(gy)), (rg.tensor(x),), (rg.tensor(v),))
+    np.testing.assert_allclose(rj.numpy(), tj.numpy(), rtol=tol, atol=tol)
+    step = rg.jit(lambda a: rg.autograd.grad(run(rg, a, rg.tensor(gy)).sum(), a)[0])
+    for _ in range(2):
+        np.testing.assert_allclose(step(rg.tensor(x, requires_grad=True)).numpy(),
+                                   tg.detach().numpy(), rtol=tol, atol=tol)

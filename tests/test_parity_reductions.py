@@ -36,3 +36,28 @@ def test_errors_are_torchs_types(code):
         eval(code, {"x": torch.zeros(xs)})
     with pytest.raises(type(te.value)):
         eval(code, {"x": rg.zeros(xs)})
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "uint8", "bool"])
+def test_max_min_along_a_dim_without_a_graph_match_torch_and_the_recorded_path(name, dtype):
+    # without a graph, max(dim)/min(dim) skip the recorded ops; the pair must not change:
+    # torch's values and indices (NaN wins, first index on ties), dtypes and shapes
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 3, (3, 4, 5)).astype(dtype)
+    if dtype.startswith("float"):
+        a[1, 2, 3] = np.nan
+        a[0, 0, 0] = -np.inf
+    for dim in (0, 1, -1):
+        for keep in (False, True):
+            want = getattr(torch.from_numpy(a.copy()), name)(dim, keepdim=keep)
+            got = getattr(rg.tensor(a), name)(dim, keepdim=keep)
+            assert got.values.dtype == a.dtype and got.indices.dtype == np.int64
+            np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+            if dtype.startswith("float"):
+                x = rg.tensor(a, requires_grad=True)
+                rec = getattr(x, name)(dim, keepdim=keep)
+                assert rec.values.grad_fn is not None
+                np.testing.assert_array_equal(rec.values.detach().numpy(), got.values.numpy())
+                np.testing.assert_array_equal(rec.indices.numpy(), got.indices.numpy())

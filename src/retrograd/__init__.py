@@ -582,3 +582,6 @@ from . import version  # noqa: E402,I001  (rg.version, as torch.version)
 from .version import __version__  # noqa: E402
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("float", "int", "bool")]
+
+from .integrations import einops as _einops  # noqa: E402,I001  (after __all__: not a torch name)
+_einops.hook()  # einops' functions accept Tensors, whichever of the two is imported first

@@ -592,6 +592,8 @@ def backward(roots, grads, create_graph: bool = False, targets=None, accumulate:
     m = TENSOR if create_graph or tracer is not None else NUMPY
     recorded = m is TENSOR
     pending, leaves, target_keys, live = _seed(roots, grads, targets, recorded)
+    if state.flops is not None:  # rg.utils.flop_counter: refuse what it cannot count
+        state.flops.check_backward(_reachable(list(pending)))
     heap = [(-node.seq, node) for node in pending]  # seq is unique: nodes are never compared
     heapify(heap)
     captured = {}

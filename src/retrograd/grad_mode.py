@@ -12,7 +12,7 @@ from typing import Any
 
 
 class _State:
-    __slots__ = ("enabled", "anomaly", "tracer", "forward", "complex_step", "packing")
+    __slots__ = ("enabled", "anomaly", "tracer", "forward", "complex_step", "packing", "flops")
 
     def __init__(self) -> None:
         self.enabled = True   # record ops for reverse mode
@@ -21,6 +21,7 @@ class _State:
         self.forward = None   # forward-mode (dual number) level, when active
         self.complex_step = False  # gradcheck(method="complex_step") is evaluating
         self.packing = None   # the innermost saved_tensors_hooks, when one is active
+        self.flops = None     # the innermost rg.utils.flop_counter.FlopCounterMode, when counting
 
 
 state = _State()

@@ -1296,6 +1296,10 @@ class Jitted:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
+        if state.flops is not None:
+            raise JitError("rg.utils.flop_counter.FlopCounterMode cannot see the ops of a "
+                           "function compiled by rg.jit (a replay runs none of them): count "
+                           "the function itself, uncompiled")
         if state.tracer is not None:  # inside another trace: just trace through
             return self.fn(*args, **kwargs)
         tree = leaves = None

@@ -130,8 +130,9 @@ def _tensor_fields(t: Any, label: str | None) -> list[str]:
     fields = [] if label is None else [label]
     fields.append(f"{_shape_text(t.shape)} {t.dtype}")
     fields.append(f"data {_array_text(t.data)}")
-    if t.grad is not None:
-        fields.append(f"grad {_array_text(t.grad.data)}")
+    grad = t._grad if hasattr(t, "_grad") else t.grad  # no non-leaf `.grad` warning
+    if grad is not None:
+        fields.append(f"grad {_array_text(grad.data)}")
     elif t.requires_grad and t.grad_fn is None:
         fields.append("grad None")  # a leaf before backward(); other nodes keep no .grad
     return fields

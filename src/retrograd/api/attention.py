@@ -16,6 +16,7 @@ import numpy as np
 from .. import creation, ops
 from ..devices import namespace_of
 from ..engine import apply
+from ..grad_mode import state as _state
 from ..primitive import ArgumentError, ShapeError
 from ..tensor import Tensor
 from ._args import _t, broadcasts_into
@@ -77,6 +78,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     weights (rg's generator); `enable_gqa`: key/value heads (dim -3) shared by groups of
     query heads. A query row that may see no key gives zeros, as in PyTorch.
     """
+    if _state.flops is not None:
+        return _state.flops.run("sdpa", scaled_dot_product_attention, query, key, value,
+                                attn_mask, dropout_p, is_causal, scale, enable_gqa)
     q, k, v = _t(query), _t(key), _t(value)
     fn = "scaled_dot_product_attention"
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
@@ -217,6 +221,8 @@ def _append_zero(mask: Tensor | None) -> Tensor | None:
 
 
 def _linear(x, w, b=None) -> Tensor:
+    if _state.flops is not None:
+        return _state.flops.run("linear", _linear, x, w, b)
     if x.dtype != w.dtype or (b is not None and b.dtype != w.dtype):
         raise MixedDtypeError(f"multi_head_attention_forward: expected the inputs and the "
                               f"projection weights to share one dtype, got input {x.dtype}, "

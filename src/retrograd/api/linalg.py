@@ -50,6 +50,8 @@ def einsum(spec: str, *operands) -> Tensor:
     """Einstein summation, e.g. `rg.einsum('ij,jk->ik', a, b)` for `a @ b`; differentiable in
     every operand. Like `torch.einsum` and `np.einsum`, including their sublist form
     `rg.einsum(a, [0, 1], b, [1, 2], [0, 2])`."""
+    if _state.flops is not None:
+        return _state.flops.run("einsum", einsum, spec, *operands)
     if not isinstance(spec, str):
         spec, operands = _sublist_spec((spec, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -127,15 +129,18 @@ def matmul(input, other, *, out=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Matrix product with NumPy's rules (vectors, batches broadcast). Like `torch.matmul`
     and the `@` operator: `rg.matmul(rg.ones(2, 3), rg.ones(3))` is `tensor([3., 3.])`;
     `out=` writes the result into a tensor, as PyTorch's."""
+    if _state.flops is not None and out is None:
+        return _state.flops.run("matmul", matmul, input, other)
     if out is not None:
         from .torch_names import _into
         return _into("matmul", matmul(input, other), out)
     x, y = _t(input), _t(other)
-    if x.ndim == 0 or y.ndim == 0:
+    sx, sy = x.data.shape, y.data.shape
+    if not sx or not sy:
         raise ShapeError(f"matmul(): both operands need at least one dimension, got shapes "
                          f"{x.shape} and {y.shape}")
-    kx = x.shape[-1]
-    ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    kx = sx[-1]
+    ky = sy[-2] if len(sy) > 1 else sy[0]
     if kx != ky:
         raise ShapeError(f"matmul(): shapes {x.shape} and {y.shape} do not align "
                          f"({kx} != {ky})")
@@ -195,6 +200,8 @@ def _inner_dims(name: str, a: Tensor, b: Tensor) -> None:
 def mm(input, mat2) -> Tensor:  # noqa: A002
     """The matrix product of two 2-D tensors, (n, m) @ (m, p) -> (n, p); no broadcasting
     and one dtype, as `torch.mm` (`rg.matmul` for vectors and batches)."""
+    if _state.flops is not None:
+        return _state.flops.run("mm", mm, input, mat2)
     a, b = _product_operands("mm", ("input", input, 2), ("mat2", mat2, 2))
     _inner_dims("mm", a, b)
     return apply(ops.matmul, a, b)
@@ -203,6 +210,8 @@ def mm(input, mat2) -> Tensor:  # noqa: A002
 def bmm(input, mat2) -> Tensor:  # noqa: A002
     """Batched matrix product of two 3-D tensors, (b, n, m) @ (b, m, p) -> (b, n, p), with
     the same batch size b (no broadcasting), as `torch.bmm`."""
+    if _state.flops is not None:
+        return _state.flops.run("bmm", bmm, input, mat2)
     a, b = _product_operands("bmm", ("input", input, 3), ("mat2", mat2, 3))
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(f"bmm(): input and mat2 must have the same batch size, got shapes "
@@ -286,6 +295,8 @@ def _same_dtype_input(name: str, input, operands) -> Tensor:  # noqa: A002
 def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """beta * input + alpha * (mat1 @ mat2), `input` broadcast to (n, p); as `torch.addmm`
     (one dtype for the three; with beta=0 the input is ignored)."""
+    if _state.flops is not None:
+        return _state.flops.run("addmm", addmm, input, mat1, mat2, beta=beta, alpha=alpha)
     a, b = _product_operands("addmm", ("mat1", mat1, 2), ("mat2", mat2, 2))
     _inner_dims("addmm", a, b)
     i = _same_dtype_input("addmm", input, (a, b))
@@ -303,6 +314,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """beta * input + alpha * bmm(batch1, batch2), `input` broadcast to (b, n, p); as
     `torch.baddbmm`."""
+    if _state.flops is not None:
+        return _state.flops.run("baddbmm", baddbmm, input, batch1, batch2, beta=beta,
+                                alpha=alpha)
     prod = bmm(batch1, batch2)
     i = _same_dtype_input("baddbmm", input, (prod,))
     return _scaled_sum("baddbmm", i, prod, beta, alpha)

@@ -222,7 +222,7 @@ def _batch_norm(x, rm, rv, w, b, training, momentum, eps) -> Tensor:
             raise ArgumentError(f"batch_norm: expected more than 1 value per channel when "
                                 f"training, got input of size {list(x.shape)}")
         axes = tuple(a - x.ndim for a in range(x.ndim) if a != 1)
-        y = apply(ops.standardize, x, axes=axes, eps=float(eps))
+        y = apply(ops.standardize, x, axes=axes, eps=float(eps), **_zero_rstd(eps))
         if rm is not None or rv is not None:
             if batched(x, rm, rv):
                 raise RuntimeError(
@@ -247,6 +247,13 @@ def _batch_norm(x, rm, rv, w, b, training, momentum, eps) -> Tensor:
     if b is not None:
         y = y + _channel_view(b, x.ndim)
     return y
+
+
+def _zero_rstd(eps) -> dict:
+    """The batch-norm kernel's attribute for `ops.standardize`: with eps <= 0 a constant
+    channel gives 0 (and a zero gradient), as PyTorch's, not NaN; otherwise none, so the
+    common case's node is the plain one."""
+    return {"zero": True} if eps <= 0 else {}
 
 
 def _update_running(x: Tensor, rm, rv, momentum, count: int) -> None:
@@ -580,7 +587,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if math.prod(x.shape[2:]) == 1:
             raise ArgumentError(f"instance_norm: expected more than 1 spatial element when "
                                 f"training, got input of size {list(x.shape)}")
-        y = apply(ops.standardize, x, axes=spatial, eps=float(eps))
+        y = apply(ops.standardize, x, axes=spatial, eps=float(eps), **_zero_rstd(eps))
         if (rm is not None or rv is not None) and _updates_stats(x):
             if batched(x, rm, rv):
                 raise RuntimeError(

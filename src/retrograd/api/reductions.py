@@ -220,6 +220,14 @@ def _extreme(name, x, dim, keepdim, axis, keepdims):
         return pair(apply(op, x, axis=None, keepdims=keep), apply(arg, x, axis=None))
     # along one dim, as PyTorch: the values picked at the indices, so the gradient goes to
     # the returned index alone
+    xd, st = x.data, state
+    if (xd.__class__ is np.ndarray and st.tracer is None and st.forward is None
+            and not (x.requires_grad and st.enabled)):  # nothing records: the same two
+        idx = arg.forward(xd, axis=ax, keepdims=True)  # forwards without four tensors
+        vals = np.take_along_axis(xd, idx, axis=ax)
+        if not keep:
+            idx, vals = idx.squeeze(ax), vals.squeeze(ax)
+        return pair(Tensor._wrap(vals), Tensor._wrap(idx))
     indices = apply(arg, x, axis=ax, keepdims=True)
     values = apply(ops.gather, x, indices, axis=ax)
     if not keep:

@@ -164,13 +164,16 @@ def cat(tensors: Sequence, dim=0, *, axis=None) -> Tensor:
             raise ShapeError(f"cat(): zero-dimensional tensor (at position {k}) cannot be "
                              "concatenated")
     d = _dims(dim if axis is None else None, axis, ts[0].ndim, "cat")
+    s0 = ts[0].data.shape
+    dt = ts[0].data.dtype
+    same = True
     for t in ts[1:]:
-        if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape,
-                                                                           ts[0].shape))
-                                       if i != d):
+        s = t.data.shape
+        if len(s) != len(s0) or s[:d] != s0[:d] or s[d + 1:] != s0[d + 1:]:
             raise ShapeError(f"cat(): shapes {[u.shape for u in ts]} do not match outside "
                              f"dimension {d}")
-    return apply(ops.cat, *promote(*ts), axis=d)
+        same = same and t.data.dtype == dt
+    return apply(ops.cat, *(ts if same else promote(*ts)), axis=d)
 
 
 concatenate = cat
@@ -181,7 +184,7 @@ def _legacy_empty(ts: list, dim, axis) -> list:
     starts a loop's collection at `torch.zeros(0)` or `torch.Tensor()` and cats boxes onto
     it): each becomes an empty slice of the others' shape along `dim`, so its dtype still
     takes part in promotion and its gradient (of 0 elements) still reaches it."""
-    legacy = [t.ndim == 1 and t.shape[0] == 0 for t in ts]
+    legacy = [t.data.shape == (0,) for t in ts]
     ref = next((t for t, e in zip(ts, legacy) if not e), None)
     if ref is None or not builtins.any(legacy):
         return ts

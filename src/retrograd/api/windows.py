@@ -23,6 +23,7 @@ from .. import creation, devices, ops
 from .._values import every_value
 from ..dtypes import can_cast, result_type
 from ..engine import apply
+from ..grad_mode import state as _state
 from ..ops.pooling import pool_geometry
 from ..ops.windows import conv_t_fast, unit_compiled, unit_fast
 from ..primitive import ArgumentError, DtypeError
@@ -141,6 +142,9 @@ def _check_positive(vals, name, fn):
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd: int, fn: str) -> Tensor:
+    if _state.flops is not None:
+        return _state.flops.run("conv", _conv, input, weight, bias, stride, padding, dilation,
+                                groups, nd, fn)
     x, w = _t(input), _t(weight)
     if w.ndim != nd + 2:
         raise ArgumentError(f"{fn}: weight must have shape (out_channels, in_channels/groups, "
@@ -242,6 +246,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
 
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, fn):
+    if _state.flops is not None:
+        return _state.flops.run("conv_transpose", _conv_t, input, weight, bias, stride,
+                                padding, output_padding, groups, dilation, nd, fn)
     if isinstance(input, Tensor) and isinstance(bias, Tensor):  # before float16 -> float32
         _conv_t_bias_dtype(input, bias, input.shape[0] if input.ndim == nd + 2 else 1, fn)
     return _conv_t_float(input, weight, bias, stride, padding, output_padding, groups,

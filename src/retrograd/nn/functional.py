@@ -105,6 +105,8 @@ def _check_reduction(reduction: str, name: str) -> None:
 
 def linear(input, weight, bias=None) -> Tensor:
     """`input @ weight.T + bias`, with PyTorch's weight layout (out_features, in_features)."""
+    if state.flops is not None:
+        return state.flops.run("linear", linear, input, weight, bias)
     x, w = _t(input), _t(weight)
     if w.ndim != 2 and not (w.ndim == 1 and bias is None):  # PyTorch: a 1-d weight is a
         raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got "  # dot

@@ -27,24 +27,30 @@ def _count(shape, axes) -> int:
     return math.prod(shape[a] for a in axes)
 
 
-def _stats(x, axes, eps):
+def _stats(x, axes, eps, zero=False):
     n = _count(x.shape, axes)
     if x.dtype.kind == "f" and sorted(axes) == list(range(-len(axes), 0)) and x.size \
             and x.flags.c_contiguous:
-        return _row_stats(x, len(axes), n, eps)
+        return _row_stats(x, len(axes), n, eps, zero)
     mu = np.add.reduce(x, axis=axes, keepdims=True)
     mu /= n
     xc = x - mu
     var = np.add.reduce(xc * xc, axis=axes, keepdims=True)
     var /= n
     var += eps
-    rstd = np.sqrt(var)
-    np.divide(1.0, rstd, out=rstd)
+    rstd = _rstd(var, zero)
     xc *= rstd
     return xc, rstd
 
 
-def _row_stats(x, k, n, eps):
+def _rstd(var, zero):
+    """1 / sqrt(var) in var's memory; with `zero`, 0 where var is 0."""
+    rstd = np.sqrt(var, out=var)
+    np.divide(1.0, rstd, out=rstd, where=(rstd != 0) if zero else True)
+    return rstd
+
+
+def _row_stats(x, k, n, eps, zero=False):
     """`_stats` over the last `k` axes of a contiguous array, as rows of `n`: the row sums
     are BLAS products (a ufunc reduction over short rows is several times slower)."""
     rows = x.reshape(-1, n)
@@ -56,22 +62,21 @@ def _row_stats(x, k, n, eps):
     var = np.einsum("ij,ij->i", xc, xc)
     var /= n
     var += eps
-    rstd = np.sqrt(var)
-    np.divide(1.0, rstd, out=rstd)
+    rstd = _rstd(var, zero)
     xc *= rstd[:, None]
     return out, rstd.reshape(x.shape[:x.ndim - k] + (1,) * k)
 
 
-def _standardize(x, *, axes, eps):
-    return _stats(x, axes, eps)[0]
+def _standardize(x, *, axes, eps, zero=False):
+    return _stats(x, axes, eps, zero)[0]
 
 
-def _standardize_saving(x, *, axes, eps):
-    xhat, rstd = _stats(x, axes, eps)
+def _standardize_saving(x, *, axes, eps, zero=False):
+    xhat, rstd = _stats(x, axes, eps, zero)
     return xhat, (xhat, rstd)
 
 
-def _standardize_rule(m, g, out, x, *, axes, eps):
+def _standardize_rule(m, g, out, x, *, axes, eps, zero=False):
     """rstd * (g - mean(g) - xhat * mean(g * xhat)) over `axes` (negative: counted from the
     end, so a tangent with leading batch dimensions reduces the same groups)."""
     n = _count(x.shape, axes)
@@ -79,7 +84,12 @@ def _standardize_rule(m, g, out, x, *, axes, eps):
         xhat, rstd = out
     else:
         xc = x - m.sum(x, axis=axes, keepdims=True) / n
-        rstd = 1.0 / m.sqrt(m.sum(xc * xc, axis=axes, keepdims=True) / n + eps)
+        var = m.sum(xc * xc, axis=axes, keepdims=True) / n + eps
+        if zero:  # rstd 0 where var is 0 (see `standardize`), with no sqrt taken at 0 (its
+            flat = var == 0  # derivative there would make the second-order terms NaN)
+            rstd = m.where(flat, 0.0, 1.0 / m.sqrt(m.where(flat, 1.0, var)))
+        else:
+            rstd = 1.0 / m.sqrt(var)
         xhat = xc * rstd
     mg = m.sum(g, axis=axes, keepdims=True) / n
     mgx = m.sum(g * xhat, axis=axes, keepdims=True) / n
@@ -88,6 +98,9 @@ def _standardize_rule(m, g, out, x, *, axes, eps):
 
 standardize = defop("standardize", _standardize, (_standardize_rule,), (_standardize_rule,),
                     saving=_standardize_saving, fresh=True)
+"""`zero=True`: a group whose var + eps is 0 (constant, with eps 0) gives 0 and a zero
+gradient rather than NaN, as PyTorch's batch-norm kernel (batch_norm in training,
+instance_norm) takes its inverse deviation as 0 there; layer and group norm give NaN."""
 
 
 # ---------------------------------------------------------------- p-norms

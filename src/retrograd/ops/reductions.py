@@ -222,8 +222,13 @@ logsumexp = defop(
 def _softmax(x, *, axis):
     if x.size == 0:  # nothing to normalise (NumPy's max of an empty axis raises)
         return x.copy()
-    e = np.exp(x - np.max(x.real, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    if x.ndim == 0:
+        e = np.exp(x - x.real)
+        return e / e
+    e = x - np.maximum.reduce(x.real if x.dtype.kind == "c" else x, axis=axis, keepdims=True)
+    np.exp(e, out=e)  # the ufuncs themselves: NumPy's np.max/np.sum wrappers cost more here
+    e /= np.add.reduce(e, axis=axis, keepdims=True)
+    return e
 
 
 softmax = defop(
@@ -237,8 +242,12 @@ softmax = defop(
 def _log_softmax(x, *, axis):
     if x.size == 0:
         return x.copy()
-    s = x - np.max(x.real, axis=axis, keepdims=True)
-    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    if x.ndim == 0:
+        s = x - x.real
+        return s - np.log(np.exp(s))
+    s = x - np.maximum.reduce(x.real if x.dtype.kind == "c" else x, axis=axis, keepdims=True)
+    s -= np.log(np.add.reduce(np.exp(s), axis=axis, keepdims=True))
+    return s
 
 
 log_softmax = defop(
