@@ -133,7 +133,9 @@ def test_dlpack_shares_memory_both_ways():
     back = torch.from_dlpack(rg.to_dlpack(a))
     a.data[1] = 7.0
     assert back[1].item() == 7.0
-    assert rg.from_dlpack(a) is a
+    # a new tensor of the same memory, as torch.from_dlpack of a torch tensor
+    same = rg.from_dlpack(a)
+    assert (same is a) == (torch.from_dlpack(tt) is tt) and same.data_ptr() == a.data_ptr()
 
 
 def test_cond_like_torch():

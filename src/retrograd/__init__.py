@@ -286,6 +286,7 @@ from .api.modes import (
 )
 from .api.rng import bernoulli, get_rng_state, initial_seed, normal, poisson, seed, set_rng_state
 from .api.rng import _sample_dirichlet, _standard_gamma
+from .api.tensor_methods import TypedStorage, UntypedStorage  # t.storage(), ...
 from .api.torch_misc import (  # torch's top-level utilities (api/torch_misc.py)
     _assert, are_deterministic_algorithms_enabled, bartlett_window, blackman_window, compile,
     empty_permuted, empty_strided, fill, frombuffer, get_default_device, get_device,

@@ -581,17 +581,47 @@ def full_like(input, fill_value, dtype=None, requires_grad: bool = False, device
                              requires_grad), input)
 
 
+DETERMINISTIC = [False, False, True]
+"""`rg.use_deterministic_algorithms`'s (mode, warn_only) (api/torch_misc.py sets them) and
+`rg.utils.deterministic.fill_uninitialized_memory`: with the mode and the fill both on,
+`empty` and its kin hold what PyTorch puts in uninitialised memory then (`uninitialized`)."""
+
+
+def uninitialized(t: Tensor) -> Tensor:
+    """`t`, just made for an `empty`-like call: zeros, or, in deterministic mode with
+    fill_uninitialized_memory, as PyTorch fills such memory: NaN for floating and complex
+    dtypes (NaN+0j), the largest value for integer ones, True for bool."""
+    if DETERMINISTIC[0] and DETERMINISTIC[2] and t._fw is None:
+        fill_uninitialized(t.data)
+    return t
+
+
+def fill_uninitialized(arr) -> None:
+    """Fill `arr` in place with PyTorch's deterministic-mode value for its dtype."""
+    kind = arr.dtype.kind
+    if kind in "fc":
+        arr.fill(complex(math.nan, 0.0) if kind == "c" else math.nan)
+    elif kind in "iu":
+        arr.fill(np.iinfo(arr.dtype).max)
+    elif kind == "b":
+        arr.fill(True)
+
+
 @_torch_keywords
 @_takes_out
 def empty(*shape, dtype=None, requires_grad: bool = False, device=None, size=None) -> Tensor:
-    """Uninitialised memory (zeros here: NumPy's empty would leak old values into results)."""
-    return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device, size=size)
+    """Uninitialised memory (zeros here: NumPy's empty would leak old values into results;
+    PyTorch's fill in deterministic mode, see `uninitialized`)."""
+    return uninitialized(zeros(*shape, dtype=dtype, requires_grad=requires_grad,
+                               device=device, size=size))
 
 
 @_torch_keywords
 def empty_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """An uninitialised tensor shaped like `t` (here: zeros). Like `torch.empty_like`."""
-    return zeros_like(input, dtype=dtype, requires_grad=requires_grad, device=device)
+    """An uninitialised tensor shaped like `t` (here: zeros, or PyTorch's fill in
+    deterministic mode). Like `torch.empty_like`."""
+    return uninitialized(zeros_like(input, dtype=dtype, requires_grad=requires_grad,
+                                    device=device))
 
 
 def _float_like(t, dtype, fn: str) -> tuple:

@@ -29,6 +29,7 @@ from .api import norms as _norms
 from .api._args import _t
 from .api._opmath import float16_in_float32
 from .api.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401 (exported)
+from .api.output_numbers import number_outputs
 from .engine import apply, apply1
 from .ops.linalg_decomp import LinAlgError
 from .primitive import ArgumentError
@@ -141,7 +142,8 @@ def slogdet(A):
     """(sign, log|det|); the gradient of logabsdet is inv(A)^T. Complex A: the sign is
     det / |det| (complex, differentiable), log|det| real, as in PyTorch."""
     A = _square(A, "slogdet", complex_ok=True)
-    return slogdet_result(apply1(ops.slogdet_sign, A), apply1(ops.logabsdet, A))
+    return number_outputs(slogdet_result(apply1(ops.slogdet_sign, A),
+                                         apply1(ops.logabsdet, A)))
 
 
 def inv(A) -> Tensor:
@@ -287,13 +289,13 @@ def qr(A, mode: str = "reduced"):
         if A.requires_grad:  # the values, and a backward that refuses, as torch's
             Q, R = _refusing_backward(A, (Q, R), "linalg.qr: the QR decomposition is not "
                                       "differentiable when mode='complete' and nrows > ncols")
-        return qr_result(Q, R)
+        return number_outputs(qr_result(Q, R))
     P = apply1(ops.qr, A)
     Q = _slice(P, slice(0, rows))
     R = _mT(_slice(P, slice(rows, rows + cols)))
     if mode == "r":
-        return qr_result(Tensor(np.zeros((0,), A.dtype)), R)
-    return qr_result(Q, R)
+        return number_outputs(qr_result(Tensor(np.zeros((0,), A.dtype)), R))
+    return number_outputs(qr_result(Q, R))
 
 
 def eigh(input, UPLO: str = "L"):
@@ -310,7 +312,8 @@ def eigh(input, UPLO: str = "L"):
     w = _reshape(_slice(P, slice(0, 1)), input.shape[:-2] + (n,))
     if input.dtype.kind == "c":  # packed as complex: the eigenvalues are real
         w = apply1(ops.real, w)
-    return eigh_result(w.contiguous(), _slice(P, slice(1, n + 1)))  # row-major, as torch's
+    # row-major, as torch's
+    return number_outputs(eigh_result(w.contiguous(), _slice(P, slice(1, n + 1))))
 
 
 def _refusing_backward(A: Tensor, outs: tuple, message: str) -> tuple:
@@ -358,7 +361,8 @@ def eig(input):
     n = input.shape[-1]
     P = apply1(ops.eig, input)
     w = _reshape(_slice(P, slice(0, 1)), input.shape[:-2] + (n,))
-    return eig_result(w.contiguous(), _slice(P, slice(1, n + 1)))  # row-major, as torch's
+    # row-major, as torch's
+    return number_outputs(eig_result(w.contiguous(), _slice(P, slice(1, n + 1))))
 
 
 def eigvals(input) -> Tensor:
@@ -419,7 +423,7 @@ def svd(A, full_matrices: bool = True, *, driver=None):
             U = apply(ops.cat, U, extra, axis=-1)
         else:
             Vh = apply(ops.cat, Vh, extra, axis=-2)
-    return svd_result(U, S, Vh)
+    return number_outputs(svd_result(U, S, Vh))
 
 
 def svdvals(A, *, driver=None) -> Tensor:

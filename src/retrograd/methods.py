@@ -1240,6 +1240,9 @@ for _name in "index_fill_ index_copy_ index_reduce_ put_ masked_scatter_".split(
 from .api import tensor_methods as _tensor_methods  # noqa: E402
 
 _tensor_methods.bind(Tensor)
+from .api import tensor_interop as _tensor_interop  # noqa: E402
+
+_tensor_interop.bind(Tensor)  # __dlpack__, as_subclass, output_nr, set_
 
 # Matrix products and linear algebra, PyTorch's method spellings (`api/linalg.py`,
 # `api/matrices.py`, `linalg.py`, `linalg_aliases.py`), and the in-place products.

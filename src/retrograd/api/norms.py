@@ -27,6 +27,7 @@ from ._opmath import HALF, float16_in_float32
 from .elementwise import abs as _abs
 from .elementwise import clamp, sqrt, where
 from .indexing import index_select
+from .output_numbers import number_outputs
 from .reductions import _rdims, _welford_in_double, mean, std, sum, var
 from .resample import pad
 from .torch_names import _into
@@ -369,8 +370,9 @@ def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
     if _welford_in_double(x, _rdims(dim, None, x.ndim, "var_mean"), single=True):
         # both from torch's double Welford, rounded once
         v, m = var_mean(x.to(np.float64), dim, unbiased, keepdim, correction=correction)
-        return v.to(np.float32), m.to(np.float32)
-    return (var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim))
+        return number_outputs((v.to(np.float32), m.to(np.float32)))
+    return number_outputs((var(x, dim, unbiased, keepdim, correction=correction),
+                           mean(x, dim, keepdim)))
 
 
 @float16_in_float32("input")
@@ -384,11 +386,13 @@ def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
                                                       single=True):
         s, m = std_mean(x.to(np.float64), dim, unbiased, keepdim, correction=correction,
                         axis=axis, keepdims=keepdims)
-        return s.to(np.float32), m.to(np.float32)  # the root rounded once, as torch's
+        # the root rounded once, as torch's
+        return number_outputs((s.to(np.float32), m.to(np.float32)))
     keepdim = keepdim_alias(keepdim, keepdims, "std_mean")
     if isinstance(d, bool):
         d, unbiased = None, d
-    return std(x, d, unbiased, keepdim, correction=correction), mean(x, d, keepdim)
+    return number_outputs((std(x, d, unbiased, keepdim, correction=correction),
+                           mean(x, d, keepdim)))
 
 
 @float16_in_float32("input")

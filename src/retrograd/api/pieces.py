@@ -22,6 +22,7 @@ from ..devices import namespace_of
 from ..engine import _NO_OUT, claim
 from ..grad_mode import state
 from ..primitive import NUMPY, OPS
+from .output_numbers import number_outputs
 
 _GETITEM = OPS["getitem"]
 
@@ -72,6 +73,7 @@ def joined(x, idxs: list) -> tuple:
         return out
     for t in out:
         _PIECES[id(t)] = weakref.ref(t, _forget(id(t)))
+    number_outputs(out)
     if len(out) < 2 or state.tracer is not None:
         return out
     nodes = [t.grad_fn for t in out]

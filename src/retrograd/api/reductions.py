@@ -17,6 +17,7 @@ from ._args import _count, _dims, _keep, _t, dim_alias, keepdim_alias
 from ._errors import ArgumentError, DtypeError, empty_dim
 from ._opmath import HALF, float16_in_float32
 from .elementwise import maximum, minimum, sqrt, where
+from .output_numbers import number_outputs
 
 
 def _rdims(dim, axis, ndim, name):
@@ -423,8 +424,8 @@ def aminmax(input, *, dim: int | None = None, keepdim: bool = False, axis=None, 
                                  f"{x.shape} (the operation has no identity)")
     _check_extreme_input(x, ax, "aminmax")
     keep = bool(keepdim)
-    return aminmax_result(apply(ops.min, x, axis=ax, keepdims=keep),
-                          apply(ops.max, x, axis=ax, keepdims=keep))
+    return number_outputs(aminmax_result(apply(ops.min, x, axis=ax, keepdims=keep),
+                                         apply(ops.max, x, axis=ax, keepdims=keep)))
 
 
 def count_nonzero(input, dim=None, *, axis=None) -> Tensor:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import devices, engine, ops, sharing
+from .. import creation, devices, engine, ops, sharing
 from .._values import batched, per_element, values_of
 from ..grad_mode import state
 from ..primitive import ArgumentError as _ArgumentError
@@ -119,6 +119,8 @@ def resize_(self, *sizes) -> Tensor:
         new = flat[:n].reshape(sizes)
     else:
         new = xp.zeros(n, dtype=self.data.dtype)
+        if creation.DETERMINISTIC[0] and creation.DETERMINISTIC[2]:
+            creation.fill_uninitialized(new)  # the new elements, as PyTorch's
         new[:flat.size] = flat
         new = new.reshape(sizes)
     self.data = new
@@ -198,7 +200,7 @@ def new_empty_strided(self, size, stride, dtype=None, device=None,
     if len(size) != len(stride):
         raise RuntimeError(f"new_empty_strided(): mismatch in length of strides and shape: "
                            f"size {size}, stride {stride}")
-    t = self.new_zeros(size, dtype=dtype, device=device)
+    t = creation.uninitialized(self.new_zeros(size, dtype=dtype, device=device))
     return t.requires_grad_(True) if requires_grad else t
 
 

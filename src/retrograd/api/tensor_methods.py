@@ -13,11 +13,13 @@ memory block the data lives in (a view's offset is its distance from its base).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
 from .. import creation, devices, ops
 from .._values import batch_like
+from ..dtypes import get_default_dtype
 from ..engine import apply
 from ..layouts import check_keywords
 from ..primitive import ArgumentError
@@ -91,10 +93,16 @@ def data_ptr(self) -> int:
 class _Storage:
     """What `untyped_storage()` / `storage()` return: the memory block under a tensor (the
     root array its data views), for the questions ported code asks of it: where it starts
-    (`data_ptr`), how large it is (`nbytes`, `size`), and which device holds it."""
+    (`data_ptr`), how large it is (`nbytes`, `size`), and which device holds it. Made by
+    the tensor methods (`_of`), or by the public classes' constructors (a new block)."""
 
-    def __init__(self, root, typed: bool) -> None:
-        self._root, self._typed = root, typed
+    _typed = False
+
+    @classmethod
+    def _of(cls, root) -> _Storage:
+        obj = object.__new__(cls)
+        obj._root = root
+        return obj
 
     def data_ptr(self) -> int:
         return _ptr(self._root)
@@ -120,6 +128,11 @@ class _Storage:
     def device(self):
         return devices.device_of(self._root)
 
+    def tolist(self) -> list:
+        """The elements (typed) or bytes (untyped) as Python numbers."""
+        arr = devices.host(self._root).reshape(-1)
+        return (arr if self._typed else arr.view(np.uint8)).tolist()
+
     def __eq__(self, other) -> bool:  # the same memory block
         return isinstance(other, _Storage) and self.data_ptr() == other.data_ptr() and \
             self.nbytes() == other.nbytes()
@@ -127,8 +140,57 @@ class _Storage:
     __hash__ = None
 
     def __repr__(self) -> str:
-        kind = "TypedStorage" if self._typed else "UntypedStorage"
-        return f"<{kind} of {self.size()} on {self.device}>"
+        return f"<{type(self).__name__} of {self.size()} on {self.device}>"
+
+
+def _new_block(what: str, size, dtype) -> np.ndarray:
+    """A new memory block for a storage constructor: `size` zeros, or the given numbers."""
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        if size < 0:
+            raise RuntimeError(f"{what}: size must be non-negative, got {size}")
+        return np.zeros(int(size), dtype)
+    if isinstance(size, Sequence):  # a str too: its items are refused, as PyTorch's
+        for v in size:
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+                raise RuntimeError(f"{what}: tried to construct a storage from a sequence "
+                                   f"({type(size).__name__}), but one of the items was of "
+                                   f"type {type(v).__name__} instead of a number")
+        return np.array(size, dtype)
+    raise TypeError(f"{what}: expected a size (int) or a sequence of numbers, got "
+                    f"{type(size).__name__}")
+
+
+def _host_only(what: str, device) -> None:
+    if device is not None and devices.parse(device)[0] != "cpu":
+        raise RuntimeError(f"{what}: only CPU storages can be constructed, got device "
+                           f"{device!r}")
+
+
+class UntypedStorage(_Storage):
+    """A memory block counted in bytes: `t.untyped_storage()`, or
+    `UntypedStorage(size=0)` (a new block of `size` zero bytes) / `UntypedStorage([..])`
+    (those bytes). Like `torch.UntypedStorage`."""
+
+    def __init__(self, size=0, *, device=None) -> None:
+        _host_only("UntypedStorage()", device)
+        self._root = _new_block("UntypedStorage()", size, np.uint8)
+
+
+class TypedStorage(_Storage):
+    """A memory block counted in elements of a dtype: `t.storage()`, or
+    `TypedStorage(size=0, dtype=None)` (a new block of `size` zeros of `dtype`, the default
+    dtype when None) / `TypedStorage([..], dtype=...)`. Like `torch.TypedStorage`."""
+
+    _typed = True
+
+    def __init__(self, size=0, *, dtype=None, device=None) -> None:
+        _host_only("TypedStorage()", device)
+        dtype = get_default_dtype() if dtype is None else np.dtype(dtype)
+        self._root = _new_block("TypedStorage()", size, dtype)
+
+    def untyped(self) -> UntypedStorage:
+        """The same block, in bytes."""
+        return UntypedStorage._of(self._root)
 
 
 def _root(arr):
@@ -137,17 +199,17 @@ def _root(arr):
     return arr
 
 
-def untyped_storage(self) -> _Storage:
+def untyped_storage(self) -> UntypedStorage:
     """The memory block the data lies in, in bytes (views share their base's). Like
     `torch.Tensor.untyped_storage`: `a.untyped_storage().data_ptr() ==
     b.untyped_storage().data_ptr()` says whether two tensors share memory."""
-    return _Storage(_root(self.data), typed=False)
+    return UntypedStorage._of(_root(self.data))
 
 
-def storage(self) -> _Storage:
+def storage(self) -> TypedStorage:
     """The memory block the data lies in, counted in elements of its dtype. Like
     `torch.Tensor.storage` (PyTorch's TypedStorage)."""
-    return _Storage(_root(self.data), typed=True)
+    return TypedStorage._of(_root(self.data))
 
 
 def element_size(self) -> int:
@@ -275,9 +337,9 @@ def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: b
               layout=None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of `size` (here: zeros), in self's dtype and on its device
     unless given. Like `torch.Tensor.new_empty`."""
-    return new_zeros(self, *sizes, size=size, dtype=dtype, device=device,
-                     requires_grad=requires_grad,
-                     layout=layout, pin_memory=pin_memory)
+    return creation.uninitialized(new_zeros(self, *sizes, size=size, dtype=dtype,
+                                            device=device, requires_grad=requires_grad,
+                                            layout=layout, pin_memory=pin_memory))
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None,

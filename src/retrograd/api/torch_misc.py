@@ -13,13 +13,14 @@ under torch.compile; call `rg.jit` yourself where it applies.
 from __future__ import annotations
 
 import builtins
+import ctypes
 import math
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 
-from .. import devices, dtypes
+from .. import creation, devices, dtypes
 from .._values import values_of
 from ..creation import tensor as _tensor
 from ..func import vmap
@@ -29,6 +30,7 @@ from ..tensor import PRINT_OPTIONS, Tensor
 from ._args import dim_alias
 from ._errors import ArgumentError, ArgumentTypeError
 from .tensor_extras import nonzero_static  # noqa: F401  (rg.nonzero_static)
+from .tensor_methods import TypedStorage, UntypedStorage
 
 __all__ = ["vmap", "compile", "set_printoptions", "get_default_device", "set_default_device",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -106,7 +108,7 @@ def set_default_device(device) -> None:
     _default_device[0] = "cpu"
 
 
-_deterministic = [False, False]
+_deterministic = creation.DETERMINISTIC  # (mode, warn_only, fill_uninitialized_memory)
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
@@ -115,7 +117,7 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     if not isinstance(mode, (bool, np.bool_)):
         raise TypeError(f"use_deterministic_algorithms(): 'mode' must be a bool, got "
                         f"{type(mode).__name__}")
-    _deterministic[:] = [bool(mode), bool(warn_only)]
+    _deterministic[:2] = [bool(mode), bool(warn_only)]
 
 
 def are_deterministic_algorithms_enabled() -> bool:
@@ -147,12 +149,12 @@ def set_deterministic_debug_mode(debug_mode) -> None:
     if debug_mode not in (0, 1, 2):
         raise ArgumentError(f"set_deterministic_debug_mode(): invalid value of debug_mode, "
                             f"expected 0, 1, or 2, but got {debug_mode}")
-    _deterministic[:] = [debug_mode > 0, debug_mode == 1]
+    _deterministic[:2] = [debug_mode > 0, debug_mode == 1]
 
 
 def get_deterministic_debug_mode() -> int:
     """0, 1 or 2 (see `set_deterministic_debug_mode`), from the current switches."""
-    on, warn_only = _deterministic
+    on, warn_only = _deterministic[:2]
     return 0 if not on else 1 if warn_only else 2
 
 
@@ -218,17 +220,65 @@ def set_default_tensor_type(t) -> None:
 
 
 def from_dlpack(ext_tensor) -> Tensor:
-    """A tensor sharing the memory of any object with `__dlpack__` (a NumPy array, a
-    PyTorch CPU tensor, ...). Like `torch.from_dlpack`."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor
-    return Tensor._wrap(np.from_dlpack(ext_tensor))
+    """A tensor sharing the memory of `ext_tensor`: an object with `__dlpack__` (a NumPy
+    array, a PyTorch CPU tensor, an rg tensor that does not require grad, ...) or a DLPack
+    capsule (`to_dlpack`'s, PyTorch's), which can be read once. Like `torch.from_dlpack`:
+    a new tensor (of the same memory), outside any graph."""
+    if isinstance(ext_tensor, Tensor):  # as through __dlpack__, but traceable by rg.jit
+        if ext_tensor.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
+        out = ext_tensor.detach()
+        out._vc = None  # a version counter of its own, as PyTorch's
+        return out
+    source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
+    try:
+        arr = np.from_dlpack(source)
+    except ValueError as e:  # not a capsule, or one read before
+        if source is ext_tensor:
+            raise
+        raise RuntimeError(f"from_dlpack received an invalid capsule: expected an object "
+                           f"with __dlpack__ or a DLPack capsule not read before (a capsule "
+                           f"can be read only once), got {type(ext_tensor).__name__}") from e
+    return Tensor._wrap(_writable(arr) if source is not ext_tensor else arr)
+
+
+class _Capsule:
+    """A bare DLPack capsule dressed as an exporter, for `np.from_dlpack`."""
+
+    def __init__(self, capsule) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple:
+        return (1, 0)  # kDLCPU: a device capsule is refused by NumPy itself
+
+
+def _writable(arr: np.ndarray) -> np.ndarray:
+    """NumPy marks an array from an unversioned capsule (PyTorch's `to_dlpack`) read-only;
+    such a capsule grants writes (PyTorch's tensor from it is writable), so the same memory
+    is viewed again, writable, through a buffer that keeps `arr` (the owner) alive."""
+    if arr.flags.writeable or arr.size == 0:
+        return arr
+    lo, hi = np.lib.array_utils.byte_bounds(arr)
+    buf = (ctypes.c_char * (hi - lo)).from_address(lo)
+    buf.owner = arr
+    return np.ndarray(arr.shape, arr.dtype, buf, arr.__array_interface__["data"][0] - lo,
+                      arr.strides)
 
 
 def to_dlpack(tensor: Tensor):
-    """A DLPack capsule of the tensor's memory (shared), for `from_dlpack` elsewhere."""
+    """A DLPack capsule of the tensor's memory (shared), for `from_dlpack` elsewhere (a
+    versioned capsule where the array can give one, so NumPy's reading is writable). Like
+    `torch.to_dlpack` (which also exports a tensor that requires grad)."""
     _need_tensor(tensor, "to_dlpack")
-    return values_of(tensor, "to_dlpack", "pass the tensor itself").__dlpack__()
+    arr = values_of(tensor, "to_dlpack", "pass the tensor itself")
+    try:
+        return arr.__dlpack__(max_version=(1, 0))
+    except TypeError:  # an array type without versioned capsules
+        return arr.__dlpack__()
 
 
 def cond(pred, true_fn: Callable, false_fn: Callable, operands=()):
@@ -473,7 +523,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     if any(s < 0 for s in size):
         raise RuntimeError(f"empty_strided(): negative dimension in size {size}")
     dt = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
-    t = Tensor._wrap(np.zeros(size, dtype=dt))
+    t = creation.uninitialized(Tensor._wrap(np.zeros(size, dtype=dt)))
     if device is not None:
         t = t.to(device)
     return t.requires_grad_(True) if requires_grad else t
@@ -492,7 +542,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
         raise RuntimeError(f"empty_permuted(): negative dimension in size {size}")
     dt = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
     stored = np.zeros(tuple(size[p] for p in order), dtype=dt)
-    t = Tensor._wrap(stored.transpose(np.argsort(order)))
+    t = creation.uninitialized(Tensor._wrap(stored.transpose(np.argsort(order))))
     if device is not None:
         t = t.to(device)
     return t.requires_grad_(True) if requires_grad else t
@@ -648,8 +698,9 @@ def _assert(condition, message: str) -> None:
 
 
 def is_storage(obj) -> bool:
-    """Always False: retrograd has no storage objects. Like `torch.is_storage`."""
-    return False
+    """Whether `obj` is a storage (`t.untyped_storage()`, `t.storage()`, an
+    `UntypedStorage` or `TypedStorage`). Like `torch.is_storage`."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def get_device(input: Tensor) -> int:  # noqa: A002
