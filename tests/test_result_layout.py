@@ -43,3 +43,14 @@ def test_autograd_grad_results_are_row_major_with_and_without_create_graph():
         x = rg.randn(3, 4, dtype=rg.float64, requires_grad=True)
         (g,) = rg.autograd.grad((x.t() * rg.arange(3.0)).sum(), x, create_graph=create)
         assert g.is_contiguous() and g.view(-1).shape == (12,)
+
+
+def test_strides_of_empty_tensors_are_torchs():
+    # NumPy gives new empty memory zero strides; PyTorch's are row-major with a size of 0
+    # counted as 1; a slice of non-empty memory keeps its parent's steps in both
+    for shape in [(0,), (0, 3), (3, 0), (2, 0, 4), (0, 0)]:
+        assert rg.zeros(shape).stride() == torch.zeros(shape).stride()
+        assert rg.empty(shape, dtype=rg.int64).stride() == torch.empty(shape).stride()
+        assert rg.zeros(shape).stride(-1) == torch.zeros(shape).stride(-1)
+    assert rg.zeros(3, 4)[:, :0].stride() == torch.zeros(3, 4)[:, :0].stride()
+    assert rg.zeros(3, 4)[1:1].stride() == torch.zeros(3, 4)[1:1].stride()

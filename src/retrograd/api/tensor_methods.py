@@ -49,6 +49,12 @@ def stride(self, dim=None, *, axis=None):
     dim = dim_alias(dim, axis, "stride")
     arr = self.data
     steps = tuple(s // arr.itemsize for s in arr.strides)
+    if arr.size == 0 and not any(steps):  # NumPy's strides of new empty memory are 0s;
+        steps, step = [], 1               # PyTorch's are row-major, a 0 size taken as 1
+        for n in reversed(arr.shape):
+            steps.append(step)
+            step *= max(n, 1)
+        steps = tuple(reversed(steps))
     if dim is None:
         return steps
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
