@@ -194,3 +194,39 @@ def test_jit_of_a_function_using_a_bias(kind):
             extra = (captured,) if fn is argument else ()
             got = jitted(*map(rg.tensor, arrays), *extra)
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-10)
+
+
+def test_sdpa_params_and_fused_kernel_checks_match_torch():
+    import torch.nn.attention as TA
+
+    import retrograd.nn.attention as RA
+    assert RA.SDPAParams is rg.backends.cuda.SDPAParams
+    assert RA.can_use_flash_attention is rg.backends.cuda.can_use_flash_attention
+    arrays = _inputs(3, 5)
+    for lib, mod in ((torch, TA), (rg, RA)):
+        q, k, v = map(lib.tensor, arrays)
+        p = mod.SDPAParams(q, k, v, None, 0, 1, False)
+        assert (p.query is q, p.key is k, p.value is v, p.attn_mask, p.dropout, p.is_causal,
+                p.enable_gqa) == (True, True, True, None, 0.0, True, False)
+        assert type(p.dropout) is float
+        with pytest.raises(AttributeError):
+            p.is_causal = False
+        with pytest.raises(TypeError):
+            mod.SDPAParams(q, k, v, None, 0.0, False)
+        with pytest.raises(TypeError):
+            mod.SDPAParams(arrays[0], k, v, None, 0.0, False, False)
+        with pytest.raises(TypeError):
+            mod.SDPAParams(query=q, key=k, value=v, attn_mask=None, dropout=0.0,
+                           is_causal=False, enable_gqa=False)
+        with pytest.raises(TypeError):
+            mod.can_use_flash_attention(1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            answers = [f(p, d) for f in (mod.can_use_flash_attention,
+                                         mod.can_use_efficient_attention) for d in (False, True)]
+        if lib is torch:
+            want = answers
+    assert answers == want == [False] * 4  # a CPU tensor: no fused CUDA kernel
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not rg.backends.cuda.can_use_cudnn_attention(p, True)

@@ -9,6 +9,7 @@ import enum
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ...backends.cuda import SDPAParams, can_use_efficient_attention, can_use_flash_attention
 from . import bias
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
