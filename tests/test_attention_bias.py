@@ -108,11 +108,12 @@ def test_bias_sizes_follow_torch():
     # upper left, and any L == S bias, is is_causal on the inputs' own lengths;
     # a lower-right L != S bias is its mask, which must broadcast to (L, S)
     arrays = _inputs(5, 3)
-    for kind, size in (("causal_upper_left", (4, 2)), ("causal_lower_right", (4, 4))):
+    for kind, size in (("causal_upper_left", (4, 2)), ("causal_lower_right", (4, 4)),
+                       ("causal_lower_right", (1, 3))):
         want, got = _run(arrays, kind, *size, "float64")
         for w, g in zip(want, got):
             np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
-    for size in ((4, 3), (5, 6)):
+    for size in ((4, 3), (5, 6), (1, 4), (1, 2)):
         with pytest.raises(RuntimeError):
             TF.scaled_dot_product_attention(*map(torch.tensor, arrays),
                                             _make(torch, TB, "causal_lower_right", *size))
@@ -230,3 +231,12 @@ def test_sdpa_params_and_fused_kernel_checks_match_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not rg.backends.cuda.can_use_cudnn_attention(p, True)
+
+
+def test_bands_without_a_mask_run_the_fused_op():
+    # upper left (any L, S), L == S, and a one-row lower-right band need no mask tensor
+    for kind, L, S in (("causal_upper_left", 3, 7), ("causal_upper_left", 5, 5),
+                       ("causal_lower_right", 5, 5), ("causal_lower_right", 1, 7)):
+        q, k, v = (rg.tensor(a, requires_grad=True) for a in _inputs(L, S))
+        out = rg.nn.functional.scaled_dot_product_attention(q, k, v, _make(rg, RB, kind, L, S))
+        assert repr(out.grad_fn) == "<attention>", (kind, L, S)

@@ -7,7 +7,8 @@ length S (a decoding step against a key/value cache).
 0..i + S - L (the last query sees every key). Given one as `attn_mask`, attention runs
 as PyTorch's CPU path does: the upper-left band, and any band when L == S, as
 `is_causal=True` (the fused op); the lower-right band with L != S through its boolean
-mask, where a query that sees no key (L > S) gives zeros.
+mask, where a query that sees no key (L > S) gives zeros, except a one-row band (one
+decoding step: every key seen), which needs no mask.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ class CausalBias(Tensor):
             raise ArgumentError(f"Expected query, key, and value to all be at least 2 "
                                 f"dimensional, but got query.dim: {q.ndim}, key.dim: {k.ndim} "
                                 f"and value.dim: {v.ndim} instead.")
+        if attn_mask.seq_len_q == 1 and k.shape[-2] == attn_mask.seq_len_kv:
+            # one query row that sees every key (a decoding step): no mask, the fused op
+            return scaled_dot_product_attention(q, k, v, None, dropout_p, False, scale,
+                                                enable_gqa)
         return scaled_dot_product_attention(q, k, v, attn_mask._materialize(q.device),
                                             dropout_p, False, scale, enable_gqa)
 
