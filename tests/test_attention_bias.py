@@ -157,16 +157,18 @@ def test_lower_right_warning_matches_torch():
 
 
 @pytest.mark.parametrize("kind", VARIANTS)
-def test_forward_mode_matches_torch(kind):
-    L, S = 3, 6
+@pytest.mark.parametrize("size", [(3, 6), (5, 2)])
+def test_forward_mode_matches_torch(kind, size):
+    L, S = size
     primals = _inputs(L, S)
     tangents = _inputs(L, S)
     tp = tuple(torch.tensor(a) for a in primals)
     tt = tuple(torch.tensor(a) for a in tangents)
+    tbias, rbias = _make(torch, TB, kind, L, S), _make(rg, RB, kind, L, S)
     want = torch.func.jvp(lambda q, k, v: TF.scaled_dot_product_attention(
-        q, k, v, getattr(TB, kind)(L, S)), tp, tt)
+        q, k, v, tbias), tp, tt)
     got = rg.func.jvp(lambda q, k, v: rg.nn.functional.scaled_dot_product_attention(
-        q, k, v, getattr(RB, kind)(L, S)), tuple(rg.tensor(a) for a in primals),
+        q, k, v, rbias), tuple(rg.tensor(a) for a in primals),
         tuple(rg.tensor(a) for a in tangents))
     for w, g in zip(want, got):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-10)
