@@ -76,8 +76,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     (..., L, S); `is_causal`: query i sees keys 0..i (with a mask too, where PyTorch's
     fused kernel would run: 4-D inputs, no dropout); `dropout_p`: dropout on the
     weights (rg's generator); `enable_gqa`: key/value heads (dim -3) shared by groups of
-    query heads. A query row that may see no key gives zeros, as in PyTorch.
+    query heads. A query row that may see no key gives zeros, as in PyTorch. A mask
+    object that computes attention itself (`rg.nn.attention.bias.CausalBias`, through its
+    class's `_sdpa_dispatch`) is handed the call, as PyTorch's `__torch_function__` does.
     """
+    if attn_mask is not None and type(attn_mask) is not Tensor:
+        route = getattr(type(attn_mask), "_sdpa_dispatch", None)
+        if route is not None:
+            return route(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if _state.flops is not None:
         return _state.flops.run("sdpa", scaled_dot_product_attention, query, key, value,
                                 attn_mask, dropout_p, is_causal, scale, enable_gqa)

@@ -3,6 +3,7 @@ as settings scripts may set."""
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -88,3 +89,58 @@ def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
         yield {}
     finally:
         _SDP.update(saved)
+
+
+class SDPAParams:
+    """The arguments of one `scaled_dot_product_attention` call, as PyTorch's
+    `SDPAParams(query, key, value, attn_mask, dropout, is_causal, enable_gqa)` (all
+    positional; read-only attributes), for the `can_use_*_attention` checks."""
+
+    __slots__ = ("_args",)
+
+    def __init__(self, query, key, value, attn_mask, dropout, is_causal, enable_gqa, /) -> None:
+        from ..tensor import Tensor  # (the settings module imports no tensor code at load)
+
+        if not (isinstance(query, Tensor) and isinstance(key, Tensor)
+                and isinstance(value, Tensor)) \
+                or not (attn_mask is None or isinstance(attn_mask, Tensor)) \
+                or not isinstance(dropout, numbers.Real):
+            raise TypeError("SDPAParams(query, key, value, attn_mask, dropout, is_causal, "
+                            "enable_gqa): expected three tensors, a tensor or None, a float "
+                            f"and two bools; got {type(query).__name__}, {type(key).__name__}, "
+                            f"{type(value).__name__}, {type(attn_mask).__name__}, "
+                            f"{type(dropout).__name__}, {type(is_causal).__name__}, "
+                            f"{type(enable_gqa).__name__}")
+        self._args = (query, key, value, attn_mask, float(dropout), bool(is_causal),
+                      bool(enable_gqa))
+
+    query = property(lambda self: self._args[0])
+    key = property(lambda self: self._args[1])
+    value = property(lambda self: self._args[2])
+    attn_mask = property(lambda self: self._args[3])
+    dropout = property(lambda self: self._args[4])
+    is_causal = property(lambda self: self._args[5])
+    enable_gqa = property(lambda self: self._args[6])
+
+
+def _no_fused_kernel(params: SDPAParams, name: str) -> bool:
+    if not isinstance(params, SDPAParams):
+        raise TypeError(f"{name}(params: SDPAParams, debug: bool = False): params must be "
+                        f"an SDPAParams, got {type(params).__name__}")
+    return False
+
+
+def can_use_flash_attention(params: SDPAParams, debug: bool = False) -> bool:
+    """Whether attention on `params` could run a flash kernel: never (retrograd has none;
+    as PyTorch built without CUDA, which answers False without debug warnings)."""
+    return _no_fused_kernel(params, "can_use_flash_attention")
+
+
+def can_use_efficient_attention(params: SDPAParams, debug: bool = False) -> bool:
+    """Whether attention on `params` could run the memory-efficient kernel: never."""
+    return _no_fused_kernel(params, "can_use_efficient_attention")
+
+
+def can_use_cudnn_attention(params: SDPAParams, debug: bool = False) -> bool:
+    """Whether attention on `params` could run the cuDNN kernel: never."""
+    return _no_fused_kernel(params, "can_use_cudnn_attention")

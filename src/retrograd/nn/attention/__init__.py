@@ -1,12 +1,16 @@
 """`torch.nn.attention`'s kernel selection, for code that chooses one: retrograd has one
 implementation of `scaled_dot_product_attention` (the math one, with its compiled
-kernels where they apply), so a choice of backend changes no result."""
+kernels where they apply), so a choice of backend changes no result. `bias` holds the
+causal masks (`causal_lower_right`, ...) that attention takes without building them."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from ...backends.cuda import SDPAParams, can_use_efficient_attention, can_use_flash_attention
+from . import bias
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
 
