@@ -53,6 +53,17 @@ On a 2-core AVX2 EPYC host (no AVX-512; 2026-12-03, quiet), one process per vari
 step's linear layers (forward and both products of the backward) are 60% of it at one
 thread and gain 1.42x from a second; attention, GELU, layer norm and Adam (about 8 ms)
 do not split at these sizes.
+
+Again on an AVX2 EPYC host (2026-12-04, while other work ran now and then), one process
+per variant, 100 steps, 3 rounds: `--variants torch-2t,rg-2t,rg-jit-2t` gave torch-2t
+25.7 / 33.9 / 34.9 and 32.6 / 28.2 / 27.0 ms, rg-2t 0.96x and 0.93x, rg-jit-2t 0.87x and
+0.80x; `--variants torch-1t,torch-2t,rg-jit,rg-jit-2t` gave torch-1t 45.4, torch-2t 27.0,
+rg-jit 32.8 (0.72x of torch-1t) and rg-jit-2t 27.3 ms (0.90x of torch-2t): PyTorch gains
+1.7x from a second thread, retrograd's jitted step 1.2-1.6x. NumPy's and PyTorch's
+products take the same time per shape at one thread (1024x64 by 64x256: 437 against 427
+us). A fused attention kernel in Numba (per head: scores, softmax, product) ran 2.4x
+slower than the NumPy path here (LLVM leaves 16-long loops unvectorised), so it was not
+kept.
 """
 
 from __future__ import annotations
