@@ -46,6 +46,13 @@ def reshape(input, *sizes, shape=None) -> Tensor:  # noqa: A002 - PyTorch's name
     Like `torch.reshape`: `rg.reshape(rg.arange(6), (2, 3))`, `x.reshape(shape=(2, 3))`."""
     x = _t(input)
     shape = _shape_args(_by_keyword("reshape", sizes, shape, "shape"))
+    n = x.data.size
+    if min(shape, default=0) >= -1:  # the common cases: sizes given in full, or one -1
+        p = math.prod(shape)
+        if p == n and -1 not in shape:
+            return apply(ops.reshape, x, shape=shape)
+        if p < 0 and n % -p == 0 and shape.count(-1) == 1:
+            return apply(ops.reshape, x, shape=tuple(n // -p if s == -1 else s for s in shape))
     known = math.prod(s for s in shape if s != -1)
     target = shape
     if shape.count(-1) == 1 and known and x.size % known == 0:
