@@ -49,7 +49,7 @@ class Level:
     level is the same for every batch element.
     """
 
-    __slots__ = ("batch", "vmap", "randomness", "_tracked", "_limit", "__weakref__")
+    __slots__ = ("batch", "vmap", "randomness", "inputs", "_tracked", "_limit", "__weakref__")
 
     def __init__(self, batch: tuple = (), vmap: bool = False,
                  randomness: str | None = "error") -> None:
@@ -58,6 +58,9 @@ class Level:
         # a vmap level's: "error", or "same" (draws shared); a jacfwd level's: "error"
         # refuses draws as torch.func.jacfwd's vmap does, None (plain jvp) allows them
         self.randomness = randomness
+        # a vmap level's batched inputs (the caller's tensors, batch moved to the front): an
+        # in-place write into an argument of the vmapped function is written through to them
+        self.inputs = []
         self._tracked = []   # weak references to every tensor given a tangent here
         self._limit = 1024
 
@@ -81,6 +84,7 @@ class Level:
                 if not t._fw:
                     t._fw = None
         self._tracked = []
+        self.inputs = []
 
     def __repr__(self) -> str:
         return f"<forward level batch={self.batch}>"
@@ -211,6 +215,12 @@ class Stack:
             if vw is not None and all(lv in (vw[0]._fw or ()) or lv not in (fws[0] or ())
                                       for lv in live):
                 return "view"
+        if not batched:  # torch.func.vmap's refusal: the source has a batch, the target not
+            raise RuntimeError(
+                f"vmap: in-place '{op.name}' is not possible: the tensor written in place "
+                f"(shape {target.shape}) is not vmapped over but the other operand is, so the "
+                "result has more elements than the tensor written into; use an out-of-place "
+                "op instead")
         for t in (target, other):
             fw = getattr(t, "_fw", None)
             if fw is not None and any(lv.vmap and lv in fw for lv in self.levels):
@@ -232,6 +242,7 @@ class Stack:
         from .api._args import promote
 
         old = _old_value(target)
+        inputs = self._inputs_of(target, old)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
         result = apply(op, old, other, **attrs)
@@ -240,7 +251,46 @@ class Stack:
         target.data[...] = result.data
         target._cell()[0] += 1
         _take_history(target, result)
+        self._write_through(target, inputs)
         return target
+
+    def _inputs_of(self, t: Tensor, old: Tensor) -> list:
+        """The vmap levels (index, level, input) at which t's batched value is a batched
+        input of that vmap (t is an argument of the vmapped function): a write into t
+        writes into the input, as torch.func.vmap writes into the caller's tensor. `old`
+        (t's old value) gets a recorded copy of each such input, so the write does not
+        change the values the op computes from (nor those saved for its gradient)."""
+        fw = t._fw
+        found = []
+        for k, lv in enumerate(self.levels):
+            if lv.vmap and lv.inputs and fw is not None:
+                b = fw.get(lv)
+                if b is not None and any(b is x for x in lv.inputs):
+                    found.append((k, lv, b))
+        st = state
+        for k, lv, b in found:
+            saved = st.forward
+            st.forward = self.outers[k]
+            try:
+                old._fw[lv] = b.clone()
+            finally:
+                st.forward = saved
+        return found
+
+    def _write_through(self, t: Tensor, inputs: list) -> None:
+        """After a write into t (which took the new batched values): copy each new batched
+        value into the vmap input it replaces (an in-place write at the outer levels, so
+        their batched values, tangents and gradients follow), which t keeps as its own."""
+        st = state
+        for k, lv, b in inputs:
+            new = t._fw[lv]
+            saved = st.forward
+            st.forward = self.outers[k]
+            try:
+                b.copy_(new)
+            finally:
+                st.forward = saved
+            _set(t, lv, b)
 
 
     def write_view_inplace(self, target: Tensor, other, op, attrs: dict) -> Tensor:
@@ -259,6 +309,7 @@ class Stack:
                                f"tensor that requires grad (shape {root.shape}) is being used "
                                "in an in-place operation; clone() it first")
         old_root = _old_value(root)
+        inputs = self._inputs_of(root, old_root)
         old = through(old_root, chain)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
@@ -273,13 +324,15 @@ class Stack:
             new = result
         root.data[...] = new.data
         root._cell()[0] += 1
+        _take_history(root, new)
+        self._write_through(root, inputs)
         views = [r() for r in getattr(root, "_views", None) or ()]
-        for t, sub in [(root, ())] + [(w, w._view[1]) for w in views + [target]
+        for t, sub in [(w, w._view[1]) for w in views + [target]
                                       if w is not None and w is not root
                                       and getattr(w, "_view", None) is not None
                                       and w._view[0] is root
                                       and np.may_share_memory(w.data, root.data)]:
-            _take_history(t, new if not sub else through(root, sub))
+            _take_history(t, through(root, sub))
         return target
 
     def check_read(self, t, what: str) -> None:
