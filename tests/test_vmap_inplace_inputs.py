@@ -244,3 +244,17 @@ def test_vmap_inplace_integer_input_written():
         r = lib.func.vmap(lambda x: x.add_(1) * 2, in_dims=1)(t)
         return r, t
     _both(run)
+
+
+def test_vmap_of_jvp_and_jacfwd_writing_their_primal():
+    """A write into jvp's primal inside vmap reaches the vmapped argument, and the
+    caller's tensor."""
+    def run(lib):
+        t, u = _arr(lib, X), _arr(lib, Y)
+
+        def h(x, tx):
+            p, tan = lib.func.jvp(lambda y: y.mul_(2).sin(), (x,), (tx,))
+            j = lib.func.jacfwd(lambda y: y.add_(1) * y)(x)
+            return p, tan, j, x * 1
+        return lib.func.vmap(h)(t, u), t
+    _both(run)

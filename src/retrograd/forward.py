@@ -58,9 +58,10 @@ class Level:
         # a vmap level's: "error", or "same" (draws shared); a jacfwd level's: "error"
         # refuses draws as torch.func.jacfwd's vmap does, None (plain jvp) allows them
         self.randomness = randomness
-        # a vmap level's batched inputs (the caller's tensors, batch moved to the front): an
-        # in-place write into an argument of the vmapped function is written through to them
-        self.inputs = []
+        # a vmap level's batched inputs by id (the caller's tensors, batch moved to the
+        # front, and the batched values that jvp's duals share with their primals): an
+        # in-place write into a tensor whose batched value is one is written through to it
+        self.inputs = {}
         self._tracked = []   # weak references to every tensor given a tangent here
         self._limit = 1024
 
@@ -84,7 +85,7 @@ class Level:
                 if not t._fw:
                     t._fw = None
         self._tracked = []
-        self.inputs = []
+        self.inputs = {}
 
     def __repr__(self) -> str:
         return f"<forward level batch={self.batch}>"
@@ -265,7 +266,7 @@ class Stack:
         for k, lv in enumerate(self.levels):
             if lv.vmap and lv.inputs and fw is not None:
                 b = fw.get(lv)
-                if b is not None and any(b is x for x in lv.inputs):
+                if b is not None and lv.inputs.get(id(b)) is b:
                     found.append((k, lv, b))
         st = state
         for k, lv, b in found:
@@ -565,6 +566,10 @@ def make_dual(x: Tensor, tangent: Tensor, lv: Level) -> Tensor:
     expect = lv.batch + x.shape
     if tangent.shape != expect:
         raise ArgumentError(f"tangent of shape {tangent.shape} for a primal of shape {x.shape}")
+    for outer, b in (x._fw or {}).items():  # inside vmap, d shares x's batched values too:
+        if outer.vmap and outer in d._fw:    # a write into d writes them (vmap(jvp(f)))
+            d._fw[outer] = b
+            outer.inputs[id(b)] = b
     set_tangent(d, tangent, lv)
     return d
 
