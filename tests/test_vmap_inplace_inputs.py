@@ -258,3 +258,16 @@ def test_vmap_of_jvp_and_jacfwd_writing_their_primal():
             return p, tan, j, x * 1
         return lib.func.vmap(h)(t, u), t
     _both(run)
+
+
+def test_write_into_detached_batched_tensor_reaches_its_source():
+    def run(lib):
+        t = _arr(lib, X)
+
+        def h(x):
+            x.detach().add_(1)  # the vmapped argument, so the caller's tensor
+            y = x * 2
+            y.detach().mul_(3)
+            return x * 1, y
+        return lib.func.vmap(h)(t), t
+    _both(run)

@@ -366,11 +366,21 @@ class Stack:
         for lv, value in src._fw.items():
             if lv.vmap and lv in self.levels:
                 value = value.detach()
-                set_tangent(dst, value if value.dtype == dst.dtype else value.to(dst.dtype), lv)
+                if value.dtype != dst.dtype:
+                    value = value.to(dst.dtype)
+                elif _shares(value, src._fw[lv]) and _shares(dst, src):
+                    lv.inputs[id(value)] = value  # dst shares src's memory: a write into it
+                set_tangent(dst, value, lv)      # is written into src's batch too
 
 
 _REBASED = frozenset({"reshape", "permute", "getitem", "diagonal", "expand", "unfold_view",
                       "as_strided_view"})
+
+
+def _shares(a: Tensor, b: Tensor) -> bool:
+    """Do a and b show the same host memory?"""
+    return a.data.__class__ is np.ndarray and b.data.__class__ is np.ndarray \
+        and np.may_share_memory(a.data, b.data)
 
 
 def _old_value(t: Tensor) -> Tensor:
