@@ -243,7 +243,7 @@ class Stack:
         from .api._args import promote
 
         old = _old_value(target)
-        inputs = self._inputs_of(target, old)
+        inputs = self._inputs_of(target, old, op)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
         result = apply(op, old, other, **attrs)
@@ -255,7 +255,7 @@ class Stack:
         self._write_through(target, inputs)
         return target
 
-    def _inputs_of(self, t: Tensor, old: Tensor) -> list:
+    def _inputs_of(self, t: Tensor, old: Tensor, op) -> list:
         """The vmap levels (index, level, input) at which t's batched value is a batched
         input of that vmap (t is an argument of the vmapped function): a write into t
         writes into the input, as torch.func.vmap writes into the caller's tensor. `old`
@@ -270,6 +270,14 @@ class Stack:
                     found.append((k, lv, b))
         st = state
         for k, lv, b in found:
+            v = getattr(b, "_view", None)
+            for r in (b,) if v is None else (b, v[0]):
+                if st.enabled and r.requires_grad and r.grad_fn is None:
+                    raise RuntimeError(
+                        f"a leaf tensor that requires grad (shape {r.shape}) is being used in "
+                        f"an in-place operation ('{op.name}' on a batched argument inside "
+                        "rg.func.vmap, which writes into it); pass a non-leaf copy (x * 1 or "
+                        "x.clone()) or use an out-of-place op")
             saved = st.forward
             st.forward = self.outers[k]
             try:
@@ -310,7 +318,7 @@ class Stack:
                                f"tensor that requires grad (shape {root.shape}) is being used "
                                "in an in-place operation; clone() it first")
         old_root = _old_value(root)
-        inputs = self._inputs_of(root, old_root)
+        inputs = self._inputs_of(root, old_root, op)
         old = through(old_root, chain)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
