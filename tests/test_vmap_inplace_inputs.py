@@ -271,3 +271,43 @@ def test_write_into_detached_batched_tensor_reaches_its_source():
             return x * 1, y
         return lib.func.vmap(h)(t), t
     _both(run)
+
+
+def test_derivatives_of_nested_vmap_writing_views_of_its_arguments():
+    A = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+
+    def run(lib):
+        F = lib.func
+
+        def g(v):
+            v[0] = v[1] * 2
+            v.sin_()
+            return v.sum() * v
+
+        def f(x):
+            y = x * 1
+            r = F.vmap(F.vmap(g), in_dims=1)(y)
+            return (r ** 2).sum() + (y ** 3).sum()  # y: written by the vmaps
+
+        x = lib.tensor(A)
+        one = lambda x: F.vmap(g, in_dims=2)(x * 1)  # noqa: E731
+        return F.grad(f)(x), F.jacrev(one)(x), F.jacfwd(one)(x)
+    _both(run)
+
+
+def test_grad_of_nested_vmap_with_an_other_operand():
+    A = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+
+    def run(lib):
+        F = lib.func
+
+        def g(v, w):
+            v.mul_(w)
+            return v
+
+        def f(x, w):
+            y = x * 1
+            F.vmap(F.vmap(g, in_dims=(0, None)), in_dims=(2, 0))(y, w)
+            return (y ** 2).sum()
+        return F.grad(f, argnums=(0, 1))(lib.tensor(A), lib.tensor(A[0].T.copy()))
+    _both(run)
