@@ -58,9 +58,9 @@ class Level:
         # a vmap level's: "error", or "same" (draws shared); a jacfwd level's: "error"
         # refuses draws as torch.func.jacfwd's vmap does, None (plain jvp) allows them
         self.randomness = randomness
-        # a vmap level's batched inputs by id (the caller's tensors, batch moved to the
-        # front, and the batched values that jvp's duals share with their primals): an
-        # in-place write into a tensor whose batched value is one is written through to it
+        # a vmap level's batched inputs, weakly by id (the caller's tensors, batch moved to
+        # the front; batched values shared through jvp's duals and detach): an in-place
+        # write into a tensor whose batched value is one is written through to it
         self.inputs = {}
         self._tracked = []   # weak references to every tensor given a tangent here
         self._limit = 1024
@@ -71,6 +71,14 @@ class Level:
         if len(tracked) >= self._limit:  # forget dead tensors, amortised O(1)
             tracked[:] = [r for r in tracked if r() is not None]
             self._limit = max(1024, 2 * len(tracked))
+
+    def write_into(self, b: Tensor) -> None:
+        """Make `b` a batched value that in-place writes at this vmap level write into."""
+        self.inputs[id(b)] = weakref.ref(b)
+
+    def writes_into(self, b: Tensor) -> bool:
+        r = self.inputs.get(id(b))
+        return r is not None and r() is b
 
     def close(self) -> None:
         """Remove this level's tangents from every tensor still alive.
@@ -266,7 +274,7 @@ class Stack:
         for k, lv in enumerate(self.levels):
             if lv.vmap and lv.inputs and fw is not None:
                 b = fw.get(lv)
-                if b is not None and lv.inputs.get(id(b)) is b:
+                if b is not None and lv.writes_into(b):
                     found.append((k, lv, b))
         st = state
         for k, lv, b in found:
@@ -377,7 +385,7 @@ class Stack:
                 if value.dtype != dst.dtype:
                     value = value.to(dst.dtype)
                 elif _shares(value, src._fw[lv]) and _shares(dst, src):
-                    lv.inputs[id(value)] = value  # dst shares src's memory: a write into it
+                    lv.write_into(value)  # dst shares src's memory: a write into it
                 set_tangent(dst, value, lv)      # is written into src's batch too
 
 
@@ -587,7 +595,7 @@ def make_dual(x: Tensor, tangent: Tensor, lv: Level) -> Tensor:
     for outer, b in (x._fw or {}).items():  # inside vmap, d shares x's batched values too:
         if outer.vmap and outer in d._fw:    # a write into d writes them (vmap(jvp(f)))
             d._fw[outer] = b
-            outer.inputs[id(b)] = b
+            outer.write_into(b)
     set_tangent(d, tangent, lv)
     return d
 

@@ -773,7 +773,7 @@ def vmap(f: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
                 # through its batched value
                 sample = apply(ops.getitem, full, idx=0).clone()
                 forward.set_tangent(sample, full, lv)
-                lv.inputs[id(full)] = full
+                lv.write_into(full)
                 return sample
 
             call = _tree_map(tuple(args), enter)
