@@ -49,7 +49,7 @@ class Level:
     level is the same for every batch element.
     """
 
-    __slots__ = ("batch", "vmap", "randomness", "_tracked", "_limit", "__weakref__")
+    __slots__ = ("batch", "vmap", "randomness", "inputs", "_tracked", "_limit", "__weakref__")
 
     def __init__(self, batch: tuple = (), vmap: bool = False,
                  randomness: str | None = "error") -> None:
@@ -58,6 +58,10 @@ class Level:
         # a vmap level's: "error", or "same" (draws shared); a jacfwd level's: "error"
         # refuses draws as torch.func.jacfwd's vmap does, None (plain jvp) allows them
         self.randomness = randomness
+        # a vmap level's batched inputs, weakly by id (the caller's tensors, batch moved to
+        # the front; batched values shared through jvp's duals and detach): an in-place
+        # write into a tensor whose batched value is one is written through to it
+        self.inputs = {}
         self._tracked = []   # weak references to every tensor given a tangent here
         self._limit = 1024
 
@@ -67,6 +71,14 @@ class Level:
         if len(tracked) >= self._limit:  # forget dead tensors, amortised O(1)
             tracked[:] = [r for r in tracked if r() is not None]
             self._limit = max(1024, 2 * len(tracked))
+
+    def write_into(self, b: Tensor) -> None:
+        """Make `b` a batched value that in-place writes at this vmap level write into."""
+        self.inputs[id(b)] = weakref.ref(b)
+
+    def writes_into(self, b: Tensor) -> bool:
+        r = self.inputs.get(id(b))
+        return r is not None and r() is b
 
     def close(self) -> None:
         """Remove this level's tangents from every tensor still alive.
@@ -81,6 +93,7 @@ class Level:
                 if not t._fw:
                     t._fw = None
         self._tracked = []
+        self.inputs = {}
 
     def __repr__(self) -> str:
         return f"<forward level batch={self.batch}>"
@@ -211,6 +224,12 @@ class Stack:
             if vw is not None and all(lv in (vw[0]._fw or ()) or lv not in (fws[0] or ())
                                       for lv in live):
                 return "view"
+        if not batched:  # torch.func.vmap's refusal: the source has a batch, the target not
+            raise RuntimeError(
+                f"vmap: in-place '{op.name}' is not possible: the tensor written in place "
+                f"(shape {target.shape}) is not vmapped over but the other operand is, so the "
+                "result has more elements than the tensor written into; use an out-of-place "
+                "op instead")
         for t in (target, other):
             fw = getattr(t, "_fw", None)
             if fw is not None and any(lv.vmap and lv in fw for lv in self.levels):
@@ -232,6 +251,7 @@ class Stack:
         from .api._args import promote
 
         old = _old_value(target)
+        inputs = self._inputs_of(target, old, op)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
         result = apply(op, old, other, **attrs)
@@ -240,7 +260,54 @@ class Stack:
         target.data[...] = result.data
         target._cell()[0] += 1
         _take_history(target, result)
+        self._write_through(target, inputs)
         return target
+
+    def _inputs_of(self, t: Tensor, old: Tensor, op) -> list:
+        """The vmap levels (index, level, input) at which t's batched value is a batched
+        input of that vmap (t is an argument of the vmapped function): a write into t
+        writes into the input, as torch.func.vmap writes into the caller's tensor. `old`
+        (t's old value) gets a recorded copy of each such input, so the write does not
+        change the values the op computes from (nor those saved for its gradient)."""
+        fw = t._fw
+        found = []
+        for k, lv in enumerate(self.levels):
+            if lv.vmap and lv.inputs and fw is not None:
+                b = fw.get(lv)
+                if b is not None and lv.writes_into(b):
+                    found.append((k, lv, b))
+        st = state
+        for k, lv, b in found:
+            v = getattr(b, "_view", None)
+            for r in (b,) if v is None else (b, v[0]):
+                if st.enabled and r.requires_grad and r.grad_fn is None:
+                    raise RuntimeError(
+                        f"a leaf tensor that requires grad (shape {r.shape}) is being used in "
+                        f"an in-place operation ('{op.name}' on a batched argument inside "
+                        "rg.func.vmap, which writes into it); pass a non-leaf copy (x * 1 or "
+                        "x.clone()) or use an out-of-place op")
+            saved = st.forward
+            st.forward = self.outers[k]
+            try:
+                old._fw[lv] = b.clone()
+            finally:
+                st.forward = saved
+        return found
+
+    def _write_through(self, t: Tensor, inputs: list) -> None:
+        """After a write into t (which took the new batched values): copy each new batched
+        value into the vmap input it replaces (an in-place write at the outer levels, so
+        their batched values, tangents and gradients follow), which t keeps as its own."""
+        st = state
+        for k, lv, b in inputs:
+            new = t._fw[lv]
+            saved = st.forward
+            st.forward = self.outers[k]
+            try:
+                b.copy_(new)
+            finally:
+                st.forward = saved
+            _set(t, lv, b)
 
 
     def write_view_inplace(self, target: Tensor, other, op, attrs: dict) -> Tensor:
@@ -259,6 +326,7 @@ class Stack:
                                f"tensor that requires grad (shape {root.shape}) is being used "
                                "in an in-place operation; clone() it first")
         old_root = _old_value(root)
+        inputs = self._inputs_of(root, old_root, op)
         old = through(old_root, chain)
         if op is not ops.setitem:
             old, other = promote(old, other, floating=op is ops.div)
@@ -273,13 +341,15 @@ class Stack:
             new = result
         root.data[...] = new.data
         root._cell()[0] += 1
+        _take_history(root, new)
+        self._write_through(root, inputs)
         views = [r() for r in getattr(root, "_views", None) or ()]
-        for t, sub in [(root, ())] + [(w, w._view[1]) for w in views + [target]
+        for t, sub in [(w, w._view[1]) for w in views + [target]
                                       if w is not None and w is not root
                                       and getattr(w, "_view", None) is not None
                                       and w._view[0] is root
                                       and np.may_share_memory(w.data, root.data)]:
-            _take_history(t, new if not sub else through(root, sub))
+            _take_history(t, through(root, sub))
         return target
 
     def check_read(self, t, what: str) -> None:
@@ -312,11 +382,21 @@ class Stack:
         for lv, value in src._fw.items():
             if lv.vmap and lv in self.levels:
                 value = value.detach()
-                set_tangent(dst, value if value.dtype == dst.dtype else value.to(dst.dtype), lv)
+                if value.dtype != dst.dtype:
+                    value = value.to(dst.dtype)
+                elif _shares(value, src._fw[lv]) and _shares(dst, src):
+                    lv.write_into(value)  # dst shares src's memory: a write into it
+                set_tangent(dst, value, lv)      # is written into src's batch too
 
 
 _REBASED = frozenset({"reshape", "permute", "getitem", "diagonal", "expand", "unfold_view",
                       "as_strided_view"})
+
+
+def _shares(a: Tensor, b: Tensor) -> bool:
+    """Do a and b show the same host memory?"""
+    return a.data.__class__ is np.ndarray and b.data.__class__ is np.ndarray \
+        and np.may_share_memory(a.data, b.data)
 
 
 def _old_value(t: Tensor) -> Tensor:
@@ -512,6 +592,10 @@ def make_dual(x: Tensor, tangent: Tensor, lv: Level) -> Tensor:
     expect = lv.batch + x.shape
     if tangent.shape != expect:
         raise ArgumentError(f"tangent of shape {tangent.shape} for a primal of shape {x.shape}")
+    for outer, b in (x._fw or {}).items():  # inside vmap, d shares x's batched values too:
+        if outer.vmap and outer in d._fw:    # a write into d writes them (vmap(jvp(f)))
+            d._fw[outer] = b
+            outer.write_into(b)
     set_tangent(d, tangent, lv)
     return d
 

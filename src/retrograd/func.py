@@ -698,16 +698,17 @@ def vmap(f: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
     named tuples, lists and dicts. Composes with the other transforms (`vmap(grad(f))`,
     `jacrev(vmap(f))`, nested `vmap`).
 
-    Inside `f` each batched argument looks like one batch element (its shape has no
-    batch dimension). Ops compute on the whole batch at once through the
-    batching rules (`retrograd.batching`). Reading a batched value in Python
-    (`item()`, `bool()`, `numpy()`, indexing with a batched tensor), changing one
-    in place, drawing random numbers, and `backward()` inside `f` raise, as in
-    torch.func.vmap; so do library functions that need a batched tensor's values
-    in Python (a result whose shape depends on them, as `nonzero`; `allclose`;
-    `one_hot` inferring the class count; batch_norm updating running statistics).
-    Their checks (label and index ranges, distribution supports) see every batch
-    element.
+    Inside `f` each batched argument looks like one batch element (its shape has no batch
+    dimension). Ops compute on the whole batch at once through the batching rules
+    (`retrograd.batching`). In-place ops on batched tensors work as in torch.func.vmap: one
+    on a batched argument writes into the caller's tensor (all of its batch), one writing a
+    batched value into an unbatched tensor raises. Reading a batched value in Python
+    (`item()`, `bool()`, `numpy()`, indexing with a batched tensor), drawing random numbers,
+    and `backward()` inside `f` raise, as in torch.func.vmap; so do library functions that
+    need a batched tensor's values in Python (a result whose shape depends on them, as
+    `nonzero`; `allclose`; `one_hot` inferring the class count; batch_norm updating running
+    statistics). Their checks (label and index ranges, distribution supports) see every
+    batch element.
 
     `randomness` ("error", "different", "same"), as torch.func.vmap's: "same" lets `f`
     draw random numbers, one draw shared by every batch element; "different" gives each
@@ -768,8 +769,11 @@ def vmap(f: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
                     return leaf
                 t, d = hit
                 full = _move_to_front(t, d)
-                sample = apply(ops.getitem, full, idx=0)
+                # a copy, not a view of `full`: an in-place write into it goes to `full`
+                # through its batched value
+                sample = apply(ops.getitem, full, idx=0).clone()
                 forward.set_tangent(sample, full, lv)
+                lv.write_into(full)
                 return sample
 
             call = _tree_map(tuple(args), enter)
