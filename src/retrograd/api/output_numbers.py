@@ -40,8 +40,13 @@ def output_nr(self) -> int:
     the k-th piece of split/chunk/unbind or the k-th result of aminmax, var_mean,
     std_mean, linalg.qr/svd/eigh/eig/slogdet; 0 otherwise (a leaf, a one-output op, or
     after an in-place op gave the tensor a new grad_fn). Like `torch.Tensor.output_nr`."""
-    entry = _NUMBERED.get(id(self))
     node = self.grad_fn
+    group = getattr(node.op, "_group", None) if node is not None else None
+    if group is not None:  # a piece of a joined split/chunk/unbind: its place in the group
+        for k, r in enumerate(group.refs):
+            if r() is node:
+                return k
+    entry = _NUMBERED.get(id(self))
     if entry is None or node is None or entry[0]() is not self or entry[1]() is not node:
         return 0
     return entry[2]

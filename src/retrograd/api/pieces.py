@@ -73,13 +73,12 @@ def joined(x, idxs: list) -> tuple:
         return out
     for t in out:
         _PIECES[id(t)] = weakref.ref(t, _forget(id(t)))
-    number_outputs(out)
     if len(out) < 2 or state.tracer is not None:
-        return out
+        return number_outputs(out)
     nodes = [t.grad_fn for t in out]
     if any(n is None or n.op is not _GETITEM for n in nodes) \
             or any(n.nexts != nodes[0].nexts for n in nodes):
-        return out
+        return number_outputs(out)  # (a joined group numbers its pieces itself: `_group`)
     group = _Group([weakref.ref(n) for n in nodes], list(idxs), tuple(x.shape))
     for n in nodes:
         n.op = _Joined(n.op, group)
